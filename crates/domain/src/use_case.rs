@@ -1,0 +1,41 @@
+//! Use cases (casos de uso): copied from the PGCC by a synchronization, listed from our copy.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use uuid::Uuid;
+
+use crate::CompanyId;
+
+/// A stored use case of one company. Wire names are those of spec 2.1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UseCase {
+    pub id: Uuid,
+    pub empresa_id: CompanyId,
+    pub vinculo_id: Option<Uuid>,
+    pub titulo: String,
+    pub pgcc_provider_template_id: Option<String>,
+    pub data_inclusao: DateTime<Utc>,
+    pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+}
+
+/// A use case as the PGCC reports it during a synchronization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgccUseCase {
+    pub vinculo_id: Uuid,
+    pub template_id: String,
+    pub titulo: String,
+}
+
+/// What one synchronization changed in our copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncCounts {
+    /// new use cases stored
+    pub inseridos: u32,
+    /// existing use cases refreshed (title, link, sync time)
+    pub atualizados: u32,
+    /// use cases gone from the PGCC, now marked removed
+    pub removidos: u32,
+    /// use cases listed after the sync
+    pub total: u32,
+}

@@ -1,0 +1,36 @@
+//! Traits the core needs from the world. Each one documents its error contract; adapters
+//! translate database and HTTP failures into these variants. With the `mock` feature every trait
+//! gets a mockall mock (`MockUseCaseRepository`, ...) for the application's unit tests.
+
+pub mod api_key_repository;
+pub mod clock;
+pub mod company_repository;
+pub mod consent_request_repository;
+pub mod pgcc_gateway;
+pub mod repo_error;
+pub mod use_case_repository;
+pub mod webhook_url_repository;
+
+pub use api_key_repository::{ApiKeyRecord, ApiKeyRepository};
+pub use clock::{Clock, SystemClock};
+pub use company_repository::{CompanyRepository, CreateCompanyError};
+pub use consent_request_repository::ConsentRequestRepository;
+pub use pgcc_gateway::{PgccConsentCreated, PgccError, PgccGateway, PgccNewConsent};
+pub use repo_error::RepoError;
+pub use use_case_repository::UseCaseRepository;
+pub use webhook_url_repository::WebhookUrlRepository;
+
+#[cfg(feature = "mock")]
+pub use api_key_repository::MockApiKeyRepository;
+#[cfg(feature = "mock")]
+pub use clock::MockClock;
+#[cfg(feature = "mock")]
+pub use company_repository::MockCompanyRepository;
+#[cfg(feature = "mock")]
+pub use consent_request_repository::MockConsentRequestRepository;
+#[cfg(feature = "mock")]
+pub use pgcc_gateway::MockPgccGateway;
+#[cfg(feature = "mock")]
+pub use use_case_repository::MockUseCaseRepository;
+#[cfg(feature = "mock")]
+pub use webhook_url_repository::MockWebhookUrlRepository;

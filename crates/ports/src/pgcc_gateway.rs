@@ -1,0 +1,49 @@
+use domain::{Cnpj, PgccUseCase, ValidConsentRequest};
+use uuid::Uuid;
+
+/// How a call to the PGCC failed. The adapter classifies; delivery maps to HTTP
+/// (architecture page, section 3).
+#[derive(Debug, thiserror::Error)]
+pub enum PgccError {
+    /// The PGCC answered a 4xx other than 401/403: it refused this request.
+    #[error("the PGCC refused the request with HTTP {status}")]
+    Rejected { status: u16 },
+    /// The PGCC answered 401, 403 or 5xx: it (or our credentials with it) is failing.
+    #[error("the PGCC failed with HTTP {status}")]
+    Failed { status: u16 },
+    /// No answer: connection refused, DNS, TLS, reset.
+    #[error("the PGCC is unreachable")]
+    Unreachable(#[source] anyhow::Error),
+    /// Connected, but no complete answer within the configured timeout.
+    #[error("the PGCC timed out")]
+    Timeout,
+    /// A 2xx whose body we could not read.
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+/// A consent request to create on the PGCC on behalf of company `cnpj_empresa`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgccNewConsent {
+    /// Our id of the request, sent as the PGCC's external reference.
+    pub referencia_externa: Uuid,
+    pub cnpj_empresa: Cnpj,
+    /// The PGCC link the use case belongs to.
+    pub vinculo_id: Option<Uuid>,
+    pub request: ValidConsentRequest,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgccConsentCreated {
+    pub pgcc_id: String,
+}
+
+/// The external consent platform. Contract: `docs/pgcc.md`.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait PgccGateway: Send + Sync {
+    /// Every use case of every link of the company, as the PGCC holds them now.
+    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError>;
+
+    /// Creates the consent request (in its variant's initial status) and returns the PGCC id.
+    fn create_consent_request(&self, consent: &PgccNewConsent) -> Result<PgccConsentCreated, PgccError>;
+}

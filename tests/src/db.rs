@@ -1,0 +1,156 @@
+//! A database per test: cloned from a template migrated once per migration set, dropped when the
+//! test ends, so tests run in parallel without sharing rows.
+
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+use diesel::PgConnection;
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
+
+/// The admin URL of the test cluster, exported by `make test` (scripts/test.sh).
+pub fn admin_url() -> String {
+    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| {
+        panic!(
+            "TEST_DATABASE_URL is not set: run the tests with `make test`, which starts a \
+             PostgreSQL cluster, or export the admin URL of one (postgres://user@host:port/postgres)"
+        )
+    })
+}
+
+/// A database that exists for the lifetime of this value.
+pub struct TestDb {
+    name: String,
+    url: String,
+}
+
+impl TestDb {
+    /// Creates an empty, fully migrated database.
+    pub fn new() -> TestDb {
+        let admin = admin_url();
+        let template = ensure_template(&admin);
+        let name = format!("test_{}", uuid::Uuid::new_v4().simple());
+        let mut conn = PgConnection::establish(&admin).expect("connect to the test cluster");
+        diesel::sql_query(format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""))
+            .execute(&mut conn)
+            .expect("create the test database from the template");
+        let url = with_database(&admin, &name);
+        TestDb { name, url }
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A direct connection, for asserting on rows.
+    pub fn conn(&self) -> PgConnection {
+        PgConnection::establish(&self.url).expect("connect to the test database")
+    }
+}
+
+impl Default for TestDb {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Ok(mut conn) = PgConnection::establish(&admin_url()) {
+            let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name))
+                .execute(&mut conn);
+        }
+    }
+}
+
+/// `url` with its database name replaced by `database`.
+pub fn with_database(url: &str, database: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let base = match base.rfind('/') {
+        Some(i) if i > "postgres://".len() => &base[..i],
+        _ => base,
+    };
+    match query {
+        Some(q) => format!("{base}/{database}?{q}"),
+        None => format!("{base}/{database}"),
+    }
+}
+
+#[derive(QueryableByName)]
+struct Exists {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Creates `consent_tpl_<fingerprint of ../migrations>` once; concurrent tests wait on an advisory
+/// lock. It is built under a temporary name and renamed, so a half-migrated template never exists.
+fn ensure_template(admin: &str) -> String {
+    let template = format!("consent_tpl_{:016x}", migrations_fingerprint());
+    let mut conn = PgConnection::establish(admin).expect("connect to the test cluster");
+    diesel::sql_query("SELECT pg_advisory_lock(727272)")
+        .execute(&mut conn)
+        .expect("take the template lock");
+    let exists = diesel::sql_query("SELECT count(*) AS n FROM pg_database WHERE datname = $1")
+        .bind::<Text, _>(&template)
+        .get_result::<Exists>(&mut conn)
+        .expect("look the template up")
+        .n
+        > 0;
+    if !exists {
+        let building = format!("{template}_building");
+        diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"))
+            .execute(&mut conn)
+            .expect("drop a half-built template");
+        diesel::sql_query(format!("CREATE DATABASE \"{building}\""))
+            .execute(&mut conn)
+            .expect("create the template");
+        {
+            let mut tpl = PgConnection::establish(&with_database(admin, &building)).expect("connect to the template");
+            tpl.run_pending_migrations(MIGRATIONS).expect("migrate the template");
+        }
+        diesel::sql_query(format!("ALTER DATABASE \"{building}\" RENAME TO \"{template}\""))
+            .execute(&mut conn)
+            .expect("publish the template");
+    }
+    diesel::sql_query("SELECT pg_advisory_unlock(727272)")
+        .execute(&mut conn)
+        .expect("release the template lock");
+    template
+}
+
+/// Changes whenever a migration file changes, so a stale template is never reused.
+fn migrations_fingerprint() -> u64 {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../migrations");
+    let mut files = Vec::new();
+    collect(&dir, &mut files);
+    files.sort();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for f in files {
+        f.hash(&mut hasher);
+        std::fs::read(&f).unwrap_or_default().hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                collect(&p, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+}
