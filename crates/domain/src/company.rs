@@ -23,3 +23,23 @@ pub struct Company {
     pub cnpj: Cnpj,
     pub criado_em: DateTime<Utc>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn company_id_serializes_as_a_bare_uuid() {
+        let uuid = Uuid::parse_str("67e55044-10b1-426f-9247-bb680e5fe0c8").unwrap();
+        let id = CompanyId(uuid);
+        let json = serde_json::to_string(&id).unwrap();
+        assert_eq!(json, "\"67e55044-10b1-426f-9247-bb680e5fe0c8\"");
+        assert_eq!(serde_json::from_str::<CompanyId>(&json).unwrap(), id);
+    }
+
+    #[test]
+    fn company_id_displays_as_its_uuid() {
+        let uuid = Uuid::parse_str("67e55044-10b1-426f-9247-bb680e5fe0c8").unwrap();
+        assert_eq!(CompanyId(uuid).to_string(), uuid.to_string());
+    }
+}

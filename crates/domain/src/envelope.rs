@@ -19,21 +19,165 @@ pub struct Envelope<T> {
 impl<T> Envelope<T> {
     /// A success: `sucesso: true`, `pgccCodigoErro: OK`, no message.
     pub fn ok(data: T) -> Self {
-        todo!()
+        Self {
+            sucesso: true,
+            is_pgcc_erro: false,
+            pgcc_codigo_erro: PgccStatusCode::OK,
+            mensagem: None,
+            data,
+        }
     }
 
     /// A success with a message for the human reading it.
     pub fn ok_with_message(data: T, mensagem: impl Into<String>) -> Self {
-        todo!()
+        Self {
+            mensagem: Some(mensagem.into()),
+            ..Self::ok(data)
+        }
     }
 
     /// A failure of ours (validation, auth, not found...): `isPgccErro: false`, code `OK`.
     pub fn failure(mensagem: impl Into<String>, data: T) -> Self {
-        todo!()
+        Self {
+            sucesso: false,
+            is_pgcc_erro: false,
+            pgcc_codigo_erro: PgccStatusCode::OK,
+            mensagem: Some(mensagem.into()),
+            data,
+        }
     }
 
     /// A failure that came from the PGCC, carrying the PGCC's status name.
     pub fn pgcc_failure(codigo: PgccStatusCode, mensagem: impl Into<String>, data: T) -> Self {
-        todo!()
+        Self {
+            sucesso: false,
+            is_pgcc_erro: true,
+            pgcc_codigo_erro: codigo,
+            mensagem: Some(mensagem.into()),
+            data,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn to_json<T: Serialize>(envelope: &Envelope<T>) -> Value {
+        serde_json::to_value(envelope).unwrap()
+    }
+
+    #[test]
+    fn ok_is_a_success_without_message_and_code_ok() {
+        let e = Envelope::ok(42);
+        assert!(e.sucesso);
+        assert!(!e.is_pgcc_erro);
+        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::OK);
+        assert_eq!(e.mensagem, None);
+        assert_eq!(e.data, 42);
+    }
+
+    #[test]
+    fn ok_with_message_is_a_success_carrying_the_message() {
+        let e = Envelope::ok_with_message("x", "tudo certo");
+        assert!(e.sucesso);
+        assert!(!e.is_pgcc_erro);
+        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::OK);
+        assert_eq!(e.mensagem.as_deref(), Some("tudo certo"));
+        assert_eq!(e.data, "x");
+    }
+
+    #[test]
+    fn failure_is_not_a_pgcc_error_and_keeps_code_ok() {
+        let e = Envelope::failure("campo inválido", vec![1, 2]);
+        assert!(!e.sucesso);
+        assert!(!e.is_pgcc_erro);
+        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::OK);
+        assert_eq!(e.mensagem.as_deref(), Some("campo inválido"));
+        assert_eq!(e.data, vec![1, 2]);
+    }
+
+    #[test]
+    fn pgcc_failure_is_a_pgcc_error_carrying_the_given_code() {
+        let e = Envelope::pgcc_failure(PgccStatusCode::Conflict, "conflito no PGCC", ());
+        assert!(!e.sucesso);
+        assert!(e.is_pgcc_erro);
+        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::Conflict);
+        assert_eq!(e.mensagem.as_deref(), Some("conflito no PGCC"));
+    }
+
+    #[test]
+    fn serialized_envelope_has_exactly_the_five_wire_fields() {
+        let value = to_json(&Envelope::ok(json!({})));
+        let object = value.as_object().unwrap();
+        let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "data",
+                "isPgccErro",
+                "mensagem",
+                "pgccCodigoErro",
+                "sucesso"
+            ]
+        );
+    }
+
+    #[test]
+    fn serialized_success_writes_null_mensagem_and_code_ok() {
+        let value = to_json(&Envelope::ok(json!({"id": 1})));
+        assert_eq!(
+            value,
+            json!({
+                "sucesso": true,
+                "isPgccErro": false,
+                "pgccCodigoErro": "OK",
+                "mensagem": null,
+                "data": {"id": 1}
+            })
+        );
+    }
+
+    #[test]
+    fn serialized_list_success_carries_the_array_in_data() {
+        let value = to_json(&Envelope::ok(vec!["a", "b"]));
+        assert_eq!(value["data"], json!(["a", "b"]));
+    }
+
+    #[test]
+    fn serialized_failure_writes_the_message_and_code_ok() {
+        let value = to_json(&Envelope::failure("não encontrado", json!({})));
+        assert_eq!(
+            value,
+            json!({
+                "sucesso": false,
+                "isPgccErro": false,
+                "pgccCodigoErro": "OK",
+                "mensagem": "não encontrado",
+                "data": {}
+            })
+        );
+    }
+
+    #[test]
+    fn serialized_pgcc_failure_writes_the_pgcc_status_name() {
+        let value = to_json(&Envelope::pgcc_failure(
+            PgccStatusCode::ServiceUnavailable,
+            "o PGCC está indisponível",
+            Vec::<u8>::new(),
+        ));
+        assert_eq!(
+            value,
+            json!({
+                "sucesso": false,
+                "isPgccErro": true,
+                "pgccCodigoErro": "ServiceUnavailable",
+                "mensagem": "o PGCC está indisponível",
+                "data": []
+            })
+        );
     }
 }

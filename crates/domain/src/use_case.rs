@@ -39,3 +39,38 @@ pub struct SyncCounts {
     /// use cases listed after the sync
     pub total: u32,
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn sync_counts_serialize_with_their_portuguese_camel_case_names() {
+        let counts = SyncCounts {
+            inseridos: 1,
+            atualizados: 2,
+            removidos: 3,
+            total: 4,
+        };
+        assert_eq!(
+            serde_json::to_value(counts).unwrap(),
+            json!({"inseridos": 1, "atualizados": 2, "removidos": 3, "total": 4})
+        );
+    }
+
+    #[test]
+    fn default_sync_counts_are_all_zero() {
+        let counts = SyncCounts::default();
+        assert_eq!(
+            (
+                counts.inseridos,
+                counts.atualizados,
+                counts.removidos,
+                counts.total
+            ),
+            (0, 0, 0, 0)
+        );
+    }
+}

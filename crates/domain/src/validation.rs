@@ -49,3 +49,57 @@ impl ValidationErrors {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn field_error_serializes_as_campo_and_mensagem() {
+        let e = FieldError::new("cpfTitular", "o CPF deve ter 11 dígitos");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"campo": "cpfTitular", "mensagem": "o CPF deve ter 11 dígitos"})
+        );
+    }
+
+    #[test]
+    fn validation_error_fields_serialize_as_a_list_of_field_errors() {
+        let mut errors = ValidationErrors::single("a", "m1");
+        errors.push("b", "m2");
+        assert_eq!(
+            serde_json::to_value(errors.fields()).unwrap(),
+            json!([{"campo": "a", "mensagem": "m1"}, {"campo": "b", "mensagem": "m2"}])
+        );
+    }
+
+    #[test]
+    fn push_keeps_the_order_of_the_broken_rules() {
+        let mut errors = ValidationErrors::default();
+        assert!(errors.is_empty());
+        errors.push("x", "1");
+        errors.push("y", "2");
+        let campos: Vec<&str> = errors.fields().iter().map(|e| e.campo.as_str()).collect();
+        assert_eq!(campos, ["x", "y"]);
+    }
+
+    #[test]
+    fn into_result_is_ok_when_no_rule_was_broken() {
+        assert_eq!(ValidationErrors::default().into_result(7), Ok(7));
+    }
+
+    #[test]
+    fn into_result_is_err_with_the_collected_errors_otherwise() {
+        let errors = ValidationErrors::single("x", "m");
+        assert_eq!(errors.clone().into_result(7), Err(errors));
+    }
+
+    #[test]
+    fn display_counts_the_invalid_fields() {
+        let mut errors = ValidationErrors::single("x", "m");
+        errors.push("y", "n");
+        assert_eq!(errors.to_string(), "2 campo(s) inválido(s)");
+    }
+}

@@ -26,7 +26,212 @@ impl WebhookUrl {
     pub const MAX_LEN: usize = 2048;
 
     /// Checks that `raw` is an absolute http(s) URL with a host and returns it trimmed.
+    ///
+    /// Rules, after trimming: at most [`Self::MAX_LEN`] characters ([`WebhookUrlError::TooLong`]);
+    /// the scheme is `http://` or `https://` in any case; no whitespace anywhere; the authority
+    /// (what follows the scheme up to the first `/`, `?` or `#`), without any `userinfo@` and
+    /// without a `:port`, is a non-empty host. Anything else is
+    /// [`WebhookUrlError::NotAbsoluteHttp`].
     pub fn validate_url(raw: &str) -> Result<String, WebhookUrlError> {
-        todo!("{raw}")
+        let url = raw.trim();
+        if url.chars().count() > Self::MAX_LEN {
+            return Err(WebhookUrlError::TooLong { max: Self::MAX_LEN });
+        }
+        let rest = strip_prefix_ignore_case(url, "https://")
+            .or_else(|| strip_prefix_ignore_case(url, "http://"))
+            .ok_or(WebhookUrlError::NotAbsoluteHttp)?;
+        if url.chars().any(char::is_whitespace) {
+            return Err(WebhookUrlError::NotAbsoluteHttp);
+        }
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host_and_port = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_userinfo, host)| host);
+        if host(host_and_port).is_empty() {
+            return Err(WebhookUrlError::NotAbsoluteHttp);
+        }
+        Ok(url.to_owned())
+    }
+}
+
+/// `s` without `prefix`, compared ASCII case-insensitively.
+fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+/// The host of `host[:port]`; an IPv6 literal keeps its brackets (`[::1]:8080` -> `[::1]`).
+fn host(host_and_port: &str) -> &str {
+    if host_and_port.starts_with('[') {
+        match host_and_port.find(']') {
+            Some(end) if end > 1 => &host_and_port[..=end],
+            _ => "",
+        }
+    } else {
+        host_and_port
+            .split_once(':')
+            .map_or(host_and_port, |(host, _port)| host)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(raw: &str) -> String {
+        WebhookUrl::validate_url(raw).unwrap_or_else(|e| panic!("{raw:?}: {e}"))
+    }
+
+    fn rejected(raw: &str) {
+        assert_eq!(
+            WebhookUrl::validate_url(raw),
+            Err(WebhookUrlError::NotAbsoluteHttp),
+            "{raw:?}"
+        );
+    }
+
+    #[test]
+    fn plain_https_url_is_accepted_unchanged() {
+        assert_eq!(
+            ok("https://example.com/hooks/consent"),
+            "https://example.com/hooks/consent"
+        );
+    }
+
+    #[test]
+    fn plain_http_url_is_accepted() {
+        assert_eq!(ok("http://localhost:8080/cb"), "http://localhost:8080/cb");
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_trimmed() {
+        assert_eq!(ok("  https://example.com/x \n"), "https://example.com/x");
+    }
+
+    #[test]
+    fn scheme_is_case_insensitive_and_kept_as_given() {
+        assert_eq!(ok("HTTPS://Example.com/A"), "HTTPS://Example.com/A");
+        assert_eq!(ok("Http://example.com"), "Http://example.com");
+    }
+
+    #[test]
+    fn urls_with_port_query_fragment_userinfo_or_ip_hosts_are_accepted() {
+        for raw in [
+            "https://example.com",
+            "https://example.com/",
+            "https://example.com?x=1",
+            "https://example.com#frag",
+            "https://example.com:8443/a/b?c=d#e",
+            "https://user:secret@example.com/cb",
+            "http://127.0.0.1:9000/cb",
+            "http://[::1]:8080/cb",
+            "https://münchen.example/cb",
+        ] {
+            ok(raw);
+        }
+    }
+
+    #[test]
+    fn other_schemes_are_rejected() {
+        for raw in [
+            "ftp://example.com",
+            "file:///etc/passwd",
+            "ws://example.com",
+            "httpx://a",
+        ] {
+            rejected(raw);
+        }
+    }
+
+    #[test]
+    fn relative_or_scheme_less_urls_are_rejected() {
+        for raw in [
+            "example.com/cb",
+            "/cb",
+            "//example.com/cb",
+            "https:example.com",
+            "https:/example.com",
+        ] {
+            rejected(raw);
+        }
+    }
+
+    #[test]
+    fn empty_and_blank_inputs_are_rejected() {
+        rejected("");
+        rejected("   ");
+    }
+
+    #[test]
+    fn urls_without_a_host_are_rejected() {
+        for raw in [
+            "https://",
+            "http://",
+            "https:///path",
+            "https://?q=1",
+            "https://#f",
+            "https://user@/cb",
+            "https://:8080/cb",
+            "http://[]/cb",
+        ] {
+            rejected(raw);
+        }
+    }
+
+    #[test]
+    fn whitespace_inside_the_url_is_rejected() {
+        for raw in [
+            "https://exa mple.com",
+            "https://example.com/a b",
+            "https://example.com/a\tb",
+            "https://example.com?q=a b",
+            "https:// example.com",
+        ] {
+            rejected(raw);
+        }
+    }
+
+    #[test]
+    fn a_url_of_exactly_the_maximum_length_is_accepted() {
+        let prefix = "https://example.com/";
+        let raw = format!("{prefix}{}", "a".repeat(WebhookUrl::MAX_LEN - prefix.len()));
+        assert_eq!(raw.len(), WebhookUrl::MAX_LEN);
+        assert_eq!(ok(&raw), raw);
+    }
+
+    #[test]
+    fn a_url_longer_than_the_maximum_is_too_long() {
+        let prefix = "https://example.com/";
+        let raw = format!(
+            "{prefix}{}",
+            "a".repeat(WebhookUrl::MAX_LEN + 1 - prefix.len())
+        );
+        assert_eq!(
+            WebhookUrl::validate_url(&raw),
+            Err(WebhookUrlError::TooLong { max: 2048 })
+        );
+    }
+
+    #[test]
+    fn length_is_measured_after_trimming() {
+        let prefix = "https://example.com/";
+        let url = format!("{prefix}{}", "a".repeat(WebhookUrl::MAX_LEN - prefix.len()));
+        let raw = format!("   {url}   ");
+        assert_eq!(ok(&raw), url);
+    }
+
+    #[test]
+    fn a_non_ascii_prefix_does_not_panic() {
+        rejected("ççççççççç");
+        rejected("日本語のURL");
+    }
+
+    #[test]
+    fn too_long_message_states_the_limit() {
+        assert_eq!(
+            WebhookUrlError::TooLong { max: 2048 }.to_string(),
+            "a URL tem mais de 2048 caracteres"
+        );
     }
 }
