@@ -1,1 +1,85 @@
+//! The use cases of the consent service: plain synchronous services over the ports.
+//!
+//! Each service holds the ports it needs as `Arc<dyn Port>` and each operation returns a small
+//! error enum with the outcomes a caller branches on, plus `Repo` for repository and unexpected
+//! failures. The HTTP layer holds one [`Services`] bundle, built from one [`Ports`] bundle.
 
+use std::sync::Arc;
+
+use ports::{
+    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, PgccGateway,
+    UseCaseRepository, WebhookUrlRepository,
+};
+
+pub mod api_keys;
+pub mod authenticate;
+pub mod create_consent_request;
+pub mod list_use_cases;
+pub mod register_company;
+pub mod sync_use_cases;
+pub mod webhook_urls;
+
+#[cfg(test)]
+mod test_support;
+
+pub use api_keys::{
+    hash_api_key, looks_like_api_key, ApiKeyIssuer, IssueApiKeyError, IssuedApiKey, API_KEY_PREFIX,
+};
+pub use authenticate::{AuthError, Authenticator};
+pub use create_consent_request::{CreateConsentError, CreateConsentRequest, CreatedConsentRequest};
+pub use list_use_cases::ListUseCases;
+pub use register_company::{CompanyRegistrar, RegisterCompanyError};
+pub use sync_use_cases::{SyncError, SyncUseCases};
+pub use webhook_urls::{DeleteWebhookError, RegisterWebhookError, WebhookUrls};
+
+/// Every port the services need, built once by the binary from the adapters.
+#[derive(Clone)]
+pub struct Ports {
+    pub companies: Arc<dyn CompanyRepository>,
+    pub api_keys: Arc<dyn ApiKeyRepository>,
+    pub use_cases: Arc<dyn UseCaseRepository>,
+    pub consent_requests: Arc<dyn ConsentRequestRepository>,
+    pub webhook_urls: Arc<dyn WebhookUrlRepository>,
+    pub pgcc: Arc<dyn PgccGateway>,
+    pub clock: Arc<dyn Clock>,
+}
+
+/// Every service, wired to the same ports: what the HTTP layer holds.
+#[derive(Clone)]
+pub struct Services {
+    pub auth: Authenticator,
+    pub api_keys: ApiKeyIssuer,
+    pub companies: CompanyRegistrar,
+    pub list_use_cases: ListUseCases,
+    pub sync_use_cases: SyncUseCases,
+    pub create_consent_request: CreateConsentRequest,
+    pub webhook_urls: WebhookUrls,
+}
+
+impl Services {
+    pub fn new(ports: Ports) -> Self {
+        let Ports {
+            companies,
+            api_keys,
+            use_cases,
+            consent_requests,
+            webhook_urls,
+            pgcc,
+            clock,
+        } = ports;
+        Self {
+            auth: Authenticator::new(api_keys.clone()),
+            api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
+            companies: CompanyRegistrar::new(companies, clock.clone()),
+            list_use_cases: ListUseCases::new(use_cases.clone()),
+            sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone()),
+            create_consent_request: CreateConsentRequest::new(
+                use_cases,
+                pgcc,
+                consent_requests,
+                clock.clone(),
+            ),
+            webhook_urls: WebhookUrls::new(webhook_urls, clock),
+        }
+    }
+}
