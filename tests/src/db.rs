@@ -12,13 +12,21 @@ use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
 
 /// The admin URL of the test cluster, exported by `make test` (scripts/test.sh).
+/// GSSAPI encryption is disabled as in the service (see `postgres_adapter::with_connection_defaults`).
 pub fn admin_url() -> String {
-    std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| {
+    let url = std::env::var("TEST_DATABASE_URL").unwrap_or_else(|_| {
         panic!(
             "TEST_DATABASE_URL is not set: run the tests with `make test`, which starts a \
              PostgreSQL cluster, or export the admin URL of one (postgres://user@host:port/postgres)"
         )
-    })
+    });
+    if url.contains("gssencmode=") {
+        url
+    } else if url.contains('?') {
+        format!("{url}&gssencmode=disable")
+    } else {
+        format!("{url}?gssencmode=disable")
+    }
 }
 
 /// A database that exists for the lifetime of this value.
@@ -34,9 +42,11 @@ impl TestDb {
         let template = ensure_template(&admin);
         let name = format!("test_{}", uuid::Uuid::new_v4().simple());
         let mut conn = PgConnection::establish(&admin).expect("connect to the test cluster");
-        diesel::sql_query(format!("CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""))
-            .execute(&mut conn)
-            .expect("create the test database from the template");
+        diesel::sql_query(format!(
+            "CREATE DATABASE \"{name}\" TEMPLATE \"{template}\""
+        ))
+        .execute(&mut conn)
+        .expect("create the test database from the template");
         let url = with_database(&admin, &name);
         TestDb { name, url }
     }
@@ -64,8 +74,11 @@ impl Default for TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Ok(mut conn) = PgConnection::establish(&admin_url()) {
-            let _ = diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name))
-                .execute(&mut conn);
+            let _ = diesel::sql_query(format!(
+                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                self.name
+            ))
+            .execute(&mut conn);
         }
     }
 }
@@ -108,19 +121,25 @@ fn ensure_template(admin: &str) -> String {
         > 0;
     if !exists {
         let building = format!("{template}_building");
-        diesel::sql_query(format!("DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"))
-            .execute(&mut conn)
-            .expect("drop a half-built template");
+        diesel::sql_query(format!(
+            "DROP DATABASE IF EXISTS \"{building}\" WITH (FORCE)"
+        ))
+        .execute(&mut conn)
+        .expect("drop a half-built template");
         diesel::sql_query(format!("CREATE DATABASE \"{building}\""))
             .execute(&mut conn)
             .expect("create the template");
         {
-            let mut tpl = PgConnection::establish(&with_database(admin, &building)).expect("connect to the template");
-            tpl.run_pending_migrations(MIGRATIONS).expect("migrate the template");
+            let mut tpl = PgConnection::establish(&with_database(admin, &building))
+                .expect("connect to the template");
+            tpl.run_pending_migrations(MIGRATIONS)
+                .expect("migrate the template");
         }
-        diesel::sql_query(format!("ALTER DATABASE \"{building}\" RENAME TO \"{template}\""))
-            .execute(&mut conn)
-            .expect("publish the template");
+        diesel::sql_query(format!(
+            "ALTER DATABASE \"{building}\" RENAME TO \"{template}\""
+        ))
+        .execute(&mut conn)
+        .expect("publish the template");
     }
     diesel::sql_query("SELECT pg_advisory_unlock(727272)")
         .execute(&mut conn)
@@ -152,5 +171,35 @@ fn collect(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
                 out.push(p);
             }
         }
+    }
+}
+
+#[derive(QueryableByName)]
+struct One {
+    #[diesel(sql_type = BigInt)]
+    v: i64,
+}
+
+#[derive(QueryableByName)]
+struct OneText {
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    v: Option<String>,
+}
+
+impl TestDb {
+    /// The single bigint an SQL query returns (alias it `v`): `SELECT count(*) AS v FROM ...`.
+    pub fn scalar(&self, sql: &str) -> i64 {
+        diesel::sql_query(sql)
+            .get_result::<One>(&mut self.conn())
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .v
+    }
+
+    /// The single nullable text an SQL query returns (alias it `v`).
+    pub fn text(&self, sql: &str) -> Option<String> {
+        diesel::sql_query(sql)
+            .get_result::<OneText>(&mut self.conn())
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .v
     }
 }

@@ -1,0 +1,55 @@
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::CompanyId;
+use ports::ApiKeyRecord;
+use uuid::Uuid;
+
+use crate::schema::api_keys;
+
+/// A row of `api_keys`: the SHA-256 of a key, never the key.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
+pub struct ApiKeyRow {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub hash: String,
+    pub prefixo: String,
+    pub criado_em: DateTime<Utc>,
+    pub revogado_em: Option<DateTime<Utc>>,
+    pub ultimo_uso_em: Option<DateTime<Utc>>,
+}
+
+impl From<ApiKeyRow> for ApiKeyRecord {
+    fn from(row: ApiKeyRow) -> Self {
+        ApiKeyRecord {
+            id: row.id,
+            empresa_id: CompanyId(row.empresa_id),
+            hash: row.hash,
+            prefixo: row.prefixo,
+            criado_em: row.criado_em,
+        }
+    }
+}
+
+/// A new row of `api_keys` (not revoked, never used).
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
+pub struct NewApiKey<'a> {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub hash: &'a str,
+    pub prefixo: &'a str,
+    pub criado_em: DateTime<Utc>,
+}
+
+impl<'a> From<&'a ApiKeyRecord> for NewApiKey<'a> {
+    fn from(key: &'a ApiKeyRecord) -> Self {
+        NewApiKey {
+            id: key.id,
+            empresa_id: key.empresa_id.0,
+            hash: &key.hash,
+            prefixo: &key.prefixo,
+            criado_em: key.criado_em,
+        }
+    }
+}

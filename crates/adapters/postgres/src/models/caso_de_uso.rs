@@ -1,0 +1,62 @@
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::{CompanyId, PgccUseCase, UseCase};
+use uuid::Uuid;
+
+use crate::schema::casos_de_uso;
+
+/// A row of `casos_de_uso`; `removido_em` is set when the PGCC no longer lists the template.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = casos_de_uso, check_for_backend(diesel::pg::Pg))]
+pub struct CasoDeUsoRow {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub vinculo_id: Option<Uuid>,
+    pub titulo: String,
+    pub pgcc_provider_template_id: Option<String>,
+    pub data_inclusao: DateTime<Utc>,
+    pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+    pub removido_em: Option<DateTime<Utc>>,
+}
+
+impl From<CasoDeUsoRow> for UseCase {
+    fn from(row: CasoDeUsoRow) -> Self {
+        UseCase {
+            id: row.id,
+            empresa_id: CompanyId(row.empresa_id),
+            vinculo_id: row.vinculo_id,
+            titulo: row.titulo,
+            pgcc_provider_template_id: row.pgcc_provider_template_id,
+            data_inclusao: row.data_inclusao,
+            data_ultima_sincronizacao_pgcc: row.data_ultima_sincronizacao_pgcc,
+        }
+    }
+}
+
+/// A new row of `casos_de_uso`, as a synchronization inserts it.
+#[derive(Debug, Clone, Insertable)]
+#[diesel(table_name = casos_de_uso, check_for_backend(diesel::pg::Pg))]
+pub struct NewCasoDeUso<'a> {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub vinculo_id: Option<Uuid>,
+    pub titulo: &'a str,
+    pub pgcc_provider_template_id: Option<&'a str>,
+    pub data_inclusao: DateTime<Utc>,
+    pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+}
+
+impl<'a> NewCasoDeUso<'a> {
+    /// A template first seen by the synchronization at `now`: a new id, included and synced now.
+    pub fn synced(empresa: CompanyId, item: &'a PgccUseCase, now: DateTime<Utc>) -> Self {
+        NewCasoDeUso {
+            id: Uuid::new_v4(),
+            empresa_id: empresa.0,
+            vinculo_id: Some(item.vinculo_id),
+            titulo: &item.titulo,
+            pgcc_provider_template_id: Some(&item.template_id),
+            data_inclusao: now,
+            data_ultima_sincronizacao_pgcc: Some(now),
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! One file per table: a read struct (`Queryable` + `Selectable`) and an insert form
+//! (`Insertable`), converted to and from the domain types here, at the adapter boundary (the
+//! domain has no diesel derives).
+
+pub mod api_key;
+pub mod caso_de_uso;
+pub mod empresa;
+pub mod solicitacao_consentimento;
+pub mod webhook_url;
+
+pub use api_key::{ApiKeyRow, NewApiKey};
+pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
+pub use empresa::{EmpresaRow, NewEmpresa};
+pub use solicitacao_consentimento::{NewSolicitacaoConsentimento, SolicitacaoConsentimentoRow};
+pub use webhook_url::{NewWebhookUrl, WebhookUrlRow};

@@ -1,0 +1,183 @@
+use anyhow::{anyhow, Context};
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::{
+    ActiveAnswer, Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
+    ModalidadeAcesso, TipoTitular, ValidConsentRequest,
+};
+use uuid::Uuid;
+
+use crate::schema::solicitacoes_consentimento;
+
+/// A row of `solicitacoes_consentimento`: `ConsentRequest` with its `dados` flattened. Holds a
+/// CPF and a proof of consent (personal data): its `Debug` hides both.
+#[derive(Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
+pub struct SolicitacaoConsentimentoRow {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub caso_de_uso_id: Uuid,
+    pub caso_de_uso_id_template: String,
+    pub cpf_titular: String,
+    pub tipo_titular: String,
+    pub modalidade_acesso: String,
+    pub cnpj_anuente: Option<String>,
+    pub data_expiracao_consentimento: DateTime<Utc>,
+    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    pub prova_coleta: Option<String>,
+    pub status: String,
+    pub pgcc_id: String,
+    pub criado_em: DateTime<Utc>,
+    pub atualizado_em: DateTime<Utc>,
+}
+
+impl std::fmt::Debug for SolicitacaoConsentimentoRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolicitacaoConsentimentoRow")
+            .field("id", &self.id)
+            .field("empresa_id", &self.empresa_id)
+            .field("caso_de_uso_id", &self.caso_de_uso_id)
+            .field("caso_de_uso_id_template", &self.caso_de_uso_id_template)
+            .field("cpf_titular", &"<redacted>")
+            .field("tipo_titular", &self.tipo_titular)
+            .field("modalidade_acesso", &self.modalidade_acesso)
+            .field("cnpj_anuente", &self.cnpj_anuente)
+            .field(
+                "data_expiracao_consentimento",
+                &self.data_expiracao_consentimento,
+            )
+            .field(
+                "data_titular_respondeu_consentimento",
+                &self.data_titular_respondeu_consentimento,
+            )
+            .field(
+                "prova_coleta",
+                &self.prova_coleta.as_ref().map(|_| "<redacted>"),
+            )
+            .field("status", &self.status)
+            .field("pgcc_id", &self.pgcc_id)
+            .field("criado_em", &self.criado_em)
+            .field("atualizado_em", &self.atualizado_em)
+            .finish()
+    }
+}
+
+impl SolicitacaoConsentimentoRow {
+    /// The stored consent request. The creation variant is not a column: a request carries the
+    /// subject's answer exactly when it was created active. Error texts name the column, never
+    /// its value.
+    pub fn try_into_domain(self) -> anyhow::Result<ConsentRequest> {
+        let cpf_titular = Cpf::parse(&self.cpf_titular)
+            .context("a stored consent request has an invalid cpf_titular")?;
+        let cnpj_anuente = self
+            .cnpj_anuente
+            .as_deref()
+            .map(Cnpj::parse)
+            .transpose()
+            .context("a stored consent request has an invalid cnpj_anuente")?;
+        let modalidade_acesso = match self.modalidade_acesso.as_str() {
+            "Direto" => ModalidadeAcesso::Direto,
+            "Indireto" => ModalidadeAcesso::Indireto,
+            _ => {
+                return Err(anyhow!(
+                    "a stored consent request has an unknown modalidade_acesso"
+                ))
+            }
+        };
+        let tipo_titular = match self.tipo_titular.as_str() {
+            "PessoaFisica" => TipoTitular::PessoaFisica,
+            _ => {
+                return Err(anyhow!(
+                    "a stored consent request has an unknown tipo_titular"
+                ))
+            }
+        };
+        let status = ConsentStatus::parse(&self.status)
+            .ok_or_else(|| anyhow!("a stored consent request has an unknown status"))?;
+        let resposta = match (self.data_titular_respondeu_consentimento, self.prova_coleta) {
+            (Some(data), Some(prova_coleta)) => Some(ActiveAnswer {
+                data_titular_respondeu_consentimento: data,
+                prova_coleta,
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(anyhow!(
+                    "a stored consent request has only one of data_titular_respondeu_consentimento \
+                     and prova_coleta"
+                ))
+            }
+        };
+        let variant = if resposta.is_some() {
+            CreationVariant::Active
+        } else {
+            CreationVariant::Pending
+        };
+        Ok(ConsentRequest {
+            id: self.id,
+            empresa_id: CompanyId(self.empresa_id),
+            caso_de_uso_id: self.caso_de_uso_id,
+            dados: ValidConsentRequest {
+                variant,
+                caso_de_uso_id_template: self.caso_de_uso_id_template,
+                cpf_titular,
+                modalidade_acesso,
+                tipo_titular,
+                data_expiracao_consentimento: self.data_expiracao_consentimento,
+                resposta,
+                cnpj_anuente,
+            },
+            status,
+            pgcc_id: self.pgcc_id,
+            criado_em: self.criado_em,
+            atualizado_em: self.atualizado_em,
+        })
+    }
+}
+
+/// A new row of `solicitacoes_consentimento`: every field of `ConsentRequest`, the CPF as its
+/// 11 digits, the enumerations by their wire names. No `Debug`: it holds personal data.
+#[derive(Clone, Insertable)]
+#[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
+pub struct NewSolicitacaoConsentimento<'a> {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub caso_de_uso_id: Uuid,
+    pub caso_de_uso_id_template: &'a str,
+    pub cpf_titular: &'a str,
+    pub tipo_titular: &'static str,
+    pub modalidade_acesso: &'static str,
+    pub cnpj_anuente: Option<&'a str>,
+    pub data_expiracao_consentimento: DateTime<Utc>,
+    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    pub prova_coleta: Option<&'a str>,
+    pub status: &'static str,
+    pub pgcc_id: &'a str,
+    pub criado_em: DateTime<Utc>,
+    pub atualizado_em: DateTime<Utc>,
+}
+
+impl<'a> From<&'a ConsentRequest> for NewSolicitacaoConsentimento<'a> {
+    fn from(request: &'a ConsentRequest) -> Self {
+        let dados = &request.dados;
+        NewSolicitacaoConsentimento {
+            id: request.id,
+            empresa_id: request.empresa_id.0,
+            caso_de_uso_id: request.caso_de_uso_id,
+            caso_de_uso_id_template: &dados.caso_de_uso_id_template,
+            cpf_titular: dados.cpf_titular.as_str(),
+            tipo_titular: dados.tipo_titular.as_str(),
+            modalidade_acesso: dados.modalidade_acesso.as_str(),
+            cnpj_anuente: dados.cnpj_anuente.as_ref().map(Cnpj::as_str),
+            data_expiracao_consentimento: dados.data_expiracao_consentimento,
+            data_titular_respondeu_consentimento: dados
+                .resposta
+                .as_ref()
+                .map(|r| r.data_titular_respondeu_consentimento),
+            prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
+            status: request.status.as_str(),
+            pgcc_id: &request.pgcc_id,
+            criado_em: request.criado_em,
+            atualizado_em: request.atualizado_em,
+        }
+    }
+}

@@ -1,0 +1,79 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    api_keys (id) {
+        id -> Uuid,
+        empresa_id -> Uuid,
+        hash -> Text,
+        prefixo -> Text,
+        criado_em -> Timestamptz,
+        revogado_em -> Nullable<Timestamptz>,
+        ultimo_uso_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    casos_de_uso (id) {
+        id -> Uuid,
+        empresa_id -> Uuid,
+        vinculo_id -> Nullable<Uuid>,
+        titulo -> Text,
+        pgcc_provider_template_id -> Nullable<Text>,
+        data_inclusao -> Timestamptz,
+        data_ultima_sincronizacao_pgcc -> Nullable<Timestamptz>,
+        removido_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    empresas (id) {
+        id -> Uuid,
+        nome -> Text,
+        cnpj -> Text,
+        criado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    solicitacoes_consentimento (id) {
+        id -> Uuid,
+        empresa_id -> Uuid,
+        caso_de_uso_id -> Uuid,
+        caso_de_uso_id_template -> Text,
+        cpf_titular -> Text,
+        tipo_titular -> Text,
+        modalidade_acesso -> Text,
+        cnpj_anuente -> Nullable<Text>,
+        data_expiracao_consentimento -> Timestamptz,
+        data_titular_respondeu_consentimento -> Nullable<Timestamptz>,
+        prova_coleta -> Nullable<Text>,
+        status -> Text,
+        pgcc_id -> Text,
+        criado_em -> Timestamptz,
+        atualizado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_urls (id) {
+        id -> Uuid,
+        empresa_id -> Uuid,
+        url -> Text,
+        criado_em -> Timestamptz,
+        removido_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::joinable!(api_keys -> empresas (empresa_id));
+diesel::joinable!(casos_de_uso -> empresas (empresa_id));
+diesel::joinable!(solicitacoes_consentimento -> casos_de_uso (caso_de_uso_id));
+diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
+diesel::joinable!(webhook_urls -> empresas (empresa_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    api_keys,
+    casos_de_uso,
+    empresas,
+    solicitacoes_consentimento,
+    webhook_urls,
+);

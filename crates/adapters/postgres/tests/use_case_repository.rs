@@ -1,0 +1,367 @@
+mod common;
+
+use common::{at, create_company, pool};
+use diesel::prelude::*;
+use domain::{Company, PgccUseCase, SyncCounts, UseCase};
+use ports::UseCaseRepository;
+use postgres_adapter::models::CasoDeUsoRow;
+use postgres_adapter::schema::casos_de_uso;
+use postgres_adapter::PgUseCaseRepository;
+use testkit::TestDb;
+use uuid::Uuid;
+
+const VINCULO_A: Uuid = Uuid::from_u128(0xa);
+const VINCULO_B: Uuid = Uuid::from_u128(0xb);
+
+fn item(vinculo_id: Uuid, template_id: &str, titulo: &str) -> PgccUseCase {
+    PgccUseCase {
+        vinculo_id,
+        template_id: template_id.to_owned(),
+        titulo: titulo.to_owned(),
+    }
+}
+
+/// Every row of the company, removed ones included, by template id.
+fn rows_of(db: &TestDb, empresa: &Company) -> Vec<CasoDeUsoRow> {
+    casos_de_uso::table
+        .filter(casos_de_uso::empresa_id.eq(empresa.id.0))
+        .order(casos_de_uso::pgcc_provider_template_id.asc())
+        .select(CasoDeUsoRow::as_select())
+        .load(&mut db.conn())
+        .unwrap()
+}
+
+fn titles(use_cases: &[UseCase]) -> Vec<&str> {
+    use_cases.iter().map(|u| u.titulo.as_str()).collect()
+}
+
+#[test]
+fn a_first_sync_inserts_every_template_with_a_new_id_included_and_synced_now() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    let t1 = at("2026-05-01T12:00:00.123456Z");
+
+    let counts = repo
+        .apply_sync(
+            acme.id,
+            &[
+                item(VINCULO_A, "tpl-1", "Crédito"),
+                item(VINCULO_B, "tpl-2", "Abertura de conta"),
+            ],
+            t1,
+        )
+        .unwrap();
+
+    assert_eq!(
+        counts,
+        SyncCounts {
+            inseridos: 2,
+            atualizados: 0,
+            removidos: 0,
+            total: 2
+        }
+    );
+    let rows = rows_of(&db, &acme);
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].pgcc_provider_template_id.as_deref(), Some("tpl-1"));
+    assert_eq!(rows[0].titulo, "Crédito");
+    assert_eq!(rows[0].vinculo_id, Some(VINCULO_A));
+    assert_eq!(rows[1].vinculo_id, Some(VINCULO_B));
+    for row in &rows {
+        assert_eq!(row.id.get_version_num(), 4);
+        assert_eq!(row.data_inclusao, t1);
+        assert_eq!(row.data_ultima_sincronizacao_pgcc, Some(t1));
+        assert_eq!(row.removido_em, None);
+    }
+}
+
+#[test]
+fn a_later_sync_updates_known_templates_inserts_new_ones_and_removes_missing_ones() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    let t1 = at("2026-05-01T12:00:00Z");
+    let t2 = at("2026-05-02T12:00:00Z");
+    repo.apply_sync(
+        acme.id,
+        &[
+            item(VINCULO_A, "tpl-1", "Crédito"),
+            item(VINCULO_A, "tpl-2", "Seguro"),
+        ],
+        t1,
+    )
+    .unwrap();
+    let before = rows_of(&db, &acme);
+
+    let counts = repo
+        .apply_sync(
+            acme.id,
+            &[
+                item(VINCULO_B, "tpl-1", "Crédito pessoal"),
+                item(VINCULO_A, "tpl-3", "Abertura de conta"),
+            ],
+            t2,
+        )
+        .unwrap();
+
+    assert_eq!(
+        counts,
+        SyncCounts {
+            inseridos: 1,
+            atualizados: 1,
+            removidos: 1,
+            total: 2
+        }
+    );
+    let rows = rows_of(&db, &acme);
+    assert_eq!(rows.len(), 3, "a removed use case keeps its row");
+    let (tpl1, tpl2, tpl3) = (&rows[0], &rows[1], &rows[2]);
+    assert_eq!(tpl1.id, before[0].id, "an updated use case keeps its id");
+    assert_eq!(tpl1.titulo, "Crédito pessoal");
+    assert_eq!(tpl1.vinculo_id, Some(VINCULO_B));
+    assert_eq!(tpl1.data_inclusao, t1);
+    assert_eq!(tpl1.data_ultima_sincronizacao_pgcc, Some(t2));
+    assert_eq!(tpl1.removido_em, None);
+    assert_eq!(tpl2.removido_em, Some(t2));
+    assert_eq!(tpl2.data_ultima_sincronizacao_pgcc, Some(t1));
+    assert_eq!(tpl3.data_inclusao, t2);
+    assert_eq!(tpl3.removido_em, None);
+    assert_eq!(
+        titles(&repo.list(acme.id, None).unwrap()),
+        ["Abertura de conta", "Crédito pessoal"]
+    );
+}
+
+#[test]
+fn a_removed_template_that_comes_back_is_restored_with_its_id_and_counted_as_updated() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    let t1 = at("2026-05-01T12:00:00Z");
+    let t2 = at("2026-05-02T12:00:00Z");
+    let t3 = at("2026-05-03T12:00:00Z");
+    repo.apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t1)
+        .unwrap();
+    let original_id = rows_of(&db, &acme)[0].id;
+
+    let gone = repo.apply_sync(acme.id, &[], t2).unwrap();
+    assert_eq!(
+        gone,
+        SyncCounts {
+            inseridos: 0,
+            atualizados: 0,
+            removidos: 1,
+            total: 0
+        }
+    );
+    assert_eq!(repo.list(acme.id, None).unwrap(), vec![]);
+    assert_eq!(repo.find_by_template(acme.id, "tpl-1").unwrap(), None);
+
+    let back = repo
+        .apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t3)
+        .unwrap();
+
+    assert_eq!(
+        back,
+        SyncCounts {
+            inseridos: 0,
+            atualizados: 1,
+            removidos: 0,
+            total: 1
+        }
+    );
+    let rows = rows_of(&db, &acme);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].id, original_id);
+    assert_eq!(rows[0].removido_em, None);
+    assert_eq!(rows[0].data_inclusao, t1);
+    assert_eq!(rows[0].data_ultima_sincronizacao_pgcc, Some(t3));
+}
+
+#[test]
+fn syncing_the_same_list_again_refreshes_every_row_and_removes_nothing() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    let items = [
+        item(VINCULO_A, "tpl-1", "Crédito"),
+        item(VINCULO_A, "tpl-2", "Seguro"),
+    ];
+    repo.apply_sync(acme.id, &items, at("2026-05-01T12:00:00Z"))
+        .unwrap();
+
+    let counts = repo
+        .apply_sync(acme.id, &items, at("2026-05-02T12:00:00Z"))
+        .unwrap();
+
+    assert_eq!(
+        counts,
+        SyncCounts {
+            inseridos: 0,
+            atualizados: 2,
+            removidos: 0,
+            total: 2
+        }
+    );
+}
+
+#[test]
+fn a_template_listed_twice_in_one_sync_is_stored_once() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+
+    let counts = repo
+        .apply_sync(
+            acme.id,
+            &[
+                item(VINCULO_A, "tpl-1", "Crédito"),
+                item(VINCULO_B, "tpl-1", "Crédito (cópia)"),
+            ],
+            at("2026-05-01T12:00:00Z"),
+        )
+        .unwrap();
+
+    assert_eq!(
+        counts,
+        SyncCounts {
+            inseridos: 1,
+            atualizados: 0,
+            removidos: 0,
+            total: 1
+        }
+    );
+    let rows = rows_of(&db, &acme);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].titulo, "Crédito");
+}
+
+#[test]
+fn syncing_an_unknown_company_fails_and_stores_nothing() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let repo = PgUseCaseRepository::new(pool);
+    let ghost = common::company("Fantasma", "112223330001");
+
+    let result = repo.apply_sync(
+        ghost.id,
+        &[item(VINCULO_A, "tpl-1", "Crédito")],
+        at("2026-05-01T12:00:00Z"),
+    );
+
+    assert!(
+        matches!(result, Err(ports::RepoError::Unexpected(_))),
+        "{result:?}"
+    );
+    let count: i64 = casos_de_uso::table
+        .count()
+        .get_result(&mut db.conn())
+        .unwrap();
+    assert_eq!(count, 0);
+}
+
+#[test]
+fn listing_orders_by_title_then_id_and_filters_by_vinculo() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    repo.apply_sync(
+        acme.id,
+        &[
+            item(VINCULO_A, "tpl-1", "Seguro"),
+            item(VINCULO_B, "tpl-2", "Crédito"),
+            item(VINCULO_A, "tpl-3", "Abertura de conta"),
+            item(VINCULO_A, "tpl-4", "Crédito"),
+        ],
+        at("2026-05-01T12:00:00Z"),
+    )
+    .unwrap();
+
+    let all = repo.list(acme.id, None).unwrap();
+    let only_a = repo.list(acme.id, Some(VINCULO_A)).unwrap();
+    let none = repo.list(acme.id, Some(Uuid::from_u128(0xc))).unwrap();
+
+    assert_eq!(
+        titles(&all),
+        ["Abertura de conta", "Crédito", "Crédito", "Seguro"]
+    );
+    assert!(all[1].id < all[2].id, "equal titles are ordered by id");
+    assert_eq!(titles(&only_a), ["Abertura de conta", "Crédito", "Seguro"]);
+    assert!(only_a
+        .iter()
+        .all(|u| u.vinculo_id == Some(VINCULO_A) && u.empresa_id == acme.id));
+    assert_eq!(none, vec![]);
+}
+
+#[test]
+fn two_companies_never_see_or_touch_each_others_use_cases() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    let repo = PgUseCaseRepository::new(pool);
+    let t1 = at("2026-05-01T12:00:00Z");
+    repo.apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito ACME")], t1)
+        .unwrap();
+    repo.apply_sync(globex.id, &[item(VINCULO_A, "tpl-1", "Crédito Globex")], t1)
+        .unwrap();
+
+    assert_eq!(titles(&repo.list(acme.id, None).unwrap()), ["Crédito ACME"]);
+    assert_eq!(
+        titles(&repo.list(globex.id, None).unwrap()),
+        ["Crédito Globex"]
+    );
+    assert_eq!(
+        repo.find_by_template(globex.id, "tpl-1")
+            .unwrap()
+            .map(|u| u.titulo),
+        Some("Crédito Globex".to_owned())
+    );
+
+    let counts = repo
+        .apply_sync(acme.id, &[], at("2026-05-02T12:00:00Z"))
+        .unwrap();
+
+    assert_eq!(counts.removidos, 1);
+    assert_eq!(
+        titles(&repo.list(globex.id, None).unwrap()),
+        ["Crédito Globex"]
+    );
+    assert_eq!(rows_of(&db, &globex)[0].removido_em, None);
+    assert_eq!(repo.find_by_template(acme.id, "tpl-1").unwrap(), None);
+}
+
+#[test]
+fn find_by_template_returns_the_companys_use_case() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    let t1 = at("2026-05-01T12:00:00Z");
+    repo.apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t1)
+        .unwrap();
+    let row = rows_of(&db, &acme).remove(0);
+
+    let found = repo.find_by_template(acme.id, "tpl-1").unwrap();
+
+    assert_eq!(
+        found,
+        Some(UseCase {
+            id: row.id,
+            empresa_id: acme.id,
+            vinculo_id: Some(VINCULO_A),
+            titulo: "Crédito".to_owned(),
+            pgcc_provider_template_id: Some("tpl-1".to_owned()),
+            data_inclusao: t1,
+            data_ultima_sincronizacao_pgcc: Some(t1),
+        })
+    );
+    assert_eq!(repo.find_by_template(acme.id, "tpl-9").unwrap(), None);
+}

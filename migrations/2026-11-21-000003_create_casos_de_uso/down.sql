@@ -1,0 +1,1 @@
+DROP TABLE casos_de_uso;
