@@ -1,1 +1,52 @@
+//! A simulator of the PGCC, the external consent platform, for tests, demos and benchmarks.
+//!
+//! It speaks the contract of `docs/pgcc.md` under `/pgcc/v1`, seeded from a JSON file, and
+//! offers admin routes under `/_sim` to play the subject (accept, refuse, revoke), inspect what
+//! it received, replace the seed and inject faults (status, latency).
+//!
+//! In-process use from synchronous tests: [`spawn_in_background`]. From async code or a binary:
+//! [`serve`] on a bound listener.
 
+mod admin_routes;
+mod auth;
+mod contract_routes;
+mod errors;
+mod faults;
+mod seed;
+mod solicitacao;
+mod spawned;
+mod state;
+
+use actix_web::{web, App, HttpServer};
+
+pub use errors::status_name;
+pub use faults::FaultSpec;
+pub use seed::{load_seed, normalize_cnpj, Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
+pub use solicitacao::{NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoView};
+pub use spawned::{spawn_in_background, spawn_in_background_with_token, SpawnedSim};
+
+/// The largest request body accepted (seeds for benchmarks can be big).
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+
+/// Builds the simulator's server on an already bound listener. `token`: when `Some`, the contract
+/// routes require `Authorization: Bearer <token>`. The server must be awaited (or spawned) inside
+/// an actix/tokio runtime.
+pub fn serve(
+    listener: std::net::TcpListener,
+    seed: Seed,
+    token: Option<String>,
+) -> std::io::Result<actix_web::dev::Server> {
+    let state = web::Data::new(state::AppState::new(seed, token));
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
+            .configure(contract_routes::configure)
+            .configure(admin_routes::configure)
+    })
+    .workers(2)
+    .disable_signals()
+    .listen(listener)?
+    .run();
+    Ok(server)
+}

@@ -1,1 +1,12 @@
+//! The PGCC gateway over HTTP (ureq 3): implements [`ports::PgccGateway`] with the contract of
+//! `docs/pgcc.md`, its timeouts and its error mapping.
+//!
+//! Blocking: call it from a blocking pool (`web::block`), never on an async executor thread.
 
+mod gateway;
+mod http_errors;
+mod settings;
+mod wire;
+
+pub use gateway::PgccHttpGateway;
+pub use settings::PgccSettings;

@@ -1,0 +1,187 @@
+//! [`PgccHttpGateway`]: the two calls the core needs today (list use cases, create a request).
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use domain::{Cnpj, CreationVariant, PgccUseCase};
+use ports::{PgccConsentCreated, PgccError, PgccGateway, PgccNewConsent};
+use serde::de::DeserializeOwned;
+use ureq::http::Response;
+use ureq::{Agent, Body, RequestBuilder};
+
+use crate::http_errors::{classify_body, classify_status, classify_transport};
+use crate::settings::PgccSettings;
+use crate::wire;
+
+/// The PGCC over HTTP. One agent (and its connection pool) for the life of the gateway; cheap
+/// to share behind an `Arc`.
+pub struct PgccHttpGateway {
+    agent: Agent,
+    base_url: String,
+    /// `Bearer <token>`, ready to send. Secret: never logged, hidden from `Debug`.
+    authorization: Option<String>,
+}
+
+impl std::fmt::Debug for PgccHttpGateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgccHttpGateway")
+            .field("base_url", &self.base_url)
+            .field(
+                "authorization",
+                &self.authorization.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+impl PgccHttpGateway {
+    /// Builds the HTTP agent: connect timeout and whole-call budget of `settings.timeout`, every
+    /// status returned to us (we classify them), no redirect followed, no proxy taken from the
+    /// environment.
+    pub fn new(settings: PgccSettings) -> Self {
+        let config = Agent::config_builder()
+            .timeout_connect(Some(settings.timeout))
+            .timeout_global(Some(settings.timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .proxy(None)
+            .build();
+        Self {
+            agent: config.into(),
+            base_url: settings.base_url.trim_end_matches('/').to_owned(),
+            authorization: settings.token.map(|t| format!("Bearer {t}")),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/pgcc/v1{path}", self.base_url)
+    }
+
+    fn authorize<B>(&self, request: RequestBuilder<B>) -> RequestBuilder<B> {
+        let request = request.header("Accept", "application/json");
+        match &self.authorization {
+            Some(value) => request.header("Authorization", value),
+            None => request,
+        }
+    }
+}
+
+impl PgccGateway for PgccHttpGateway {
+    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
+        let url = self.url(&format!("/empresas/{}/casos-de-uso", cnpj_empresa.as_str()));
+        let result = self.authorize(self.agent.get(&url)).call();
+        let body: wire::CasosDeUsoResponse = read_answer("list_use_cases", result)?;
+        Ok(body
+            .vinculos
+            .into_iter()
+            .flat_map(|vinculo| {
+                vinculo
+                    .casos_de_uso
+                    .into_iter()
+                    .map(move |caso| PgccUseCase {
+                        vinculo_id: vinculo.id,
+                        template_id: caso.template_id,
+                        titulo: caso.titulo,
+                    })
+            })
+            .collect())
+    }
+
+    fn create_consent_request(
+        &self,
+        consent: &PgccNewConsent,
+    ) -> Result<PgccConsentCreated, PgccError> {
+        let body = creation_body(consent);
+        let result = self
+            .authorize(self.agent.post(self.url("/solicitacoes")))
+            .send_json(&body);
+        let created: wire::SolicitacaoCriada = read_answer("create_consent_request", result)?;
+        if created.id.trim().is_empty() {
+            return Err(PgccError::Unexpected(anyhow::anyhow!(
+                "the PGCC created the request but answered an empty id"
+            )));
+        }
+        tracing::info!(
+            referencia_externa = %consent.referencia_externa,
+            pgcc_id = %created.id,
+            "consent request created on the PGCC"
+        );
+        Ok(PgccConsentCreated {
+            pgcc_id: created.id,
+        })
+    }
+}
+
+/// The wire body of a creation (`docs/pgcc.md`).
+fn creation_body(consent: &PgccNewConsent) -> wire::NovaSolicitacao<'_> {
+    let request = &consent.request;
+    let status = match request.variant {
+        CreationVariant::Active => "ativo",
+        CreationVariant::Pending => "pendente",
+    };
+    wire::NovaSolicitacao {
+        referencia_externa: consent.referencia_externa,
+        cnpj_empresa: consent.cnpj_empresa.as_str(),
+        vinculo_id: consent.vinculo_id,
+        template_id: &request.caso_de_uso_id_template,
+        cpf_titular: request.cpf_titular.as_str(),
+        tipo_titular: request.tipo_titular.as_str(),
+        modalidade_acesso: request.modalidade_acesso.as_str(),
+        cnpj_anuente: request.cnpj_anuente.as_ref().map(Cnpj::as_str),
+        data_expiracao_consentimento: rfc3339(request.data_expiracao_consentimento),
+        status,
+        data_titular_respondeu_consentimento: request
+            .resposta
+            .as_ref()
+            .map(|r| rfc3339(r.data_titular_respondeu_consentimento)),
+        prova_coleta: request.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
+    }
+}
+
+/// `2030-01-01T00:00:00Z`; fractions of a second only when present.
+fn rfc3339(instant: DateTime<Utc>) -> String {
+    instant.to_rfc3339_opts(SecondsFormat::AutoSi, true)
+}
+
+/// The decoded body of a 2xx answer, or the error the outcome means. Logs the status or the
+/// transport failure, never a body (bodies may carry personal data).
+fn read_answer<T: DeserializeOwned>(
+    operation: &'static str,
+    result: Result<Response<Body>, ureq::Error>,
+) -> Result<T, PgccError> {
+    let mut response = result.map_err(|e| {
+        tracing::warn!(operation, cause = %e, "PGCC call failed without an answer");
+        classify_transport(e)
+    })?;
+    let status = response.status().as_u16();
+    if let Some(error) = classify_status(status) {
+        tracing::warn!(operation, status, "PGCC answered an error status");
+        return Err(error);
+    }
+    response.body_mut().read_json::<T>().map_err(|e| {
+        tracing::warn!(operation, status, cause = %e, "PGCC answer could not be read");
+        classify_body(e)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn instants_are_written_in_rfc3339_utc() {
+        let instant = Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap();
+        assert_eq!(rfc3339(instant), "2030-01-02T03:04:05Z");
+    }
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let gateway = PgccHttpGateway::new(PgccSettings {
+            base_url: "http://pgcc/".into(),
+            token: Some("super-secret".into()),
+            timeout: std::time::Duration::from_secs(1),
+        });
+        let shown = format!("{gateway:?}");
+        assert!(!shown.contains("super-secret"), "{shown}");
+        assert!(shown.contains("\"http://pgcc\""), "{shown}");
+    }
+}

@@ -1,0 +1,52 @@
+//! The JSON bodies of the PGCC contract (`docs/pgcc.md`), in its wire names.
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// `GET /pgcc/v1/empresas/{cnpj}/casos-de-uso`
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CasosDeUsoResponse {
+    pub vinculos: Vec<Vinculo>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Vinculo {
+    pub id: Uuid,
+    #[serde(default)]
+    pub casos_de_uso: Vec<CasoDeUso>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CasoDeUso {
+    pub template_id: String,
+    pub titulo: String,
+}
+
+/// `POST /pgcc/v1/solicitacoes`. Holds the CPF and the proof of consent: no `Debug`, never
+/// logged.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NovaSolicitacao<'a> {
+    pub referencia_externa: Uuid,
+    pub cnpj_empresa: &'a str,
+    pub vinculo_id: Option<Uuid>,
+    pub template_id: &'a str,
+    pub cpf_titular: &'a str,
+    pub tipo_titular: &'static str,
+    pub modalidade_acesso: &'static str,
+    pub cnpj_anuente: Option<&'a str>,
+    pub data_expiracao_consentimento: String,
+    pub status: &'static str,
+    pub data_titular_respondeu_consentimento: Option<String>,
+    pub prova_coleta: Option<&'a str>,
+}
+
+/// The answer to a creation (201, or 200 for a repeated `referenciaExterna`); other fields are
+/// ignored.
+#[derive(Debug, Deserialize)]
+pub struct SolicitacaoCriada {
+    pub id: String,
+}

@@ -1,0 +1,114 @@
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use domain::{
+    ActiveAnswer, Cnpj, Cpf, CreationVariant, ModalidadeAcesso, TipoTitular, ValidConsentRequest,
+};
+use pgcc_adapter::{PgccHttpGateway, PgccSettings};
+use pgcc_sim::{Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo, SpawnedSim};
+use ports::PgccNewConsent;
+use serde_json::Value;
+use uuid::Uuid;
+
+pub const CNPJ: &str = "11222333000181";
+pub const CNPJ_ANUENTE: &str = "11444777000161";
+pub const CPF: &str = "52998224725";
+pub const VINCULO_1: Uuid = Uuid::from_u128(0x6f1c2a4e_8b3d_4c5a_9e7f_1a2b3c4d5e01);
+pub const VINCULO_2: Uuid = Uuid::from_u128(0x6f1c2a4e_8b3d_4c5a_9e7f_1a2b3c4d5e02);
+
+/// One company (masked CNPJ in the seed) with two links: two use cases in the first, one in the
+/// second.
+pub fn seed() -> Seed {
+    let caso = |id: &str, titulo: &str| SeedCasoDeUso {
+        template_id: id.into(),
+        titulo: titulo.into(),
+    };
+    Seed {
+        empresas: vec![SeedEmpresa {
+            cnpj: "11.222.333/0001-81".into(),
+            vinculos: vec![
+                SeedVinculo {
+                    id: VINCULO_1,
+                    casos_de_uso: vec![
+                        caso("tpl-credito", "Análise de crédito"),
+                        caso("tpl-conta", "Abertura de conta"),
+                    ],
+                },
+                SeedVinculo {
+                    id: VINCULO_2,
+                    casos_de_uso: vec![caso("tpl-salario", "Portabilidade de salário")],
+                },
+            ],
+        }],
+    }
+}
+
+pub fn sim() -> SpawnedSim {
+    pgcc_sim::spawn_in_background(seed())
+}
+
+pub fn gateway(sim: &SpawnedSim) -> PgccHttpGateway {
+    gateway_to(&sim.base_url, None, Duration::from_secs(5))
+}
+
+pub fn gateway_to(base_url: &str, token: Option<&str>, timeout: Duration) -> PgccHttpGateway {
+    PgccHttpGateway::new(PgccSettings {
+        base_url: base_url.to_owned(),
+        token: token.map(str::to_owned),
+        timeout,
+    })
+}
+
+pub fn cnpj() -> Cnpj {
+    Cnpj::parse(CNPJ).expect("valid CNPJ")
+}
+
+/// A valid request for `template`, active (with the subject's answer) or pending.
+pub fn consent(template: &str, variant: CreationVariant) -> PgccNewConsent {
+    let resposta = match variant {
+        CreationVariant::Active => Some(ActiveAnswer {
+            data_titular_respondeu_consentimento: Utc
+                .with_ymd_and_hms(2025, 3, 4, 5, 6, 7)
+                .unwrap(),
+            prova_coleta: "assinatura-eletronica-123".into(),
+        }),
+        CreationVariant::Pending => None,
+    };
+    PgccNewConsent {
+        referencia_externa: Uuid::new_v4(),
+        cnpj_empresa: cnpj(),
+        vinculo_id: Some(VINCULO_1),
+        request: ValidConsentRequest {
+            variant,
+            caso_de_uso_id_template: template.into(),
+            cpf_titular: Cpf::parse(CPF).expect("valid CPF"),
+            modalidade_acesso: ModalidadeAcesso::Direto,
+            tipo_titular: TipoTitular::PessoaFisica,
+            data_expiracao_consentimento: Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap(),
+            resposta,
+            cnpj_anuente: None,
+        },
+    }
+}
+
+/// `GET /_sim/solicitacoes`
+pub fn received(sim: &SpawnedSim) -> Vec<Value> {
+    let agent: ureq::Agent = ureq::Agent::config_builder().proxy(None).build().into();
+    agent
+        .get(sim.url("/_sim/solicitacoes"))
+        .call()
+        .expect("admin list")
+        .body_mut()
+        .read_json()
+        .expect("JSON")
+}
+
+/// `POST /_sim/faults` with `rule`.
+pub fn fault(sim: &SpawnedSim, rule: Value) {
+    let agent: ureq::Agent = ureq::Agent::config_builder().proxy(None).build().into();
+    let response = agent
+        .post(sim.url("/_sim/faults"))
+        .send_json(rule)
+        .expect("setting a fault");
+    assert_eq!(response.status().as_u16(), 204);
+}

@@ -1,0 +1,6 @@
+//! The HTTP gateway against a real simulator, over HTTP.
+
+mod create;
+mod errors;
+mod helpers;
+mod list;

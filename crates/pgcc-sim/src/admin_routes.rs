@@ -1,0 +1,76 @@
+//! Routes for tests and demos under `/_sim`: never behind faults or the token.
+
+use actix_web::{web, HttpResponse};
+
+use crate::contract_routes::parse_json;
+use crate::errors::SimError;
+use crate::faults::FaultSpec;
+use crate::seed::Seed;
+use crate::state::{AppState, Move};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/_sim")
+            .route("/health", web::get().to(health))
+            .route("/seed", web::put().to(replace_seed))
+            .route("/solicitacoes", web::get().to(list_solicitacoes))
+            .route(
+                "/solicitacoes/{id}/aceitar",
+                web::post().to(|s, id| mover(s, id, Move::Aceitar)),
+            )
+            .route(
+                "/solicitacoes/{id}/recusar",
+                web::post().to(|s, id| mover(s, id, Move::Recusar)),
+            )
+            .route(
+                "/solicitacoes/{id}/revogar",
+                web::post().to(|s, id| mover(s, id, Move::Revogar)),
+            )
+            .route("/faults", web::post().to(set_fault))
+            .route("/faults", web::delete().to(clear_fault)),
+    );
+}
+
+/// `GET /_sim/health`
+async fn health() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({ "status": "ok" }))
+}
+
+/// `PUT /_sim/seed`: replaces the seed; the requests received are kept.
+async fn replace_seed(
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, SimError> {
+    let seed = parse_json::<Seed>(&body)?;
+    state.store().seed = seed;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `GET /_sim/solicitacoes`: every request created, in arrival order, with every field.
+async fn list_solicitacoes(state: web::Data<AppState>) -> HttpResponse {
+    let store = state.store();
+    HttpResponse::Ok().json(&store.solicitacoes)
+}
+
+/// `POST /_sim/solicitacoes/{id}/{aceitar|recusar|revogar}`
+async fn mover(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    mv: Move,
+) -> Result<HttpResponse, SimError> {
+    let solicitacao = state.store().mover(&id, mv)?;
+    Ok(HttpResponse::Ok().json(solicitacao))
+}
+
+/// `POST /_sim/faults`: replaces the fault rule.
+async fn set_fault(state: web::Data<AppState>, body: web::Bytes) -> Result<HttpResponse, SimError> {
+    let spec = parse_json::<FaultSpec>(&body)?;
+    state.faults.set(spec)?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// `DELETE /_sim/faults`
+async fn clear_fault(state: web::Data<AppState>) -> HttpResponse {
+    state.faults.clear();
+    HttpResponse::NoContent().finish()
+}

@@ -1,0 +1,105 @@
+//! The PGCC contract (`docs/pgcc.md`): routes under `/pgcc/v1`, behind the fault rule and the
+//! token check.
+
+use actix_web::http::StatusCode;
+use actix_web::middleware::from_fn;
+use actix_web::{web, HttpResponse};
+use serde::Serialize;
+
+use crate::auth::require_token;
+use crate::errors::{error_response, SimError};
+use crate::faults::apply_faults;
+use crate::seed::SeedVinculo;
+use crate::solicitacao::NovaSolicitacao;
+use crate::state::{AppState, Created, Move};
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/pgcc/v1")
+            // the last `wrap` runs first: faults, then the token check
+            .wrap(from_fn(require_token))
+            .wrap(from_fn(apply_faults))
+            .route(
+                "/empresas/{cnpj}/casos-de-uso",
+                web::get().to(listar_casos_de_uso),
+            )
+            .route("/solicitacoes", web::post().to(criar_solicitacao))
+            .route("/solicitacoes/{id}", web::get().to(ler_solicitacao))
+            .route(
+                "/solicitacoes/{id}/revogar",
+                web::post().to(revogar_solicitacao),
+            )
+            .default_service(web::to(rota_desconhecida)),
+    );
+}
+
+#[derive(Serialize)]
+struct CasosDeUsoResponse<'a> {
+    vinculos: &'a [SeedVinculo],
+}
+
+/// `GET /pgcc/v1/empresas/{cnpj}/casos-de-uso`
+async fn listar_casos_de_uso(
+    state: web::Data<AppState>,
+    cnpj: web::Path<String>,
+) -> Result<HttpResponse, SimError> {
+    let store = state.store();
+    let empresa = store
+        .seed
+        .empresa(&cnpj)
+        .ok_or_else(|| SimError::not_found("empresa não encontrada"))?;
+    Ok(HttpResponse::Ok().json(CasosDeUsoResponse {
+        vinculos: &empresa.vinculos,
+    }))
+}
+
+/// `POST /pgcc/v1/solicitacoes`: 201 when created, 200 for a repeated `referenciaExterna`.
+async fn criar_solicitacao(
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, SimError> {
+    let nova = parse_json::<NovaSolicitacao>(&body)?;
+    nova.validate().map_err(SimError::bad_request)?;
+    let created = state.store().criar(nova)?;
+    Ok(match created {
+        Created::New(s) => HttpResponse::Created().json(s.view()),
+        Created::Existing(s) => HttpResponse::Ok().json(s.view()),
+    })
+}
+
+/// `GET /pgcc/v1/solicitacoes/{id}`
+async fn ler_solicitacao(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, SimError> {
+    let store = state.store();
+    let solicitacao = store
+        .get(&id)
+        .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
+    Ok(HttpResponse::Ok().json(solicitacao.view()))
+}
+
+/// `POST /pgcc/v1/solicitacoes/{id}/revogar`: revocation by the company.
+async fn revogar_solicitacao(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, SimError> {
+    let solicitacao = state.store().mover(&id, Move::Revogar)?;
+    Ok(HttpResponse::Ok().json(solicitacao.view()))
+}
+
+async fn rota_desconhecida() -> HttpResponse {
+    error_response(StatusCode::NOT_FOUND, "rota desconhecida")
+}
+
+/// Decodes a JSON body; 400 when it is not JSON of the expected shape. The message gives the
+/// position only, never a value (it could be personal data).
+pub fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, SimError> {
+    serde_json::from_slice(body).map_err(|e| {
+        SimError::bad_request(format!(
+            "corpo JSON inválido (linha {}, coluna {})",
+            e.line(),
+            e.column()
+        ))
+    })
+}
