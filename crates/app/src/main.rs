@@ -1,1 +1,55 @@
-fn main() {}
+//! `consent-api`: the thin binary. Reads config, builds adapters, hands them to services, serves.
+
+mod cli;
+mod commands;
+mod secret;
+mod settings;
+mod wiring;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{ApiKeyCommand, Cli, Command, CompanyCommand};
+use settings::Settings;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let settings = match Settings::load() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    init_logging(&settings);
+    let outcome = match cli.command {
+        Command::Serve {
+            exit_on_stdin_close,
+        } => commands::serve::run(&settings, exit_on_stdin_close),
+        Command::Migrate => commands::migrate::run(&settings),
+        Command::Company {
+            command: CompanyCommand::Create { nome, cnpj },
+        } => commands::company::create(&settings, &nome, &cnpj),
+        Command::ApiKey {
+            command: ApiKeyCommand::Issue { empresa },
+        } => commands::api_key::issue(&settings, &empresa),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr (stdout carries the values scripts capture); RUST_LOG overrides the level.
+fn init_logging(settings: &Settings) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&settings.log.level));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -1,0 +1,62 @@
+//! The command line of `consent-api`.
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "consent-api",
+    version,
+    about = "Consent management API in front of the PGCC",
+    long_about = "Consent management API in front of the PGCC.\n\nConfiguration: config/default.toml, then config/<APP_ENV>.toml (APP_ENV = development | test | staging | production), then APP__SECTION__KEY environment variables (APP__DATABASE__URL, APP__SERVER__HOST, APP__SERVER__PORT, APP__PGCC__BASE_URL, ...)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Apply pending migrations, then serve the HTTP API.
+    Serve {
+        /// Exit when standard input closes (lets a test harness tie the server to its own life).
+        #[arg(long, hide = true)]
+        exit_on_stdin_close: bool,
+    },
+    /// Apply pending database migrations and exit.
+    Migrate,
+    /// Manage companies (the API's callers).
+    Company {
+        #[command(subcommand)]
+        command: CompanyCommand,
+    },
+    /// Manage API keys.
+    #[command(name = "api-key")]
+    ApiKey {
+        #[command(subcommand)]
+        command: ApiKeyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CompanyCommand {
+    /// Create a company; prints its id alone on one line.
+    Create {
+        /// The company's name.
+        #[arg(long)]
+        nome: String,
+        /// The company's CNPJ (masked or not, numeric or alphanumeric); must match the PGCC's.
+        #[arg(long)]
+        cnpj: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApiKeyCommand {
+    /// Issue a new key for a company; prints the key alone on one line. It is shown only once:
+    /// only its hash is stored.
+    Issue {
+        /// The company's id (from `company create`).
+        #[arg(long)]
+        empresa: String,
+    },
+}

@@ -1,0 +1,30 @@
+use anyhow::bail;
+use application::RegisterCompanyError;
+
+use crate::settings::Settings;
+use crate::wiring;
+
+/// Prints the new company's id alone on stdout, so scripts can capture it.
+pub fn create(settings: &Settings, nome: &str, cnpj: &str) -> anyhow::Result<()> {
+    let services = wiring::services(settings, wiring::pool(settings)?);
+    match services.companies.create(nome, cnpj) {
+        Ok(company) => {
+            println!("{}", company.id);
+            Ok(())
+        }
+        Err(RegisterCompanyError::Invalid(errors)) => {
+            let fields: Vec<String> = errors
+                .fields()
+                .iter()
+                .map(|e| format!("{}: {}", e.campo, e.mensagem))
+                .collect();
+            bail!("invalid company: {}", fields.join("; "))
+        }
+        Err(RegisterCompanyError::DuplicateCnpj) => {
+            bail!("a company with this CNPJ already exists")
+        }
+        Err(RegisterCompanyError::Repo(e)) => {
+            Err(anyhow::Error::new(e).context("creating the company"))
+        }
+    }
+}

@@ -1,0 +1,4 @@
+pub mod api_key;
+pub mod company;
+pub mod migrate;
+pub mod serve;

@@ -1,0 +1,8 @@
+//! Wire shapes of the public API, each with its OpenAPI schema. Domain types stay free of
+//! framework derives; these are converted from them at the delivery boundary.
+
+pub mod consent_request;
+pub mod envelope;
+pub mod sync;
+pub mod use_case;
+pub mod webhook_url;

@@ -1,0 +1,204 @@
+//! The one place where errors become HTTP: every failure of every route is an `ApiError`, and its
+//! `ResponseError` impl picks the status (architecture page, section 3) and builds the envelope.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use application::{
+    AuthError, CreateConsentError, DeleteWebhookError, RegisterWebhookError, SyncError,
+};
+use domain::{Envelope, PgccStatusCode, ValidationErrors};
+use ports::{PgccError, RepoError};
+use serde_json::{json, Value};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("missing or invalid Api-Key")]
+    Unauthorized,
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    #[error("validation failed")]
+    Validation(ValidationErrors),
+    #[error("not found: {0}")]
+    NotFound(&'static str),
+    #[error("method not allowed")]
+    MethodNotAllowed { allow: &'static str },
+    #[error("payload over {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("unsupported media type")]
+    UnsupportedMediaType,
+    #[error(transparent)]
+    Pgcc(#[from] PgccError),
+    #[error("database unavailable")]
+    Unavailable(#[source] anyhow::Error),
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    fn pgcc_code(&self) -> Option<PgccStatusCode> {
+        match self {
+            ApiError::Pgcc(e) => Some(match e {
+                PgccError::Rejected { status } | PgccError::Failed { status } => {
+                    PgccStatusCode::from_u16(*status).unwrap_or(PgccStatusCode::BadGateway)
+                }
+                PgccError::Timeout => PgccStatusCode::GatewayTimeout,
+                PgccError::Unreachable(_) | PgccError::Unexpected(_) => PgccStatusCode::BadGateway,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A sentence for the human reading the response: Portuguese, never internal detail.
+    fn mensagem(&self) -> String {
+        match self {
+            ApiError::Unauthorized => "Api-Key ausente, inválida ou revogada.".into(),
+            ApiError::BadRequest(detail) => format!("Requisição inválida: {detail}."),
+            ApiError::Validation(_) => "Um ou mais campos são inválidos; veja data.erros.".into(),
+            ApiError::NotFound(what) => format!("{what} não encontrado."),
+            ApiError::MethodNotAllowed { allow } => {
+                format!("Método não permitido neste recurso; use {allow}.")
+            }
+            ApiError::PayloadTooLarge { limit } => {
+                format!("O corpo da requisição excede o limite de {limit} bytes.")
+            }
+            ApiError::UnsupportedMediaType => {
+                "Content-Type não suportado; use application/json, text/json ou application/*+json."
+                    .into()
+            }
+            ApiError::Pgcc(e) => match e {
+                PgccError::Rejected { status } => {
+                    format!("A PGCC recusou a operação (HTTP {status}).")
+                }
+                PgccError::Failed { status } => {
+                    format!("A PGCC falhou ao processar a operação (HTTP {status}); tente novamente mais tarde.")
+                }
+                PgccError::Unreachable(_) | PgccError::Unexpected(_) => {
+                    "A PGCC não respondeu de forma válida; tente novamente mais tarde.".into()
+                }
+                PgccError::Timeout => {
+                    "A PGCC não respondeu dentro do tempo limite; tente novamente mais tarde."
+                        .into()
+                }
+            },
+            ApiError::Unavailable(_) => {
+                "Serviço temporariamente indisponível; tente novamente em instantes.".into()
+            }
+            ApiError::Internal(_) => "Erro interno inesperado.".into(),
+        }
+    }
+
+    fn data(&self) -> Value {
+        match self {
+            ApiError::Validation(errors) => json!({ "erros": errors.fields() }),
+            _ => json!({}),
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            ApiError::Pgcc(PgccError::Timeout) => StatusCode::GATEWAY_TIMEOUT,
+            ApiError::Pgcc(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        // The whole cause chain goes to the log (adapters keep personal data out of it); the
+        // client gets the envelope only.
+        match self {
+            ApiError::Internal(cause) => {
+                tracing::error!(error = format!("{cause:#}"), "internal error")
+            }
+            ApiError::Unavailable(cause) => {
+                tracing::warn!(error = format!("{cause:#}"), "database unavailable")
+            }
+            ApiError::Pgcc(cause) => {
+                tracing::warn!(error = format!("{cause:#}"), "PGCC call failed")
+            }
+            _ => {}
+        }
+        let envelope = match self.pgcc_code() {
+            Some(code) => Envelope::pgcc_failure(code, self.mensagem(), self.data()),
+            None => Envelope::failure(self.mensagem(), self.data()),
+        };
+        let mut response = HttpResponse::build(self.status_code());
+        match self {
+            ApiError::MethodNotAllowed { allow } => {
+                response.insert_header((header::ALLOW, *allow));
+            }
+            ApiError::Unavailable(_) => {
+                response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            _ => {}
+        }
+        response.json(envelope)
+    }
+}
+
+impl From<RepoError> for ApiError {
+    fn from(e: RepoError) -> Self {
+        match e {
+            RepoError::Unavailable(cause) => ApiError::Unavailable(cause),
+            RepoError::Unexpected(cause) => ApiError::Internal(cause),
+        }
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::Missing | AuthError::Invalid => ApiError::Unauthorized,
+            AuthError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<SyncError> for ApiError {
+    fn from(e: SyncError) -> Self {
+        match e {
+            SyncError::Pgcc(e) => ApiError::Pgcc(e),
+            SyncError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<CreateConsentError> for ApiError {
+    fn from(e: CreateConsentError) -> Self {
+        match e {
+            CreateConsentError::Invalid(errors) => ApiError::Validation(errors),
+            CreateConsentError::Pgcc(e) => ApiError::Pgcc(e),
+            CreateConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<RegisterWebhookError> for ApiError {
+    fn from(e: RegisterWebhookError) -> Self {
+        match e {
+            RegisterWebhookError::Invalid(errors) => ApiError::Validation(errors),
+            RegisterWebhookError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeleteWebhookError> for ApiError {
+    fn from(e: DeleteWebhookError) -> Self {
+        match e {
+            DeleteWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
+            DeleteWebhookError::Repo(e) => e.into(),
+        }
+    }
+}

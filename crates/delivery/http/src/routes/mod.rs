@@ -1,0 +1,59 @@
+//! Every route of the service, registered in one `configure`.
+
+pub mod casos_de_uso;
+pub mod openapi;
+pub mod solicitacao_consentimento;
+pub mod webhook_urls;
+
+use actix_web::{web, HttpResponse, Route};
+
+use crate::error::ApiError;
+
+/// Routes, each resource answering 405 (with `Allow`) to the methods it does not have.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/api/casos-de-uso")
+            .route(web::get().to(casos_de_uso::list))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/casos-de-uso/sincronizar")
+            .route(web::post().to(casos_de_uso::sync))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/criar/ativo")
+            .route(web::post().to(solicitacao_consentimento::create_active))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/criar/pendente")
+            .route(web::post().to(solicitacao_consentimento::create_pending))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/webhook-urls")
+            .route(web::get().to(webhook_urls::list))
+            .route(web::post().to(webhook_urls::register))
+            .default_service(not_allowed("GET, POST")),
+    )
+    .service(
+        web::resource("/api/webhook-urls/{webhookUrlId}")
+            .route(web::delete().to(webhook_urls::delete))
+            .default_service(not_allowed("DELETE")),
+    )
+    .service(
+        web::resource("/openapi.json")
+            .route(web::get().to(openapi::document))
+            .default_service(not_allowed("GET")),
+    );
+}
+
+fn not_allowed(allow: &'static str) -> Route {
+    web::to(move || async move { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow }) })
+}
+
+/// Everything no route matched.
+pub async fn not_found() -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotFound("Recurso"))
+}

@@ -1,0 +1,124 @@
+//! `GET /openapi.json`: the OpenAPI 3 document, generated from the route annotations and the wire
+//! types, so it cannot drift from the code.
+
+use actix_web::HttpResponse;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ServerBuilder};
+use utoipa::{Modify, OpenApi};
+
+use crate::api_key::API_KEY_HEADER;
+use crate::dto;
+use crate::routes::{casos_de_uso, solicitacao_consentimento, webhook_urls};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Consent Management Public API",
+        description = "API pública de gestão de consentimento: casos de uso, solicitações de consentimento e webhooks de uma empresa, diante da PGCC.",
+        version = "dev",
+    ),
+    paths(
+        casos_de_uso::list,
+        casos_de_uso::sync,
+        solicitacao_consentimento::create_active,
+        solicitacao_consentimento::create_pending,
+        webhook_urls::register,
+        webhook_urls::list,
+        webhook_urls::delete,
+    ),
+    components(schemas(
+        dto::envelope::PgccCodigoErro,
+        dto::envelope::Erro,
+        dto::envelope::CampoInvalido,
+        dto::envelope::Vazio,
+        dto::use_case::CasoDeUso,
+        dto::consent_request::CriarSolicitacaoAtiva,
+        dto::consent_request::CriarSolicitacaoPendente,
+        dto::consent_request::SolicitacaoCriada,
+        dto::sync::Sincronizacao,
+        dto::webhook_url::RegistrarWebhookUrl,
+        dto::webhook_url::WebhookUrlRegistrada,
+    )),
+    tags(
+        (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
+        (name = "HashConsulta", description = "Consent checks by subject and use case (coming with the consent lifecycle)."),
+        (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
+        (name = "WebhookUrls", description = "URLs where the company is notified."),
+    ),
+    modifiers(&CommonToEveryApiOperation),
+)]
+pub struct ApiDoc;
+
+/// What every `/api` operation shares: the required `Api-Key` header and the failures any of
+/// them can answer (401, 404 for unknown routes aside, 500, 503). Added here once, not per route.
+struct CommonToEveryApiOperation;
+
+impl Modify for CommonToEveryApiOperation {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let failure = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("Envelope_Erro")))
+                        .build(),
+                )
+                .build()
+        };
+        openapi.servers = Some(vec![ServerBuilder::new()
+            .url("/")
+            .description(Some("this server"))
+            .build()]);
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if !path.starts_with("/api/") {
+                continue;
+            }
+            for operation in [&mut item.get, &mut item.post, &mut item.delete]
+                .into_iter()
+                .flatten()
+            {
+                operation
+                    .parameters
+                    .get_or_insert_with(Vec::new)
+                    .insert(0, api_key_parameter());
+                let responses = &mut operation.responses.responses;
+                responses.insert(
+                    "401".into(),
+                    failure("Api-Key missing, unknown or revoked.").into(),
+                );
+                responses.insert(
+                    "500".into(),
+                    failure("Unexpected error of ours; nothing internal is exposed.").into(),
+                );
+                responses.insert(
+                    "503".into(),
+                    failure("Database temporarily unavailable; retry after `Retry-After` seconds.")
+                        .into(),
+                );
+            }
+        }
+    }
+}
+
+fn api_key_parameter() -> Parameter {
+    ParameterBuilder::new()
+        .name(API_KEY_HEADER)
+        .parameter_in(ParameterIn::Header)
+        .required(Required::True)
+        .description(Some("The company's API key (issued once by the operator)."))
+        .schema(Some(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String),
+        ))
+        .build()
+}
+
+/// The document as served.
+pub fn document_json() -> serde_json::Value {
+    serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes")
+}
+
+pub async fn document() -> HttpResponse {
+    HttpResponse::Ok().json(document_json())
+}
