@@ -45,5 +45,8 @@ pub trait PgccGateway: Send + Sync {
     fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError>;
 
     /// Creates the consent request (in its variant's initial status) and returns the PGCC id.
-    fn create_consent_request(&self, consent: &PgccNewConsent) -> Result<PgccConsentCreated, PgccError>;
+    fn create_consent_request(
+        &self,
+        consent: &PgccNewConsent,
+    ) -> Result<PgccConsentCreated, PgccError>;
 }

@@ -9,13 +9,23 @@ use crate::RepoError;
 pub trait UseCaseRepository: Send + Sync {
     /// The company's use cases not marked removed, optionally only those of one PGCC link,
     /// ordered by title then id (a stable order for clients).
-    fn list(&self, empresa: CompanyId, vinculo_id: Option<Uuid>) -> Result<Vec<UseCase>, RepoError>;
+    fn list(&self, empresa: CompanyId, vinculo_id: Option<Uuid>)
+        -> Result<Vec<UseCase>, RepoError>;
 
     /// The company's non-removed use case with this PGCC template id.
-    fn find_by_template(&self, empresa: CompanyId, template_id: &str) -> Result<Option<UseCase>, RepoError>;
+    fn find_by_template(
+        &self,
+        empresa: CompanyId,
+        template_id: &str,
+    ) -> Result<Option<UseCase>, RepoError>;
 
     /// Makes the stored copy equal to `items` in one transaction: inserts new templates, updates
     /// title/link/sync time of known ones (un-removing any that come back), marks the company's
     /// other use cases removed. Upsert key: (company, template id).
-    fn apply_sync(&self, empresa: CompanyId, items: &[PgccUseCase], now: DateTime<Utc>) -> Result<SyncCounts, RepoError>;
+    fn apply_sync(
+        &self,
+        empresa: CompanyId,
+        items: &[PgccUseCase],
+        now: DateTime<Utc>,
+    ) -> Result<SyncCounts, RepoError>;
 }

@@ -14,5 +14,10 @@ pub trait WebhookUrlRepository: Send + Sync {
 
     /// Sets the removal time of the company's non-removed URL `id`. `false` (and nothing
     /// changed) when there is no such URL for this company, or it was already removed.
-    fn soft_delete(&self, empresa: CompanyId, id: Uuid, now: DateTime<Utc>) -> Result<bool, RepoError>;
+    fn soft_delete(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
 }

@@ -3,12 +3,8 @@ use crate::wiring;
 
 pub fn run(settings: &Settings) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
+    // Each applied migration is logged by the adapter.
     let applied = wiring::migrate(&pool)?;
-    if applied.is_empty() {
-        eprintln!("migrations: database already up to date");
-    }
-    for name in applied {
-        eprintln!("migrations: applied {name}");
-    }
+    eprintln!("migrations: {} applied, database up to date", applied.len());
     Ok(())
 }

@@ -12,9 +12,8 @@ use crate::wiring;
 /// and tests wait for that line), and serves until stopped.
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
-    for name in wiring::migrate(&pool)? {
-        tracing::info!(migration = %name, "migration applied");
-    }
+    // Each applied migration is logged by the adapter.
+    wiring::migrate(&pool)?;
     let services = Arc::new(wiring::services(settings, pool));
     let address = format!("{}:{}", settings.server.host, settings.server.port);
     let listener = TcpListener::bind(&address)
