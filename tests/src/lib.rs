@@ -1,7 +1,11 @@
 //! Test harness shared by the PostgreSQL adapter tests and the end-to-end tests:
-//! a fresh database per test cloned from a migrated template, and (for end-to-end tests) the real
-//! binaries started as child processes.
+//! a fresh database per test cloned from a migrated template, and the real binaries
+//! (`pgcc-sim`, `consent-api`) started as child processes that die with the test.
 
+pub mod client;
 pub mod db;
+pub mod processes;
 
+pub use client::{Client, Reply};
 pub use db::TestDb;
+pub use processes::{Api, Sim};

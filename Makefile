@@ -1,0 +1,21 @@
+# The two commands a newcomer types: `make run` and `make test`.
+.PHONY: run test build lint fmt clean-db
+
+run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
+	@bash scripts/run.sh
+
+test: ## every test, against a throw-away PostgreSQL cluster
+	@bash scripts/test.sh
+
+build:
+	cargo build --workspace --all-targets
+
+lint: ## what CI checks besides the tests
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+fmt:
+	cargo fmt --all
+
+clean-db: ## forget the local development database
+	bash -c 'source scripts/common.sh; d=$$(cluster_dir dev); scripts/pg.sh stop "$$d"; rm -rf "$$d"'

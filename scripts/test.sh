@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `make test`: every test, the PostgreSQL-backed ones included, against a throw-away cluster
+# started here and stopped on exit. Extra arguments go to cargo nextest (e.g. a test filter).
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+root=$(repo_root)
+cd "$root"
+require cargo "install Rust (https://rustup.rs)"
+require python3 "install Python 3"
+
+# Build once: the binaries the end-to-end tests start, and every test target.
+cargo build --workspace --bins --quiet
+
+dir=$(cluster_dir "test-$$")
+trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"' EXIT
+TEST_DATABASE_URL=$(scripts/pg.sh start "$dir")
+export TEST_DATABASE_URL
+echo "test cluster: $TEST_DATABASE_URL"
+
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --no-fail-fast "$@"
+else
+  cargo test --workspace --no-fail-fast "$@"
+fi

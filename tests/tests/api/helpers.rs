@@ -1,0 +1,145 @@
+use serde_json::{json, Value};
+use testkit::processes::company_with_key;
+use testkit::{Api, Client, Sim, TestDb};
+
+pub const CNPJ_A: &str = "11.222.333/0001-81";
+pub const CNPJ_B: &str = "12.ABC.345/01DE-35";
+pub const VINCULO_A1: &str = "a1a1a1a1-0000-4000-8000-000000000001";
+pub const VINCULO_A2: &str = "a2a2a2a2-0000-4000-8000-000000000002";
+pub const VINCULO_B1: &str = "b1b1b1b1-0000-4000-8000-000000000003";
+/// Valid CPFs (check digits right) used by the tests.
+pub const CPF: &str = "529.982.247-25";
+pub const CPF_DIGITS: &str = "52998224725";
+
+pub fn seed() -> Value {
+    json!({"empresas": [
+        {"cnpj": CNPJ_A, "vinculos": [
+            {"id": VINCULO_A1, "casosDeUso": [
+                {"templateId": "tpl-a-marketing", "titulo": "Marketing por e-mail"},
+                {"templateId": "tpl-a-credito", "titulo": "Análise de crédito"}
+            ]},
+            {"id": VINCULO_A2, "casosDeUso": [
+                {"templateId": "tpl-a-pesquisa", "titulo": "Pesquisa de satisfação"}
+            ]}
+        ]},
+        {"cnpj": CNPJ_B, "vinculos": [
+            {"id": VINCULO_B1, "casosDeUso": [
+                {"templateId": "tpl-b-seguro", "titulo": "Cotação de seguro"}
+            ]}
+        ]}
+    ]})
+}
+
+/// A running API with two companies (A and B), each with a key, against its own database and
+/// simulator.
+pub struct TestApp {
+    pub db: TestDb,
+    pub sim: Sim,
+    pub api: Api,
+    pub company_a: String,
+    #[allow(dead_code)] // kept for tests that assert on company B's rows
+    pub company_b: String,
+    pub a: Client,
+    pub b: Client,
+    pub anonymous: Client,
+    pub sim_admin: Client,
+}
+
+impl TestApp {
+    pub fn spawn() -> TestApp {
+        TestApp::spawn_with(&[])
+    }
+
+    pub fn spawn_with(env: &[(&str, &str)]) -> TestApp {
+        let db = TestDb::new();
+        let sim = Sim::start(&seed());
+        let (company_a, key_a) = company_with_key(&db, &sim, "Empresa A", CNPJ_A);
+        let (company_b, key_b) = company_with_key(&db, &sim, "Empresa B", CNPJ_B);
+        let api = Api::start_with(&db, &sim, env);
+        let a = Client::new(&api.base_url, Some(&key_a));
+        let b = Client::new(&api.base_url, Some(&key_b));
+        let anonymous = Client::new(&api.base_url, None);
+        let sim_admin = Client::new(&sim.base_url, None);
+        TestApp {
+            db,
+            sim,
+            api,
+            company_a,
+            company_b,
+            a,
+            b,
+            anonymous,
+            sim_admin,
+        }
+    }
+
+    /// Both companies synchronized.
+    pub fn synced() -> TestApp {
+        let app = TestApp::spawn();
+        app.a
+            .post_empty("/api/casos-de-uso/sincronizar")
+            .expect(200);
+        app.b
+            .post_empty("/api/casos-de-uso/sincronizar")
+            .expect(200);
+        app
+    }
+
+    pub fn fault(&self, fault: Value) {
+        let r = self.sim_admin.post_raw(
+            "/_sim/faults",
+            "application/json",
+            fault.to_string().as_bytes(),
+        );
+        assert!(r.status < 300, "setting a fault failed: {}", r.text);
+    }
+
+    /// What the simulator received and created.
+    pub fn sim_requests(&self) -> Vec<Value> {
+        let r = self.sim_admin.get("/_sim/solicitacoes");
+        assert_eq!(r.status, 200, "{}", r.text);
+        r.json.as_array().cloned().unwrap_or_default()
+    }
+
+    pub fn consent_rows(&self) -> i64 {
+        self.db
+            .scalar("SELECT count(*) AS v FROM solicitacoes_consentimento")
+    }
+}
+
+/// A valid active-variant body for company A's first template.
+pub fn active_body() -> Value {
+    json!({
+        "casoDeUsoIdTemplate": "tpl-a-marketing",
+        "cpfTitular": CPF,
+        "modalidadeAcesso": "Direto",
+        "tipoTitular": "PessoaFisica",
+        "dataExpiracaoConsentimento": "2099-12-31T23:59:59Z",
+        "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
+        "provaColeta": "assinatura-digital:abc123"
+    })
+}
+
+/// A valid pending-variant body for company A's first template.
+pub fn pending_body() -> Value {
+    json!({
+        "casoDeUsoIdTemplate": "tpl-a-marketing",
+        "cpfTitular": CPF,
+        "modalidadeAcesso": "Direto",
+        "tipoTitular": "PessoaFisica",
+        "dataExpiracaoConsentimento": "2099-12-31T23:59:59Z"
+    })
+}
+
+pub const ATIVO: &str = "/api/solicitacao-consentimento/criar/ativo";
+pub const PENDENTE: &str = "/api/solicitacao-consentimento/criar/pendente";
+
+/// The `campo` names listed in a 422's `data.erros`.
+pub fn error_fields(reply: &testkit::Reply) -> Vec<String> {
+    reply.data()["erros"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no data.erros in {}", reply.text))
+        .iter()
+        .map(|e| e["campo"].as_str().unwrap().to_owned())
+        .collect()
+}

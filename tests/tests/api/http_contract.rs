@@ -1,0 +1,132 @@
+use serde_json::Value;
+
+use crate::helpers::*;
+
+#[test]
+fn a_missing_or_unknown_key_is_401_in_the_envelope() {
+    let app = TestApp::synced();
+    let r = app.anonymous.get("/api/casos-de-uso").expect(401);
+    assert_eq!(r.json["isPgccErro"], false);
+    assert_eq!(r.json["pgccCodigoErro"], "OK");
+    assert!(r.json["mensagem"].is_string());
+    app.a
+        .with_key(Some(
+            "cak_ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+        ))
+        .get("/api/casos-de-uso")
+        .expect(401);
+}
+
+#[test]
+fn unknown_routes_are_404_in_the_envelope() {
+    let app = TestApp::spawn();
+    app.a.get("/api/nao-existe").expect(404);
+    app.anonymous.get("/").expect(404);
+}
+
+#[test]
+fn a_wrong_method_is_405_with_allow() {
+    let app = TestApp::spawn();
+    let r = app.a.delete("/api/casos-de-uso").expect(405);
+    assert_eq!(r.allow.as_deref(), Some("GET"));
+    let r = app.a.get(ATIVO).expect(405);
+    assert_eq!(r.allow.as_deref(), Some("POST"));
+    let r = app
+        .a
+        .post_empty("/api/webhook-urls/7d0f7a56-6a36-4c43-9d0e-3b8c8f1b9a11")
+        .expect(405);
+    assert_eq!(r.allow.as_deref(), Some("DELETE"));
+}
+
+#[test]
+fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
+    let app = TestApp::spawn();
+    let r = app.anonymous.get("/openapi.json");
+    assert_eq!(r.status, 200);
+    let doc = &r.json;
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(doc["info"]["version"], "dev");
+    let tags: Vec<&str> = doc["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tags,
+        [
+            "CasosDeUso",
+            "HashConsulta",
+            "SolicitacaoConsentimento",
+            "WebhookUrls"
+        ]
+    );
+    let expected = [
+        ("/api/casos-de-uso", "get"),
+        ("/api/casos-de-uso/sincronizar", "post"),
+        ("/api/solicitacao-consentimento/criar/ativo", "post"),
+        ("/api/solicitacao-consentimento/criar/pendente", "post"),
+        ("/api/webhook-urls", "get"),
+        ("/api/webhook-urls", "post"),
+        ("/api/webhook-urls/{webhookUrlId}", "delete"),
+    ];
+    for (path, method) in expected {
+        let op = &doc["paths"][path][method];
+        assert!(op.is_object(), "{method} {path} is documented");
+        let key = op["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "Api-Key")
+            .unwrap();
+        assert_eq!(key["in"], "header");
+        assert_eq!(key["required"], true);
+        assert!(op["responses"]["401"].is_object());
+    }
+    let list = &doc["paths"]["/api/casos-de-uso"]["get"]["responses"]["200"]["content"];
+    for media in ["application/json", "text/json", "text/plain"] {
+        assert!(list[media].is_object(), "list documents {media}");
+    }
+}
+
+#[test]
+fn the_documented_envelope_and_use_case_match_what_the_api_answers() {
+    let app = TestApp::synced();
+    let doc = app.anonymous.get("/openapi.json").json;
+    let schemas = &doc["components"]["schemas"];
+    let props = |schema: &Value| -> Vec<String> {
+        let mut p: Vec<String> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        p.sort();
+        p
+    };
+    let use_case = &schemas["CasoDeUso"];
+    assert_eq!(use_case["additionalProperties"], false);
+    let envelope = schemas
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(name, _)| name.starts_with("Envelope"))
+        .map(|(_, s)| s)
+        .unwrap();
+    assert_eq!(envelope["additionalProperties"], false);
+
+    let answer = app.a.get("/api/casos-de-uso").expect(200).json;
+    let mut answered: Vec<String> = answer.as_object().unwrap().keys().cloned().collect();
+    answered.sort();
+    assert_eq!(props(envelope), answered);
+    let mut item: Vec<String> = answer["data"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    item.sort();
+    assert_eq!(props(use_case), item);
+    let codes = schemas["PgccCodigoErro"]["enum"].as_array().unwrap();
+    assert_eq!(codes.len(), 61);
+}
