@@ -1,7 +1,13 @@
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
-use domain::ConsentRequestDraft;
+use domain::{
+    ConsentRequestDraft, ModalidadeAcesso as DomainModalidade, TipoTitular as DomainTipoTitular,
+};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 /// Body of `POST /api/solicitacao-consentimento/criar/ativo`: the subject has already answered.
@@ -13,21 +19,28 @@ use uuid::Uuid;
 pub struct CriarSolicitacaoAtiva {
     /// `pgccProviderTemplateId` of one of the company's use cases.
     #[schema(example = "tpl-marketing-email")]
+    #[schema(required = true, value_type = String)]
     pub caso_de_uso_id_template: Option<String>,
     /// The subject's CPF: 11 digits, masked (`123.456.789-09`) or not.
     #[schema(example = "529.982.247-25")]
+    #[schema(required = true, value_type = String)]
     pub cpf_titular: Option<String>,
     /// Access modality: `Direto` or `Indireto` (then `cnpjAnuente` is required).
     #[schema(example = "Direto")]
+    #[schema(required = true, value_type = ModalidadeAcesso)]
     pub modalidade_acesso: Option<ModalidadeAcesso>,
     /// Kind of data subject: only `PessoaFisica`.
     #[schema(example = "PessoaFisica")]
+    #[schema(required = true, value_type = TipoTitular)]
     pub tipo_titular: Option<TipoTitular>,
     /// When the consent expires; must be in the future.
+    #[schema(required = true, value_type = String, format = DateTime)]
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,
     /// When the subject answered; not in the future, before the expiry.
+    #[schema(required = true, value_type = String, format = DateTime)]
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
     /// Proof that the consent was collected.
+    #[schema(required = true, value_type = String)]
     pub prova_coleta: Option<String>,
     /// CNPJ of the consenting party (numeric or alphanumeric, masked or not); required for `Indireto`.
     pub cnpj_anuente: Option<String>,
@@ -39,13 +52,18 @@ pub struct CriarSolicitacaoAtiva {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CriarSolicitacaoPendente {
     #[schema(example = "tpl-marketing-email")]
+    #[schema(required = true, value_type = String)]
     pub caso_de_uso_id_template: Option<String>,
     #[schema(example = "529.982.247-25")]
+    #[schema(required = true, value_type = String)]
     pub cpf_titular: Option<String>,
     #[schema(example = "Direto")]
+    #[schema(required = true, value_type = ModalidadeAcesso)]
     pub modalidade_acesso: Option<ModalidadeAcesso>,
     #[schema(example = "PessoaFisica")]
+    #[schema(required = true, value_type = TipoTitular)]
     pub tipo_titular: Option<TipoTitular>,
+    #[schema(required = true, value_type = String, format = DateTime)]
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,
     pub cnpj_anuente: Option<String>,
     /// Not part of the pending variant: accepted only to answer a clear 422 instead of a 400.
@@ -56,17 +74,58 @@ pub struct CriarSolicitacaoPendente {
     pub prova_coleta: Option<String>,
 }
 
-/// Documented enumeration of `modalidadeAcesso`; decoded as text so a wrong value is a 422 by
-/// field name, like every other rule.
-#[derive(Debug, Deserialize, ToSchema)]
+/// `modalidadeAcesso`: documented as its enumeration, decoded as text so that a wrong value is a
+/// 422 naming the field, like every other rule.
+#[derive(Debug, Deserialize)]
 #[serde(transparent)]
-#[schema(value_type = String, example = "Direto")]
 pub struct ModalidadeAcesso(pub String);
 
-#[derive(Debug, Deserialize, ToSchema)]
+/// `tipoTitular`: documented as its enumeration, decoded as text (see [`ModalidadeAcesso`]).
+#[derive(Debug, Deserialize)]
 #[serde(transparent)]
-#[schema(value_type = String, example = "PessoaFisica")]
 pub struct TipoTitular(pub String);
+
+fn text_enumeration(description: &str, values: &[&'static str]) -> RefOr<Schema> {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .description(Some(description))
+        .enum_values(Some(values.iter().copied()))
+        .into()
+}
+
+impl PartialSchema for ModalidadeAcesso {
+    fn schema() -> RefOr<Schema> {
+        let values = [
+            DomainModalidade::Direto.as_str(),
+            DomainModalidade::Indireto.as_str(),
+        ];
+        text_enumeration(
+            "Modalidade de acesso; `Indireto` exige `cnpjAnuente`.",
+            &values,
+        )
+    }
+}
+
+impl ToSchema for ModalidadeAcesso {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("ModalidadeAcesso")
+    }
+}
+
+impl PartialSchema for TipoTitular {
+    fn schema() -> RefOr<Schema> {
+        text_enumeration(
+            "Tipo de titular dos dados.",
+            &[DomainTipoTitular::PessoaFisica.as_str()],
+        )
+    }
+}
+
+impl ToSchema for TipoTitular {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("TipoTitular")
+    }
+}
 
 impl From<CriarSolicitacaoAtiva> for ConsentRequestDraft {
     fn from(b: CriarSolicitacaoAtiva) -> Self {

@@ -32,6 +32,8 @@ use crate::routes::{casos_de_uso, solicitacao_consentimento, webhook_urls};
         dto::envelope::CampoInvalido,
         dto::envelope::Vazio,
         dto::use_case::CasoDeUso,
+        dto::consent_request::ModalidadeAcesso,
+        dto::consent_request::TipoTitular,
         dto::consent_request::CriarSolicitacaoAtiva,
         dto::consent_request::CriarSolicitacaoPendente,
         dto::consent_request::SolicitacaoCriada,
