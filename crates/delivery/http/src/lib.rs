@@ -69,9 +69,12 @@ pub fn build_server(
     let mut server = HttpServer::new(move || {
         App::new()
             .wrap(from_fn(media::negotiate))
-            // No user agent or headers: the request line and status are enough, and hold no
-            // personal data (CPFs travel in bodies only).
-            .wrap(Logger::new("%a \"%r\" %s %b %Dms"))
+            // Method and path only: no query string (filters may carry a CPF), no headers (the
+            // Api-Key), no user agent.
+            .wrap(
+                Logger::new("%a %{method}xi %U %s %b %Dms")
+                    .custom_request_replace("method", |req| req.method().to_string()),
+            )
             .configure(configure(services.clone(), &settings_for_app))
     });
     if settings.workers > 0 {
