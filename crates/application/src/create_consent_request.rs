@@ -13,6 +13,8 @@ use ports::{
 };
 use uuid::Uuid;
 
+use crate::consent_hash;
+
 /// What the caller gets back: our id and the PGCC's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CreatedConsentRequest {
@@ -101,16 +103,20 @@ impl CreateConsentRequest {
             })
             .map_err(CreateConsentError::Pgcc)?;
 
-        self.consent_requests.insert(&ConsentRequest {
+        let mut stored = ConsentRequest {
             id,
             empresa_id: empresa.id,
             caso_de_uso_id: use_case.id,
             dados: request,
             status,
             pgcc_id: created.pgcc_id.clone(),
+            hash: String::new(),
             criado_em: now,
             atualizado_em: now,
-        })?;
+        };
+        // the hash covers criado_em, so it is computed on the request as stored
+        stored.hash = consent_hash(&stored);
+        self.consent_requests.insert(&stored)?;
         tracing::info!(
             empresa_id = %empresa.id,
             solicitacao_id = %id,
@@ -270,19 +276,20 @@ mod tests {
         let stored = stored.lock().unwrap();
         assert_eq!(stored.len(), 1);
         let row = &stored[0];
-        assert_eq!(
-            *row,
-            ConsentRequest {
-                id: created.id,
-                empresa_id: company().id,
-                caso_de_uso_id: use_case().id,
-                dados: expected_request,
-                status: row.status,
-                pgcc_id: "pgcc-123".to_owned(),
-                criado_em: now(),
-                atualizado_em: now(),
-            }
-        );
+        let mut expected = ConsentRequest {
+            id: created.id,
+            empresa_id: company().id,
+            caso_de_uso_id: use_case().id,
+            dados: expected_request,
+            status: row.status,
+            pgcc_id: "pgcc-123".to_owned(),
+            hash: String::new(),
+            criado_em: now(),
+            atualizado_em: now(),
+        };
+        expected.hash = consent_hash(&expected);
+        assert_eq!(*row, expected);
+        assert_eq!(row.hash.len(), 64);
         row.status
     }
 

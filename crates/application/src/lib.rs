@@ -2,7 +2,8 @@
 //!
 //! Each service holds the ports it needs as `Arc<dyn Port>` and each operation returns a small
 //! error enum with the outcomes a caller branches on, plus `Repo` for repository and unexpected
-//! failures. The HTTP layer holds one [`Services`] bundle, built from one [`Ports`] bundle.
+//! failures. The HTTP layer holds one [`Services`] bundle and the background jobs one [`Workers`]
+//! bundle, each built from one [`Ports`] bundle.
 
 use std::sync::Arc;
 
@@ -13,9 +14,18 @@ use ports::{
 
 pub mod api_keys;
 pub mod authenticate;
+pub mod check_consent;
+pub mod consent_hash;
 pub mod create_consent_request;
+pub mod cursor;
+pub mod expire_consent_requests;
+pub mod get_consent_request;
+pub mod list_consent_requests;
 pub mod list_use_cases;
+pub mod poll_consent_statuses;
 pub mod register_company;
+pub mod revoke_consent_request;
+pub mod sync_all_companies;
 pub mod sync_use_cases;
 pub mod webhook_urls;
 
@@ -26,9 +36,21 @@ pub use api_keys::{
     hash_api_key, looks_like_api_key, ApiKeyIssuer, IssueApiKeyError, IssuedApiKey, API_KEY_PREFIX,
 };
 pub use authenticate::{AuthError, Authenticator};
+pub use check_consent::{looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck};
+pub use consent_hash::{canonical_content, consent_hash};
 pub use create_consent_request::{CreateConsentError, CreateConsentRequest, CreatedConsentRequest};
+pub use cursor::{decode_cursor, encode_cursor, InvalidCursor};
+pub use expire_consent_requests::ExpireConsentRequests;
+pub use get_consent_request::{GetConsentError, GetConsentRequest};
+pub use list_consent_requests::{
+    ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
+    MAX_LIMITE,
+};
 pub use list_use_cases::ListUseCases;
+pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
+pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
+pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
 pub use sync_use_cases::{SyncError, SyncUseCases};
 pub use webhook_urls::{DeleteWebhookError, RegisterWebhookError, WebhookUrls};
 
@@ -53,6 +75,10 @@ pub struct Services {
     pub list_use_cases: ListUseCases,
     pub sync_use_cases: SyncUseCases,
     pub create_consent_request: CreateConsentRequest,
+    pub get_consent_request: GetConsentRequest,
+    pub list_consent_requests: ListConsentRequests,
+    pub revoke_consent_request: RevokeConsentRequest,
+    pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
 }
 
@@ -75,11 +101,56 @@ impl Services {
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone()),
             create_consent_request: CreateConsentRequest::new(
                 use_cases,
-                pgcc,
-                consent_requests,
+                pgcc.clone(),
+                consent_requests.clone(),
                 clock.clone(),
             ),
+            get_consent_request: GetConsentRequest::new(consent_requests.clone(), clock.clone()),
+            list_consent_requests: ListConsentRequests::new(
+                consent_requests.clone(),
+                clock.clone(),
+            ),
+            revoke_consent_request: RevokeConsentRequest::new(
+                consent_requests.clone(),
+                pgcc,
+                clock.clone(),
+            ),
+            check_consent: CheckConsent::new(consent_requests, clock.clone()),
             webhook_urls: WebhookUrls::new(webhook_urls, clock),
+        }
+    }
+}
+
+/// The background jobs, wired to the same ports: what the binary runs on timers.
+#[derive(Clone)]
+pub struct Workers {
+    pub poll_consent_statuses: PollConsentStatuses,
+    pub expire_consent_requests: ExpireConsentRequests,
+    pub sync_all_companies: SyncAllCompanies,
+}
+
+impl Workers {
+    pub fn new(ports: Ports) -> Self {
+        let Ports {
+            companies,
+            api_keys: _,
+            use_cases,
+            consent_requests,
+            webhook_urls: _,
+            pgcc,
+            clock,
+        } = ports;
+        Self {
+            poll_consent_statuses: PollConsentStatuses::new(
+                consent_requests.clone(),
+                pgcc.clone(),
+                clock.clone(),
+            ),
+            expire_consent_requests: ExpireConsentRequests::new(consent_requests, clock.clone()),
+            sync_all_companies: SyncAllCompanies::new(
+                companies,
+                SyncUseCases::new(pgcc, use_cases, clock),
+            ),
         }
     }
 }

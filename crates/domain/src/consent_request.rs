@@ -316,10 +316,34 @@ pub struct ConsentRequest {
     pub empresa_id: CompanyId,
     pub caso_de_uso_id: Uuid,
     pub dados: ValidConsentRequest,
+    /// The stored status; see [`ConsentRequest::effective_status`] for what to report.
     pub status: ConsentStatus,
     pub pgcc_id: String,
+    /// Lower-case hex SHA-256 of the request's canonical content (docs/hash-consulta.md),
+    /// computed once at creation.
+    pub hash: String,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
+}
+
+impl ConsentRequest {
+    /// The status to report at `now`: a `pendente` or `ativo` request whose expiry is not after
+    /// `now` is `expirado`, even before the expiry worker has stored it.
+    pub fn effective_status(&self, now: DateTime<Utc>) -> ConsentStatus {
+        match self.status {
+            ConsentStatus::Pendente | ConsentStatus::Ativo
+                if self.dados.data_expiracao_consentimento <= now =>
+            {
+                ConsentStatus::Expirado
+            }
+            stored => stored,
+        }
+    }
+
+    /// Whether the consent holds at `now`: effectively `ativo`.
+    pub fn is_valid_at(&self, now: DateTime<Utc>) -> bool {
+        self.effective_status(now) == ConsentStatus::Ativo
+    }
 }
 
 #[cfg(test)]
@@ -996,5 +1020,101 @@ mod tests {
         let t = TipoTitular::PessoaFisica;
         assert_eq!(TipoTitular::parse(t.as_str()), Some(t));
         assert_eq!(TipoTitular::parse("PessoaJuridica"), None);
+    }
+
+    // --- effective status ---
+
+    fn stored(status: ConsentStatus) -> ConsentRequest {
+        ConsentRequest {
+            id: Uuid::from_u128(1),
+            empresa_id: CompanyId(Uuid::from_u128(2)),
+            caso_de_uso_id: Uuid::from_u128(3),
+            dados: active_draft()
+                .validate(CreationVariant::Active, now())
+                .unwrap(),
+            status,
+            pgcc_id: "pgcc-1".into(),
+            hash: "0".repeat(64),
+            criado_em: now(),
+            atualizado_em: now(),
+        }
+    }
+
+    fn expiry_of(request: &ConsentRequest) -> DateTime<Utc> {
+        request.dados.data_expiracao_consentimento
+    }
+
+    #[test]
+    fn before_its_expiry_a_request_reports_its_stored_status() {
+        for status in ConsentStatus::ALL {
+            let request = stored(status);
+            let just_before = expiry_of(&request) - Duration::microseconds(1);
+            assert_eq!(request.effective_status(now()), status, "{status:?}");
+            assert_eq!(request.effective_status(just_before), status, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn a_pending_or_active_request_is_expired_at_the_very_instant_of_its_expiry() {
+        for status in [ConsentStatus::Pendente, ConsentStatus::Ativo] {
+            let request = stored(status);
+            assert_eq!(
+                request.effective_status(expiry_of(&request)),
+                ConsentStatus::Expirado,
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pending_or_active_request_is_expired_after_its_expiry() {
+        for status in [ConsentStatus::Pendente, ConsentStatus::Ativo] {
+            let request = stored(status);
+            let later = expiry_of(&request) + Duration::days(30);
+            assert_eq!(
+                request.effective_status(later),
+                ConsentStatus::Expirado,
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_terminal_request_keeps_its_stored_status_after_its_expiry() {
+        for status in [
+            ConsentStatus::Recusado,
+            ConsentStatus::Expirado,
+            ConsentStatus::Revogado,
+        ] {
+            let request = stored(status);
+            let later = expiry_of(&request) + Duration::days(30);
+            assert_eq!(request.effective_status(later), status, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn an_active_request_is_valid_until_just_before_its_expiry() {
+        let request = stored(ConsentStatus::Ativo);
+        assert!(request.is_valid_at(now()));
+        assert!(request.is_valid_at(expiry_of(&request) - Duration::microseconds(1)));
+    }
+
+    #[test]
+    fn an_active_request_is_not_valid_from_the_instant_of_its_expiry() {
+        let request = stored(ConsentStatus::Ativo);
+        assert!(!request.is_valid_at(expiry_of(&request)));
+        assert!(!request.is_valid_at(expiry_of(&request) + Duration::seconds(1)));
+    }
+
+    #[test]
+    fn a_request_that_is_not_active_is_never_valid() {
+        for status in [
+            ConsentStatus::Pendente,
+            ConsentStatus::Recusado,
+            ConsentStatus::Expirado,
+            ConsentStatus::Revogado,
+        ] {
+            assert!(!stored(status).is_valid_at(now()), "{status:?}");
+        }
     }
 }

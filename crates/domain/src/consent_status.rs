@@ -1,7 +1,14 @@
 //! The status of a consent request and its state machine.
 //!
 //! Moves are a table of (status before, event) -> status after, so a later transition is one more
-//! arm, not a rewrite. Today only the two creations exist: `criar/ativo` and `criar/pendente`.
+//! arm, not a rewrite.
+//!
+//! ```text
+//! (none) --CreatedActive--> ativo      (none) --CreatedPending--> pendente
+//! pendente --SubjectAccepted--> ativo | --SubjectRefused--> recusado | --Expired--> expirado
+//! ativo --Revoked--> revogado | --Expired--> expirado
+//! recusado, expirado, revogado: terminal
+//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +29,26 @@ pub enum ConsentEvent {
     CreatedActive,
     /// Registered waiting for the subject's answer (`criar/pendente`).
     CreatedPending,
+    /// The subject accepted a pending request (reported by the PGCC).
+    SubjectAccepted,
+    /// The subject refused a pending request (reported by the PGCC).
+    SubjectRefused,
+    /// The expiry date passed.
+    Expired,
+    /// Revoked: by the subject on the PGCC, or by the company through us.
+    Revoked,
+}
+
+impl ConsentEvent {
+    /// Every event, creations first.
+    pub const ALL: [ConsentEvent; 6] = [
+        ConsentEvent::CreatedActive,
+        ConsentEvent::CreatedPending,
+        ConsentEvent::SubjectAccepted,
+        ConsentEvent::SubjectRefused,
+        ConsentEvent::Expired,
+        ConsentEvent::Revoked,
+    ];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -68,8 +95,23 @@ impl ConsentStatus {
         match (from, event) {
             (None, CreatedActive) => Ok(Ativo),
             (None, CreatedPending) => Ok(Pendente),
+            (Some(Pendente), SubjectAccepted) => Ok(Ativo),
+            (Some(Pendente), SubjectRefused) => Ok(Recusado),
+            (Some(Pendente), Expired) => Ok(Expirado),
+            (Some(Ativo), Revoked) => Ok(Revogado),
+            (Some(Ativo), Expired) => Ok(Expirado),
             (from, event) => Err(IllegalTransition { from, event }),
         }
+    }
+
+    /// The event that moves an existing request from `from` to `to`, if the state machine has
+    /// one: what the status poller applies when the PGCC reports `to` for a request stored as
+    /// `from`. `None` for `from == to`, for any move out of a terminal status, and for moves the
+    /// machine does not allow (`ativo` back to `pendente`, `pendente` straight to `revogado`).
+    pub fn event_towards(from: ConsentStatus, to: ConsentStatus) -> Option<ConsentEvent> {
+        ConsentEvent::ALL
+            .into_iter()
+            .find(|&event| ConsentStatus::apply(Some(from), event) == Ok(to))
     }
 
     /// No event moves a request out of a terminal status.
@@ -90,9 +132,6 @@ impl std::fmt::Display for ConsentStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const ALL_EVENTS: [ConsentEvent; 2] =
-        [ConsentEvent::CreatedActive, ConsentEvent::CreatedPending];
 
     #[test]
     fn as_str_gives_the_lower_case_portuguese_names() {
@@ -153,7 +192,99 @@ mod tests {
     #[test]
     fn no_creation_event_applies_to_an_existing_request() {
         for from in ConsentStatus::ALL {
-            for event in ALL_EVENTS {
+            for event in [ConsentEvent::CreatedActive, ConsentEvent::CreatedPending] {
+                assert_eq!(
+                    ConsentStatus::apply(Some(from), event),
+                    Err(IllegalTransition {
+                        from: Some(from),
+                        event
+                    }),
+                    "{from:?} {event:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_pending_request_accepted_by_the_subject_becomes_ativo() {
+        assert_eq!(
+            ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::SubjectAccepted),
+            Ok(ConsentStatus::Ativo)
+        );
+    }
+
+    #[test]
+    fn a_pending_request_refused_by_the_subject_becomes_recusado() {
+        assert_eq!(
+            ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::SubjectRefused),
+            Ok(ConsentStatus::Recusado)
+        );
+    }
+
+    #[test]
+    fn a_pending_or_active_request_past_its_expiry_becomes_expirado() {
+        for from in [ConsentStatus::Pendente, ConsentStatus::Ativo] {
+            assert_eq!(
+                ConsentStatus::apply(Some(from), ConsentEvent::Expired),
+                Ok(ConsentStatus::Expirado),
+                "{from:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_active_request_revoked_becomes_revogado() {
+        assert_eq!(
+            ConsentStatus::apply(Some(ConsentStatus::Ativo), ConsentEvent::Revoked),
+            Ok(ConsentStatus::Revogado)
+        );
+    }
+
+    #[test]
+    fn a_pending_request_cannot_be_revoked() {
+        assert_eq!(
+            ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::Revoked),
+            Err(IllegalTransition {
+                from: Some(ConsentStatus::Pendente),
+                event: ConsentEvent::Revoked
+            })
+        );
+    }
+
+    #[test]
+    fn an_active_request_cannot_be_answered_again() {
+        for event in [ConsentEvent::SubjectAccepted, ConsentEvent::SubjectRefused] {
+            assert_eq!(
+                ConsentStatus::apply(Some(ConsentStatus::Ativo), event),
+                Err(IllegalTransition {
+                    from: Some(ConsentStatus::Ativo),
+                    event
+                }),
+                "{event:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_creation_events_apply_to_a_request_not_yet_created() {
+        for event in [
+            ConsentEvent::SubjectAccepted,
+            ConsentEvent::SubjectRefused,
+            ConsentEvent::Expired,
+            ConsentEvent::Revoked,
+        ] {
+            assert_eq!(
+                ConsentStatus::apply(None, event),
+                Err(IllegalTransition { from: None, event }),
+                "{event:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn terminal_statuses_accept_no_event_at_all() {
+        for from in ConsentStatus::ALL.into_iter().filter(|s| s.is_terminal()) {
+            for event in ConsentEvent::ALL {
                 assert_eq!(
                     ConsentStatus::apply(Some(from), event),
                     Err(IllegalTransition {
@@ -168,16 +299,26 @@ mod tests {
 
     #[test]
     fn every_pair_of_state_and_event_has_the_expected_outcome() {
+        use ConsentEvent::*;
+        use ConsentStatus::*;
         let froms = std::iter::once(None).chain(ConsentStatus::ALL.map(Some));
         let mut pairs = 0;
+        let mut legal = 0;
         for from in froms {
-            for event in ALL_EVENTS {
+            for event in ConsentEvent::ALL {
                 pairs += 1;
+                // written out independently of `apply`, so a wrong arm there shows here
                 let expected = match (from, event) {
-                    (None, ConsentEvent::CreatedActive) => Ok(ConsentStatus::Ativo),
-                    (None, ConsentEvent::CreatedPending) => Ok(ConsentStatus::Pendente),
+                    (None, CreatedActive) => Ok(Ativo),
+                    (None, CreatedPending) => Ok(Pendente),
+                    (Some(Pendente), SubjectAccepted) => Ok(Ativo),
+                    (Some(Pendente), SubjectRefused) => Ok(Recusado),
+                    (Some(Pendente), Expired) => Ok(Expirado),
+                    (Some(Ativo), Revoked) => Ok(Revogado),
+                    (Some(Ativo), Expired) => Ok(Expirado),
                     _ => Err(IllegalTransition { from, event }),
                 };
+                legal += usize::from(expected.is_ok());
                 assert_eq!(
                     ConsentStatus::apply(from, event),
                     expected,
@@ -185,7 +326,85 @@ mod tests {
                 );
             }
         }
-        assert_eq!(pairs, 12);
+        assert_eq!(pairs, 36);
+        assert_eq!(legal, 7);
+    }
+
+    #[test]
+    fn all_events_lists_each_event_once() {
+        // a new variant breaks this match, a reminder to add it to `ALL`
+        for event in ConsentEvent::ALL {
+            match event {
+                ConsentEvent::CreatedActive
+                | ConsentEvent::CreatedPending
+                | ConsentEvent::SubjectAccepted
+                | ConsentEvent::SubjectRefused
+                | ConsentEvent::Expired
+                | ConsentEvent::Revoked => {}
+            }
+        }
+        for (i, a) in ConsentEvent::ALL.iter().enumerate() {
+            assert!(!ConsentEvent::ALL[i + 1..].contains(a), "{a:?} twice");
+        }
+    }
+
+    #[test]
+    fn event_towards_names_the_event_of_each_legal_move() {
+        use ConsentEvent::*;
+        use ConsentStatus::*;
+        let cases = [
+            (Pendente, Ativo, SubjectAccepted),
+            (Pendente, Recusado, SubjectRefused),
+            (Pendente, Expirado, Expired),
+            (Ativo, Revogado, Revoked),
+            (Ativo, Expirado, Expired),
+        ];
+        for (from, to, event) in cases {
+            assert_eq!(
+                ConsentStatus::event_towards(from, to),
+                Some(event),
+                "{from:?} -> {to:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn event_towards_is_none_for_every_move_the_machine_does_not_allow() {
+        use ConsentStatus::*;
+        let legal = [
+            (Pendente, Ativo),
+            (Pendente, Recusado),
+            (Pendente, Expirado),
+            (Ativo, Revogado),
+            (Ativo, Expirado),
+        ];
+        let mut checked = 0;
+        for from in ConsentStatus::ALL {
+            for to in ConsentStatus::ALL {
+                if legal.contains(&(from, to)) {
+                    continue;
+                }
+                checked += 1;
+                assert_eq!(
+                    ConsentStatus::event_towards(from, to),
+                    None,
+                    "{from:?} -> {to:?}"
+                );
+            }
+        }
+        // 25 pairs, 5 legal: staying put, going back, leaving a terminal status, skipping ahead
+        assert_eq!(checked, 20);
+    }
+
+    #[test]
+    fn the_event_found_by_event_towards_applies_to_the_target_status() {
+        for from in ConsentStatus::ALL {
+            for to in ConsentStatus::ALL {
+                if let Some(event) = ConsentStatus::event_towards(from, to) {
+                    assert_eq!(ConsentStatus::apply(Some(from), event), Ok(to));
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod cnpj;
 pub mod company;
+pub mod consent_history;
 pub mod consent_request;
 pub mod consent_status;
 pub mod cpf;
@@ -16,6 +17,7 @@ pub mod webhook_url;
 
 pub use cnpj::{Cnpj, CnpjError};
 pub use company::{Company, CompanyId};
+pub use consent_history::{StatusChange, TransitionCause};
 pub use consent_request::{
     ActiveAnswer, ConsentRequest, ConsentRequestDraft, CreationVariant, ModalidadeAcesso,
     TipoTitular, ValidConsentRequest,

@@ -26,6 +26,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/solicitacoes/{id}/revogar",
                 web::post().to(|s, id| mover(s, id, Move::Revogar)),
             )
+            .route("/status-consultas", web::get().to(status_consultas))
+            .route(
+                "/status-consultas",
+                web::delete().to(clear_status_consultas),
+            )
             .route("/faults", web::post().to(set_fault))
             .route("/faults", web::delete().to(clear_fault)),
     );
@@ -60,6 +65,18 @@ async fn mover(
 ) -> Result<HttpResponse, SimError> {
     let solicitacao = state.store().mover(&id, mv)?;
     Ok(HttpResponse::Ok().json(solicitacao))
+}
+
+/// `GET /_sim/status-consultas`: `{"<pgccId>": <calls of the batch status route asking it>}`.
+async fn status_consultas(state: web::Data<AppState>) -> HttpResponse {
+    let store = state.store();
+    HttpResponse::Ok().json(&store.status_consultas)
+}
+
+/// `DELETE /_sim/status-consultas`: resets the counts.
+async fn clear_status_consultas(state: web::Data<AppState>) -> HttpResponse {
+    state.store().status_consultas.clear();
+    HttpResponse::NoContent().finish()
 }
 
 /// `POST /_sim/faults`: replaces the fault rule.

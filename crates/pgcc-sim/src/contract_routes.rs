@@ -4,13 +4,14 @@
 use actix_web::http::StatusCode;
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use serde::Serialize;
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
 
 use crate::auth::require_token;
 use crate::errors::{error_response, SimError};
 use crate::faults::apply_faults;
 use crate::seed::SeedVinculo;
-use crate::solicitacao::NovaSolicitacao;
+use crate::solicitacao::{NovaSolicitacao, SolicitacaoStatusView};
 use crate::state::{AppState, Created, Move};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -24,6 +25,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::get().to(listar_casos_de_uso),
             )
             .route("/solicitacoes", web::post().to(criar_solicitacao))
+            // before `/solicitacoes/{id}`, which would otherwise take `status` for an id
+            .route("/solicitacoes/status", web::post().to(consultar_status))
             .route("/solicitacoes/{id}", web::get().to(ler_solicitacao))
             .route(
                 "/solicitacoes/{id}/revogar",
@@ -79,7 +82,38 @@ async fn ler_solicitacao(
     Ok(HttpResponse::Ok().json(solicitacao.view()))
 }
 
-/// `POST /pgcc/v1/solicitacoes/{id}/revogar`: revocation by the company.
+/// The most ids one batch status call may ask about.
+const MAX_IDS_POR_CONSULTA: usize = 500;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConsultaStatus {
+    ids: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ConsultaStatusResponse {
+    solicitacoes: Vec<SolicitacaoStatusView>,
+}
+
+/// `POST /pgcc/v1/solicitacoes/status`: the status of each known id, in the order asked; unknown
+/// ids are left out. 400 unless 1 to 500 ids.
+async fn consultar_status(
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> Result<HttpResponse, SimError> {
+    let consulta = parse_json::<ConsultaStatus>(&body)?;
+    if consulta.ids.is_empty() || consulta.ids.len() > MAX_IDS_POR_CONSULTA {
+        return Err(SimError::bad_request(format!(
+            "ids deve ter de 1 a {MAX_IDS_POR_CONSULTA} elementos"
+        )));
+    }
+    let solicitacoes = state.store().consultar_status(&consulta.ids, Utc::now());
+    Ok(HttpResponse::Ok().json(ConsultaStatusResponse { solicitacoes }))
+}
+
+/// `POST /pgcc/v1/solicitacoes/{id}/revogar`: revocation by the company; 409 unless `ativo` as
+/// read now (an expired request cannot be revoked).
 async fn revogar_solicitacao(
     state: web::Data<AppState>,
     id: web::Path<String>,

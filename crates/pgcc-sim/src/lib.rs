@@ -2,7 +2,8 @@
 //!
 //! It speaks the contract of `docs/pgcc.md` under `/pgcc/v1`, seeded from a JSON file, and
 //! offers admin routes under `/_sim` to play the subject (accept, refuse, revoke), inspect what
-//! it received, replace the seed and inject faults (status, latency).
+//! it received (and how often each id was asked about through the batch status route), replace
+//! the seed and inject faults (status, latency).
 //!
 //! In-process use from synchronous tests: [`spawn_in_background`]. From async code or a binary:
 //! [`serve`] on a bound listener.
@@ -22,7 +23,9 @@ use actix_web::{web, App, HttpServer};
 pub use errors::status_name;
 pub use faults::FaultSpec;
 pub use seed::{load_seed, normalize_cnpj, Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
-pub use solicitacao::{NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoView};
+pub use solicitacao::{
+    NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView, SolicitacaoView,
+};
 pub use spawned::{spawn_in_background, spawn_in_background_with_token, SpawnedSim};
 
 /// The largest request body accepted (seeds for benchmarks can be big).

@@ -59,13 +59,67 @@ pub struct SolicitacaoView {
     pub atualizado_em: DateTime<Utc>,
 }
 
+/// What the batch status route answers about one request.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SolicitacaoStatusView {
+    pub id: String,
+    pub status: SolicitacaoStatus,
+    pub atualizado_em: DateTime<Utc>,
+}
+
 impl Solicitacao {
+    /// The contract view, with the status as read now (see [`Solicitacao::status_em`]).
     pub fn view(&self) -> SolicitacaoView {
+        self.view_em(Utc::now())
+    }
+
+    /// The contract view, with the status as read at `agora`.
+    pub fn view_em(&self, agora: DateTime<Utc>) -> SolicitacaoView {
+        let (status, atualizado_em) = self.status_e_atualizacao_em(agora);
         SolicitacaoView {
             id: self.id.clone(),
-            status: self.dados.status,
+            status,
             referencia_externa: self.dados.referencia_externa,
-            atualizado_em: self.atualizado_em,
+            atualizado_em,
+        }
+    }
+
+    /// The batch status view, with the status as read at `agora`.
+    pub fn status_view_em(&self, agora: DateTime<Utc>) -> SolicitacaoStatusView {
+        let (status, atualizado_em) = self.status_e_atualizacao_em(agora);
+        SolicitacaoStatusView {
+            id: self.id.clone(),
+            status,
+            atualizado_em,
+        }
+    }
+
+    /// `dataExpiracaoConsentimento` as an instant (`None` only if it is not RFC 3339, which
+    /// creation refuses).
+    pub fn expira_em(&self) -> Option<DateTime<Utc>> {
+        DateTime::parse_from_rfc3339(&self.dados.data_expiracao_consentimento)
+            .ok()
+            .map(|d| d.with_timezone(&Utc))
+    }
+
+    /// The status as read at `agora`: a `pendente` or `ativo` request whose expiry is not after
+    /// `agora` is `expirado`, whatever the stored status (`dados.status`) still says.
+    pub fn status_em(&self, agora: DateTime<Utc>) -> SolicitacaoStatus {
+        self.status_e_atualizacao_em(agora).0
+    }
+
+    /// The status read at `agora` and when it last changed: for a request expired at read time,
+    /// the expiry instant (if later than the last stored change).
+    fn status_e_atualizacao_em(&self, agora: DateTime<Utc>) -> (SolicitacaoStatus, DateTime<Utc>) {
+        let stored = self.dados.status;
+        match (stored, self.expira_em()) {
+            (SolicitacaoStatus::Pendente | SolicitacaoStatus::Ativo, Some(expira))
+                if expira <= agora =>
+            {
+                (SolicitacaoStatus::Expirado, expira.max(self.atualizado_em))
+            }
+            _ => (stored, self.atualizado_em),
         }
     }
 }
@@ -136,4 +190,67 @@ fn is_rfc3339(raw: &str, campo: &str) -> Result<(), String> {
     DateTime::parse_from_rfc3339(raw)
         .map(|_| ())
         .map_err(|_| format!("{campo} deve ser uma data RFC 3339"))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    fn solicitacao(status: SolicitacaoStatus, expira: &str) -> Solicitacao {
+        let criado = Utc.with_ymd_and_hms(2025, 1, 1, 0, 0, 0).unwrap();
+        Solicitacao {
+            id: "pgcc-1".into(),
+            dados: NovaSolicitacao {
+                referencia_externa: Uuid::nil(),
+                cnpj_empresa: "11222333000181".into(),
+                vinculo_id: None,
+                template_id: "tpl".into(),
+                cpf_titular: "52998224725".into(),
+                tipo_titular: "PessoaFisica".into(),
+                modalidade_acesso: "Direto".into(),
+                cnpj_anuente: None,
+                data_expiracao_consentimento: expira.into(),
+                status,
+                data_titular_respondeu_consentimento: None,
+                prova_coleta: None,
+            },
+            criado_em: criado,
+            atualizado_em: criado,
+        }
+    }
+
+    #[test]
+    fn pending_and_active_read_expirado_from_their_expiry_instant_on() {
+        let expira = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        let before = expira - chrono::Duration::milliseconds(1);
+        for status in [SolicitacaoStatus::Pendente, SolicitacaoStatus::Ativo] {
+            let s = solicitacao(status, "2026-01-01T00:00:00Z");
+            assert_eq!(s.status_em(before), status);
+            assert_eq!(s.status_em(expira), SolicitacaoStatus::Expirado);
+            let view = s.status_view_em(expira);
+            assert_eq!(view.atualizado_em, expira);
+            assert_eq!(s.dados.status, status, "nothing stored");
+        }
+    }
+
+    #[test]
+    fn terminal_statuses_stay_after_the_expiry() {
+        let after = Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap();
+        for status in [SolicitacaoStatus::Recusado, SolicitacaoStatus::Revogado] {
+            let s = solicitacao(status, "2026-01-01T00:00:00-03:00");
+            assert_eq!(s.status_em(after), status);
+            assert_eq!(s.view_em(after).atualizado_em, s.atualizado_em);
+        }
+    }
+
+    #[test]
+    fn an_offset_expiry_is_compared_as_an_instant() {
+        let s = solicitacao(SolicitacaoStatus::Ativo, "2026-01-01T00:00:00-03:00");
+        let utc_midnight = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+        assert_eq!(s.status_em(utc_midnight), SolicitacaoStatus::Ativo);
+        let three_am = Utc.with_ymd_and_hms(2026, 1, 1, 3, 0, 0).unwrap();
+        assert_eq!(s.status_em(three_am), SolicitacaoStatus::Expirado);
+    }
 }

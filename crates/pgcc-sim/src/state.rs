@@ -1,15 +1,16 @@
 //! What the simulator holds while it runs: the seed, the requests received, the fault rule and
 //! the expected token.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::errors::SimError;
 use crate::faults::Faults;
 use crate::seed::{normalize_cnpj, Seed};
-use crate::solicitacao::{NovaSolicitacao, Solicitacao, SolicitacaoStatus};
+use crate::solicitacao::{NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView};
 
 /// Shared by every worker (behind `web::Data`).
 pub struct AppState {
@@ -25,6 +26,7 @@ impl AppState {
             store: Mutex::new(Store {
                 seed,
                 solicitacoes: Vec::new(),
+                status_consultas: BTreeMap::new(),
             }),
             faults: Faults::default(),
             token,
@@ -74,6 +76,9 @@ pub struct Store {
     pub seed: Seed,
     /// Every request created, in arrival order.
     pub solicitacoes: Vec<Solicitacao>,
+    /// How many calls of the batch status route asked about each PGCC id (known or not). Kept
+    /// when the seed is replaced; cleared by `DELETE /_sim/status-consultas`.
+    pub status_consultas: BTreeMap<String, u64>,
 }
 
 impl Store {
@@ -114,15 +119,47 @@ impl Store {
         self.solicitacoes.iter().find(|s| s.id == id)
     }
 
+    /// The batch status answer for `ids`: the known ones, in the order asked (a repeated id once,
+    /// at its first place), with their status as read at `agora`. Counts one query for each
+    /// distinct id asked, known or not.
+    pub fn consultar_status(
+        &mut self,
+        ids: &[String],
+        agora: DateTime<Utc>,
+    ) -> Vec<SolicitacaoStatusView> {
+        let mut distintos = Vec::with_capacity(ids.len());
+        let mut vistos = HashSet::with_capacity(ids.len());
+        for id in ids {
+            if vistos.insert(id.as_str()) {
+                distintos.push(id.as_str());
+            }
+        }
+        for id in &distintos {
+            *self.status_consultas.entry((*id).to_owned()).or_default() += 1;
+        }
+        // one pass over the store, whatever its size
+        let conhecidas: HashMap<&str, &Solicitacao> = self
+            .solicitacoes
+            .iter()
+            .filter(|s| vistos.contains(s.id.as_str()))
+            .map(|s| (s.id.as_str(), s))
+            .collect();
+        distintos
+            .into_iter()
+            .filter_map(|id| conhecidas.get(id))
+            .map(|s| s.status_view_em(agora))
+            .collect()
+    }
+
     /// Applies `mv` to request `id`: 404 when unknown, 409 when the move is illegal from its
-    /// current status.
+    /// status as read now (an expired request moves no more).
     pub fn mover(&mut self, id: &str, mv: Move) -> Result<Solicitacao, SimError> {
         let solicitacao = self
             .solicitacoes
             .iter_mut()
             .find(|s| s.id == id)
             .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
-        let from = solicitacao.dados.status;
+        let from = solicitacao.status_em(Utc::now());
         let to = mv.target(from).ok_or_else(|| {
             SimError::conflict(format!(
                 "transição inválida: {mv:?} a partir de {}",

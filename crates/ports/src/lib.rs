@@ -14,8 +14,12 @@ pub mod webhook_url_repository;
 pub use api_key_repository::{ApiKeyRecord, ApiKeyRepository};
 pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
-pub use consent_request_repository::ConsentRequestRepository;
-pub use pgcc_gateway::{PgccConsentCreated, PgccError, PgccGateway, PgccNewConsent};
+pub use consent_request_repository::{
+    ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, ListCursor, StatusCheckItem,
+};
+pub use pgcc_gateway::{
+    PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
+};
 pub use repo_error::RepoError;
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_url_repository::WebhookUrlRepository;

@@ -1,4 +1,4 @@
-use domain::{Cnpj, PgccUseCase, ValidConsentRequest};
+use domain::{Cnpj, ConsentStatus, PgccUseCase, ValidConsentRequest};
 use uuid::Uuid;
 
 /// How a call to the PGCC failed. The adapter classifies; delivery maps to HTTP
@@ -38,6 +38,13 @@ pub struct PgccConsentCreated {
     pub pgcc_id: String,
 }
 
+/// A request's status as the PGCC holds it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgccConsentStatus {
+    pub pgcc_id: String,
+    pub status: ConsentStatus,
+}
+
 /// The external consent platform. Contract: `docs/pgcc.md`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait PgccGateway: Send + Sync {
@@ -49,4 +56,12 @@ pub trait PgccGateway: Send + Sync {
         &self,
         consent: &PgccNewConsent,
     ) -> Result<PgccConsentCreated, PgccError>;
+
+    /// The current status of each of these requests (at most 500 ids per call); ids the PGCC
+    /// does not know are left out of the answer.
+    fn consent_statuses(&self, pgcc_ids: &[String]) -> Result<Vec<PgccConsentStatus>, PgccError>;
+
+    /// Revokes an active request on the PGCC (the company's decision). A request that is not
+    /// active there is `Rejected { status: 409 }`.
+    fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError>;
 }

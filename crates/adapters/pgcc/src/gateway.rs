@@ -1,8 +1,11 @@
-//! [`PgccHttpGateway`]: the two calls the core needs today (list use cases, create a request).
+//! [`PgccHttpGateway`]: the calls the core makes (list use cases, create a request, read
+//! statuses in batches, revoke).
+
+use std::borrow::Cow;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use domain::{Cnpj, CreationVariant, PgccUseCase};
-use ports::{PgccConsentCreated, PgccError, PgccGateway, PgccNewConsent};
+use domain::{Cnpj, ConsentStatus, CreationVariant, PgccUseCase};
+use ports::{PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent};
 use serde::de::DeserializeOwned;
 use ureq::http::Response;
 use ureq::{Agent, Body, RequestBuilder};
@@ -10,6 +13,10 @@ use ureq::{Agent, Body, RequestBuilder};
 use crate::http_errors::{classify_body, classify_status, classify_transport};
 use crate::settings::PgccSettings;
 use crate::wire;
+
+/// The most ids one `POST /pgcc/v1/solicitacoes/status` may carry (`docs/pgcc.md`): longer
+/// lists are sent in chunks of this size.
+pub const MAX_IDS_PER_STATUS_CALL: usize = 500;
 
 /// The PGCC over HTTP. One agent (and its connection pool) for the life of the gateway; cheap
 /// to share behind an `Arc`.
@@ -108,6 +115,67 @@ impl PgccGateway for PgccHttpGateway {
             pgcc_id: created.id,
         })
     }
+
+    fn consent_statuses(&self, pgcc_ids: &[String]) -> Result<Vec<PgccConsentStatus>, PgccError> {
+        const OPERATION: &str = "consent_statuses";
+        let url = self.url("/solicitacoes/status");
+        let mut statuses = Vec::new();
+        // no id, no chunk: no call
+        for ids in pgcc_ids.chunks(MAX_IDS_PER_STATUS_CALL) {
+            let result = self
+                .authorize(self.agent.post(&url))
+                .send_json(wire::ConsultaStatus { ids });
+            let answer: wire::ConsultaStatusResponse = read_answer(OPERATION, result)?;
+            statuses.reserve(answer.solicitacoes.len());
+            for item in answer.solicitacoes {
+                let Some(status) = ConsentStatus::parse(&item.status) else {
+                    tracing::warn!(
+                        operation = OPERATION,
+                        pgcc_id = %item.id,
+                        "PGCC answered an unknown consent status"
+                    );
+                    return Err(PgccError::Unexpected(anyhow::anyhow!(
+                        "the PGCC answered an unknown consent status"
+                    )));
+                };
+                statuses.push(PgccConsentStatus {
+                    pgcc_id: item.id,
+                    status,
+                });
+            }
+        }
+        Ok(statuses)
+    }
+
+    fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError> {
+        let url = self.url(&format!("/solicitacoes/{}/revogar", path_segment(pgcc_id)));
+        let result = self.authorize(self.agent.post(&url)).send_empty();
+        // the answer's body (the revoked request) is not needed
+        check_answer("revoke_consent_request", result)?;
+        tracing::info!(pgcc_id, "consent request revoked on the PGCC");
+        Ok(())
+    }
+}
+
+/// `raw` as one URL path segment: every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
+/// percent-encoded, and `.` or `..` wholly encoded, so that an opaque PGCC id can never reach
+/// another route.
+fn path_segment(raw: &str) -> Cow<'_, str> {
+    let dots_only = raw == "." || raw == "..";
+    let keep =
+        |b: u8| !dots_only && (b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'));
+    if raw.bytes().all(keep) {
+        return Cow::Borrowed(raw);
+    }
+    let mut encoded = String::with_capacity(raw.len() * 3);
+    for b in raw.bytes() {
+        if keep(b) {
+            encoded.push(char::from(b));
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Cow::Owned(encoded)
 }
 
 /// The wire body of a creation (`docs/pgcc.md`).
@@ -147,7 +215,20 @@ fn read_answer<T: DeserializeOwned>(
     operation: &'static str,
     result: Result<Response<Body>, ureq::Error>,
 ) -> Result<T, PgccError> {
-    let mut response = result.map_err(|e| {
+    let mut response = check_answer(operation, result)?;
+    let status = response.status().as_u16();
+    response.body_mut().read_json::<T>().map_err(|e| {
+        tracing::warn!(operation, status, cause = %e, "PGCC answer could not be read");
+        classify_body(e)
+    })
+}
+
+/// The 2xx answer (body unread), or the error the outcome means; logged like [`read_answer`].
+fn check_answer(
+    operation: &'static str,
+    result: Result<Response<Body>, ureq::Error>,
+) -> Result<Response<Body>, PgccError> {
+    let response = result.map_err(|e| {
         tracing::warn!(operation, cause = %e, "PGCC call failed without an answer");
         classify_transport(e)
     })?;
@@ -156,10 +237,7 @@ fn read_answer<T: DeserializeOwned>(
         tracing::warn!(operation, status, "PGCC answered an error status");
         return Err(error);
     }
-    response.body_mut().read_json::<T>().map_err(|e| {
-        tracing::warn!(operation, status, cause = %e, "PGCC answer could not be read");
-        classify_body(e)
-    })
+    Ok(response)
 }
 
 #[cfg(test)]
@@ -171,6 +249,19 @@ mod tests {
     fn instants_are_written_in_rfc3339_utc() {
         let instant = Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap();
         assert_eq!(rfc3339(instant), "2030-01-02T03:04:05Z");
+    }
+
+    #[test]
+    fn an_id_is_sent_as_one_path_segment() {
+        assert!(matches!(
+            path_segment("pgcc-3b9f0c1e_A.b~"),
+            Cow::Borrowed("pgcc-3b9f0c1e_A.b~")
+        ));
+        assert_eq!(path_segment("a/b?c#d e.f"), "a%2Fb%3Fc%23d%20e.f");
+        assert_eq!(path_segment(".."), "%2E%2E");
+        assert_eq!(path_segment("."), "%2E");
+        assert_eq!(path_segment("ç"), "%C3%A7");
+        assert_eq!(path_segment(""), "");
     }
 
     #[test]

@@ -8,5 +8,5 @@ mod http_errors;
 mod settings;
 mod wire;
 
-pub use gateway::PgccHttpGateway;
+pub use gateway::{PgccHttpGateway, MAX_IDS_PER_STATUS_CALL};
 pub use settings::PgccSettings;

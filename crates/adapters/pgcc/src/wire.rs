@@ -50,3 +50,23 @@ pub struct NovaSolicitacao<'a> {
 pub struct SolicitacaoCriada {
     pub id: String,
 }
+
+/// `POST /pgcc/v1/solicitacoes/status`
+#[derive(Serialize)]
+pub struct ConsultaStatus<'a> {
+    pub ids: &'a [String],
+}
+
+/// The answer to a batch status call: the known ids only.
+#[derive(Debug, Deserialize)]
+pub struct ConsultaStatusResponse {
+    pub solicitacoes: Vec<StatusSolicitacao>,
+}
+
+/// One request of a batch status answer; `atualizadoEm` is ignored. The status is kept as text
+/// so that an unknown one is reported as such, not as an unreadable body.
+#[derive(Debug, Deserialize)]
+pub struct StatusSolicitacao {
+    pub id: String,
+    pub status: String,
+}

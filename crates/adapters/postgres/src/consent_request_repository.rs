@@ -1,13 +1,61 @@
+use chrono::{DateTime, Utc};
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use domain::ConsentRequest;
-use ports::{ConsentRequestRepository, RepoError};
+use diesel::sql_types::{BigInt, Bool, Text, Timestamptz};
+use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, TransitionCause};
+use ports::{
+    ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, ListCursor, RepoError,
+    StatusCheckItem,
+};
+use uuid::Uuid;
 
-use crate::conn::with_conn;
-use crate::models::NewSolicitacaoConsentimento;
-use crate::schema::solicitacoes_consentimento;
+use crate::conn::{count_u32, with_conn};
+use crate::models::{
+    NewSolicitacaoConsentimento, NewSolicitacaoHistorico, SolicitacaoConsentimentoRow,
+    SolicitacaoHistoricoRow, StatusCheckRow,
+};
+use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
 
-/// [`ConsentRequestRepository`] on `solicitacoes_consentimento`.
+/// `claim_for_status_check` in one statement: the subquery locks the due rows no other worker
+/// holds (`SKIP LOCKED`), the update pushes their next check. The status names are literals, as
+/// in the partial index `solicitacoes_consentimento_status_devido_idx`, so every plan can use it.
+/// $1 next check, $2 now, $3 limit.
+const CLAIM_FOR_STATUS_CHECK: &str = "\
+UPDATE solicitacoes_consentimento
+SET proximo_status_em = $1
+WHERE id IN (
+    SELECT id FROM solicitacoes_consentimento
+    WHERE status IN ('pendente', 'ativo') AND proximo_status_em <= $2
+    ORDER BY proximo_status_em
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING id, empresa_id, pgcc_id, status";
+
+/// `expire_due` in one statement (so one transaction, and one round trip): lock up to $2
+/// non-terminal requests whose expiry is at or before $1 (`SKIP LOCKED`: rows another
+/// transaction holds are left for the next round), move them to $3 (`expirado`) at $1, and
+/// append one history entry each from the status they had, with cause $4 (`expiracao`).
+const EXPIRE_DUE: &str = "\
+WITH vencidas AS (
+    SELECT id, status FROM solicitacoes_consentimento
+    WHERE status IN ('pendente', 'ativo') AND data_expiracao_consentimento <= $1
+    ORDER BY data_expiracao_consentimento
+    LIMIT $2
+    FOR UPDATE SKIP LOCKED
+), expiradas AS (
+    UPDATE solicitacoes_consentimento s
+    SET status = $3, atualizado_em = $1
+    FROM vencidas v
+    WHERE s.id = v.id
+    RETURNING s.id, v.status AS de
+)
+INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
+SELECT id, de, $3, $1, $4 FROM expiradas";
+
+/// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
+/// Every read filters by `empresa_id`; the two worker operations span companies.
 #[derive(Clone)]
 pub struct PgConsentRequestRepository {
     pool: PgPool,
@@ -19,13 +67,285 @@ impl PgConsentRequestRepository {
     }
 }
 
+/// A limit from the port as SQL's `bigint`.
+fn sql_limit(limit: u32) -> i64 {
+    i64::from(limit)
+}
+
+fn into_domain(
+    row: SolicitacaoConsentimentoRow,
+    operation: &'static str,
+) -> Result<ConsentRequest, RepoError> {
+    row.try_into_domain()
+        .map_err(|e| RepoError::Unexpected(e.context(operation)))
+}
+
+fn option_into_domain(
+    row: Option<SolicitacaoConsentimentoRow>,
+    operation: &'static str,
+) -> Result<Option<ConsentRequest>, RepoError> {
+    row.map(|row| into_domain(row, operation)).transpose()
+}
+
 impl ConsentRequestRepository for PgConsentRequestRepository {
+    /// Inserts the request and its creation entry (`de` NULL, `em` = `criado_em`) in one
+    /// transaction; `proximo_status_em` takes its default, `now()`: due for a status check.
     fn insert(&self, request: &ConsentRequest) -> Result<(), RepoError> {
+        let first = NewSolicitacaoHistorico::new(
+            request.id,
+            None,
+            request.status,
+            request.criado_em,
+            TransitionCause::Empresa,
+        );
         with_conn(&self.pool, "inserting a consent request", |conn| {
-            diesel::insert_into(solicitacoes_consentimento::table)
-                .values(NewSolicitacaoConsentimento::from(request))
-                .execute(conn)
+            conn.transaction(|conn| {
+                diesel::insert_into(sc::table)
+                    .values(NewSolicitacaoConsentimento::from(request))
+                    .execute(conn)?;
+                diesel::insert_into(sh::table).values(&first).execute(conn)
+            })
         })?;
         Ok(())
+    }
+
+    /// The request and its history read in one read-only `REPEATABLE READ` transaction, so the
+    /// history always matches the status read (a concurrent transition is seen in both or in
+    /// neither).
+    fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError> {
+        const OPERATION: &str = "reading a consent request";
+        let found = with_conn(&self.pool, OPERATION, |conn| {
+            conn.build_transaction()
+                .repeatable_read()
+                .read_only()
+                .run(|conn| {
+                    let Some(row) = sc::table
+                        .filter(sc::id.eq(id))
+                        .filter(sc::empresa_id.eq(empresa.0))
+                        .select(SolicitacaoConsentimentoRow::as_select())
+                        .first(conn)
+                        .optional()?
+                    else {
+                        return Ok(None);
+                    };
+                    let history = sh::table
+                        .filter(sh::solicitacao_id.eq(id))
+                        .order((sh::em.asc(), sh::id.asc()))
+                        .select(SolicitacaoHistoricoRow::as_select())
+                        .load(conn)?;
+                    Ok(Some((row, history)))
+                })
+        })?;
+        let Some((row, history)) = found else {
+            return Ok(None);
+        };
+        let historico = history
+            .into_iter()
+            .map(SolicitacaoHistoricoRow::try_into_domain)
+            .collect::<anyhow::Result<_>>()
+            .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?;
+        Ok(Some(ConsentRequestRecord {
+            request: into_domain(row, OPERATION)?,
+            historico,
+        }))
+    }
+
+    /// Read along the index (empresa_id, criado_em, id): the cursor is the row comparison
+    /// `(criado_em, id) > ($criado_em, $id)`, which PostgreSQL turns into an index bound, and the
+    /// filters are evaluated on the rows read. The status filter is the effective status at
+    /// `now`.
+    fn list(
+        &self,
+        empresa: CompanyId,
+        filter: &ConsentFilter,
+        after: Option<ListCursor>,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<ConsentRequest>, RepoError> {
+        const OPERATION: &str = "listing consent requests";
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows = with_conn(&self.pool, OPERATION, |conn| {
+            let mut query = sc::table
+                .filter(sc::empresa_id.eq(empresa.0))
+                .select(SolicitacaoConsentimentoRow::as_select())
+                .into_boxed();
+            if let Some(status) = filter.status {
+                query = match status {
+                    ConsentStatus::Pendente | ConsentStatus::Ativo => query
+                        .filter(sc::status.eq(status.as_str()))
+                        .filter(sc::data_expiracao_consentimento.gt(now)),
+                    ConsentStatus::Expirado => query.filter(
+                        sc::status
+                            .eq(ConsentStatus::Expirado.as_str())
+                            .or(sc::status
+                                .eq_any([
+                                    ConsentStatus::Pendente.as_str(),
+                                    ConsentStatus::Ativo.as_str(),
+                                ])
+                                .and(sc::data_expiracao_consentimento.le(now))),
+                    ),
+                    ConsentStatus::Recusado | ConsentStatus::Revogado => {
+                        query.filter(sc::status.eq(status.as_str()))
+                    }
+                };
+            }
+            if let Some(template) = &filter.caso_de_uso_id_template {
+                query = query.filter(sc::caso_de_uso_id_template.eq(template.as_str()));
+            }
+            if let Some(cpf) = &filter.cpf_titular {
+                query = query.filter(sc::cpf_titular.eq(cpf.as_str()));
+            }
+            if let Some(from) = filter.criado_de {
+                query = query.filter(sc::criado_em.ge(from));
+            }
+            if let Some(until) = filter.criado_ate {
+                query = query.filter(sc::criado_em.lt(until));
+            }
+            if let Some(cursor) = after {
+                query = query.filter(
+                    sql::<Bool>(
+                        "(solicitacoes_consentimento.criado_em, solicitacoes_consentimento.id) > (",
+                    )
+                    .bind::<Timestamptz, _>(cursor.criado_em)
+                    .sql(", ")
+                    .bind::<diesel::sql_types::Uuid, _>(cursor.id)
+                    .sql(")"),
+                );
+            }
+            query
+                .order((sc::criado_em.asc(), sc::id.asc()))
+                .limit(sql_limit(limit))
+                .load(conn)
+        })?;
+        rows.into_iter()
+            .map(|row| into_domain(row, OPERATION))
+            .collect()
+    }
+
+    /// The status is compared with a literal, as in the partial index
+    /// `solicitacoes_consentimento_validas_idx` (empresa_id, cpf_titular,
+    /// caso_de_uso_id_template, data_expiracao_consentimento) WHERE status = 'ativo', which the
+    /// lookup reads backwards from the newest expiry.
+    fn find_valid(
+        &self,
+        empresa: CompanyId,
+        cpf: &Cpf,
+        caso_de_uso_id_template: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ConsentRequest>, RepoError> {
+        const OPERATION: &str = "finding a valid consent request";
+        let row = with_conn(&self.pool, OPERATION, |conn| {
+            sc::table
+                .filter(sc::empresa_id.eq(empresa.0))
+                .filter(sc::cpf_titular.eq(cpf.as_str()))
+                .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
+                .filter(sql::<Bool>("solicitacoes_consentimento.status = 'ativo'"))
+                .filter(sc::data_expiracao_consentimento.gt(now))
+                .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
+                .select(SolicitacaoConsentimentoRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        option_into_domain(row, OPERATION)
+    }
+
+    /// One indexed read of the unique key (empresa_id, hash).
+    fn find_by_hash(
+        &self,
+        empresa: CompanyId,
+        hash: &str,
+    ) -> Result<Option<ConsentRequest>, RepoError> {
+        const OPERATION: &str = "finding a consent request by hash";
+        let row = with_conn(&self.pool, OPERATION, |conn| {
+            sc::table
+                .filter(sc::empresa_id.eq(empresa.0))
+                .filter(sc::hash.eq(hash))
+                .select(SolicitacaoConsentimentoRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        option_into_domain(row, OPERATION)
+    }
+
+    /// In one transaction: `UPDATE ... SET status = $to, atualizado_em = $at WHERE id = $id AND
+    /// empresa_id = $empresa AND status = $from` and, only when it changed the row, the history
+    /// entry. The row lock the update takes makes a concurrent identical transition wait, then
+    /// find the status changed and answer `false`.
+    fn transition(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        from: ConsentStatus,
+        to: ConsentStatus,
+        cause: TransitionCause,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let entry = NewSolicitacaoHistorico::new(id, Some(from), to, at, cause);
+        with_conn(
+            &self.pool,
+            "changing the status of a consent request",
+            |conn| {
+                conn.transaction(|conn| {
+                    let changed = diesel::update(
+                        sc::table
+                            .filter(sc::id.eq(id))
+                            .filter(sc::empresa_id.eq(empresa.0))
+                            .filter(sc::status.eq(from.as_str())),
+                    )
+                    .set((sc::status.eq(to.as_str()), sc::atualizado_em.eq(at)))
+                    .execute(conn)?;
+                    if changed == 0 {
+                        return Ok(false);
+                    }
+                    diesel::insert_into(sh::table)
+                        .values(&entry)
+                        .execute(conn)?;
+                    Ok(true)
+                })
+            },
+        )
+    }
+
+    /// See [`CLAIM_FOR_STATUS_CHECK`]. The claimed rows come back in no particular order.
+    fn claim_for_status_check(
+        &self,
+        limit: u32,
+        now: DateTime<Utc>,
+        next_check_at: DateTime<Utc>,
+    ) -> Result<Vec<StatusCheckItem>, RepoError> {
+        const OPERATION: &str = "claiming consent requests for a status check";
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows = with_conn(&self.pool, OPERATION, |conn| {
+            diesel::sql_query(CLAIM_FOR_STATUS_CHECK)
+                .bind::<Timestamptz, _>(next_check_at)
+                .bind::<Timestamptz, _>(now)
+                .bind::<BigInt, _>(sql_limit(limit))
+                .load::<StatusCheckRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(StatusCheckRow::try_into_domain)
+            .collect::<anyhow::Result<_>>()
+            .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+    }
+
+    /// See [`EXPIRE_DUE`]; the count is the number of history entries written, one per request
+    /// moved.
+    fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let moved = with_conn(&self.pool, "expiring consent requests", |conn| {
+            diesel::sql_query(EXPIRE_DUE)
+                .bind::<Timestamptz, _>(now)
+                .bind::<BigInt, _>(sql_limit(limit))
+                .bind::<Text, _>(ConsentStatus::Expirado.as_str())
+                .bind::<Text, _>(TransitionCause::Expiracao.as_str())
+                .execute(conn)
+        })?;
+        Ok(count_u32(moved))
     }
 }

@@ -5,7 +5,9 @@
 //!   [`MIGRATIONS`] (`migrations/` at the workspace root).
 //! - One repository per port: [`PgCompanyRepository`], [`PgApiKeyRepository`],
 //!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgWebhookUrlRepository`].
-//!   Every query on a company's data filters by `empresa_id` in the query itself.
+//!   Every query on a company's data filters by `empresa_id` in the query itself; only the two
+//!   worker operations of [`PgConsentRequestRepository`] (status-check claims, expiry) span
+//!   companies, by design.
 //! - Errors follow [`ports::RepoError`]: an unreachable database (pool checkout timeout,
 //!   refused or closed connection) is `Unavailable`; anything else is `Unexpected`, with a context
 //!   naming the operation and never a row value (no CPF, no key hash) in its text.

@@ -51,6 +51,19 @@ diesel::table! {
         pgcc_id -> Text,
         criado_em -> Timestamptz,
         atualizado_em -> Timestamptz,
+        hash -> Text,
+        proximo_status_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    solicitacoes_historico (id) {
+        id -> Int8,
+        solicitacao_id -> Uuid,
+        de -> Nullable<Text>,
+        para -> Text,
+        em -> Timestamptz,
+        causa -> Text,
     }
 }
 
@@ -68,6 +81,7 @@ diesel::joinable!(api_keys -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> casos_de_uso (caso_de_uso_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
+diesel::joinable!(solicitacoes_historico -> solicitacoes_consentimento (solicitacao_id));
 diesel::joinable!(webhook_urls -> empresas (empresa_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -75,5 +89,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     casos_de_uso,
     empresas,
     solicitacoes_consentimento,
+    solicitacoes_historico,
     webhook_urls,
 );

@@ -1,85 +1,22 @@
 mod common;
 
-use common::{at, cnpj, create_company, pool};
-use diesel::prelude::*;
-use domain::{
-    ActiveAnswer, Company, ConsentRequest, ConsentStatus, Cpf, CreationVariant, ModalidadeAcesso,
-    PgccUseCase, TipoTitular, ValidConsentRequest,
+use common::consent::{
+    active_request, hash_of, history, history_count, pending_request, stored, tenant, Spec, Tenant,
+    CPF,
 };
-use ports::{ConsentRequestRepository, RepoError, UseCaseRepository};
-use postgres_adapter::models::SolicitacaoConsentimentoRow;
+use common::{at, cnpj, create_company, now, pool};
+use diesel::prelude::*;
+use domain::{ConsentStatus, StatusChange, TransitionCause};
+use ports::{ConsentRequestRepository, RepoError};
 use postgres_adapter::schema::solicitacoes_consentimento;
-use postgres_adapter::{PgConsentRequestRepository, PgPool, PgUseCaseRepository};
+use postgres_adapter::{PgConsentRequestRepository, PgPool};
 use testkit::TestDb;
 use uuid::Uuid;
 
-const CPF: &str = "52998224725";
-
-/// A company with one synchronized use case (`tpl-1`); returns it and the use case's id.
-fn company_with_use_case(pool: &PgPool) -> (Company, Uuid) {
-    let acme = create_company(pool, "ACME", "112223330001");
-    let use_cases = PgUseCaseRepository::new(pool.clone());
-    use_cases
-        .apply_sync(
-            acme.id,
-            &[PgccUseCase {
-                vinculo_id: Uuid::from_u128(0xa),
-                template_id: "tpl-1".to_owned(),
-                titulo: "Crédito".to_owned(),
-            }],
-            at("2026-05-01T12:00:00Z"),
-        )
-        .unwrap();
-    let id = use_cases
-        .find_by_template(acme.id, "tpl-1")
-        .unwrap()
-        .unwrap()
-        .id;
-    (acme, id)
-}
-
-fn active_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest {
-    ConsentRequest {
-        id: Uuid::new_v4(),
-        empresa_id: empresa.id,
-        caso_de_uso_id,
-        dados: ValidConsentRequest {
-            variant: CreationVariant::Active,
-            caso_de_uso_id_template: "tpl-1".to_owned(),
-            cpf_titular: Cpf::parse("529.982.247-25").unwrap(),
-            modalidade_acesso: ModalidadeAcesso::Indireto,
-            tipo_titular: TipoTitular::PessoaFisica,
-            data_expiracao_consentimento: at("2027-05-01T12:00:00Z"),
-            resposta: Some(ActiveAnswer {
-                data_titular_respondeu_consentimento: at("2026-05-01T11:59:59.654321Z"),
-                prova_coleta: "assinatura digital 123".to_owned(),
-            }),
-            cnpj_anuente: Some(cnpj("998887770001")),
-        },
-        status: ConsentStatus::Ativo,
-        pgcc_id: "pgcc-0001".to_owned(),
-        criado_em: at("2026-05-01T12:00:01Z"),
-        atualizado_em: at("2026-05-01T12:00:02Z"),
-    }
-}
-
-fn pending_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest {
-    let mut request = active_request(empresa, caso_de_uso_id);
-    request.dados.variant = CreationVariant::Pending;
-    request.dados.resposta = None;
-    request.dados.modalidade_acesso = ModalidadeAcesso::Direto;
-    request.dados.cnpj_anuente = None;
-    request.status = ConsentStatus::Pendente;
-    request.pgcc_id = "pgcc-0002".to_owned();
-    request
-}
-
-fn stored(db: &TestDb, id: Uuid) -> SolicitacaoConsentimentoRow {
-    solicitacoes_consentimento::table
-        .find(id)
-        .select(SolicitacaoConsentimentoRow::as_select())
-        .first(&mut db.conn())
-        .unwrap()
+/// A company with the use cases `tpl-1` and `tpl-2`; returns it and `tpl-1`'s id.
+fn company_with_use_case(pool: &PgPool) -> (domain::Company, Uuid) {
+    let Tenant { company, tpl1, .. } = tenant(pool, "ACME", "112223330001");
+    (company, tpl1)
 }
 
 #[test]
@@ -114,6 +51,7 @@ fn an_active_request_is_stored_with_every_field_flattened() {
     assert_eq!(row.pgcc_id, "pgcc-0001");
     assert_eq!(row.criado_em, at("2026-05-01T12:00:01Z"));
     assert_eq!(row.atualizado_em, at("2026-05-01T12:00:02Z"));
+    assert_eq!(row.hash, request.hash);
     assert_eq!(row.try_into_domain().unwrap(), request);
 }
 
@@ -159,6 +97,7 @@ fn a_second_request_with_the_same_pgcc_id_for_the_company_is_refused() {
         .get_result(&mut db.conn())
         .unwrap();
     assert_eq!(count, 1);
+    assert_eq!(history_count(&db), 1, "the refused request left no history");
 }
 
 #[test]
@@ -197,4 +136,213 @@ fn the_status_column_refuses_a_value_outside_the_five_statuses() {
 
     assert!(result.is_err());
     assert_eq!(stored(&db, request.id).status, "ativo");
+}
+
+#[test]
+fn insert_writes_the_creation_as_the_first_history_entry_and_makes_the_request_due() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let repo = PgConsentRequestRepository::new(pool);
+    let active = active_request(&acme, caso_de_uso_id);
+    let pending = pending_request(&acme, caso_de_uso_id);
+    let before = now();
+
+    repo.insert(&active).unwrap();
+    repo.insert(&pending).unwrap();
+
+    for request in [&active, &pending] {
+        let rows = history(&db, request.id);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let first = &rows[0];
+        assert_eq!(first.solicitacao_id, request.id);
+        assert_eq!(first.de, None);
+        assert_eq!(first.para, request.status.as_str());
+        assert_eq!(first.em, request.criado_em);
+        assert_eq!(first.causa, "empresa");
+        let due = stored(&db, request.id).proximo_status_em;
+        assert!(
+            due >= before && due <= now(),
+            "{due} not the insertion time"
+        );
+    }
+    assert_eq!(history_count(&db), 2);
+}
+
+#[test]
+fn a_second_request_with_the_same_hash_for_the_company_is_refused_without_history() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let repo = PgConsentRequestRepository::new(pool);
+    let first = active_request(&acme, caso_de_uso_id);
+    repo.insert(&first).unwrap();
+    let mut again = pending_request(&acme, caso_de_uso_id);
+    again.hash = first.hash.clone();
+
+    let result = repo.insert(&again);
+
+    assert!(
+        matches!(result, Err(RepoError::Unexpected(_))),
+        "{result:?}"
+    );
+    let count: i64 = solicitacoes_consentimento::table
+        .count()
+        .get_result(&mut db.conn())
+        .unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(history(&db, again.id), []);
+    assert_eq!(history_count(&db), 1);
+}
+
+#[test]
+fn two_companies_may_store_the_same_hash() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let ours = acme.request(&Spec::new(at("2026-05-01T12:00:00Z")));
+    let mut theirs = globex.request(&Spec::new(at("2026-05-01T12:00:00Z")));
+    theirs.hash = ours.hash.clone();
+
+    repo.insert(&ours).unwrap();
+    repo.insert(&theirs).unwrap();
+
+    assert_eq!(stored(&db, theirs.id).hash, ours.hash);
+}
+
+#[test]
+fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let repo = PgConsentRequestRepository::new(pool);
+    let request = pending_request(&acme, caso_de_uso_id);
+    repo.insert(&request).unwrap();
+    // Both changes at the creation instant: only the insertion order tells them apart.
+    let t = request.criado_em;
+    let id = request.id;
+    let (pendente, ativo, revogado) = (
+        ConsentStatus::Pendente,
+        ConsentStatus::Ativo,
+        ConsentStatus::Revogado,
+    );
+    assert!(repo
+        .transition(acme.id, id, pendente, ativo, TransitionCause::Pgcc, t)
+        .unwrap());
+    assert!(repo
+        .transition(acme.id, id, ativo, revogado, TransitionCause::Empresa, t)
+        .unwrap());
+
+    let record = repo.get(acme.id, id).unwrap().expect("the request");
+
+    let mut expected = request.clone();
+    expected.status = revogado;
+    expected.atualizado_em = t;
+    assert_eq!(record.request, expected);
+    assert_eq!(
+        record.historico,
+        [
+            StatusChange {
+                de: None,
+                para: pendente,
+                em: t,
+                causa: TransitionCause::Empresa,
+            },
+            StatusChange {
+                de: Some(pendente),
+                para: ativo,
+                em: t,
+                causa: TransitionCause::Pgcc,
+            },
+            StatusChange {
+                de: Some(ativo),
+                para: revogado,
+                em: t,
+                causa: TransitionCause::Empresa,
+            },
+        ]
+    );
+}
+
+#[test]
+fn get_orders_the_history_by_instant_before_insertion() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let repo = PgConsentRequestRepository::new(pool);
+    let request = pending_request(&acme, caso_de_uso_id);
+    repo.insert(&request).unwrap();
+    // An entry inserted last but earlier in time (a clock behind another process's) sorts first.
+    let earlier = request.criado_em - chrono::TimeDelta::seconds(1);
+    assert!(repo
+        .transition(
+            acme.id,
+            request.id,
+            ConsentStatus::Pendente,
+            ConsentStatus::Recusado,
+            TransitionCause::Pgcc,
+            earlier,
+        )
+        .unwrap());
+
+    let record = repo.get(acme.id, request.id).unwrap().unwrap();
+
+    let order: Vec<_> = record.historico.iter().map(|c| (c.de, c.em)).collect();
+    assert_eq!(
+        order,
+        [
+            (Some(ConsentStatus::Pendente), earlier),
+            (None, request.criado_em)
+        ]
+    );
+}
+
+#[test]
+fn get_of_another_companys_request_or_an_unknown_id_is_none() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let request = acme.insert(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
+
+    assert!(repo.get(acme.company.id, request.id).unwrap().is_some());
+    assert_eq!(repo.get(globex.id, request.id).unwrap(), None);
+    assert_eq!(repo.get(acme.company.id, Uuid::new_v4()).unwrap(), None);
+}
+
+#[test]
+fn find_by_hash_finds_only_the_companys_own_request() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let ours = acme.insert(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
+    let other = acme.insert(&repo, &Spec::new(at("2026-05-01T12:00:01Z")));
+    let theirs = globex.insert(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
+
+    assert_eq!(
+        repo.find_by_hash(acme.company.id, &ours.hash).unwrap(),
+        Some(ours.clone())
+    );
+    assert_eq!(
+        repo.find_by_hash(acme.company.id, &other.hash).unwrap(),
+        Some(other)
+    );
+    assert_eq!(
+        repo.find_by_hash(acme.company.id, &theirs.hash).unwrap(),
+        None
+    );
+    assert_eq!(
+        repo.find_by_hash(globex.company.id, &ours.hash).unwrap(),
+        None
+    );
+    assert_eq!(
+        repo.find_by_hash(acme.company.id, &hash_of(Uuid::new_v4()))
+            .unwrap(),
+        None
+    );
 }

@@ -3,6 +3,7 @@ mod common;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 use diesel_migrations::MigrationHarness;
@@ -14,12 +15,24 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 6] = [
     "api_keys",
     "casos_de_uso",
     "empresas",
     "solicitacoes_consentimento",
+    "solicitacoes_historico",
     "webhook_urls",
+];
+
+/// The migrations, oldest first.
+const MIGRATION_NAMES: [&str; 7] = [
+    "2026-11-21-000001_create_empresas",
+    "2026-11-21-000002_create_api_keys",
+    "2026-11-21-000003_create_casos_de_uso",
+    "2026-11-21-000004_create_solicitacoes_consentimento",
+    "2026-11-21-000005_create_webhook_urls",
+    "2026-11-21-000006_add_hash_and_status_check_to_solicitacoes",
+    "2026-11-21-000007_create_solicitacoes_historico",
 ];
 
 #[derive(QueryableByName)]
@@ -103,11 +116,11 @@ fn every_migration_reverts_and_applies_again() {
     assert_eq!(tables(&mut conn), TABLES);
 
     let reverted = conn.revert_all_migrations(MIGRATIONS).unwrap();
-    assert_eq!(reverted.len(), 5);
+    assert_eq!(reverted.len(), MIGRATION_NAMES.len());
     assert_eq!(tables(&mut conn), Vec::<String>::new());
 
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
-    assert_eq!(applied.len(), 5);
+    assert_eq!(applied.len(), MIGRATION_NAMES.len());
     assert_eq!(tables(&mut conn), TABLES);
 }
 
@@ -120,16 +133,7 @@ fn run_migrations_applies_the_pending_ones_by_name_and_then_nothing() {
     let applied = run_migrations(&pool).unwrap();
     let again = run_migrations(&pool).unwrap();
 
-    assert_eq!(
-        applied,
-        [
-            "2026-11-21-000001_create_empresas",
-            "2026-11-21-000002_create_api_keys",
-            "2026-11-21-000003_create_casos_de_uso",
-            "2026-11-21-000004_create_solicitacoes_consentimento",
-            "2026-11-21-000005_create_webhook_urls",
-        ]
-    );
+    assert_eq!(applied, MIGRATION_NAMES);
     assert_eq!(again, Vec::<String>::new());
     assert_eq!(tables(&mut db.conn()), TABLES);
     let locks = diesel::sql_query(
@@ -139,4 +143,96 @@ fn run_migrations_applies_the_pending_ones_by_name_and_then_nothing() {
     .get_result::<Count>(&mut db.conn())
     .unwrap();
     assert_eq!(locks.n, 0, "the migration lock is released");
+}
+
+fn names(conn: &mut PgConnection, sql: &str) -> Vec<String> {
+    diesel::sql_query(sql)
+        .load::<Name>(conn)
+        .unwrap()
+        .into_iter()
+        .map(|n| n.name)
+        .collect()
+}
+
+fn request_columns(conn: &mut PgConnection) -> Vec<String> {
+    names(
+        conn,
+        "SELECT column_name::text AS name FROM information_schema.columns \
+         WHERE table_schema = 'public' AND table_name = 'solicitacoes_consentimento' \
+         ORDER BY ordinal_position",
+    )
+}
+
+fn request_indexes(conn: &mut PgConnection) -> Vec<String> {
+    names(
+        conn,
+        "SELECT indexname::text AS name FROM pg_indexes \
+         WHERE schemaname = 'public' AND tablename = 'solicitacoes_consentimento' \
+         ORDER BY indexname",
+    )
+}
+
+#[test]
+fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let columns = request_columns(&mut conn);
+    assert_eq!(&columns[columns.len() - 2..], ["hash", "proximo_status_em"]);
+
+    conn.revert_last_migration(MIGRATIONS).unwrap();
+    conn.revert_last_migration(MIGRATIONS).unwrap();
+
+    assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
+    assert_eq!(
+        request_indexes(&mut conn),
+        [
+            "solicitacoes_consentimento_empresa_criado_em_idx",
+            "solicitacoes_consentimento_empresa_pgcc_id_key",
+            "solicitacoes_consentimento_pkey",
+        ]
+    );
+
+    // Requests stored before the two migrations get a placeholder hash and their creation entry.
+    conn.batch_execute(
+        "INSERT INTO empresas (id, nome, cnpj) VALUES \
+             ('00000000-0000-0000-0000-00000000000e', 'ACME', '11222333000181'); \
+         INSERT INTO casos_de_uso (id, empresa_id, titulo) VALUES \
+             ('00000000-0000-0000-0000-00000000000c', '00000000-0000-0000-0000-00000000000e', 't'); \
+         INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, criado_em) \
+         SELECT ('00000000-0000-0000-0000-00000000000' || g)::uuid, \
+             '00000000-0000-0000-0000-00000000000e', '00000000-0000-0000-0000-00000000000c', \
+             'tpl-1', '52998224725', 'PessoaFisica', 'Direto', '2027-01-01T00:00:00Z', \
+             'ativo', 'pgcc-' || g, '2026-05-01T12:00:00Z' \
+         FROM generate_series(1, 2) g",
+    )
+    .unwrap();
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+
+    assert_eq!(applied.len(), 2);
+    assert_eq!(request_columns(&mut conn), columns);
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT hash AS name FROM solicitacoes_consentimento ORDER BY id"
+        ),
+        [
+            "legado:00000000-0000-0000-0000-000000000001",
+            "legado:00000000-0000-0000-0000-000000000002",
+        ]
+    );
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT concat_ws('|', solicitacao_id, coalesce(de, '-'), para, \
+                 to_char(em AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), causa) AS name \
+             FROM solicitacoes_historico ORDER BY id"
+        ),
+        [
+            "00000000-0000-0000-0000-000000000001|-|ativo|2026-05-01 12:00:00|empresa",
+            "00000000-0000-0000-0000-000000000002|-|ativo|2026-05-01 12:00:00|empresa",
+        ]
+    );
 }

@@ -7,3 +7,4 @@ mod faults;
 mod helpers;
 mod seed;
 mod solicitacoes;
+mod status;

@@ -112,3 +112,79 @@ pub fn fault(sim: &SpawnedSim, rule: Value) {
         .expect("setting a fault");
     assert_eq!(response.status().as_u16(), 204);
 }
+
+fn admin_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .proxy(None)
+        .build()
+        .into()
+}
+
+/// `POST /_sim/...` without a body (the subject's moves); returns the status.
+pub fn admin_post(sim: &SpawnedSim, path: &str) -> u16 {
+    admin_agent()
+        .post(sim.url(path))
+        .send_empty()
+        .expect("admin call")
+        .status()
+        .as_u16()
+}
+
+/// `GET /_sim/status-consultas`: how many batch status calls asked about each id.
+pub fn status_consultas(sim: &SpawnedSim) -> serde_json::Map<String, Value> {
+    admin_agent()
+        .get(sim.url("/_sim/status-consultas"))
+        .call()
+        .expect("admin counts")
+        .body_mut()
+        .read_json()
+        .expect("JSON")
+}
+
+/// Creates a request on the simulator through the gateway; returns its PGCC id.
+pub fn create(sim: &SpawnedSim, consent: &PgccNewConsent) -> String {
+    use ports::PgccGateway;
+    gateway(sim)
+        .create_consent_request(consent)
+        .expect("created")
+        .pgcc_id
+}
+
+/// A server that answers one call with `200` and `body` (JSON or not), then stops. Returns its
+/// base URL and the thread to join.
+pub fn one_shot_200(body: &'static str) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        // read the whole request (headers, then content-length bytes) before answering
+        let mut request = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            let n = stream.read(&mut buf).unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            request.extend_from_slice(&buf[..n]);
+            let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text[..end]
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0);
+                if request.len() >= end + 4 + length {
+                    break;
+                }
+            }
+        }
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    (base, server)
+}

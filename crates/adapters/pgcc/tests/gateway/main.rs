@@ -4,3 +4,5 @@ mod create;
 mod errors;
 mod helpers;
 mod list;
+mod revoke;
+mod statuses;

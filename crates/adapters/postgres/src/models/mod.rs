@@ -6,10 +6,14 @@ pub mod api_key;
 pub mod caso_de_uso;
 pub mod empresa;
 pub mod solicitacao_consentimento;
+pub mod solicitacao_historico;
 pub mod webhook_url;
 
 pub use api_key::{ApiKeyRow, NewApiKey};
 pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
 pub use empresa::{EmpresaRow, NewEmpresa};
-pub use solicitacao_consentimento::{NewSolicitacaoConsentimento, SolicitacaoConsentimentoRow};
+pub use solicitacao_consentimento::{
+    NewSolicitacaoConsentimento, SolicitacaoConsentimentoRow, StatusCheckRow,
+};
+pub use solicitacao_historico::{NewSolicitacaoHistorico, SolicitacaoHistoricoRow};
 pub use webhook_url::{NewWebhookUrl, WebhookUrlRow};

@@ -5,12 +5,14 @@ use domain::{
     ActiveAnswer, Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
     ModalidadeAcesso, TipoTitular, ValidConsentRequest,
 };
+use ports::StatusCheckItem;
 use uuid::Uuid;
 
 use crate::schema::solicitacoes_consentimento;
 
-/// A row of `solicitacoes_consentimento`: `ConsentRequest` with its `dados` flattened. Holds a
-/// CPF and a proof of consent (personal data): its `Debug` hides both.
+/// A row of `solicitacoes_consentimento`: `ConsentRequest` with its `dados` flattened, and when
+/// the status poller checks it next. Holds a CPF and a proof of consent (personal data): its
+/// `Debug` hides both.
 #[derive(Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
 pub struct SolicitacaoConsentimentoRow {
@@ -29,6 +31,9 @@ pub struct SolicitacaoConsentimentoRow {
     pub pgcc_id: String,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
+    pub hash: String,
+    /// When the status poller may check the request next (not part of `ConsentRequest`).
+    pub proximo_status_em: DateTime<Utc>,
 }
 
 impl std::fmt::Debug for SolicitacaoConsentimentoRow {
@@ -58,6 +63,8 @@ impl std::fmt::Debug for SolicitacaoConsentimentoRow {
             .field("pgcc_id", &self.pgcc_id)
             .field("criado_em", &self.criado_em)
             .field("atualizado_em", &self.atualizado_em)
+            .field("hash", &self.hash)
+            .field("proximo_status_em", &self.proximo_status_em)
             .finish()
     }
 }
@@ -128,6 +135,7 @@ impl SolicitacaoConsentimentoRow {
             },
             status,
             pgcc_id: self.pgcc_id,
+            hash: self.hash,
             criado_em: self.criado_em,
             atualizado_em: self.atualizado_em,
         })
@@ -135,7 +143,9 @@ impl SolicitacaoConsentimentoRow {
 }
 
 /// A new row of `solicitacoes_consentimento`: every field of `ConsentRequest`, the CPF as its
-/// 11 digits, the enumerations by their wire names. No `Debug`: it holds personal data.
+/// 11 digits, the enumerations by their wire names. `proximo_status_em` is left to its default
+/// (`now()`): a new request is due for a status check at once. No `Debug`: it holds personal
+/// data.
 #[derive(Clone, Insertable)]
 #[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
 pub struct NewSolicitacaoConsentimento<'a> {
@@ -152,6 +162,7 @@ pub struct NewSolicitacaoConsentimento<'a> {
     pub prova_coleta: Option<&'a str>,
     pub status: &'static str,
     pub pgcc_id: &'a str,
+    pub hash: &'a str,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
 }
@@ -176,8 +187,32 @@ impl<'a> From<&'a ConsentRequest> for NewSolicitacaoConsentimento<'a> {
             prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
             status: request.status.as_str(),
             pgcc_id: &request.pgcc_id,
+            hash: &request.hash,
             criado_em: request.criado_em,
             atualizado_em: request.atualizado_em,
         }
+    }
+}
+
+/// A request claimed for a status check: the columns `claim_for_status_check` returns.
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+#[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
+pub struct StatusCheckRow {
+    pub id: Uuid,
+    pub empresa_id: Uuid,
+    pub pgcc_id: String,
+    pub status: String,
+}
+
+impl StatusCheckRow {
+    pub fn try_into_domain(self) -> anyhow::Result<StatusCheckItem> {
+        let status = ConsentStatus::parse(&self.status)
+            .ok_or_else(|| anyhow!("a claimed consent request has an unknown status"))?;
+        Ok(StatusCheckItem {
+            id: self.id,
+            empresa_id: CompanyId(self.empresa_id),
+            pgcc_id: self.pgcc_id,
+            status,
+        })
     }
 }

@@ -2,6 +2,8 @@
 //! valid CNPJs, instants PostgreSQL stores exactly.
 #![allow(dead_code)] // each test binary uses its own part of this module
 
+pub mod consent;
+
 use std::time::Duration;
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};

@@ -1,0 +1,215 @@
+//! `consent_statuses`: `POST /pgcc/v1/solicitacoes/status`, in chunks of 500.
+
+use std::time::{Duration, Instant};
+
+use chrono::{TimeZone, Utc};
+use domain::{ConsentStatus, CreationVariant};
+use pgcc_adapter::MAX_IDS_PER_STATUS_CALL;
+use ports::{PgccConsentStatus, PgccError, PgccGateway};
+use serde_json::json;
+
+use crate::helpers::{
+    admin_post, consent, create, fault, gateway, gateway_to, one_shot_200, received, seed, sim,
+    status_consultas,
+};
+
+fn status(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
+    PgccConsentStatus {
+        pgcc_id: pgcc_id.to_owned(),
+        status,
+    }
+}
+
+#[test]
+fn statuses_follow_the_subjects_moves_in_the_order_asked_and_unknown_ids_are_left_out() {
+    let sim = sim();
+    let pending = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let accepted = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let refused = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let revoked = create(&sim, &consent("tpl-credito", CreationVariant::Active));
+    let active = create(&sim, &consent("tpl-credito", CreationVariant::Active));
+    assert_eq!(
+        admin_post(&sim, &format!("/_sim/solicitacoes/{accepted}/aceitar")),
+        200
+    );
+    assert_eq!(
+        admin_post(&sim, &format!("/_sim/solicitacoes/{refused}/recusar")),
+        200
+    );
+    assert_eq!(
+        admin_post(&sim, &format!("/_sim/solicitacoes/{revoked}/revogar")),
+        200
+    );
+
+    let asked = [
+        revoked.clone(),
+        "pgcc-desconhecida".to_owned(),
+        pending.clone(),
+        refused.clone(),
+        active.clone(),
+        accepted.clone(),
+    ];
+    let statuses = gateway(&sim).consent_statuses(&asked).expect("statuses");
+
+    assert_eq!(
+        statuses,
+        vec![
+            status(&revoked, ConsentStatus::Revogado),
+            status(&pending, ConsentStatus::Pendente),
+            status(&refused, ConsentStatus::Recusado),
+            status(&active, ConsentStatus::Ativo),
+            status(&accepted, ConsentStatus::Ativo),
+        ]
+    );
+}
+
+#[test]
+fn only_unknown_ids_give_an_empty_list() {
+    let sim = sim();
+    let asked = ["pgcc-a".to_owned(), "pgcc-b".to_owned()];
+    assert!(gateway(&sim).consent_statuses(&asked).unwrap().is_empty());
+    assert_eq!(status_consultas(&sim).len(), 2, "one call was made");
+}
+
+#[test]
+fn no_id_makes_no_call() {
+    let sim = sim();
+    // a pending fault would fail the first call made
+    fault(&sim, json!({"status": 503}));
+
+    assert!(gateway(&sim).consent_statuses(&[]).unwrap().is_empty());
+
+    assert!(status_consultas(&sim).is_empty());
+    let error = gateway(&sim)
+        .consent_statuses(&["pgcc-a".to_owned()])
+        .unwrap_err();
+    assert!(
+        matches!(error, PgccError::Failed { status: 503 }),
+        "the fault was still pending: {error:?}"
+    );
+}
+
+#[test]
+fn six_hundred_ids_are_asked_in_two_calls_of_at_most_500() {
+    assert_eq!(MAX_IDS_PER_STATUS_CALL, 500);
+    let sim = sim();
+    let first = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let last_of_first_chunk = create(&sim, &consent("tpl-credito", CreationVariant::Active));
+    let in_second_chunk = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let mut asked: Vec<String> = (0..600).map(|i| format!("pgcc-desconhecida-{i}")).collect();
+    asked[0] = first.clone();
+    asked[499] = last_of_first_chunk.clone();
+    asked[550] = in_second_chunk.clone();
+    // The rule slows down the next three calls to /pgcc/v1. If the 600 ids take exactly two
+    // calls, the probe below is the third one and is slowed down too. (One call of 600 ids would
+    // be refused with 400.)
+    let latency = Duration::from_millis(250);
+    fault(&sim, json!({"latencyMs": 250, "count": 3}));
+
+    let statuses = gateway(&sim).consent_statuses(&asked).expect("statuses");
+
+    assert_eq!(
+        statuses,
+        vec![
+            status(&first, ConsentStatus::Pendente),
+            status(&last_of_first_chunk, ConsentStatus::Ativo),
+            status(&in_second_chunk, ConsentStatus::Pendente),
+        ]
+    );
+    let counts = status_consultas(&sim);
+    assert_eq!(counts.len(), 600);
+    assert!(
+        counts.values().all(|count| count == &json!(1)),
+        "every id asked exactly once"
+    );
+    let started = Instant::now();
+    gateway(&sim).consent_statuses(&[first]).unwrap();
+    assert!(
+        started.elapsed() >= latency,
+        "the probe was the third call: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_request_whose_expiry_has_passed_reports_expirado() {
+    let sim = sim();
+    let mut expired_active = consent("tpl-credito", CreationVariant::Active);
+    expired_active.request.data_expiracao_consentimento =
+        Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
+    let mut expired_pending = consent("tpl-conta", CreationVariant::Pending);
+    expired_pending.request.data_expiracao_consentimento =
+        Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
+    let active = create(&sim, &expired_active);
+    let pending = create(&sim, &expired_pending);
+
+    let statuses = gateway(&sim)
+        .consent_statuses(&[active.clone(), pending.clone()])
+        .unwrap();
+
+    assert_eq!(
+        statuses,
+        vec![
+            status(&active, ConsentStatus::Expirado),
+            status(&pending, ConsentStatus::Expirado),
+        ]
+    );
+    let stored = received(&sim);
+    assert_eq!(stored[0]["status"], "ativo", "the simulator computes it");
+}
+
+#[test]
+fn a_503_is_failed_503_and_a_slow_answer_is_timeout() {
+    let sim = sim();
+    let asked = ["pgcc-a".to_owned()];
+    fault(&sim, json!({"status": 503}));
+    let error = gateway(&sim).consent_statuses(&asked).unwrap_err();
+    assert!(
+        matches!(error, PgccError::Failed { status: 503 }),
+        "{error:?}"
+    );
+
+    fault(&sim, json!({"latencyMs": 3000}));
+    let started = Instant::now();
+    let error = gateway_to(&sim.base_url, None, Duration::from_millis(300))
+        .consent_statuses(&asked)
+        .unwrap_err();
+    assert!(matches!(error, PgccError::Timeout), "{error:?}");
+    assert!(started.elapsed() < Duration::from_millis(2000));
+}
+
+#[test]
+fn an_unknown_status_is_unexpected_and_not_echoed() {
+    let (base, server) =
+        one_shot_200(r#"{"solicitacoes":[{"id":"pgcc-1","status":"suspenso-temporariamente"}]}"#);
+    let error = gateway_to(&base, None, Duration::from_secs(2))
+        .consent_statuses(&["pgcc-1".to_owned()])
+        .unwrap_err();
+    server.join().unwrap();
+    assert!(matches!(error, PgccError::Unexpected(_)), "{error:?}");
+    let shown = format!("{error} | {error:?}");
+    assert!(!shown.contains("suspenso"), "{shown}");
+}
+
+#[test]
+fn an_unreadable_answer_is_unexpected() {
+    let (base, server) = one_shot_200(r#"{"itens":[]}"#);
+    let error = gateway_to(&base, None, Duration::from_secs(2))
+        .consent_statuses(&["pgcc-1".to_owned()])
+        .unwrap_err();
+    server.join().unwrap();
+    assert!(matches!(error, PgccError::Unexpected(_)), "{error:?}");
+}
+
+#[test]
+fn the_token_is_sent() {
+    let sim = pgcc_sim::spawn_in_background_with_token(seed(), Some("tk".into()));
+    let asked = ["pgcc-a".to_owned()];
+    let with = gateway_to(&sim.base_url, Some("tk"), Duration::from_secs(5));
+    assert!(with.consent_statuses(&asked).unwrap().is_empty());
+    let without = gateway_to(&sim.base_url, None, Duration::from_secs(5));
+    assert!(matches!(
+        without.consent_statuses(&asked).unwrap_err(),
+        PgccError::Failed { status: 401 }
+    ));
+}

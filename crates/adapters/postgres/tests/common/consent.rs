@@ -1,0 +1,245 @@
+//! Consent request fixtures: a company with two synchronized use cases (`tpl-1`, `tpl-2`),
+//! requests in any status, and direct reads of the stored rows.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::{
+    ActiveAnswer, Company, ConsentRequest, ConsentStatus, Cpf, CreationVariant, ModalidadeAcesso,
+    PgccUseCase, TipoTitular, ValidConsentRequest,
+};
+use ports::{ConsentRequestRepository, UseCaseRepository};
+use postgres_adapter::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow};
+use postgres_adapter::schema::{solicitacoes_consentimento, solicitacoes_historico};
+use postgres_adapter::{
+    connect, PgConsentRequestRepository, PgPool, PgUseCaseRepository, PoolSettings,
+};
+use testkit::TestDb;
+use uuid::Uuid;
+
+use super::{at, cnpj, create_company};
+
+/// The subject of most requests, unmasked.
+pub const CPF: &str = "52998224725";
+/// Another valid CPF, unmasked.
+pub const OTHER_CPF: &str = "11144477735";
+
+pub fn cpf(digits: &str) -> Cpf {
+    Cpf::parse(digits).expect("a valid CPF")
+}
+
+/// A pool of `size` connections on `db`, for tests that run repository calls in parallel.
+pub fn pool_of(db: &TestDb, size: u32) -> PgPool {
+    connect(
+        db.url(),
+        &PoolSettings {
+            max_size: size,
+            checkout_timeout: Duration::from_secs(30),
+        },
+    )
+    .expect("build the pool")
+}
+
+/// A company with the use cases `tpl-1` and `tpl-2`.
+pub struct Tenant {
+    pub company: Company,
+    pub tpl1: Uuid,
+    pub tpl2: Uuid,
+}
+
+/// Creates a company (`cnpj_base`: 12 digits) and synchronizes its two use cases.
+pub fn tenant(pool: &PgPool, nome: &str, cnpj_base: &str) -> Tenant {
+    let company = create_company(pool, nome, cnpj_base);
+    let use_cases = PgUseCaseRepository::new(pool.clone());
+    use_cases
+        .apply_sync(
+            company.id,
+            &[
+                PgccUseCase {
+                    vinculo_id: Uuid::from_u128(0xa),
+                    template_id: "tpl-1".to_owned(),
+                    titulo: "Crédito".to_owned(),
+                },
+                PgccUseCase {
+                    vinculo_id: Uuid::from_u128(0xa),
+                    template_id: "tpl-2".to_owned(),
+                    titulo: "Seguro".to_owned(),
+                },
+            ],
+            at("2026-05-01T12:00:00Z"),
+        )
+        .unwrap();
+    let id = |template| {
+        use_cases
+            .find_by_template(company.id, template)
+            .unwrap()
+            .unwrap()
+            .id
+    };
+    let (tpl1, tpl2) = (id("tpl-1"), id("tpl-2"));
+    Tenant {
+        company,
+        tpl1,
+        tpl2,
+    }
+}
+
+/// A hash unique to the request (64 lower-case hex digits, like a SHA-256).
+pub fn hash_of(id: Uuid) -> String {
+    format!("{:064x}", id.as_u128())
+}
+
+/// An active request of `tpl-1` with every optional field set; `pgcc_id` is `pgcc-0001`.
+pub fn active_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest {
+    let id = Uuid::new_v4();
+    ConsentRequest {
+        id,
+        empresa_id: empresa.id,
+        caso_de_uso_id,
+        dados: ValidConsentRequest {
+            variant: CreationVariant::Active,
+            caso_de_uso_id_template: "tpl-1".to_owned(),
+            cpf_titular: Cpf::parse("529.982.247-25").unwrap(),
+            modalidade_acesso: ModalidadeAcesso::Indireto,
+            tipo_titular: TipoTitular::PessoaFisica,
+            data_expiracao_consentimento: at("2027-05-01T12:00:00Z"),
+            resposta: Some(ActiveAnswer {
+                data_titular_respondeu_consentimento: at("2026-05-01T11:59:59.654321Z"),
+                prova_coleta: "assinatura digital 123".to_owned(),
+            }),
+            cnpj_anuente: Some(cnpj("998887770001")),
+        },
+        status: ConsentStatus::Ativo,
+        pgcc_id: "pgcc-0001".to_owned(),
+        hash: hash_of(id),
+        criado_em: at("2026-05-01T12:00:01Z"),
+        atualizado_em: at("2026-05-01T12:00:02Z"),
+    }
+}
+
+/// A pending request of `tpl-1` (no answer, `Direto`); `pgcc_id` is `pgcc-0002`.
+pub fn pending_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest {
+    let mut request = active_request(empresa, caso_de_uso_id);
+    request.dados.variant = CreationVariant::Pending;
+    request.dados.resposta = None;
+    request.dados.modalidade_acesso = ModalidadeAcesso::Direto;
+    request.dados.cnpj_anuente = None;
+    request.status = ConsentStatus::Pendente;
+    request.pgcc_id = "pgcc-0002".to_owned();
+    request
+}
+
+/// What varies between the requests of a test; everything else is `active_request`'s.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub template: &'static str,
+    pub cpf: &'static str,
+    pub status: ConsentStatus,
+    pub criado_em: DateTime<Utc>,
+    pub expira_em: DateTime<Utc>,
+}
+
+impl Spec {
+    /// An `ativo` request of `tpl-1` for [`CPF`], created at `criado_em`, expiring in 2027.
+    pub fn new(criado_em: DateTime<Utc>) -> Spec {
+        Spec {
+            template: "tpl-1",
+            cpf: CPF,
+            status: ConsentStatus::Ativo,
+            criado_em,
+            expira_em: at("2027-05-01T12:00:00Z"),
+        }
+    }
+
+    pub fn template(mut self, template: &'static str) -> Spec {
+        self.template = template;
+        self
+    }
+
+    pub fn cpf(mut self, cpf: &'static str) -> Spec {
+        self.cpf = cpf;
+        self
+    }
+
+    pub fn status(mut self, status: ConsentStatus) -> Spec {
+        self.status = status;
+        self
+    }
+
+    pub fn expira_em(mut self, expira_em: DateTime<Utc>) -> Spec {
+        self.expira_em = expira_em;
+        self
+    }
+}
+
+impl Tenant {
+    pub fn use_case(&self, template: &str) -> Uuid {
+        match template {
+            "tpl-1" => self.tpl1,
+            "tpl-2" => self.tpl2,
+            other => panic!("no use case {other}"),
+        }
+    }
+
+    /// The request `spec` describes, with its own id, `pgcc_id` and hash. Pending and refused
+    /// requests carry no answer.
+    pub fn request(&self, spec: &Spec) -> ConsentRequest {
+        let mut request = match spec.status {
+            ConsentStatus::Pendente | ConsentStatus::Recusado => {
+                pending_request(&self.company, self.use_case(spec.template))
+            }
+            _ => active_request(&self.company, self.use_case(spec.template)),
+        };
+        request.dados.caso_de_uso_id_template = spec.template.to_owned();
+        request.dados.cpf_titular = cpf(spec.cpf);
+        request.dados.data_expiracao_consentimento = spec.expira_em;
+        request.status = spec.status;
+        request.pgcc_id = format!("pgcc-{}", request.id.simple());
+        request.criado_em = spec.criado_em;
+        request.atualizado_em = spec.criado_em;
+        request
+    }
+
+    /// Stores the request `spec` describes and returns it.
+    pub fn insert(&self, repo: &PgConsentRequestRepository, spec: &Spec) -> ConsentRequest {
+        let request = self.request(spec);
+        repo.insert(&request).expect("insert the request");
+        request
+    }
+}
+
+/// The stored row of request `id`.
+pub fn stored(db: &TestDb, id: Uuid) -> SolicitacaoConsentimentoRow {
+    solicitacoes_consentimento::table
+        .find(id)
+        .select(SolicitacaoConsentimentoRow::as_select())
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+/// The stored history of request `id`, in order.
+pub fn history(db: &TestDb, id: Uuid) -> Vec<SolicitacaoHistoricoRow> {
+    solicitacoes_historico::table
+        .filter(solicitacoes_historico::solicitacao_id.eq(id))
+        .order((solicitacoes_historico::em, solicitacoes_historico::id))
+        .select(SolicitacaoHistoricoRow::as_select())
+        .load(&mut db.conn())
+        .unwrap()
+}
+
+/// How many history rows exist, of every request.
+pub fn history_count(db: &TestDb) -> i64 {
+    solicitacoes_historico::table
+        .count()
+        .get_result(&mut db.conn())
+        .unwrap()
+}
+
+/// Sets when request `id` is next due for a status check.
+pub fn set_next_check(db: &TestDb, id: Uuid, when: DateTime<Utc>) {
+    diesel::update(solicitacoes_consentimento::table.find(id))
+        .set(solicitacoes_consentimento::proximo_status_em.eq(when))
+        .execute(&mut db.conn())
+        .unwrap();
+}

@@ -1,0 +1,473 @@
+//! `find_valid`, `transition` and the two worker operations, `claim_for_status_check` and
+//! `expire_due`, including concurrent callers on one pool.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Barrier;
+use std::thread;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use common::consent::{
+    cpf, history, history_count, pool_of, set_next_check, stored, tenant, Spec, CPF, OTHER_CPF,
+};
+use common::{at, pool};
+use diesel::prelude::*;
+use domain::{ConsentStatus, TransitionCause};
+use ports::{ConsentRequestRepository, StatusCheckItem};
+use postgres_adapter::schema::solicitacoes_consentimento;
+use postgres_adapter::PgConsentRequestRepository;
+use testkit::TestDb;
+use uuid::Uuid;
+
+use ConsentStatus::{Ativo, Expirado, Pendente, Recusado, Revogado};
+
+/// The instant of `find_valid` and `expire_due` in these tests.
+fn now() -> DateTime<Utc> {
+    at("2026-06-01T12:00:00Z")
+}
+
+fn created() -> DateTime<Utc> {
+    at("2026-05-01T12:00:00Z")
+}
+
+fn days(n: i64) -> TimeDelta {
+    TimeDelta::days(n)
+}
+
+fn sorted(mut ids: Vec<Uuid>) -> Vec<Uuid> {
+    ids.sort();
+    ids
+}
+
+// --- find_valid ---
+
+#[test]
+fn find_valid_picks_the_active_request_expiring_last_of_the_company_subject_and_template() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
+    acme.insert(&repo, &spec(Ativo, now() + days(1)));
+    let last = acme.insert(&repo, &spec(Ativo, now() + days(30)));
+    acme.insert(&repo, &spec(Ativo, now()));
+    acme.insert(&repo, &spec(Ativo, now() - days(1)));
+    // Not active, though expiring later.
+    acme.insert(&repo, &spec(Expirado, now() + days(60)));
+    acme.insert(&repo, &spec(Revogado, now() + days(60)));
+    acme.insert(&repo, &spec(Pendente, now() + days(60)));
+    // Another template, another subject, another company.
+    let tpl2 = acme.insert(&repo, &spec(Ativo, now() + days(90)).template("tpl-2"));
+    let other_cpf = acme.insert(&repo, &spec(Ativo, now() + days(90)).cpf(OTHER_CPF));
+    let theirs = globex.insert(&repo, &spec(Ativo, now() + days(90)));
+    let acme_id = acme.company.id;
+
+    let found = repo.find_valid(acme_id, &cpf(CPF), "tpl-1", now()).unwrap();
+
+    assert_eq!(found, Some(last.clone()));
+    assert_eq!(
+        repo.find_valid(acme_id, &cpf(CPF), "tpl-2", now()).unwrap(),
+        Some(tpl2)
+    );
+    assert_eq!(
+        repo.find_valid(acme_id, &cpf(OTHER_CPF), "tpl-1", now())
+            .unwrap(),
+        Some(other_cpf)
+    );
+    assert_eq!(
+        repo.find_valid(globex.company.id, &cpf(CPF), "tpl-1", now())
+            .unwrap(),
+        Some(theirs)
+    );
+    assert_eq!(
+        repo.find_valid(acme_id, &cpf(CPF), "tpl-3", now()).unwrap(),
+        None
+    );
+    // At the instant the last one expires, none of the company's tpl-1 requests is valid.
+    assert_eq!(
+        repo.find_valid(
+            acme_id,
+            &cpf(CPF),
+            "tpl-1",
+            last.dados.data_expiracao_consentimento
+        )
+        .unwrap(),
+        None
+    );
+}
+
+// --- transition ---
+
+#[test]
+fn transition_is_a_compare_and_set_with_its_history_entry() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let request = acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let at1 = created() + TimeDelta::hours(1);
+    let at2 = created() + TimeDelta::hours(2);
+    let id = request.id;
+    let empresa = acme.company.id;
+
+    let first = repo
+        .transition(empresa, id, Pendente, Ativo, TransitionCause::Pgcc, at1)
+        .unwrap();
+    let again = repo
+        .transition(empresa, id, Pendente, Ativo, TransitionCause::Pgcc, at2)
+        .unwrap();
+
+    assert!(first);
+    assert!(!again, "the status is no longer pendente");
+    let row = stored(&db, id);
+    assert_eq!(row.status, "ativo");
+    assert_eq!(row.atualizado_em, at1);
+    let entries = history(&db, id);
+    assert_eq!(entries.len(), 2, "{entries:?}");
+    assert_eq!(entries[1].de.as_deref(), Some("pendente"));
+    assert_eq!(entries[1].para, "ativo");
+    assert_eq!(entries[1].em, at1);
+    assert_eq!(entries[1].causa, "pgcc");
+
+    // From the new status it moves on.
+    assert!(repo
+        .transition(empresa, id, Ativo, Revogado, TransitionCause::Empresa, at2)
+        .unwrap());
+    let entries = history(&db, id);
+    assert_eq!(entries.len(), 3);
+    assert_eq!(
+        (entries[2].de.as_deref(), entries[2].para.as_str()),
+        (Some("ativo"), "revogado")
+    );
+    assert_eq!(entries[2].causa, "empresa");
+    assert_eq!(stored(&db, id).atualizado_em, at2);
+}
+
+#[test]
+fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let request = acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let at1 = created() + TimeDelta::hours(1);
+
+    let by_other = repo
+        .transition(
+            globex.company.id,
+            request.id,
+            Pendente,
+            Ativo,
+            TransitionCause::Pgcc,
+            at1,
+        )
+        .unwrap();
+    let unknown = repo
+        .transition(
+            acme.company.id,
+            Uuid::new_v4(),
+            Pendente,
+            Ativo,
+            TransitionCause::Pgcc,
+            at1,
+        )
+        .unwrap();
+    let wrong_from = repo
+        .transition(
+            acme.company.id,
+            request.id,
+            Ativo,
+            Revogado,
+            TransitionCause::Empresa,
+            at1,
+        )
+        .unwrap();
+
+    assert!(!by_other && !unknown && !wrong_from);
+    let row = stored(&db, request.id);
+    assert_eq!(row.status, "pendente");
+    assert_eq!(row.atualizado_em, created());
+    assert_eq!(history_count(&db), 1);
+}
+
+#[test]
+fn of_identical_transitions_racing_exactly_one_wins() {
+    const RACERS: usize = 6;
+    let db = TestDb::new();
+    let pool = pool_of(&db, RACERS as u32);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let request = acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let barrier = Barrier::new(RACERS);
+
+    let wins: Vec<bool> = thread::scope(|s| {
+        let racers: Vec<_> = (0..RACERS)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    repo.transition(
+                        acme.company.id,
+                        request.id,
+                        Pendente,
+                        Recusado,
+                        TransitionCause::Pgcc,
+                        now(),
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+
+    assert_eq!(wins.iter().filter(|&&w| w).count(), 1, "{wins:?}");
+    assert_eq!(history(&db, request.id).len(), 2);
+}
+
+// --- claim_for_status_check ---
+
+#[test]
+fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_them() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let t0 = common::now();
+    let minutes = TimeDelta::minutes;
+    let spec = |status| Spec::new(created()).status(status);
+    let a = acme.insert(&repo, &spec(Ativo));
+    let b = globex.insert(&repo, &spec(Pendente));
+    let c = acme.insert(&repo, &spec(Pendente));
+    let d = acme.insert(&repo, &spec(Ativo));
+    let terminal = acme.insert(&repo, &spec(Revogado));
+    let not_due = acme.insert(&repo, &spec(Ativo));
+    for (request, when) in [
+        (&a, t0 - minutes(4)),
+        (&b, t0 - minutes(3)),
+        (&c, t0 - minutes(2)),
+        (&d, t0),
+        (&terminal, t0 - minutes(10)),
+        (&not_due, t0 + minutes(1)),
+    ] {
+        set_next_check(&db, request.id, when);
+    }
+    let next = t0 + minutes(5);
+    let ids_of = |items: &[StatusCheckItem]| sorted(items.iter().map(|i| i.id).collect());
+
+    let oldest = repo.claim_for_status_check(2, t0, next).unwrap();
+    let rest = repo.claim_for_status_check(10, t0, next).unwrap();
+    let none = repo.claim_for_status_check(10, t0, next).unwrap();
+    let just_before = repo
+        .claim_for_status_check(10, next - TimeDelta::microseconds(1), next)
+        .unwrap();
+
+    assert_eq!(ids_of(&oldest), sorted(vec![a.id, b.id]));
+    let b_item = oldest.iter().find(|i| i.id == b.id).unwrap();
+    assert_eq!(
+        *b_item,
+        StatusCheckItem {
+            id: b.id,
+            empresa_id: globex.company.id,
+            pgcc_id: b.pgcc_id.clone(),
+            status: Pendente,
+        }
+    );
+    assert_eq!(ids_of(&rest), sorted(vec![c.id, d.id]));
+    assert_eq!(none, []);
+    assert_eq!(
+        ids_of(&just_before),
+        [not_due.id],
+        "only the row due at t0 + 1 min"
+    );
+    for request in [&a, &b, &c, &d, &not_due] {
+        assert_eq!(stored(&db, request.id).proximo_status_em, next);
+    }
+    assert_eq!(
+        stored(&db, terminal.id).proximo_status_em,
+        t0 - minutes(10),
+        "a terminal request is never claimed"
+    );
+
+    // At next_check_at they are due again.
+    let later = next + minutes(5);
+    let again = repo.claim_for_status_check(10, next, later).unwrap();
+    assert_eq!(
+        ids_of(&again),
+        sorted(vec![a.id, b.id, c.id, d.id, not_due.id])
+    );
+    assert_eq!(repo.claim_for_status_check(0, later, later).unwrap(), []);
+}
+
+#[test]
+fn two_workers_claiming_at_once_never_share_a_request() {
+    const ROWS: usize = 200;
+    let db = TestDb::new();
+    let pool = pool_of(&db, 4);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let all: HashSet<Uuid> = (0..ROWS)
+        .map(|i| {
+            let status = if i % 2 == 0 { Ativo } else { Pendente };
+            acme.insert(&repo, &Spec::new(created()).status(status)).id
+        })
+        .collect();
+    let t0 = common::now();
+    diesel::update(solicitacoes_consentimento::table)
+        .set(solicitacoes_consentimento::proximo_status_em.eq(t0 - TimeDelta::minutes(1)))
+        .execute(&mut db.conn())
+        .unwrap();
+    let next = t0 + TimeDelta::hours(1);
+    let barrier = Barrier::new(2);
+
+    let claimed: Vec<Vec<Uuid>> = thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    let mut mine = Vec::new();
+                    loop {
+                        let batch = repo.claim_for_status_check(7, t0, next).unwrap();
+                        if batch.is_empty() {
+                            return mine;
+                        }
+                        mine.extend(batch.into_iter().map(|i| i.id));
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+
+    let first: HashSet<Uuid> = claimed[0].iter().copied().collect();
+    let second: HashSet<Uuid> = claimed[1].iter().copied().collect();
+    assert_eq!(first.len(), claimed[0].len(), "a worker got a row twice");
+    assert_eq!(second.len(), claimed[1].len(), "a worker got a row twice");
+    let shared = first.intersection(&second).count();
+    assert_eq!(shared, 0, "{shared} requests claimed by both workers");
+    let union: HashSet<Uuid> = first.union(&second).copied().collect();
+    assert_eq!(union, all);
+    assert_eq!(repo.claim_for_status_check(500, t0, next).unwrap(), []);
+}
+
+// --- expire_due ---
+
+#[test]
+fn expire_due_moves_exactly_the_due_requests_with_their_history() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
+    let ativo_past = acme.insert(&repo, &spec(Ativo, now() - days(1)));
+    let pendente_at_now = globex.insert(&repo, &spec(Pendente, now()));
+    let ativo_live = acme.insert(&repo, &spec(Ativo, now() + TimeDelta::microseconds(1)));
+    let pendente_live = acme.insert(&repo, &spec(Pendente, now() + days(1)));
+    let refused = acme.insert(&repo, &spec(Recusado, now() - days(1)));
+    let revoked = acme.insert(&repo, &spec(Revogado, now() - days(1)));
+    let expired = acme.insert(&repo, &spec(Expirado, now() - days(1)));
+
+    let moved = repo.expire_due(now(), 100).unwrap();
+
+    assert_eq!(moved, 2);
+    for (request, de) in [(&ativo_past, "ativo"), (&pendente_at_now, "pendente")] {
+        let row = stored(&db, request.id);
+        assert_eq!(row.status, "expirado");
+        assert_eq!(row.atualizado_em, now());
+        let entries = history(&db, request.id);
+        assert_eq!(entries.len(), 2, "{entries:?}");
+        assert_eq!(entries[1].de.as_deref(), Some(de));
+        assert_eq!(entries[1].para, "expirado");
+        assert_eq!(entries[1].em, now());
+        assert_eq!(entries[1].causa, "expiracao");
+    }
+    for request in [&ativo_live, &pendente_live, &refused, &revoked, &expired] {
+        let row = stored(&db, request.id);
+        assert_eq!(row.status, request.status.as_str());
+        assert_eq!(row.atualizado_em, created());
+        assert_eq!(history(&db, request.id).len(), 1);
+    }
+    assert_eq!(repo.expire_due(now(), 100).unwrap(), 0);
+    assert_eq!(history_count(&db), 7 + 2);
+}
+
+#[test]
+fn expire_due_moves_at_most_limit_soonest_expiry_first() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let due: Vec<_> = [3, 1, 2]
+        .into_iter()
+        .map(|d| acme.insert(&repo, &Spec::new(created()).expira_em(now() - days(d))))
+        .collect();
+    let status = |i: usize| stored(&db, due[i].id).status;
+
+    assert_eq!(repo.expire_due(now(), 2).unwrap(), 2);
+    assert_eq!(
+        (status(0), status(1), status(2)),
+        ("expirado".into(), "ativo".into(), "expirado".into())
+    );
+    assert_eq!(repo.expire_due(now(), 0).unwrap(), 0);
+    assert_eq!(repo.expire_due(now(), 2).unwrap(), 1);
+    assert_eq!(repo.expire_due(now(), 2).unwrap(), 0);
+    assert_eq!(history_count(&db), 3 + 3);
+}
+
+#[test]
+fn two_expiry_workers_at_once_expire_each_request_once() {
+    const ROWS: usize = 100;
+    let db = TestDb::new();
+    let pool = pool_of(&db, 4);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+    for i in 0..ROWS {
+        let status = if i % 2 == 0 { Ativo } else { Pendente };
+        acme.insert(
+            &repo,
+            &Spec::new(created())
+                .status(status)
+                .expira_em(now() - TimeDelta::seconds(i as i64)),
+        );
+    }
+    let barrier = Barrier::new(2);
+
+    let counts: Vec<u32> = thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    let mut total = 0;
+                    loop {
+                        let moved = repo.expire_due(now(), 7).unwrap();
+                        if moved == 0 {
+                            return total;
+                        }
+                        total += moved;
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+
+    assert_eq!(counts.iter().sum::<u32>(), ROWS as u32, "{counts:?}");
+    assert_eq!(
+        db.scalar(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento WHERE status <> 'expirado'"
+        ),
+        0
+    );
+    assert_eq!(
+        db.scalar(
+            "SELECT count(DISTINCT solicitacao_id) AS v FROM solicitacoes_historico \
+             WHERE causa = 'expiracao'"
+        ),
+        ROWS as i64
+    );
+    assert_eq!(history_count(&db), 2 * ROWS as i64);
+}

@@ -1,0 +1,412 @@
+//! HashConsulta: "may I use this subject's data for this use case right now?", and the consent a
+//! hash names. Both act on the caller's company only.
+
+use std::sync::Arc;
+
+use domain::{Company, ConsentRequest, Cpf, ValidationErrors};
+use ports::{Clock, ConsentRequestRepository, RepoError};
+
+/// The answer to a check: `request` is present exactly when `valido`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsentCheck {
+    pub valido: bool,
+    /// The valid consent, its status the effective one (`ativo`).
+    pub request: Option<ConsentRequest>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckConsentError {
+    /// Broken field rules, by JSON field name; the repository was not asked.
+    #[error(transparent)]
+    Invalid(ValidationErrors),
+    /// No consent of the company has this hash (or it is not a hash at all).
+    #[error("no consent with this hash")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// The JSON names of the check's fields, as reported in [`ValidationErrors`].
+pub mod campo {
+    pub const CPF_TITULAR: &str = "cpfTitular";
+    pub const CASO_DE_USO_ID_TEMPLATE: &str = "casoDeUsoIdTemplate";
+}
+
+const MSG_OBRIGATORIO: &str = "o campo é obrigatório";
+
+#[derive(Clone)]
+pub struct CheckConsent {
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl CheckConsent {
+    pub fn new(consent_requests: Arc<dyn ConsentRequestRepository>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            consent_requests,
+            clock,
+        }
+    }
+
+    /// Whether the company holds a consent of subject `cpf_titular` (required, a valid CPF,
+    /// masked or not) for `caso_de_uso_id_template` (required, non-blank, trimmed) that is valid
+    /// now: stored `ativo` and not expired.
+    pub fn check(
+        &self,
+        empresa: &Company,
+        cpf_titular: Option<&str>,
+        caso_de_uso_id_template: Option<&str>,
+    ) -> Result<ConsentCheck, CheckConsentError> {
+        let mut errors = ValidationErrors::default();
+        let cpf = match cpf_titular.filter(|raw| !raw.trim().is_empty()) {
+            None => {
+                errors.push(campo::CPF_TITULAR, MSG_OBRIGATORIO);
+                None
+            }
+            Some(raw) => Cpf::parse(raw)
+                .map_err(|e| errors.push(campo::CPF_TITULAR, e.to_string()))
+                .ok(),
+        };
+        let template = caso_de_uso_id_template
+            .map(str::trim)
+            .filter(|t| !t.is_empty());
+        if template.is_none() {
+            errors.push(campo::CASO_DE_USO_ID_TEMPLATE, MSG_OBRIGATORIO);
+        }
+        let (Some(cpf), Some(template)) = (cpf, template) else {
+            return Err(CheckConsentError::Invalid(errors));
+        };
+
+        let now = self.clock.now();
+        let found = self
+            .consent_requests
+            .find_valid(empresa.id, &cpf, template, now)?;
+        // The repository promises a valid one; checked again so that a lax adapter can never
+        // make us answer "valid" for an expired or revoked consent.
+        let request = found.filter(|r| r.is_valid_at(now)).map(|mut r| {
+            r.status = r.effective_status(now);
+            r
+        });
+        Ok(ConsentCheck {
+            valido: request.is_some(),
+            request,
+        })
+    }
+
+    /// The company's consent with `hash`, its status the effective one now. A `hash` that is not
+    /// 64 lower-case hex characters names nothing: `NotFound`, without asking the repository.
+    pub fn by_hash(
+        &self,
+        empresa: &Company,
+        hash: &str,
+    ) -> Result<ConsentRequest, CheckConsentError> {
+        if !looks_like_consent_hash(hash) {
+            return Err(CheckConsentError::NotFound);
+        }
+        let mut request = self
+            .consent_requests
+            .find_by_hash(empresa.id, hash)?
+            .ok_or(CheckConsentError::NotFound)?;
+        request.status = request.effective_status(self.clock.now());
+        Ok(request)
+    }
+}
+
+/// Whether `raw` has the shape of a consent hash: 64 lower-case hex characters.
+pub fn looks_like_consent_hash(raw: &str) -> bool {
+    raw.len() == 64 && raw.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use chrono::{DateTime, Duration, Utc};
+    use domain::ConsentStatus;
+    use ports::MockConsentRequestRepository;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::test_support::{company, consent_request, fixed_clock, now, VALID_CPF};
+
+    fn active() -> ConsentRequest {
+        consent_request(Uuid::from_u128(0xc0), ConsentStatus::Ativo)
+    }
+
+    type FindValidCall = (Cpf, String, DateTime<Utc>);
+
+    fn find_valid_answering(
+        answer: Option<ConsentRequest>,
+        calls: Arc<Mutex<Vec<FindValidCall>>>,
+    ) -> MockConsentRequestRepository {
+        let empresa_id = company().id;
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_valid()
+            .withf(move |empresa, _, _, _| *empresa == empresa_id)
+            .times(1)
+            .returning(move |_, cpf, template, now| {
+                calls
+                    .lock()
+                    .unwrap()
+                    .push((cpf.clone(), template.to_owned(), now));
+                Ok(answer.clone())
+            });
+        consent_requests.expect_find_by_hash().times(0);
+        consent_requests
+    }
+
+    fn untouched_repository() -> MockConsentRequestRepository {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests.expect_find_valid().times(0);
+        consent_requests.expect_find_by_hash().times(0);
+        consent_requests
+    }
+
+    fn service(consent_requests: MockConsentRequestRepository) -> CheckConsent {
+        CheckConsent::new(Arc::new(consent_requests), fixed_clock())
+    }
+
+    fn invalid(result: Result<ConsentCheck, CheckConsentError>) -> Vec<(String, String)> {
+        match result {
+            Err(CheckConsentError::Invalid(errors)) => errors
+                .fields()
+                .iter()
+                .map(|f| (f.campo.clone(), f.mensagem.clone()))
+                .collect(),
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    // --- check ---
+
+    #[test]
+    fn a_valid_consent_is_answered_valid_with_the_request() {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+
+        let answer = service(find_valid_answering(Some(active()), calls.clone()))
+            .check(&company(), Some("529.982.247-25"), Some(" tpl-credito "))
+            .unwrap();
+
+        assert_eq!(
+            answer,
+            ConsentCheck {
+                valido: true,
+                request: Some(active())
+            }
+        );
+        assert_eq!(
+            *calls.lock().unwrap(),
+            vec![(
+                Cpf::parse(VALID_CPF).unwrap(),
+                "tpl-credito".to_owned(),
+                now()
+            )]
+        );
+    }
+
+    #[test]
+    fn no_valid_consent_is_answered_not_valid_without_a_request() {
+        let answer = service(find_valid_answering(None, Arc::new(Mutex::new(Vec::new()))))
+            .check(&company(), Some(VALID_CPF), Some("tpl-credito"))
+            .unwrap();
+
+        assert_eq!(
+            answer,
+            ConsentCheck {
+                valido: false,
+                request: None
+            }
+        );
+    }
+
+    #[test]
+    fn an_expired_or_revoked_consent_from_a_lax_repository_is_answered_not_valid() {
+        let mut expired = active();
+        expired.dados.data_expiracao_consentimento = now();
+        let revoked = consent_request(Uuid::from_u128(0xc1), ConsentStatus::Revogado);
+        for wrong in [expired, revoked] {
+            let answer = service(find_valid_answering(
+                Some(wrong),
+                Arc::new(Mutex::new(Vec::new())),
+            ))
+            .check(&company(), Some(VALID_CPF), Some("tpl-credito"))
+            .unwrap();
+
+            assert_eq!(
+                answer,
+                ConsentCheck {
+                    valido: false,
+                    request: None
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_or_blank_cpf_and_template_are_both_required() {
+        for (cpf, template) in [(None, None), (Some(""), Some("  "))] {
+            let result = service(untouched_repository()).check(&company(), cpf, template);
+
+            assert_eq!(
+                invalid(result),
+                [
+                    ("cpfTitular".to_owned(), "o campo é obrigatório".to_owned()),
+                    (
+                        "casoDeUsoIdTemplate".to_owned(),
+                        "o campo é obrigatório".to_owned()
+                    ),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn an_invalid_cpf_is_reported_with_the_cpf_message_and_the_repository_is_not_asked() {
+        let result =
+            service(untouched_repository()).check(&company(), Some("52998224724"), Some("tpl"));
+
+        assert_eq!(
+            invalid(result),
+            [(
+                "cpfTitular".to_owned(),
+                domain::CpfError::CheckDigits.to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_missing_template_alone_is_reported_and_the_repository_is_not_asked() {
+        let result = service(untouched_repository()).check(&company(), Some(VALID_CPF), None);
+
+        assert_eq!(
+            invalid(result),
+            [(
+                "casoDeUsoIdTemplate".to_owned(),
+                "o campo é obrigatório".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_failing_repository_during_a_check_is_a_repository_error() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_valid()
+            .times(1)
+            .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("timeout"))));
+
+        let result = service(consent_requests).check(&company(), Some(VALID_CPF), Some("tpl"));
+
+        assert!(
+            matches!(
+                result,
+                Err(CheckConsentError::Repo(RepoError::Unavailable(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    // --- by_hash ---
+
+    fn find_by_hash_answering(
+        hash: String,
+        answer: Option<ConsentRequest>,
+    ) -> MockConsentRequestRepository {
+        let empresa_id = company().id;
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_by_hash()
+            .withf(move |empresa, h| *empresa == empresa_id && h == hash)
+            .times(1)
+            .returning(move |_, _| Ok(answer.clone()));
+        consent_requests.expect_find_valid().times(0);
+        consent_requests
+    }
+
+    #[test]
+    fn a_known_hash_returns_the_companys_consent() {
+        let request = active();
+
+        let found = service(find_by_hash_answering(
+            request.hash.clone(),
+            Some(request.clone()),
+        ))
+        .by_hash(&company(), &request.hash)
+        .unwrap();
+
+        assert_eq!(found, request);
+    }
+
+    #[test]
+    fn a_consent_found_by_hash_past_its_expiry_is_reported_expired() {
+        let mut request = active();
+        request.dados.data_expiracao_consentimento = now() - Duration::days(1);
+
+        let found = service(find_by_hash_answering(
+            request.hash.clone(),
+            Some(request.clone()),
+        ))
+        .by_hash(&company(), &request.hash)
+        .unwrap();
+
+        assert_eq!(found.status, ConsentStatus::Expirado);
+        assert_eq!(found.id, request.id);
+    }
+
+    #[test]
+    fn an_unknown_or_another_companys_hash_is_not_found() {
+        let hash = "a".repeat(64);
+
+        let result = service(find_by_hash_answering(hash.clone(), None)).by_hash(&company(), &hash);
+
+        assert!(
+            matches!(result, Err(CheckConsentError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_text_that_is_not_a_hash_is_not_found_without_asking_the_repository() {
+        let upper = active().hash.to_uppercase();
+        let short = "a".repeat(63);
+        let long = "a".repeat(65);
+        let non_hex = format!("{}g", "a".repeat(63));
+        let non_ascii = format!("{}é", "a".repeat(62));
+        for raw in ["", upper.as_str(), &short, &long, &non_hex, &non_ascii] {
+            let result = service(untouched_repository()).by_hash(&company(), raw);
+
+            assert!(
+                matches!(result, Err(CheckConsentError::NotFound)),
+                "{raw:?}: {result:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_failing_repository_during_a_hash_lookup_is_a_repository_error() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_by_hash()
+            .times(1)
+            .returning(|_, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+
+        let result = service(consent_requests).by_hash(&company(), &"0".repeat(64));
+
+        assert!(
+            matches!(
+                result,
+                Err(CheckConsentError::Repo(RepoError::Unexpected(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn looks_like_consent_hash_accepts_only_64_lower_case_hex_characters() {
+        assert!(looks_like_consent_hash(&active().hash));
+        assert!(looks_like_consent_hash(&"0123456789abcdef".repeat(4)));
+        assert!(!looks_like_consent_hash(&"0123456789ABCDEF".repeat(4)));
+        assert!(!looks_like_consent_hash(&"0".repeat(40)));
+    }
+}

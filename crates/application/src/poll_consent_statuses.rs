@@ -1,0 +1,540 @@
+//! The status worker's round: asks the PGCC about a batch of open requests and applies what the
+//! subject did there (accepted, refused, revoked) as transitions caused by `pgcc`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::Duration;
+use domain::{ConsentStatus, TransitionCause};
+use ports::{Clock, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
+
+/// The outcome of one round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PollReport {
+    /// Requests claimed and asked about.
+    pub checked: u32,
+    /// Requests whose status this round stored a change for.
+    pub changed: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PollError {
+    /// The PGCC could not answer; the claimed requests are checked again at their next due time.
+    #[error(transparent)]
+    Pgcc(PgccError),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Clone)]
+pub struct PollConsentStatuses {
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    pgcc: Arc<dyn PgccGateway>,
+    clock: Arc<dyn Clock>,
+}
+
+impl PollConsentStatuses {
+    pub fn new(
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        pgcc: Arc<dyn PgccGateway>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            consent_requests,
+            pgcc,
+            clock,
+        }
+    }
+
+    /// Claims up to `batch_size` due requests (pushing their next check `recheck_after` ahead),
+    /// asks the PGCC for all of them in one call, and stores each status that differs as the
+    /// transition the state machine names. A status the machine cannot reach from the stored one
+    /// (the PGCC says `pendente` for an `ativo` request) is logged and skipped; so is a request
+    /// the PGCC does not know. A transition lost to another process (compare-and-set `false`)
+    /// is not counted. Log lines carry ids and statuses only, never personal data.
+    pub fn run_once(
+        &self,
+        batch_size: u32,
+        recheck_after: Duration,
+    ) -> Result<PollReport, PollError> {
+        let now = self.clock.now();
+        let claimed =
+            self.consent_requests
+                .claim_for_status_check(batch_size, now, now + recheck_after)?;
+        if claimed.is_empty() {
+            return Ok(PollReport::default());
+        }
+        let pgcc_ids: Vec<String> = claimed.iter().map(|item| item.pgcc_id.clone()).collect();
+        let answers = self
+            .pgcc
+            .consent_statuses(&pgcc_ids)
+            .inspect_err(|e| {
+                tracing::warn!(requests = claimed.len(), error = %e, "status poll: PGCC failed");
+            })
+            .map_err(PollError::Pgcc)?;
+        let mut by_pgcc_id: HashMap<&str, ConsentStatus> = HashMap::with_capacity(answers.len());
+        for answer in &answers {
+            // the first answer for an id wins, as the PGCC answers a repeated id once
+            by_pgcc_id
+                .entry(answer.pgcc_id.as_str())
+                .or_insert(answer.status);
+        }
+
+        let mut report = PollReport {
+            checked: u32::try_from(claimed.len()).unwrap_or(u32::MAX),
+            changed: 0,
+        };
+        for item in &claimed {
+            let Some(&reported) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
+                tracing::warn!(
+                    empresa_id = %item.empresa_id,
+                    solicitacao_id = %item.id,
+                    pgcc_id = %item.pgcc_id,
+                    "status poll: the PGCC does not know this request"
+                );
+                continue;
+            };
+            if reported == item.status {
+                continue;
+            }
+            if ConsentStatus::event_towards(item.status, reported).is_none() {
+                tracing::warn!(
+                    empresa_id = %item.empresa_id,
+                    solicitacao_id = %item.id,
+                    pgcc_id = %item.pgcc_id,
+                    stored = %item.status,
+                    reported = %reported,
+                    "status poll: the PGCC reports a status our state machine cannot reach; skipped"
+                );
+                continue;
+            }
+            let moved = self.consent_requests.transition(
+                item.empresa_id,
+                item.id,
+                item.status,
+                reported,
+                TransitionCause::Pgcc,
+                now,
+            )?;
+            if moved {
+                report.changed += 1;
+                tracing::info!(
+                    empresa_id = %item.empresa_id,
+                    solicitacao_id = %item.id,
+                    de = %item.status,
+                    para = %reported,
+                    "consent request status changed on the PGCC"
+                );
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use chrono::{DateTime, Utc};
+    use domain::CompanyId;
+    use mockall::predicate::eq;
+    use ports::{
+        MockConsentRequestRepository, MockPgccGateway, PgccConsentStatus, StatusCheckItem,
+    };
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::test_support::{fixed_clock, now};
+
+    fn item(n: u128, status: ConsentStatus) -> StatusCheckItem {
+        StatusCheckItem {
+            id: Uuid::from_u128(n),
+            empresa_id: CompanyId(Uuid::from_u128(0xe0 + n % 2)),
+            pgcc_id: format!("pgcc-{n}"),
+            status,
+        }
+    }
+
+    fn answer(n: u128, status: ConsentStatus) -> PgccConsentStatus {
+        PgccConsentStatus {
+            pgcc_id: format!("pgcc-{n}"),
+            status,
+        }
+    }
+
+    type TransitionCall = (
+        CompanyId,
+        Uuid,
+        ConsentStatus,
+        ConsentStatus,
+        TransitionCause,
+        DateTime<Utc>,
+    );
+
+    /// A repository that hands out `claimed` for (10, now, now + 30 s) and answers each
+    /// transition with `moved(id)`, recording it.
+    fn repository(
+        claimed: Vec<StatusCheckItem>,
+        moved: fn(Uuid) -> Result<bool, RepoError>,
+        transitions: Arc<Mutex<Vec<TransitionCall>>>,
+    ) -> MockConsentRequestRepository {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_claim_for_status_check()
+            .with(eq(10), eq(now()), eq(now() + Duration::seconds(30)))
+            .times(1)
+            .returning(move |_, _, _| Ok(claimed.clone()));
+        consent_requests
+            .expect_transition()
+            .returning(move |empresa, id, from, to, cause, at| {
+                transitions
+                    .lock()
+                    .unwrap()
+                    .push((empresa, id, from, to, cause, at));
+                moved(id)
+            });
+        consent_requests
+    }
+
+    /// A PGCC answering `answers` once, recording the ids it was asked about.
+    fn pgcc(
+        answers: Result<Vec<PgccConsentStatus>, PgccError>,
+        asked: Arc<Mutex<Vec<Vec<String>>>>,
+    ) -> MockPgccGateway {
+        let mut pgcc = MockPgccGateway::new();
+        let mut answers = Some(answers);
+        pgcc.expect_consent_statuses()
+            .times(1)
+            .returning(move |ids| {
+                asked.lock().unwrap().push(ids.to_vec());
+                answers.take().unwrap()
+            });
+        pgcc.expect_revoke_consent_request().times(0);
+        pgcc.expect_create_consent_request().times(0);
+        pgcc
+    }
+
+    fn run(
+        consent_requests: MockConsentRequestRepository,
+        pgcc: MockPgccGateway,
+    ) -> Result<PollReport, PollError> {
+        PollConsentStatuses::new(Arc::new(consent_requests), Arc::new(pgcc), fixed_clock())
+            .run_once(10, Duration::seconds(30))
+    }
+
+    fn always_moved(_: Uuid) -> Result<bool, RepoError> {
+        Ok(true)
+    }
+
+    #[test]
+    fn every_difference_the_pgcc_reports_is_stored_as_a_pgcc_transition() {
+        use ConsentStatus::*;
+        let claimed = vec![
+            item(1, Pendente),
+            item(2, Pendente),
+            item(3, Ativo),
+            item(4, Pendente),
+            item(5, Ativo),
+        ];
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let asked = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(claimed.clone(), always_moved, transitions.clone()),
+            pgcc(
+                Ok(vec![
+                    answer(1, Ativo),
+                    answer(2, Recusado),
+                    answer(3, Revogado),
+                    answer(4, Expirado),
+                    answer(5, Expirado),
+                ]),
+                asked.clone(),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 5,
+                changed: 5
+            }
+        );
+        assert_eq!(
+            *asked.lock().unwrap(),
+            vec![vec!["pgcc-1", "pgcc-2", "pgcc-3", "pgcc-4", "pgcc-5"]]
+        );
+        let expected: Vec<TransitionCall> = [
+            (1, Pendente, Ativo),
+            (2, Pendente, Recusado),
+            (3, Ativo, Revogado),
+            (4, Pendente, Expirado),
+            (5, Ativo, Expirado),
+        ]
+        .into_iter()
+        .map(|(n, from, to)| {
+            let it = item(n, from);
+            (it.empresa_id, it.id, from, to, TransitionCause::Pgcc, now())
+        })
+        .collect();
+        assert_eq!(*transitions.lock().unwrap(), expected);
+    }
+
+    #[test]
+    fn an_unchanged_status_stores_nothing_but_is_counted_as_checked() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(
+                vec![
+                    item(1, ConsentStatus::Ativo),
+                    item(2, ConsentStatus::Pendente),
+                ],
+                always_moved,
+                transitions.clone(),
+            ),
+            pgcc(
+                Ok(vec![
+                    answer(1, ConsentStatus::Ativo),
+                    answer(2, ConsentStatus::Pendente),
+                ]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 2,
+                changed: 0
+            }
+        );
+        assert!(transitions.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn nothing_due_is_an_empty_round_without_a_pgcc_call() {
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_consent_statuses().times(0);
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(Vec::new(), always_moved, transitions.clone()),
+            pgcc,
+        )
+        .unwrap();
+
+        assert_eq!(report, PollReport::default());
+        assert!(transitions.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_status_the_state_machine_cannot_reach_is_skipped_and_the_others_applied() {
+        use ConsentStatus::*;
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(
+                vec![item(1, Ativo), item(2, Pendente), item(3, Pendente)],
+                always_moved,
+                transitions.clone(),
+            ),
+            pgcc(
+                Ok(vec![
+                    answer(1, Pendente),
+                    answer(2, Revogado),
+                    answer(3, Ativo),
+                ]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 3,
+                changed: 1
+            }
+        );
+        let transitions = transitions.lock().unwrap();
+        assert_eq!(transitions.len(), 1);
+        assert_eq!(transitions[0].1, Uuid::from_u128(3));
+        assert_eq!((transitions[0].2, transitions[0].3), (Pendente, Ativo));
+    }
+
+    #[test]
+    fn a_request_the_pgcc_does_not_know_is_skipped_and_the_others_applied() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(
+                vec![
+                    item(1, ConsentStatus::Pendente),
+                    item(2, ConsentStatus::Pendente),
+                ],
+                always_moved,
+                transitions.clone(),
+            ),
+            pgcc(
+                Ok(vec![answer(2, ConsentStatus::Ativo)]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 2,
+                changed: 1
+            }
+        );
+        assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
+    }
+
+    #[test]
+    fn answers_about_requests_not_claimed_are_ignored() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(
+                vec![item(1, ConsentStatus::Pendente)],
+                always_moved,
+                transitions.clone(),
+            ),
+            pgcc(
+                Ok(vec![
+                    answer(9, ConsentStatus::Ativo),
+                    answer(1, ConsentStatus::Pendente),
+                ]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 1,
+                changed: 0
+            }
+        );
+        assert!(transitions.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_transition_lost_to_another_process_is_not_counted() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let report = run(
+            repository(
+                vec![
+                    item(1, ConsentStatus::Pendente),
+                    item(2, ConsentStatus::Ativo),
+                ],
+                |id| Ok(id != Uuid::from_u128(1)),
+                transitions.clone(),
+            ),
+            pgcc(
+                Ok(vec![
+                    answer(1, ConsentStatus::Ativo),
+                    answer(2, ConsentStatus::Revogado),
+                ]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 2,
+                changed: 1
+            }
+        );
+        assert_eq!(transitions.lock().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_pgcc_failure_fails_the_round_and_stores_nothing() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let result = run(
+            repository(
+                vec![item(1, ConsentStatus::Pendente)],
+                always_moved,
+                transitions.clone(),
+            ),
+            pgcc(
+                Err(PgccError::Failed { status: 503 }),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(PollError::Pgcc(PgccError::Failed { status: 503 }))
+            ),
+            "{result:?}"
+        );
+        assert!(transitions.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failing_claim_fails_the_round_without_a_pgcc_call() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_claim_for_status_check()
+            .times(1)
+            .returning(|_, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+        consent_requests.expect_transition().times(0);
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_consent_statuses().times(0);
+
+        let result = run(consent_requests, pgcc);
+
+        assert!(
+            matches!(result, Err(PollError::Repo(RepoError::Unavailable(_)))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_transition_stops_the_round_with_a_repository_error() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let result = run(
+            repository(
+                vec![
+                    item(1, ConsentStatus::Pendente),
+                    item(2, ConsentStatus::Pendente),
+                ],
+                |_| Err(RepoError::Unexpected(anyhow::anyhow!("deadlock"))),
+                transitions.clone(),
+            ),
+            pgcc(
+                Ok(vec![
+                    answer(1, ConsentStatus::Ativo),
+                    answer(2, ConsentStatus::Ativo),
+                ]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        );
+
+        assert!(
+            matches!(result, Err(PollError::Repo(RepoError::Unexpected(_)))),
+            "{result:?}"
+        );
+        assert_eq!(transitions.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn the_error_message_is_the_causes_own() {
+        let e = PollError::Pgcc(PgccError::Timeout);
+        assert_eq!(e.to_string(), "the PGCC timed out");
+    }
+}

@@ -1,0 +1,506 @@
+//! Revocation by the company (`POST /api/solicitacao-consentimento/{id}/revogar`): on the PGCC
+//! first, then here, so that a PGCC failure leaves everything as it was.
+
+use std::sync::Arc;
+
+use domain::{Company, ConsentStatus, TransitionCause};
+use ports::{
+    Clock, ConsentRequestRecord, ConsentRequestRepository, PgccError, PgccGateway, RepoError,
+};
+use uuid::Uuid;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeConsentError {
+    /// No such request, or another company's.
+    #[error("consent request not found")]
+    NotFound,
+    /// Only an (effectively) active request can be revoked; this is its effective status now.
+    /// Nothing was sent to the PGCC, or (when another process moved it meanwhile) nothing was
+    /// stored.
+    #[error("consent request is {0}, not ativo")]
+    NotActive(ConsentStatus),
+    /// The PGCC refused or failed; nothing was stored.
+    #[error(transparent)]
+    Pgcc(PgccError),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Clone)]
+pub struct RevokeConsentRequest {
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    pgcc: Arc<dyn PgccGateway>,
+    clock: Arc<dyn Clock>,
+}
+
+impl RevokeConsentRequest {
+    pub fn new(
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        pgcc: Arc<dyn PgccGateway>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            consent_requests,
+            pgcc,
+            clock,
+        }
+    }
+
+    /// Revokes the company's request `id` if it is effectively `ativo` now: on the PGCC, then
+    /// stored as `ativo -> revogado` (cause `empresa`) with a compare-and-set. Returns the request
+    /// as read after the change, with its history and effective status.
+    pub fn execute(
+        &self,
+        empresa: &Company,
+        id: Uuid,
+    ) -> Result<ConsentRequestRecord, RevokeConsentError> {
+        let now = self.clock.now();
+        let record = self.read(empresa, id)?;
+        let effective = record.request.effective_status(now);
+        if effective != ConsentStatus::Ativo {
+            return Err(RevokeConsentError::NotActive(effective));
+        }
+
+        self.pgcc
+            .revoke_consent_request(&record.request.pgcc_id)
+            .inspect_err(|e| {
+                tracing::warn!(
+                    empresa_id = %empresa.id,
+                    solicitacao_id = %id,
+                    error = %e,
+                    "consent revocation: PGCC failed"
+                );
+            })
+            .map_err(RevokeConsentError::Pgcc)?;
+
+        let moved = self.consent_requests.transition(
+            empresa.id,
+            id,
+            ConsentStatus::Ativo,
+            ConsentStatus::Revogado,
+            TransitionCause::Empresa,
+            now,
+        )?;
+        let mut current = self.read(empresa, id)?;
+        current.request.status = current.request.effective_status(now);
+        if !moved {
+            // another process (the status poller, the expiry worker) moved it first
+            tracing::warn!(
+                empresa_id = %empresa.id,
+                solicitacao_id = %id,
+                status = %current.request.status,
+                "consent revocation: revoked on the PGCC, but the request had already moved here"
+            );
+            return Err(RevokeConsentError::NotActive(current.request.status));
+        }
+        tracing::info!(
+            empresa_id = %empresa.id,
+            solicitacao_id = %id,
+            "consent request revoked by the company"
+        );
+        Ok(current)
+    }
+
+    fn read(
+        &self,
+        empresa: &Company,
+        id: Uuid,
+    ) -> Result<ConsentRequestRecord, RevokeConsentError> {
+        self.consent_requests
+            .get(empresa.id, id)?
+            .ok_or(RevokeConsentError::NotFound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use chrono::{DateTime, Duration, Utc};
+    use domain::StatusChange;
+    use mockall::Sequence;
+    use ports::{MockConsentRequestRepository, MockPgccGateway};
+
+    use super::*;
+    use crate::test_support::{company, consent_request, fixed_clock, now};
+
+    const ID: Uuid = Uuid::from_u128(0x7e0);
+
+    fn record(status: ConsentStatus) -> ConsentRequestRecord {
+        let request = consent_request(ID, status);
+        ConsentRequestRecord {
+            historico: vec![StatusChange {
+                de: None,
+                para: status,
+                em: request.criado_em,
+                causa: TransitionCause::Empresa,
+            }],
+            request,
+        }
+    }
+
+    fn revoked_record() -> ConsentRequestRecord {
+        let mut revoked = record(ConsentStatus::Ativo);
+        revoked.request.status = ConsentStatus::Revogado;
+        revoked.request.atualizado_em = now();
+        revoked.historico.push(StatusChange {
+            de: Some(ConsentStatus::Ativo),
+            para: ConsentStatus::Revogado,
+            em: now(),
+            causa: TransitionCause::Empresa,
+        });
+        revoked
+    }
+
+    type TransitionCall = (ConsentStatus, ConsentStatus, TransitionCause, DateTime<Utc>);
+
+    /// A repository whose `get` answers `reads` in turn (for the company and `ID` only) and whose
+    /// `transition` answers `moved` (when given) and records its arguments.
+    fn repository(
+        reads: Vec<Option<ConsentRequestRecord>>,
+        moved: Option<Result<bool, RepoError>>,
+        transitions: Arc<Mutex<Vec<TransitionCall>>>,
+    ) -> MockConsentRequestRepository {
+        let empresa_id = company().id;
+        let mut consent_requests = MockConsentRequestRepository::new();
+        let mut seq = Sequence::new();
+        let mut reads = reads.into_iter();
+        if let Some(first) = reads.next() {
+            consent_requests
+                .expect_get()
+                .withf(move |empresa, id| *empresa == empresa_id && *id == ID)
+                .times(1)
+                .in_sequence(&mut seq)
+                .returning(move |_, _| Ok(first.clone()));
+        }
+        match moved {
+            Some(answer) => {
+                let mut answer = Some(answer);
+                consent_requests
+                    .expect_transition()
+                    .withf(move |empresa, id, _, _, _, _| *empresa == empresa_id && *id == ID)
+                    .times(1)
+                    .in_sequence(&mut seq)
+                    .returning(move |_, _, from, to, cause, at| {
+                        transitions.lock().unwrap().push((from, to, cause, at));
+                        answer.take().unwrap()
+                    });
+            }
+            None => {
+                consent_requests.expect_transition().times(0);
+            }
+        }
+        for later in reads {
+            consent_requests
+                .expect_get()
+                .withf(move |empresa, id| *empresa == empresa_id && *id == ID)
+                .times(1)
+                .in_sequence(&mut seq)
+                .returning(move |_, _| Ok(later.clone()));
+        }
+        consent_requests
+    }
+
+    /// A PGCC whose revocation answers `answer` and records the PGCC ids it was asked about.
+    fn pgcc_answering(
+        answer: Result<(), PgccError>,
+        asked: Arc<Mutex<Vec<String>>>,
+    ) -> MockPgccGateway {
+        let mut pgcc = MockPgccGateway::new();
+        let mut answer = Some(answer);
+        pgcc.expect_revoke_consent_request()
+            .times(1)
+            .returning(move |pgcc_id| {
+                asked.lock().unwrap().push(pgcc_id.to_owned());
+                answer.take().unwrap()
+            });
+        pgcc.expect_create_consent_request().times(0);
+        pgcc.expect_consent_statuses().times(0);
+        pgcc
+    }
+
+    fn untouched_pgcc() -> MockPgccGateway {
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_revoke_consent_request().times(0);
+        pgcc.expect_create_consent_request().times(0);
+        pgcc.expect_consent_statuses().times(0);
+        pgcc
+    }
+
+    fn revoke(
+        consent_requests: MockConsentRequestRepository,
+        pgcc: MockPgccGateway,
+    ) -> Result<ConsentRequestRecord, RevokeConsentError> {
+        RevokeConsentRequest::new(Arc::new(consent_requests), Arc::new(pgcc), fixed_clock())
+            .execute(&company(), ID)
+    }
+
+    #[test]
+    fn an_active_request_is_revoked_on_the_pgcc_then_here_and_returned_as_read_after() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let asked = Arc::new(Mutex::new(Vec::new()));
+
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo)), Some(revoked_record())],
+                Some(Ok(true)),
+                transitions.clone(),
+            ),
+            pgcc_answering(Ok(()), asked.clone()),
+        )
+        .unwrap();
+
+        assert_eq!(result, revoked_record());
+        assert_eq!(
+            *asked.lock().unwrap(),
+            [record(ConsentStatus::Ativo).request.pgcc_id]
+        );
+        assert_eq!(
+            *transitions.lock().unwrap(),
+            vec![(
+                ConsentStatus::Ativo,
+                ConsentStatus::Revogado,
+                TransitionCause::Empresa,
+                now()
+            )]
+        );
+    }
+
+    #[test]
+    fn an_unknown_or_another_companys_request_is_not_found_and_the_pgcc_is_not_called() {
+        let result = revoke(
+            repository(vec![None], None, Arc::new(Mutex::new(Vec::new()))),
+            untouched_pgcc(),
+        );
+
+        assert!(
+            matches!(result, Err(RevokeConsentError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_request_that_is_not_active_is_refused_with_its_status_and_the_pgcc_is_not_called() {
+        for status in [
+            ConsentStatus::Pendente,
+            ConsentStatus::Recusado,
+            ConsentStatus::Expirado,
+            ConsentStatus::Revogado,
+        ] {
+            let result = revoke(
+                repository(
+                    vec![Some(record(status))],
+                    None,
+                    Arc::new(Mutex::new(Vec::new())),
+                ),
+                untouched_pgcc(),
+            );
+
+            assert!(
+                matches!(result, Err(RevokeConsentError::NotActive(s)) if s == status),
+                "{status:?}: {result:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_active_request_past_its_expiry_is_refused_as_expired_and_the_pgcc_is_not_called() {
+        let mut expired = record(ConsentStatus::Ativo);
+        expired.request.dados.data_expiracao_consentimento = now();
+
+        let result = revoke(
+            repository(vec![Some(expired)], None, Arc::new(Mutex::new(Vec::new()))),
+            untouched_pgcc(),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::NotActive(ConsentStatus::Expirado))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_pgcc_refusal_is_reported_and_nothing_is_stored() {
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo))],
+                None,
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+            pgcc_answering(
+                Err(PgccError::Rejected { status: 409 }),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::Pgcc(PgccError::Rejected {
+                    status: 409
+                }))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_pgcc_timeout_is_reported_and_nothing_is_stored() {
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo))],
+                None,
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+            pgcc_answering(Err(PgccError::Timeout), Arc::new(Mutex::new(Vec::new()))),
+        );
+
+        assert!(
+            matches!(result, Err(RevokeConsentError::Pgcc(PgccError::Timeout))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_request_moved_by_another_process_meanwhile_is_reported_with_its_current_status() {
+        let mut expired_meanwhile = record(ConsentStatus::Ativo);
+        expired_meanwhile.request.status = ConsentStatus::Expirado;
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo)), Some(expired_meanwhile)],
+                Some(Ok(false)),
+                transitions.clone(),
+            ),
+            pgcc_answering(Ok(()), Arc::new(Mutex::new(Vec::new()))),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::NotActive(ConsentStatus::Expirado))
+            ),
+            "{result:?}"
+        );
+        assert_eq!(transitions.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_failing_first_read_is_a_repository_error_and_the_pgcc_is_not_called() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_get()
+            .times(1)
+            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+        consent_requests.expect_transition().times(0);
+
+        let result = revoke(consent_requests, untouched_pgcc());
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::Repo(RepoError::Unavailable(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_transition_after_the_pgcc_revoked_is_a_repository_error() {
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo))],
+                Some(Err(RepoError::Unexpected(anyhow::anyhow!("deadlock")))),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+            pgcc_answering(Ok(()), Arc::new(Mutex::new(Vec::new()))),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::Repo(RepoError::Unexpected(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_read_after_the_transition_is_a_repository_error() {
+        let empresa_id = company().id;
+        let mut consent_requests = MockConsentRequestRepository::new();
+        let mut seq = Sequence::new();
+        consent_requests
+            .expect_get()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _| Ok(Some(record(ConsentStatus::Ativo))));
+        consent_requests
+            .expect_transition()
+            .withf(move |empresa, id, _, _, _, _| *empresa == empresa_id && *id == ID)
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _, _, _| Ok(true));
+        consent_requests
+            .expect_get()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+
+        let result = revoke(
+            consent_requests,
+            pgcc_answering(Ok(()), Arc::new(Mutex::new(Vec::new()))),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::Repo(RepoError::Unavailable(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_request_gone_after_the_transition_is_not_found() {
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo)), None],
+                Some(Ok(true)),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+            pgcc_answering(Ok(()), Arc::new(Mutex::new(Vec::new()))),
+        );
+
+        assert!(
+            matches!(result, Err(RevokeConsentError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn the_request_is_judged_active_at_the_clock_time_not_at_its_expiry_margin() {
+        // expires one microsecond after now: still active, so revocable
+        let mut nearly_expired = record(ConsentStatus::Ativo);
+        nearly_expired.request.dados.data_expiracao_consentimento =
+            now() + Duration::microseconds(1);
+        let mut after = nearly_expired.clone();
+        after.request.status = ConsentStatus::Revogado;
+
+        let result = revoke(
+            repository(
+                vec![Some(nearly_expired), Some(after)],
+                Some(Ok(true)),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+            pgcc_answering(Ok(()), Arc::new(Mutex::new(Vec::new()))),
+        )
+        .unwrap();
+
+        assert_eq!(result.request.status, ConsentStatus::Revogado);
+    }
+}

@@ -1,0 +1,6 @@
+DROP INDEX solicitacoes_consentimento_validas_idx;
+DROP INDEX solicitacoes_consentimento_expiracao_idx;
+DROP INDEX solicitacoes_consentimento_status_devido_idx;
+ALTER TABLE solicitacoes_consentimento DROP COLUMN proximo_status_em;
+ALTER TABLE solicitacoes_consentimento DROP CONSTRAINT solicitacoes_consentimento_empresa_hash_key;
+ALTER TABLE solicitacoes_consentimento DROP COLUMN hash;

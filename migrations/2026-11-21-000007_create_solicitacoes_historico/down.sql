@@ -1,0 +1,1 @@
+DROP TABLE solicitacoes_historico;
