@@ -8,4 +8,4 @@ pub mod processes;
 
 pub use client::{Client, Reply};
 pub use db::TestDb;
-pub use processes::{Api, Sim};
+pub use processes::{wait_until, Api, Sim, Worker};

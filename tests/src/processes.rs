@@ -167,6 +167,39 @@ impl Api {
     }
 }
 
+/// `consent-api worker` (background jobs alone) against a test database and simulator.
+pub struct Worker {
+    _process: Running,
+}
+
+impl Worker {
+    pub fn start_with(db: &TestDb, sim: &Sim, env: &[(&str, &str)]) -> Worker {
+        let mut cmd = Command::new(bin_path("consent-api"));
+        api_env(&mut cmd, db, sim);
+        cmd.envs(env.iter().copied())
+            .args(["worker", "--exit-on-stdin-close"]);
+        let tag = uuid::Uuid::new_v4().simple().to_string();
+        let log = log_dir().join(format!("consent-worker-{}-{tag}.log", db.name()));
+        let (process, _) = Running::spawn(cmd, "consent-api worker running", &log);
+        Worker { _process: process }
+    }
+}
+
+/// Polls `condition` every 100 ms until it holds or `timeout` passes; returns whether it held.
+/// For waiting on background work, never for asserting how fast something is.
+pub fn wait_until(timeout: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        if condition() {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Runs a `consent-api` subcommand (with the test's config) and returns its output.
 pub fn cli(db: &TestDb, sim: &Sim, args: &[&str]) -> Output {
     let mut cmd = Command::new(bin_path("consent-api"));

@@ -22,6 +22,13 @@ pub enum Command {
         #[arg(long, hide = true)]
         exit_on_stdin_close: bool,
     },
+    /// Run the background jobs alone (status checks with the PGCC, expiry, scheduled use-case
+    /// sync), without the HTTP API. Any number of these may run against one database.
+    Worker {
+        /// Exit when standard input closes.
+        #[arg(long, hide = true)]
+        exit_on_stdin_close: bool,
+    },
     /// Apply pending database migrations and exit.
     Migrate,
     /// Manage companies (the API's callers).

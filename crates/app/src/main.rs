@@ -5,6 +5,7 @@ mod commands;
 mod secret;
 mod settings;
 mod wiring;
+mod workers;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,9 @@ fn main() -> ExitCode {
         Command::Serve {
             exit_on_stdin_close,
         } => commands::serve::run(&settings, exit_on_stdin_close),
+        Command::Worker {
+            exit_on_stdin_close,
+        } => commands::worker::run(&settings, exit_on_stdin_close),
         Command::Migrate => commands::migrate::run(&settings),
         Command::Company {
             command: CompanyCommand::Create { nome, cnpj },

@@ -17,7 +17,17 @@ pub struct Settings {
     pub server: ServerSettings,
     pub database: DatabaseSettings,
     pub pgcc: PgccSettings,
+    pub workers: WorkerSettings,
     pub log: LogSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct WorkerSettings {
+    pub status_poll_seconds: u64,
+    pub expiry_seconds: u64,
+    pub sync_seconds: u64,
+    pub batch_size: u32,
+    pub run_in_serve: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -102,6 +112,9 @@ impl Settings {
         }
         if self.pgcc.timeout_ms == 0 {
             return bad("pgcc.timeout_ms", "must be above 0");
+        }
+        if !(1..=500).contains(&self.workers.batch_size) {
+            return bad("workers.batch_size", "must be between 1 and 500");
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");

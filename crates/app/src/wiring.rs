@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use application::{Ports, Services};
+use application::{Ports, Services, Workers};
 use pgcc_adapter::{PgccHttpGateway, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
@@ -29,12 +29,20 @@ pub fn migrate(pool: &PgPool) -> anyhow::Result<Vec<String>> {
 }
 
 pub fn services(settings: &Settings, pool: PgPool) -> Services {
+    Services::new(ports(settings, pool))
+}
+
+pub fn workers(settings: &Settings, pool: PgPool) -> Workers {
+    Workers::new(ports(settings, pool))
+}
+
+fn ports(settings: &Settings, pool: PgPool) -> Ports {
     let pgcc = PgccHttpGateway::new(GatewaySettings {
         base_url: settings.pgcc.base_url.clone(),
         token: settings.pgcc.token.as_ref().map(|t| t.expose().to_owned()),
         timeout: settings.pgcc_timeout(),
     });
-    Services::new(Ports {
+    Ports {
         companies: Arc::new(PgCompanyRepository::new(pool.clone())),
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),
         use_cases: Arc::new(PgUseCaseRepository::new(pool.clone())),
@@ -42,5 +50,5 @@ pub fn services(settings: &Settings, pool: PgPool) -> Services {
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool)),
         pgcc: Arc::new(pgcc),
         clock: Arc::new(SystemClock),
-    })
+    }
 }

@@ -46,6 +46,12 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
     let doc = &r.json;
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
     assert_eq!(doc["info"]["version"], "dev");
+    for (path, method, tag) in [
+        ("/api/hash-consulta", "post", "HashConsulta"),
+        ("/api/hash-consulta/{hash}", "get", "HashConsulta"),
+    ] {
+        assert_eq!(doc["paths"][path][method]["tags"][0], tag);
+    }
     let tags: Vec<&str> = doc["tags"]
         .as_array()
         .unwrap()
@@ -66,6 +72,11 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         ("/api/casos-de-uso/sincronizar", "post"),
         ("/api/solicitacao-consentimento/criar/ativo", "post"),
         ("/api/solicitacao-consentimento/criar/pendente", "post"),
+        ("/api/solicitacao-consentimento", "get"),
+        ("/api/solicitacao-consentimento/{id}", "get"),
+        ("/api/solicitacao-consentimento/{id}/revogar", "post"),
+        ("/api/hash-consulta", "post"),
+        ("/api/hash-consulta/{hash}", "get"),
         ("/api/webhook-urls", "get"),
         ("/api/webhook-urls", "post"),
         ("/api/webhook-urls/{webhookUrlId}", "delete"),

@@ -2,8 +2,11 @@
 //! real `pgcc-sim`, all over HTTP. One test binary, a module per resource.
 
 mod cli;
+mod consent_reads;
 mod consent_requests;
 mod helpers;
 mod http_contract;
+mod lifecycle;
 mod use_cases;
 mod webhook_urls;
+mod workers;

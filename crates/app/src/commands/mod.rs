@@ -2,3 +2,4 @@ pub mod api_key;
 pub mod company;
 pub mod migrate;
 pub mod serve;
+pub mod worker;

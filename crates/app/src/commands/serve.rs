@@ -14,6 +14,9 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     let pool = wiring::pool(settings)?;
     // Each applied migration is logged by the adapter.
     wiring::migrate(&pool)?;
+    if settings.workers.run_in_serve {
+        crate::workers::start(wiring::workers(settings, pool.clone()), &settings.workers);
+    }
     let services = Arc::new(wiring::services(settings, pool));
     let address = format!("{}:{}", settings.server.host, settings.server.port);
     let listener = TcpListener::bind(&address)
@@ -24,11 +27,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         workers: settings.server.workers,
     };
     if exit_on_stdin_close {
-        std::thread::spawn(|| {
-            let mut sink = [0u8; 64];
-            while matches!(std::io::stdin().read(&mut sink), Ok(n) if n > 0) {}
-            std::process::exit(0);
-        });
+        exit_when_stdin_closes();
     }
     actix_web::rt::System::new().block_on(async move {
         let server = delivery_http::build_server(listener, services, http)?;
@@ -37,4 +36,14 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         tracing::info!(address = %bound, "serving");
         server.await.context("HTTP server")
     })
+}
+
+/// Ends the process when standard input closes: a test harness holds the pipe, so the process
+/// dies with the test even if the test is killed.
+pub fn exit_when_stdin_closes() {
+    std::thread::spawn(|| {
+        let mut sink = [0u8; 64];
+        while matches!(std::io::stdin().read(&mut sink), Ok(n) if n > 0) {}
+        std::process::exit(0);
+    });
 }

@@ -4,7 +4,8 @@
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
-    AuthError, CreateConsentError, DeleteWebhookError, RegisterWebhookError, SyncError,
+    AuthError, CheckConsentError, CreateConsentError, DeleteWebhookError, GetConsentError,
+    ListConsentError, RegisterWebhookError, RevokeConsentError, SyncError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
@@ -20,6 +21,8 @@ pub enum ApiError {
     Validation(ValidationErrors),
     #[error("not found: {0}")]
     NotFound(&'static str),
+    #[error("conflict: {0}")]
+    Conflict(String),
     #[error("method not allowed")]
     MethodNotAllowed { allow: &'static str },
     #[error("payload over {limit} bytes")]
@@ -55,6 +58,7 @@ impl ApiError {
             ApiError::BadRequest(detail) => format!("Requisição inválida: {detail}."),
             ApiError::Validation(_) => "Um ou mais campos são inválidos; veja data.erros.".into(),
             ApiError::NotFound(what) => format!("{what} não encontrado."),
+            ApiError::Conflict(why) => why.clone(),
             ApiError::MethodNotAllowed { allow } => {
                 format!("Método não permitido neste recurso; use {allow}.")
             }
@@ -102,6 +106,7 @@ impl ResponseError for ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -199,6 +204,47 @@ impl From<DeleteWebhookError> for ApiError {
         match e {
             DeleteWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
             DeleteWebhookError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<GetConsentError> for ApiError {
+    fn from(e: GetConsentError) -> Self {
+        match e {
+            GetConsentError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
+            GetConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<ListConsentError> for ApiError {
+    fn from(e: ListConsentError) -> Self {
+        match e {
+            ListConsentError::Invalid(errors) => ApiError::Validation(errors),
+            ListConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<RevokeConsentError> for ApiError {
+    fn from(e: RevokeConsentError) -> Self {
+        match e {
+            RevokeConsentError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
+            RevokeConsentError::NotActive(status) => ApiError::Conflict(format!(
+                "Só um consentimento ativo pode ser revogado; este está {status}."
+            )),
+            RevokeConsentError::Pgcc(e) => ApiError::Pgcc(e),
+            RevokeConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<CheckConsentError> for ApiError {
+    fn from(e: CheckConsentError) -> Self {
+        match e {
+            CheckConsentError::Invalid(errors) => ApiError::Validation(errors),
+            CheckConsentError::NotFound => ApiError::NotFound("Consentimento"),
+            CheckConsentError::Repo(e) => e.into(),
         }
     }
 }

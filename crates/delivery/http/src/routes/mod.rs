@@ -1,6 +1,7 @@
 //! Every route of the service, registered in one `configure`.
 
 pub mod casos_de_uso;
+pub mod hash_consulta;
 pub mod openapi;
 pub mod solicitacao_consentimento;
 pub mod webhook_urls;
@@ -30,6 +31,31 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/solicitacao-consentimento/criar/pendente")
             .route(web::post().to(solicitacao_consentimento::create_pending))
             .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento")
+            .route(web::get().to(solicitacao_consentimento::list))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/{id}")
+            .route(web::get().to(solicitacao_consentimento::get))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/{id}/revogar")
+            .route(web::post().to(solicitacao_consentimento::revoke))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/hash-consulta")
+            .route(web::post().to(hash_consulta::check))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/hash-consulta/{hash}")
+            .route(web::get().to(hash_consulta::by_hash))
+            .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/api/webhook-urls")

@@ -8,7 +8,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api_key::API_KEY_HEADER;
 use crate::dto;
-use crate::routes::{casos_de_uso, solicitacao_consentimento, webhook_urls};
+use crate::routes::{casos_de_uso, hash_consulta, solicitacao_consentimento, webhook_urls};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -22,6 +22,11 @@ use crate::routes::{casos_de_uso, solicitacao_consentimento, webhook_urls};
         casos_de_uso::sync,
         solicitacao_consentimento::create_active,
         solicitacao_consentimento::create_pending,
+        solicitacao_consentimento::get,
+        solicitacao_consentimento::list,
+        solicitacao_consentimento::revoke,
+        hash_consulta::check,
+        hash_consulta::by_hash,
         webhook_urls::register,
         webhook_urls::list,
         webhook_urls::delete,
@@ -38,12 +43,17 @@ use crate::routes::{casos_de_uso, solicitacao_consentimento, webhook_urls};
         dto::consent_request::CriarSolicitacaoPendente,
         dto::consent_request::SolicitacaoCriada,
         dto::sync::Sincronizacao,
+        dto::consent_read::Solicitacao,
+        dto::consent_read::MudancaDeStatus,
+        dto::consent_read::PaginaSolicitacoes,
+        dto::consent_read::ConsultarConsentimento,
+        dto::consent_read::ResultadoConsulta,
         dto::webhook_url::RegistrarWebhookUrl,
         dto::webhook_url::WebhookUrlRegistrada,
     )),
     tags(
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
-        (name = "HashConsulta", description = "Consent checks by subject and use case (coming with the consent lifecycle)."),
+        (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
         (name = "WebhookUrls", description = "URLs where the company is notified."),
     ),

@@ -1,11 +1,14 @@
-//! `POST /api/solicitacao-consentimento/criar/ativo|pendente` (tag SolicitacaoConsentimento).
+//! `/api/solicitacao-consentimento` (tag SolicitacaoConsentimento): create (active or pending),
+//! read one, list, revoke.
 
 use actix_web::{web, HttpResponse};
-use application::{CreatedConsentRequest, Services};
+use application::{ConsentListQuery, CreatedConsentRequest, Services};
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
+use uuid::Uuid;
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
+use crate::dto::consent_read::{FiltroSolicitacoes, MostrarCpf, PaginaSolicitacoes, Solicitacao};
 use crate::dto::consent_request::{
     CriarSolicitacaoAtiva, CriarSolicitacaoPendente, SolicitacaoCriada,
 };
@@ -91,4 +94,108 @@ async fn create(
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok(SolicitacaoCriada { id, pgcc_id })))
+}
+
+/// One of the company's consent requests, with its history.
+#[utoipa::path(
+    get,
+    path = "/api/solicitacao-consentimento/{id}",
+    tag = "SolicitacaoConsentimento",
+    params(("id" = Uuid, Path, description = "Our id of the request."), MostrarCpf),
+    responses(
+        (status = 200, description = "The request, its effective status and its history.", body = EnvelopeDoc<Solicitacao>),
+        (status = 404, description = "No such request for the company.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn get(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+    query: web::Query<MostrarCpf>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let mostrar_cpf = query.mostrar_cpf;
+    let record = as_company(&services, key, move |s, company| {
+        Ok(s.get_consent_request.execute(company, id)?)
+    })
+    .await?;
+    let data = Solicitacao::from_domain(record.request, mostrar_cpf, Some(record.historico));
+    Ok(HttpResponse::Ok().json(Envelope::ok(data)))
+}
+
+/// The company's consent requests, filtered, oldest first, a page at a time.
+#[utoipa::path(
+    get,
+    path = "/api/solicitacao-consentimento",
+    tag = "SolicitacaoConsentimento",
+    params(FiltroSolicitacoes),
+    responses(
+        (status = 200, description = "A page; follow `proximoCursor` until it is null.", body = EnvelopeDoc<PaginaSolicitacoes>),
+        (status = 400, description = "A parameter of the wrong type (a date that is not ISO 8601, a non-numeric limit).", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "A filter breaks a rule (unknown status, invalid CPF, limit outside 1..500, bad cursor).", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn list(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    query: web::Query<FiltroSolicitacoes>,
+) -> Result<HttpResponse, ApiError> {
+    let q = query.into_inner();
+    let mostrar_cpf = q.mostrar_cpf;
+    let list_query = ConsentListQuery {
+        status: q.status,
+        caso_de_uso_id_template: q.caso_de_uso_id_template,
+        cpf_titular: q.cpf_titular,
+        criado_de: q.criado_de,
+        criado_ate: q.criado_ate,
+        cursor: q.cursor,
+        limite: q.limite,
+    };
+    let page = as_company(&services, key, move |s, company| {
+        Ok(s.list_consent_requests.execute(company, list_query)?)
+    })
+    .await?;
+    let data = PaginaSolicitacoes {
+        itens: page
+            .itens
+            .into_iter()
+            .map(|r| Solicitacao::from_domain(r, mostrar_cpf, None))
+            .collect(),
+        proximo_cursor: page.proximo_cursor,
+    };
+    Ok(HttpResponse::Ok().json(Envelope::ok(data)))
+}
+
+/// Revokes an active consent on the PGCC, then here. A PGCC failure leaves the request as it was.
+#[utoipa::path(
+    post,
+    path = "/api/solicitacao-consentimento/{id}/revogar",
+    tag = "SolicitacaoConsentimento",
+    params(("id" = Uuid, Path, description = "Our id of the request.")),
+    responses(
+        (status = 200, description = "Revoked; the request with its history.", body = EnvelopeDoc<Solicitacao>),
+        (status = 404, description = "No such request for the company.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "The request is not active (pending, refused, expired or already revoked).", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "The PGCC refused the revocation (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn revoke(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let record = as_company(&services, key, move |s, company| {
+        Ok(s.revoke_consent_request.execute(company, id)?)
+    })
+    .await?;
+    let data = Solicitacao::from_domain(record.request, false, Some(record.historico));
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(data, "Consentimento revogado.")))
+}
+
+/// A malformed id names no request: 404, as for an unknown one.
+fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Solicitação de consentimento"))
 }

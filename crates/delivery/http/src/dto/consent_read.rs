@@ -1,0 +1,190 @@
+//! Consent requests as read back: detail (with history), list pages, HashConsulta answers.
+
+use chrono::{DateTime, Utc};
+use domain::{ConsentRequest, StatusChange};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+/// A consent request as stored, with its effective status (`expirado` as soon as the expiry
+/// passed, even before the expiry worker stores it).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Solicitacao {
+    pub id: Uuid,
+    pub pgcc_id: String,
+    /// `pendente`, `ativo`, `recusado`, `expirado` or `revogado`.
+    #[schema(example = "ativo")]
+    pub status: String,
+    pub caso_de_uso_id_template: String,
+    /// Masked (`***.456.789-**`) unless the request asked `mostrarCpf=true`.
+    pub cpf_titular: String,
+    pub tipo_titular: String,
+    pub modalidade_acesso: String,
+    pub cnpj_anuente: Option<String>,
+    pub data_expiracao_consentimento: DateTime<Utc>,
+    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    pub prova_coleta: Option<String>,
+    /// SHA-256 of the request's canonical content (docs/hash-consulta.md).
+    pub hash: String,
+    pub criado_em: DateTime<Utc>,
+    pub atualizado_em: DateTime<Utc>,
+    /// Every status change, oldest first; present on reads of one request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub historico: Option<Vec<MudancaDeStatus>>,
+}
+
+/// One status change.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MudancaDeStatus {
+    /// `null` for the creation.
+    pub de: Option<String>,
+    pub para: String,
+    pub em: DateTime<Utc>,
+    /// `pgcc` (the subject, on the PGCC), `empresa` (through this API) or `expiracao`.
+    pub causa: String,
+}
+
+impl Solicitacao {
+    /// `request.status` must already be the effective status.
+    pub fn from_domain(
+        request: ConsentRequest,
+        mostrar_cpf: bool,
+        historico: Option<Vec<StatusChange>>,
+    ) -> Self {
+        let dados = request.dados;
+        let (respondeu, prova) = match dados.resposta {
+            Some(r) => (
+                Some(r.data_titular_respondeu_consentimento),
+                Some(r.prova_coleta),
+            ),
+            None => (None, None),
+        };
+        Solicitacao {
+            id: request.id,
+            pgcc_id: request.pgcc_id,
+            status: request.status.as_str().to_owned(),
+            caso_de_uso_id_template: dados.caso_de_uso_id_template,
+            cpf_titular: if mostrar_cpf {
+                dados.cpf_titular.as_str().to_owned()
+            } else {
+                dados.cpf_titular.masked()
+            },
+            tipo_titular: dados.tipo_titular.as_str().to_owned(),
+            modalidade_acesso: dados.modalidade_acesso.as_str().to_owned(),
+            cnpj_anuente: dados.cnpj_anuente.map(|c| c.as_str().to_owned()),
+            data_expiracao_consentimento: dados.data_expiracao_consentimento,
+            data_titular_respondeu_consentimento: respondeu,
+            prova_coleta: prova,
+            hash: request.hash,
+            criado_em: request.criado_em,
+            atualizado_em: request.atualizado_em,
+            historico: historico.map(|h| {
+                h.into_iter()
+                    .map(|c| MudancaDeStatus {
+                        de: c.de.map(|s| s.as_str().to_owned()),
+                        para: c.para.as_str().to_owned(),
+                        em: c.em,
+                        causa: c.causa.as_str().to_owned(),
+                    })
+                    .collect()
+            }),
+        }
+    }
+}
+
+/// `mostrarCpf`: the full CPF instead of the masked one.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct MostrarCpf {
+    /// `true` to receive the subject's full CPF; masked otherwise.
+    #[serde(default)]
+    pub mostrar_cpf: bool,
+}
+
+/// Filters and paging of `GET /api/solicitacao-consentimento`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct FiltroSolicitacoes {
+    /// Effective status: `pendente`, `ativo`, `recusado`, `expirado`, `revogado`.
+    pub status: Option<String>,
+    pub caso_de_uso_id_template: Option<String>,
+    /// The subject's CPF (masked or not). Prefer POST /api/hash-consulta for single checks.
+    pub cpf_titular: Option<String>,
+    /// Created at or after (ISO 8601).
+    pub criado_de: Option<DateTime<Utc>>,
+    /// Created before (ISO 8601).
+    pub criado_ate: Option<DateTime<Utc>>,
+    /// `proximoCursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Page size, 1 to 500 (default 50).
+    pub limite: Option<u32>,
+    /// `true` to receive full CPFs.
+    #[serde(default)]
+    pub mostrar_cpf: bool,
+}
+
+/// A page of consent requests, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginaSolicitacoes {
+    pub itens: Vec<Solicitacao>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub proximo_cursor: Option<String>,
+}
+
+/// Body of `POST /api/hash-consulta`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConsultarConsentimento {
+    #[schema(required = true, value_type = String, example = "529.982.247-25")]
+    pub cpf_titular: Option<String>,
+    #[schema(required = true, value_type = String, example = "tpl-abertura-conta")]
+    pub caso_de_uso_id_template: Option<String>,
+}
+
+/// Whether a valid consent exists now; when it does, which one.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultadoConsulta {
+    /// `true` when the consent is `ativo` and unexpired right now.
+    pub valido: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Uuid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caso_de_uso_id_template: Option<String>,
+}
+
+impl ResultadoConsulta {
+    pub fn none() -> Self {
+        ResultadoConsulta {
+            valido: false,
+            id: None,
+            status: None,
+            data_expiracao_consentimento: None,
+            hash: None,
+            caso_de_uso_id_template: None,
+        }
+    }
+
+    /// `request.status` must already be the effective status.
+    pub fn of(request: &ConsentRequest) -> Self {
+        ResultadoConsulta {
+            valido: request.status == domain::ConsentStatus::Ativo,
+            id: Some(request.id),
+            status: Some(request.status.as_str().to_owned()),
+            data_expiracao_consentimento: Some(request.dados.data_expiracao_consentimento),
+            hash: Some(request.hash.clone()),
+            caso_de_uso_id_template: Some(request.dados.caso_de_uso_id_template.clone()),
+        }
+    }
+}

@@ -1,0 +1,443 @@
+//! After creation: answers, refusals and revocations on the PGCC reach us through the status
+//! worker; companies revoke; consents expire; HashConsulta tells at every step.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use testkit::wait_until;
+
+use crate::helpers::*;
+
+/// Workers every second, so a test waits about a second for background work.
+pub const FAST_WORKERS: &[(&str, &str)] = &[
+    ("APP__WORKERS__STATUS_POLL_SECONDS", "1"),
+    ("APP__WORKERS__EXPIRY_SECONDS", "1"),
+];
+
+pub fn synced_with(env: &[(&str, &str)]) -> TestApp {
+    let app = TestApp::spawn_with(env);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    app.b
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    app
+}
+
+/// Creates a request; returns (our id, PGCC id).
+pub fn create(client: &testkit::Client, path: &str, body: &Value) -> (String, String) {
+    let r = client.post_json(path, body).expect(200);
+    (
+        r.data()["id"].as_str().unwrap().to_owned(),
+        r.data()["pgccId"].as_str().unwrap().to_owned(),
+    )
+}
+
+pub fn detail(client: &testkit::Client, id: &str) -> Value {
+    client
+        .get(&format!("/api/solicitacao-consentimento/{id}"))
+        .expect(200)
+        .data()
+        .clone()
+}
+
+pub fn check(client: &testkit::Client, template: &str) -> Value {
+    client
+        .post_json(
+            "/api/hash-consulta",
+            &json!({"cpfTitular": CPF, "casoDeUsoIdTemplate": template}),
+        )
+        .expect(200)
+        .data()
+        .clone()
+}
+
+fn wait_status(app: &TestApp, id: &str, want: &str) {
+    let reached = wait_until(Duration::from_secs(20), || {
+        detail(&app.a, id)["status"] == want
+    });
+    assert!(
+        reached,
+        "request never became {want}: {}",
+        detail(&app.a, id)
+    );
+}
+
+fn sim_move(app: &TestApp, pgcc_id: &str, action: &str) {
+    let r = app
+        .sim_admin
+        .post_empty(&format!("/_sim/solicitacoes/{pgcc_id}/{action}"));
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+fn history(v: &Value) -> Vec<(Value, String, String)> {
+    v["historico"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["de"].clone(),
+                h["para"].as_str().unwrap().to_owned(),
+                h["causa"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_pending_request_the_subject_accepts_on_the_pgcc_becomes_active_and_valid() {
+    let app = synced_with(FAST_WORKERS);
+    let (id, pgcc_id) = create(&app.a, PENDENTE, &pending_body());
+    assert_eq!(check(&app.a, "tpl-a-marketing"), json!({"valido": false}));
+
+    sim_move(&app, &pgcc_id, "aceitar");
+    wait_status(&app, &id, "ativo");
+
+    let d = detail(&app.a, &id);
+    assert_eq!(
+        history(&d),
+        [
+            (Value::Null, "pendente".to_owned(), "empresa".to_owned()),
+            (json!("pendente"), "ativo".to_owned(), "pgcc".to_owned())
+        ]
+    );
+    let c = check(&app.a, "tpl-a-marketing");
+    assert_eq!(c["valido"], true);
+    assert_eq!(c["id"], id.as_str());
+    assert_eq!(c["status"], "ativo");
+    assert_eq!(c["hash"], d["hash"]);
+    assert_eq!(
+        c["dataExpiracaoConsentimento"],
+        d["dataExpiracaoConsentimento"]
+    );
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_historico WHERE solicitacao_id = '{id}'"
+        )),
+        2
+    );
+}
+
+#[test]
+fn a_pending_request_the_subject_refuses_becomes_refused_and_is_never_valid() {
+    let app = synced_with(FAST_WORKERS);
+    let (id, pgcc_id) = create(&app.a, PENDENTE, &pending_body());
+    sim_move(&app, &pgcc_id, "recusar");
+    wait_status(&app, &id, "recusado");
+    assert_eq!(
+        history(&detail(&app.a, &id))[1],
+        (json!("pendente"), "recusado".to_owned(), "pgcc".to_owned())
+    );
+    assert_eq!(check(&app.a, "tpl-a-marketing"), json!({"valido": false}));
+    // Terminal: the company cannot revoke it.
+    app.a
+        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
+        .expect(409);
+}
+
+#[test]
+fn an_active_consent_revoked_on_the_pgcc_becomes_revoked_and_stops_being_valid() {
+    let app = synced_with(FAST_WORKERS);
+    let (id, pgcc_id) = create(&app.a, ATIVO, &active_body());
+    assert_eq!(check(&app.a, "tpl-a-marketing")["valido"], true);
+    sim_move(&app, &pgcc_id, "revogar");
+    wait_status(&app, &id, "revogado");
+    assert_eq!(
+        history(&detail(&app.a, &id))[1],
+        (json!("ativo"), "revogado".to_owned(), "pgcc".to_owned())
+    );
+    assert_eq!(check(&app.a, "tpl-a-marketing"), json!({"valido": false}));
+}
+
+#[test]
+fn a_company_revokes_an_active_consent_on_the_pgcc_and_here() {
+    let app = synced_with(FAST_WORKERS);
+    let (id, pgcc_id) = create(&app.a, ATIVO, &active_body());
+    assert_eq!(check(&app.a, "tpl-a-marketing")["valido"], true);
+
+    let r = app
+        .a
+        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
+        .expect(200);
+    assert_eq!(r.data()["status"], "revogado");
+    assert_eq!(
+        history(r.data()).last().unwrap(),
+        &(json!("ativo"), "revogado".to_owned(), "empresa".to_owned())
+    );
+    let at_pgcc = app
+        .sim_requests()
+        .into_iter()
+        .find(|s| s["id"] == pgcc_id.as_str())
+        .unwrap();
+    assert_eq!(at_pgcc["status"], "revogado");
+    assert_eq!(check(&app.a, "tpl-a-marketing"), json!({"valido": false}));
+    assert_eq!(
+        app.db
+            .text(&format!(
+                "SELECT status AS v FROM solicitacoes_consentimento WHERE id = '{id}'"
+            ))
+            .as_deref(),
+        Some("revogado")
+    );
+    app.a
+        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
+        .expect(409);
+}
+
+#[test]
+fn a_pgcc_failure_during_revocation_leaves_the_consent_as_it_was() {
+    let app = synced_with(&[("APP__WORKERS__STATUS_POLL_SECONDS", "0")]);
+    let (id, pgcc_id) = create(&app.a, ATIVO, &active_body());
+    app.fault(json!({"status": 503, "count": 1}));
+    let r = app
+        .a
+        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
+        .expect(502);
+    assert_eq!(r.json["isPgccErro"], true);
+    assert_eq!(r.json["pgccCodigoErro"], "ServiceUnavailable");
+    assert_eq!(detail(&app.a, &id)["status"], "ativo");
+    assert_eq!(history(&detail(&app.a, &id)).len(), 1);
+    let at_pgcc = app
+        .sim_requests()
+        .into_iter()
+        .find(|s| s["id"] == pgcc_id.as_str())
+        .unwrap();
+    assert_eq!(at_pgcc["status"], "ativo");
+    assert_eq!(check(&app.a, "tpl-a-marketing")["valido"], true);
+}
+
+#[test]
+fn revoking_a_pending_request_is_409_and_nothing_changes() {
+    let app = synced_with(&[]);
+    let (id, pgcc_id) = create(&app.a, PENDENTE, &pending_body());
+    app.a
+        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
+        .expect(409);
+    assert_eq!(detail(&app.a, &id)["status"], "pendente");
+    let at_pgcc = app
+        .sim_requests()
+        .into_iter()
+        .find(|s| s["id"] == pgcc_id.as_str())
+        .unwrap();
+    assert_eq!(at_pgcc["status"], "pendente");
+}
+
+#[test]
+fn a_consent_past_its_expiry_is_never_reported_valid_even_before_the_worker_runs() {
+    // No worker at all: only the read rules stand between the client and a stale "ativo".
+    let app = synced_with(&[
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "0"),
+        ("APP__WORKERS__EXPIRY_SECONDS", "0"),
+    ]);
+    let mut body = active_body();
+    body["dataExpiracaoConsentimento"] =
+        json!((chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339());
+    let (id, _) = create(&app.a, ATIVO, &body);
+    let hash = detail(&app.a, &id)["hash"].as_str().unwrap().to_owned();
+
+    let expired = wait_until(Duration::from_secs(10), || {
+        detail(&app.a, &id)["status"] == "expirado"
+    });
+    assert!(expired, "the read never reported expirado");
+    assert_eq!(
+        app.db
+            .text(&format!(
+                "SELECT status AS v FROM solicitacoes_consentimento WHERE id = '{id}'"
+            ))
+            .as_deref(),
+        Some("ativo"),
+        "nothing was stored: the read alone knew"
+    );
+    assert_eq!(check(&app.a, "tpl-a-marketing"), json!({"valido": false}));
+    let by_hash = app.a.get(&format!("/api/hash-consulta/{hash}")).expect(200);
+    assert_eq!(by_hash.data()["valido"], false);
+    assert_eq!(by_hash.data()["status"], "expirado");
+    let listed = app
+        .a
+        .get("/api/solicitacao-consentimento?status=ativo")
+        .expect(200);
+    assert_eq!(listed.data()["itens"], json!([]));
+    let listed = app
+        .a
+        .get("/api/solicitacao-consentimento?status=expirado")
+        .expect(200);
+    assert_eq!(listed.data()["itens"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_expiry_worker_stores_expired_requests_with_their_history() {
+    let app = synced_with(&[
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "0"),
+        ("APP__WORKERS__EXPIRY_SECONDS", "1"),
+    ]);
+    let mut body = pending_body();
+    body["dataExpiracaoConsentimento"] =
+        json!((chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339());
+    let (id, _) = create(&app.a, PENDENTE, &body);
+    let (other, _) = create(&app.a, PENDENTE, &pending_body());
+    let stored = wait_until(Duration::from_secs(20), || {
+        app.db
+            .text(&format!(
+                "SELECT status AS v FROM solicitacoes_consentimento WHERE id = '{id}'"
+            ))
+            .as_deref()
+            == Some("expirado")
+    });
+    assert!(stored, "the expiry worker never stored expirado");
+    assert_eq!(
+        history(&detail(&app.a, &id))[1],
+        (
+            json!("pendente"),
+            "expirado".to_owned(),
+            "expiracao".to_owned()
+        )
+    );
+    assert_eq!(
+        detail(&app.a, &other)["status"],
+        "pendente",
+        "an unexpired request is left alone"
+    );
+}
+
+#[test]
+fn the_hash_names_the_consent_and_is_the_sha256_of_its_documented_canonical_content() {
+    let app = synced_with(&[]);
+    let (id, _) = create(&app.a, ATIVO, &active_body());
+    let d = app
+        .a
+        .get(&format!(
+            "/api/solicitacao-consentimento/{id}?mostrarCpf=true"
+        ))
+        .expect(200)
+        .data()
+        .clone();
+    let hash = d["hash"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+
+    // An independent implementation of docs/hash-consulta.md: serde_json's map sorts keys,
+    // `sha256sum` hashes.
+    let instant = |v: &Value| {
+        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
+            .unwrap()
+            .with_timezone(&chrono::Utc)
+            .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string()
+    };
+    let canonical = json!({
+        "casoDeUsoIdTemplate": d["casoDeUsoIdTemplate"],
+        "cnpjAnuente": d["cnpjAnuente"],
+        "cpfTitular": d["cpfTitular"],
+        "criadoEm": instant(&d["criadoEm"]),
+        "dataExpiracaoConsentimento": instant(&d["dataExpiracaoConsentimento"]),
+        "dataTitularRespondeuConsentimento": instant(&d["dataTitularRespondeuConsentimento"]),
+        "empresaId": app.company_a,
+        "id": id,
+        "modalidadeAcesso": d["modalidadeAcesso"],
+        "provaColeta": d["provaColeta"],
+        "tipoTitular": d["tipoTitular"],
+    })
+    .to_string();
+    assert_eq!(
+        d["cpfTitular"], CPF_DIGITS,
+        "mostrarCpf=true shows the whole CPF"
+    );
+    let mut sha = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(sha.stdin.as_mut().unwrap(), canonical.as_bytes()).unwrap();
+    let out = sha.wait_with_output().unwrap();
+    let expected = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        hash,
+        expected.split_whitespace().next().unwrap(),
+        "canonical content: {canonical}"
+    );
+
+    let by_hash = app.a.get(&format!("/api/hash-consulta/{hash}")).expect(200);
+    assert_eq!(by_hash.data()["id"], id.as_str());
+    assert_eq!(by_hash.data()["valido"], true);
+    app.a
+        .get(&format!("/api/hash-consulta/{}", "0".repeat(64)))
+        .expect(404);
+    app.a.get("/api/hash-consulta/not-a-hash").expect(404);
+}
+
+#[test]
+fn hash_consulta_validates_its_input() {
+    let app = synced_with(&[]);
+    let r = app
+        .a
+        .post_json(
+            "/api/hash-consulta",
+            &json!({"cpfTitular": "123", "casoDeUsoIdTemplate": ""}),
+        )
+        .expect(422);
+    let mut fields = error_fields(&r);
+    fields.sort();
+    assert_eq!(fields, ["casoDeUsoIdTemplate", "cpfTitular"]);
+    app.a
+        .post_json("/api/hash-consulta", &json!({"cpf": CPF}))
+        .expect(400);
+    app.anonymous
+        .post_json(
+            "/api/hash-consulta",
+            &json!({"cpfTitular": CPF, "casoDeUsoIdTemplate": "x"}),
+        )
+        .expect(401);
+}
+
+#[test]
+fn reads_mask_the_cpf_unless_asked() {
+    let app = synced_with(&[]);
+    let (id, _) = create(&app.a, ATIVO, &active_body());
+    assert_eq!(detail(&app.a, &id)["cpfTitular"], "***.982.247-**");
+    let listed = app.a.get("/api/solicitacao-consentimento").expect(200);
+    assert_eq!(listed.data()["itens"][0]["cpfTitular"], "***.982.247-**");
+    let listed = app
+        .a
+        .get("/api/solicitacao-consentimento?mostrarCpf=true")
+        .expect(200);
+    assert_eq!(listed.data()["itens"][0]["cpfTitular"], CPF_DIGITS);
+}
+
+#[test]
+fn companies_never_see_or_touch_each_others_consents() {
+    let app = synced_with(&[]);
+    let (id, _) = create(&app.a, ATIVO, &active_body());
+    let hash = detail(&app.a, &id)["hash"].as_str().unwrap().to_owned();
+
+    app.b
+        .get(&format!("/api/solicitacao-consentimento/{id}"))
+        .expect(404);
+    app.b
+        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
+        .expect(404);
+    app.b.get(&format!("/api/hash-consulta/{hash}")).expect(404);
+    assert_eq!(check(&app.b, "tpl-a-marketing"), json!({"valido": false}));
+    assert_eq!(
+        app.b
+            .get("/api/solicitacao-consentimento")
+            .expect(200)
+            .data()["itens"],
+        json!([])
+    );
+    assert_eq!(
+        app.b
+            .get(&format!(
+                "/api/solicitacao-consentimento?cpfTitular={CPF_DIGITS}"
+            ))
+            .expect(200)
+            .data()["itens"],
+        json!([])
+    );
+    assert_eq!(
+        detail(&app.a, &id)["status"],
+        "ativo",
+        "A's consent is untouched"
+    );
+    assert_eq!(check(&app.a, "tpl-a-marketing")["valido"], true);
+}
