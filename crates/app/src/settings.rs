@@ -18,7 +18,11 @@ pub struct Settings {
     pub database: DatabaseSettings,
     pub pgcc: PgccSettings,
     pub workers: WorkerSettings,
+    pub webhooks: WebhookSettings,
     pub log: LogSettings,
+    /// The `APP_ENV` these settings were loaded for.
+    #[serde(skip)]
+    pub environment: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -28,6 +32,51 @@ pub struct WorkerSettings {
     pub sync_seconds: u64,
     pub batch_size: u32,
     pub run_in_serve: bool,
+    pub delivery_poll_ms: u64,
+    pub disable_check_seconds: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct WebhookSettings {
+    /// "0,5,300": read with [`WebhookSettings::retry_schedule`].
+    #[serde(deserialize_with = "string_or_number")]
+    pub retry_schedule_seconds: String,
+    pub timeout_ms: u64,
+    pub secret_overlap_seconds: u64,
+    pub disable_after_seconds: u64,
+    pub encryption_key: Secret,
+    pub require_https: bool,
+    pub allow_non_public_targets: bool,
+}
+
+/// The key shipped in config/default.toml, for development and tests only.
+pub const DEVELOPMENT_ENCRYPTION_KEY: &str = "ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE=";
+
+impl WebhookSettings {
+    /// The delays of `retry_schedule_seconds`; `None` when it is not a non-empty list of
+    /// whole seconds.
+    pub fn retry_schedule(&self) -> Option<Vec<Duration>> {
+        let delays: Option<Vec<Duration>> = self
+            .retry_schedule_seconds
+            .split(',')
+            .map(|d| d.trim().parse::<u64>().ok().map(Duration::from_secs))
+            .collect();
+        delays.filter(|d| !d.is_empty())
+    }
+}
+
+/// An environment variable `APP__WEBHOOKS__RETRY_SCHEDULE_SECONDS=5` arrives as a number.
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Number(u64),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::Text(t) => t,
+        Raw::Number(n) => n.to_string(),
+    })
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -88,6 +137,8 @@ impl Settings {
             .build()
             .and_then(Config::try_deserialize)
             .map_err(|e| SettingsError(e.to_string()))?;
+        let mut settings = settings;
+        settings.environment = env;
         settings.validate()?;
         Ok(settings)
     }
@@ -115,6 +166,22 @@ impl Settings {
         }
         if !(1..=500).contains(&self.workers.batch_size) {
             return bad("workers.batch_size", "must be between 1 and 500");
+        }
+        if self.webhooks.retry_schedule().is_none() {
+            return bad(
+                "webhooks.retry_schedule_seconds",
+                "must be a comma-separated list of whole seconds, e.g. 0,5,300",
+            );
+        }
+        if self.webhooks.timeout_ms == 0 {
+            return bad("webhooks.timeout_ms", "must be above 0");
+        }
+        let deployed = matches!(self.environment.as_str(), "staging" | "production");
+        if deployed && self.webhooks.encryption_key.expose() == DEVELOPMENT_ENCRYPTION_KEY {
+            return bad(
+                "webhooks.encryption_key",
+                "must be set to this deployment's own key in staging and production (base64 of 32 random bytes)",
+            );
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");

@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use anyhow::Context;
-use application::{Ports, Services, Workers};
+use application::{Ports, ServiceSettings, Services, Workers};
 use pgcc_adapter::{PgccHttpGateway, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConsentRequestRepository, PgPool,
-    PgUseCaseRepository, PgWebhookUrlRepository, PoolSettings,
+    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
 };
+use webhook_adapter::{AesGcmSecretCipher, PolicyTargetGuard, SenderSettings, UreqWebhookSender};
 
 use crate::settings::Settings;
 
@@ -28,27 +29,56 @@ pub fn migrate(pool: &PgPool) -> anyhow::Result<Vec<String>> {
     postgres_adapter::run_migrations(pool).context("applying migrations")
 }
 
-pub fn services(settings: &Settings, pool: PgPool) -> Services {
-    Services::new(ports(settings, pool))
+pub fn services(settings: &Settings, pool: PgPool) -> anyhow::Result<Services> {
+    Ok(Services::new(
+        ports(settings, pool)?,
+        &service_settings(settings),
+    ))
 }
 
-pub fn workers(settings: &Settings, pool: PgPool) -> Workers {
-    Workers::new(ports(settings, pool))
+pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
+    Ok(Workers::new(
+        ports(settings, pool)?,
+        &service_settings(settings),
+    ))
 }
 
-fn ports(settings: &Settings, pool: PgPool) -> Ports {
+fn service_settings(settings: &Settings) -> ServiceSettings {
+    let w = &settings.webhooks;
+    ServiceSettings {
+        webhook_secret_overlap: chrono::Duration::seconds(w.secret_overlap_seconds as i64),
+        // Validated at load time.
+        webhook_retry_schedule: w.retry_schedule().unwrap_or_default(),
+        webhook_disable_after: chrono::Duration::seconds(w.disable_after_seconds as i64),
+        ..ServiceSettings::default()
+    }
+}
+
+fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
+    let cipher = AesGcmSecretCipher::from_base64_key(settings.webhooks.encryption_key.expose())
+        .context("configuration: webhooks.encryption_key (APP__WEBHOOKS__ENCRYPTION_KEY) must be base64 of 32 bytes")?;
     let pgcc = PgccHttpGateway::new(GatewaySettings {
         base_url: settings.pgcc.base_url.clone(),
         token: settings.pgcc.token.as_ref().map(|t| t.expose().to_owned()),
         timeout: settings.pgcc_timeout(),
     });
-    Ports {
+    Ok(Ports {
         companies: Arc::new(PgCompanyRepository::new(pool.clone())),
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),
         use_cases: Arc::new(PgUseCaseRepository::new(pool.clone())),
         consent_requests: Arc::new(PgConsentRequestRepository::new(pool.clone())),
-        webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool)),
+        webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
+        webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
+        webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {
+            timeout: std::time::Duration::from_millis(settings.webhooks.timeout_ms),
+            user_agent: format!("consent-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
+        })),
+        target_guard: Arc::new(PolicyTargetGuard {
+            require_https: settings.webhooks.require_https,
+            allow_non_public: settings.webhooks.allow_non_public_targets,
+        }),
+        secret_cipher: Arc::new(cipher),
         pgcc: Arc::new(pgcc),
         clock: Arc::new(SystemClock),
-    }
+    })
 }

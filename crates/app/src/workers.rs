@@ -64,6 +64,59 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
         ));
     }
 
+    if settings.delivery_poll_ms > 0 {
+        let deliver = workers.deliver_webhooks.clone();
+        let every = Duration::from_millis(settings.delivery_poll_ms);
+        handles.push(every_interval("webhook-delivery", every, true, move || {
+            loop {
+                match deliver.run_once(batch) {
+                    Ok(report) => {
+                        if report.attempted > 0 {
+                            tracing::info!(
+                                attempted = report.attempted,
+                                delivered = report.delivered,
+                                retried = report.retried,
+                                failed = report.failed,
+                                "webhook deliveries"
+                            );
+                        }
+                        if report.attempted < batch {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            error = format!("{e:#}"),
+                            "webhook delivery round failed; retrying next round"
+                        );
+                        break;
+                    }
+                }
+            }
+        }));
+    }
+
+    if settings.disable_check_seconds > 0 {
+        let deliver = workers.deliver_webhooks.clone();
+        let every = Duration::from_secs(settings.disable_check_seconds);
+        handles.push(every_interval(
+            "webhook-disable",
+            every,
+            true,
+            move || match deliver.disable_failing_urls() {
+                Ok(0) => {}
+                Ok(n) => tracing::warn!(
+                    disabled = n,
+                    "webhook URLs disabled after failing for the whole window"
+                ),
+                Err(e) => tracing::warn!(
+                    error = format!("{e:#}"),
+                    "could not check failing webhook URLs"
+                ),
+            },
+        ));
+    }
+
     if settings.sync_seconds > 0 {
         let sync = workers.sync_all_companies.clone();
         let every = Duration::from_secs(settings.sync_seconds);

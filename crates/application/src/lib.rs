@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use ports::{
     ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, PgccGateway,
-    UseCaseRepository, WebhookUrlRepository,
+    SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender,
+    WebhookUrlRepository,
 };
 
 pub mod api_keys;
@@ -18,6 +19,7 @@ pub mod check_consent;
 pub mod consent_hash;
 pub mod create_consent_request;
 pub mod cursor;
+pub mod deliver_webhooks;
 pub mod expire_consent_requests;
 pub mod get_consent_request;
 pub mod list_consent_requests;
@@ -25,8 +27,11 @@ pub mod list_use_cases;
 pub mod poll_consent_statuses;
 pub mod register_company;
 pub mod revoke_consent_request;
+pub mod settings;
 pub mod sync_all_companies;
 pub mod sync_use_cases;
+pub mod webhook_deliveries;
+pub mod webhook_signing;
 pub mod webhook_urls;
 
 #[cfg(test)]
@@ -40,6 +45,7 @@ pub use check_consent::{looks_like_consent_hash, CheckConsent, CheckConsentError
 pub use consent_hash::{canonical_content, consent_hash};
 pub use create_consent_request::{CreateConsentError, CreateConsentRequest, CreatedConsentRequest};
 pub use cursor::{decode_cursor, encode_cursor, InvalidCursor};
+pub use deliver_webhooks::{DeliverWebhooks, DeliveryReport};
 pub use expire_consent_requests::ExpireConsentRequests;
 pub use get_consent_request::{GetConsentError, GetConsentRequest};
 pub use list_consent_requests::{
@@ -50,9 +56,16 @@ pub use list_use_cases::ListUseCases;
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
 pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
+pub use settings::ServiceSettings;
 pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
 pub use sync_use_cases::{SyncError, SyncUseCases};
-pub use webhook_urls::{DeleteWebhookError, RegisterWebhookError, WebhookUrls};
+pub use webhook_deliveries::{
+    DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMITE, DELIVERY_LOG_MAX_LIMITE,
+};
+pub use webhook_signing::{generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX};
+pub use webhook_urls::{
+    DeleteWebhookError, RegisterWebhookError, RegisteredWebhook, RotateSecretError, WebhookUrls,
+};
 
 /// Every port the services need, built once by the binary from the adapters.
 #[derive(Clone)]
@@ -62,6 +75,10 @@ pub struct Ports {
     pub use_cases: Arc<dyn UseCaseRepository>,
     pub consent_requests: Arc<dyn ConsentRequestRepository>,
     pub webhook_urls: Arc<dyn WebhookUrlRepository>,
+    pub webhook_deliveries: Arc<dyn WebhookDeliveryRepository>,
+    pub webhook_sender: Arc<dyn WebhookSender>,
+    pub target_guard: Arc<dyn TargetGuard>,
+    pub secret_cipher: Arc<dyn SecretCipher>,
     pub pgcc: Arc<dyn PgccGateway>,
     pub clock: Arc<dyn Clock>,
 }
@@ -80,16 +97,21 @@ pub struct Services {
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
+    pub webhook_deliveries: WebhookDeliveries,
 }
 
 impl Services {
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: Ports, settings: &ServiceSettings) -> Self {
         let Ports {
             companies,
             api_keys,
             use_cases,
             consent_requests,
             webhook_urls,
+            webhook_deliveries,
+            webhook_sender: _,
+            target_guard,
+            secret_cipher,
             pgcc,
             clock,
         } = ports;
@@ -116,7 +138,14 @@ impl Services {
                 clock.clone(),
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
-            webhook_urls: WebhookUrls::new(webhook_urls, clock),
+            webhook_urls: WebhookUrls::new(
+                webhook_urls,
+                target_guard,
+                secret_cipher,
+                clock.clone(),
+                settings.webhook_secret_overlap,
+            ),
+            webhook_deliveries: WebhookDeliveries::new(webhook_deliveries, clock),
         }
     }
 }
@@ -127,16 +156,21 @@ pub struct Workers {
     pub poll_consent_statuses: PollConsentStatuses,
     pub expire_consent_requests: ExpireConsentRequests,
     pub sync_all_companies: SyncAllCompanies,
+    pub deliver_webhooks: DeliverWebhooks,
 }
 
 impl Workers {
-    pub fn new(ports: Ports) -> Self {
+    pub fn new(ports: Ports, settings: &ServiceSettings) -> Self {
         let Ports {
             companies,
             api_keys: _,
             use_cases,
             consent_requests,
             webhook_urls: _,
+            webhook_deliveries,
+            webhook_sender,
+            target_guard,
+            secret_cipher,
             pgcc,
             clock,
         } = ports;
@@ -149,7 +183,15 @@ impl Workers {
             expire_consent_requests: ExpireConsentRequests::new(consent_requests, clock.clone()),
             sync_all_companies: SyncAllCompanies::new(
                 companies,
-                SyncUseCases::new(pgcc, use_cases, clock),
+                SyncUseCases::new(pgcc, use_cases, clock.clone()),
+            ),
+            deliver_webhooks: DeliverWebhooks::new(
+                webhook_deliveries,
+                webhook_sender,
+                target_guard,
+                secret_cipher,
+                clock,
+                settings.clone(),
             ),
         }
     }

@@ -1,14 +1,18 @@
-//! A company's webhook URLs: register, list the active ones, soft delete.
+//! A company's webhook URLs: register (with its signing secret), list the active ones, rotate
+//! the secret, soft delete.
 
 use std::sync::Arc;
 
 use domain::{Company, ValidationErrors, WebhookUrl};
-use ports::{Clock, RepoError, WebhookUrlRepository};
+use ports::{Clock, RepoError, SecretCipher, TargetGuard, WebhookUrlRepository};
 use uuid::Uuid;
+
+use crate::webhook_signing::generate_secret;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegisterWebhookError {
-    /// The URL broke a rule (field `url`); nothing was stored.
+    /// The URL broke a rule or was refused by the target guard (field `url`); nothing was
+    /// stored.
     #[error(transparent)]
     Invalid(ValidationErrors),
     #[error(transparent)]
@@ -25,44 +29,108 @@ pub enum DeleteWebhookError {
     Repo(#[from] RepoError),
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum RotateSecretError {
+    /// No active webhook URL of this company has this id (absent, another company's, or
+    /// removed); nothing changed.
+    #[error("webhook URL not found")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// A newly registered URL with its signing secret in plaintext: the only time the company
+/// sees it. `Debug` hides the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RegisteredWebhook {
+    pub webhook: WebhookUrl,
+    /// `whsec_...`: shown once, stored only encrypted.
+    pub segredo: String,
+}
+
+impl std::fmt::Debug for RegisteredWebhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegisteredWebhook")
+            .field("webhook", &self.webhook)
+            .field("segredo", &"<redacted>")
+            .finish()
+    }
+}
+
 #[derive(Clone)]
 pub struct WebhookUrls {
     webhook_urls: Arc<dyn WebhookUrlRepository>,
+    guard: Arc<dyn TargetGuard>,
+    cipher: Arc<dyn SecretCipher>,
     clock: Arc<dyn Clock>,
+    secret_overlap: chrono::Duration,
 }
 
 impl WebhookUrls {
-    pub fn new(webhook_urls: Arc<dyn WebhookUrlRepository>, clock: Arc<dyn Clock>) -> Self {
+    pub fn new(
+        webhook_urls: Arc<dyn WebhookUrlRepository>,
+        guard: Arc<dyn TargetGuard>,
+        cipher: Arc<dyn SecretCipher>,
+        clock: Arc<dyn Clock>,
+        secret_overlap: chrono::Duration,
+    ) -> Self {
         Self {
             webhook_urls,
+            guard,
+            cipher,
             clock,
+            secret_overlap,
         }
     }
 
-    /// Stores `url` (trimmed) as a new active webhook URL of the company.
+    /// Stores `url` (trimmed) as a new active webhook URL of the company, with a new signing
+    /// secret stored encrypted, and returns the secret in plaintext. The URL must pass
+    /// [`WebhookUrl::validate_url`] and then the target guard; either failure is `Invalid` on
+    /// field `url` and stores nothing.
     pub fn register(
         &self,
         empresa: &Company,
         url: &str,
-    ) -> Result<WebhookUrl, RegisterWebhookError> {
-        let url = WebhookUrl::validate_url(url).map_err(|e| {
-            RegisterWebhookError::Invalid(ValidationErrors::single("url", e.to_string()))
-        })?;
+    ) -> Result<RegisteredWebhook, RegisterWebhookError> {
+        let url = WebhookUrl::validate_url(url).map_err(|e| invalid_url(e.to_string()))?;
+        self.guard
+            .check(&url)
+            .map_err(|refused| invalid_url(refused.to_string()))?;
+        let segredo = generate_secret();
+        let encrypted = self.cipher.encrypt(&segredo);
         let webhook = WebhookUrl {
             id: Uuid::new_v4(),
             empresa_id: empresa.id,
             url,
             criado_em: self.clock.now(),
             removido_em: None,
+            desativado_em: None,
         };
-        self.webhook_urls.insert(&webhook)?;
+        self.webhook_urls.insert(&webhook, &encrypted)?;
         tracing::info!(empresa_id = %empresa.id, webhook_url_id = %webhook.id, "webhook URL registered");
-        Ok(webhook)
+        Ok(RegisteredWebhook { webhook, segredo })
     }
 
     /// The company's active webhook URLs, oldest first.
     pub fn list(&self, empresa: &Company) -> Result<Vec<WebhookUrl>, RepoError> {
         self.webhook_urls.list_active(empresa.id)
+    }
+
+    /// Gives the company's active webhook URL `id` a new signing secret (stored encrypted) and
+    /// returns it in plaintext; the previous secret keeps signing alongside it for the
+    /// configured overlap.
+    pub fn rotate_secret(&self, empresa: &Company, id: Uuid) -> Result<String, RotateSecretError> {
+        let segredo = generate_secret();
+        let encrypted = self.cipher.encrypt(&segredo);
+        let previous_valid_until = self.clock.now() + self.secret_overlap;
+        if !self
+            .webhook_urls
+            .rotate_secret(empresa.id, id, &encrypted, previous_valid_until)?
+        {
+            return Err(RotateSecretError::NotFound);
+        }
+        tracing::info!(empresa_id = %empresa.id, webhook_url_id = %id, "webhook secret rotated");
+        Ok(segredo)
     }
 
     /// Soft deletes the company's active webhook URL `id`.
@@ -78,17 +146,65 @@ impl WebhookUrls {
     }
 }
 
+fn invalid_url(mensagem: String) -> RegisterWebhookError {
+    RegisterWebhookError::Invalid(ValidationErrors::single("url", mensagem))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
-    use ports::MockWebhookUrlRepository;
+    use domain::FieldError;
+    use ports::{
+        EncryptedSecret, MockSecretCipher, MockTargetGuard, MockWebhookUrlRepository, TargetRefused,
+    };
 
     use super::*;
     use crate::test_support::{company, fixed_clock, now};
+    use crate::webhook_signing::sign;
+
+    fn overlap() -> chrono::Duration {
+        chrono::Duration::hours(24)
+    }
+
+    fn allowing_guard() -> MockTargetGuard {
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().returning(|_| Ok(()));
+        guard
+    }
+
+    /// Encrypts `s` as `enc:s`.
+    fn cipher() -> MockSecretCipher {
+        recording_cipher(Arc::default())
+    }
+
+    /// Encrypts `s` as `enc:s` and records each plaintext it was given.
+    fn recording_cipher(plaintexts: Arc<Mutex<Vec<String>>>) -> MockSecretCipher {
+        let mut cipher = MockSecretCipher::new();
+        cipher.expect_encrypt().returning(move |plain| {
+            plaintexts.lock().unwrap().push(plain.to_owned());
+            EncryptedSecret(format!("enc:{plain}"))
+        });
+        cipher.expect_decrypt().times(0);
+        cipher
+    }
+
+    fn service_with(
+        repo: MockWebhookUrlRepository,
+        guard: MockTargetGuard,
+        cipher: MockSecretCipher,
+    ) -> WebhookUrls {
+        WebhookUrls::new(
+            Arc::new(repo),
+            Arc::new(guard),
+            Arc::new(cipher),
+            fixed_clock(),
+            overlap(),
+        )
+    }
 
     fn service(repo: MockWebhookUrlRepository) -> WebhookUrls {
-        WebhookUrls::new(Arc::new(repo), fixed_clock())
+        service_with(repo, allowing_guard(), cipher())
     }
 
     fn webhook(url: &str) -> WebhookUrl {
@@ -98,36 +214,94 @@ mod tests {
             url: url.to_owned(),
             criado_em: now(),
             removido_em: None,
+            desativado_em: None,
         }
     }
 
     #[test]
-    fn registering_a_valid_url_stores_it_active_for_the_company_at_the_clock_time() {
-        let stored = Arc::new(Mutex::new(Vec::<WebhookUrl>::new()));
+    fn registering_a_valid_url_checks_it_encrypts_a_new_secret_and_stores_both() {
+        let stored = Arc::new(Mutex::new(Vec::<(WebhookUrl, EncryptedSecret)>::new()));
         let sink = stored.clone();
         let mut repo = MockWebhookUrlRepository::new();
-        repo.expect_insert().times(1).returning(move |w| {
-            sink.lock().unwrap().push(w.clone());
+        repo.expect_insert().times(1).returning(move |w, s| {
+            sink.lock().unwrap().push((w.clone(), s.clone()));
             Ok(())
         });
+        let mut guard = MockTargetGuard::new();
+        guard
+            .expect_check()
+            .withf(|url| url == "https://example.com/hooks/consent")
+            .times(1)
+            .returning(|_| Ok(()));
+        let plaintexts = Arc::new(Mutex::new(Vec::<String>::new()));
 
-        let registered = service(repo)
+        let registered = service_with(repo, guard, recording_cipher(plaintexts.clone()))
             .register(&company(), "  https://example.com/hooks/consent  ")
             .unwrap();
 
-        assert_eq!(registered.url, "https://example.com/hooks/consent");
-        assert_eq!(registered.empresa_id, company().id);
-        assert_eq!(registered.criado_em, now());
-        assert_eq!(registered.removido_em, None);
-        assert_eq!(registered.id.get_version_num(), 4);
-        assert_eq!(*stored.lock().unwrap(), vec![registered]);
+        let webhook = &registered.webhook;
+        assert_eq!(webhook.url, "https://example.com/hooks/consent");
+        assert_eq!(webhook.empresa_id, company().id);
+        assert_eq!(webhook.criado_em, now());
+        assert_eq!(webhook.removido_em, None);
+        assert_eq!(webhook.desativado_em, None);
+        assert_eq!(webhook.id.get_version_num(), 4);
+        assert!(
+            registered.segredo.starts_with("whsec_"),
+            "{}",
+            registered.segredo
+        );
+        assert!(sign(&registered.segredo, "msg", 1, "{}").is_ok());
+        assert_eq!(
+            *plaintexts.lock().unwrap(),
+            vec![registered.segredo.clone()]
+        );
+        assert_eq!(
+            *stored.lock().unwrap(),
+            vec![(
+                webhook.clone(),
+                EncryptedSecret(format!("enc:{}", registered.segredo))
+            )]
+        );
     }
 
     #[test]
-    fn registering_an_invalid_url_is_invalid_on_the_url_field_and_stores_nothing() {
+    fn each_registration_gets_its_own_secret() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_insert().times(2).returning(|_, _| Ok(()));
+        let service = service_with(repo, allowing_guard(), cipher());
+
+        let a = service.register(&company(), "https://a.example/h").unwrap();
+        let b = service.register(&company(), "https://a.example/h").unwrap();
+
+        assert_ne!(a.segredo, b.segredo);
+        assert_ne!(a.webhook.id, b.webhook.id);
+    }
+
+    #[test]
+    fn the_debug_form_of_a_registration_hides_the_secret() {
+        let registered = RegisteredWebhook {
+            webhook: webhook("https://a.example/h"),
+            segredo: "whsec_c2VncmVkbw==".to_owned(),
+        };
+
+        let debug = format!("{registered:?}");
+
+        assert!(!debug.contains("c2VncmVkbw"), "{debug}");
+        assert!(debug.contains("<redacted>"), "{debug}");
+        assert!(debug.contains("https://a.example/h"), "{debug}");
+    }
+
+    #[test]
+    fn registering_an_invalid_url_is_invalid_on_the_url_field_and_checks_encrypts_and_stores_nothing(
+    ) {
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_insert().times(0);
-        let service = service(repo);
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().times(0);
+        let mut cipher = MockSecretCipher::new();
+        cipher.expect_encrypt().times(0);
+        let service = service_with(repo, guard, cipher);
 
         for raw in ["", "not a url", "ftp://example.com/hook", "/relative/path"] {
             match service.register(&company(), raw) {
@@ -144,9 +318,11 @@ mod tests {
     fn registering_a_url_longer_than_the_limit_is_invalid_and_stores_nothing() {
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_insert().times(0);
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().times(0);
         let raw = format!("https://example.com/{}", "a".repeat(WebhookUrl::MAX_LEN));
 
-        let result = service(repo).register(&company(), &raw);
+        let result = service_with(repo, guard, cipher()).register(&company(), &raw);
 
         assert!(
             matches!(result, Err(RegisterWebhookError::Invalid(_))),
@@ -155,11 +331,44 @@ mod tests {
     }
 
     #[test]
+    fn registering_a_url_the_guard_refuses_is_invalid_on_the_url_field_with_its_reason() {
+        for refused in [
+            TargetRefused::HttpsRequired,
+            TargetRefused::Unresolvable,
+            TargetRefused::NonPublicAddress,
+        ] {
+            let mut repo = MockWebhookUrlRepository::new();
+            repo.expect_insert().times(0);
+            let mut guard = MockTargetGuard::new();
+            let answer = refused.clone();
+            guard
+                .expect_check()
+                .withf(|url| url == "http://10.0.0.1/hook")
+                .times(1)
+                .returning(move |_| Err(answer.clone()));
+            let mut cipher = MockSecretCipher::new();
+            cipher.expect_encrypt().times(0);
+
+            let result =
+                service_with(repo, guard, cipher).register(&company(), " http://10.0.0.1/hook ");
+
+            match result {
+                Err(RegisterWebhookError::Invalid(errors)) => assert_eq!(
+                    errors.fields(),
+                    [FieldError::new("url", refused.to_string())],
+                    "{refused:?}"
+                ),
+                other => panic!("{refused:?}: expected Invalid, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn a_failing_insert_is_a_repository_error() {
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_insert()
             .times(1)
-            .returning(|_| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
 
         let result = service(repo).register(&company(), "https://example.com/hook");
 
@@ -167,6 +376,72 @@ mod tests {
             matches!(
                 result,
                 Err(RegisterWebhookError::Repo(RepoError::Unavailable(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn rotating_stores_a_new_encrypted_secret_keeping_the_previous_one_for_the_overlap() {
+        let id = Uuid::new_v4();
+        let empresa_id = company().id;
+        let stored = Arc::new(Mutex::new(Vec::<EncryptedSecret>::new()));
+        let sink = stored.clone();
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_rotate_secret()
+            .withf(move |empresa, got, _, until| {
+                *empresa == empresa_id && *got == id && *until == now() + overlap()
+            })
+            .times(1)
+            .returning(move |_, _, secret, _| {
+                sink.lock().unwrap().push(secret.clone());
+                Ok(true)
+            });
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().times(0);
+        let plaintexts = Arc::new(Mutex::new(Vec::<String>::new()));
+
+        let segredo = service_with(repo, guard, recording_cipher(plaintexts.clone()))
+            .rotate_secret(&company(), id)
+            .unwrap();
+
+        assert!(segredo.starts_with("whsec_"), "{segredo}");
+        assert!(sign(&segredo, "msg", 1, "{}").is_ok());
+        assert_eq!(*plaintexts.lock().unwrap(), vec![segredo.clone()]);
+        assert_eq!(
+            *stored.lock().unwrap(),
+            vec![EncryptedSecret(format!("enc:{segredo}"))]
+        );
+    }
+
+    #[test]
+    fn rotating_the_secret_of_an_absent_another_companys_or_removed_url_is_not_found() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_rotate_secret()
+            .times(1)
+            .returning(|_, _, _, _| Ok(false));
+
+        let result = service(repo).rotate_secret(&company(), Uuid::new_v4());
+
+        assert!(
+            matches!(result, Err(RotateSecretError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_rotation_is_a_repository_error() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_rotate_secret()
+            .times(1)
+            .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+
+        let result = service(repo).rotate_secret(&company(), Uuid::new_v4());
+
+        assert!(
+            matches!(
+                result,
+                Err(RotateSecretError::Repo(RepoError::Unavailable(_)))
             ),
             "{result:?}"
         );

@@ -13,6 +13,7 @@ pub mod envelope;
 pub mod pgcc_status_code;
 pub mod use_case;
 pub mod validation;
+pub mod webhook_event;
 pub mod webhook_url;
 
 pub use cnpj::{Cnpj, CnpjError};
@@ -28,4 +29,5 @@ pub use envelope::Envelope;
 pub use pgcc_status_code::PgccStatusCode;
 pub use use_case::{PgccUseCase, SyncCounts, UseCase};
 pub use validation::{FieldError, ValidationErrors};
+pub use webhook_event::{ConsentSnapshot, EventData, EventType, WebhookEvent, WebhookPayload};
 pub use webhook_url::{WebhookUrl, WebhookUrlError};

@@ -12,6 +12,9 @@ pub struct WebhookUrl {
     pub url: String,
     pub criado_em: DateTime<Utc>,
     pub removido_em: Option<DateTime<Utc>>,
+    /// Set when every delivery to it failed for the configured window (5 days by default):
+    /// no new deliveries until the company registers it again.
+    pub desativado_em: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

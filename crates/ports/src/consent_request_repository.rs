@@ -47,6 +47,9 @@ pub struct StatusCheckItem {
 pub trait ConsentRequestRepository: Send + Sync {
     /// Stores a consent request created on the PGCC, and its creation as the first history entry
     /// (`de: None`, `para: request.status`, cause `empresa`), in one transaction.
+    ///
+    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::SolicitacaoCriada, request, request.criado_em)` and one pending delivery per webhook URL of
+    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn insert(&self, request: &ConsentRequest) -> Result<(), RepoError>;
 
     /// The company's request `id` with its history; `None` if absent or another company's.
@@ -83,6 +86,9 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// Compare-and-set: moves the company's request `id` from `from` to `to` and appends the
     /// history entry, in one transaction. `false` (nothing changed) when the stored status is no
     /// longer `from` (another process moved it first) or the request is absent.
+    ///
+    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::for_transition(to), <the updated request>, at)` and one pending delivery per webhook URL of
+    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn transition(
         &self,
         empresa: CompanyId,
@@ -107,5 +113,8 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// Moves up to `limit` `pendente`/`ativo` requests (any company) whose expiry is at or before
     /// `now` to `expirado`, each with its history entry (cause `expiracao`), in one transaction
     /// with `FOR UPDATE SKIP LOCKED`. Returns how many moved.
+    ///
+    /// Outbox: in the same transaction, writes for each moved request `WebhookEvent::consent(SolicitacaoExpirada, <it, updated>, now)` and one pending delivery per webhook URL of
+    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError>;
 }

@@ -8,7 +8,11 @@ pub mod company_repository;
 pub mod consent_request_repository;
 pub mod pgcc_gateway;
 pub mod repo_error;
+pub mod secret_cipher;
+pub mod target_guard;
 pub mod use_case_repository;
+pub mod webhook_delivery_repository;
+pub mod webhook_sender;
 pub mod webhook_url_repository;
 
 pub use api_key_repository::{ApiKeyRecord, ApiKeyRepository};
@@ -21,8 +25,14 @@ pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
 };
 pub use repo_error::RepoError;
+pub use secret_cipher::SecretCipher;
+pub use target_guard::{TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
-pub use webhook_url_repository::WebhookUrlRepository;
+pub use webhook_delivery_repository::{
+    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, WebhookDeliveryRepository,
+};
+pub use webhook_sender::{SendReport, WebhookSender};
+pub use webhook_url_repository::{EncryptedSecret, WebhookUrlRepository};
 
 #[cfg(feature = "mock")]
 pub use api_key_repository::MockApiKeyRepository;
@@ -35,6 +45,14 @@ pub use consent_request_repository::MockConsentRequestRepository;
 #[cfg(feature = "mock")]
 pub use pgcc_gateway::MockPgccGateway;
 #[cfg(feature = "mock")]
+pub use secret_cipher::MockSecretCipher;
+#[cfg(feature = "mock")]
+pub use target_guard::MockTargetGuard;
+#[cfg(feature = "mock")]
 pub use use_case_repository::MockUseCaseRepository;
+#[cfg(feature = "mock")]
+pub use webhook_delivery_repository::MockWebhookDeliveryRepository;
+#[cfg(feature = "mock")]
+pub use webhook_sender::MockWebhookSender;
 #[cfg(feature = "mock")]
 pub use webhook_url_repository::MockWebhookUrlRepository;

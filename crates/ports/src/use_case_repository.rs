@@ -22,6 +22,9 @@ pub trait UseCaseRepository: Send + Sync {
     /// Makes the stored copy equal to `items` in one transaction: inserts new templates, updates
     /// title/link/sync time of known ones (un-removing any that come back), marks the company's
     /// other use cases removed. Upsert key: (company, template id).
+    ///
+    /// Outbox: in the same transaction, writes `WebhookEvent::sync(empresa, counts, now)` and one pending delivery per webhook URL of
+    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn apply_sync(
         &self,
         empresa: CompanyId,

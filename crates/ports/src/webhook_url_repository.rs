@@ -4,20 +4,45 @@ use uuid::Uuid;
 
 use crate::RepoError;
 
+/// A webhook URL's signing secret, as stored: encrypted by the `SecretCipher` (never plaintext).
+#[derive(Clone, PartialEq, Eq)]
+pub struct EncryptedSecret(pub String);
+
+impl std::fmt::Debug for EncryptedSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EncryptedSecret(..)")
+    }
+}
+
 /// Every operation is scoped by the company.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait WebhookUrlRepository: Send + Sync {
-    fn insert(&self, webhook: &WebhookUrl) -> Result<(), RepoError>;
+    /// Stores a new URL with its (encrypted) signing secret.
+    fn insert(&self, webhook: &WebhookUrl, secret: &EncryptedSecret) -> Result<(), RepoError>;
 
-    /// The company's webhook URLs not removed, oldest first.
+    /// The company's webhook URLs not removed (disabled ones included, flagged), oldest first.
     fn list_active(&self, empresa: CompanyId) -> Result<Vec<WebhookUrl>, RepoError>;
 
-    /// Sets the removal time of the company's non-removed URL `id`. `false` (and nothing
-    /// changed) when there is no such URL for this company, or it was already removed.
+    /// The company's non-removed URL `id`.
+    fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError>;
+
+    /// Sets the removal time of the company's non-removed URL `id`, and cancels its pending
+    /// deliveries, in one transaction. `false` (and nothing changed) when there is no such URL
+    /// for this company, or it was already removed.
     fn soft_delete(
         &self,
         empresa: CompanyId,
         id: Uuid,
         now: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
+    /// Replaces the signing secret of the company's non-removed URL `id`; the previous one keeps
+    /// signing (alongside) until `previous_valid_until`. `false` when there is no such URL.
+    fn rotate_secret(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        secret: &EncryptedSecret,
+        previous_valid_until: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 }

@@ -1,8 +1,11 @@
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
+use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Bool, Text, Timestamptz};
-use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, TransitionCause};
+use domain::{
+    CompanyId, ConsentRequest, ConsentStatus, Cpf, EventType, TransitionCause, WebhookEvent,
+};
 use ports::{
     ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, ListCursor, RepoError,
     StatusCheckItem,
@@ -14,6 +17,7 @@ use crate::models::{
     NewSolicitacaoConsentimento, NewSolicitacaoHistorico, SolicitacaoConsentimentoRow,
     SolicitacaoHistoricoRow, StatusCheckRow,
 };
+use crate::outbox;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
 
@@ -33,10 +37,10 @@ WHERE id IN (
 )
 RETURNING id, empresa_id, pgcc_id, status";
 
-/// `expire_due` in one statement (so one transaction, and one round trip): lock up to $2
-/// non-terminal requests whose expiry is at or before $1 (`SKIP LOCKED`: rows another
-/// transaction holds are left for the next round), move them to $3 (`expirado`) at $1, and
-/// append one history entry each from the status they had, with cause $4 (`expiracao`).
+/// The change of `expire_due` in one statement: lock up to $2 non-terminal requests whose expiry
+/// is at or before $1 (`SKIP LOCKED`: rows another transaction holds are left for the next
+/// round), move them to $3 (`expirado`) at $1, append one history entry each from the status
+/// they had, with cause $4 (`expiracao`), and return the updated rows (for their events).
 const EXPIRE_DUE: &str = "\
 WITH vencidas AS (
     SELECT id, status FROM solicitacoes_consentimento
@@ -49,10 +53,12 @@ WITH vencidas AS (
     SET status = $3, atualizado_em = $1
     FROM vencidas v
     WHERE s.id = v.id
-    RETURNING s.id, v.status AS de
+    RETURNING s.*, v.status AS de
+), historico AS (
+    INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
+    SELECT id, de, $3, $1, $4 FROM expiradas
 )
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, de, $3, $1, $4 FROM expiradas";
+SELECT * FROM expiradas";
 
 /// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
 /// Every read filters by `empresa_id`; the two worker operations span companies.
@@ -80,6 +86,13 @@ fn into_domain(
         .map_err(|e| RepoError::Unexpected(e.context(operation)))
 }
 
+/// [`SolicitacaoConsentimentoRow::try_into_domain`] inside a transaction: a row the domain
+/// refuses aborts it (and is reported as `Unexpected`).
+fn into_domain_in_tx(row: SolicitacaoConsentimentoRow) -> QueryResult<ConsentRequest> {
+    row.try_into_domain()
+        .map_err(|e| DieselError::DeserializationError(e.into()))
+}
+
 fn option_into_domain(
     row: Option<SolicitacaoConsentimentoRow>,
     operation: &'static str,
@@ -88,8 +101,9 @@ fn option_into_domain(
 }
 
 impl ConsentRequestRepository for PgConsentRequestRepository {
-    /// Inserts the request and its creation entry (`de` NULL, `em` = `criado_em`) in one
-    /// transaction; `proximo_status_em` takes its default, `now()`: due for a status check.
+    /// Inserts the request, its creation entry (`de` NULL, `em` = `criado_em`) and its
+    /// `solicitacao.criada` event with the deliveries (see `outbox.rs`) in one transaction;
+    /// `proximo_status_em` takes its default, `now()`: due for a status check.
     fn insert(&self, request: &ConsentRequest) -> Result<(), RepoError> {
         let first = NewSolicitacaoHistorico::new(
             request.id,
@@ -98,15 +112,18 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             request.criado_em,
             TransitionCause::Empresa,
         );
+        let event = WebhookEvent::consent(EventType::SolicitacaoCriada, request, request.criado_em);
         with_conn(&self.pool, "inserting a consent request", |conn| {
             conn.transaction(|conn| {
                 diesel::insert_into(sc::table)
                     .values(NewSolicitacaoConsentimento::from(request))
                     .execute(conn)?;
-                diesel::insert_into(sh::table).values(&first).execute(conn)
+                diesel::insert_into(sh::table)
+                    .values(&first)
+                    .execute(conn)?;
+                outbox::write_event(conn, &event)
             })
-        })?;
-        Ok(())
+        })
     }
 
     /// The request and its history read in one read-only `REPEATABLE READ` transaction, so the
@@ -270,9 +287,10 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     }
 
     /// In one transaction: `UPDATE ... SET status = $to, atualizado_em = $at WHERE id = $id AND
-    /// empresa_id = $empresa AND status = $from` and, only when it changed the row, the history
-    /// entry. The row lock the update takes makes a concurrent identical transition wait, then
-    /// find the status changed and answer `false`.
+    /// empresa_id = $empresa AND status = $from RETURNING *` and, only when it changed the row,
+    /// the history entry and the event of `to` (if it has one) about the returned row, with its
+    /// deliveries. The row lock the update takes makes a concurrent identical transition wait,
+    /// then find the status changed and answer `false` (writing nothing).
     fn transition(
         &self,
         empresa: CompanyId,
@@ -283,25 +301,32 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
         let entry = NewSolicitacaoHistorico::new(id, Some(from), to, at, cause);
+        let tipo = EventType::for_transition(to);
         with_conn(
             &self.pool,
             "changing the status of a consent request",
             |conn| {
                 conn.transaction(|conn| {
-                    let changed = diesel::update(
+                    let Some(updated) = diesel::update(
                         sc::table
                             .filter(sc::id.eq(id))
                             .filter(sc::empresa_id.eq(empresa.0))
                             .filter(sc::status.eq(from.as_str())),
                     )
                     .set((sc::status.eq(to.as_str()), sc::atualizado_em.eq(at)))
-                    .execute(conn)?;
-                    if changed == 0 {
+                    .returning(SolicitacaoConsentimentoRow::as_returning())
+                    .get_result(conn)
+                    .optional()?
+                    else {
                         return Ok(false);
-                    }
+                    };
                     diesel::insert_into(sh::table)
                         .values(&entry)
                         .execute(conn)?;
+                    if let Some(tipo) = tipo {
+                        let request = into_domain_in_tx(updated)?;
+                        outbox::write_event(conn, &WebhookEvent::consent(tipo, &request, at))?;
+                    }
                     Ok(true)
                 })
             },
@@ -332,19 +357,36 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
     }
 
-    /// See [`EXPIRE_DUE`]; the count is the number of history entries written, one per request
+    /// In one transaction, two statements whatever the batch size: [`EXPIRE_DUE`] (lock, move,
+    /// history, returning the moved rows), then one `solicitacao.expirada` event per moved
+    /// request, with its deliveries (one batch of the outbox). The count is the number of rows
     /// moved.
     fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);
         }
         let moved = with_conn(&self.pool, "expiring consent requests", |conn| {
-            diesel::sql_query(EXPIRE_DUE)
-                .bind::<Timestamptz, _>(now)
-                .bind::<BigInt, _>(sql_limit(limit))
-                .bind::<Text, _>(ConsentStatus::Expirado.as_str())
-                .bind::<Text, _>(TransitionCause::Expiracao.as_str())
-                .execute(conn)
+            conn.transaction(|conn| {
+                let expired = diesel::sql_query(EXPIRE_DUE)
+                    .bind::<Timestamptz, _>(now)
+                    .bind::<BigInt, _>(sql_limit(limit))
+                    .bind::<Text, _>(ConsentStatus::Expirado.as_str())
+                    .bind::<Text, _>(TransitionCause::Expiracao.as_str())
+                    .load::<SolicitacaoConsentimentoRow>(conn)?;
+                let events = expired
+                    .into_iter()
+                    .map(|row| {
+                        let request = into_domain_in_tx(row)?;
+                        Ok(WebhookEvent::consent(
+                            EventType::SolicitacaoExpirada,
+                            &request,
+                            now,
+                        ))
+                    })
+                    .collect::<QueryResult<Vec<_>>>()?;
+                outbox::write_events(conn, &events)?;
+                Ok(events.len())
+            })
         })?;
         Ok(count_u32(moved))
     }

@@ -4,10 +4,14 @@
 //! - [`connect`] builds the connection pool, [`run_migrations`] applies the embedded
 //!   [`MIGRATIONS`] (`migrations/` at the workspace root).
 //! - One repository per port: [`PgCompanyRepository`], [`PgApiKeyRepository`],
-//!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgWebhookUrlRepository`].
-//!   Every query on a company's data filters by `empresa_id` in the query itself; only the two
-//!   worker operations of [`PgConsentRequestRepository`] (status-check claims, expiry) span
-//!   companies, by design.
+//!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgWebhookUrlRepository`],
+//!   [`PgWebhookDeliveryRepository`]. Every query on a company's data filters by `empresa_id`
+//!   in the query itself; only the worker operations (status-check claims and expiry of
+//!   [`PgConsentRequestRepository`]; claims, attempts and disabling of
+//!   [`PgWebhookDeliveryRepository`]) span companies, by design.
+//! - Webhooks use a transactional outbox (`outbox.rs`): the repositories whose change causes an
+//!   event (consent request creation, transition, expiry; use-case synchronization) write the
+//!   event and one pending delivery per active URL of the company in the same transaction.
 //! - Errors follow [`ports::RepoError`]: an unreachable database (pool checkout timeout,
 //!   refused or closed connection) is `Unavailable`; anything else is `Unexpected`, with a context
 //!   naming the operation and never a row value (no CPF, no key hash) in its text.
@@ -17,6 +21,7 @@
 
 mod conn;
 mod migrations;
+mod outbox;
 mod pool;
 
 pub mod models;
@@ -27,6 +32,7 @@ mod api_key_repository;
 mod company_repository;
 mod consent_request_repository;
 mod use_case_repository;
+mod webhook_delivery_repository;
 mod webhook_url_repository;
 
 pub use api_key_repository::PgApiKeyRepository;
@@ -35,4 +41,5 @@ pub use consent_request_repository::PgConsentRequestRepository;
 pub use migrations::{run_migrations, MIGRATIONS};
 pub use pool::{connect, PgPool, PoolSettings};
 pub use use_case_repository::PgUseCaseRepository;
+pub use webhook_delivery_repository::PgWebhookDeliveryRepository;
 pub use webhook_url_repository::PgWebhookUrlRepository;

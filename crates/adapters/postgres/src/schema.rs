@@ -68,12 +68,52 @@ diesel::table! {
 }
 
 diesel::table! {
+    webhook_entregas (id) {
+        id -> Uuid,
+        evento_id -> Uuid,
+        webhook_url_id -> Uuid,
+        empresa_id -> Uuid,
+        status -> Text,
+        tentativas -> Int4,
+        proxima_tentativa_em -> Nullable<Timestamptz>,
+        criado_em -> Timestamptz,
+        atualizado_em -> Timestamptz,
+        entregue_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    webhook_eventos (id) {
+        id -> Uuid,
+        empresa_id -> Uuid,
+        tipo -> Text,
+        payload -> Text,
+        criado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_tentativas (id) {
+        id -> Int8,
+        entrega_id -> Uuid,
+        em -> Timestamptz,
+        status_http -> Nullable<Int4>,
+        latencia_ms -> Int4,
+        erro -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     webhook_urls (id) {
         id -> Uuid,
         empresa_id -> Uuid,
         url -> Text,
         criado_em -> Timestamptz,
         removido_em -> Nullable<Timestamptz>,
+        segredo_cifrado -> Text,
+        segredo_anterior_cifrado -> Nullable<Text>,
+        segredo_anterior_ate -> Nullable<Timestamptz>,
+        desativado_em -> Nullable<Timestamptz>,
     }
 }
 
@@ -82,6 +122,11 @@ diesel::joinable!(casos_de_uso -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> casos_de_uso (caso_de_uso_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_historico -> solicitacoes_consentimento (solicitacao_id));
+diesel::joinable!(webhook_entregas -> empresas (empresa_id));
+diesel::joinable!(webhook_entregas -> webhook_eventos (evento_id));
+diesel::joinable!(webhook_entregas -> webhook_urls (webhook_url_id));
+diesel::joinable!(webhook_eventos -> empresas (empresa_id));
+diesel::joinable!(webhook_tentativas -> webhook_entregas (entrega_id));
 diesel::joinable!(webhook_urls -> empresas (empresa_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -90,5 +135,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     empresas,
     solicitacoes_consentimento,
     solicitacoes_historico,
+    webhook_entregas,
+    webhook_eventos,
+    webhook_tentativas,
     webhook_urls,
 );

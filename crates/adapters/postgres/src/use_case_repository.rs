@@ -5,12 +5,13 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
 use diesel::upsert::excluded;
-use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase};
+use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase, WebhookEvent};
 use ports::{RepoError, UseCaseRepository};
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
 use crate::models::{CasoDeUsoRow, NewCasoDeUso};
+use crate::outbox;
 use crate::schema::{casos_de_uso, empresas};
 use crate::PgPool;
 
@@ -73,8 +74,10 @@ impl UseCaseRepository for PgUseCaseRepository {
     /// of one company run one after the other and count exactly, while inserts referencing the
     /// company are not blocked); upserts `items` by (empresa_id, pgcc_provider_template_id),
     /// telling inserts from updates by `xmax = 0`; marks the company's other non-removed rows
-    /// removed; counts the non-removed rows. A template listed twice in `items` counts once
-    /// (its first occurrence wins). An unknown company fails (`Unexpected`).
+    /// removed; counts the non-removed rows; writes the `casos-de-uso.sincronizados` event with
+    /// these counts and its deliveries (see `outbox.rs`), even when nothing changed. A template
+    /// listed twice in `items` counts once (its first occurrence wins). An unknown company fails
+    /// (`Unexpected`).
     fn apply_sync(
         &self,
         empresa: CompanyId,
@@ -139,6 +142,7 @@ impl UseCaseRepository for PgUseCaseRepository {
                     .count()
                     .get_result(conn)?;
                 counts.total = count_u32(total);
+                outbox::write_event(conn, &WebhookEvent::sync(empresa, counts, now))?;
                 Ok(counts)
             })
         })

@@ -1,15 +1,18 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::{CompanyId, WebhookUrl};
-use ports::{RepoError, WebhookUrlRepository};
+use ports::{EncryptedSecret, RepoError, WebhookUrlRepository};
 use uuid::Uuid;
 
 use crate::conn::with_conn;
+use crate::models::webhook_entrega::status;
 use crate::models::{NewWebhookUrl, WebhookUrlRow};
-use crate::schema::webhook_urls;
+use crate::schema::{webhook_entregas, webhook_urls};
 use crate::PgPool;
 
-/// [`WebhookUrlRepository`] on `webhook_urls`; every query filters by `empresa_id`.
+/// [`WebhookUrlRepository`] on `webhook_urls` (and, for a removal, `webhook_entregas`); every
+/// query filters by `empresa_id`. The secrets are written here and read only by the delivery
+/// claim ([`crate::PgWebhookDeliveryRepository`]).
 #[derive(Clone)]
 pub struct PgWebhookUrlRepository {
     pool: PgPool,
@@ -22,15 +25,16 @@ impl PgWebhookUrlRepository {
 }
 
 impl WebhookUrlRepository for PgWebhookUrlRepository {
-    fn insert(&self, webhook: &WebhookUrl) -> Result<(), RepoError> {
+    fn insert(&self, webhook: &WebhookUrl, secret: &EncryptedSecret) -> Result<(), RepoError> {
         with_conn(&self.pool, "inserting a webhook URL", |conn| {
             diesel::insert_into(webhook_urls::table)
-                .values(NewWebhookUrl::from(webhook))
+                .values(NewWebhookUrl::new(webhook, secret))
                 .execute(conn)
         })?;
         Ok(())
     }
 
+    /// Disabled URLs included, with their `desativado_em`.
     fn list_active(&self, empresa: CompanyId) -> Result<Vec<WebhookUrl>, RepoError> {
         let rows = with_conn(&self.pool, "listing webhook URLs", |conn| {
             webhook_urls::table
@@ -43,22 +47,81 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
         Ok(rows.into_iter().map(WebhookUrl::from).collect())
     }
 
-    /// `UPDATE webhook_urls SET removido_em = $3 WHERE id = $1 AND empresa_id = $2 AND
-    /// removido_em IS NULL`: one statement, so two concurrent deletes cannot both succeed.
+    fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError> {
+        let row = with_conn(&self.pool, "reading a webhook URL", |conn| {
+            webhook_urls::table
+                .filter(webhook_urls::id.eq(id))
+                .filter(webhook_urls::empresa_id.eq(empresa.0))
+                .filter(webhook_urls::removido_em.is_null())
+                .select(WebhookUrlRow::as_select())
+                .first(conn)
+                .optional()
+        })?;
+        Ok(row.map(WebhookUrl::from))
+    }
+
+    /// In one transaction: `UPDATE webhook_urls SET removido_em = $now WHERE id = $id AND
+    /// empresa_id = $empresa AND removido_em IS NULL` (one statement, so two concurrent deletes
+    /// cannot both succeed) and, only when it changed the row, its `pendente` deliveries become
+    /// `cancelada` (not due any more, updated at `now`).
     fn soft_delete(
         &self,
         empresa: CompanyId,
         id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
-        let changed = with_conn(&self.pool, "removing a webhook URL", |conn| {
+        with_conn(&self.pool, "removing a webhook URL", |conn| {
+            conn.transaction(|conn| {
+                let changed = diesel::update(
+                    webhook_urls::table
+                        .filter(webhook_urls::id.eq(id))
+                        .filter(webhook_urls::empresa_id.eq(empresa.0))
+                        .filter(webhook_urls::removido_em.is_null()),
+                )
+                .set(webhook_urls::removido_em.eq(now))
+                .execute(conn)?;
+                if changed == 0 {
+                    return Ok(false);
+                }
+                diesel::update(
+                    webhook_entregas::table
+                        .filter(webhook_entregas::webhook_url_id.eq(id))
+                        .filter(webhook_entregas::empresa_id.eq(empresa.0))
+                        .filter(webhook_entregas::status.eq(status::PENDENTE)),
+                )
+                .set((
+                    webhook_entregas::status.eq(status::CANCELADA),
+                    webhook_entregas::proxima_tentativa_em.eq(None::<DateTime<Utc>>),
+                    webhook_entregas::atualizado_em.eq(now),
+                ))
+                .execute(conn)?;
+                Ok(true)
+            })
+        })
+    }
+
+    /// One statement: the current secret moves to `segredo_anterior_cifrado` (valid until
+    /// `previous_valid_until`) as `secret` takes its place (the right-hand sides read the row
+    /// before the update). A second rotation within the overlap drops the oldest secret.
+    fn rotate_secret(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        secret: &EncryptedSecret,
+        previous_valid_until: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let changed = with_conn(&self.pool, "rotating a webhook URL's secret", |conn| {
             diesel::update(
                 webhook_urls::table
                     .filter(webhook_urls::id.eq(id))
                     .filter(webhook_urls::empresa_id.eq(empresa.0))
                     .filter(webhook_urls::removido_em.is_null()),
             )
-            .set(webhook_urls::removido_em.eq(now))
+            .set((
+                webhook_urls::segredo_anterior_cifrado.eq(webhook_urls::segredo_cifrado.nullable()),
+                webhook_urls::segredo_anterior_ate.eq(previous_valid_until),
+                webhook_urls::segredo_cifrado.eq(&secret.0),
+            ))
             .execute(conn)
         })?;
         Ok(changed > 0)

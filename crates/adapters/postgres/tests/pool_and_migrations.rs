@@ -15,17 +15,20 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 6] = [
+const TABLES: [&str; 9] = [
     "api_keys",
     "casos_de_uso",
     "empresas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
+    "webhook_entregas",
+    "webhook_eventos",
+    "webhook_tentativas",
     "webhook_urls",
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 7] = [
+const MIGRATION_NAMES: [&str; 11] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -33,7 +36,21 @@ const MIGRATION_NAMES: [&str; 7] = [
     "2026-11-21-000005_create_webhook_urls",
     "2026-11-21-000006_add_hash_and_status_check_to_solicitacoes",
     "2026-11-21-000007_create_solicitacoes_historico",
+    "2026-11-21-000008_add_secret_and_disabling_to_webhook_urls",
+    "2026-11-21-000009_create_webhook_eventos",
+    "2026-11-21-000010_create_webhook_entregas",
+    "2026-11-21-000011_create_webhook_tentativas",
 ];
+
+/// How many migrations the webhooks issue added (the last ones).
+const WEBHOOK_MIGRATIONS: usize = 4;
+
+/// Reverts the last `n` migrations.
+fn revert_last(conn: &mut PgConnection, n: usize) {
+    for _ in 0..n {
+        conn.revert_last_migration(MIGRATIONS).unwrap();
+    }
+}
 
 #[derive(QueryableByName)]
 struct Name {
@@ -179,8 +196,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let columns = request_columns(&mut conn);
     assert_eq!(&columns[columns.len() - 2..], ["hash", "proximo_status_em"]);
 
-    conn.revert_last_migration(MIGRATIONS).unwrap();
-    conn.revert_last_migration(MIGRATIONS).unwrap();
+    revert_last(&mut conn, WEBHOOK_MIGRATIONS + 2);
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
     assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
@@ -211,7 +227,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     .unwrap();
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), 2);
+    assert_eq!(applied.len(), WEBHOOK_MIGRATIONS + 2);
     assert_eq!(request_columns(&mut conn), columns);
     assert_eq!(
         names(
@@ -233,6 +249,120 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
         [
             "00000000-0000-0000-0000-000000000001|-|ativo|2026-05-01 12:00:00|empresa",
             "00000000-0000-0000-0000-000000000002|-|ativo|2026-05-01 12:00:00|empresa",
+        ]
+    );
+}
+
+fn columns_of(conn: &mut PgConnection, table: &str) -> Vec<String> {
+    names(
+        conn,
+        &format!(
+            "SELECT column_name::text AS name FROM information_schema.columns \
+             WHERE table_schema = 'public' AND table_name = '{table}' ORDER BY ordinal_position"
+        ),
+    )
+}
+
+#[test]
+fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_cannot_decrypt() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let url_columns = columns_of(&mut conn, "webhook_urls");
+    assert_eq!(
+        url_columns,
+        [
+            "id",
+            "empresa_id",
+            "url",
+            "criado_em",
+            "removido_em",
+            "segredo_cifrado",
+            "segredo_anterior_cifrado",
+            "segredo_anterior_ate",
+            "desativado_em",
+        ]
+    );
+
+    revert_last(&mut conn, WEBHOOK_MIGRATIONS);
+
+    assert_eq!(
+        tables(&mut conn),
+        TABLES[..5]
+            .iter()
+            .chain(&["webhook_urls"])
+            .copied()
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(columns_of(&mut conn, "webhook_urls"), url_columns[..5]);
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT conname::text AS name FROM pg_constraint \
+             WHERE conrelid = 'webhook_urls'::regclass ORDER BY conname"
+        ),
+        ["webhook_urls_empresa_id_fkey", "webhook_urls_pkey"]
+    );
+
+    // A URL stored before the migrations gets the placeholder secret and is neither disabled
+    // nor in a rotation.
+    conn.batch_execute(
+        "INSERT INTO empresas (id, nome, cnpj) VALUES \
+             ('00000000-0000-0000-0000-00000000000e', 'ACME', '11222333000181'); \
+         INSERT INTO webhook_urls (id, empresa_id, url) VALUES \
+             ('00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-00000000000e', \
+              'https://acme.example/hook')",
+    )
+    .unwrap();
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+
+    assert_eq!(applied.len(), WEBHOOK_MIGRATIONS);
+    assert_eq!(tables(&mut conn), TABLES);
+    assert_eq!(columns_of(&mut conn, "webhook_urls"), url_columns);
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT concat_ws('|', segredo_cifrado, coalesce(segredo_anterior_cifrado, '-'), \
+                 coalesce(segredo_anterior_ate::text, '-'), coalesce(desativado_em::text, '-')) \
+                 AS name FROM webhook_urls"
+        ),
+        ["legado:sem-segredo|-|-|-"]
+    );
+}
+
+#[test]
+fn the_outbox_tables_have_their_claim_and_log_indexes() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let indexes = |conn: &mut PgConnection, table: &str| {
+        names(
+            conn,
+            &format!(
+                "SELECT indexdef::text AS name FROM pg_indexes \
+                 WHERE schemaname = 'public' AND tablename = '{table}' ORDER BY indexname"
+            ),
+        )
+    };
+
+    assert_eq!(
+        indexes(&mut conn, "webhook_entregas"),
+        [
+            "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
+             USING btree (evento_id, webhook_url_id)",
+            "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \
+             USING btree (proxima_tentativa_em) WHERE (status = 'pendente'::text)",
+            "CREATE UNIQUE INDEX webhook_entregas_pkey ON public.webhook_entregas \
+             USING btree (id)",
+            "CREATE INDEX webhook_entregas_url_criado_em_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, criado_em DESC)",
+        ]
+    );
+    assert_eq!(
+        indexes(&mut conn, "webhook_tentativas"),
+        [
+            "CREATE INDEX webhook_tentativas_entrega_em_idx ON public.webhook_tentativas \
+             USING btree (entrega_id, em)",
+            "CREATE UNIQUE INDEX webhook_tentativas_pkey ON public.webhook_tentativas \
+             USING btree (id)",
         ]
     );
 }

@@ -1,12 +1,15 @@
 mod common;
 
+use common::webhook::{deliveries_of, events_of, register, set_disabled, sorted, url_ids};
 use common::{at, create_company, pool};
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use domain::{Company, PgccUseCase, SyncCounts, UseCase};
-use ports::UseCaseRepository;
+use domain::{Company, EventType, PgccUseCase, SyncCounts, UseCase, WebhookEvent};
+use ports::{UseCaseRepository, WebhookUrlRepository};
 use postgres_adapter::models::CasoDeUsoRow;
 use postgres_adapter::schema::casos_de_uso;
-use postgres_adapter::PgUseCaseRepository;
+use postgres_adapter::{PgUseCaseRepository, PgWebhookUrlRepository};
+use serde_json::Value;
 use testkit::TestDb;
 use uuid::Uuid;
 
@@ -364,4 +367,115 @@ fn find_by_template_returns_the_companys_use_case() {
         })
     );
     assert_eq!(repo.find_by_template(acme.id, "tpl-9").unwrap(), None);
+}
+
+// --- outbox ---
+
+#[test]
+fn each_sync_writes_one_event_with_its_counts_to_the_companys_active_urls() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    let a1 = register(
+        &pool,
+        &acme,
+        "https://acme.example/1",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let a2 = register(
+        &pool,
+        &acme,
+        "https://acme.example/2",
+        at("2026-01-02T00:00:00Z"),
+    );
+    let removed = register(
+        &pool,
+        &acme,
+        "https://acme.example/r",
+        at("2026-01-03T00:00:00Z"),
+    );
+    let disabled = register(
+        &pool,
+        &acme,
+        "https://acme.example/d",
+        at("2026-01-04T00:00:00Z"),
+    );
+    register(
+        &pool,
+        &globex,
+        "https://globex.example/1",
+        at("2026-01-01T00:00:00Z"),
+    );
+    PgWebhookUrlRepository::new(pool.clone())
+        .soft_delete(acme.id, removed.id, at("2026-02-01T00:00:00Z"))
+        .unwrap();
+    set_disabled(&db, disabled.id, Some(at("2026-02-01T00:00:00Z")));
+    let repo = PgUseCaseRepository::new(pool);
+    let t1 = at("2026-05-01T12:00:00.5Z");
+    let t2 = at("2026-05-02T12:00:00Z");
+
+    let counts = repo
+        .apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t1)
+        .unwrap();
+    let unchanged = repo
+        .apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t2)
+        .unwrap();
+
+    let written = events_of(&db, "casos-de-uso.sincronizados");
+    assert_eq!(written.len(), 2, "one per sync, even when nothing changed");
+    for (event, counts, when) in [(&written[0], counts, t1), (&written[1], unchanged, t2)] {
+        assert_eq!(event.empresa_id, acme.id.0);
+        assert_eq!(event.criado_em, when);
+        let expected = WebhookEvent {
+            id: event.id,
+            ..WebhookEvent::sync(acme.id, counts, when)
+        };
+        assert_eq!(
+            event.payload,
+            serde_json::to_string(&expected.payload()).unwrap()
+        );
+        let json: Value = serde_json::from_str(&event.payload).unwrap();
+        assert_eq!(json["type"], EventType::CasosDeUsoSincronizados.as_str());
+        assert_eq!(json["data"]["total"], 1);
+        let sent = deliveries_of(&db, event.id);
+        assert_eq!(url_ids(&sent), sorted(vec![a1.id, a2.id]));
+        for d in &sent {
+            assert_eq!(
+                (d.status.as_str(), d.proxima_tentativa_em),
+                ("pendente", Some(when))
+            );
+        }
+    }
+    assert_eq!(counts.inseridos, 1);
+    assert_eq!(unchanged.atualizados, 1);
+}
+
+#[test]
+fn a_sync_whose_event_cannot_be_written_changes_nothing() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    repo.apply_sync(
+        acme.id,
+        &[item(VINCULO_A, "tpl-1", "Crédito")],
+        at("2026-05-01T00:00:00Z"),
+    )
+    .unwrap();
+    let before = rows_of(&db, &acme);
+    db.conn()
+        .batch_execute(
+            "ALTER TABLE webhook_eventos ADD CONSTRAINT recusa_tudo CHECK (false) NOT VALID",
+        )
+        .unwrap();
+
+    let result = repo.apply_sync(
+        acme.id,
+        &[item(VINCULO_B, "tpl-2", "Seguro")],
+        at("2026-05-02T00:00:00Z"),
+    );
+
+    assert!(result.is_err());
+    assert_eq!(rows_of(&db, &acme), before);
 }

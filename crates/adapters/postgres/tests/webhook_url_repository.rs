@@ -1,23 +1,25 @@
 mod common;
 
+use chrono::TimeDelta;
+use common::consent::{tenant, Spec};
+use common::webhook::{deliveries, delivery, register, secret_of, secrets, set_disabled, webhook};
 use common::{at, create_company, pool};
 use diesel::prelude::*;
 use domain::{Company, WebhookUrl};
-use ports::WebhookUrlRepository;
+use ports::{
+    DeliveryAttempt, DeliveryOutcome, EncryptedSecret, WebhookDeliveryRepository,
+    WebhookUrlRepository,
+};
 use postgres_adapter::models::WebhookUrlRow;
 use postgres_adapter::schema::webhook_urls;
-use postgres_adapter::PgWebhookUrlRepository;
+use postgres_adapter::{
+    PgConsentRequestRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository,
+};
 use testkit::TestDb;
 use uuid::Uuid;
 
-fn webhook(empresa: &Company, url: &str, criado_em: &str) -> WebhookUrl {
-    WebhookUrl {
-        id: Uuid::new_v4(),
-        empresa_id: empresa.id,
-        url: url.to_owned(),
-        criado_em: at(criado_em),
-        removido_em: None,
-    }
+fn hook(empresa: &Company, url: &str, criado_em: &str) -> WebhookUrl {
+    webhook(empresa, url, at(criado_em))
 }
 
 fn row(db: &TestDb, id: Uuid) -> WebhookUrlRow {
@@ -28,18 +30,65 @@ fn row(db: &TestDb, id: Uuid) -> WebhookUrlRow {
         .unwrap()
 }
 
+fn insert(repo: &PgWebhookUrlRepository, hook: &WebhookUrl) {
+    repo.insert(hook, &secret_of(hook.id)).unwrap();
+}
+
 #[test]
 fn a_companys_active_webhook_urls_are_listed_oldest_first() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = create_company(&pool, "ACME", "112223330001");
     let repo = PgWebhookUrlRepository::new(pool);
-    let newer = webhook(&acme, "https://acme.example/b", "2026-02-01T00:00:00Z");
-    let older = webhook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
-    repo.insert(&newer).unwrap();
-    repo.insert(&older).unwrap();
+    let newer = hook(&acme, "https://acme.example/b", "2026-02-01T00:00:00Z");
+    let older = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
+    insert(&repo, &newer);
+    insert(&repo, &older);
 
     assert_eq!(repo.list_active(acme.id).unwrap(), vec![older, newer]);
+}
+
+#[test]
+fn insert_stores_the_encrypted_secret_and_no_previous_one() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let h = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
+
+    repo.insert(&h, &EncryptedSecret("v1:abc".to_owned()))
+        .unwrap();
+
+    assert_eq!(secrets(&db, h.id), ("v1:abc".to_owned(), None, None));
+    assert_eq!(row(&db, h.id).desativado_em, None);
+}
+
+#[test]
+fn disabled_urls_are_listed_with_their_disabling_time_and_removed_ones_are_not() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let mut disabled = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
+    let active = hook(&acme, "https://acme.example/b", "2026-01-02T00:00:00Z");
+    let removed = hook(&acme, "https://acme.example/c", "2026-01-03T00:00:00Z");
+    for h in [&disabled, &active, &removed] {
+        insert(&repo, h);
+    }
+    let when = at("2026-03-01T00:00:00.25Z");
+    set_disabled(&db, disabled.id, Some(when));
+    assert!(repo
+        .soft_delete(acme.id, removed.id, at("2026-03-02T00:00:00Z"))
+        .unwrap());
+    disabled.desativado_em = Some(when);
+
+    assert_eq!(
+        repo.list_active(acme.id).unwrap(),
+        vec![disabled.clone(), active.clone()]
+    );
+    assert_eq!(repo.get(acme.id, disabled.id).unwrap(), Some(disabled));
+    assert_eq!(repo.get(acme.id, active.id).unwrap(), Some(active));
+    assert_eq!(repo.get(acme.id, removed.id).unwrap(), None);
 }
 
 #[test]
@@ -49,17 +98,26 @@ fn two_companies_never_see_each_others_webhook_urls() {
     let acme = create_company(&pool, "ACME", "112223330001");
     let globex = create_company(&pool, "Globex", "998887770001");
     let repo = PgWebhookUrlRepository::new(pool);
-    let acme_hook = webhook(&acme, "https://acme.example/hook", "2026-01-01T00:00:00Z");
-    let globex_hook = webhook(
+    let acme_hook = hook(&acme, "https://acme.example/hook", "2026-01-01T00:00:00Z");
+    let globex_hook = hook(
         &globex,
         "https://globex.example/hook",
         "2026-01-01T00:00:00Z",
     );
-    repo.insert(&acme_hook).unwrap();
-    repo.insert(&globex_hook).unwrap();
+    insert(&repo, &acme_hook);
+    insert(&repo, &globex_hook);
 
-    assert_eq!(repo.list_active(acme.id).unwrap(), vec![acme_hook]);
-    assert_eq!(repo.list_active(globex.id).unwrap(), vec![globex_hook]);
+    assert_eq!(repo.list_active(acme.id).unwrap(), vec![acme_hook.clone()]);
+    assert_eq!(
+        repo.list_active(globex.id).unwrap(),
+        vec![globex_hook.clone()]
+    );
+    assert_eq!(repo.get(acme.id, globex_hook.id).unwrap(), None);
+    assert_eq!(
+        repo.get(globex.id, globex_hook.id).unwrap(),
+        Some(globex_hook)
+    );
+    assert_eq!(repo.get(acme.id, Uuid::new_v4()).unwrap(), None);
 }
 
 #[test]
@@ -68,22 +126,89 @@ fn soft_delete_keeps_the_row_with_its_removal_time_and_a_second_delete_is_false(
     let pool = pool(&db);
     let acme = create_company(&pool, "ACME", "112223330001");
     let repo = PgWebhookUrlRepository::new(pool);
-    let hook = webhook(&acme, "https://acme.example/hook", "2026-01-01T00:00:00Z");
-    repo.insert(&hook).unwrap();
+    let h = hook(&acme, "https://acme.example/hook", "2026-01-01T00:00:00Z");
+    insert(&repo, &h);
     let removed_at = at("2026-03-01T10:00:00.5Z");
 
-    assert!(repo.soft_delete(acme.id, hook.id, removed_at).unwrap());
+    assert!(repo.soft_delete(acme.id, h.id, removed_at).unwrap());
 
-    assert_eq!(row(&db, hook.id).removido_em, Some(removed_at));
+    assert_eq!(row(&db, h.id).removido_em, Some(removed_at));
     assert_eq!(repo.list_active(acme.id).unwrap(), vec![]);
 
     assert!(!repo
-        .soft_delete(acme.id, hook.id, at("2026-04-01T00:00:00Z"))
+        .soft_delete(acme.id, h.id, at("2026-04-01T00:00:00Z"))
         .unwrap());
     assert_eq!(
-        row(&db, hook.id).removido_em,
+        row(&db, h.id).removido_em,
         Some(removed_at),
         "the first removal time stays"
+    );
+}
+
+#[test]
+fn soft_delete_cancels_the_urls_pending_deliveries_only() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let gone = register(
+        &pool,
+        &acme.company,
+        "https://acme.example/gone",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let kept = register(
+        &pool,
+        &acme.company,
+        "https://acme.example/kept",
+        at("2026-01-02T00:00:00Z"),
+    );
+    let requests = PgConsentRequestRepository::new(pool.clone());
+    let first = acme.insert(&requests, &Spec::new(at("2026-05-02T00:00:00Z")));
+    acme.insert(&requests, &Spec::new(at("2026-05-03T00:00:00Z")));
+    let delivered = deliveries(&db)
+        .into_iter()
+        .find(|d| d.webhook_url_id == gone.id && d.criado_em == first.criado_em)
+        .unwrap();
+    PgWebhookDeliveryRepository::new(pool.clone())
+        .record_attempt(
+            delivered.id,
+            &DeliveryAttempt {
+                em: at("2026-05-02T00:00:01Z"),
+                status_http: Some(204),
+                latencia_ms: 12,
+                erro: None,
+            },
+            DeliveryOutcome::Delivered,
+        )
+        .unwrap();
+    let repo = PgWebhookUrlRepository::new(pool);
+    let removed_at = at("2026-05-04T00:00:00Z");
+
+    assert!(repo
+        .soft_delete(acme.company.id, gone.id, removed_at)
+        .unwrap());
+
+    let all = deliveries(&db);
+    assert_eq!(all.len(), 4);
+    for d in &all {
+        let expected = if d.webhook_url_id == kept.id {
+            "pendente"
+        } else if d.id == delivered.id {
+            "entregue"
+        } else {
+            "cancelada"
+        };
+        assert_eq!(d.status, expected, "{d:?}");
+    }
+    let cancelled = all.iter().find(|d| d.status == "cancelada").unwrap();
+    assert_eq!(cancelled.proxima_tentativa_em, None);
+    assert_eq!(cancelled.atualizado_em, removed_at);
+    let delivered = delivery(&db, delivered.id);
+    assert_eq!(delivered.entregue_em, Some(at("2026-05-02T00:00:01Z")));
+    assert_eq!(
+        delivered.atualizado_em,
+        at("2026-05-02T00:00:01Z"),
+        "a finished delivery is left as it was"
     );
 }
 
@@ -91,24 +216,34 @@ fn soft_delete_keeps_the_row_with_its_removal_time_and_a_second_delete_is_false(
 fn deleting_another_companys_webhook_url_is_false_and_changes_nothing() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let acme = create_company(&pool, "ACME", "112223330001");
-    let globex = create_company(&pool, "Globex", "998887770001");
-    let repo = PgWebhookUrlRepository::new(pool);
-    let globex_hook = webhook(
-        &globex,
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "998887770001");
+    let globex_hook = register(
+        &pool,
+        &globex.company,
         "https://globex.example/hook",
-        "2026-01-01T00:00:00Z",
+        at("2026-01-01T00:00:00Z"),
     );
-    repo.insert(&globex_hook).unwrap();
+    globex.insert(
+        &PgConsentRequestRepository::new(pool.clone()),
+        &Spec::new(at("2026-05-02T00:00:00Z")),
+    );
+    let repo = PgWebhookUrlRepository::new(pool);
     let before = row(&db, globex_hook.id);
+    let deliveries_before = deliveries(&db);
 
     let deleted = repo
-        .soft_delete(acme.id, globex_hook.id, at("2026-03-01T00:00:00Z"))
+        .soft_delete(acme.company.id, globex_hook.id, at("2026-03-01T00:00:00Z"))
         .unwrap();
 
     assert!(!deleted);
     assert_eq!(row(&db, globex_hook.id), before);
-    assert_eq!(repo.list_active(globex.id).unwrap(), vec![globex_hook]);
+    assert_eq!(deliveries(&db), deliveries_before);
+    assert_eq!(deliveries_before[0].status, "pendente");
+    assert_eq!(
+        repo.list_active(globex.company.id).unwrap(),
+        vec![globex_hook]
+    );
 }
 
 #[test]
@@ -121,4 +256,113 @@ fn deleting_an_unknown_webhook_url_is_false() {
     assert!(!repo
         .soft_delete(acme.id, Uuid::new_v4(), at("2026-03-01T00:00:00Z"))
         .unwrap());
+}
+
+#[test]
+fn rotate_secret_keeps_the_previous_secret_signing_until_its_time() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let h = register(
+        &pool,
+        &acme.company,
+        "https://acme.example/hook",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let repo = PgWebhookUrlRepository::new(pool.clone());
+    let until = at("2026-06-02T00:00:00Z");
+    let new_secret = EncryptedSecret("v1:novo".to_owned());
+
+    assert!(repo
+        .rotate_secret(acme.company.id, h.id, &new_secret, until)
+        .unwrap());
+
+    assert_eq!(
+        secrets(&db, h.id),
+        ("v1:novo".to_owned(), Some(secret_of(h.id).0), Some(until))
+    );
+    // The claim signs with both until `until`, then with the new one only.
+    acme.insert(
+        &PgConsentRequestRepository::new(pool.clone()),
+        &Spec::new(at("2026-05-02T00:00:00Z")),
+    );
+    let sender = PgWebhookDeliveryRepository::new(pool);
+    let before = until - TimeDelta::microseconds(1);
+    let claimed = sender.claim_due(10, before, before).unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].secret, new_secret);
+    assert_eq!(claimed[0].previous_secret, Some(secret_of(h.id)));
+    let claimed = sender
+        .claim_due(10, until, until + TimeDelta::minutes(1))
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].secret, new_secret);
+    assert_eq!(
+        claimed[0].previous_secret, None,
+        "the overlap is over at `until`"
+    );
+
+    // A second rotation keeps only the secret it replaces.
+    let until2 = at("2026-07-01T00:00:00Z");
+    assert!(repo
+        .rotate_secret(
+            acme.company.id,
+            h.id,
+            &EncryptedSecret("v1:terceiro".to_owned()),
+            until2
+        )
+        .unwrap());
+    assert_eq!(
+        secrets(&db, h.id),
+        (
+            "v1:terceiro".to_owned(),
+            Some("v1:novo".to_owned()),
+            Some(until2)
+        )
+    );
+}
+
+#[test]
+fn rotate_secret_of_another_companys_a_removed_or_an_unknown_url_is_false() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    let theirs = register(
+        &pool,
+        &globex,
+        "https://globex.example/hook",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let removed = register(
+        &pool,
+        &acme,
+        "https://acme.example/hook",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let repo = PgWebhookUrlRepository::new(pool);
+    assert!(repo
+        .soft_delete(acme.id, removed.id, at("2026-02-01T00:00:00Z"))
+        .unwrap());
+    let secret = EncryptedSecret("v1:novo".to_owned());
+    let until = at("2026-06-02T00:00:00Z");
+
+    assert!(!repo
+        .rotate_secret(acme.id, theirs.id, &secret, until)
+        .unwrap());
+    assert!(!repo
+        .rotate_secret(acme.id, removed.id, &secret, until)
+        .unwrap());
+    assert!(!repo
+        .rotate_secret(acme.id, Uuid::new_v4(), &secret, until)
+        .unwrap());
+
+    assert_eq!(
+        secrets(&db, theirs.id),
+        (secret_of(theirs.id).0, None, None)
+    );
+    assert_eq!(
+        secrets(&db, removed.id),
+        (secret_of(removed.id).0, None, None)
+    );
 }

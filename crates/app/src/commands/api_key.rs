@@ -9,7 +9,7 @@ use crate::wiring;
 /// Prints the key alone on stdout; it cannot be shown again (only its hash is stored).
 pub fn issue(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
     let id = Uuid::parse_str(empresa.trim()).context("--empresa must be a company id (UUID)")?;
-    let services = wiring::services(settings, wiring::pool(settings)?);
+    let services = wiring::services(settings, wiring::pool(settings)?)?;
     match services.api_keys.issue(CompanyId(id)) {
         Ok(issued) => {
             println!("{}", issued.key);

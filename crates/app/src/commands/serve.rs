@@ -15,9 +15,9 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     // Each applied migration is logged by the adapter.
     wiring::migrate(&pool)?;
     if settings.workers.run_in_serve {
-        crate::workers::start(wiring::workers(settings, pool.clone()), &settings.workers);
+        crate::workers::start(wiring::workers(settings, pool.clone())?, &settings.workers);
     }
-    let services = Arc::new(wiring::services(settings, pool));
+    let services = Arc::new(wiring::services(settings, pool)?);
     let address = format!("{}:{}", settings.server.host, settings.server.port);
     let listener = TcpListener::bind(&address)
         .with_context(|| format!("binding {address} (server.host, server.port)"))?;

@@ -8,7 +8,7 @@ use crate::{wiring, workers};
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     wiring::migrate(&pool)?;
-    let handles = workers::start(wiring::workers(settings, pool), &settings.workers);
+    let handles = workers::start(wiring::workers(settings, pool)?, &settings.workers);
     if handles.is_empty() {
         anyhow::bail!("every worker is disabled (workers.*_seconds = 0): nothing to run");
     }

@@ -4,8 +4,9 @@
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
-    AuthError, CheckConsentError, CreateConsentError, DeleteWebhookError, GetConsentError,
-    ListConsentError, RegisterWebhookError, RevokeConsentError, SyncError,
+    AuthError, CheckConsentError, CreateConsentError, DeleteWebhookError, DeliveryLogError,
+    GetConsentError, ListConsentError, RegisterWebhookError, RevokeConsentError, RotateSecretError,
+    SyncError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
@@ -245,6 +246,25 @@ impl From<CheckConsentError> for ApiError {
             CheckConsentError::Invalid(errors) => ApiError::Validation(errors),
             CheckConsentError::NotFound => ApiError::NotFound("Consentimento"),
             CheckConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<RotateSecretError> for ApiError {
+    fn from(e: RotateSecretError) -> Self {
+        match e {
+            RotateSecretError::NotFound => ApiError::NotFound("Webhook URL"),
+            RotateSecretError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<DeliveryLogError> for ApiError {
+    fn from(e: DeliveryLogError) -> Self {
+        match e {
+            DeliveryLogError::Invalid(errors) => ApiError::Validation(errors),
+            DeliveryLogError::NotFound => ApiError::NotFound("Webhook URL ou entrega"),
+            DeliveryLogError::Repo(e) => e.into(),
         }
     }
 }

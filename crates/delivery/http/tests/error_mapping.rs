@@ -4,13 +4,14 @@
 use std::sync::Arc;
 
 use actix_web::{test, App};
-use application::{hash_api_key, Ports, Services};
+use application::{hash_api_key, Ports, ServiceSettings, Services};
 use chrono::Utc;
 use delivery_http::{configure, HttpSettings};
 use domain::{Cnpj, Company, CompanyId};
 use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
-    MockPgccGateway, MockUseCaseRepository, MockWebhookUrlRepository, RepoError,
+    MockPgccGateway, MockSecretCipher, MockTargetGuard, MockUseCaseRepository,
+    MockWebhookDeliveryRepository, MockWebhookSender, MockWebhookUrlRepository, RepoError,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -34,15 +35,22 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
         .returning(|_| Ok(Some(company())));
     let mut clock = MockClock::new();
     clock.expect_now().returning(Utc::now);
-    Arc::new(Services::new(Ports {
-        companies: Arc::new(MockCompanyRepository::new()),
-        api_keys: Arc::new(api_keys),
-        use_cases: Arc::new(use_cases),
-        consent_requests: Arc::new(MockConsentRequestRepository::new()),
-        webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
-        pgcc: Arc::new(MockPgccGateway::new()),
-        clock: Arc::new(clock),
-    }))
+    Arc::new(Services::new(
+        Ports {
+            companies: Arc::new(MockCompanyRepository::new()),
+            api_keys: Arc::new(api_keys),
+            use_cases: Arc::new(use_cases),
+            consent_requests: Arc::new(MockConsentRequestRepository::new()),
+            webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
+            webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
+            webhook_sender: Arc::new(MockWebhookSender::new()),
+            target_guard: Arc::new(MockTargetGuard::new()),
+            secret_cipher: Arc::new(MockSecretCipher::new()),
+            pgcc: Arc::new(MockPgccGateway::new()),
+            clock: Arc::new(clock),
+        },
+        &ServiceSettings::default(),
+    ))
 }
 
 async fn list_with(use_cases: MockUseCaseRepository) -> (u16, Option<String>, Value) {

@@ -7,6 +7,8 @@ pub mod caso_de_uso;
 pub mod empresa;
 pub mod solicitacao_consentimento;
 pub mod solicitacao_historico;
+pub mod webhook_entrega;
+pub mod webhook_evento;
 pub mod webhook_url;
 
 pub use api_key::{ApiKeyRow, NewApiKey};
@@ -16,4 +18,8 @@ pub use solicitacao_consentimento::{
     NewSolicitacaoConsentimento, SolicitacaoConsentimentoRow, StatusCheckRow,
 };
 pub use solicitacao_historico::{NewSolicitacaoHistorico, SolicitacaoHistoricoRow};
+pub use webhook_entrega::{
+    DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookEntregaRow, WebhookTentativaRow,
+};
+pub use webhook_evento::WebhookEventoRow;
 pub use webhook_url::{NewWebhookUrl, WebhookUrlRow};

@@ -12,8 +12,8 @@ use crate::schema::solicitacoes_consentimento;
 
 /// A row of `solicitacoes_consentimento`: `ConsentRequest` with its `dados` flattened, and when
 /// the status poller checks it next. Holds a CPF and a proof of consent (personal data): its
-/// `Debug` hides both.
-#[derive(Clone, PartialEq, Eq, Queryable, Selectable)]
+/// `Debug` hides both. `QueryableByName` reads it from the `RETURNING` of `expire_due`'s SQL.
+#[derive(Clone, PartialEq, Eq, Queryable, Selectable, QueryableByName)]
 #[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
 pub struct SolicitacaoConsentimentoRow {
     pub id: Uuid,

@@ -1,11 +1,14 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::{CompanyId, WebhookUrl};
+use ports::EncryptedSecret;
 use uuid::Uuid;
 
 use crate::schema::webhook_urls;
 
-/// A row of `webhook_urls`; removal is soft (`removido_em`).
+/// A row of `webhook_urls` as the company sees it; removal is soft (`removido_em`). The secrets
+/// (`segredo_cifrado`, `segredo_anterior_cifrado`) are not part of it: only the claim of a
+/// delivery reads them.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = webhook_urls, check_for_backend(diesel::pg::Pg))]
 pub struct WebhookUrlRow {
@@ -14,6 +17,7 @@ pub struct WebhookUrlRow {
     pub url: String,
     pub criado_em: DateTime<Utc>,
     pub removido_em: Option<DateTime<Utc>>,
+    pub desativado_em: Option<DateTime<Utc>>,
 }
 
 impl From<WebhookUrlRow> for WebhookUrl {
@@ -24,12 +28,14 @@ impl From<WebhookUrlRow> for WebhookUrl {
             url: row.url,
             criado_em: row.criado_em,
             removido_em: row.removido_em,
+            desativado_em: row.desativado_em,
         }
     }
 }
 
-/// A new row of `webhook_urls`.
-#[derive(Debug, Clone, Insertable)]
+/// A new row of `webhook_urls`, with its encrypted signing secret (no previous one). Its `Debug`
+/// hides the secret.
+#[derive(Clone, Insertable)]
 #[diesel(table_name = webhook_urls, check_for_backend(diesel::pg::Pg))]
 pub struct NewWebhookUrl<'a> {
     pub id: Uuid,
@@ -37,16 +43,34 @@ pub struct NewWebhookUrl<'a> {
     pub url: &'a str,
     pub criado_em: DateTime<Utc>,
     pub removido_em: Option<DateTime<Utc>>,
+    pub desativado_em: Option<DateTime<Utc>>,
+    pub segredo_cifrado: &'a str,
 }
 
-impl<'a> From<&'a WebhookUrl> for NewWebhookUrl<'a> {
-    fn from(webhook: &'a WebhookUrl) -> Self {
+impl<'a> NewWebhookUrl<'a> {
+    pub fn new(webhook: &'a WebhookUrl, secret: &'a EncryptedSecret) -> Self {
         NewWebhookUrl {
             id: webhook.id,
             empresa_id: webhook.empresa_id.0,
             url: &webhook.url,
             criado_em: webhook.criado_em,
             removido_em: webhook.removido_em,
+            desativado_em: webhook.desativado_em,
+            segredo_cifrado: &secret.0,
         }
+    }
+}
+
+impl std::fmt::Debug for NewWebhookUrl<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewWebhookUrl")
+            .field("id", &self.id)
+            .field("empresa_id", &self.empresa_id)
+            .field("url", &self.url)
+            .field("criado_em", &self.criado_em)
+            .field("removido_em", &self.removido_em)
+            .field("desativado_em", &self.desativado_em)
+            .field("segredo_cifrado", &"<redacted>")
+            .finish()
     }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 pub mod consent;
+pub mod webhook;
 
 use std::time::Duration;
 

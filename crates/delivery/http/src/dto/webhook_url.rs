@@ -13,13 +13,20 @@ pub struct RegistrarWebhookUrl {
     pub url: String,
 }
 
-/// A registered, active webhook URL.
+/// A webhook URL of the company (not removed).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookUrlRegistrada {
     pub id: Uuid,
     pub url: String,
     pub criado_em: DateTime<Utc>,
+    /// Set when every delivery to it failed for the configured window (5 days by default): it
+    /// receives nothing more; remove it and register it again once it works.
+    pub desativada_em: Option<DateTime<Utc>>,
+    /// The signing secret (`whsec_...`), only in the answer to the registration: it is never
+    /// shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segredo: Option<String>,
 }
 
 impl From<WebhookUrl> for WebhookUrlRegistrada {
@@ -28,6 +35,76 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
             id: w.id,
             url: w.url,
             criado_em: w.criado_em,
+            desativada_em: w.desativado_em,
+            segredo: None,
         }
     }
+}
+
+/// A new signing secret; the previous one keeps signing alongside it until `segredoAnteriorValidoAte`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegredoRotacionado {
+    pub id: Uuid,
+    /// The new secret (`whsec_...`), shown only here.
+    pub segredo: String,
+}
+
+/// One delivery of one event to the URL, with its attempts.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Entrega {
+    pub id: Uuid,
+    /// The event id: the `webhook-id` header of every attempt.
+    pub evento_id: Uuid,
+    /// The event type, e.g. `solicitacao.criada`.
+    pub tipo: String,
+    /// `pendente`, `entregue`, `falhou` or `cancelada` (URL removed).
+    pub status: String,
+    pub criado_em: DateTime<Utc>,
+    pub proxima_tentativa_em: Option<DateTime<Utc>>,
+    pub tentativas: Vec<Tentativa>,
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Tentativa {
+    pub em: DateTime<Utc>,
+    /// The receiver's HTTP status; null when it did not answer.
+    pub status_http: Option<u16>,
+    pub latencia_ms: u32,
+    /// Why it failed, when it failed.
+    pub erro: Option<String>,
+}
+
+impl From<ports::DeliveryRecord> for Entrega {
+    fn from(d: ports::DeliveryRecord) -> Self {
+        Entrega {
+            id: d.id,
+            evento_id: d.evento_id,
+            tipo: d.tipo,
+            status: d.status,
+            criado_em: d.criado_em,
+            proxima_tentativa_em: d.proxima_tentativa_em,
+            tentativas: d
+                .tentativas
+                .into_iter()
+                .map(|t| Tentativa {
+                    em: t.em,
+                    status_http: t.status_http,
+                    latencia_ms: t.latencia_ms,
+                    erro: t.erro,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `limite` of the delivery log.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct LimiteEntregas {
+    /// Newest deliveries first, 1 to 200 (default 50).
+    pub limite: Option<u32>,
 }

@@ -69,6 +69,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .default_service(not_allowed("DELETE")),
     )
     .service(
+        web::resource("/api/webhook-urls/{webhookUrlId}/rotacionar-segredo")
+            .route(web::post().to(webhook_urls::rotate_secret))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/webhook-urls/{webhookUrlId}/entregas")
+            .route(web::get().to(webhook_urls::deliveries))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar")
+            .route(web::post().to(webhook_urls::replay))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
         web::resource("/openapi.json")
             .route(web::get().to(openapi::document))
             .default_service(not_allowed("GET")),

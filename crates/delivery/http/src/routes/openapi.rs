@@ -30,6 +30,9 @@ use crate::routes::{casos_de_uso, hash_consulta, solicitacao_consentimento, webh
         webhook_urls::register,
         webhook_urls::list,
         webhook_urls::delete,
+        webhook_urls::rotate_secret,
+        webhook_urls::deliveries,
+        webhook_urls::replay,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -50,12 +53,15 @@ use crate::routes::{casos_de_uso, hash_consulta, solicitacao_consentimento, webh
         dto::consent_read::ResultadoConsulta,
         dto::webhook_url::RegistrarWebhookUrl,
         dto::webhook_url::WebhookUrlRegistrada,
+        dto::webhook_url::SegredoRotacionado,
+        dto::webhook_url::Entrega,
+        dto::webhook_url::Tentativa,
     )),
     tags(
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
-        (name = "WebhookUrls", description = "URLs where the company is notified."),
+        (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),
     ),
     modifiers(&CommonToEveryApiOperation),
 )]

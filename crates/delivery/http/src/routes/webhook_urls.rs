@@ -1,4 +1,5 @@
-//! `/api/webhook-urls` (tag WebhookUrls): register, list, soft delete.
+//! `/api/webhook-urls` (tag WebhookUrls): register, list, soft delete, rotate the secret, the
+//! delivery log and replays.
 
 use actix_web::{web, HttpResponse};
 use application::Services;
@@ -9,10 +10,12 @@ use uuid::Uuid;
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro, Vazio};
-use crate::dto::webhook_url::{RegistrarWebhookUrl, WebhookUrlRegistrada};
+use crate::dto::webhook_url::{
+    Entrega, LimiteEntregas, RegistrarWebhookUrl, SegredoRotacionado, WebhookUrlRegistrada,
+};
 use crate::error::ApiError;
 
-/// Registers a URL to receive the company's notifications.
+/// Registers a URL to receive the company's notifications; answers its signing secret, once.
 #[utoipa::path(
     post,
     path = "/api/webhook-urls",
@@ -23,11 +26,11 @@ use crate::error::ApiError;
         (RegistrarWebhookUrl = "application/*+json"),
     )),
     responses(
-        (status = 200, description = "Registered.", body = EnvelopeDoc<WebhookUrlRegistrada>),
+        (status = 200, description = "Registered; `segredo` is shown only now.", body = EnvelopeDoc<WebhookUrlRegistrada>),
         (status = 400, description = "Malformed JSON or unknown field.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "Not an absolute http(s) URL.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "Not an absolute http(s) URL, not https where required, or resolving to a non-public address.", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn register(
@@ -36,14 +39,19 @@ pub async fn register(
     body: web::Json<RegistrarWebhookUrl>,
 ) -> Result<HttpResponse, ApiError> {
     let url = body.into_inner().url;
-    let webhook = as_company(&services, key, move |s, company| {
+    let registered = as_company(&services, key, move |s, company| {
         Ok(s.webhook_urls.register(company, &url)?)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(Envelope::ok(WebhookUrlRegistrada::from(webhook))))
+    let mut data = WebhookUrlRegistrada::from(registered.webhook);
+    data.segredo = Some(registered.segredo);
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
+        data,
+        "Guarde o segredo agora: ele não será mostrado de novo.",
+    )))
 }
 
-/// Lists the company's active (not removed) webhook URLs, oldest first.
+/// Lists the company's webhook URLs that are not removed (disabled ones flagged), oldest first.
 #[utoipa::path(
     get,
     path = "/api/webhook-urls",
@@ -82,7 +90,7 @@ pub async fn delete(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     // A malformed id names no webhook URL: 404, as for an unknown one.
-    let id = Uuid::parse_str(&path.into_inner()).map_err(|_| ApiError::NotFound("Webhook URL"))?;
+    let id = parse_id(&path)?;
     as_company(&services, key, move |s, company| {
         Ok(s.webhook_urls.delete(company, id)?)
     })
@@ -91,4 +99,96 @@ pub async fn delete(
         json!({}),
         "Webhook URL removida.",
     )))
+}
+
+/// Replaces the URL's signing secret. Deliveries carry both signatures while the previous
+/// secret's overlap lasts, so receivers can switch without losing any.
+#[utoipa::path(
+    post,
+    path = "/api/webhook-urls/{webhookUrlId}/rotacionar-segredo",
+    tag = "WebhookUrls",
+    params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
+    responses(
+        (status = 200, description = "The new secret, shown only now.", body = EnvelopeDoc<SegredoRotacionado>),
+        (status = 404, description = "No such webhook URL for the company.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn rotate_secret(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let segredo = as_company(&services, key, move |s, company| {
+        Ok(s.webhook_urls.rotate_secret(company, id)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
+        SegredoRotacionado { id, segredo },
+        "Guarde o novo segredo agora: ele não será mostrado de novo.",
+    )))
+}
+
+/// The URL's newest deliveries, each with its attempts (when, HTTP status, latency, error).
+#[utoipa::path(
+    get,
+    path = "/api/webhook-urls/{webhookUrlId}/entregas",
+    tag = "WebhookUrls",
+    params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL."), LimiteEntregas),
+    responses(
+        (status = 200, description = "Newest first.", body = EnvelopeDoc<Vec<Entrega>>),
+        (status = 404, description = "No such webhook URL for the company.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "`limite` outside 1..200.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn deliveries(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+    query: web::Query<LimiteEntregas>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let limite = query.limite;
+    let records = as_company(&services, key, move |s, company| {
+        Ok(s.webhook_deliveries.list(company, id, limite)?)
+    })
+    .await?;
+    let data: Vec<Entrega> = records.into_iter().map(Entrega::from).collect();
+    Ok(HttpResponse::Ok().json(Envelope::ok(data)))
+}
+
+/// Sends one delivery again, now, whatever its status (same event, same `webhook-id`).
+#[utoipa::path(
+    post,
+    path = "/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar",
+    tag = "WebhookUrls",
+    params(
+        ("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL."),
+        ("entregaId" = Uuid, Path, description = "Id of the delivery."),
+    ),
+    responses(
+        (status = 200, description = "Queued for sending now.", body = EnvelopeDoc<Vazio>),
+        (status = 404, description = "No such delivery for the company's (not removed) URL.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn replay(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (url_id, delivery_id) = path.into_inner();
+    let (url_id, delivery_id) = (parse_id(&url_id)?, parse_id(&delivery_id)?);
+    as_company(&services, key, move |s, company| {
+        Ok(s.webhook_deliveries.replay(company, url_id, delivery_id)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
+        json!({}),
+        "Entrega reenfileirada.",
+    )))
+}
+
+/// A malformed id names nothing: 404, as for an unknown one.
+fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Webhook URL"))
 }

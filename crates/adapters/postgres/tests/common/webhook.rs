@@ -1,0 +1,129 @@
+//! Webhook fixtures: URLs registered with a (fake) encrypted secret, and direct reads of the
+//! outbox tables.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::{Company, WebhookUrl};
+use ports::{EncryptedSecret, WebhookUrlRepository};
+use postgres_adapter::models::{WebhookEntregaRow, WebhookEventoRow, WebhookTentativaRow};
+use postgres_adapter::schema::{
+    webhook_entregas, webhook_eventos, webhook_tentativas, webhook_urls,
+};
+use postgres_adapter::{PgPool, PgWebhookUrlRepository};
+use testkit::TestDb;
+use uuid::Uuid;
+
+/// The stored form of URL `id`'s first secret in these tests (never decrypted here).
+pub fn secret_of(id: Uuid) -> EncryptedSecret {
+    EncryptedSecret(format!("cifrado:{id}"))
+}
+
+/// A new active URL of `empresa`, not stored.
+pub fn webhook(empresa: &Company, url: &str, criado_em: DateTime<Utc>) -> WebhookUrl {
+    WebhookUrl {
+        id: Uuid::new_v4(),
+        empresa_id: empresa.id,
+        url: url.to_owned(),
+        criado_em,
+        removido_em: None,
+        desativado_em: None,
+    }
+}
+
+/// Stores a new active URL of `empresa` with the secret [`secret_of`] its id and returns it.
+pub fn register(
+    pool: &PgPool,
+    empresa: &Company,
+    url: &str,
+    criado_em: DateTime<Utc>,
+) -> WebhookUrl {
+    let hook = webhook(empresa, url, criado_em);
+    PgWebhookUrlRepository::new(pool.clone())
+        .insert(&hook, &secret_of(hook.id))
+        .expect("insert the webhook URL");
+    hook
+}
+
+/// Sets (or clears) the disabling time of URL `id`.
+pub fn set_disabled(db: &TestDb, id: Uuid, when: Option<DateTime<Utc>>) {
+    diesel::update(webhook_urls::table.find(id))
+        .set(webhook_urls::desativado_em.eq(when))
+        .execute(&mut db.conn())
+        .unwrap();
+}
+
+/// The (current, previous, previous until) secrets of URL `id`, as stored.
+pub fn secrets(db: &TestDb, id: Uuid) -> (String, Option<String>, Option<DateTime<Utc>>) {
+    webhook_urls::table
+        .find(id)
+        .select((
+            webhook_urls::segredo_cifrado,
+            webhook_urls::segredo_anterior_cifrado,
+            webhook_urls::segredo_anterior_ate,
+        ))
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+/// Every event, oldest first.
+pub fn events(db: &TestDb) -> Vec<WebhookEventoRow> {
+    webhook_eventos::table
+        .order((webhook_eventos::criado_em, webhook_eventos::id))
+        .select(WebhookEventoRow::as_select())
+        .load(&mut db.conn())
+        .unwrap()
+}
+
+/// The events of type `tipo`, oldest first.
+pub fn events_of(db: &TestDb, tipo: &str) -> Vec<WebhookEventoRow> {
+    events(db).into_iter().filter(|e| e.tipo == tipo).collect()
+}
+
+/// Every delivery, by creation then id.
+pub fn deliveries(db: &TestDb) -> Vec<WebhookEntregaRow> {
+    webhook_entregas::table
+        .order((webhook_entregas::criado_em, webhook_entregas::id))
+        .select(WebhookEntregaRow::as_select())
+        .load(&mut db.conn())
+        .unwrap()
+}
+
+/// The deliveries of event `evento_id`.
+pub fn deliveries_of(db: &TestDb, evento_id: Uuid) -> Vec<WebhookEntregaRow> {
+    deliveries(db)
+        .into_iter()
+        .filter(|d| d.evento_id == evento_id)
+        .collect()
+}
+
+/// The stored delivery `id`.
+pub fn delivery(db: &TestDb, id: Uuid) -> WebhookEntregaRow {
+    webhook_entregas::table
+        .find(id)
+        .select(WebhookEntregaRow::as_select())
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+/// The attempts of delivery `id`, in order.
+pub fn attempts(db: &TestDb, id: Uuid) -> Vec<WebhookTentativaRow> {
+    webhook_tentativas::table
+        .filter(webhook_tentativas::entrega_id.eq(id))
+        .order((webhook_tentativas::em, webhook_tentativas::id))
+        .select(WebhookTentativaRow::as_select())
+        .load(&mut db.conn())
+        .unwrap()
+}
+
+/// The sorted ids of the URLs `rows` go to.
+pub fn url_ids(rows: &[WebhookEntregaRow]) -> Vec<Uuid> {
+    let mut ids: Vec<Uuid> = rows.iter().map(|d| d.webhook_url_id).collect();
+    ids.sort();
+    ids
+}
+
+/// `ids` sorted.
+pub fn sorted(mut ids: Vec<Uuid>) -> Vec<Uuid> {
+    ids.sort();
+    ids
+}

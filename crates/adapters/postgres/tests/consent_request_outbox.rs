@@ -1,0 +1,533 @@
+//! The outbox writes of [`PgConsentRequestRepository`]: creation, transition and expiry each
+//! write exactly one event and one pending delivery per active URL of the company, in the
+//! transaction of the change.
+
+mod common;
+
+use std::sync::Barrier;
+use std::thread;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use common::at;
+use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant, CPF};
+use common::webhook::{
+    deliveries, deliveries_of, events, events_of, register, set_disabled, sorted, url_ids,
+};
+use diesel::connection::SimpleConnection;
+use domain::{
+    ConsentRequest, ConsentSnapshot, ConsentStatus, EventData, EventType, TransitionCause,
+    WebhookEvent, WebhookUrl,
+};
+use ports::{ConsentRequestRepository, WebhookUrlRepository};
+use postgres_adapter::models::WebhookEventoRow;
+use postgres_adapter::{PgConsentRequestRepository, PgPool, PgWebhookUrlRepository};
+use serde_json::Value;
+use testkit::TestDb;
+use uuid::Uuid;
+
+use ConsentStatus::{Ativo, Expirado, Pendente, Recusado, Revogado};
+
+fn created() -> DateTime<Utc> {
+    at("2026-05-01T12:00:00Z")
+}
+
+fn now() -> DateTime<Utc> {
+    at("2026-06-01T12:00:00Z")
+}
+
+/// Two companies; ACME has two active URLs, a removed one and a disabled one; Globex one URL.
+struct World {
+    db: TestDb,
+    pool: PgPool,
+    acme: Tenant,
+    globex: Tenant,
+    acme_active: Vec<Uuid>,
+    globex_active: Vec<Uuid>,
+}
+
+fn world(pool_size: u32) -> World {
+    let db = TestDb::new();
+    let pool = pool_of(&db, pool_size);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let url = |t: &Tenant, path: &str, day: u32| -> WebhookUrl {
+        register(
+            &pool,
+            &t.company,
+            &format!("https://{path}"),
+            at(&format!("2026-01-{day:02}T00:00:00Z")),
+        )
+    };
+    let a1 = url(&acme, "acme.example/1", 1);
+    let a2 = url(&acme, "acme.example/2", 2);
+    let removed = url(&acme, "acme.example/removed", 3);
+    let disabled = url(&acme, "acme.example/disabled", 4);
+    let g1 = url(&globex, "globex.example/1", 1);
+    assert!(PgWebhookUrlRepository::new(pool.clone())
+        .soft_delete(acme.company.id, removed.id, at("2026-02-01T00:00:00Z"))
+        .unwrap());
+    set_disabled(&db, disabled.id, Some(at("2026-02-01T00:00:00Z")));
+    World {
+        acme_active: sorted(vec![a1.id, a2.id]),
+        globex_active: vec![g1.id],
+        db,
+        pool,
+        acme,
+        globex,
+    }
+}
+
+/// The consent events (not the synchronizations of the fixtures).
+fn consent_events(db: &TestDb) -> Vec<WebhookEventoRow> {
+    events(db)
+        .into_iter()
+        .filter(|e| e.tipo.starts_with("solicitacao."))
+        .collect()
+}
+
+/// `event` is about `expected` (as it is after the change), of type `tipo` at `at`, its payload
+/// is exactly the domain's serialization, and it went to exactly `urls`, pending and due at `at`.
+fn assert_event(
+    db: &TestDb,
+    event: &WebhookEventoRow,
+    tipo: EventType,
+    expected: &ConsentRequest,
+    at: DateTime<Utc>,
+    urls: &[Uuid],
+) {
+    assert_eq!(event.tipo, tipo.as_str());
+    assert_eq!(event.empresa_id, expected.empresa_id.0);
+    assert_eq!(event.criado_em, at);
+    let domain_event = WebhookEvent {
+        id: event.id,
+        empresa_id: expected.empresa_id,
+        tipo,
+        timestamp: at,
+        data: EventData::Solicitacao(ConsentSnapshot::of(expected)),
+    };
+    assert_eq!(
+        event.payload,
+        serde_json::to_string(&domain_event.payload()).unwrap()
+    );
+    assert_payload_shape(&event.payload, tipo, at);
+    let json: Value = serde_json::from_str(&event.payload).unwrap();
+    assert_eq!(json["data"]["id"], expected.id.to_string());
+    assert_eq!(json["data"]["status"], expected.status.as_str());
+
+    let sent = deliveries_of(db, event.id);
+    assert_eq!(url_ids(&sent), urls, "one delivery per active URL");
+    for d in &sent {
+        assert_eq!(d.empresa_id, expected.empresa_id.0);
+        assert_eq!(d.status, "pendente");
+        assert_eq!(d.tentativas, 0);
+        assert_eq!(d.proxima_tentativa_em, Some(at), "due at once");
+        assert_eq!(
+            (d.criado_em, d.atualizado_em, d.entregue_em),
+            (at, at, None)
+        );
+    }
+}
+
+/// `{"type", "timestamp", "data"}` and no personal data beyond the masked CPF.
+fn assert_payload_shape(payload: &str, tipo: EventType, at: DateTime<Utc>) {
+    let json: Value = serde_json::from_str(payload).unwrap();
+    let mut keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["data", "timestamp", "type"]);
+    assert_eq!(json["type"], tipo.as_str());
+    let timestamp = DateTime::parse_from_rfc3339(json["timestamp"].as_str().unwrap()).unwrap();
+    assert_eq!(timestamp, at);
+    assert!(json["data"].is_object());
+    assert!(!payload.contains(CPF), "the full CPF leaked: {payload}");
+    assert!(
+        !payload.contains("529.982.247-25"),
+        "the full CPF leaked: {payload}"
+    );
+    assert!(
+        !payload.contains("assinatura digital"),
+        "the proof of consent leaked"
+    );
+    if json["data"].get("cpfTitular").is_some() {
+        assert_eq!(json["data"]["cpfTitular"], "***.982.247-**");
+    }
+}
+
+/// `request` after moving to `to` at `at`.
+fn moved(request: &ConsentRequest, to: ConsentStatus, at: DateTime<Utc>) -> ConsentRequest {
+    let mut request = request.clone();
+    request.status = to;
+    request.atualizado_em = at;
+    request
+}
+
+// --- insert ---
+
+#[test]
+fn creating_a_request_writes_one_event_and_one_delivery_per_active_url_of_the_company() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+
+    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+
+    let written = consent_events(&w.db);
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_event(
+        &w.db,
+        &written[0],
+        EventType::SolicitacaoCriada,
+        &request,
+        request.criado_em,
+        &w.acme_active,
+    );
+    assert_eq!(
+        deliveries(&w.db).len(),
+        2,
+        "removed, disabled and Globex's URLs get none"
+    );
+
+    let theirs = w.globex.insert(&repo, &Spec::new(created()));
+    let written = consent_events(&w.db);
+    assert_eq!(written.len(), 2);
+    let event = written
+        .iter()
+        .find(|e| e.empresa_id == w.globex.company.id.0)
+        .unwrap();
+    assert_event(
+        &w.db,
+        event,
+        EventType::SolicitacaoCriada,
+        &theirs,
+        created(),
+        &w.globex_active,
+    );
+}
+
+#[test]
+fn a_company_without_webhook_urls_gets_its_event_and_no_delivery() {
+    let db = TestDb::new();
+    let pool = pool_of(&db, 2);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+
+    let request = acme.insert(&repo, &Spec::new(created()));
+
+    let written = consent_events(&db);
+    assert_eq!(written.len(), 1);
+    assert_event(
+        &db,
+        &written[0],
+        EventType::SolicitacaoCriada,
+        &request,
+        created(),
+        &[],
+    );
+    assert_eq!(deliveries(&db), []);
+}
+
+// --- transition ---
+
+#[test]
+fn each_transition_writes_the_event_of_its_new_status_about_the_updated_request() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let empresa = w.acme.company.id;
+    for (from, to, tipo) in [
+        (Pendente, Ativo, EventType::SolicitacaoAtivada),
+        (Pendente, Recusado, EventType::SolicitacaoRecusada),
+        (Ativo, Revogado, EventType::SolicitacaoRevogada),
+        (Ativo, Expirado, EventType::SolicitacaoExpirada),
+    ] {
+        let request = w.acme.insert(&repo, &Spec::new(created()).status(from));
+        let before: Vec<Uuid> = consent_events(&w.db).iter().map(|e| e.id).collect();
+        let when = created() + TimeDelta::hours(1);
+
+        assert!(repo
+            .transition(empresa, request.id, from, to, TransitionCause::Pgcc, when)
+            .unwrap());
+
+        let new: Vec<_> = consent_events(&w.db)
+            .into_iter()
+            .filter(|e| !before.contains(&e.id))
+            .collect();
+        assert_eq!(new.len(), 1, "{from:?} -> {to:?}: {new:?}");
+        assert_event(
+            &w.db,
+            &new[0],
+            tipo,
+            &moved(&request, to, when),
+            when,
+            &w.acme_active,
+        );
+    }
+}
+
+#[test]
+fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let when = created() + TimeDelta::hours(1);
+    let empresa = w.acme.company.id;
+    assert!(repo
+        .transition(
+            empresa,
+            request.id,
+            Pendente,
+            Ativo,
+            TransitionCause::Pgcc,
+            when
+        )
+        .unwrap());
+    let events_before = events(&w.db);
+    let deliveries_before = deliveries(&w.db);
+
+    let stale = repo
+        .transition(
+            empresa,
+            request.id,
+            Pendente,
+            Recusado,
+            TransitionCause::Pgcc,
+            when,
+        )
+        .unwrap();
+    let by_other = repo
+        .transition(
+            w.globex.company.id,
+            request.id,
+            Ativo,
+            Revogado,
+            TransitionCause::Empresa,
+            when,
+        )
+        .unwrap();
+    let unknown = repo
+        .transition(
+            empresa,
+            Uuid::new_v4(),
+            Ativo,
+            Revogado,
+            TransitionCause::Empresa,
+            when,
+        )
+        .unwrap();
+
+    assert!(!stale && !by_other && !unknown);
+    assert_eq!(events(&w.db), events_before);
+    assert_eq!(deliveries(&w.db), deliveries_before);
+}
+
+#[test]
+fn a_transition_to_pendente_has_no_event() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let request = w.acme.insert(&repo, &Spec::new(created()).status(Ativo));
+    let events_before = events(&w.db);
+
+    assert!(repo
+        .transition(
+            w.acme.company.id,
+            request.id,
+            Ativo,
+            Pendente,
+            TransitionCause::Pgcc,
+            now()
+        )
+        .unwrap());
+
+    assert_eq!(history(&w.db, request.id).len(), 2);
+    assert_eq!(events(&w.db), events_before);
+}
+
+#[test]
+fn of_identical_transitions_racing_exactly_one_writes_its_event() {
+    const RACERS: usize = 6;
+    let w = world(RACERS as u32);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let barrier = Barrier::new(RACERS);
+
+    let wins = thread::scope(|s| {
+        let racers: Vec<_> = (0..RACERS)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    repo.transition(
+                        w.acme.company.id,
+                        request.id,
+                        Pendente,
+                        Recusado,
+                        TransitionCause::Pgcc,
+                        now(),
+                    )
+                    .unwrap()
+                })
+            })
+            .collect();
+        racers
+            .into_iter()
+            .map(|r| r.join().unwrap())
+            .filter(|&won| won)
+            .count()
+    });
+
+    assert_eq!(wins, 1);
+    assert_eq!(events_of(&w.db, "solicitacao.recusada").len(), 1);
+    assert_eq!(
+        deliveries(&w.db).len(),
+        2 * 2,
+        "creation and refusal, to two URLs each"
+    );
+}
+
+// --- expire_due ---
+
+#[test]
+fn expiry_writes_one_event_per_expired_request_about_it_expired() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
+    let acme_due = w
+        .acme
+        .insert(&repo, &spec(Ativo, now() - TimeDelta::days(1)));
+    let globex_due = w.globex.insert(&repo, &spec(Pendente, now()));
+    let live = w
+        .acme
+        .insert(&repo, &spec(Ativo, now() + TimeDelta::days(1)));
+    let refused = w
+        .acme
+        .insert(&repo, &spec(Recusado, now() - TimeDelta::days(1)));
+
+    assert_eq!(repo.expire_due(now(), 100).unwrap(), 2);
+
+    let expired = events_of(&w.db, "solicitacao.expirada");
+    assert_eq!(expired.len(), 2, "{expired:?}");
+    for (request, urls) in [(&acme_due, &w.acme_active), (&globex_due, &w.globex_active)] {
+        let event = expired
+            .iter()
+            .find(|e| e.payload.contains(&request.id.to_string()))
+            .unwrap();
+        assert_event(
+            &w.db,
+            event,
+            EventType::SolicitacaoExpirada,
+            &moved(request, Expirado, now()),
+            now(),
+            urls,
+        );
+    }
+    for request in [&live, &refused] {
+        assert!(!expired
+            .iter()
+            .any(|e| e.payload.contains(&request.id.to_string())));
+    }
+    assert_eq!(repo.expire_due(now(), 100).unwrap(), 0);
+    assert_eq!(events_of(&w.db, "solicitacao.expirada").len(), 2);
+}
+
+#[test]
+fn two_expiry_workers_write_exactly_one_event_per_request() {
+    const ROWS: usize = 60;
+    let w = world(4);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    for i in 0..ROWS {
+        let tenant = if i % 3 == 0 { &w.globex } else { &w.acme };
+        tenant.insert(
+            &repo,
+            &Spec::new(created()).expira_em(now() - TimeDelta::seconds(i as i64)),
+        );
+    }
+    let barrier = Barrier::new(2);
+
+    let total: u32 = thread::scope(|s| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    let mut total = 0;
+                    loop {
+                        let moved = repo.expire_due(now(), 7).unwrap();
+                        if moved == 0 {
+                            return total;
+                        }
+                        total += moved;
+                    }
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+
+    assert_eq!(total, ROWS as u32);
+    let expired = events_of(&w.db, "solicitacao.expirada");
+    assert_eq!(expired.len(), ROWS);
+    let mut about: Vec<String> = expired
+        .iter()
+        .map(|e| {
+            let json: Value = serde_json::from_str(&e.payload).unwrap();
+            assert_eq!(json["data"]["status"], "expirado");
+            json["data"]["id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    about.sort();
+    about.dedup();
+    assert_eq!(about.len(), ROWS, "one event per request");
+    let acme_rows = (0..ROWS).filter(|i| i % 3 != 0).count();
+    let expiry_deliveries = w.db.scalar(
+        "SELECT count(*) AS v FROM webhook_entregas d JOIN webhook_eventos e \
+             ON e.id = d.evento_id WHERE e.tipo = 'solicitacao.expirada'",
+    );
+    assert_eq!(
+        expiry_deliveries,
+        (acme_rows * 2 + (ROWS - acme_rows)) as i64
+    );
+}
+
+// --- atomicity ---
+
+#[test]
+fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let pending = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let due = w.acme.insert(
+        &repo,
+        &Spec::new(created()).expira_em(now() - TimeDelta::days(1)),
+    );
+    let history_before = history_count(&w.db);
+    w.db.conn()
+        .batch_execute(
+            "ALTER TABLE webhook_eventos ADD CONSTRAINT recusa_tudo CHECK (false) NOT VALID",
+        )
+        .unwrap();
+
+    let new = w.acme.request(&Spec::new(created()));
+    assert!(repo.insert(&new).is_err());
+    assert!(repo
+        .transition(
+            w.acme.company.id,
+            pending.id,
+            Pendente,
+            Ativo,
+            TransitionCause::Pgcc,
+            now()
+        )
+        .is_err());
+    assert!(repo.expire_due(now(), 10).is_err());
+
+    assert_eq!(
+        w.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento WHERE id = '{}'",
+            new.id
+        )),
+        0
+    );
+    assert_eq!(stored(&w.db, pending.id).status, "pendente");
+    assert_eq!(stored(&w.db, due.id).status, "ativo");
+    assert_eq!(history_count(&w.db), history_before);
+}

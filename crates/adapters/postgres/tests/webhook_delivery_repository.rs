@@ -1,0 +1,732 @@
+//! [`PgWebhookDeliveryRepository`]: claims (including two senders at once), attempts, the
+//! company's delivery log, replays and the disabling of failing URLs. Events and deliveries are
+//! seeded directly in the tables, so each test states exactly what exists.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Barrier;
+use std::thread;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use common::consent::pool_of;
+use common::webhook::{attempts, delivery, register, secret_of, set_disabled, sorted};
+use common::{at, create_company};
+use diesel::prelude::*;
+use domain::{Company, CompanyId, WebhookUrl};
+use ports::{
+    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret, RepoError,
+    WebhookDeliveryRepository, WebhookUrlRepository,
+};
+use postgres_adapter::schema::{webhook_entregas as we, webhook_eventos as ev, webhook_urls};
+use postgres_adapter::{PgPool, PgWebhookDeliveryRepository, PgWebhookUrlRepository};
+use testkit::TestDb;
+use uuid::Uuid;
+
+fn t0() -> DateTime<Utc> {
+    at("2026-06-01T12:00:00Z")
+}
+
+fn minutes(n: i64) -> TimeDelta {
+    TimeDelta::minutes(n)
+}
+
+fn days(n: i64) -> TimeDelta {
+    TimeDelta::days(n)
+}
+
+/// The body seeded for event `id`.
+fn body(id: Uuid) -> String {
+    format!(
+        r#"{{"type":"solicitacao.criada","timestamp":"2026-06-01T12:00:00Z","data":{{"id":"{id}"}}}}"#
+    )
+}
+
+/// Stores an event of `empresa` created at `criado_em` and returns its id.
+fn event(db: &TestDb, empresa: CompanyId, criado_em: DateTime<Utc>) -> Uuid {
+    let id = Uuid::new_v4();
+    diesel::insert_into(ev::table)
+        .values((
+            ev::id.eq(id),
+            ev::empresa_id.eq(empresa.0),
+            ev::tipo.eq("solicitacao.criada"),
+            ev::payload.eq(body(id)),
+            ev::criado_em.eq(criado_em),
+        ))
+        .execute(&mut db.conn())
+        .unwrap();
+    id
+}
+
+/// Stores a delivery of a new event to `url`, created at `criado_em`, in `status`, next due at
+/// `due`, and returns its id.
+fn seed(
+    db: &TestDb,
+    url: &WebhookUrl,
+    status: &str,
+    criado_em: DateTime<Utc>,
+    due: Option<DateTime<Utc>>,
+) -> Uuid {
+    let evento = event(db, url.empresa_id, criado_em);
+    deliver(db, evento, url, status, criado_em, due)
+}
+
+/// Stores a delivery of event `evento` to `url` and returns its id.
+fn deliver(
+    db: &TestDb,
+    evento: Uuid,
+    url: &WebhookUrl,
+    status: &str,
+    criado_em: DateTime<Utc>,
+    due: Option<DateTime<Utc>>,
+) -> Uuid {
+    let id = Uuid::new_v4();
+    diesel::insert_into(we::table)
+        .values((
+            we::id.eq(id),
+            we::evento_id.eq(evento),
+            we::webhook_url_id.eq(url.id),
+            we::empresa_id.eq(url.empresa_id.0),
+            we::status.eq(status),
+            we::proxima_tentativa_em.eq(due),
+            we::criado_em.eq(criado_em),
+            we::atualizado_em.eq(criado_em),
+            we::entregue_em.eq((status == "entregue").then_some(criado_em)),
+        ))
+        .execute(&mut db.conn())
+        .unwrap();
+    id
+}
+
+/// A pending delivery due at `due` (created then).
+fn pending(db: &TestDb, url: &WebhookUrl, due: DateTime<Utc>) -> Uuid {
+    seed(db, url, "pendente", due, Some(due))
+}
+
+/// Marks URL `id` removed without cancelling its deliveries (as a removal racing an event
+/// could leave them).
+fn set_removed(db: &TestDb, id: Uuid, when: DateTime<Utc>) {
+    diesel::update(webhook_urls::table.find(id))
+        .set(webhook_urls::removido_em.eq(when))
+        .execute(&mut db.conn())
+        .unwrap();
+}
+
+fn evento_of(db: &TestDb, delivery_id: Uuid) -> Uuid {
+    delivery(db, delivery_id).evento_id
+}
+
+fn ids(claimed: &[DueDelivery]) -> Vec<Uuid> {
+    sorted(claimed.iter().map(|d| d.id).collect())
+}
+
+fn attempt(em: DateTime<Utc>, status_http: Option<u16>, erro: Option<&str>) -> DeliveryAttempt {
+    DeliveryAttempt {
+        em,
+        status_http,
+        latencia_ms: 120,
+        erro: erro.map(str::to_owned),
+    }
+}
+
+struct World {
+    db: TestDb,
+    pool: PgPool,
+    acme: Company,
+    globex: Company,
+}
+
+fn world(pool_size: u32) -> World {
+    let db = TestDb::new();
+    let pool = pool_of(&db, pool_size);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    World {
+        db,
+        pool,
+        acme,
+        globex,
+    }
+}
+
+impl World {
+    fn url(&self, empresa: &Company, path: &str) -> WebhookUrl {
+        register(
+            &self.pool,
+            empresa,
+            &format!("https://{path}"),
+            at("2026-01-01T00:00:00Z"),
+        )
+    }
+
+    fn repo(&self) -> PgWebhookDeliveryRepository {
+        PgWebhookDeliveryRepository::new(self.pool.clone())
+    }
+}
+
+// --- claim_due ---
+
+#[test]
+fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let g = w.url(&w.globex, "globex.example/g");
+    let removed = w.url(&w.acme, "acme.example/removed");
+    let disabled = w.url(&w.acme, "acme.example/disabled");
+    let db = &w.db;
+    let a1 = pending(db, &a, t0() - minutes(4));
+    let g1 = pending(db, &g, t0() - minutes(3));
+    let a2 = pending(db, &a, t0());
+    let not_due = pending(db, &a, t0() + minutes(1));
+    let finished: Vec<Uuid> = ["entregue", "falhou", "cancelada"]
+        .into_iter()
+        .map(|status| seed(db, &a, status, t0() - minutes(20), None))
+        .collect();
+    let to_removed = pending(db, &removed, t0() - minutes(10));
+    let to_disabled = pending(db, &disabled, t0() - minutes(10));
+    set_removed(db, removed.id, t0() - minutes(5));
+    set_disabled(db, disabled.id, Some(t0() - minutes(5)));
+    let repo = w.repo();
+    let lease = t0() + minutes(5);
+
+    let oldest = repo.claim_due(2, t0(), lease).unwrap();
+    let rest = repo.claim_due(10, t0(), lease).unwrap();
+    let none = repo.claim_due(10, t0(), lease).unwrap();
+
+    assert_eq!(ids(&oldest), sorted(vec![a1, g1]));
+    let claimed_g1 = oldest.iter().find(|d| d.id == g1).unwrap();
+    assert_eq!(
+        *claimed_g1,
+        DueDelivery {
+            id: g1,
+            empresa_id: w.globex.id,
+            webhook_url_id: g.id,
+            url: "https://globex.example/g".to_owned(),
+            evento_id: evento_of(db, g1),
+            payload: body(evento_of(db, g1)),
+            tentativas: 0,
+            secret: secret_of(g.id),
+            previous_secret: None,
+        }
+    );
+    assert_eq!(ids(&rest), [a2]);
+    assert_eq!(none, []);
+    for id in [a1, g1, a2] {
+        assert_eq!(delivery(db, id).proxima_tentativa_em, Some(lease));
+        assert_eq!(delivery(db, id).status, "pendente");
+    }
+    for (id, due) in [
+        (not_due, t0() + minutes(1)),
+        (to_removed, t0() - minutes(10)),
+        (to_disabled, t0() - minutes(10)),
+    ] {
+        assert_eq!(
+            delivery(db, id).proxima_tentativa_em,
+            Some(due),
+            "not claimed"
+        );
+    }
+    for id in finished {
+        assert_eq!(delivery(db, id).proxima_tentativa_em, None, "never claimed");
+    }
+    assert_eq!(repo.claim_due(0, lease, lease).unwrap(), []);
+}
+
+#[test]
+fn a_claimed_delivery_is_not_due_again_until_its_lease() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    let lease = t0() + minutes(5);
+    assert_eq!(ids(&repo.claim_due(10, t0(), lease).unwrap()), [d]);
+
+    let just_before = repo
+        .claim_due(10, lease - TimeDelta::microseconds(1), lease + minutes(5))
+        .unwrap();
+    let at_lease = repo.claim_due(10, lease, lease + minutes(5)).unwrap();
+
+    assert_eq!(just_before, []);
+    assert_eq!(
+        ids(&at_lease),
+        [d],
+        "a crashed sender's claim is retried at the lease"
+    );
+    assert_eq!(
+        delivery(&w.db, d).proxima_tentativa_em,
+        Some(lease + minutes(5))
+    );
+}
+
+#[test]
+fn two_senders_claiming_at_once_never_share_a_delivery() {
+    const ROWS: usize = 100;
+    let w = world(4);
+    let a = w.url(&w.acme, "acme.example/a");
+    let g = w.url(&w.globex, "globex.example/g");
+    let all: HashSet<Uuid> = (0..ROWS)
+        .map(|i| {
+            let url = if i % 2 == 0 { &a } else { &g };
+            pending(&w.db, url, t0() - TimeDelta::seconds(i as i64))
+        })
+        .collect();
+    let repo = w.repo();
+    let lease = t0() + minutes(5);
+    let barrier = Barrier::new(2);
+
+    let claimed: Vec<Vec<Uuid>> = thread::scope(|s| {
+        let senders: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    let mut mine = Vec::new();
+                    loop {
+                        let batch = repo.claim_due(7, t0(), lease).unwrap();
+                        if batch.is_empty() {
+                            return mine;
+                        }
+                        mine.extend(batch.into_iter().map(|d| d.id));
+                    }
+                })
+            })
+            .collect();
+        senders.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+
+    let first: HashSet<Uuid> = claimed[0].iter().copied().collect();
+    let second: HashSet<Uuid> = claimed[1].iter().copied().collect();
+    assert_eq!(
+        first.len(),
+        claimed[0].len(),
+        "a sender got a delivery twice"
+    );
+    assert_eq!(
+        second.len(),
+        claimed[1].len(),
+        "a sender got a delivery twice"
+    );
+    assert_eq!(
+        first.intersection(&second).count(),
+        0,
+        "claimed by both senders"
+    );
+    let union: HashSet<Uuid> = first.union(&second).copied().collect();
+    assert_eq!(union, all);
+    assert_eq!(repo.claim_due(500, t0(), lease).unwrap(), []);
+}
+
+// --- record_attempt ---
+
+#[test]
+fn a_delivered_attempt_finishes_the_delivery() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let em = t0() + TimeDelta::seconds(1);
+
+    w.repo()
+        .record_attempt(d, &attempt(em, Some(204), None), DeliveryOutcome::Delivered)
+        .unwrap();
+
+    let row = delivery(&w.db, d);
+    assert_eq!(row.status, "entregue");
+    assert_eq!(row.entregue_em, Some(em));
+    assert_eq!(row.proxima_tentativa_em, None);
+    assert_eq!(row.tentativas, 1);
+    assert_eq!(row.atualizado_em, em);
+    let tries = attempts(&w.db, d);
+    assert_eq!(tries.len(), 1);
+    assert_eq!(
+        (
+            tries[0].em,
+            tries[0].status_http,
+            tries[0].latencia_ms,
+            tries[0].erro.as_deref()
+        ),
+        (em, Some(204), 120, None)
+    );
+}
+
+#[test]
+fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    let em1 = t0() + TimeDelta::seconds(1);
+    let retry_at = t0() + minutes(1);
+
+    repo.record_attempt(
+        d,
+        &attempt(em1, Some(500), Some("HTTP 500")),
+        DeliveryOutcome::RetryAt(retry_at),
+    )
+    .unwrap();
+
+    let row = delivery(&w.db, d);
+    assert_eq!(
+        (
+            row.status.as_str(),
+            row.proxima_tentativa_em,
+            row.tentativas,
+            row.atualizado_em
+        ),
+        ("pendente", Some(retry_at), 1, em1)
+    );
+    assert_eq!(
+        repo.claim_due(10, retry_at - TimeDelta::microseconds(1), retry_at)
+            .unwrap(),
+        []
+    );
+    let claimed = repo.claim_due(10, retry_at, retry_at + minutes(5)).unwrap();
+    assert_eq!(ids(&claimed), [d]);
+    assert_eq!(claimed[0].tentativas, 1, "attempts made before this one");
+
+    let em2 = retry_at + TimeDelta::seconds(30);
+    repo.record_attempt(
+        d,
+        &attempt(em2, None, Some("timeout")),
+        DeliveryOutcome::Failed,
+    )
+    .unwrap();
+
+    let row = delivery(&w.db, d);
+    assert_eq!(
+        (
+            row.status.as_str(),
+            row.proxima_tentativa_em,
+            row.tentativas,
+            row.entregue_em
+        ),
+        ("falhou", None, 2, None)
+    );
+    assert_eq!(row.atualizado_em, em2);
+    let tries = attempts(&w.db, d);
+    assert_eq!(tries.len(), 2);
+    assert_eq!(
+        (tries[0].status_http, tries[0].erro.as_deref()),
+        (Some(500), Some("HTTP 500"))
+    );
+    assert_eq!(
+        (tries[1].em, tries[1].status_http, tries[1].erro.as_deref()),
+        (em2, None, Some("timeout"))
+    );
+    assert_eq!(
+        repo.claim_due(10, em2 + days(1), em2 + days(1)).unwrap(),
+        []
+    );
+}
+
+#[test]
+fn an_attempt_on_a_delivery_cancelled_meanwhile_is_counted_and_it_stays_cancelled() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    assert_eq!(
+        ids(&repo.claim_due(10, t0(), t0() + minutes(5)).unwrap()),
+        [d]
+    );
+    assert!(PgWebhookUrlRepository::new(w.pool.clone())
+        .soft_delete(w.acme.id, a.id, t0() + TimeDelta::seconds(1))
+        .unwrap());
+    let em = t0() + TimeDelta::seconds(2);
+
+    repo.record_attempt(
+        d,
+        &attempt(em, Some(503), None),
+        DeliveryOutcome::RetryAt(t0() + minutes(1)),
+    )
+    .unwrap();
+
+    let row = delivery(&w.db, d);
+    assert_eq!(
+        (
+            row.status.as_str(),
+            row.proxima_tentativa_em,
+            row.tentativas
+        ),
+        ("cancelada", None, 1)
+    );
+    assert_eq!(attempts(&w.db, d).len(), 1);
+}
+
+#[test]
+fn a_huge_latency_is_stored_saturated_and_an_unknown_delivery_is_an_error() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    let slow = DeliveryAttempt {
+        latencia_ms: u32::MAX,
+        ..attempt(t0(), None, Some("timeout"))
+    };
+
+    repo.record_attempt(d, &slow, DeliveryOutcome::Failed)
+        .unwrap();
+    let unknown = repo.record_attempt(Uuid::new_v4(), &slow, DeliveryOutcome::Failed);
+
+    assert_eq!(attempts(&w.db, d)[0].latencia_ms, i32::MAX);
+    assert!(
+        matches!(unknown, Err(RepoError::Unexpected(_))),
+        "{unknown:?}"
+    );
+    assert_eq!(attempts(&w.db, d).len(), 1);
+}
+
+// --- list_for_url ---
+
+#[test]
+fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let other = w.url(&w.acme, "acme.example/other");
+    let db = &w.db;
+    let oldest = pending(db, &a, t0() - minutes(3));
+    let middle = pending(db, &a, t0() - minutes(2));
+    let newest = pending(db, &a, t0() - minutes(1));
+    pending(db, &other, t0());
+    let repo = w.repo();
+    let em1 = t0() + TimeDelta::seconds(1);
+    let em2 = t0() + TimeDelta::seconds(2);
+    let retry = t0() + minutes(10);
+    repo.record_attempt(
+        middle,
+        &attempt(em1, Some(500), Some("HTTP 500")),
+        DeliveryOutcome::RetryAt(retry),
+    )
+    .unwrap();
+    repo.record_attempt(
+        middle,
+        &attempt(em2, Some(200), None),
+        DeliveryOutcome::Delivered,
+    )
+    .unwrap();
+
+    let two = repo.list_for_url(w.acme.id, a.id, 2).unwrap().unwrap();
+    let all = repo.list_for_url(w.acme.id, a.id, 50).unwrap().unwrap();
+
+    assert_eq!(
+        two,
+        vec![
+            DeliveryRecord {
+                id: newest,
+                evento_id: evento_of(db, newest),
+                tipo: "solicitacao.criada".to_owned(),
+                status: "pendente".to_owned(),
+                criado_em: t0() - minutes(1),
+                proxima_tentativa_em: Some(t0() - minutes(1)),
+                tentativas: vec![],
+            },
+            DeliveryRecord {
+                id: middle,
+                evento_id: evento_of(db, middle),
+                tipo: "solicitacao.criada".to_owned(),
+                status: "entregue".to_owned(),
+                criado_em: t0() - minutes(2),
+                proxima_tentativa_em: None,
+                tentativas: vec![
+                    attempt(em1, Some(500), Some("HTTP 500")),
+                    attempt(em2, Some(200), None),
+                ],
+            },
+        ]
+    );
+    assert_eq!(
+        all.iter().map(|r| r.id).collect::<Vec<_>>(),
+        [newest, middle, oldest],
+        "only this URL's deliveries, newest first"
+    );
+    assert_eq!(repo.list_for_url(w.acme.id, a.id, 0).unwrap(), Some(vec![]));
+}
+
+#[test]
+fn the_log_of_another_companys_or_an_unknown_url_is_none_and_a_removed_url_keeps_its_log() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    assert!(PgWebhookUrlRepository::new(w.pool.clone())
+        .soft_delete(w.acme.id, a.id, t0() + minutes(1))
+        .unwrap());
+
+    assert_eq!(repo.list_for_url(w.globex.id, a.id, 10).unwrap(), None);
+    assert_eq!(
+        repo.list_for_url(w.acme.id, Uuid::new_v4(), 10).unwrap(),
+        None
+    );
+    let log = repo.list_for_url(w.acme.id, a.id, 10).unwrap().unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!((log[0].id, log[0].status.as_str()), (d, "cancelada"));
+}
+
+// --- replay ---
+
+#[test]
+fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let failed = pending(&w.db, &a, t0());
+    let delivered = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    repo.record_attempt(
+        failed,
+        &attempt(t0(), None, Some("timeout")),
+        DeliveryOutcome::Failed,
+    )
+    .unwrap();
+    repo.record_attempt(
+        delivered,
+        &attempt(t0(), Some(200), None),
+        DeliveryOutcome::Delivered,
+    )
+    .unwrap();
+    let now = t0() + days(1);
+
+    assert!(repo.replay(w.acme.id, a.id, failed, now).unwrap());
+    assert!(repo.replay(w.acme.id, a.id, delivered, now).unwrap());
+
+    for id in [failed, delivered] {
+        let row = delivery(&w.db, id);
+        assert_eq!(
+            (
+                row.status.as_str(),
+                row.proxima_tentativa_em,
+                row.atualizado_em,
+                row.entregue_em
+            ),
+            ("pendente", Some(now), now, None)
+        );
+        assert_eq!(row.tentativas, 1, "the attempts made stay counted");
+        assert_eq!(attempts(&w.db, id).len(), 1);
+    }
+    let claimed = repo.claim_due(10, now, now + minutes(5)).unwrap();
+    assert_eq!(ids(&claimed), sorted(vec![failed, delivered]));
+    assert!(
+        claimed
+            .iter()
+            .all(|d| d.evento_id == evento_of(&w.db, d.id)),
+        "same event id"
+    );
+}
+
+#[test]
+fn replay_of_another_companys_a_mismatched_a_removed_or_an_unknown_delivery_is_false() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let b = w.url(&w.acme, "acme.example/b");
+    let gone = w.url(&w.acme, "acme.example/gone");
+    let off = w.url(&w.acme, "acme.example/off");
+    let db = &w.db;
+    let on_a = seed(db, &a, "falhou", t0(), None);
+    let on_gone = seed(db, &gone, "falhou", t0(), None);
+    let on_off = seed(db, &off, "falhou", t0(), None);
+    set_removed(db, gone.id, t0());
+    set_disabled(db, off.id, Some(t0()));
+    let repo = w.repo();
+    let now = t0() + days(1);
+
+    assert!(!repo.replay(w.globex.id, a.id, on_a, now).unwrap());
+    assert!(!repo.replay(w.acme.id, b.id, on_a, now).unwrap());
+    assert!(!repo.replay(w.acme.id, gone.id, on_gone, now).unwrap());
+    assert!(!repo.replay(w.acme.id, a.id, Uuid::new_v4(), now).unwrap());
+    for id in [on_a, on_gone] {
+        assert_eq!(delivery(db, id).status, "falhou");
+    }
+    // A disabled URL is not removed: its delivery is replayed (and sent once it is enabled).
+    assert!(repo.replay(w.acme.id, off.id, on_off, now).unwrap());
+    assert_eq!(delivery(db, on_off).status, "pendente");
+    assert_eq!(repo.claim_due(10, now, now).unwrap(), []);
+}
+
+// --- disable_failing_urls ---
+
+#[test]
+fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
+    let w = world(2);
+    let now = t0();
+    let window = days(5);
+    let url = |c: &Company, p: &str| w.url(c, p);
+    let failing = url(&w.acme, "acme.example/failing");
+    let theirs = url(&w.globex, "globex.example/failing");
+    let recovered = url(&w.acme, "acme.example/recovered");
+    let old = url(&w.acme, "acme.example/old");
+    let retrying = url(&w.acme, "acme.example/retrying");
+    let quiet = url(&w.acme, "acme.example/quiet");
+    let removed = url(&w.acme, "acme.example/removed");
+    let disabled = url(&w.acme, "acme.example/disabled");
+    let db = &w.db;
+    let failed = |u: &WebhookUrl, when| seed(db, u, "falhou", when, None);
+    // At the very start of the window, and a later one still retrying.
+    failed(&failing, now - window);
+    pending(db, &failing, now - days(1));
+    failed(&theirs, now - days(2));
+    failed(&recovered, now - days(3));
+    seed(db, &recovered, "entregue", now - days(2), None);
+    // Failed before the window only (nothing since).
+    failed(&old, now - window - TimeDelta::microseconds(1));
+    seed(db, &old, "entregue", now - days(9), None);
+    pending(db, &retrying, now - days(1));
+    failed(&removed, now - days(1));
+    set_removed(db, removed.id, now - days(1));
+    failed(&disabled, now - days(1));
+    let disabled_at = now - days(1);
+    set_disabled(db, disabled.id, Some(disabled_at));
+    let urls = PgWebhookUrlRepository::new(w.pool.clone());
+    let repo = w.repo();
+
+    let count = repo.disable_failing_urls(now, window).unwrap();
+    let again = repo.disable_failing_urls(now + minutes(1), window).unwrap();
+
+    assert_eq!(count, 2);
+    assert_eq!(again, 0);
+    let state = |u: &WebhookUrl| {
+        webhook_urls::table
+            .find(u.id)
+            .select(webhook_urls::desativado_em)
+            .first::<Option<DateTime<Utc>>>(&mut db.conn())
+            .unwrap()
+    };
+    assert_eq!(state(&failing), Some(now));
+    assert_eq!(state(&theirs), Some(now), "every company's URLs");
+    for u in [&recovered, &old, &retrying, &quiet, &removed] {
+        assert_eq!(state(u), None, "{}", u.url);
+    }
+    assert_eq!(
+        state(&disabled),
+        Some(disabled_at),
+        "the first disabling time stays"
+    );
+    let listed = urls.get(w.acme.id, failing.id).unwrap().unwrap();
+    assert_eq!(listed.desativado_em, Some(now));
+    // Its pending delivery is no longer claimed.
+    assert_eq!(
+        repo.claim_due(10, now, now).unwrap().len(),
+        1,
+        "only `retrying`'s"
+    );
+}
+
+#[test]
+fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
+    let w = world(2);
+    let h = domain::WebhookUrl {
+        id: Uuid::new_v4(),
+        empresa_id: w.acme.id,
+        url: "https://acme.example/x".to_owned(),
+        criado_em: t0(),
+        removido_em: None,
+        desativado_em: None,
+    };
+    PgWebhookUrlRepository::new(w.pool.clone())
+        .insert(&h, &EncryptedSecret("v1:segredo".to_owned()))
+        .unwrap();
+    let e = event(&w.db, w.acme.id, t0());
+    let d = deliver(&w.db, e, &h, "pendente", t0(), Some(t0()));
+
+    let claimed = w.repo().claim_due(1, t0(), t0() + minutes(1)).unwrap();
+
+    assert_eq!(ids(&claimed), [d]);
+    assert_eq!(claimed[0].secret, EncryptedSecret("v1:segredo".to_owned()));
+    assert_eq!(claimed[0].payload, body(e));
+}

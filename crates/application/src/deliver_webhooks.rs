@@ -1,0 +1,1071 @@
+//! The webhook delivery worker's round: claims due deliveries, signs and POSTs each one, and
+//! records the attempt with where the delivery goes next (delivered, retry at, failed). Also
+//! disables URLs whose deliveries have all been failing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use ports::{
+    Clock, DeliveryAttempt, DeliveryOutcome, DueDelivery, RepoError, SecretCipher, SendReport,
+    TargetGuard, WebhookDeliveryRepository, WebhookSender,
+};
+use rand::Rng;
+
+use crate::settings::ServiceSettings;
+use crate::webhook_signing::signature_header;
+
+/// The most of the sender's error text kept in an attempt.
+const MAX_ERRO_CHARS: usize = 200;
+
+/// The outcome of one round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeliveryReport {
+    /// Deliveries claimed and given an attempt (recorded).
+    pub attempted: u32,
+    /// Answered with a 2xx.
+    pub delivered: u32,
+    /// Not delivered, scheduled for another attempt.
+    pub retried: u32,
+    /// Not delivered and given up on (schedule exhausted, target refused, unreadable secret).
+    pub failed: u32,
+}
+
+#[derive(Clone)]
+pub struct DeliverWebhooks {
+    deliveries: Arc<dyn WebhookDeliveryRepository>,
+    sender: Arc<dyn WebhookSender>,
+    guard: Arc<dyn TargetGuard>,
+    cipher: Arc<dyn SecretCipher>,
+    clock: Arc<dyn Clock>,
+    settings: ServiceSettings,
+}
+
+impl DeliverWebhooks {
+    pub fn new(
+        deliveries: Arc<dyn WebhookDeliveryRepository>,
+        sender: Arc<dyn WebhookSender>,
+        guard: Arc<dyn TargetGuard>,
+        cipher: Arc<dyn SecretCipher>,
+        clock: Arc<dyn Clock>,
+        settings: ServiceSettings,
+    ) -> Self {
+        Self {
+            deliveries,
+            sender,
+            guard,
+            cipher,
+            clock,
+            settings,
+        }
+    }
+
+    /// Claims up to `batch` due deliveries (leased for the configured time) and makes one
+    /// attempt at each, in order:
+    /// - the target guard checks the URL again (DNS can change): refused is a failed attempt
+    ///   with no status, nothing is sent;
+    /// - the current secret (and the previous one during a rotation's overlap) is decrypted: an
+    ///   unreadable one is a failed attempt, nothing is sent;
+    /// - the body is POSTed with the Standard Webhooks headers; any 2xx is delivered;
+    /// - otherwise the next attempt waits the schedule's next delay, at least the receiver's
+    ///   `Retry-After` (capped at the schedule's largest delay), with ±10% jitter; with the
+    ///   schedule exhausted the delivery has failed.
+    ///
+    /// A failure to record an attempt ends the round with that error: the deliveries not yet
+    /// attempted are claimed again when their lease ends. Logs carry ids and statuses only,
+    /// never a URL, a body or a secret.
+    pub fn run_once(&self, batch: u32) -> Result<DeliveryReport, RepoError> {
+        let now = self.clock.now();
+        let claimed = self
+            .deliveries
+            .claim_due(batch, now, now + self.settings.webhook_lease)?;
+        let mut report = DeliveryReport::default();
+        for delivery in &claimed {
+            let (attempt, outcome) = self.attempt(delivery);
+            self.deliveries
+                .record_attempt(delivery.id, &attempt, outcome)
+                .inspect_err(|e| {
+                    tracing::warn!(delivery_id = %delivery.id, error = %e, "webhook delivery: recording the attempt failed");
+                })?;
+            report.attempted += 1;
+            match outcome {
+                DeliveryOutcome::Delivered => report.delivered += 1,
+                DeliveryOutcome::RetryAt(_) => report.retried += 1,
+                DeliveryOutcome::Failed => report.failed += 1,
+            }
+            tracing::debug!(
+                delivery_id = %delivery.id,
+                webhook_url_id = %delivery.webhook_url_id,
+                status_http = ?attempt.status_http,
+                outcome = ?outcome,
+                "webhook delivery attempted"
+            );
+        }
+        Ok(report)
+    }
+
+    /// Disables every URL whose deliveries over the configured window all failed; how many.
+    pub fn disable_failing_urls(&self) -> Result<u32, RepoError> {
+        let disabled = self
+            .deliveries
+            .disable_failing_urls(self.clock.now(), self.settings.webhook_disable_after)?;
+        if disabled > 0 {
+            tracing::warn!(disabled, "webhook URLs disabled after failing deliveries");
+        }
+        Ok(disabled)
+    }
+
+    /// One attempt at `delivery`: what it gave and where the delivery goes next.
+    fn attempt(&self, delivery: &DueDelivery) -> (DeliveryAttempt, DeliveryOutcome) {
+        let em = self.clock.now();
+        let not_sent = |erro: String| {
+            let attempt = DeliveryAttempt {
+                em,
+                status_http: None,
+                latencia_ms: 0,
+                erro: Some(erro),
+            };
+            (attempt, DeliveryOutcome::Failed)
+        };
+
+        if let Err(refused) = self.guard.check(&delivery.url) {
+            tracing::warn!(
+                delivery_id = %delivery.id,
+                webhook_url_id = %delivery.webhook_url_id,
+                reason = %refused,
+                "webhook delivery: target refused"
+            );
+            return not_sent(format!("destino recusado: {refused}"));
+        }
+
+        let webhook_id = delivery.evento_id.hyphenated().to_string();
+        let timestamp = em.timestamp();
+        let Some(signature) = self.signature(delivery, &webhook_id, timestamp) else {
+            tracing::error!(delivery_id = %delivery.id, "webhook delivery: unreadable secret");
+            return not_sent("segredo ilegível".to_owned());
+        };
+        let headers = [
+            ("webhook-id", webhook_id),
+            ("webhook-timestamp", timestamp.to_string()),
+            ("webhook-signature", signature),
+            ("content-type", "application/json".to_owned()),
+        ]
+        .map(|(name, value)| (name.to_owned(), value));
+
+        let sent = self.sender.send(&delivery.url, &headers, &delivery.payload);
+        let attempt = DeliveryAttempt {
+            em,
+            status_http: sent.status,
+            latencia_ms: u32::try_from(sent.latency.as_millis()).unwrap_or(u32::MAX),
+            erro: erro_of(&sent),
+        };
+        if matches!(sent.status, Some(200..=299)) {
+            return (attempt, DeliveryOutcome::Delivered);
+        }
+        let attempts_made = delivery.tentativas.saturating_add(1);
+        let unit = rand::thread_rng().gen_range(-1.0..=1.0);
+        let outcome = match retry_delay(
+            &self.settings.webhook_retry_schedule,
+            attempts_made,
+            sent.retry_after,
+            unit,
+        ) {
+            Some(delay) => DeliveryOutcome::RetryAt(after(self.clock.now(), delay)),
+            None => DeliveryOutcome::Failed,
+        };
+        (attempt, outcome)
+    }
+
+    /// The `webhook-signature` header under the current secret and, during an overlap, the
+    /// previous one; `None` if either cannot be decrypted or is not a valid secret.
+    fn signature(
+        &self,
+        delivery: &DueDelivery,
+        webhook_id: &str,
+        timestamp: i64,
+    ) -> Option<String> {
+        let current = self.cipher.decrypt(&delivery.secret).ok()?;
+        let previous = match &delivery.previous_secret {
+            Some(secret) => Some(self.cipher.decrypt(secret).ok()?),
+            None => None,
+        };
+        let secrets: Vec<&str> = std::iter::once(current.as_str())
+            .chain(previous.as_deref())
+            .collect();
+        signature_header(&secrets, webhook_id, timestamp, &delivery.payload).ok()
+    }
+}
+
+/// Why a non-2xx attempt failed: `HTTP <status>`, or the sender's reason (at most
+/// [`MAX_ERRO_CHARS`] characters). `None` for a 2xx.
+fn erro_of(sent: &SendReport) -> Option<String> {
+    match sent.status {
+        Some(200..=299) => None,
+        Some(status) => Some(format!("HTTP {status}")),
+        None => Some(match &sent.error {
+            Some(error) => error.chars().take(MAX_ERRO_CHARS).collect(),
+            None => "sem resposta".to_owned(),
+        }),
+    }
+}
+
+/// The wait before the next attempt after `attempts_made` attempts, or `None` when the schedule
+/// is exhausted. The schedule's delay, raised to the receiver's `retry_after` capped at the
+/// schedule's largest delay, then moved by `unit` (in -1..=1) times 10% of itself; never below
+/// the honoured `retry_after`.
+fn retry_delay(
+    schedule: &[Duration],
+    attempts_made: u32,
+    retry_after: Option<Duration>,
+    unit: f64,
+) -> Option<Duration> {
+    let scheduled = *schedule.get(usize::try_from(attempts_made).ok()?)?;
+    let largest = schedule.iter().max().copied().unwrap_or_default();
+    let floor = retry_after.map_or(Duration::ZERO, |wanted| wanted.min(largest));
+    let delay = scheduled.max(floor);
+    let factor = 1.0 + 0.1 * unit.clamp(-1.0, 1.0);
+    let jittered = Duration::try_from_secs_f64(delay.as_secs_f64() * factor).unwrap_or(delay);
+    Some(jittered.max(floor))
+}
+
+/// `now + delay`, saturating at the latest representable instant.
+fn after(now: DateTime<Utc>, delay: Duration) -> DateTime<Utc> {
+    chrono::Duration::from_std(delay)
+        .ok()
+        .and_then(|delay| now.checked_add_signed(delay))
+        .unwrap_or(DateTime::<Utc>::MAX_UTC)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use domain::CompanyId;
+    use ports::{
+        EncryptedSecret, MockSecretCipher, MockTargetGuard, MockWebhookDeliveryRepository,
+        MockWebhookSender, TargetRefused,
+    };
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::test_support::{fixed_clock, now};
+    use crate::webhook_signing::sign;
+
+    const CURRENT: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const PREVIOUS: &str = "whsec_cHJldmlvdXMtc2VjcmV0LWtleQ==";
+    const URL: &str = "https://receiver.example/hooks";
+    const BODY: &str =
+        r#"{"type":"solicitacao.criada","timestamp":"2025-03-14T12:00:00Z","data":{}}"#;
+
+    type Recorded = Arc<Mutex<Vec<(Uuid, DeliveryAttempt, DeliveryOutcome)>>>;
+    type Sent = Arc<Mutex<Vec<(String, Vec<(String, String)>, String)>>>;
+
+    fn encrypted(plain: &str) -> EncryptedSecret {
+        EncryptedSecret(format!("enc:{plain}"))
+    }
+
+    fn due(tentativas: u32) -> DueDelivery {
+        DueDelivery {
+            id: Uuid::new_v4(),
+            empresa_id: CompanyId(Uuid::from_u128(1)),
+            webhook_url_id: Uuid::new_v4(),
+            url: URL.to_owned(),
+            evento_id: Uuid::new_v4(),
+            payload: BODY.to_owned(),
+            tentativas,
+            secret: encrypted(CURRENT),
+            previous_secret: None,
+        }
+    }
+
+    fn answer(status: Option<u16>) -> SendReport {
+        SendReport {
+            status,
+            retry_after: None,
+            latency: Duration::from_millis(35),
+            error: status.is_none().then(|| "conexão recusada".to_owned()),
+        }
+    }
+
+    /// Claims `claimed` once (for [`now`] and the default lease) and records every attempt.
+    fn repo(claimed: Vec<DueDelivery>, recorded: &Recorded) -> MockWebhookDeliveryRepository {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_claim_due()
+            .withf(|limit, at, lease| {
+                *limit == 10 && *at == now() && *lease == now() + chrono::Duration::minutes(2)
+            })
+            .times(1)
+            .return_once(move |_, _, _| Ok(claimed));
+        let sink = recorded.clone();
+        repo.expect_record_attempt()
+            .returning(move |id, attempt, outcome| {
+                sink.lock().unwrap().push((id, attempt.clone(), outcome));
+                Ok(())
+            });
+        repo
+    }
+
+    fn allowing_guard() -> MockTargetGuard {
+        let mut guard = MockTargetGuard::new();
+        guard
+            .expect_check()
+            .withf(|url| url == URL)
+            .returning(|_| Ok(()));
+        guard
+    }
+
+    /// Decrypts `enc:s` as `s`; anything else fails.
+    fn cipher() -> MockSecretCipher {
+        let mut cipher = MockSecretCipher::new();
+        cipher.expect_encrypt().times(0);
+        cipher.expect_decrypt().returning(|secret| {
+            secret
+                .0
+                .strip_prefix("enc:")
+                .map(str::to_owned)
+                .ok_or_else(|| anyhow::anyhow!("authentication tag mismatch"))
+        });
+        cipher
+    }
+
+    /// Answers every POST with `report` and records what was sent.
+    fn sender(report: SendReport, sent: &Sent) -> MockWebhookSender {
+        let sink = sent.clone();
+        let mut sender = MockWebhookSender::new();
+        sender.expect_send().returning(move |url, headers, body| {
+            sink.lock()
+                .unwrap()
+                .push((url.to_owned(), headers.to_vec(), body.to_owned()));
+            report.clone()
+        });
+        sender
+    }
+
+    fn worker(
+        repo: MockWebhookDeliveryRepository,
+        sender: MockWebhookSender,
+        guard: MockTargetGuard,
+        cipher: MockSecretCipher,
+    ) -> DeliverWebhooks {
+        worker_with(repo, sender, guard, cipher, ServiceSettings::default())
+    }
+
+    fn worker_with(
+        repo: MockWebhookDeliveryRepository,
+        sender: MockWebhookSender,
+        guard: MockTargetGuard,
+        cipher: MockSecretCipher,
+        settings: ServiceSettings,
+    ) -> DeliverWebhooks {
+        DeliverWebhooks::new(
+            Arc::new(repo),
+            Arc::new(sender),
+            Arc::new(guard),
+            Arc::new(cipher),
+            fixed_clock(),
+            settings,
+        )
+    }
+
+    fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
+        let found: Vec<&str> = headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(found.len(), 1, "{name}: {headers:?}");
+        found[0]
+    }
+
+    /// The one recorded attempt and outcome, for `delivery`.
+    fn only_record(
+        recorded: &Recorded,
+        delivery: &DueDelivery,
+    ) -> (DeliveryAttempt, DeliveryOutcome) {
+        let recorded = recorded.lock().unwrap();
+        assert_eq!(recorded.len(), 1, "{recorded:?}");
+        assert_eq!(recorded[0].0, delivery.id);
+        (recorded[0].1.clone(), recorded[0].2)
+    }
+
+    /// The instant of a `RetryAt` outcome.
+    fn retry_at(outcome: DeliveryOutcome) -> DateTime<Utc> {
+        match outcome {
+            DeliveryOutcome::RetryAt(at) => at,
+            other => panic!("expected RetryAt, got {other:?}"),
+        }
+    }
+
+    fn assert_within(at: DateTime<Utc>, low: Duration, high: Duration) {
+        let low = now() + chrono::Duration::from_std(low).unwrap();
+        let high = now() + chrono::Duration::from_std(high).unwrap();
+        assert!(low <= at && at <= high, "{at} not in [{low}, {high}]");
+    }
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn a_2xx_answer_is_delivered_with_the_standard_webhooks_headers_and_the_exact_body() {
+        let delivery = due(0);
+        let recorded = Recorded::default();
+        let sent = Sent::default();
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(answer(Some(204)), &sent),
+            allowing_guard(),
+            cipher(),
+        );
+
+        let report = worker.run_once(10).unwrap();
+
+        assert_eq!(
+            report,
+            DeliveryReport {
+                attempted: 1,
+                delivered: 1,
+                retried: 0,
+                failed: 0
+            }
+        );
+        let sent = sent.lock().unwrap();
+        assert_eq!(sent.len(), 1);
+        let (url, headers, body) = &sent[0];
+        assert_eq!(url, URL);
+        assert_eq!(body, BODY);
+        assert_eq!(headers.len(), 4, "{headers:?}");
+        let webhook_id = delivery.evento_id.hyphenated().to_string();
+        assert_eq!(header(headers, "webhook-id"), webhook_id);
+        assert_eq!(
+            header(headers, "webhook-timestamp"),
+            now().timestamp().to_string()
+        );
+        assert_eq!(header(headers, "content-type"), "application/json");
+        assert_eq!(
+            header(headers, "webhook-signature"),
+            sign(CURRENT, &webhook_id, now().timestamp(), BODY).unwrap()
+        );
+        assert_eq!(
+            only_record(&recorded, &delivery),
+            (
+                DeliveryAttempt {
+                    em: now(),
+                    status_http: Some(204),
+                    latencia_ms: 35,
+                    erro: None
+                },
+                DeliveryOutcome::Delivered
+            )
+        );
+    }
+
+    #[test]
+    fn any_2xx_status_is_delivered() {
+        for status in [200, 201, 202, 299] {
+            let delivery = due(3);
+            let recorded = Recorded::default();
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender(answer(Some(status)), &Sent::default()),
+                allowing_guard(),
+                cipher(),
+            );
+
+            let report = worker.run_once(10).unwrap();
+
+            assert_eq!(report.delivered, 1, "{status}");
+            assert_eq!(
+                only_record(&recorded, &delivery).1,
+                DeliveryOutcome::Delivered
+            );
+        }
+    }
+
+    #[test]
+    fn during_a_rotation_the_header_carries_the_current_then_the_previous_signature() {
+        let mut delivery = due(0);
+        delivery.previous_secret = Some(encrypted(PREVIOUS));
+        let recorded = Recorded::default();
+        let sent = Sent::default();
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(answer(Some(200)), &sent),
+            allowing_guard(),
+            cipher(),
+        );
+
+        worker.run_once(10).unwrap();
+
+        let sent = sent.lock().unwrap();
+        let signature = header(&sent[0].1, "webhook-signature");
+        let webhook_id = delivery.evento_id.hyphenated().to_string();
+        let ts = now().timestamp();
+        assert_eq!(
+            signature.split(' ').collect::<Vec<_>>(),
+            [
+                sign(CURRENT, &webhook_id, ts, BODY).unwrap(),
+                sign(PREVIOUS, &webhook_id, ts, BODY).unwrap(),
+            ]
+        );
+        assert_eq!(
+            only_record(&recorded, &delivery).1,
+            DeliveryOutcome::Delivered
+        );
+    }
+
+    #[test]
+    fn a_500_is_retried_after_the_next_delay_of_the_schedule_within_ten_percent() {
+        let delivery = due(0);
+        let recorded = Recorded::default();
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(answer(Some(500)), &Sent::default()),
+            allowing_guard(),
+            cipher(),
+        );
+
+        let report = worker.run_once(10).unwrap();
+
+        assert_eq!(
+            report,
+            DeliveryReport {
+                attempted: 1,
+                delivered: 0,
+                retried: 1,
+                failed: 0
+            }
+        );
+        let (attempt, outcome) = only_record(&recorded, &delivery);
+        assert_eq!(
+            attempt,
+            DeliveryAttempt {
+                em: now(),
+                status_http: Some(500),
+                latencia_ms: 35,
+                erro: Some("HTTP 500".to_owned())
+            }
+        );
+        assert_within(
+            retry_at(outcome),
+            Duration::from_millis(4_500),
+            Duration::from_millis(5_500),
+        );
+    }
+
+    #[test]
+    fn each_failed_attempt_waits_the_schedule_entry_after_it() {
+        let schedule = ServiceSettings::default().webhook_retry_schedule;
+        for tentativas in 0..7u32 {
+            let delivery = due(tentativas);
+            let recorded = Recorded::default();
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender(answer(Some(503)), &Sent::default()),
+                allowing_guard(),
+                cipher(),
+            );
+
+            worker.run_once(10).unwrap();
+
+            let delay = schedule[tentativas as usize + 1];
+            let (_, outcome) = only_record(&recorded, &delivery);
+            assert_within(retry_at(outcome), delay.mul_f64(0.9), delay.mul_f64(1.1));
+        }
+    }
+
+    #[test]
+    fn a_redirect_or_client_error_is_not_delivered_but_retried() {
+        for status in [199, 301, 302, 400, 404, 410] {
+            let delivery = due(1);
+            let recorded = Recorded::default();
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender(answer(Some(status)), &Sent::default()),
+                allowing_guard(),
+                cipher(),
+            );
+
+            worker.run_once(10).unwrap();
+
+            let (attempt, outcome) = only_record(&recorded, &delivery);
+            assert_eq!(attempt.erro, Some(format!("HTTP {status}")));
+            assert_within(retry_at(outcome), secs(270), secs(330));
+        }
+    }
+
+    #[test]
+    fn no_answer_is_retried_with_the_senders_reason_and_no_status() {
+        let delivery = due(0);
+        let recorded = Recorded::default();
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(answer(None), &Sent::default()),
+            allowing_guard(),
+            cipher(),
+        );
+
+        let report = worker.run_once(10).unwrap();
+
+        assert_eq!(report.retried, 1);
+        let (attempt, outcome) = only_record(&recorded, &delivery);
+        assert_eq!(
+            attempt,
+            DeliveryAttempt {
+                em: now(),
+                status_http: None,
+                latencia_ms: 35,
+                erro: Some("conexão recusada".to_owned())
+            }
+        );
+        retry_at(outcome);
+    }
+
+    #[test]
+    fn a_long_sender_reason_is_cut_and_a_missing_one_is_named() {
+        let long = "x".repeat(1_000);
+        for (error, expected) in [
+            (Some(long), "x".repeat(200)),
+            (None, "sem resposta".to_owned()),
+        ] {
+            let delivery = due(0);
+            let recorded = Recorded::default();
+            let report = SendReport {
+                status: None,
+                retry_after: None,
+                latency: Duration::from_secs(10),
+                error,
+            };
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender(report, &Sent::default()),
+                allowing_guard(),
+                cipher(),
+            );
+
+            worker.run_once(10).unwrap();
+
+            let (attempt, _) = only_record(&recorded, &delivery);
+            assert_eq!(attempt.erro, Some(expected));
+            assert_eq!(attempt.latencia_ms, 10_000);
+        }
+    }
+
+    #[test]
+    fn a_retry_after_longer_than_the_scheduled_delay_is_honoured() {
+        let delivery = due(0);
+        let recorded = Recorded::default();
+        let report = SendReport {
+            retry_after: Some(secs(3_600)),
+            ..answer(Some(429))
+        };
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(report, &Sent::default()),
+            allowing_guard(),
+            cipher(),
+        );
+
+        worker.run_once(10).unwrap();
+
+        let (attempt, outcome) = only_record(&recorded, &delivery);
+        assert_eq!(attempt.erro, Some("HTTP 429".to_owned()));
+        assert_within(retry_at(outcome), secs(3_600), secs(3_960));
+    }
+
+    #[test]
+    fn a_retry_after_beyond_the_largest_delay_of_the_schedule_is_capped_at_it() {
+        let delivery = due(0);
+        let recorded = Recorded::default();
+        let report = SendReport {
+            retry_after: Some(secs(100 * 3_600)),
+            ..answer(Some(503))
+        };
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(report, &Sent::default()),
+            allowing_guard(),
+            cipher(),
+        );
+
+        worker.run_once(10).unwrap();
+
+        let (_, outcome) = only_record(&recorded, &delivery);
+        assert_within(retry_at(outcome), secs(36_000), secs(39_600));
+    }
+
+    #[test]
+    fn a_retry_after_shorter_than_the_scheduled_delay_keeps_the_schedule() {
+        let delivery = due(2);
+        let recorded = Recorded::default();
+        let report = SendReport {
+            retry_after: Some(secs(10)),
+            ..answer(Some(503))
+        };
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender(report, &Sent::default()),
+            allowing_guard(),
+            cipher(),
+        );
+
+        worker.run_once(10).unwrap();
+
+        let (_, outcome) = only_record(&recorded, &delivery);
+        assert_within(retry_at(outcome), secs(1_620), secs(1_980));
+    }
+
+    #[test]
+    fn a_failed_last_attempt_of_the_schedule_fails_the_delivery_whatever_the_retry_after() {
+        for retry_after in [None, Some(secs(5))] {
+            let delivery = due(7);
+            let recorded = Recorded::default();
+            let report = SendReport {
+                retry_after,
+                ..answer(Some(500))
+            };
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender(report, &Sent::default()),
+                allowing_guard(),
+                cipher(),
+            );
+
+            let report = worker.run_once(10).unwrap();
+
+            assert_eq!(
+                report,
+                DeliveryReport {
+                    attempted: 1,
+                    delivered: 0,
+                    retried: 0,
+                    failed: 1
+                }
+            );
+            let (attempt, outcome) = only_record(&recorded, &delivery);
+            assert_eq!(attempt.status_http, Some(500));
+            assert_eq!(attempt.erro, Some("HTTP 500".to_owned()));
+            assert_eq!(outcome, DeliveryOutcome::Failed);
+        }
+    }
+
+    #[test]
+    fn a_configured_schedule_replaces_the_default_one() {
+        let settings = ServiceSettings {
+            webhook_retry_schedule: vec![Duration::ZERO, secs(60)],
+            ..ServiceSettings::default()
+        };
+        for (tentativas, retried) in [(0, true), (1, false)] {
+            let delivery = due(tentativas);
+            let recorded = Recorded::default();
+            let worker = worker_with(
+                repo(vec![delivery.clone()], &recorded),
+                sender(answer(Some(500)), &Sent::default()),
+                allowing_guard(),
+                cipher(),
+                settings.clone(),
+            );
+
+            worker.run_once(10).unwrap();
+
+            let (_, outcome) = only_record(&recorded, &delivery);
+            if retried {
+                assert_within(retry_at(outcome), secs(54), secs(66));
+            } else {
+                assert_eq!(outcome, DeliveryOutcome::Failed);
+            }
+        }
+    }
+
+    #[test]
+    fn a_target_the_guard_now_refuses_fails_without_decrypting_or_sending() {
+        let delivery = due(0);
+        let recorded = Recorded::default();
+        let mut guard = MockTargetGuard::new();
+        guard
+            .expect_check()
+            .withf(|url| url == URL)
+            .times(1)
+            .returning(|_| Err(TargetRefused::NonPublicAddress));
+        let mut cipher = MockSecretCipher::new();
+        cipher.expect_decrypt().times(0);
+        let mut sender = MockWebhookSender::new();
+        sender.expect_send().times(0);
+        let worker = worker(
+            repo(vec![delivery.clone()], &recorded),
+            sender,
+            guard,
+            cipher,
+        );
+
+        let report = worker.run_once(10).unwrap();
+
+        assert_eq!(
+            report,
+            DeliveryReport {
+                attempted: 1,
+                delivered: 0,
+                retried: 0,
+                failed: 1
+            }
+        );
+        assert_eq!(
+            only_record(&recorded, &delivery),
+            (
+                DeliveryAttempt {
+                    em: now(),
+                    status_http: None,
+                    latencia_ms: 0,
+                    erro: Some(
+                        "destino recusado: o host aponta para um endereço não público".to_owned()
+                    )
+                },
+                DeliveryOutcome::Failed
+            )
+        );
+    }
+
+    #[test]
+    fn an_unreadable_current_or_previous_secret_fails_without_sending() {
+        let cases = [
+            (EncryptedSecret("tampered".to_owned()), None),
+            (
+                encrypted(CURRENT),
+                Some(EncryptedSecret("tampered".to_owned())),
+            ),
+            (encrypted("not-a-whsec-secret"), None),
+        ];
+        for (secret, previous_secret) in cases {
+            let mut delivery = due(0);
+            delivery.secret = secret;
+            delivery.previous_secret = previous_secret;
+            let recorded = Recorded::default();
+            let mut sender = MockWebhookSender::new();
+            sender.expect_send().times(0);
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender,
+                allowing_guard(),
+                cipher(),
+            );
+
+            let report = worker.run_once(10).unwrap();
+
+            assert_eq!(report.failed, 1, "{delivery:?}");
+            assert_eq!(
+                only_record(&recorded, &delivery),
+                (
+                    DeliveryAttempt {
+                        em: now(),
+                        status_http: None,
+                        latencia_ms: 0,
+                        erro: Some("segredo ilegível".to_owned())
+                    },
+                    DeliveryOutcome::Failed
+                ),
+                "{delivery:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_round_attempts_every_claimed_delivery_and_counts_each_outcome() {
+        let ok = due(0);
+        let retry = due(0);
+        let exhausted = due(7);
+        let mut refused = due(0);
+        refused.url = "https://10.0.0.1/hook".to_owned();
+        let recorded = Recorded::default();
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().returning(|url| {
+            if url == URL {
+                Ok(())
+            } else {
+                Err(TargetRefused::NonPublicAddress)
+            }
+        });
+        let ok_evento = ok.evento_id.hyphenated().to_string();
+        let mut sender = MockWebhookSender::new();
+        sender
+            .expect_send()
+            .times(3)
+            .returning(move |_, headers, _| {
+                let id = header(headers, "webhook-id");
+                answer(Some(if id == ok_evento { 200 } else { 500 }))
+            });
+        let worker = worker(
+            repo(
+                vec![
+                    ok.clone(),
+                    retry.clone(),
+                    exhausted.clone(),
+                    refused.clone(),
+                ],
+                &recorded,
+            ),
+            sender,
+            guard,
+            cipher(),
+        );
+
+        let report = worker.run_once(10).unwrap();
+
+        assert_eq!(
+            report,
+            DeliveryReport {
+                attempted: 4,
+                delivered: 1,
+                retried: 1,
+                failed: 2
+            }
+        );
+        let recorded = recorded.lock().unwrap();
+        let ids: Vec<Uuid> = recorded.iter().map(|(id, _, _)| *id).collect();
+        assert_eq!(ids, [ok.id, retry.id, exhausted.id, refused.id]);
+        assert_eq!(recorded[0].2, DeliveryOutcome::Delivered);
+        retry_at(recorded[1].2);
+        assert_eq!(recorded[2].2, DeliveryOutcome::Failed);
+        assert_eq!(recorded[3].2, DeliveryOutcome::Failed);
+    }
+
+    #[test]
+    fn a_round_with_nothing_due_sends_and_records_nothing() {
+        let recorded = Recorded::default();
+        let repo = repo(vec![], &recorded);
+        let mut sender = MockWebhookSender::new();
+        sender.expect_send().times(0);
+
+        let report = worker(repo, sender, allowing_guard(), cipher())
+            .run_once(10)
+            .unwrap();
+
+        assert_eq!(report, DeliveryReport::default());
+        assert!(recorded.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failing_claim_is_a_repository_error_and_sends_nothing() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_claim_due()
+            .times(1)
+            .returning(|_, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+        repo.expect_record_attempt().times(0);
+        let mut sender = MockWebhookSender::new();
+        sender.expect_send().times(0);
+
+        let result = worker(repo, sender, allowing_guard(), cipher()).run_once(10);
+
+        assert!(
+            matches!(result, Err(RepoError::Unavailable(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_record_ends_the_round_with_the_error_before_the_next_send() {
+        let first = due(0);
+        let second = due(0);
+        let mut repo = MockWebhookDeliveryRepository::new();
+        let claimed = vec![first.clone(), second];
+        repo.expect_claim_due()
+            .times(1)
+            .return_once(move |_, _, _| Ok(claimed));
+        let first_id = first.id;
+        repo.expect_record_attempt()
+            .withf(move |id, _, _| *id == first_id)
+            .times(1)
+            .returning(|_, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+        let mut sender = MockWebhookSender::new();
+        sender
+            .expect_send()
+            .times(1)
+            .returning(|_, _, _| answer(Some(200)));
+
+        let result = worker(repo, sender, allowing_guard(), cipher()).run_once(10);
+
+        assert!(
+            matches!(result, Err(RepoError::Unexpected(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn disabling_failing_urls_asks_for_the_configured_window_at_the_clock_time() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_disable_failing_urls()
+            .withf(|at, window| *at == now() && *window == chrono::Duration::days(5))
+            .times(1)
+            .returning(|_, _| Ok(3));
+
+        let disabled = worker(repo, MockWebhookSender::new(), allowing_guard(), cipher())
+            .disable_failing_urls()
+            .unwrap();
+
+        assert_eq!(disabled, 3);
+    }
+
+    #[test]
+    fn a_failing_disable_is_a_repository_error() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_disable_failing_urls()
+            .times(1)
+            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+
+        let result = worker(repo, MockWebhookSender::new(), allowing_guard(), cipher())
+            .disable_failing_urls();
+
+        assert!(
+            matches!(result, Err(RepoError::Unavailable(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn jitter_moves_a_delay_by_at_most_ten_percent_either_way() {
+        let schedule = [Duration::ZERO, secs(100)];
+
+        assert_eq!(retry_delay(&schedule, 1, None, -1.0), Some(secs(90)));
+        assert_eq!(retry_delay(&schedule, 1, None, 0.0), Some(secs(100)));
+        assert_eq!(retry_delay(&schedule, 1, None, 1.0), Some(secs(110)));
+        assert_eq!(retry_delay(&schedule, 1, None, 7.0), Some(secs(110)));
+    }
+
+    #[test]
+    fn a_zero_delay_gets_no_jitter() {
+        let schedule = [Duration::ZERO, Duration::ZERO];
+
+        for unit in [-1.0, 0.5, 1.0] {
+            assert_eq!(retry_delay(&schedule, 1, None, unit), Some(Duration::ZERO));
+        }
+    }
+
+    #[test]
+    fn jitter_never_brings_the_retry_before_an_honoured_retry_after() {
+        let schedule = [Duration::ZERO, secs(5), secs(1_000)];
+
+        assert_eq!(
+            retry_delay(&schedule, 1, Some(secs(500)), -1.0),
+            Some(secs(500))
+        );
+        assert_eq!(
+            retry_delay(&schedule, 1, Some(secs(500)), 1.0),
+            Some(secs(550))
+        );
+        assert_eq!(
+            retry_delay(&schedule, 1, Some(secs(5_000)), -1.0),
+            Some(secs(1_000))
+        );
+    }
+
+    #[test]
+    fn an_exhausted_or_empty_schedule_has_no_next_delay() {
+        assert_eq!(retry_delay(&[Duration::ZERO, secs(5)], 2, None, 0.0), None);
+        assert_eq!(retry_delay(&[], 1, Some(secs(5)), 0.0), None);
+    }
+
+    #[test]
+    fn a_retry_time_beyond_the_calendar_saturates() {
+        assert_eq!(after(now(), Duration::MAX), DateTime::<Utc>::MAX_UTC);
+        assert_eq!(after(now(), secs(5)), now() + chrono::Duration::seconds(5));
+    }
+}

@@ -1,0 +1,62 @@
+//! Tunables of the services, with the documented defaults; the binary overrides them from its
+//! configuration.
+
+use std::time::Duration;
+
+/// What the services and workers let configuration decide.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceSettings {
+    /// How long a rotated-out webhook secret keeps signing alongside the new one.
+    pub webhook_secret_overlap: chrono::Duration,
+    /// The delay before each attempt of a delivery: entry `n` is the wait before attempt `n + 1`
+    /// (entry 0, the first attempt, is normally 0). After the last entry's attempt fails, the
+    /// delivery has failed.
+    pub webhook_retry_schedule: Vec<Duration>,
+    /// A URL whose deliveries all failed over this window is disabled.
+    pub webhook_disable_after: chrono::Duration,
+    /// How long a claimed delivery is held by its sender before another may claim it.
+    pub webhook_lease: chrono::Duration,
+}
+
+impl Default for ServiceSettings {
+    /// Overlap 24 h; schedule 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; disable after 5 days;
+    /// lease 2 min.
+    fn default() -> Self {
+        Self {
+            webhook_secret_overlap: chrono::Duration::hours(24),
+            webhook_retry_schedule: [0, 5, 300, 1_800, 7_200, 18_000, 36_000, 36_000]
+                .into_iter()
+                .map(Duration::from_secs)
+                .collect(),
+            webhook_disable_after: chrono::Duration::days(5),
+            webhook_lease: chrono::Duration::minutes(2),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_documented_ones() {
+        let settings = ServiceSettings::default();
+
+        assert_eq!(settings.webhook_secret_overlap, chrono::Duration::hours(24));
+        assert_eq!(
+            settings.webhook_retry_schedule,
+            [
+                Duration::ZERO,
+                Duration::from_secs(5),
+                Duration::from_secs(5 * 60),
+                Duration::from_secs(30 * 60),
+                Duration::from_secs(2 * 3600),
+                Duration::from_secs(5 * 3600),
+                Duration::from_secs(10 * 3600),
+                Duration::from_secs(10 * 3600),
+            ]
+        );
+        assert_eq!(settings.webhook_disable_after, chrono::Duration::days(5));
+        assert_eq!(settings.webhook_lease, chrono::Duration::minutes(2));
+    }
+}

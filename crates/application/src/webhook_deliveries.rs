@@ -1,0 +1,254 @@
+//! A company's delivery log of one webhook URL, and replaying one delivery.
+
+use std::sync::Arc;
+
+use domain::{Company, ValidationErrors};
+use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository};
+use uuid::Uuid;
+
+/// How many deliveries the log lists when no `limite` is given.
+pub const DELIVERY_LOG_DEFAULT_LIMITE: u32 = 50;
+/// The largest `limite` of the delivery log.
+pub const DELIVERY_LOG_MAX_LIMITE: u32 = 200;
+
+const MSG_LIMITE: &str = "o limite deve estar entre 1 e 200";
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryLogError {
+    /// `limite` out of range (field `limite`).
+    #[error(transparent)]
+    Invalid(ValidationErrors),
+    /// No webhook URL (or, on replay, no delivery of an active URL) of this company has this id.
+    #[error("webhook URL or delivery not found")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Clone)]
+pub struct WebhookDeliveries {
+    deliveries: Arc<dyn WebhookDeliveryRepository>,
+    clock: Arc<dyn Clock>,
+}
+
+impl WebhookDeliveries {
+    pub fn new(deliveries: Arc<dyn WebhookDeliveryRepository>, clock: Arc<dyn Clock>) -> Self {
+        Self { deliveries, clock }
+    }
+
+    /// The newest `limit` (default [`DELIVERY_LOG_DEFAULT_LIMITE`], 1..=
+    /// [`DELIVERY_LOG_MAX_LIMITE`]) deliveries to the company's URL `webhook_url_id`, removed
+    /// URLs included, with their attempts.
+    pub fn list(
+        &self,
+        empresa: &Company,
+        webhook_url_id: Uuid,
+        limit: Option<u32>,
+    ) -> Result<Vec<DeliveryRecord>, DeliveryLogError> {
+        let limit = limit.unwrap_or(DELIVERY_LOG_DEFAULT_LIMITE);
+        if !(1..=DELIVERY_LOG_MAX_LIMITE).contains(&limit) {
+            return Err(DeliveryLogError::Invalid(ValidationErrors::single(
+                "limite", MSG_LIMITE,
+            )));
+        }
+        self.deliveries
+            .list_for_url(empresa.id, webhook_url_id, limit)?
+            .ok_or(DeliveryLogError::NotFound)
+    }
+
+    /// Makes the company's delivery `delivery_id` to its active URL `webhook_url_id` due now,
+    /// whatever its status: sent again with the same event id and body.
+    pub fn replay(
+        &self,
+        empresa: &Company,
+        webhook_url_id: Uuid,
+        delivery_id: Uuid,
+    ) -> Result<(), DeliveryLogError> {
+        if !self
+            .deliveries
+            .replay(empresa.id, webhook_url_id, delivery_id, self.clock.now())?
+        {
+            return Err(DeliveryLogError::NotFound);
+        }
+        tracing::info!(
+            empresa_id = %empresa.id,
+            webhook_url_id = %webhook_url_id,
+            delivery_id = %delivery_id,
+            "webhook delivery replayed"
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::FieldError;
+    use ports::{DeliveryAttempt, MockWebhookDeliveryRepository};
+
+    use super::*;
+    use crate::test_support::{company, fixed_clock, now};
+
+    fn service(repo: MockWebhookDeliveryRepository) -> WebhookDeliveries {
+        WebhookDeliveries::new(Arc::new(repo), fixed_clock())
+    }
+
+    fn record() -> DeliveryRecord {
+        DeliveryRecord {
+            id: Uuid::new_v4(),
+            evento_id: Uuid::new_v4(),
+            tipo: "solicitacao.criada".to_owned(),
+            status: "pendente".to_owned(),
+            criado_em: now(),
+            proxima_tentativa_em: Some(now()),
+            tentativas: vec![DeliveryAttempt {
+                em: now(),
+                status_http: Some(500),
+                latencia_ms: 12,
+                erro: Some("HTTP 500".to_owned()),
+            }],
+        }
+    }
+
+    fn expect_list(
+        repo: &mut MockWebhookDeliveryRepository,
+        url_id: Uuid,
+        limit: u32,
+        answer: Option<Vec<DeliveryRecord>>,
+    ) {
+        let empresa_id = company().id;
+        repo.expect_list_for_url()
+            .withf(move |empresa, got, l| *empresa == empresa_id && *got == url_id && *l == limit)
+            .times(1)
+            .returning(move |_, _, _| Ok(answer.clone()));
+    }
+
+    #[test]
+    fn listing_without_a_limit_asks_for_the_newest_fifty_of_the_companys_url() {
+        let url_id = Uuid::new_v4();
+        let expected = vec![record(), record()];
+        let mut repo = MockWebhookDeliveryRepository::new();
+        expect_list(&mut repo, url_id, 50, Some(expected.clone()));
+
+        let listed = service(repo).list(&company(), url_id, None).unwrap();
+
+        assert_eq!(listed, expected);
+    }
+
+    #[test]
+    fn listing_with_a_limit_in_range_asks_for_that_many() {
+        for limit in [1, 200] {
+            let url_id = Uuid::new_v4();
+            let mut repo = MockWebhookDeliveryRepository::new();
+            expect_list(&mut repo, url_id, limit, Some(vec![]));
+
+            let listed = service(repo).list(&company(), url_id, Some(limit)).unwrap();
+
+            assert_eq!(listed, vec![], "{limit}");
+        }
+    }
+
+    #[test]
+    fn listing_with_a_limit_out_of_range_is_invalid_on_limite_and_reads_nothing() {
+        for limit in [0, 201, u32::MAX] {
+            let mut repo = MockWebhookDeliveryRepository::new();
+            repo.expect_list_for_url().times(0);
+
+            let result = service(repo).list(&company(), Uuid::new_v4(), Some(limit));
+
+            match result {
+                Err(DeliveryLogError::Invalid(errors)) => assert_eq!(
+                    errors.fields(),
+                    [FieldError::new(
+                        "limite",
+                        "o limite deve estar entre 1 e 200"
+                    )],
+                    "{limit}"
+                ),
+                other => panic!("{limit}: expected Invalid, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn listing_a_url_that_is_not_the_companys_is_not_found() {
+        let url_id = Uuid::new_v4();
+        let mut repo = MockWebhookDeliveryRepository::new();
+        expect_list(&mut repo, url_id, 50, None);
+
+        let result = service(repo).list(&company(), url_id, None);
+
+        assert!(
+            matches!(result, Err(DeliveryLogError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_list_is_a_repository_error() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_list_for_url()
+            .times(1)
+            .returning(|_, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+
+        let result = service(repo).list(&company(), Uuid::new_v4(), None);
+
+        assert!(
+            matches!(
+                result,
+                Err(DeliveryLogError::Repo(RepoError::Unavailable(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn replaying_makes_the_companys_delivery_due_at_the_clock_time() {
+        let url_id = Uuid::new_v4();
+        let delivery_id = Uuid::new_v4();
+        let empresa_id = company().id;
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay()
+            .withf(move |empresa, url, delivery, at| {
+                *empresa == empresa_id && *url == url_id && *delivery == delivery_id && *at == now()
+            })
+            .times(1)
+            .returning(|_, _, _, _| Ok(true));
+
+        service(repo)
+            .replay(&company(), url_id, delivery_id)
+            .unwrap();
+    }
+
+    #[test]
+    fn replaying_an_absent_or_another_companys_delivery_is_not_found() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay()
+            .times(1)
+            .returning(|_, _, _, _| Ok(false));
+
+        let result = service(repo).replay(&company(), Uuid::new_v4(), Uuid::new_v4());
+
+        assert!(
+            matches!(result, Err(DeliveryLogError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_replay_is_a_repository_error() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay()
+            .times(1)
+            .returning(|_, _, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+
+        let result = service(repo).replay(&company(), Uuid::new_v4(), Uuid::new_v4());
+
+        assert!(
+            matches!(
+                result,
+                Err(DeliveryLogError::Repo(RepoError::Unexpected(_)))
+            ),
+            "{result:?}"
+        );
+    }
+}

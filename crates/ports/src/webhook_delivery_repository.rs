@@ -1,0 +1,108 @@
+//! The outbox side of webhooks: deliveries (one per event and URL) and their attempts. Events
+//! and deliveries are written by the repositories whose change causes them, in the same
+//! transaction; this port claims, records and reports them.
+
+use chrono::{DateTime, Utc};
+use domain::CompanyId;
+use uuid::Uuid;
+
+use crate::{EncryptedSecret, RepoError};
+
+/// A delivery claimed for an attempt, with everything needed to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DueDelivery {
+    pub id: Uuid,
+    pub empresa_id: CompanyId,
+    pub webhook_url_id: Uuid,
+    pub url: String,
+    /// The event id: the `webhook-id` header, the same on every attempt.
+    pub evento_id: Uuid,
+    /// The exact body, serialized once when the event was written.
+    pub payload: String,
+    /// Attempts made before this one.
+    pub tentativas: u32,
+    pub secret: EncryptedSecret,
+    /// The previous secret while its rotation overlap lasts.
+    pub previous_secret: Option<EncryptedSecret>,
+}
+
+/// What one attempt gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryAttempt {
+    pub em: DateTime<Utc>,
+    /// The receiver's HTTP status, if it answered.
+    pub status_http: Option<u16>,
+    pub latencia_ms: u32,
+    /// Why it failed, in a few words (never the body, never a secret).
+    pub erro: Option<String>,
+}
+
+/// Where the delivery goes after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    Delivered,
+    RetryAt(DateTime<Utc>),
+    /// The retry schedule is exhausted (or the target is refused).
+    Failed,
+}
+
+/// A delivery as the company sees it in the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeliveryRecord {
+    pub id: Uuid,
+    pub evento_id: Uuid,
+    pub tipo: String,
+    /// `pendente`, `entregue`, `falhou`, `cancelada`.
+    pub status: String,
+    pub criado_em: DateTime<Utc>,
+    pub proxima_tentativa_em: Option<DateTime<Utc>>,
+    pub tentativas: Vec<DeliveryAttempt>,
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait WebhookDeliveryRepository: Send + Sync {
+    /// Claims up to `limit` pending deliveries due at `now` (any company) whose URL is neither
+    /// removed nor disabled, pushing their next attempt to `lease_until` so a crashed sender's
+    /// claim is retried later; one statement with `FOR UPDATE SKIP LOCKED`.
+    fn claim_due(
+        &self,
+        limit: u32,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Vec<DueDelivery>, RepoError>;
+
+    /// Stores the attempt and moves the delivery (delivered, retry at, failed), in one transaction.
+    fn record_attempt(
+        &self,
+        delivery_id: Uuid,
+        attempt: &DeliveryAttempt,
+        outcome: DeliveryOutcome,
+    ) -> Result<(), RepoError>;
+
+    /// The newest `limit` deliveries to the company's URL `webhook_url_id` (removed URLs
+    /// included), with their attempts; `None` when the URL is not the company's.
+    fn list_for_url(
+        &self,
+        empresa: CompanyId,
+        webhook_url_id: Uuid,
+        limit: u32,
+    ) -> Result<Option<Vec<DeliveryRecord>>, RepoError>;
+
+    /// Makes the company's delivery due again now (whatever its status), if its URL is the
+    /// company's and not removed. `false` when there is no such delivery.
+    fn replay(
+        &self,
+        empresa: CompanyId,
+        webhook_url_id: Uuid,
+        delivery_id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
+    /// Disables (sets `desativado_em = now`) every active URL that had deliveries in the last
+    /// `window` and none of them delivered, with at least one failed; returns how many.
+    fn disable_failing_urls(
+        &self,
+        now: DateTime<Utc>,
+        window: chrono::Duration,
+    ) -> Result<u32, RepoError>;
+}
