@@ -5,7 +5,9 @@
 pub mod client;
 pub mod db;
 pub mod processes;
+pub mod receiver;
 
 pub use client::{Client, Reply};
 pub use db::TestDb;
 pub use processes::{wait_until, Api, Sim, Worker};
+pub use receiver::{verify_with_python, Received, Receiver};

@@ -86,10 +86,17 @@ impl Running {
     }
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
+impl Running {
+    /// SIGKILL: no shutdown, no flush; whatever was in flight is cut.
+    fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.kill();
     }
 }
 
@@ -153,7 +160,9 @@ impl Api {
         api_env(&mut cmd, db, sim);
         cmd.envs(env.iter().copied())
             .args(["serve", "--exit-on-stdin-close"]);
-        let log = log_dir().join(format!("consent-api-{}.log", db.name()));
+        // One log per process: a restarted API must not overwrite its predecessor's log.
+        let tag = &uuid::Uuid::new_v4().simple().to_string()[..8];
+        let log = log_dir().join(format!("consent-api-{}-{tag}.log", db.name()));
         let (process, base_url) = Running::spawn(cmd, "consent-api listening on ", &log);
         Api {
             _process: process,
@@ -164,6 +173,11 @@ impl Api {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url, path)
+    }
+
+    /// Kills the process with SIGKILL and waits for it to be gone.
+    pub fn kill(&mut self) {
+        self._process.kill();
     }
 }
 

@@ -43,6 +43,8 @@ pub struct TestApp {
     pub b: Client,
     pub anonymous: Client,
     pub sim_admin: Client,
+    pub key_a: String,
+    pub key_b: String,
 }
 
 impl TestApp {
@@ -70,6 +72,8 @@ impl TestApp {
             b,
             anonymous,
             sim_admin,
+            key_a,
+            key_b,
         }
     }
 
@@ -83,6 +87,16 @@ impl TestApp {
             .post_empty("/api/casos-de-uso/sincronizar")
             .expect(200);
         app
+    }
+
+    /// Kills the API (SIGKILL, mid-whatever), then starts a new one on the same database and
+    /// simulator; the clients follow it.
+    pub fn restart_api(&mut self, env: &[(&str, &str)]) {
+        self.api.kill();
+        self.api = Api::start_with(&self.db, &self.sim, env);
+        self.a = Client::new(&self.api.base_url, Some(&self.key_a));
+        self.b = Client::new(&self.api.base_url, Some(&self.key_b));
+        self.anonymous = Client::new(&self.api.base_url, None);
     }
 
     pub fn fault(&self, fault: Value) {

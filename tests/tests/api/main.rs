@@ -9,4 +9,5 @@ mod http_contract;
 mod lifecycle;
 mod use_cases;
 mod webhook_urls;
+mod webhooks;
 mod workers;
