@@ -80,9 +80,15 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         ("/api/webhook-urls", "get"),
         ("/api/webhook-urls", "post"),
         ("/api/webhook-urls/{webhookUrlId}", "delete"),
-        ("/api/webhook-urls/{webhookUrlId}/rotacionar-segredo", "post"),
+        (
+            "/api/webhook-urls/{webhookUrlId}/rotacionar-segredo",
+            "post",
+        ),
         ("/api/webhook-urls/{webhookUrlId}/entregas", "get"),
-        ("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar", "post"),
+        (
+            "/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar",
+            "post",
+        ),
     ];
     for (path, method) in expected {
         let op = &doc["paths"][path][method];
