@@ -1,11 +1,17 @@
 # The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test build lint fmt clean-db
+.PHONY: run test build lint fmt clean-db fuzz-contract fuzz
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
 
 test: ## every test, against a throw-away PostgreSQL cluster
 	@bash scripts/test.sh
+
+fuzz-contract: ## schemathesis against the live OpenAPI document (CI runs it after `make test`)
+	@bash scripts/schemathesis.sh
+
+fuzz: ## each cargo-fuzz target for FUZZ_SECONDS (default 30); not part of `make test` nor CI
+	@bash scripts/fuzz.sh
 
 build:
 	cargo build --workspace --all-targets

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # A local PostgreSQL cluster for development and tests, from the system's PostgreSQL binaries.
 #
-#   scripts/pg.sh start DIR   init (if needed) and start a cluster in DIR; prints its admin URL
-#   scripts/pg.sh stop DIR    stop it (fast shutdown)
-#   scripts/pg.sh url DIR     the admin URL of a running cluster
+#   scripts/pg.sh start DIR [PORT]  init (if needed) and start a cluster in DIR (on PORT, else a
+#                                   free port); prints its admin URL
+#   scripts/pg.sh stop DIR          stop it (fast shutdown)
+#   scripts/pg.sh crash DIR         stop it like a crash (immediate shutdown: no checkpoint, every
+#                                   connection cut; the next start recovers from the WAL)
+#   scripts/pg.sh url DIR           the admin URL of a running cluster
 #
 # PostgreSQL refuses to run as root, so as root the cluster runs as the unprivileged `postgres`
 # system user; DIR must then be reachable by that user (callers pick a folder under /var/tmp when
@@ -13,7 +16,8 @@ set -euo pipefail
 
 cmd=${1:-}
 dir=${2:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|url DIR" >&2; exit 2; }
+port_arg=${3:-}
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|crash|url DIR [PORT]" >&2; exit 2; }
 
 find_bin() {
   local name=$1 candidate
@@ -49,7 +53,7 @@ case "$cmd" in
     if as_owner "$pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
       cat "$dir/url"; exit 0
     fi
-    port=$(free_port)
+    port=${port_arg:-$(free_port)}
     # fsync off: a throw-away cluster; durability is not what these runs test, speed is welcome.
     as_owner "$pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -w -t 30 start \
       -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null \
@@ -62,9 +66,13 @@ case "$cmd" in
     pg_ctl=$(find_bin pg_ctl)
     [ -d "$dir/data" ] && as_owner "$pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     ;;
+  crash)
+    pg_ctl=$(find_bin pg_ctl)
+    [ -d "$dir/data" ] && as_owner "$pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+    ;;
   url)
     cat "$dir/url"
     ;;
   *)
-    echo "usage: $0 start|stop|url DIR" >&2; exit 2;;
+    echo "usage: $0 start|stop|crash|url DIR [PORT]" >&2; exit 2;;
 esac

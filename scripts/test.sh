@@ -12,13 +12,21 @@ require python3 "install Python 3"
 cargo build --workspace --bins --quiet
 
 dir=$(cluster_dir "test-$$")
-trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"' EXIT
+# Logs written after this file are this run's (see the personal-data check below).
+started=$(mktemp)
+trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"; rm -f "$started"' EXIT
 TEST_DATABASE_URL=$(scripts/pg.sh start "$dir")
 export TEST_DATABASE_URL
 echo "test cluster: $TEST_DATABASE_URL"
 
+status=0
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast "$@"
+  cargo nextest run --workspace --no-fail-fast "$@" || status=$?
 else
-  cargo test --workspace --no-fail-fast "$@"
+  cargo test --workspace --no-fail-fast "$@" || status=$?
 fi
+
+# Whatever the tests' outcome: no CPF used by the tests (tests/personal-data-canaries.txt) may
+# appear in any log this run wrote to target/e2e-logs (the service's and the simulator's).
+scripts/check-personal-data.sh --newer "$started" || status=1
+exit "$status"

@@ -17,6 +17,9 @@ pub struct Reply {
     pub status: u16,
     pub content_type: String,
     pub allow: Option<String>,
+    pub retry_after: Option<String>,
+    /// Every response header (lower-case names), for the rarer ones: see [`Reply::header`].
+    pub headers: Vec<(String, String)>,
     pub text: String,
     pub json: Value,
 }
@@ -58,6 +61,14 @@ impl Reply {
 
     pub fn data(&self) -> &Value {
         &self.json["data"]
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -145,12 +156,25 @@ fn read(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply 
     let status = res.status().as_u16();
     let content_type = header("content-type").unwrap_or_default();
     let allow = header("allow");
+    let retry_after = header("retry-after");
+    let headers = res
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
     let text = res.body_mut().read_to_string().unwrap_or_default();
     let json = serde_json::from_str(&text).unwrap_or(Value::Null);
     Reply {
         status,
         content_type,
         allow,
+        retry_after,
+        headers,
         text,
         json,
     }

@@ -20,6 +20,11 @@ pub fn admin_url() -> String {
              PostgreSQL cluster, or export the admin URL of one (postgres://user@host:port/postgres)"
         )
     });
+    without_gss(url)
+}
+
+/// `url` with GSSAPI encryption disabled unless it says otherwise.
+fn without_gss(url: String) -> String {
     if url.contains("gssencmode=") {
         url
     } else if url.contains('?') {
@@ -33,12 +38,20 @@ pub fn admin_url() -> String {
 pub struct TestDb {
     name: String,
     url: String,
+    /// The admin URL of the cluster it lives on (to drop it).
+    admin: String,
 }
 
 impl TestDb {
     /// Creates an empty, fully migrated database.
     pub fn new() -> TestDb {
-        let admin = admin_url();
+        TestDb::on_cluster(&admin_url())
+    }
+
+    /// The same, on the cluster of `admin` (an admin URL) instead of `TEST_DATABASE_URL`'s, e.g.
+    /// a [`crate::cluster::Cluster`] of the test's own.
+    pub fn on_cluster(admin: &str) -> TestDb {
+        let admin = without_gss(admin.to_owned());
         let template = ensure_template(&admin);
         let name = format!("test_{}", uuid::Uuid::new_v4().simple());
         let mut conn = PgConnection::establish(&admin).expect("connect to the test cluster");
@@ -48,7 +61,7 @@ impl TestDb {
         .execute(&mut conn)
         .expect("create the test database from the template");
         let url = with_database(&admin, &name);
-        TestDb { name, url }
+        TestDb { name, url, admin }
     }
 
     pub fn url(&self) -> &str {
@@ -73,7 +86,7 @@ impl Default for TestDb {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        if let Ok(mut conn) = PgConnection::establish(&admin_url()) {
+        if let Ok(mut conn) = PgConnection::establish(&self.admin) {
             let _ = diesel::sql_query(format!(
                 "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
                 self.name

@@ -3,11 +3,13 @@
 //! (`pgcc-sim`, `consent-api`) started as child processes that die with the test.
 
 pub mod client;
+pub mod cluster;
 pub mod db;
 pub mod processes;
 pub mod receiver;
 
 pub use client::{Client, Reply};
+pub use cluster::Cluster;
 pub use db::TestDb;
 pub use processes::{wait_until, Api, Sim, Worker};
 pub use receiver::{verify_with_python, Received, Receiver};

@@ -87,6 +87,24 @@ impl Running {
 }
 
 impl Running {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits up to `timeout` for the process to end by itself; its exit status, if it did.
+    fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if std::time::Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// SIGKILL: no shutdown, no flush; whatever was in flight is cut.
     fn kill(&mut self) {
         let _ = self.child.kill();
@@ -104,6 +122,8 @@ impl Drop for Running {
 pub struct Sim {
     _process: Running,
     pub base_url: String,
+    /// Its stderr.
+    pub log: PathBuf,
 }
 
 impl Sim {
@@ -114,14 +134,12 @@ impl Sim {
         let mut cmd = Command::new(bin_path("pgcc-sim"));
         cmd.args(["--port", "0", "--exit-on-stdin-close", "--seed"])
             .arg(&seed_path);
-        let (process, base_url) = Running::spawn(
-            cmd,
-            "pgcc-sim listening on ",
-            &log_dir().join(format!("pgcc-sim-{tag}.log")),
-        );
+        let log = log_dir().join(format!("pgcc-sim-{tag}.log"));
+        let (process, base_url) = Running::spawn(cmd, "pgcc-sim listening on ", &log);
         Sim {
             _process: process,
             base_url,
+            log,
         }
     }
 
@@ -179,6 +197,27 @@ impl Api {
     pub fn kill(&mut self) {
         self._process.kill();
     }
+
+    /// The process id, e.g. to send it a signal with `kill -TERM <pid>`.
+    pub fn pid(&self) -> u32 {
+        self._process.pid()
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself (after a signal); its exit status,
+    /// or `None` if it is still running.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        self._process.wait_exit(timeout)
+    }
+}
+
+/// Sends `signal` (a name such as `TERM`) to process `pid` with the system's `kill`.
+pub fn send_signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
 }
 
 /// `consent-api worker` (background jobs alone) against a test database and simulator.
@@ -196,6 +235,16 @@ impl Worker {
         let log = log_dir().join(format!("consent-worker-{}-{tag}.log", db.name()));
         let (process, _) = Running::spawn(cmd, "consent-api worker running", &log);
         Worker { _process: process }
+    }
+
+    /// The process id, e.g. to send it a signal.
+    pub fn pid(&self) -> u32 {
+        self._process.pid()
+    }
+
+    /// Waits up to `timeout` for the process to exit by itself; its exit status, if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        self._process.wait_exit(timeout)
     }
 }
 

@@ -66,4 +66,17 @@ pub enum ApiKeyCommand {
         #[arg(long)]
         empresa: String,
     },
+    /// List a company's keys, oldest first: one line per key, tab-separated:
+    /// id, prefix, created, last used (or -), revoked (or -). Never the key or its hash.
+    List {
+        /// The company's id (from `company create`).
+        #[arg(long)]
+        empresa: String,
+    },
+    /// Revoke a key by id (from `api-key list`): every running instance refuses it from its next
+    /// request. Revoking a revoked key changes nothing.
+    Revoke {
+        /// The key's id.
+        id: String,
+    },
 }

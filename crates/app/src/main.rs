@@ -38,6 +38,12 @@ fn main() -> ExitCode {
         Command::ApiKey {
             command: ApiKeyCommand::Issue { empresa },
         } => commands::api_key::issue(&settings, &empresa),
+        Command::ApiKey {
+            command: ApiKeyCommand::List { empresa },
+        } => commands::api_key::list(&settings, &empresa),
+        Command::ApiKey {
+            command: ApiKeyCommand::Revoke { id },
+        } => commands::api_key::revoke(&settings, &id),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -55,5 +61,7 @@ fn init_logging(settings: &Settings) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // Colours only on a terminal: files and log collectors get plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 }

@@ -19,6 +19,8 @@ pub struct Settings {
     pub pgcc: PgccSettings,
     pub workers: WorkerSettings,
     pub webhooks: WebhookSettings,
+    pub idempotency: IdempotencySettings,
+    pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
     /// The `APP_ENV` these settings were loaded for.
     #[serde(skip)]
@@ -34,6 +36,27 @@ pub struct WorkerSettings {
     pub run_in_serve: bool,
     pub delivery_poll_ms: u64,
     pub disable_check_seconds: u64,
+    /// How often unfinished creations are settled with the PGCC (0: off).
+    pub reconcile_seconds: u64,
+    /// How old an unfinished creation's last attempt must be before the reconciler asks the PGCC
+    /// (must exceed the PGCC timeout).
+    pub reconcile_grace_seconds: u64,
+    /// How often idempotency keys past their retention are purged (0: off).
+    pub idempotency_purge_seconds: u64,
+}
+
+/// `Idempotency-Key` handling of the creations.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IdempotencySettings {
+    /// How long a key (and its kept answer) is kept, at least.
+    pub retention_hours: u64,
+}
+
+impl IdempotencySettings {
+    /// Validated at load time to be 1 to 87 600 hours (ten years).
+    pub fn retention(&self) -> chrono::Duration {
+        chrono::Duration::hours(self.retention_hours.min(87_600) as i64)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -85,6 +108,10 @@ pub struct ServerSettings {
     pub port: u16,
     pub body_limit_bytes: usize,
     pub workers: usize,
+    /// Deepest nesting of arrays/objects in a JSON body (400 above it).
+    pub json_max_depth: usize,
+    /// On SIGTERM/SIGINT: how long in-flight requests and worker rounds may take to finish.
+    pub shutdown_grace_seconds: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -99,6 +126,23 @@ pub struct PgccSettings {
     pub base_url: String,
     pub timeout_ms: u64,
     pub token: Option<Secret>,
+}
+
+/// Requests per company: a token bucket of `burst` requests refilled at `per_second` per
+/// second (`per_second = 0`: no limit).
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct RateLimitSettings {
+    pub per_second: u32,
+    pub burst: u32,
+}
+
+impl RateLimitSettings {
+    pub fn http(&self) -> delivery_http::RateLimitSettings {
+        delivery_http::RateLimitSettings {
+            per_second: self.per_second,
+            burst: self.burst,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -185,6 +229,27 @@ impl Settings {
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");
+        }
+        if !(1..=87_600).contains(&self.idempotency.retention_hours) {
+            return bad(
+                "idempotency.retention_hours",
+                "must be between 1 and 87600 (ten years)",
+            );
+        }
+        if self.workers.reconcile_grace_seconds.saturating_mul(1000) <= self.pgcc.timeout_ms {
+            return bad(
+                "workers.reconcile_grace_seconds",
+                "must exceed the PGCC timeout (pgcc.timeout_ms), or a creation still waiting for the PGCC could be reconciled",
+            );
+        }
+        if self.rate_limit.per_second > 0 && self.rate_limit.burst == 0 {
+            return bad(
+                "rate_limit.burst",
+                "must be at least 1 (set rate_limit.per_second to 0 to turn rate limiting off)",
+            );
+        }
+        if self.server.json_max_depth == 0 {
+            return bad("server.json_max_depth", "must be above 0");
         }
         Ok(())
     }

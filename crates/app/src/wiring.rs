@@ -7,8 +7,8 @@ use application::{Ports, ServiceSettings, Services, Workers};
 use pgcc_adapter::{PgccHttpGateway, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
-    PgApiKeyRepository, PgCompanyRepository, PgConsentRequestRepository, PgPool,
-    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    PgApiKeyRepository, PgCompanyRepository, PgConsentRequestRepository, PgIdempotencyRepository,
+    PgPool, PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
 };
 use webhook_adapter::{AesGcmSecretCipher, PolicyTargetGuard, SenderSettings, UreqWebhookSender};
 
@@ -50,6 +50,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         // Validated at load time.
         webhook_retry_schedule: w.retry_schedule().unwrap_or_default(),
         webhook_disable_after: chrono::Duration::seconds(w.disable_after_seconds as i64),
+        idempotency_retention: settings.idempotency.retention(),
         ..ServiceSettings::default()
     }
 }
@@ -67,6 +68,7 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),
         use_cases: Arc::new(PgUseCaseRepository::new(pool.clone())),
         consent_requests: Arc::new(PgConsentRequestRepository::new(pool.clone())),
+        idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
         webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {

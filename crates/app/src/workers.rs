@@ -1,16 +1,68 @@
-//! The background jobs: each on its own thread, run at start (status checks, expiry) or after one
-//! interval (the all-company sync), then every interval. A failed round is logged and retried at
+//! The background jobs: each on its own thread, run at start (status checks, expiry,
+//! reconciliation of unfinished creations, idempotency key purge) or after one interval (the
+//! all-company sync), then every interval. A failed round is logged and retried at
 //! the next one; work is shared safely between processes by the repository's row claims.
+//! A [`Stop`] ends them gracefully: each thread finishes the round it is in (a drain loop stops
+//! between batches) and exits instead of sleeping; [`join_within`] waits for them up to a deadline.
 
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use application::Workers;
 
 use crate::settings::WorkerSettings;
 
-/// Starts every enabled job; the threads live as long as the process.
-pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>> {
+/// Asks the job threads to stop. Cheap to clone; every clone is the same signal.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(Arc<(Mutex<bool>, Condvar)>);
+
+impl Stop {
+    pub fn new() -> Stop {
+        Stop::default()
+    }
+
+    /// From now on every job exits after its current round; sleeping jobs wake up and exit.
+    pub fn stop(&self) {
+        let (flag, wake) = &*self.0;
+        *flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        wake.notify_all();
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        *self.0 .0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Sleeps up to `duration`, waking early on [`Stop::stop`]; true when stopped.
+    fn sleep(&self, duration: Duration) -> bool {
+        let (flag, wake) = &*self.0;
+        let guard = flag.lock().unwrap_or_else(|p| p.into_inner());
+        let (guard, _) = wake
+            .wait_timeout_while(guard, duration, |stopped| !*stopped)
+            .unwrap_or_else(|p| p.into_inner());
+        *guard
+    }
+}
+
+/// Waits for the threads to end, up to `deadline`; answers how many were still running then
+/// (they are left to die with the process).
+pub fn join_within(handles: Vec<JoinHandle<()>>, deadline: Instant) -> usize {
+    let mut running = handles;
+    loop {
+        let (done, rest): (Vec<_>, Vec<_>) = running.into_iter().partition(|h| h.is_finished());
+        for handle in done {
+            let _ = handle.join();
+        }
+        running = rest;
+        if running.is_empty() || Instant::now() >= deadline {
+            return running.len();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts every enabled job; the threads run until `stop` (or the process ends).
+pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<JoinHandle<()>> {
     let mut handles = Vec::new();
     let batch = settings.batch_size;
 
@@ -18,32 +70,39 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
         let poll = workers.poll_consent_statuses.clone();
         let every = Duration::from_secs(settings.status_poll_seconds);
         let recheck_after = chrono::Duration::seconds(settings.status_poll_seconds as i64);
-        handles.push(every_interval("status-poll", every, true, move || {
-            // Drain: a full batch means more are due now.
-            loop {
-                match poll.run_once(batch, recheck_after) {
-                    Ok(report) => {
-                        if report.changed > 0 {
-                            tracing::info!(
-                                checked = report.checked,
-                                changed = report.changed,
-                                "status poll"
-                            );
+        let draining = stop.clone();
+        handles.push(every_interval(
+            "status-poll",
+            every,
+            true,
+            stop,
+            move || {
+                // Drain: a full batch means more are due now.
+                loop {
+                    match poll.run_once(batch, recheck_after) {
+                        Ok(report) => {
+                            if report.changed > 0 {
+                                tracing::info!(
+                                    checked = report.checked,
+                                    changed = report.changed,
+                                    "status poll"
+                                );
+                            }
+                            if report.checked < batch || draining.is_stopped() {
+                                break;
+                            }
                         }
-                        if report.checked < batch {
+                        Err(e) => {
+                            tracing::warn!(
+                                error = format!("{e:#}"),
+                                "status poll failed; retrying next round"
+                            );
                             break;
                         }
                     }
-                    Err(e) => {
-                        tracing::warn!(
-                            error = format!("{e:#}"),
-                            "status poll failed; retrying next round"
-                        );
-                        break;
-                    }
                 }
-            }
-        }));
+            },
+        ));
     }
 
     if settings.expiry_seconds > 0 {
@@ -53,6 +112,7 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
             "expiry",
             every,
             true,
+            stop,
             move || match expire.run_once(batch) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(expired = n, "consent requests expired"),
@@ -67,8 +127,13 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
     if settings.delivery_poll_ms > 0 {
         let deliver = workers.deliver_webhooks.clone();
         let every = Duration::from_millis(settings.delivery_poll_ms);
-        handles.push(every_interval("webhook-delivery", every, true, move || {
-            loop {
+        let draining = stop.clone();
+        handles.push(every_interval(
+            "webhook-delivery",
+            every,
+            true,
+            stop,
+            move || loop {
                 match deliver.run_once(batch) {
                     Ok(report) => {
                         if report.attempted > 0 {
@@ -80,7 +145,7 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
                                 "webhook deliveries"
                             );
                         }
-                        if report.attempted < batch {
+                        if report.attempted < batch || draining.is_stopped() {
                             break;
                         }
                     }
@@ -92,8 +157,8 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
                         break;
                     }
                 }
-            }
-        }));
+            },
+        ));
     }
 
     if settings.disable_check_seconds > 0 {
@@ -103,6 +168,7 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
             "webhook-disable",
             every,
             true,
+            stop,
             move || match deliver.disable_failing_urls() {
                 Ok(0) => {}
                 Ok(n) => tracing::warn!(
@@ -117,6 +183,75 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
         ));
     }
 
+    if settings.reconcile_seconds > 0 {
+        let reconcile = workers.reconcile_creations.clone();
+        let every = Duration::from_secs(settings.reconcile_seconds);
+        let grace = chrono::Duration::seconds(settings.reconcile_grace_seconds as i64);
+        let draining = stop.clone();
+        handles.push(every_interval("reconcile", every, true, stop, move || {
+            // Drain: a full batch means more are due now.
+            loop {
+                match reconcile.run_once(batch, grace) {
+                    Ok(report) => {
+                        if report.confirmed > 0 || report.cancelled > 0 {
+                            tracing::info!(
+                                checked = report.checked,
+                                confirmed = report.confirmed,
+                                cancelled = report.cancelled,
+                                "unfinished creations reconciled"
+                            );
+                        }
+                        if report.checked < batch || draining.is_stopped() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            error = format!("{e:#}"),
+                            "reconciliation round failed; retrying next round"
+                        );
+                        break;
+                    }
+                }
+            }
+        }));
+    }
+
+    if settings.idempotency_purge_seconds > 0 {
+        let purge = workers.purge_idempotency_keys.clone();
+        let every = Duration::from_secs(settings.idempotency_purge_seconds);
+        let draining = stop.clone();
+        handles.push(every_interval(
+            "idempotency-purge",
+            every,
+            true,
+            stop,
+            move || {
+                let mut purged = 0u64;
+                loop {
+                    match purge.run_once(batch) {
+                        Ok(n) => {
+                            purged += u64::from(n);
+                            if n < batch || draining.is_stopped() {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            tracing::warn!(
+                                error = format!("{e:#}"),
+                                "idempotency key purge failed; retrying next round"
+                            );
+                            break;
+                        }
+                    }
+                }
+                if purged > 0 {
+                    tracing::info!(purged, "idempotency keys past their retention purged");
+                }
+            },
+        ));
+    }
+
     if settings.sync_seconds > 0 {
         let sync = workers.sync_all_companies.clone();
         let every = Duration::from_secs(settings.sync_seconds);
@@ -125,6 +260,7 @@ pub fn start(workers: Workers, settings: &WorkerSettings) -> Vec<JoinHandle<()>>
             "use-case-sync",
             every,
             false,
+            stop,
             move || match sync.run_once() {
                 Ok(report) => tracing::info!(
                     synced = report.synced,
@@ -145,18 +281,73 @@ fn every_interval(
     name: &'static str,
     every: Duration,
     at_start: bool,
+    stop: &Stop,
     mut round: impl FnMut() + Send + 'static,
 ) -> JoinHandle<()> {
+    let stop = stop.clone();
     std::thread::Builder::new()
         .name(format!("worker-{name}"))
         .spawn(move || {
-            if !at_start {
-                std::thread::sleep(every);
+            if !at_start && stop.sleep(every) {
+                return;
             }
-            loop {
+            while !stop.is_stopped() {
                 round();
-                std::thread::sleep(every);
+                if stop.sleep(every) {
+                    break;
+                }
             }
+            tracing::debug!(worker = name, "stopped");
         })
         .expect("spawn a worker thread")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    #[test]
+    fn a_stopped_job_finishes_its_round_then_exits_without_sleeping_out_its_interval() {
+        let stop = Stop::new();
+        let rounds = Arc::new(AtomicU32::new(0));
+        let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+        let counted = rounds.clone();
+        let handle = every_interval("test", Duration::from_secs(3600), true, &stop, move || {
+            let _ = entered_tx.send(());
+            // a round in progress when the stop arrives
+            std::thread::sleep(Duration::from_millis(200));
+            counted.fetch_add(1, Ordering::SeqCst);
+        });
+        entered_rx.recv().unwrap();
+        stop.stop();
+        let left = join_within(vec![handle], Instant::now() + Duration::from_secs(10));
+        assert_eq!(left, 0, "the job did not exit");
+        assert_eq!(
+            rounds.load(Ordering::SeqCst),
+            1,
+            "the round in progress completed"
+        );
+    }
+
+    #[test]
+    fn a_job_waiting_for_its_first_interval_exits_at_once_when_stopped() {
+        let stop = Stop::new();
+        let handle = every_interval("test", Duration::from_secs(3600), false, &stop, || {
+            panic!("no round may run")
+        });
+        stop.stop();
+        assert_eq!(
+            join_within(vec![handle], Instant::now() + Duration::from_secs(10)),
+            0
+        );
+    }
+
+    #[test]
+    fn join_within_gives_up_at_the_deadline_and_counts_the_stragglers() {
+        let busy = std::thread::spawn(|| std::thread::sleep(Duration::from_secs(2)));
+        let left = join_within(vec![busy], Instant::now() + Duration::from_millis(50));
+        assert_eq!(left, 1);
+    }
 }

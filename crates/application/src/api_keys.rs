@@ -1,9 +1,19 @@
-//! Issuing API keys: a random secret shown once to the operator, stored only as its hash.
+//! API keys: issued as a random secret shown once to the operator and stored only as its hash;
+//! listed (never the key, never the hash) and revoked by the operator.
+//!
+//! Format: `cak_` + 64 lower-case hex characters (32 random bytes from the OS) + `_` + 8 lower-case
+//! hex characters, the first 4 bytes of the SHA-256 of everything before that `_`. The prefix lets
+//! secret scanners recognize a leaked key; the checksum lets the service refuse a mistyped,
+//! truncated or made-up key without a database query. Keys issued before the checksum existed
+//! (`cak_` + 64 hex, no checksum) are still accepted: see docs/security.md.
 
 use std::sync::Arc;
 
 use domain::CompanyId;
-use ports::{ApiKeyRecord, ApiKeyRepository, Clock, CompanyRepository, RepoError};
+use ports::{
+    ApiKeyRecord, ApiKeyRepository, ApiKeySummary, Clock, CompanyRepository, RepoError,
+    RevokeApiKeyOutcome,
+};
 use rand::rngs::OsRng;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
@@ -15,19 +25,61 @@ pub const API_KEY_PREFIX: &str = "cak_";
 /// Random bytes in a key (256 bits).
 const KEY_BYTES: usize = 32;
 
+/// Bytes of SHA-256 kept as the checksum (8 hex characters).
+const CHECKSUM_BYTES: usize = 4;
+
+/// Length of a key as issued: `cak_` + 64 hex + `_` + 8 hex.
+pub const API_KEY_LEN: usize = API_KEY_PREFIX.len() + KEY_BYTES * 2 + 1 + CHECKSUM_BYTES * 2;
+
+/// Length of a key of the first format (`cak_` + 64 hex, no checksum).
+const LEGACY_KEY_LEN: usize = API_KEY_PREFIX.len() + KEY_BYTES * 2;
+
 /// Characters of the key kept in clear (`prefixo`), enough for an operator to recognize it.
 const PREFIX_LEN: usize = 12;
+
+/// The shapes of key the service accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiKeyFormat {
+    /// `cak_` + 64 hex + `_` + 8 hex checksum: what `api-key issue` prints.
+    Checksummed,
+    /// `cak_` + 64 hex: keys issued before the checksum; accepted, looked up, never issued.
+    Legacy,
+}
 
 /// Lower-case hex SHA-256 of the whole key: what is stored and looked up.
 pub fn hash_api_key(raw: &str) -> String {
     hex::encode(Sha256::digest(raw.as_bytes()))
 }
 
-/// Whether `raw` has the shape of a key we issue: `cak_` and 64 lower-case hex characters.
+/// The format of `raw`, or `None` when it cannot be a key of ours (wrong prefix, length,
+/// alphabet or checksum). Pure computation: no I/O.
+pub fn api_key_format(raw: &str) -> Option<ApiKeyFormat> {
+    let body = raw.get(..LEGACY_KEY_LEN)?;
+    let tail = &raw[LEGACY_KEY_LEN..];
+    let random = body.strip_prefix(API_KEY_PREFIX)?;
+    if !is_lower_hex(random) {
+        return None;
+    }
+    if tail.is_empty() {
+        return Some(ApiKeyFormat::Legacy);
+    }
+    let given = tail.strip_prefix('_')?;
+    (given.len() == CHECKSUM_BYTES * 2 && given == checksum(body))
+        .then_some(ApiKeyFormat::Checksummed)
+}
+
+/// Whether `raw` has the shape of a key we accept (see [`api_key_format`]).
 pub fn looks_like_api_key(raw: &str) -> bool {
-    raw.strip_prefix(API_KEY_PREFIX).is_some_and(|rest| {
-        rest.len() == KEY_BYTES * 2 && rest.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-    })
+    api_key_format(raw).is_some()
+}
+
+fn is_lower_hex(text: &str) -> bool {
+    text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The checksum of `cak_<64 hex>`: the first 4 bytes of its SHA-256, in lower-case hex.
+fn checksum(body: &str) -> String {
+    hex::encode(&Sha256::digest(body.as_bytes())[..CHECKSUM_BYTES])
 }
 
 /// A freshly issued key. `key` is the only copy of the secret: show it once, never log it.
@@ -57,6 +109,32 @@ pub enum IssueApiKeyError {
     Repo(#[from] RepoError),
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum ListApiKeysError {
+    /// No company has this id.
+    #[error("no company with this id")]
+    UnknownCompany,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeApiKeyError {
+    /// No key has this id.
+    #[error("no API key with this id")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// A revoked key, and whether it had been revoked before (then nothing changed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RevokedApiKey {
+    pub key: ApiKeySummary,
+    pub already_revoked: bool,
+}
+
+/// The operator's side of API keys: issue, list, revoke.
 #[derive(Clone)]
 pub struct ApiKeyIssuer {
     companies: Arc<dyn CompanyRepository>,
@@ -99,18 +177,49 @@ impl ApiKeyIssuer {
             prefixo,
         })
     }
+
+    /// Every key of company `empresa` (revoked ones included), oldest first; never a key or a
+    /// hash, only what an operator needs to tell them apart.
+    pub fn list(&self, empresa: CompanyId) -> Result<Vec<ApiKeySummary>, ListApiKeysError> {
+        if self.companies.get(empresa)?.is_none() {
+            return Err(ListApiKeysError::UnknownCompany);
+        }
+        Ok(self.api_keys.list_by_company(empresa)?)
+    }
+
+    /// Revokes key `id` now. Every instance refuses it from its next request: nothing caches
+    /// keys (docs/security.md). Revoking a revoked key changes nothing and is not an error.
+    pub fn revoke(&self, id: Uuid) -> Result<RevokedApiKey, RevokeApiKeyError> {
+        match self.api_keys.revoke(id, self.clock.now())? {
+            RevokeApiKeyOutcome::Revoked(key) => {
+                tracing::info!(empresa_id = %key.empresa_id, api_key_id = %key.id, "API key revoked");
+                Ok(RevokedApiKey {
+                    key,
+                    already_revoked: false,
+                })
+            }
+            RevokeApiKeyOutcome::AlreadyRevoked(key) => Ok(RevokedApiKey {
+                key,
+                already_revoked: true,
+            }),
+            RevokeApiKeyOutcome::NotFound => Err(RevokeApiKeyError::NotFound),
+        }
+    }
 }
 
 fn generate_key() -> String {
     let mut bytes = [0u8; KEY_BYTES];
     OsRng.fill_bytes(&mut bytes);
-    format!("{API_KEY_PREFIX}{}", hex::encode(bytes))
+    let body = format!("{API_KEY_PREFIX}{}", hex::encode(bytes));
+    let sum = checksum(&body);
+    format!("{body}_{sum}")
 }
 
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
+    use chrono::Duration;
     use ports::{MockApiKeyRepository, MockCompanyRepository};
 
     use super::*;
@@ -118,6 +227,30 @@ mod tests {
 
     fn issuer(companies: MockCompanyRepository, api_keys: MockApiKeyRepository) -> ApiKeyIssuer {
         ApiKeyIssuer::new(Arc::new(companies), Arc::new(api_keys), fixed_clock())
+    }
+
+    fn known_company() -> MockCompanyRepository {
+        let mut companies = MockCompanyRepository::new();
+        companies.expect_get().returning(|_| Ok(Some(company())));
+        companies
+    }
+
+    /// A key of the current format built from `random` (64 hex characters).
+    fn checksummed(random: &str) -> String {
+        let body = format!("cak_{random}");
+        let sum = checksum(&body);
+        format!("{body}_{sum}")
+    }
+
+    fn summary(revogado_em: Option<chrono::DateTime<chrono::Utc>>) -> ApiKeySummary {
+        ApiKeySummary {
+            id: Uuid::from_u128(7),
+            empresa_id: company().id,
+            prefixo: "cak_0a0a0a0a".to_owned(),
+            criado_em: now() - Duration::days(3),
+            ultimo_uso_em: Some(now() - Duration::hours(1)),
+            revogado_em,
+        }
     }
 
     #[test]
@@ -129,12 +262,52 @@ mod tests {
     }
 
     #[test]
-    fn a_key_of_our_shape_is_recognized() {
-        assert!(looks_like_api_key(&format!("cak_{}", "0a".repeat(32))));
+    fn the_checksum_is_the_first_four_bytes_of_the_sha256_of_prefix_and_random_part() {
+        let body = format!("cak_{}", "0a".repeat(32));
+        let expected = &hash_api_key(&body)[..8];
+
+        assert_eq!(checksum(&body), expected);
+        assert_eq!(
+            api_key_format(&format!("{body}_{expected}")),
+            Some(ApiKeyFormat::Checksummed)
+        );
+    }
+
+    #[test]
+    fn a_key_of_the_current_shape_is_recognized() {
+        let key = checksummed(&"0a".repeat(32));
+
+        assert_eq!(key.len(), API_KEY_LEN);
+        assert_eq!(api_key_format(&key), Some(ApiKeyFormat::Checksummed));
+        assert!(looks_like_api_key(&key));
+    }
+
+    #[test]
+    fn a_key_of_the_first_shape_without_checksum_is_still_recognized_as_legacy() {
+        assert_eq!(
+            api_key_format(&format!("cak_{}", "0a".repeat(32))),
+            Some(ApiKeyFormat::Legacy)
+        );
+    }
+
+    #[test]
+    fn a_key_whose_checksum_does_not_match_is_not_recognized() {
+        let key = checksummed(&"0a".repeat(32));
+        // one character of the random part changed: the checksum no longer matches
+        let mistyped = key.replacen("cak_0a", "cak_1a", 1);
+        // the checksum itself changed
+        let last = key.chars().last().unwrap();
+        let other = if last == '0' { '1' } else { '0' };
+        let bad_sum = format!("{}{other}", &key[..key.len() - 1]);
+
+        for raw in [mistyped, bad_sum] {
+            assert_eq!(api_key_format(&raw), None, "{raw}");
+        }
     }
 
     #[test]
     fn keys_of_another_shape_are_not_recognized() {
+        let good = checksummed(&"0a".repeat(32));
         for raw in [
             String::new(),
             "cak_".to_owned(),
@@ -145,13 +318,19 @@ mod tests {
             format!("xyz_{}", "0a".repeat(32)),
             format!(" cak_{}", "0a".repeat(32)),
             format!("cak_{}é", "0a".repeat(31)),
+            format!("cak_{}_", "0a".repeat(32)),
+            format!("{good}0"),
+            good[..good.len() - 1].to_owned(),
+            good.to_uppercase(),
+            good.replace('_', "-"),
+            format!("{good} "),
         ] {
             assert!(!looks_like_api_key(&raw), "{raw:?}");
         }
     }
 
     #[test]
-    fn issuing_stores_only_the_hash_and_prefix_and_returns_the_key_once() {
+    fn issuing_stores_only_the_hash_and_prefix_and_returns_a_checksummed_key_once() {
         let empresa = company();
         let empresa_id = empresa.id;
         let mut companies = MockCompanyRepository::new();
@@ -167,12 +346,17 @@ mod tests {
             sink.lock().unwrap().push(record.clone());
             Ok(())
         });
-        api_keys.expect_find_company_by_hash().times(0);
+        api_keys.expect_find_by_hash().times(0);
 
         let issued = issuer(companies, api_keys).issue(empresa_id).unwrap();
 
-        assert!(looks_like_api_key(&issued.key), "{}", issued.key);
-        assert_eq!(issued.key.len(), 4 + 64);
+        assert_eq!(
+            api_key_format(&issued.key),
+            Some(ApiKeyFormat::Checksummed),
+            "{}",
+            issued.key
+        );
+        assert_eq!(issued.key.len(), 4 + 64 + 1 + 8);
         assert_eq!(issued.prefixo, issued.key[..12]);
         let stored = stored.lock().unwrap();
         let record = &stored[0];
@@ -187,20 +371,14 @@ mod tests {
             }
         );
         assert_ne!(record.hash, issued.key);
-        assert!(!record.hash.contains(&issued.key[4..]));
+        assert!(!record.hash.contains(&issued.key[4..68]));
     }
 
     #[test]
     fn two_issued_keys_differ() {
-        let empresa = company();
-        let mut companies = MockCompanyRepository::new();
-        companies
-            .expect_get()
-            .times(2)
-            .returning(move |_| Ok(Some(empresa.clone())));
         let mut api_keys = MockApiKeyRepository::new();
         api_keys.expect_insert().times(2).returning(|_| Ok(()));
-        let issuer = issuer(companies, api_keys);
+        let issuer = issuer(known_company(), api_keys);
 
         let first = issuer.issue(company().id).unwrap();
         let second = issuer.issue(company().id).unwrap();
@@ -247,19 +425,13 @@ mod tests {
 
     #[test]
     fn a_failing_insert_is_a_repository_error() {
-        let empresa = company();
-        let mut companies = MockCompanyRepository::new();
-        companies
-            .expect_get()
-            .times(1)
-            .returning(move |_| Ok(Some(empresa.clone())));
         let mut api_keys = MockApiKeyRepository::new();
         api_keys
             .expect_insert()
             .times(1)
             .returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
 
-        let result = issuer(companies, api_keys).issue(company().id);
+        let result = issuer(known_company(), api_keys).issue(company().id);
 
         assert!(
             matches!(
@@ -283,5 +455,90 @@ mod tests {
         assert!(!shown.contains(&"ab".repeat(32)), "{shown}");
         assert!(shown.contains("<redacted>"), "{shown}");
         assert!(shown.contains("cak_abababab"), "{shown}");
+    }
+
+    #[test]
+    fn listing_answers_the_companys_keys_as_stored() {
+        let empresa_id = company().id;
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_list_by_company()
+            .withf(move |id| *id == empresa_id)
+            .times(1)
+            .returning(|_| Ok(vec![summary(None), summary(Some(now()))]));
+
+        let listed = issuer(known_company(), api_keys).list(empresa_id).unwrap();
+
+        assert_eq!(listed, vec![summary(None), summary(Some(now()))]);
+    }
+
+    #[test]
+    fn listing_the_keys_of_an_unknown_company_is_an_error() {
+        let mut companies = MockCompanyRepository::new();
+        companies.expect_get().times(1).returning(|_| Ok(None));
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys.expect_list_by_company().times(0);
+
+        let result = issuer(companies, api_keys).list(company().id);
+
+        assert!(
+            matches!(result, Err(ListApiKeysError::UnknownCompany)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn revoking_a_key_revokes_it_now() {
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_revoke()
+            .withf(|id, at| *id == Uuid::from_u128(7) && *at == now())
+            .times(1)
+            .returning(|_, at| Ok(RevokeApiKeyOutcome::Revoked(summary(Some(at)))));
+
+        let revoked = issuer(MockCompanyRepository::new(), api_keys)
+            .revoke(Uuid::from_u128(7))
+            .unwrap();
+
+        assert_eq!(
+            revoked,
+            RevokedApiKey {
+                key: summary(Some(now())),
+                already_revoked: false
+            }
+        );
+    }
+
+    #[test]
+    fn revoking_a_revoked_key_changes_nothing_and_says_so() {
+        let earlier = now() - Duration::days(1);
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_revoke()
+            .times(1)
+            .returning(move |_, _| Ok(RevokeApiKeyOutcome::AlreadyRevoked(summary(Some(earlier)))));
+
+        let revoked = issuer(MockCompanyRepository::new(), api_keys)
+            .revoke(Uuid::from_u128(7))
+            .unwrap();
+
+        assert!(revoked.already_revoked);
+        assert_eq!(revoked.key.revogado_em, Some(earlier));
+    }
+
+    #[test]
+    fn revoking_an_unknown_key_is_not_found() {
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_revoke()
+            .times(1)
+            .returning(|_, _| Ok(RevokeApiKeyOutcome::NotFound));
+
+        let result = issuer(MockCompanyRepository::new(), api_keys).revoke(Uuid::from_u128(9));
+
+        assert!(
+            matches!(result, Err(RevokeApiKeyError::NotFound)),
+            "{result:?}"
+        );
     }
 }

@@ -1,15 +1,24 @@
-//! Creating a consent request (`criar/ativo`, `criar/pendente`): validated here, created on the
-//! PGCC, then stored with the PGCC's id.
+//! Creating a consent request (`criar/ativo`, `criar/pendente`): validated here, then created in
+//! two phases so that no consent is lost or duplicated between the PGCC and us (docs/decisions.md,
+//! "No consent lost or duplicated"):
+//!
+//! 1. our row is stored `em_andamento` (invisible to every read), its id being the PGCC's
+//!    `referenciaExterna`;
+//! 2. the PGCC is asked to create it; its success confirms the row (PGCC id, creation history and
+//!    `solicitacao.criada` event in one transaction), its refusal (4xx) cancels it, and a timeout,
+//!    5xx or unreachable PGCC leaves it for the reconciler ([`crate::ReconcileCreations`]), which
+//!    asks the PGCC by external reference.
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use domain::{
     Company, ConsentEvent, ConsentRequest, ConsentRequestDraft, ConsentStatus, CreationVariant,
     ValidationErrors,
 };
 use ports::{
-    Clock, ConsentRequestRepository, PgccError, PgccGateway, PgccNewConsent, RepoError,
-    UseCaseRepository,
+    Clock, Confirmation, ConsentRequestRepository, CreationRecord, CreationStart, PgccError,
+    PgccGateway, PgccNewConsent, RepoError, UseCaseRepository,
 };
 use uuid::Uuid;
 
@@ -24,10 +33,11 @@ pub struct CreatedConsentRequest {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CreateConsentError {
-    /// Broken field rules, by JSON field name; nothing was sent to the PGCC.
+    /// Broken field rules, by JSON field name; nothing was stored or sent to the PGCC.
     #[error(transparent)]
     Invalid(ValidationErrors),
-    /// The PGCC failed or refused; nothing was stored.
+    /// The PGCC failed or refused. A refusal (`Rejected`) cancelled our row; any other failure
+    /// left it `em_andamento` for the reconciler. Either way no consent is visible.
     #[error(transparent)]
     Pgcc(PgccError),
     #[error(transparent)]
@@ -57,11 +67,52 @@ impl CreateConsentRequest {
         }
     }
 
+    /// Creates a new request under a fresh id.
     pub fn execute(
         &self,
         empresa: &Company,
         draft: ConsentRequestDraft,
         variant: CreationVariant,
+    ) -> Result<CreatedConsentRequest, CreateConsentError> {
+        self.create_new(empresa, draft, variant, Uuid::new_v4())
+    }
+
+    /// Creates the request under `id`, the id an idempotency key reserved for it. An earlier
+    /// attempt under the same key may have stored `id` already: if it is confirmed, its answer is
+    /// returned at once (the PGCC is not called); if it is still `em_andamento`, the stored
+    /// request is sent again (the PGCC answers the one it may already hold under that external
+    /// reference) without validating the draft again; if it was cancelled, or never stored, the
+    /// draft is validated and created as new.
+    pub fn execute_with_id(
+        &self,
+        empresa: &Company,
+        draft: ConsentRequestDraft,
+        variant: CreationVariant,
+        id: Uuid,
+    ) -> Result<CreatedConsentRequest, CreateConsentError> {
+        match self.consent_requests.find_creation(empresa.id, id)? {
+            Some(CreationRecord::Confirmed { pgcc_id }) => {
+                return Ok(CreatedConsentRequest { id, pgcc_id });
+            }
+            Some(CreationRecord::InProgress(stored)) => {
+                // the link is read again: the use case may be gone since (then sent without one)
+                let vinculo_id = self
+                    .use_cases
+                    .find_by_template(empresa.id, &stored.dados.caso_de_uso_id_template)?
+                    .and_then(|use_case| use_case.vinculo_id);
+                return self.attempt(empresa, &stored, vinculo_id, self.clock.now());
+            }
+            Some(CreationRecord::Cancelled) | None => {}
+        }
+        self.create_new(empresa, draft, variant, id)
+    }
+
+    fn create_new(
+        &self,
+        empresa: &Company,
+        draft: ConsentRequestDraft,
+        variant: CreationVariant,
+        id: Uuid,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
         let now = self.clock.now();
         let request = draft
@@ -76,7 +127,6 @@ impl CreateConsentRequest {
                     "nenhum caso de uso sincronizado da empresa tem este template",
                 ))
             })?;
-        let id = Uuid::new_v4();
         let event = match variant {
             CreationVariant::Active => ConsentEvent::CreatedActive,
             CreationVariant::Pending => ConsentEvent::CreatedPending,
@@ -84,49 +134,117 @@ impl CreateConsentRequest {
         // A creation is always legal from "not yet created": failing here is a bug of ours.
         let status = ConsentStatus::apply(None, event)
             .map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
-
-        let created = self
-            .pgcc
-            .create_consent_request(&PgccNewConsent {
-                referencia_externa: id,
-                cnpj_empresa: empresa.cnpj.clone(),
-                vinculo_id: use_case.vinculo_id,
-                request: request.clone(),
-            })
-            .inspect_err(|e| {
-                tracing::warn!(
-                    empresa_id = %empresa.id,
-                    solicitacao_id = %id,
-                    error = %e,
-                    "consent request: PGCC failed"
-                );
-            })
-            .map_err(CreateConsentError::Pgcc)?;
-
         let mut stored = ConsentRequest {
             id,
             empresa_id: empresa.id,
             caso_de_uso_id: use_case.id,
             dados: request,
             status,
-            pgcc_id: created.pgcc_id.clone(),
+            // the PGCC's id is known once it created the request
+            pgcc_id: String::new(),
             hash: String::new(),
             criado_em: now,
             atualizado_em: now,
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
-        self.consent_requests.insert(&stored)?;
-        tracing::info!(
-            empresa_id = %empresa.id,
-            solicitacao_id = %id,
-            status = ?status,
-            "consent request created"
-        );
-        Ok(CreatedConsentRequest {
+        self.attempt(empresa, &stored, use_case.vinculo_id, now)
+    }
+
+    /// Stores (or takes over) the request `em_andamento`, asks the PGCC and settles the row by
+    /// its answer.
+    fn attempt(
+        &self,
+        empresa: &Company,
+        request: &ConsentRequest,
+        vinculo_id: Option<Uuid>,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<CreatedConsentRequest, CreateConsentError> {
+        let id = request.id;
+        if let CreationStart::AlreadyConfirmed { pgcc_id } =
+            self.consent_requests.begin_creation(request, attempt_at)?
+        {
+            return Ok(CreatedConsentRequest { id, pgcc_id });
+        }
+        let created = match self.pgcc.create_consent_request(&PgccNewConsent {
+            referencia_externa: id,
+            cnpj_empresa: empresa.cnpj.clone(),
+            vinculo_id,
+            request: request.dados.clone(),
+        }) {
+            Ok(created) => created,
+            Err(error) => return Err(self.settle_failure(empresa, id, attempt_at, error)),
+        };
+        match self.consent_requests.confirm_creation(
+            empresa.id,
             id,
-            pgcc_id: created.pgcc_id,
-        })
+            &created.pgcc_id,
+            attempt_at,
+        )? {
+            Confirmation::Confirmed => {
+                tracing::info!(
+                    empresa_id = %empresa.id,
+                    solicitacao_id = %id,
+                    status = ?request.status,
+                    "consent request created"
+                );
+                Ok(CreatedConsentRequest {
+                    id,
+                    pgcc_id: created.pgcc_id,
+                })
+            }
+            Confirmation::AlreadyConfirmed { pgcc_id } => {
+                if pgcc_id != created.pgcc_id {
+                    tracing::error!(
+                        empresa_id = %empresa.id,
+                        solicitacao_id = %id,
+                        "the PGCC answered another id than the one the request was confirmed with"
+                    );
+                }
+                Ok(CreatedConsentRequest { id, pgcc_id })
+            }
+            Confirmation::Missing => Err(CreateConsentError::Repo(RepoError::Unexpected(
+                anyhow::anyhow!("a consent request being created vanished before its confirmation"),
+            ))),
+        }
+    }
+
+    /// A refusal cancels our row (the PGCC holds nothing); any other failure leaves it for the
+    /// reconciler. A failure to cancel is logged: the reconciler settles the row then.
+    fn settle_failure(
+        &self,
+        empresa: &Company,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+        error: PgccError,
+    ) -> CreateConsentError {
+        if matches!(error, PgccError::Rejected { .. }) {
+            tracing::warn!(
+                empresa_id = %empresa.id,
+                solicitacao_id = %id,
+                error = %error,
+                "consent request: the PGCC refused it; cancelled"
+            );
+            if let Err(e) = self
+                .consent_requests
+                .cancel_creation(empresa.id, id, attempt_at)
+            {
+                tracing::warn!(
+                    empresa_id = %empresa.id,
+                    solicitacao_id = %id,
+                    error = format!("{e:#}"),
+                    "could not cancel a refused creation; the reconciler will settle it"
+                );
+            }
+        } else {
+            tracing::warn!(
+                empresa_id = %empresa.id,
+                solicitacao_id = %id,
+                error = %error,
+                "consent request: the PGCC failed; left for the reconciler"
+            );
+        }
+        CreateConsentError::Pgcc(error)
     }
 }
 
@@ -184,6 +302,28 @@ mod tests {
         draft.clone().validate(variant, now()).unwrap()
     }
 
+    /// The row `execute` stores first for `draft` under `id`: no PGCC id yet, hashed.
+    fn expected_row(
+        id: Uuid,
+        draft: &ConsentRequestDraft,
+        variant: CreationVariant,
+        status: ConsentStatus,
+    ) -> ConsentRequest {
+        let mut expected = ConsentRequest {
+            id,
+            empresa_id: company().id,
+            caso_de_uso_id: use_case().id,
+            dados: validated(draft, variant),
+            status,
+            pgcc_id: String::new(),
+            hash: String::new(),
+            criado_em: now(),
+            atualizado_em: now(),
+        };
+        expected.hash = consent_hash(&expected);
+        expected
+    }
+
     /// A use case repository that knows `use_case()` under `TEMPLATE` for the test company.
     fn use_cases_knowing_the_template() -> MockUseCaseRepository {
         let empresa_id = company().id;
@@ -193,6 +333,12 @@ mod tests {
             .withf(move |empresa, template| *empresa == empresa_id && template == TEMPLATE)
             .times(1)
             .returning(|_, _| Ok(Some(use_case())));
+        use_cases
+    }
+
+    fn untouched_use_cases() -> MockUseCaseRepository {
+        let mut use_cases = MockUseCaseRepository::new();
+        use_cases.expect_find_by_template().times(0);
         use_cases
     }
 
@@ -208,58 +354,161 @@ mod tests {
                 })
             });
         pgcc.expect_list_use_cases().times(0);
+        pgcc.expect_find_by_external_reference().times(0);
         pgcc
     }
 
-    fn recording_store(stored: Arc<Mutex<Vec<ConsentRequest>>>) -> MockConsentRequestRepository {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
-            .expect_insert()
+    fn failing_pgcc(error: fn() -> PgccError) -> MockPgccGateway {
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_create_consent_request()
             .times(1)
-            .returning(move |request| {
-                stored.lock().unwrap().push(request.clone());
-                Ok(())
-            });
-        consent_requests
+            .returning(move |_| Err(error()));
+        pgcc
     }
 
     fn untouched_pgcc() -> MockPgccGateway {
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_create_consent_request().times(0);
         pgcc.expect_list_use_cases().times(0);
+        pgcc.expect_find_by_external_reference().times(0);
         pgcc
     }
 
-    fn untouched_store() -> MockConsentRequestRepository {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests.expect_insert().times(0);
-        consent_requests
+    /// What the store was asked to do, in order.
+    #[allow(clippy::large_enum_variant)] // a test record, compared whole
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    enum Call {
+        Begin(ConsentRequest, DateTime<Utc>),
+        Confirm(Uuid, String, DateTime<Utc>),
+        Cancel(Uuid, DateTime<Utc>),
+    }
+
+    /// A consent request store that records the creation calls and answers `begin` with
+    /// `begin`, `confirm` with `confirm`; `find_creation` answers `found`.
+    struct Store {
+        calls: Arc<Mutex<Vec<Call>>>,
+        begin: Option<fn() -> Result<CreationStart, RepoError>>,
+        confirm: Option<fn() -> Result<Confirmation, RepoError>>,
+        cancel: Option<fn() -> Result<bool, RepoError>>,
+        found: Option<fn() -> Option<CreationRecord>>,
+    }
+
+    impl Store {
+        fn new() -> Self {
+            Store {
+                calls: Arc::new(Mutex::new(Vec::new())),
+                begin: Some(|| Ok(CreationStart::Started)),
+                confirm: Some(|| Ok(Confirmation::Confirmed)),
+                cancel: None,
+                found: None,
+            }
+        }
+
+        fn calls(&self) -> Vec<Call> {
+            self.calls.lock().unwrap().clone()
+        }
+
+        fn mock(&self) -> MockConsentRequestRepository {
+            let empresa_id = company().id;
+            let mut store = MockConsentRequestRepository::new();
+            store.expect_insert().times(0);
+            let calls = self.calls.clone();
+            match self.begin {
+                Some(answer) => {
+                    store
+                        .expect_begin_creation()
+                        .times(1)
+                        .returning(move |request, at| {
+                            calls.lock().unwrap().push(Call::Begin(request.clone(), at));
+                            answer()
+                        });
+                }
+                None => {
+                    store.expect_begin_creation().times(0);
+                }
+            }
+            let calls = self.calls.clone();
+            match self.confirm {
+                Some(answer) => {
+                    store
+                        .expect_confirm_creation()
+                        .withf(move |empresa, _, _, _| *empresa == empresa_id)
+                        .returning(move |_, id, pgcc_id, at| {
+                            calls
+                                .lock()
+                                .unwrap()
+                                .push(Call::Confirm(id, pgcc_id.to_owned(), at));
+                            answer()
+                        });
+                }
+                None => {
+                    store.expect_confirm_creation().times(0);
+                }
+            }
+            let calls = self.calls.clone();
+            match self.cancel {
+                Some(answer) => {
+                    store
+                        .expect_cancel_creation()
+                        .withf(move |empresa, _, _| *empresa == empresa_id)
+                        .times(1)
+                        .returning(move |_, id, at| {
+                            calls.lock().unwrap().push(Call::Cancel(id, at));
+                            answer()
+                        });
+                }
+                None => {
+                    store.expect_cancel_creation().times(0);
+                }
+            }
+            match self.found {
+                Some(answer) => {
+                    store
+                        .expect_find_creation()
+                        .withf(move |empresa, _| *empresa == empresa_id)
+                        .times(1)
+                        .returning(move |_, _| Ok(answer()));
+                }
+                None => {
+                    store.expect_find_creation().times(0);
+                }
+            }
+            store
+        }
+    }
+
+    fn untouched_store() -> Store {
+        Store {
+            begin: None,
+            confirm: None,
+            ..Store::new()
+        }
     }
 
     fn service(
         use_cases: MockUseCaseRepository,
         pgcc: MockPgccGateway,
-        consent_requests: MockConsentRequestRepository,
+        store: &Store,
     ) -> CreateConsentRequest {
         CreateConsentRequest::new(
             Arc::new(use_cases),
             Arc::new(pgcc),
-            Arc::new(consent_requests),
+            Arc::new(store.mock()),
             fixed_clock(),
         )
     }
 
-    fn creates_and_stores(variant: CreationVariant, draft: ConsentRequestDraft) -> ConsentStatus {
+    fn creates_and_confirms(variant: CreationVariant, draft: ConsentRequestDraft) -> ConsentStatus {
         let sent = Arc::new(Mutex::new(Vec::new()));
-        let stored = Arc::new(Mutex::new(Vec::new()));
+        let store = Store::new();
         let expected_request = validated(&draft, variant);
 
         let created = service(
             use_cases_knowing_the_template(),
             recording_pgcc(sent.clone()),
-            recording_store(stored.clone()),
+            &store,
         )
-        .execute(&company(), draft, variant)
+        .execute(&company(), draft.clone(), variant)
         .unwrap();
 
         assert_eq!(created.pgcc_id, "pgcc-123");
@@ -270,39 +519,35 @@ mod tests {
                 referencia_externa: created.id,
                 cnpj_empresa: company().cnpj,
                 vinculo_id: Some(vinculo()),
-                request: expected_request.clone(),
+                request: expected_request,
             }]
         );
-        let stored = stored.lock().unwrap();
-        assert_eq!(stored.len(), 1);
-        let row = &stored[0];
-        let mut expected = ConsentRequest {
-            id: created.id,
-            empresa_id: company().id,
-            caso_de_uso_id: use_case().id,
-            dados: expected_request,
-            status: row.status,
-            pgcc_id: "pgcc-123".to_owned(),
-            hash: String::new(),
-            criado_em: now(),
-            atualizado_em: now(),
+        let calls = store.calls();
+        let Call::Begin(row, _) = &calls[0] else {
+            panic!("the row is stored first: {calls:?}");
         };
-        expected.hash = consent_hash(&expected);
-        assert_eq!(*row, expected);
+        assert_eq!(*row, expected_row(created.id, &draft, variant, row.status));
         assert_eq!(row.hash.len(), 64);
+        assert_eq!(
+            calls,
+            [
+                Call::Begin(row.clone(), now()),
+                Call::Confirm(created.id, "pgcc-123".to_owned(), now()),
+            ]
+        );
         row.status
     }
 
     #[test]
-    fn an_active_request_is_sent_to_the_pgcc_and_stored_active_with_its_pgcc_id() {
-        let status = creates_and_stores(CreationVariant::Active, active_draft());
+    fn an_active_request_is_stored_first_then_sent_to_the_pgcc_with_our_id_then_confirmed() {
+        let status = creates_and_confirms(CreationVariant::Active, active_draft());
 
         assert_eq!(status, ConsentStatus::Ativo);
     }
 
     #[test]
-    fn a_pending_request_is_sent_to_the_pgcc_and_stored_pending_with_its_pgcc_id() {
-        let status = creates_and_stores(CreationVariant::Pending, pending_draft());
+    fn a_pending_request_is_stored_first_then_sent_to_the_pgcc_with_our_id_then_confirmed() {
+        let status = creates_and_confirms(CreationVariant::Pending, pending_draft());
 
         assert_eq!(status, ConsentStatus::Pendente);
     }
@@ -321,27 +566,21 @@ mod tests {
             });
         let sent = Arc::new(Mutex::new(Vec::new()));
 
-        service(
-            use_cases,
-            recording_pgcc(sent.clone()),
-            recording_store(Arc::new(Mutex::new(Vec::new()))),
-        )
-        .execute(&company(), pending_draft(), CreationVariant::Pending)
-        .unwrap();
+        service(use_cases, recording_pgcc(sent.clone()), &Store::new())
+            .execute(&company(), pending_draft(), CreationVariant::Pending)
+            .unwrap();
 
         assert_eq!(sent.lock().unwrap()[0].vinculo_id, None);
     }
 
     #[test]
     fn an_invalid_draft_is_reported_by_field_and_nothing_else_is_called() {
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases.expect_find_by_template().times(0);
         let draft = ConsentRequestDraft {
             cpf_titular: Some("52998224724".to_owned()),
             ..pending_draft()
         };
 
-        let result = service(use_cases, untouched_pgcc(), untouched_store()).execute(
+        let result = service(untouched_use_cases(), untouched_pgcc(), &untouched_store()).execute(
             &company(),
             draft,
             CreationVariant::Pending,
@@ -358,10 +597,7 @@ mod tests {
 
     #[test]
     fn a_pending_draft_sent_to_the_active_endpoint_is_invalid_and_nothing_else_is_called() {
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases.expect_find_by_template().times(0);
-
-        let result = service(use_cases, untouched_pgcc(), untouched_store()).execute(
+        let result = service(untouched_use_cases(), untouched_pgcc(), &untouched_store()).execute(
             &company(),
             pending_draft(),
             CreationVariant::Active,
@@ -381,7 +617,7 @@ mod tests {
             .times(1)
             .returning(|_, _| Ok(None));
 
-        let result = service(use_cases, untouched_pgcc(), untouched_store()).execute(
+        let result = service(use_cases, untouched_pgcc(), &untouched_store()).execute(
             &company(),
             pending_draft(),
             CreationVariant::Pending,
@@ -405,7 +641,7 @@ mod tests {
             .times(1)
             .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
 
-        let result = service(use_cases, untouched_pgcc(), untouched_store()).execute(
+        let result = service(use_cases, untouched_pgcc(), &untouched_store()).execute(
             &company(),
             pending_draft(),
             CreationVariant::Pending,
@@ -421,17 +657,42 @@ mod tests {
     }
 
     #[test]
-    fn a_pgcc_refusal_is_reported_and_nothing_is_stored() {
-        let mut pgcc = MockPgccGateway::new();
-        pgcc.expect_create_consent_request()
-            .times(1)
-            .returning(|_| Err(PgccError::Rejected { status: 409 }));
+    fn a_failing_first_store_is_a_repository_error_and_the_pgcc_is_not_called() {
+        let store = Store {
+            begin: Some(|| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout")))),
+            confirm: None,
+            ..Store::new()
+        };
 
-        let result = service(use_cases_knowing_the_template(), pgcc, untouched_store()).execute(
+        let result = service(use_cases_knowing_the_template(), untouched_pgcc(), &store).execute(
             &company(),
-            active_draft(),
-            CreationVariant::Active,
+            pending_draft(),
+            CreationVariant::Pending,
         );
+
+        assert!(
+            matches!(
+                result,
+                Err(CreateConsentError::Repo(RepoError::Unavailable(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_pgcc_refusal_cancels_the_stored_row_of_this_attempt_and_is_reported() {
+        let store = Store {
+            confirm: None,
+            cancel: Some(|| Ok(true)),
+            ..Store::new()
+        };
+
+        let result = service(
+            use_cases_knowing_the_template(),
+            failing_pgcc(|| PgccError::Rejected { status: 409 }),
+            &store,
+        )
+        .execute(&company(), active_draft(), CreationVariant::Active);
 
         assert!(
             matches!(
@@ -442,46 +703,85 @@ mod tests {
             ),
             "{result:?}"
         );
+        let calls = store.calls();
+        let Call::Begin(row, at) = &calls[0] else {
+            panic!("{calls:?}");
+        };
+        assert_eq!(calls[1..], [Call::Cancel(row.id, *at)]);
     }
 
     #[test]
-    fn an_unreachable_pgcc_is_reported_and_nothing_is_stored() {
-        let mut pgcc = MockPgccGateway::new();
-        pgcc.expect_create_consent_request()
-            .times(1)
-            .returning(|_| {
-                Err(PgccError::Unreachable(anyhow::anyhow!(
-                    "connection refused"
-                )))
-            });
+    fn a_refusal_whose_cancellation_fails_is_still_reported_as_the_pgccs_refusal() {
+        let store = Store {
+            confirm: None,
+            cancel: Some(|| Err(RepoError::Unavailable(anyhow::anyhow!("gone")))),
+            ..Store::new()
+        };
 
-        let result = service(use_cases_knowing_the_template(), pgcc, untouched_store()).execute(
-            &company(),
-            pending_draft(),
-            CreationVariant::Pending,
-        );
+        let result = service(
+            use_cases_knowing_the_template(),
+            failing_pgcc(|| PgccError::Rejected { status: 404 }),
+            &store,
+        )
+        .execute(&company(), pending_draft(), CreationVariant::Pending);
 
         assert!(
             matches!(
                 result,
-                Err(CreateConsentError::Pgcc(PgccError::Unreachable(_)))
+                Err(CreateConsentError::Pgcc(PgccError::Rejected {
+                    status: 404
+                }))
             ),
             "{result:?}"
         );
     }
 
     #[test]
-    fn a_failing_insert_after_the_pgcc_created_it_is_a_repository_error() {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
-            .expect_insert()
-            .times(1)
-            .returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("disk full"))));
+    fn a_pgcc_timeout_failure_or_unreachable_pgcc_leaves_the_row_for_the_reconciler() {
+        let failures: [fn() -> PgccError; 4] = [
+            || PgccError::Timeout,
+            || PgccError::Failed { status: 503 },
+            || PgccError::Unreachable(anyhow::anyhow!("connection refused")),
+            || PgccError::Unexpected(anyhow::anyhow!("unreadable body")),
+        ];
+        for failure in failures {
+            let store = Store {
+                confirm: None,
+                ..Store::new()
+            };
+
+            let result = service(
+                use_cases_knowing_the_template(),
+                failing_pgcc(failure),
+                &store,
+            )
+            .execute(&company(), pending_draft(), CreationVariant::Pending);
+
+            assert!(
+                matches!(result, Err(CreateConsentError::Pgcc(_))),
+                "{result:?}"
+            );
+            let calls = store.calls();
+            assert_eq!(
+                calls.len(),
+                1,
+                "stored, then neither confirmed nor cancelled"
+            );
+            assert!(matches!(calls[0], Call::Begin(..)), "{calls:?}");
+        }
+    }
+
+    #[test]
+    fn a_failing_confirmation_after_the_pgcc_created_it_is_a_repository_error() {
+        let store = Store {
+            confirm: Some(|| Err(RepoError::Unexpected(anyhow::anyhow!("disk full")))),
+            ..Store::new()
+        };
 
         let result = service(
             use_cases_knowing_the_template(),
             recording_pgcc(Arc::new(Mutex::new(Vec::new()))),
-            consent_requests,
+            &store,
         )
         .execute(&company(), pending_draft(), CreationVariant::Pending);
 
@@ -492,5 +792,210 @@ mod tests {
             ),
             "{result:?}"
         );
+    }
+
+    #[test]
+    fn a_row_confirmed_meanwhile_by_the_reconciler_answers_its_pgcc_id() {
+        let store = Store {
+            confirm: Some(|| {
+                Ok(Confirmation::AlreadyConfirmed {
+                    pgcc_id: "pgcc-123".to_owned(),
+                })
+            }),
+            ..Store::new()
+        };
+
+        let created = service(
+            use_cases_knowing_the_template(),
+            recording_pgcc(Arc::new(Mutex::new(Vec::new()))),
+            &store,
+        )
+        .execute(&company(), pending_draft(), CreationVariant::Pending)
+        .unwrap();
+
+        assert_eq!(created.pgcc_id, "pgcc-123");
+    }
+
+    #[test]
+    fn a_row_that_vanished_before_its_confirmation_is_unexpected() {
+        let store = Store {
+            confirm: Some(|| Ok(Confirmation::Missing)),
+            ..Store::new()
+        };
+
+        let result = service(
+            use_cases_knowing_the_template(),
+            recording_pgcc(Arc::new(Mutex::new(Vec::new()))),
+            &store,
+        )
+        .execute(&company(), pending_draft(), CreationVariant::Pending);
+
+        assert!(
+            matches!(
+                result,
+                Err(CreateConsentError::Repo(RepoError::Unexpected(_)))
+            ),
+            "{result:?}"
+        );
+    }
+
+    fn reserved_id() -> Uuid {
+        Uuid::from_u128(0x1de4_0000_0000_4000_8000_0000_0000_0001)
+    }
+
+    #[test]
+    fn with_an_id_already_confirmed_its_answer_comes_back_and_nothing_else_is_called() {
+        let store = Store {
+            found: Some(|| {
+                Some(CreationRecord::Confirmed {
+                    pgcc_id: "pgcc-first".to_owned(),
+                })
+            }),
+            ..untouched_store()
+        };
+
+        let created = service(untouched_use_cases(), untouched_pgcc(), &store)
+            .execute_with_id(
+                &company(),
+                ConsentRequestDraft::default(),
+                CreationVariant::Pending,
+                reserved_id(),
+            )
+            .unwrap();
+
+        assert_eq!(
+            created,
+            CreatedConsentRequest {
+                id: reserved_id(),
+                pgcc_id: "pgcc-first".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn with_an_id_still_in_creation_the_stored_request_is_sent_again_without_revalidating() {
+        let stored = || {
+            let draft = pending_draft();
+            Some(CreationRecord::InProgress(Box::new(expected_row(
+                reserved_id(),
+                &draft,
+                CreationVariant::Pending,
+                ConsentStatus::Pendente,
+            ))))
+        };
+        let store = Store {
+            found: Some(stored),
+            ..Store::new()
+        };
+        let sent = Arc::new(Mutex::new(Vec::new()));
+
+        // an empty draft would be invalid: it is not looked at
+        let created = service(
+            use_cases_knowing_the_template(),
+            recording_pgcc(sent.clone()),
+            &store,
+        )
+        .execute_with_id(
+            &company(),
+            ConsentRequestDraft::default(),
+            CreationVariant::Pending,
+            reserved_id(),
+        )
+        .unwrap();
+
+        assert_eq!(created.id, reserved_id());
+        assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
+        assert_eq!(sent.lock().unwrap()[0].vinculo_id, Some(vinculo()));
+        let Some(CreationRecord::InProgress(row)) = stored() else {
+            unreachable!()
+        };
+        assert_eq!(
+            store.calls(),
+            [
+                Call::Begin(*row, now()),
+                Call::Confirm(reserved_id(), "pgcc-123".to_owned(), now()),
+            ]
+        );
+    }
+
+    #[test]
+    fn with_an_id_cancelled_or_never_stored_the_draft_is_validated_and_created_under_that_id() {
+        let answers: [fn() -> Option<CreationRecord>; 2] =
+            [|| Some(CreationRecord::Cancelled), || None];
+        for found in answers {
+            let store = Store {
+                found: Some(found),
+                ..Store::new()
+            };
+            let sent = Arc::new(Mutex::new(Vec::new()));
+
+            let created = service(
+                use_cases_knowing_the_template(),
+                recording_pgcc(sent.clone()),
+                &store,
+            )
+            .execute_with_id(
+                &company(),
+                active_draft(),
+                CreationVariant::Active,
+                reserved_id(),
+            )
+            .unwrap();
+
+            assert_eq!(created.id, reserved_id());
+            assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
+            let calls = store.calls();
+            assert_eq!(
+                calls[0],
+                Call::Begin(
+                    expected_row(
+                        reserved_id(),
+                        &active_draft(),
+                        CreationVariant::Active,
+                        ConsentStatus::Ativo
+                    ),
+                    now()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn with_an_id_an_invalid_draft_is_invalid_when_nothing_was_stored_under_it() {
+        let store = Store {
+            found: Some(|| None),
+            ..untouched_store()
+        };
+
+        let result = service(untouched_use_cases(), untouched_pgcc(), &store).execute_with_id(
+            &company(),
+            ConsentRequestDraft::default(),
+            CreationVariant::Pending,
+            reserved_id(),
+        );
+
+        assert!(
+            matches!(result, Err(CreateConsentError::Invalid(_))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_begin_that_finds_the_id_confirmed_answers_it_without_calling_the_pgcc() {
+        let store = Store {
+            begin: Some(|| {
+                Ok(CreationStart::AlreadyConfirmed {
+                    pgcc_id: "pgcc-first".to_owned(),
+                })
+            }),
+            confirm: None,
+            ..Store::new()
+        };
+
+        let created = service(use_cases_knowing_the_template(), untouched_pgcc(), &store)
+            .execute(&company(), pending_draft(), CreationVariant::Pending)
+            .unwrap();
+
+        assert_eq!(created.pgcc_id, "pgcc-first");
     }
 }

@@ -8,9 +8,9 @@
 use std::sync::Arc;
 
 use ports::{
-    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, PgccGateway,
-    SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender,
-    WebhookUrlRepository,
+    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, IdempotencyRepository,
+    PgccGateway, SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository,
+    WebhookSender, WebhookUrlRepository,
 };
 
 pub mod api_keys;
@@ -22,9 +22,11 @@ pub mod cursor;
 pub mod deliver_webhooks;
 pub mod expire_consent_requests;
 pub mod get_consent_request;
+pub mod idempotency;
 pub mod list_consent_requests;
 pub mod list_use_cases;
 pub mod poll_consent_statuses;
+pub mod reconcile_creations;
 pub mod register_company;
 pub mod revoke_consent_request;
 pub mod settings;
@@ -38,9 +40,10 @@ pub mod webhook_urls;
 mod test_support;
 
 pub use api_keys::{
-    hash_api_key, looks_like_api_key, ApiKeyIssuer, IssueApiKeyError, IssuedApiKey, API_KEY_PREFIX,
+    api_key_format, hash_api_key, looks_like_api_key, ApiKeyFormat, ApiKeyIssuer, IssueApiKeyError,
+    IssuedApiKey, ListApiKeysError, RevokeApiKeyError, RevokedApiKey, API_KEY_LEN, API_KEY_PREFIX,
 };
-pub use authenticate::{AuthError, Authenticator};
+pub use authenticate::{AuthError, Authenticator, LAST_USE_RESOLUTION};
 pub use check_consent::{looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck};
 pub use consent_hash::{canonical_content, consent_hash};
 pub use create_consent_request::{CreateConsentError, CreateConsentRequest, CreatedConsentRequest};
@@ -48,12 +51,18 @@ pub use cursor::{decode_cursor, encode_cursor, InvalidCursor};
 pub use deliver_webhooks::{DeliverWebhooks, DeliveryReport};
 pub use expire_consent_requests::ExpireConsentRequests;
 pub use get_consent_request::{GetConsentError, GetConsentRequest};
+pub use idempotency::{
+    request_fingerprint, Completion, Idempotency, IdempotencyError, IdempotencyKey, Idempotent,
+    InvalidIdempotencyKey, PurgeIdempotencyKeys, IDEMPOTENCY_KEY_MAX_LEN,
+    IDEMPOTENCY_LEASE_SECONDS,
+};
 pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
 };
 pub use list_use_cases::ListUseCases;
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
+pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
 pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
 pub use settings::ServiceSettings;
@@ -81,6 +90,7 @@ pub struct Ports {
     pub secret_cipher: Arc<dyn SecretCipher>,
     pub pgcc: Arc<dyn PgccGateway>,
     pub clock: Arc<dyn Clock>,
+    pub idempotency_keys: Arc<dyn IdempotencyRepository>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -98,6 +108,7 @@ pub struct Services {
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
+    pub idempotency: Idempotency,
 }
 
 impl Services {
@@ -114,9 +125,10 @@ impl Services {
             secret_cipher,
             pgcc,
             clock,
+            idempotency_keys,
         } = ports;
         Self {
-            auth: Authenticator::new(api_keys.clone()),
+            auth: Authenticator::new(api_keys.clone(), clock.clone()),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             companies: CompanyRegistrar::new(companies, clock.clone()),
             list_use_cases: ListUseCases::new(use_cases.clone()),
@@ -145,7 +157,8 @@ impl Services {
                 clock.clone(),
                 settings.webhook_secret_overlap,
             ),
-            webhook_deliveries: WebhookDeliveries::new(webhook_deliveries, clock),
+            webhook_deliveries: WebhookDeliveries::new(webhook_deliveries, clock.clone()),
+            idempotency: Idempotency::new(idempotency_keys, clock),
         }
     }
 }
@@ -154,6 +167,8 @@ impl Services {
 #[derive(Clone)]
 pub struct Workers {
     pub poll_consent_statuses: PollConsentStatuses,
+    pub reconcile_creations: ReconcileCreations,
+    pub purge_idempotency_keys: PurgeIdempotencyKeys,
     pub expire_consent_requests: ExpireConsentRequests,
     pub sync_all_companies: SyncAllCompanies,
     pub deliver_webhooks: DeliverWebhooks,
@@ -173,8 +188,19 @@ impl Workers {
             secret_cipher,
             pgcc,
             clock,
+            idempotency_keys,
         } = ports;
         Self {
+            reconcile_creations: ReconcileCreations::new(
+                consent_requests.clone(),
+                pgcc.clone(),
+                clock.clone(),
+            ),
+            purge_idempotency_keys: PurgeIdempotencyKeys::new(
+                idempotency_keys,
+                clock.clone(),
+                settings.idempotency_retention,
+            ),
             poll_consent_statuses: PollConsentStatuses::new(
                 consent_requests.clone(),
                 pgcc.clone(),

@@ -16,11 +16,13 @@ pub struct ServiceSettings {
     pub webhook_disable_after: chrono::Duration,
     /// How long a claimed delivery is held by its sender before another may claim it.
     pub webhook_lease: chrono::Duration,
+    /// How long idempotency keys (and their kept answers) are kept before the purge.
+    pub idempotency_retention: chrono::Duration,
 }
 
 impl Default for ServiceSettings {
     /// Overlap 24 h; schedule 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; disable after 5 days;
-    /// lease 2 min.
+    /// lease 2 min; idempotency keys kept 24 h.
     fn default() -> Self {
         Self {
             webhook_secret_overlap: chrono::Duration::hours(24),
@@ -30,6 +32,7 @@ impl Default for ServiceSettings {
                 .collect(),
             webhook_disable_after: chrono::Duration::days(5),
             webhook_lease: chrono::Duration::minutes(2),
+            idempotency_retention: chrono::Duration::hours(24),
         }
     }
 }
@@ -58,5 +61,6 @@ mod tests {
         );
         assert_eq!(settings.webhook_disable_after, chrono::Duration::days(5));
         assert_eq!(settings.webhook_lease, chrono::Duration::minutes(2));
+        assert_eq!(settings.idempotency_retention, chrono::Duration::hours(24));
     }
 }

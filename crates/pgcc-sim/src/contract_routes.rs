@@ -3,15 +3,16 @@
 
 use actix_web::http::StatusCode;
 use actix_web::middleware::from_fn;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
+use uuid::Uuid;
 
 use crate::auth::require_token;
 use crate::errors::{error_response, SimError};
 use crate::faults::apply_faults;
 use crate::seed::SeedVinculo;
-use crate::solicitacao::{NovaSolicitacao, SolicitacaoStatusView};
+use crate::solicitacao::{NovaSolicitacao, SolicitacaoStatusView, SolicitacaoView};
 use crate::state::{AppState, Created, Move};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
@@ -25,6 +26,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::get().to(listar_casos_de_uso),
             )
             .route("/solicitacoes", web::post().to(criar_solicitacao))
+            .route("/solicitacoes", web::get().to(buscar_por_referencia))
             // before `/solicitacoes/{id}`, which would otherwise take `status` for an id
             .route("/solicitacoes/status", web::post().to(consultar_status))
             .route("/solicitacoes/{id}", web::get().to(ler_solicitacao))
@@ -68,6 +70,44 @@ async fn criar_solicitacao(
         Created::New(s) => HttpResponse::Created().json(s.view()),
         Created::Existing(s) => HttpResponse::Ok().json(s.view()),
     })
+}
+
+/// The query of `GET /pgcc/v1/solicitacoes`: both parameters required, nothing else.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct BuscaPorReferencia {
+    cnpj_empresa: String,
+    referencia_externa: String,
+}
+
+#[derive(Serialize)]
+struct BuscaPorReferenciaResponse {
+    solicitacoes: Vec<SolicitacaoView>,
+}
+
+/// `GET /pgcc/v1/solicitacoes?cnpjEmpresa=...&referenciaExterna=...`: the company's request
+/// with that external reference, in a list of at most one (`[]` when there is none); 400 for a
+/// missing or malformed parameter, 404 for an unknown company.
+async fn buscar_por_referencia(
+    state: web::Data<AppState>,
+    query: HttpRequest,
+) -> Result<HttpResponse, SimError> {
+    let busca = web::Query::<BuscaPorReferencia>::from_query(query.query_string())
+        .map_err(|_| {
+            SimError::bad_request(
+                "informe cnpjEmpresa e referenciaExterna (e nenhum outro parâmetro)",
+            )
+        })?
+        .into_inner();
+    let referencia = Uuid::parse_str(&busca.referencia_externa)
+        .map_err(|_| SimError::bad_request("referenciaExterna deve ser um UUID"))?;
+    let store = state.store();
+    let solicitacoes = store
+        .por_referencia(&busca.cnpj_empresa, referencia)?
+        .map(|s| s.view())
+        .into_iter()
+        .collect();
+    Ok(HttpResponse::Ok().json(BuscaPorReferenciaResponse { solicitacoes }))
 }
 
 /// `GET /pgcc/v1/solicitacoes/{id}`

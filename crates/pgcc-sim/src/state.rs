@@ -115,6 +115,23 @@ impl Store {
         Ok(Created::New(solicitacao))
     }
 
+    /// The company's request with external reference `referencia` (`None` when there is none);
+    /// 404 for an unknown company.
+    pub fn por_referencia(
+        &self,
+        cnpj_empresa: &str,
+        referencia: Uuid,
+    ) -> Result<Option<&Solicitacao>, SimError> {
+        let cnpj = normalize_cnpj(cnpj_empresa);
+        if self.seed.empresa(&cnpj).is_none() {
+            return Err(SimError::not_found("empresa não encontrada"));
+        }
+        Ok(self.solicitacoes.iter().find(|s| {
+            s.dados.referencia_externa == referencia
+                && normalize_cnpj(&s.dados.cnpj_empresa) == cnpj
+        }))
+    }
+
     pub fn get(&self, id: &str) -> Option<&Solicitacao> {
         self.solicitacoes.iter().find(|s| s.id == id)
     }

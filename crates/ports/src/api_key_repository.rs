@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 use crate::RepoError;
 
-/// A stored API key: only its SHA-256 hash (hex) is kept, never the key itself.
+/// A key to store: only its SHA-256 hash (hex) is kept, never the key itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiKeyRecord {
     pub id: Uuid,
@@ -16,11 +16,60 @@ pub struct ApiKeyRecord {
     pub criado_em: DateTime<Utc>,
 }
 
+/// What an operator may see of a stored key: never the key, never its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKeySummary {
+    pub id: Uuid,
+    pub empresa_id: CompanyId,
+    pub prefixo: String,
+    pub criado_em: DateTime<Utc>,
+    /// When the key was last seen authenticating a request (recorded at most once a minute).
+    pub ultimo_uso_em: Option<DateTime<Utc>>,
+    pub revogado_em: Option<DateTime<Utc>>,
+}
+
+/// A non-revoked key found by its hash, with the company it authenticates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedApiKey {
+    pub id: Uuid,
+    pub company: Company,
+    pub ultimo_uso_em: Option<DateTime<Utc>>,
+}
+
+/// The outcome of revoking a key by id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RevokeApiKeyOutcome {
+    /// Revoked now; the summary carries the revocation time.
+    Revoked(ApiKeySummary),
+    /// It was already revoked; nothing changed (the summary carries the first revocation time).
+    AlreadyRevoked(ApiKeySummary),
+    /// No key has this id.
+    NotFound,
+}
+
+/// Every operation fails with `RepoError::Unavailable` when the database cannot be reached and
+/// `RepoError::Unexpected` otherwise; error texts never carry a key or a hash.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait ApiKeyRepository: Send + Sync {
     /// Stores a key for an existing company.
     fn insert(&self, key: &ApiKeyRecord) -> Result<(), RepoError>;
 
-    /// The company owning the non-revoked key with this hash; `None` for unknown or revoked keys.
-    fn find_company_by_hash(&self, hash: &str) -> Result<Option<Company>, RepoError>;
+    /// The non-revoked key with this hash and its company; `None` for unknown or revoked keys.
+    /// Reads only: one indexed query, no write.
+    fn find_by_hash(&self, hash: &str) -> Result<Option<ResolvedApiKey>, RepoError>;
+
+    /// Sets the key's `ultimo_uso_em` to `at`, unless it was already set at or after
+    /// `unless_since` (so concurrent requests, on any instance, write it once). Whether it wrote.
+    fn record_use(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        unless_since: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
+    /// Every key of the company, revoked ones included, oldest first.
+    fn list_by_company(&self, empresa: CompanyId) -> Result<Vec<ApiKeySummary>, RepoError>;
+
+    /// Revokes the key `id` at `at` (a revoked key never authenticates again).
+    fn revoke(&self, id: Uuid, at: DateTime<Utc>) -> Result<RevokeApiKeyOutcome, RepoError>;
 }

@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, StatusChange, TransitionCause};
+use domain::{Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, StatusChange, TransitionCause};
 use uuid::Uuid;
 
 use crate::RepoError;
@@ -42,15 +42,119 @@ pub struct StatusCheckItem {
     pub status: ConsentStatus,
 }
 
+/// Where the creation of a stored request stands. Only `Confirmada` requests are consents: every
+/// read, list, lookup and worker of this port ignores the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreationRecord {
+    /// Stored before the PGCC was asked; not (yet) known to hold on the PGCC. The request as
+    /// stored, with an empty `pgcc_id` (boxed: the other variants are small).
+    InProgress(Box<ConsentRequest>),
+    /// The PGCC holds it, under this id.
+    Confirmed { pgcc_id: String },
+    /// The PGCC refused it, or did not hold it when the reconciler asked.
+    Cancelled,
+}
+
+/// What [`ConsentRequestRepository::begin_creation`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreationStart {
+    /// The row is stored `em_andamento` and stamped with this attempt: ask the PGCC now.
+    Started,
+    /// A request with this id is already confirmed: nothing changed, nothing to ask.
+    AlreadyConfirmed { pgcc_id: String },
+}
+
+/// What [`ConsentRequestRepository::confirm_creation`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirmation {
+    /// Confirmed now, with its creation history entry and its `solicitacao.criada` event.
+    Confirmed,
+    /// Another process confirmed it first (with this PGCC id); nothing written.
+    AlreadyConfirmed { pgcc_id: String },
+    /// No such request for the company.
+    Missing,
+}
+
+/// An unfinished creation claimed by the reconciler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnfinishedCreation {
+    pub id: Uuid,
+    pub empresa_id: CompanyId,
+    /// The company's CNPJ, to ask the PGCC by external reference.
+    pub cnpj_empresa: Cnpj,
+    /// The instant the claim stamped on the row: pass it back to
+    /// [`ConsentRequestRepository::cancel_creation`].
+    pub claimed_at: DateTime<Utc>,
+}
+
 /// Every read is scoped by the company; the worker operations span companies by design.
+///
+/// Creation is two-phase (docs/decisions.md, "No consent lost or duplicated"): `begin_creation`
+/// stores the request `em_andamento` before the PGCC is asked; `confirm_creation` or
+/// `cancel_creation` settle it. Every other operation sees confirmed requests only.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait ConsentRequestRepository: Send + Sync {
-    /// Stores a consent request created on the PGCC, and its creation as the first history entry
+    /// Stores a consent request already created on the PGCC (`confirmada`), and its creation as
+    /// the first history entry
     /// (`de: None`, `para: request.status`, cause `empresa`), in one transaction.
     ///
     /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::SolicitacaoCriada, request, request.criado_em)` and one pending delivery per webhook URL of
     /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn insert(&self, request: &ConsentRequest) -> Result<(), RepoError>;
+
+    /// First phase of a creation: stores `request` as `em_andamento` (no PGCC id: `pgcc_id` is
+    /// ignored; no history, no event) with `attempt_at` as its last attempt. If a request with
+    /// this id already exists for the company (a retry under the same idempotency key), it is
+    /// taken over instead (back to `em_andamento` if it was cancelled, stamped with `attempt_at`;
+    /// its stored content is kept), unless it is confirmed: then nothing changes and the PGCC id
+    /// is returned. An id that exists for another company is `Unexpected`.
+    fn begin_creation(
+        &self,
+        request: &ConsentRequest,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<CreationStart, RepoError>;
+
+    /// Second phase: the PGCC holds the request under `pgcc_id`. Moves it from `em_andamento` or
+    /// `cancelada` (the PGCC's word beats our guess) to `confirmada` with `pgcc_id`, due for a
+    /// status check at `at`, and writes its creation as the first history entry (`de: None`,
+    /// `para: status`, at `criado_em`, cause `empresa`) and, in the same transaction, the outbox
+    /// event `WebhookEvent::consent(EventType::SolicitacaoCriada, <the confirmed request>,
+    /// criado_em)` with one pending delivery per active webhook URL of the company.
+    fn confirm_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        pgcc_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Confirmation, RepoError>;
+
+    /// Moves an `em_andamento` request to `cancelada`, only if its last attempt is still
+    /// `attempt_at` (nobody attempted or claimed it since): `false` otherwise, nothing changed.
+    fn cancel_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
+    /// The company's request `id` whatever its creation state; `None` if absent or another
+    /// company's.
+    fn find_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+    ) -> Result<Option<CreationRecord>, RepoError>;
+
+    /// Claims up to `limit` `em_andamento` requests (any company) whose last attempt is at or
+    /// before `attempted_before`, oldest first, stamping `now` as their last attempt, in one
+    /// statement with `FOR UPDATE SKIP LOCKED`: two reconcilers never claim the same request, and
+    /// a claimed request is not claimed again before another grace has passed.
+    fn claim_unfinished_creations(
+        &self,
+        limit: u32,
+        attempted_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<UnfinishedCreation>, RepoError>;
 
     /// The company's request `id` with its history; `None` if absent or another company's.
     fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError>;

@@ -6,6 +6,7 @@ pub mod api_key_repository;
 pub mod clock;
 pub mod company_repository;
 pub mod consent_request_repository;
+pub mod idempotency_repository;
 pub mod pgcc_gateway;
 pub mod repo_error;
 pub mod secret_cipher;
@@ -15,11 +16,17 @@ pub mod webhook_delivery_repository;
 pub mod webhook_sender;
 pub mod webhook_url_repository;
 
-pub use api_key_repository::{ApiKeyRecord, ApiKeyRepository};
+pub use api_key_repository::{
+    ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
+};
 pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
-    ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, ListCursor, StatusCheckItem,
+    Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
+    CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
+};
+pub use idempotency_repository::{
+    IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredResponse,
 };
 pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
@@ -42,6 +49,8 @@ pub use clock::MockClock;
 pub use company_repository::MockCompanyRepository;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
+#[cfg(feature = "mock")]
+pub use idempotency_repository::MockIdempotencyRepository;
 #[cfg(feature = "mock")]
 pub use pgcc_gateway::MockPgccGateway;
 #[cfg(feature = "mock")]

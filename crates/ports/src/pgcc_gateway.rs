@@ -64,4 +64,13 @@ pub trait PgccGateway: Send + Sync {
     /// Revokes an active request on the PGCC (the company's decision). A request that is not
     /// active there is `Rejected { status: 409 }`.
     fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError>;
+
+    /// The request the PGCC holds for company `cnpj_empresa` under our id `referencia_externa`
+    /// (its external reference), or `None` when it holds none: a definite answer, never a
+    /// failure in disguise (any failure to ask is an `Err`).
+    fn find_by_external_reference(
+        &self,
+        cnpj_empresa: &Cnpj,
+        referencia_externa: Uuid,
+    ) -> Result<Option<PgccConsentCreated>, PgccError>;
 }

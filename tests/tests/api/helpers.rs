@@ -11,6 +11,56 @@ pub const VINCULO_B1: &str = "b1b1b1b1-0000-4000-8000-000000000003";
 pub const CPF: &str = "529.982.247-25";
 pub const CPF_DIGITS: &str = "52998224725";
 
+/// Every CPF-shaped value (11 digits, valid or not) the end-to-end tests send. None may appear in
+/// any log, in digits or formatted (`529.982.247-25`): `scripts/test.sh` greps every log of
+/// `target/e2e-logs` for them after each run, reading `tests/personal-data-canaries.txt`.
+/// `personal_data.rs` checks that the file lists exactly these and that every CPF-shaped
+/// literal of `tests/tests/api` is one of them: add a new test CPF here and in the file.
+pub const PERSONAL_DATA_CANARIES: &[&str] = &[
+    "52998224725", // CPF
+    "11144477735", // a second valid subject
+    "39053344705", // a third valid subject (personal_data.rs)
+    "52998224724", // wrong check digit
+    "39053344706", // wrong check digit
+    "11111111111", // repeated digits
+];
+
+/// The forms a CPF can take in text: its digits and the usual mask (`529.982.247-25`).
+pub fn cpf_forms(digits: &str) -> [String; 2] {
+    assert_eq!(digits.len(), 11, "{digits}");
+    [
+        digits.to_owned(),
+        format!(
+            "{}.{}.{}-{}",
+            &digits[..3],
+            &digits[3..6],
+            &digits[6..9],
+            &digits[9..]
+        ),
+    ]
+}
+
+/// Panics naming the file and line if `text` (the content of `what`) contains a canary CPF in
+/// any form; the CPF itself is not repeated.
+pub fn assert_no_canary_cpf(what: &str, text: &str) {
+    for canary in PERSONAL_DATA_CANARIES {
+        for form in cpf_forms(canary) {
+            if let Some((n, _)) = text
+                .lines()
+                .enumerate()
+                .find(|(_, line)| line.contains(&form))
+            {
+                let shape = if form.contains('.') {
+                    "masked"
+                } else {
+                    "digits"
+                };
+                panic!("{what}, line {}: contains a test CPF ({shape})", n + 1);
+            }
+        }
+    }
+}
+
 pub fn seed() -> Value {
     json!({"empresas": [
         {"cnpj": CNPJ_A, "vinculos": [
@@ -115,9 +165,19 @@ impl TestApp {
         r.json.as_array().cloned().unwrap_or_default()
     }
 
+    /// Consents stored: confirmed rows (a creation still in progress or cancelled is not one).
     pub fn consent_rows(&self) -> i64 {
-        self.db
-            .scalar("SELECT count(*) AS v FROM solicitacoes_consentimento")
+        self.db.scalar(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento WHERE criacao = 'confirmada'",
+        )
+    }
+
+    /// Rows of creations in `state` (`em_andamento`, `confirmada` or `cancelada`).
+    #[allow(dead_code)] // used by the creation tests only
+    pub fn creation_rows(&self, state: &str) -> i64 {
+        self.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento WHERE criacao = '{state}'"
+        ))
     }
 }
 

@@ -1,12 +1,20 @@
 //! End-to-end tests: the real `consent-api` binary, a real PostgreSQL database per test and the
 //! real `pgcc-sim`, all over HTTP. One test binary, a module per resource.
 
+mod api_keys;
 mod cli;
 mod consent_reads;
 mod consent_requests;
+mod crash_consistency;
+mod faults;
 mod helpers;
 mod http_contract;
+mod idempotency;
 mod lifecycle;
+mod limits;
+mod personal_data;
+mod rate_limits;
+mod shutdown;
 mod use_cases;
 mod webhook_urls;
 mod webhooks;

@@ -9,6 +9,7 @@ use ports::{PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccN
 use serde::de::DeserializeOwned;
 use ureq::http::Response;
 use ureq::{Agent, Body, RequestBuilder};
+use uuid::Uuid;
 
 use crate::http_errors::{classify_body, classify_status, classify_transport};
 use crate::settings::PgccSettings;
@@ -154,6 +155,42 @@ impl PgccGateway for PgccHttpGateway {
         check_answer("revoke_consent_request", result)?;
         tracing::info!(pgcc_id, "consent request revoked on the PGCC");
         Ok(())
+    }
+
+    fn find_by_external_reference(
+        &self,
+        cnpj_empresa: &Cnpj,
+        referencia_externa: Uuid,
+    ) -> Result<Option<PgccConsentCreated>, PgccError> {
+        const OPERATION: &str = "find_by_external_reference";
+        // a CNPJ is 14 letters and digits, a UUID hex and hyphens: nothing to encode
+        let url = self.url(&format!(
+            "/solicitacoes?cnpjEmpresa={}&referenciaExterna={}",
+            cnpj_empresa.as_str(),
+            referencia_externa.hyphenated()
+        ));
+        let result = self.authorize(self.agent.get(&url)).call();
+        let answer: wire::BuscaPorReferenciaResponse = read_answer(OPERATION, result)?;
+        let mut found = answer.solicitacoes.into_iter();
+        let Some(first) = found.next() else {
+            return Ok(None);
+        };
+        if found.next().is_some() || first.referencia_externa != referencia_externa {
+            tracing::warn!(
+                operation = OPERATION,
+                %referencia_externa,
+                "PGCC answered another request than the one asked for"
+            );
+            return Err(PgccError::Unexpected(anyhow::anyhow!(
+                "the PGCC answered another request than the one asked for"
+            )));
+        }
+        if first.id.trim().is_empty() {
+            return Err(PgccError::Unexpected(anyhow::anyhow!(
+                "the PGCC holds the request but answered an empty id"
+            )));
+        }
+        Ok(Some(PgccConsentCreated { pgcc_id: first.id }))
     }
 }
 

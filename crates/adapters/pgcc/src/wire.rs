@@ -51,6 +51,20 @@ pub struct SolicitacaoCriada {
     pub id: String,
 }
 
+/// The answer to `GET /pgcc/v1/solicitacoes?cnpjEmpresa=...&referenciaExterna=...`: at most one
+/// request; other fields of each are ignored.
+#[derive(Debug, Deserialize)]
+pub struct BuscaPorReferenciaResponse {
+    pub solicitacoes: Vec<SolicitacaoEncontrada>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SolicitacaoEncontrada {
+    pub id: String,
+    pub referencia_externa: Uuid,
+}
+
 /// `POST /pgcc/v1/solicitacoes/status`
 #[derive(Serialize)]
 pub struct ConsultaStatus<'a> {

@@ -1,9 +1,13 @@
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::Company;
-use ports::{ApiKeyRecord, ApiKeyRepository, RepoError};
+use domain::CompanyId;
+use ports::{
+    ApiKeyRecord, ApiKeyRepository, ApiKeySummary, RepoError, ResolvedApiKey, RevokeApiKeyOutcome,
+};
+use uuid::Uuid;
 
 use crate::conn::with_conn;
-use crate::models::{EmpresaRow, NewApiKey};
+use crate::models::{ApiKeyRow, EmpresaRow, NewApiKey};
 use crate::schema::{api_keys, empresas};
 use crate::PgPool;
 
@@ -30,19 +34,92 @@ impl ApiKeyRepository for PgApiKeyRepository {
     }
 
     /// One indexed read (`api_keys.hash` is unique); writes nothing.
-    fn find_company_by_hash(&self, hash: &str) -> Result<Option<Company>, RepoError> {
-        const OPERATION: &str = "finding the company of an API key";
+    fn find_by_hash(&self, hash: &str) -> Result<Option<ResolvedApiKey>, RepoError> {
+        const OPERATION: &str = "finding an API key by its hash";
         let row = with_conn(&self.pool, OPERATION, |conn| {
             api_keys::table
                 .inner_join(empresas::table)
                 .filter(api_keys::hash.eq(hash))
                 .filter(api_keys::revogado_em.is_null())
-                .select(EmpresaRow::as_select())
-                .first(conn)
+                .select((
+                    api_keys::id,
+                    api_keys::ultimo_uso_em,
+                    EmpresaRow::as_select(),
+                ))
+                .first::<(Uuid, Option<DateTime<Utc>>, EmpresaRow)>(conn)
                 .optional()
         })?;
-        row.map(EmpresaRow::try_into_domain)
-            .transpose()
-            .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+        let Some((id, ultimo_uso_em, empresa)) = row else {
+            return Ok(None);
+        };
+        let company = empresa
+            .try_into_domain()
+            .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?;
+        Ok(Some(ResolvedApiKey {
+            id,
+            company,
+            ultimo_uso_em,
+        }))
+    }
+
+    /// One conditional UPDATE by primary key: a no-op when another request (of any instance)
+    /// already recorded a use since `unless_since`.
+    fn record_use(
+        &self,
+        id: Uuid,
+        at: DateTime<Utc>,
+        unless_since: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let updated = with_conn(&self.pool, "recording the use of an API key", |conn| {
+            diesel::update(
+                api_keys::table.filter(api_keys::id.eq(id)).filter(
+                    api_keys::ultimo_uso_em
+                        .is_null()
+                        .or(api_keys::ultimo_uso_em.lt(unless_since)),
+                ),
+            )
+            .set(api_keys::ultimo_uso_em.eq(at))
+            .execute(conn)
+        })?;
+        Ok(updated > 0)
+    }
+
+    fn list_by_company(&self, empresa: CompanyId) -> Result<Vec<ApiKeySummary>, RepoError> {
+        let rows = with_conn(&self.pool, "listing a company's API keys", |conn| {
+            api_keys::table
+                .filter(api_keys::empresa_id.eq(empresa.0))
+                .order((api_keys::criado_em.asc(), api_keys::id.asc()))
+                .select(ApiKeyRow::as_select())
+                .load(conn)
+        })?;
+        Ok(rows.into_iter().map(ApiKeySummary::from).collect())
+    }
+
+    /// One statement decides: an UPDATE of the non-revoked row; when it touches nothing, a read
+    /// tells an already revoked key from an unknown id.
+    fn revoke(&self, id: Uuid, at: DateTime<Utc>) -> Result<RevokeApiKeyOutcome, RepoError> {
+        with_conn(&self.pool, "revoking an API key", |conn| {
+            let revoked = diesel::update(
+                api_keys::table
+                    .filter(api_keys::id.eq(id))
+                    .filter(api_keys::revogado_em.is_null()),
+            )
+            .set(api_keys::revogado_em.eq(Some(at)))
+            .returning(ApiKeyRow::as_returning())
+            .get_result(conn)
+            .optional()?;
+            if let Some(row) = revoked {
+                return Ok(RevokeApiKeyOutcome::Revoked(row.into()));
+            }
+            let existing = api_keys::table
+                .find(id)
+                .select(ApiKeyRow::as_select())
+                .first(conn)
+                .optional()?;
+            Ok(match existing {
+                Some(row) => RevokeApiKeyOutcome::AlreadyRevoked(row.into()),
+                None => RevokeApiKeyOutcome::NotFound,
+            })
+        })
     }
 }

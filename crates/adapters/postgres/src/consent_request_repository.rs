@@ -7,15 +7,16 @@ use domain::{
     CompanyId, ConsentRequest, ConsentStatus, Cpf, EventType, TransitionCause, WebhookEvent,
 };
 use ports::{
-    ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, ListCursor, RepoError,
-    StatusCheckItem,
+    Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
+    CreationStart, ListCursor, RepoError, StatusCheckItem, UnfinishedCreation,
 };
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
 use crate::models::{
     NewSolicitacaoConsentimento, NewSolicitacaoHistorico, SolicitacaoConsentimentoRow,
-    SolicitacaoHistoricoRow, StatusCheckRow,
+    SolicitacaoHistoricoRow, StatusCheckRow, UnfinishedCreationRow, CRIACAO_CANCELADA,
+    CRIACAO_CONFIRMADA, CRIACAO_EM_ANDAMENTO,
 };
 use crate::outbox;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
@@ -31,6 +32,7 @@ SET proximo_status_em = $1
 WHERE id IN (
     SELECT id FROM solicitacoes_consentimento
     WHERE status IN ('pendente', 'ativo') AND proximo_status_em <= $2
+      AND criacao = 'confirmada'
     ORDER BY proximo_status_em
     LIMIT $3
     FOR UPDATE SKIP LOCKED
@@ -45,6 +47,7 @@ const EXPIRE_DUE: &str = "\
 WITH vencidas AS (
     SELECT id, status FROM solicitacoes_consentimento
     WHERE status IN ('pendente', 'ativo') AND data_expiracao_consentimento <= $1
+      AND criacao = 'confirmada'
     ORDER BY data_expiracao_consentimento
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -60,8 +63,27 @@ WITH vencidas AS (
 )
 SELECT * FROM expiradas";
 
+/// `claim_unfinished_creations` in one statement: the subquery locks the unfinished creations
+/// whose last attempt is at or before $2 that no other reconciler holds (`SKIP LOCKED`), the
+/// update stamps $1 as their last attempt, and the company's CNPJ comes back with each.
+/// $1 now, $2 attempted before, $3 limit.
+const CLAIM_UNFINISHED_CREATIONS: &str = "\
+UPDATE solicitacoes_consentimento s
+SET criacao_tentativa_em = $1
+FROM empresas e
+WHERE e.id = s.empresa_id AND s.id IN (
+    SELECT id FROM solicitacoes_consentimento
+    WHERE criacao = 'em_andamento' AND criacao_tentativa_em <= $2
+    ORDER BY criacao_tentativa_em
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING s.id, s.empresa_id, e.cnpj, s.criacao_tentativa_em";
+
 /// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
-/// Every read filters by `empresa_id`; the two worker operations span companies.
+/// Every read filters by `empresa_id`; the worker operations span companies. Only confirmed
+/// requests (`criacao = 'confirmada'`) are read, listed, moved or claimed for a status check;
+/// the creation operations alone see the others.
 #[derive(Clone)]
 pub struct PgConsentRequestRepository {
     pool: PgPool,
@@ -126,6 +148,220 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         })
     }
 
+    /// In one transaction: `INSERT ... ON CONFLICT (id) DO NOTHING` of the `em_andamento` row;
+    /// when the id exists, `UPDATE` it back to `em_andamento` with this attempt unless it is
+    /// confirmed (same company only); when that changes nothing, read the confirmed row's PGCC
+    /// id.
+    fn begin_creation(
+        &self,
+        request: &ConsentRequest,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<CreationStart, RepoError> {
+        const OPERATION: &str = "storing a consent request before the PGCC creates it";
+        let found = with_conn(&self.pool, OPERATION, |conn| {
+            conn.transaction(|conn| {
+                let inserted = diesel::insert_into(sc::table)
+                    .values(NewSolicitacaoConsentimento::in_creation(
+                        request, attempt_at,
+                    ))
+                    .on_conflict(sc::id)
+                    .do_nothing()
+                    .execute(conn)?;
+                if inserted == 1 {
+                    return Ok(Some(None));
+                }
+                let resumed = diesel::update(
+                    sc::table
+                        .filter(sc::id.eq(request.id))
+                        .filter(sc::empresa_id.eq(request.empresa_id.0))
+                        .filter(sc::criacao.ne(CRIACAO_CONFIRMADA)),
+                )
+                .set((
+                    sc::criacao.eq(CRIACAO_EM_ANDAMENTO),
+                    sc::criacao_tentativa_em.eq(Some(attempt_at)),
+                ))
+                .execute(conn)?;
+                if resumed == 1 {
+                    return Ok(Some(None));
+                }
+                // confirmed (Some(Some(pgcc_id))), or another company's id (None)
+                sc::table
+                    .filter(sc::id.eq(request.id))
+                    .filter(sc::empresa_id.eq(request.empresa_id.0))
+                    .select(sc::pgcc_id)
+                    .first::<Option<String>>(conn)
+                    .optional()
+            })
+        })?;
+        match found {
+            Some(None) => Ok(CreationStart::Started),
+            Some(Some(pgcc_id)) => Ok(CreationStart::AlreadyConfirmed { pgcc_id }),
+            None => Err(RepoError::Unexpected(
+                anyhow::anyhow!("the consent request id is taken by another company")
+                    .context(OPERATION),
+            )),
+        }
+    }
+
+    /// In one transaction: `UPDATE ... SET criacao = 'confirmada', pgcc_id, proximo_status_em
+    /// WHERE criacao IN ('em_andamento', 'cancelada') RETURNING *` and, only when it changed the
+    /// row, the creation entry and the `solicitacao.criada` event (see `outbox.rs`) about the
+    /// returned row, both dated `criado_em`. The update's row lock makes a concurrent
+    /// confirmation wait, then find it confirmed.
+    fn confirm_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        pgcc_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Confirmation, RepoError> {
+        with_conn(
+            &self.pool,
+            "confirming the creation of a consent request",
+            |conn| {
+                conn.transaction(|conn| {
+                    let updated = diesel::update(
+                        sc::table
+                            .filter(sc::id.eq(id))
+                            .filter(sc::empresa_id.eq(empresa.0))
+                            .filter(sc::criacao.eq_any([CRIACAO_EM_ANDAMENTO, CRIACAO_CANCELADA])),
+                    )
+                    .set((
+                        sc::criacao.eq(CRIACAO_CONFIRMADA),
+                        sc::pgcc_id.eq(Some(pgcc_id)),
+                        sc::criacao_tentativa_em.eq(None::<DateTime<Utc>>),
+                        sc::proximo_status_em.eq(at),
+                    ))
+                    .returning(SolicitacaoConsentimentoRow::as_returning())
+                    .get_result(conn)
+                    .optional()?;
+                    let Some(updated) = updated else {
+                        let existing = sc::table
+                            .filter(sc::id.eq(id))
+                            .filter(sc::empresa_id.eq(empresa.0))
+                            .select(sc::pgcc_id)
+                            .first::<Option<String>>(conn)
+                            .optional()?;
+                        return Ok(match existing {
+                            Some(Some(pgcc_id)) => Confirmation::AlreadyConfirmed { pgcc_id },
+                            // a row without a PGCC id is em_andamento or cancelada: updated above
+                            Some(None) | None => Confirmation::Missing,
+                        });
+                    };
+                    let request = into_domain_in_tx(updated)?;
+                    let first = NewSolicitacaoHistorico::new(
+                        request.id,
+                        None,
+                        request.status,
+                        request.criado_em,
+                        TransitionCause::Empresa,
+                    );
+                    diesel::insert_into(sh::table)
+                        .values(&first)
+                        .execute(conn)?;
+                    outbox::write_event(
+                        conn,
+                        &WebhookEvent::consent(
+                            EventType::SolicitacaoCriada,
+                            &request,
+                            request.criado_em,
+                        ),
+                    )?;
+                    Ok(Confirmation::Confirmed)
+                })
+            },
+        )
+    }
+
+    fn cancel_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let changed = with_conn(
+            &self.pool,
+            "cancelling the creation of a consent request",
+            |conn| {
+                diesel::update(
+                    sc::table
+                        .filter(sc::id.eq(id))
+                        .filter(sc::empresa_id.eq(empresa.0))
+                        .filter(sc::criacao.eq(CRIACAO_EM_ANDAMENTO))
+                        .filter(sc::criacao_tentativa_em.eq(Some(attempt_at))),
+                )
+                .set(sc::criacao.eq(CRIACAO_CANCELADA))
+                .execute(conn)
+            },
+        )?;
+        Ok(changed == 1)
+    }
+
+    fn find_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+    ) -> Result<Option<CreationRecord>, RepoError> {
+        const OPERATION: &str = "reading the creation of a consent request";
+        let found = with_conn(&self.pool, OPERATION, |conn| {
+            sc::table
+                .filter(sc::id.eq(id))
+                .filter(sc::empresa_id.eq(empresa.0))
+                .select((sc::criacao, SolicitacaoConsentimentoRow::as_select()))
+                .first::<(String, SolicitacaoConsentimentoRow)>(conn)
+                .optional()
+        })?;
+        let Some((criacao, row)) = found else {
+            return Ok(None);
+        };
+        let record = match criacao.as_str() {
+            CRIACAO_CONFIRMADA => CreationRecord::Confirmed {
+                pgcc_id: row.pgcc_id.ok_or_else(|| {
+                    RepoError::Unexpected(
+                        anyhow::anyhow!("a confirmed consent request has no pgcc_id")
+                            .context(OPERATION),
+                    )
+                })?,
+            },
+            CRIACAO_CANCELADA => CreationRecord::Cancelled,
+            CRIACAO_EM_ANDAMENTO => CreationRecord::InProgress(Box::new(
+                row.try_into_domain_any_creation()
+                    .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?,
+            )),
+            _ => {
+                return Err(RepoError::Unexpected(
+                    anyhow::anyhow!("a consent request has an unknown creation state")
+                        .context(OPERATION),
+                ))
+            }
+        };
+        Ok(Some(record))
+    }
+
+    /// See [`CLAIM_UNFINISHED_CREATIONS`]. The claimed rows come back in no particular order.
+    fn claim_unfinished_creations(
+        &self,
+        limit: u32,
+        attempted_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<UnfinishedCreation>, RepoError> {
+        const OPERATION: &str = "claiming unfinished consent request creations";
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let rows = with_conn(&self.pool, OPERATION, |conn| {
+            diesel::sql_query(CLAIM_UNFINISHED_CREATIONS)
+                .bind::<Timestamptz, _>(now)
+                .bind::<Timestamptz, _>(attempted_before)
+                .bind::<BigInt, _>(sql_limit(limit))
+                .load::<UnfinishedCreationRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(UnfinishedCreationRow::try_into_domain)
+            .collect::<anyhow::Result<_>>()
+            .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+    }
+
     /// The request and its history read in one read-only `REPEATABLE READ` transaction, so the
     /// history always matches the status read (a concurrent transition is seen in both or in
     /// neither).
@@ -139,6 +375,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                     let Some(row) = sc::table
                         .filter(sc::id.eq(id))
                         .filter(sc::empresa_id.eq(empresa.0))
+                        .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                         .select(SolicitacaoConsentimentoRow::as_select())
                         .first(conn)
                         .optional()?
@@ -186,6 +423,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         let rows = with_conn(&self.pool, OPERATION, |conn| {
             let mut query = sc::table
                 .filter(sc::empresa_id.eq(empresa.0))
+                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                 .select(SolicitacaoConsentimentoRow::as_select())
                 .into_boxed();
             if let Some(status) = filter.status {
@@ -259,6 +497,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                 .filter(sc::cpf_titular.eq(cpf.as_str()))
                 .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
                 .filter(sql::<Bool>("solicitacoes_consentimento.status = 'ativo'"))
+                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                 .filter(sc::data_expiracao_consentimento.gt(now))
                 .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
                 .select(SolicitacaoConsentimentoRow::as_select())
@@ -279,6 +518,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             sc::table
                 .filter(sc::empresa_id.eq(empresa.0))
                 .filter(sc::hash.eq(hash))
+                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                 .select(SolicitacaoConsentimentoRow::as_select())
                 .first(conn)
                 .optional()
@@ -311,6 +551,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                         sc::table
                             .filter(sc::id.eq(id))
                             .filter(sc::empresa_id.eq(empresa.0))
+                            .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                             .filter(sc::status.eq(from.as_str())),
                     )
                     .set((sc::status.eq(to.as_str()), sc::atualizado_em.eq(at)))

@@ -5,10 +5,11 @@
 //!   [`MIGRATIONS`] (`migrations/` at the workspace root).
 //! - One repository per port: [`PgCompanyRepository`], [`PgApiKeyRepository`],
 //!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgWebhookUrlRepository`],
-//!   [`PgWebhookDeliveryRepository`]. Every query on a company's data filters by `empresa_id`
-//!   in the query itself; only the worker operations (status-check claims and expiry of
-//!   [`PgConsentRequestRepository`]; claims, attempts and disabling of
-//!   [`PgWebhookDeliveryRepository`]) span companies, by design.
+//!   [`PgWebhookDeliveryRepository`], [`PgIdempotencyRepository`]. Every query on a company's
+//!   data filters by `empresa_id` in the query itself; only the worker operations (status-check
+//!   claims, expiry and unfinished-creation claims of [`PgConsentRequestRepository`]; claims,
+//!   attempts and disabling of [`PgWebhookDeliveryRepository`]; the purge of
+//!   [`PgIdempotencyRepository`]) span companies, by design.
 //! - Webhooks use a transactional outbox (`outbox.rs`): the repositories whose change causes an
 //!   event (consent request creation, transition, expiry; use-case synchronization) write the
 //!   event and one pending delivery per active URL of the company in the same transaction.
@@ -31,6 +32,7 @@ pub mod schema;
 mod api_key_repository;
 mod company_repository;
 mod consent_request_repository;
+mod idempotency_repository;
 mod use_case_repository;
 mod webhook_delivery_repository;
 mod webhook_url_repository;
@@ -38,6 +40,7 @@ mod webhook_url_repository;
 pub use api_key_repository::PgApiKeyRepository;
 pub use company_repository::PgCompanyRepository;
 pub use consent_request_repository::PgConsentRequestRepository;
+pub use idempotency_repository::PgIdempotencyRepository;
 pub use migrations::{run_migrations, MIGRATIONS};
 pub use pool::{connect, PgPool, PoolSettings};
 pub use use_case_repository::PgUseCaseRepository;

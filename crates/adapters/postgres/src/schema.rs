@@ -26,6 +26,22 @@ diesel::table! {
 }
 
 diesel::table! {
+    chaves_idempotencia (empresa_id, chave) {
+        empresa_id -> Uuid,
+        chave -> Text,
+        impressao -> Text,
+        estado -> Text,
+        recurso_id -> Uuid,
+        dono -> Uuid,
+        bloqueada_ate -> Nullable<Timestamptz>,
+        status_http -> Nullable<Int4>,
+        corpo -> Nullable<Bytea>,
+        criado_em -> Timestamptz,
+        concluida_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     empresas (id) {
         id -> Uuid,
         nome -> Text,
@@ -48,11 +64,13 @@ diesel::table! {
         data_titular_respondeu_consentimento -> Nullable<Timestamptz>,
         prova_coleta -> Nullable<Text>,
         status -> Text,
-        pgcc_id -> Text,
+        pgcc_id -> Nullable<Text>,
         criado_em -> Timestamptz,
         atualizado_em -> Timestamptz,
         hash -> Text,
         proximo_status_em -> Timestamptz,
+        criacao -> Text,
+        criacao_tentativa_em -> Nullable<Timestamptz>,
     }
 }
 
@@ -119,6 +137,7 @@ diesel::table! {
 
 diesel::joinable!(api_keys -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
+diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> casos_de_uso (caso_de_uso_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_historico -> solicitacoes_consentimento (solicitacao_id));
@@ -132,6 +151,7 @@ diesel::joinable!(webhook_urls -> empresas (empresa_id));
 diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     casos_de_uso,
+    chaves_idempotencia,
     empresas,
     solicitacoes_consentimento,
     solicitacoes_historico,

@@ -1,8 +1,9 @@
 mod common;
 
+use chrono::Duration;
 use common::{at, create_company, now, pool};
 use diesel::prelude::*;
-use ports::{ApiKeyRecord, ApiKeyRepository};
+use ports::{ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome};
 use postgres_adapter::models::ApiKeyRow;
 use postgres_adapter::schema::api_keys;
 use postgres_adapter::PgApiKeyRepository;
@@ -19,6 +20,14 @@ fn key(empresa: &domain::Company, hash: &str) -> ApiKeyRecord {
     }
 }
 
+fn row(db: &TestDb, id: Uuid) -> ApiKeyRow {
+    api_keys::table
+        .find(id)
+        .select(ApiKeyRow::as_select())
+        .first(&mut db.conn())
+        .unwrap()
+}
+
 #[test]
 fn a_stored_key_is_kept_as_its_hash_and_finds_its_company() {
     let db = TestDb::new();
@@ -30,31 +39,34 @@ fn a_stored_key_is_kept_as_its_hash_and_finds_its_company() {
     repo.insert(&record).unwrap();
     repo.insert(&key(&other, &"b2".repeat(32))).unwrap();
 
-    let found = repo.find_company_by_hash(&"a1".repeat(32)).unwrap();
+    let found = repo.find_by_hash(&"a1".repeat(32)).unwrap();
 
-    assert_eq!(found, Some(acme));
-    let row: ApiKeyRow = api_keys::table
-        .find(record.id)
-        .select(ApiKeyRow::as_select())
-        .first(&mut db.conn())
-        .unwrap();
+    assert_eq!(
+        found,
+        Some(ResolvedApiKey {
+            id: record.id,
+            company: acme,
+            ultimo_uso_em: None,
+        })
+    );
+    let row = row(&db, record.id);
     assert_eq!(ApiKeyRecord::from(row.clone()), record);
     assert_eq!(row.revogado_em, None);
 }
 
 #[test]
-fn an_unknown_hash_finds_no_company() {
+fn an_unknown_hash_finds_no_key() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = create_company(&pool, "ACME", "112223330001");
     let repo = PgApiKeyRepository::new(pool.clone());
     repo.insert(&key(&acme, &"a1".repeat(32))).unwrap();
 
-    assert_eq!(repo.find_company_by_hash(&"ff".repeat(32)).unwrap(), None);
+    assert_eq!(repo.find_by_hash(&"ff".repeat(32)).unwrap(), None);
 }
 
 #[test]
-fn a_revoked_key_finds_no_company() {
+fn a_revoked_key_finds_nothing() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = create_company(&pool, "ACME", "112223330001");
@@ -66,30 +78,22 @@ fn a_revoked_key_finds_no_company() {
         .execute(&mut db.conn())
         .unwrap();
 
-    assert_eq!(repo.find_company_by_hash(&record.hash).unwrap(), None);
+    assert_eq!(repo.find_by_hash(&record.hash).unwrap(), None);
 }
 
 #[test]
-fn finding_a_company_by_key_hash_changes_no_row() {
+fn finding_a_key_by_its_hash_changes_no_row() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = create_company(&pool, "ACME", "112223330001");
     let repo = PgApiKeyRepository::new(pool.clone());
     let record = key(&acme, &"a1".repeat(32));
     repo.insert(&record).unwrap();
-    let before: ApiKeyRow = api_keys::table
-        .find(record.id)
-        .select(ApiKeyRow::as_select())
-        .first(&mut db.conn())
-        .unwrap();
+    let before = row(&db, record.id);
 
-    repo.find_company_by_hash(&record.hash).unwrap();
+    repo.find_by_hash(&record.hash).unwrap();
 
-    let after: ApiKeyRow = api_keys::table
-        .find(record.id)
-        .select(ApiKeyRow::as_select())
-        .first(&mut db.conn())
-        .unwrap();
+    let after = row(&db, record.id);
     assert_eq!(after, before);
     assert_eq!(after.ultimo_uso_em, None);
 }
@@ -109,4 +113,153 @@ fn a_key_for_an_unknown_company_is_refused() {
     );
     let count: i64 = api_keys::table.count().get_result(&mut db.conn()).unwrap();
     assert_eq!(count, 0);
+}
+
+#[test]
+fn the_table_refuses_a_hash_that_is_not_a_sha256_digest_so_no_key_is_ever_stored_in_clear() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgApiKeyRepository::new(pool);
+    let raw_key = format!("cak_{}_0011aabb", "a1".repeat(32));
+
+    for hash in [
+        raw_key.as_str(),
+        &"A1".repeat(32),
+        &"a1".repeat(31),
+        &"a1".repeat(33),
+    ] {
+        let result = repo.insert(&key(&acme, hash));
+        assert!(
+            matches!(result, Err(ports::RepoError::Unexpected(_))),
+            "{hash}: {result:?}"
+        );
+        let text = format!("{:#}", result.unwrap_err());
+        assert!(!text.contains(hash), "the error names no value: {text}");
+    }
+    let mut long_prefix = key(&acme, &"a1".repeat(32));
+    long_prefix.prefixo = raw_key.clone();
+    assert!(repo.insert(&long_prefix).is_err());
+    let count: i64 = api_keys::table.count().get_result(&mut db.conn()).unwrap();
+    assert_eq!(count, 0);
+}
+
+#[test]
+fn recording_a_use_sets_the_last_use_unless_one_was_recorded_since_the_given_instant() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgApiKeyRepository::new(pool);
+    let record = key(&acme, &"a1".repeat(32));
+    repo.insert(&record).unwrap();
+    let first = at("2026-03-01T12:00:00Z");
+
+    assert!(repo
+        .record_use(record.id, first, first - Duration::minutes(1))
+        .unwrap());
+    assert_eq!(row(&db, record.id).ultimo_uso_em, Some(first));
+
+    // 30 s later: the recorded use is within the minute, nothing is written
+    let soon = first + Duration::seconds(30);
+    assert!(!repo
+        .record_use(record.id, soon, soon - Duration::minutes(1))
+        .unwrap());
+    assert_eq!(row(&db, record.id).ultimo_uso_em, Some(first));
+
+    // 61 s later: written again
+    let later = first + Duration::seconds(61);
+    assert!(repo
+        .record_use(record.id, later, later - Duration::minutes(1))
+        .unwrap());
+    assert_eq!(row(&db, record.id).ultimo_uso_em, Some(later));
+    assert_eq!(
+        repo.find_by_hash(&record.hash)
+            .unwrap()
+            .unwrap()
+            .ultimo_uso_em,
+        Some(later)
+    );
+}
+
+#[test]
+fn listing_answers_the_companys_keys_oldest_first_without_hashes() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let other = create_company(&pool, "Outra", "998887770001");
+    let repo = PgApiKeyRepository::new(pool);
+    let mut older = key(&acme, &"a1".repeat(32));
+    older.criado_em = at("2026-01-01T00:00:00Z");
+    let mut newer = key(&acme, &"a2".repeat(32));
+    newer.criado_em = at("2026-02-01T00:00:00Z");
+    repo.insert(&newer).unwrap();
+    repo.insert(&older).unwrap();
+    repo.insert(&key(&other, &"b2".repeat(32))).unwrap();
+    let revoked_at = at("2026-02-02T00:00:00Z");
+    repo.revoke(older.id, revoked_at).unwrap();
+
+    let listed = repo.list_by_company(acme.id).unwrap();
+
+    assert_eq!(
+        listed,
+        vec![
+            ApiKeySummary {
+                id: older.id,
+                empresa_id: acme.id,
+                prefixo: older.prefixo.clone(),
+                criado_em: older.criado_em,
+                ultimo_uso_em: None,
+                revogado_em: Some(revoked_at),
+            },
+            ApiKeySummary {
+                id: newer.id,
+                empresa_id: acme.id,
+                prefixo: newer.prefixo.clone(),
+                criado_em: newer.criado_em,
+                ultimo_uso_em: None,
+                revogado_em: None,
+            },
+        ]
+    );
+    assert_eq!(
+        repo.list_by_company(domain::CompanyId(Uuid::new_v4()))
+            .unwrap(),
+        vec![]
+    );
+}
+
+#[test]
+fn revoking_sets_the_revocation_once_and_tells_a_revoked_key_from_an_unknown_one() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgApiKeyRepository::new(pool);
+    let record = key(&acme, &"a1".repeat(32));
+    let kept = key(&acme, &"a2".repeat(32));
+    repo.insert(&record).unwrap();
+    repo.insert(&kept).unwrap();
+    let first = at("2026-03-01T12:00:00Z");
+
+    let outcome = repo.revoke(record.id, first).unwrap();
+    assert!(
+        matches!(&outcome, RevokeApiKeyOutcome::Revoked(s) if s.id == record.id && s.revogado_em == Some(first)),
+        "{outcome:?}"
+    );
+    assert_eq!(repo.find_by_hash(&record.hash).unwrap(), None);
+
+    let again = repo.revoke(record.id, first + Duration::hours(1)).unwrap();
+    assert!(
+        matches!(&again, RevokeApiKeyOutcome::AlreadyRevoked(s) if s.revogado_em == Some(first)),
+        "{again:?}"
+    );
+    assert_eq!(row(&db, record.id).revogado_em, Some(first));
+
+    assert_eq!(
+        repo.revoke(Uuid::new_v4(), first).unwrap(),
+        RevokeApiKeyOutcome::NotFound
+    );
+    assert!(
+        repo.find_by_hash(&kept.hash).unwrap().is_some(),
+        "other keys still work"
+    );
 }

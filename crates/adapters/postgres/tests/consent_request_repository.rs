@@ -48,7 +48,7 @@ fn an_active_request_is_stored_with_every_field_flattened() {
     );
     assert_eq!(row.prova_coleta.as_deref(), Some("assinatura digital 123"));
     assert_eq!(row.status, "ativo");
-    assert_eq!(row.pgcc_id, "pgcc-0001");
+    assert_eq!(row.pgcc_id.as_deref(), Some("pgcc-0001"));
     assert_eq!(row.criado_em, at("2026-05-01T12:00:01Z"));
     assert_eq!(row.atualizado_em, at("2026-05-01T12:00:02Z"));
     assert_eq!(row.hash, request.hash);

@@ -15,9 +15,10 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 9] = [
+const TABLES: [&str; 10] = [
     "api_keys",
     "casos_de_uso",
+    "chaves_idempotencia",
     "empresas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
@@ -28,7 +29,7 @@ const TABLES: [&str; 9] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 11] = [
+const MIGRATION_NAMES: [&str; 14] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -40,10 +41,19 @@ const MIGRATION_NAMES: [&str; 11] = [
     "2026-11-21-000009_create_webhook_eventos",
     "2026-11-21-000010_create_webhook_entregas",
     "2026-11-21-000011_create_webhook_tentativas",
+    "2026-11-23-000101_check_api_key_hash_is_a_digest",
+    "2026-11-23-000201_add_creation_state_to_solicitacoes",
+    "2026-11-23-000202_create_chaves_idempotencia",
 ];
 
-/// How many migrations the webhooks issue added (the last ones).
+/// How many migrations the webhooks issue added.
 const WEBHOOK_MIGRATIONS: usize = 4;
+
+/// How many migrations came after the webhook ones (the last ones).
+const LATER_MIGRATIONS: usize = 3;
+
+/// The two-phase creation and idempotency migrations (the last ones).
+const CREATION_MIGRATIONS: usize = 2;
 
 /// Reverts the last `n` migrations.
 fn revert_last(conn: &mut PgConnection, n: usize) {
@@ -194,12 +204,21 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let db = TestDb::new();
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
-    assert_eq!(&columns[columns.len() - 2..], ["hash", "proximo_status_em"]);
+    // the creation state's two columns come after the hash migration's
+    assert_eq!(
+        &columns[columns.len() - 4..],
+        [
+            "hash",
+            "proximo_status_em",
+            "criacao",
+            "criacao_tentativa_em"
+        ]
+    );
 
-    revert_last(&mut conn, WEBHOOK_MIGRATIONS + 2);
+    revert_last(&mut conn, LATER_MIGRATIONS + WEBHOOK_MIGRATIONS + 2);
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -227,7 +246,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     .unwrap();
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), WEBHOOK_MIGRATIONS + 2);
+    assert_eq!(applied.len(), LATER_MIGRATIONS + WEBHOOK_MIGRATIONS + 2);
     assert_eq!(request_columns(&mut conn), columns);
     assert_eq!(
         names(
@@ -283,15 +302,18 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
         ]
     );
 
-    revert_last(&mut conn, WEBHOOK_MIGRATIONS);
+    revert_last(&mut conn, LATER_MIGRATIONS + WEBHOOK_MIGRATIONS);
 
     assert_eq!(
         tables(&mut conn),
-        TABLES[..5]
-            .iter()
-            .chain(&["webhook_urls"])
-            .copied()
-            .collect::<Vec<_>>()
+        [
+            "api_keys",
+            "casos_de_uso",
+            "empresas",
+            "solicitacoes_consentimento",
+            "solicitacoes_historico",
+            "webhook_urls"
+        ]
     );
     assert_eq!(columns_of(&mut conn, "webhook_urls"), url_columns[..5]);
     assert_eq!(
@@ -315,7 +337,7 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
     .unwrap();
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), WEBHOOK_MIGRATIONS);
+    assert_eq!(applied.len(), LATER_MIGRATIONS + WEBHOOK_MIGRATIONS);
     assert_eq!(tables(&mut conn), TABLES);
     assert_eq!(columns_of(&mut conn, "webhook_urls"), url_columns);
     assert_eq!(
@@ -327,6 +349,137 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
         ),
         ["legado:sem-segredo|-|-|-"]
     );
+}
+
+fn constraints_of(conn: &mut PgConnection, table: &str) -> Vec<String> {
+    names(
+        conn,
+        &format!(
+            "SELECT conname::text AS name FROM pg_constraint \
+             WHERE conrelid = '{table}'::regclass ORDER BY conname"
+        ),
+    )
+}
+
+#[test]
+fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfinished_ones() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let columns = request_columns(&mut conn);
+    let indexes = request_indexes(&mut conn);
+    let constraints = constraints_of(&mut conn, "solicitacoes_consentimento");
+    assert!(indexes.contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
+
+    revert_last(&mut conn, CREATION_MIGRATIONS);
+
+    assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
+    assert!(!request_indexes(&mut conn)
+        .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
+    // A request stored before the migrations (created on the PGCC first) is confirmed.
+    conn.batch_execute(
+        "INSERT INTO empresas (id, nome, cnpj) VALUES \
+             ('00000000-0000-0000-0000-00000000000e', 'ACME', '11222333000181'); \
+         INSERT INTO casos_de_uso (id, empresa_id, titulo) VALUES \
+             ('00000000-0000-0000-0000-00000000000c', '00000000-0000-0000-0000-00000000000e', 't'); \
+         INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash) \
+         VALUES ('00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-00000000000e', \
+             '00000000-0000-0000-0000-00000000000c', 'tpl-1', '52998224725', 'PessoaFisica', \
+             'Direto', '2027-01-01T00:00:00Z', 'ativo', 'pgcc-1', 'h1')",
+    )
+    .unwrap();
+
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+
+    assert_eq!(applied.len(), CREATION_MIGRATIONS);
+    assert_eq!(request_columns(&mut conn), columns);
+    assert_eq!(request_indexes(&mut conn), indexes);
+    assert_eq!(
+        constraints_of(&mut conn, "solicitacoes_consentimento"),
+        constraints
+    );
+    assert_eq!(tables(&mut conn), TABLES);
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT concat_ws('|', criacao, pgcc_id, coalesce(criacao_tentativa_em::text, '-')) \
+             AS name FROM solicitacoes_consentimento"
+        ),
+        ["confirmada|pgcc-1|-"]
+    );
+
+    // Unfinished and cancelled creations are not consents: reverting removes them.
+    conn.batch_execute(
+        "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, criacao, criacao_tentativa_em) \
+         VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-00000000000e', \
+             '00000000-0000-0000-0000-00000000000c', 'tpl-1', '52998224725', 'PessoaFisica', \
+             'Direto', '2027-01-01T00:00:00Z', 'ativo', NULL, 'h2', 'em_andamento', now()), \
+                ('00000000-0000-0000-0000-000000000003', '00000000-0000-0000-0000-00000000000e', \
+             '00000000-0000-0000-0000-00000000000c', 'tpl-1', '52998224725', 'PessoaFisica', \
+             'Direto', '2027-01-01T00:00:00Z', 'ativo', NULL, 'h3', 'cancelada', now())",
+    )
+    .unwrap();
+    revert_last(&mut conn, CREATION_MIGRATIONS);
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT pgcc_id AS name FROM solicitacoes_consentimento ORDER BY id"
+        ),
+        ["pgcc-1"]
+    );
+    let not_null = names(
+        &mut conn,
+        "SELECT is_nullable::text AS name FROM information_schema.columns \
+         WHERE table_name = 'solicitacoes_consentimento' AND column_name = 'pgcc_id'",
+    );
+    assert_eq!(not_null, ["NO"]);
+}
+
+#[test]
+fn a_creation_state_and_its_pgcc_id_must_agree() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    conn.batch_execute(
+        "INSERT INTO empresas (id, nome, cnpj) VALUES \
+             ('00000000-0000-0000-0000-00000000000e', 'ACME', '11222333000181'); \
+         INSERT INTO casos_de_uso (id, empresa_id, titulo) VALUES \
+             ('00000000-0000-0000-0000-00000000000c', '00000000-0000-0000-0000-00000000000e', 't')",
+    )
+    .unwrap();
+    let insert = |criacao: &str, pgcc_id: &str, tentativa: &str| {
+        format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+                 caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+                 data_expiracao_consentimento, status, pgcc_id, hash, criacao, \
+                 criacao_tentativa_em) \
+             VALUES (gen_random_uuid(), '00000000-0000-0000-0000-00000000000e', \
+                 '00000000-0000-0000-0000-00000000000c', 'tpl-1', '52998224725', 'PessoaFisica', \
+                 'Direto', '2027-01-01T00:00:00Z', 'ativo', {pgcc_id}, gen_random_uuid()::text, \
+                 '{criacao}', {tentativa})"
+        )
+    };
+
+    for refused in [
+        insert("confirmada", "NULL", "NULL"),
+        insert("em_andamento", "'pgcc-1'", "now()"),
+        insert("cancelada", "'pgcc-1'", "now()"),
+        insert("em_andamento", "NULL", "NULL"),
+        insert("criada", "NULL", "now()"),
+    ] {
+        assert!(conn.batch_execute(&refused).is_err(), "{refused}");
+    }
+    for accepted in [
+        insert("confirmada", "'pgcc-2'", "NULL"),
+        insert("em_andamento", "NULL", "now()"),
+        insert("em_andamento", "NULL", "now()"),
+        insert("cancelada", "NULL", "NULL"),
+    ] {
+        conn.batch_execute(&accepted).unwrap();
+    }
 }
 
 #[test]

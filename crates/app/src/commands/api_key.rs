@@ -1,6 +1,8 @@
 use anyhow::{bail, Context};
-use application::IssueApiKeyError;
+use application::{IssueApiKeyError, ListApiKeysError, RevokeApiKeyError};
+use chrono::{DateTime, SecondsFormat, Utc};
 use domain::CompanyId;
+use ports::ApiKeySummary;
 use uuid::Uuid;
 
 use crate::settings::Settings;
@@ -8,9 +10,9 @@ use crate::wiring;
 
 /// Prints the key alone on stdout; it cannot be shown again (only its hash is stored).
 pub fn issue(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
-    let id = Uuid::parse_str(empresa.trim()).context("--empresa must be a company id (UUID)")?;
+    let id = company_id(empresa)?;
     let services = wiring::services(settings, wiring::pool(settings)?)?;
-    match services.api_keys.issue(CompanyId(id)) {
+    match services.api_keys.issue(id) {
         Ok(issued) => {
             println!("{}", issued.key);
             eprintln!(
@@ -21,5 +23,94 @@ pub fn issue(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
         }
         Err(IssueApiKeyError::UnknownCompany) => bail!("no company with id {id}"),
         Err(IssueApiKeyError::Repo(e)) => Err(anyhow::Error::new(e).context("issuing the key")),
+    }
+}
+
+/// Prints one line per key of the company, oldest first, starting with the key's id:
+/// `id<TAB>prefix<TAB>created<TAB>last used or -<TAB>revoked or -` (instants in RFC 3339, UTC).
+pub fn list(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
+    let id = company_id(empresa)?;
+    let services = wiring::services(settings, wiring::pool(settings)?)?;
+    match services.api_keys.list(id) {
+        Ok(keys) => {
+            for key in &keys {
+                println!("{}", list_line(key));
+            }
+            Ok(())
+        }
+        Err(ListApiKeysError::UnknownCompany) => bail!("no company with id {id}"),
+        Err(ListApiKeysError::Repo(e)) => Err(anyhow::Error::new(e).context("listing the keys")),
+    }
+}
+
+/// Revokes the key; says so on stderr (stdout stays empty).
+pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
+    let id = Uuid::parse_str(id.trim()).context("the key id must be a UUID (see api-key list)")?;
+    let services = wiring::services(settings, wiring::pool(settings)?)?;
+    match services.api_keys.revoke(id) {
+        Ok(revoked) if revoked.already_revoked => {
+            eprintln!(
+                "api key {id} was already revoked at {}; nothing changed",
+                instant(revoked.key.revogado_em)
+            );
+            Ok(())
+        }
+        Ok(revoked) => {
+            eprintln!(
+                "api key {id} (prefix {}) revoked at {}; every instance refuses it from now on",
+                revoked.key.prefixo,
+                instant(revoked.key.revogado_em)
+            );
+            Ok(())
+        }
+        Err(RevokeApiKeyError::NotFound) => bail!("no API key with id {id}"),
+        Err(RevokeApiKeyError::Repo(e)) => Err(anyhow::Error::new(e).context("revoking the key")),
+    }
+}
+
+fn company_id(empresa: &str) -> anyhow::Result<CompanyId> {
+    let id = Uuid::parse_str(empresa.trim()).context("--empresa must be a company id (UUID)")?;
+    Ok(CompanyId(id))
+}
+
+fn list_line(key: &ApiKeySummary) -> String {
+    format!(
+        "{}\t{}\t{}\t{}\t{}",
+        key.id,
+        key.prefixo,
+        instant(Some(key.criado_em)),
+        instant(key.ultimo_uso_em),
+        instant(key.revogado_em)
+    )
+}
+
+fn instant(at: Option<DateTime<Utc>>) -> String {
+    at.map_or_else(
+        || "-".to_owned(),
+        |at| at.to_rfc3339_opts(SecondsFormat::Secs, true),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn a_list_line_starts_with_the_id_then_prefix_created_last_use_and_revocation() {
+        let key = ApiKeySummary {
+            id: Uuid::from_u128(1),
+            empresa_id: CompanyId(Uuid::from_u128(2)),
+            prefixo: "cak_0a1b2c3d".to_owned(),
+            criado_em: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
+            ultimo_uso_em: None,
+            revogado_em: Some(Utc.with_ymd_and_hms(2026, 2, 3, 4, 5, 6).unwrap()),
+        };
+
+        assert_eq!(
+            list_line(&key),
+            "00000000-0000-0000-0000-000000000001\tcak_0a1b2c3d\t2026-01-02T03:04:05Z\t-\t2026-02-03T04:05:06Z"
+        );
     }
 }

@@ -1,41 +1,125 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use delivery_http::HttpSettings;
 
 use crate::settings::Settings;
 use crate::wiring;
+use crate::workers::{self, Stop};
 
 /// Applies migrations, binds, prints `consent-api listening on http://ADDR` on stdout (scripts
-/// and tests wait for that line), and serves until stopped.
+/// and tests wait for that line), and serves until SIGTERM or SIGINT: then it accepts no new
+/// connection, lets in-flight requests and the workers' current rounds finish within
+/// `server.shutdown_grace_seconds`, and returns (exit code 0). A second signal exits at once.
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     // Each applied migration is logged by the adapter.
     wiring::migrate(&pool)?;
-    if settings.workers.run_in_serve {
-        crate::workers::start(wiring::workers(settings, pool.clone())?, &settings.workers);
-    }
+    let stop = Stop::new();
+    let jobs = if settings.workers.run_in_serve {
+        workers::start(
+            wiring::workers(settings, pool.clone())?,
+            &settings.workers,
+            &stop,
+        )
+    } else {
+        Vec::new()
+    };
     let services = Arc::new(wiring::services(settings, pool)?);
     let address = format!("{}:{}", settings.server.host, settings.server.port);
     let listener = TcpListener::bind(&address)
         .with_context(|| format!("binding {address} (server.host, server.port)"))?;
     let bound = listener.local_addr()?;
+    let grace = Duration::from_secs(settings.server.shutdown_grace_seconds);
     let http = HttpSettings {
         body_limit_bytes: settings.server.body_limit_bytes,
         workers: settings.server.workers,
+        json_max_depth: settings.server.json_max_depth,
+        shutdown_grace_seconds: settings.server.shutdown_grace_seconds,
+        rate_limit: settings.rate_limit.http(),
     };
     if exit_on_stdin_close {
         exit_when_stdin_closes();
     }
-    actix_web::rt::System::new().block_on(async move {
+    let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
+    actix_web::rt::System::new().block_on(async {
         let server = delivery_http::build_server(listener, services, http)?;
+        let handle = server.handle();
+        let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
+        on_stop_signal(move |signal| {
+            *signalled_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+            tracing::info!(
+                signal,
+                grace_seconds = grace.as_secs(),
+                "stopping: no new connections; finishing in-flight requests and worker rounds"
+            );
+            stop.stop();
+            // Sends the command now; the server future below ends when the workers are done.
+            drop(handle.stop(true));
+        })?;
         println!("consent-api listening on http://{bound}");
         std::io::stdout().flush()?;
         tracing::info!(address = %bound, "serving");
         server.await.context("HTTP server")
-    })
+    })?;
+    // The HTTP side is done (or its grace ran out); the jobs get what is left of the grace.
+    stop.stop();
+    let started = signalled_at
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(Instant::now);
+    let left = workers::join_within(jobs, started + grace);
+    if left > 0 {
+        tracing::warn!(
+            still_running = left,
+            "grace period over: exiting with worker rounds unfinished (they are retried by the next process)"
+        );
+    }
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Listens for SIGTERM and SIGINT on a thread of its own (installed before returning, so a signal
+/// sent right after start-up is never lost): the first calls `on_first` with the signal's name, a
+/// second one ends the process at once with exit code 1.
+pub fn on_stop_signal(on_first: impl FnOnce(&'static str) + Send + 'static) -> anyhow::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("signal runtime")?;
+    let (mut term, mut int) = {
+        let _entered = runtime.enter();
+        (
+            signal(SignalKind::terminate()).context("installing the SIGTERM handler")?,
+            signal(SignalKind::interrupt()).context("installing the SIGINT handler")?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("stop-signal".into())
+        .spawn(move || {
+            runtime.block_on(async move {
+                on_first(next_signal(&mut term, &mut int).await);
+                let second = next_signal(&mut term, &mut int).await;
+                tracing::warn!(signal = second, "second stop signal: exiting now");
+                std::process::exit(1);
+            })
+        })
+        .context("starting the signal thread")?;
+    Ok(())
+}
+
+async fn next_signal(
+    term: &mut tokio::signal::unix::Signal,
+    int: &mut tokio::signal::unix::Signal,
+) -> &'static str {
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
 }
 
 /// Ends the process when standard input closes: a test harness holds the pipe, so the process

@@ -1,24 +1,49 @@
 use std::io::Write;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use crate::settings::Settings;
-use crate::{wiring, workers};
+use crate::wiring;
+use crate::workers::{self, Stop};
 
 /// Applies migrations, starts the background jobs, prints `consent-api worker running` on stdout
-/// (scripts and tests wait for it) and runs until stopped.
+/// (scripts and tests wait for it) and runs until SIGTERM or SIGINT: then each job finishes its
+/// current round (a webhook delivery in progress completes) within
+/// `server.shutdown_grace_seconds`, and the command returns. A second signal exits at once.
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     wiring::migrate(&pool)?;
-    let handles = workers::start(wiring::workers(settings, pool)?, &settings.workers);
+    let stop = Stop::new();
+    let handles = workers::start(wiring::workers(settings, pool)?, &settings.workers, &stop);
     if handles.is_empty() {
         anyhow::bail!("every worker is disabled (workers.*_seconds = 0): nothing to run");
     }
     if exit_on_stdin_close {
         super::serve::exit_when_stdin_closes();
     }
+    let (signalled_tx, signalled) = mpsc::channel();
+    super::serve::on_stop_signal(move |signal| {
+        let _ = signalled_tx.send((signal, Instant::now()));
+    })?;
     println!("consent-api worker running");
     std::io::stdout().flush()?;
-    for handle in handles {
-        let _ = handle.join();
+    let grace = Duration::from_secs(settings.server.shutdown_grace_seconds);
+    let (signal, at) = signalled
+        .recv()
+        .unwrap_or(("the signal thread ended", Instant::now()));
+    tracing::info!(
+        signal,
+        grace_seconds = grace.as_secs(),
+        "stopping: finishing the current worker rounds"
+    );
+    stop.stop();
+    let left = workers::join_within(handles, at + grace);
+    if left > 0 {
+        tracing::warn!(
+            still_running = left,
+            "grace period over: exiting with worker rounds unfinished (they are retried by the next process)"
+        );
     }
+    tracing::info!("stopped");
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The one blocking hop of a request: diesel and ureq block, so the whole service call (key
-//! lookup and pool checkout included) runs on actix's blocking pool, never on an executor thread.
+//! lookup, rate limit and pool checkout included) runs on actix's blocking pool, never on an
+//! executor thread.
 
 use std::sync::Arc;
 
@@ -9,8 +10,10 @@ use domain::Company;
 
 use crate::api_key::ApiKeyHeader;
 use crate::error::ApiError;
+use crate::rate_limit;
 
-/// Authenticates `key` and runs `f` for the company it resolves to, in one blocking hop.
+/// Authenticates `key`, counts the request against the company's rate limit (429 over it), and
+/// runs `f` for the company, in one blocking hop.
 pub async fn as_company<T, F>(
     services: &web::Data<Services>,
     key: ApiKeyHeader,
@@ -21,12 +24,21 @@ where
     T: Send + 'static,
 {
     let services: Arc<Services> = services.clone().into_inner();
+    let limiter = rate_limit::current_limiter();
     let span = tracing::Span::current();
-    web::block(move || {
+    let (result, status) = web::block(move || {
         let _entered = span.enter();
         let company = services.auth.authenticate(Some(key.as_str()))?;
-        f(&services, &company)
+        let status = match &limiter {
+            Some(limiter) => Some(limiter.check(company.id).map_err(ApiError::RateLimited)?),
+            None => None,
+        };
+        Ok::<_, ApiError>((f(&services, &company), status))
     })
     .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}")))?
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}")))??;
+    if let Some(status) = status {
+        rate_limit::record(status);
+    }
+    result
 }

@@ -30,6 +30,9 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// The company is over its rate limit; the status carries the headers of the answer.
+    #[error("rate limited")]
+    RateLimited(crate::rate_limit::RateLimitStatus),
     #[error(transparent)]
     Pgcc(#[from] PgccError),
     #[error("database unavailable")]
@@ -66,6 +69,10 @@ impl ApiError {
             ApiError::PayloadTooLarge { limit } => {
                 format!("O corpo da requisição excede o limite de {limit} bytes.")
             }
+            ApiError::RateLimited(status) => format!(
+                "Limite de requisições da empresa excedido; tente novamente em {} s.",
+                status.retry_after_seconds.unwrap_or(1)
+            ),
             ApiError::UnsupportedMediaType => {
                 "Content-Type não suportado; use application/json, text/json ou application/*+json."
                     .into()
@@ -111,6 +118,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -147,6 +155,11 @@ impl ResponseError for ApiError {
             }
             ApiError::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ApiError::RateLimited(status) => {
+                for (name, value) in status.headers() {
+                    response.insert_header((name, value));
+                }
             }
             _ => {}
         }

@@ -6,6 +6,7 @@ pub mod blocking;
 pub mod dto;
 pub mod error;
 pub mod media;
+pub mod rate_limit;
 pub mod routes;
 
 use std::net::TcpListener;
@@ -17,6 +18,7 @@ use actix_web::{web, App, HttpServer};
 use application::Services;
 
 pub use error::ApiError;
+pub use rate_limit::RateLimitSettings;
 pub use routes::openapi::{document_json as openapi_json, ApiDoc};
 
 /// HTTP settings the delivery layer needs.
@@ -26,6 +28,12 @@ pub struct HttpSettings {
     pub body_limit_bytes: usize,
     /// Worker threads of the HTTP server (0: one per core).
     pub workers: usize,
+    /// Deepest nesting of arrays and objects accepted in a JSON body (400 above it).
+    pub json_max_depth: usize,
+    /// After a stop, how long in-flight requests may take before their connections are dropped.
+    pub shutdown_grace_seconds: u64,
+    /// Requests per company (token bucket); `per_second = 0` turns it off.
+    pub rate_limit: RateLimitSettings,
 }
 
 impl Default for HttpSettings {
@@ -33,6 +41,9 @@ impl Default for HttpSettings {
         HttpSettings {
             body_limit_bytes: 64 * 1024,
             workers: 0,
+            json_max_depth: 32,
+            shutdown_grace_seconds: 30,
+            rate_limit: RateLimitSettings::default(),
         }
     }
 }
@@ -43,9 +54,14 @@ pub fn configure(
     settings: &HttpSettings,
 ) -> impl FnOnce(&mut web::ServiceConfig) {
     let limit = settings.body_limit_bytes;
+    let max_depth = settings.json_max_depth;
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::from(services))
             .app_data(media::json_config(limit))
+            .app_data(web::Data::new(media::JsonLimits {
+                max_depth,
+                body_limit: limit,
+            }))
             .app_data(web::PayloadConfig::new(limit))
             .app_data(web::QueryConfig::default().error_handler(|err, _| {
                 let _ = err;
@@ -59,15 +75,23 @@ pub fn configure(
     }
 }
 
-/// The HTTP server on an already bound listener (port 0 in tests).
+/// The HTTP server on an already bound listener (port 0 in tests). It installs no signal
+/// handler: the caller decides when to stop it (`Server::handle().stop(true)` finishes in-flight
+/// requests within `shutdown_grace_seconds`, accepting no new connection meanwhile).
 pub fn build_server(
     listener: TcpListener,
     services: Arc<Services>,
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
     let settings_for_app = settings.clone();
+    // One limiter for the process, shared by every worker thread.
+    let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
     let mut server = HttpServer::new(move || {
+        let limiter = limiter.clone();
         App::new()
+            .wrap(from_fn(move |req, next| {
+                rate_limit::track(req, next, limiter.clone())
+            }))
             .wrap(from_fn(media::negotiate))
             // Method and path only: no query string (filters may carry a CPF), no headers (the
             // Api-Key), no user agent.
@@ -80,5 +104,8 @@ pub fn build_server(
     if settings.workers > 0 {
         server = server.workers(settings.workers);
     }
+    server = server
+        .disable_signals()
+        .shutdown_timeout(settings.shutdown_grace_seconds);
     Ok(server.listen(listener)?.run())
 }

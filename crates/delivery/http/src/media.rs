@@ -1,13 +1,14 @@
 //! Media types: which request bodies count as JSON, how decoding failures become envelopes, and
 //! which of the three response media types of the spec a client gets.
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::error::JsonPayloadError;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::{mime, web, Error};
+use actix_web::{mime, web, Error, FromRequest, ResponseError};
 
+use crate::api_key::ApiKeyHeader;
 use crate::error::ApiError;
 
 /// `application/json`, `text/json` and any `application/*+json` are JSON; anything else is a 415.
@@ -58,6 +59,105 @@ pub fn describe_serde_error(e: &serde_json::Error) -> String {
             }
         }
     }
+}
+
+/// Whether `bytes` nests arrays and objects more than `max_depth` deep. A small scanner over the
+/// raw bytes: brackets inside strings (escapes included) do not count, and it stops at the first
+/// bracket past the limit, so a hostile body costs one pass and no allocation. It does not
+/// validate JSON: malformed bodies are left to the decoder, which answers 400 anyway.
+pub fn json_too_deep(bytes: &[u8], max_depth: usize) -> bool {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max_depth {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The limits [`limit_json_depth`] applies, registered as app data by [`crate::configure`].
+#[derive(Debug, Clone, Copy)]
+pub struct JsonLimits {
+    pub max_depth: usize,
+    pub body_limit: usize,
+}
+
+/// Middleware of the resources that take a JSON body: answers 400 (envelope) to a body nested
+/// deeper than [`JsonLimits::max_depth`], before any decoder sees it. Only bodies that the JSON
+/// extractor would read are looked at (a POST, PUT or PATCH with a JSON Content-Type, a usable
+/// `Api-Key` so a keyless request stays 401 whatever its body, a declared length within the
+/// limit); the bytes read are handed back to the request unchanged. A body over the limit is 413,
+/// as the extractor would answer.
+pub async fn limit_json_depth(
+    mut req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, Error> {
+    let Some(&JsonLimits {
+        max_depth,
+        body_limit,
+    }) = req.app_data::<web::Data<JsonLimits>>().map(|d| d.get_ref())
+    else {
+        return Ok(next.call(req).await?.map_into_left_body());
+    };
+    let with_body = matches!(
+        *req.method(),
+        actix_web::http::Method::POST
+            | actix_web::http::Method::PUT
+            | actix_web::http::Method::PATCH
+    );
+    let json_body = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<mime::Mime>().ok())
+        .is_some_and(|m| is_json(&m));
+    let declared_len = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<usize>().ok());
+    let keyed = ApiKeyHeader::from_request(req.request(), &mut Payload::None)
+        .await
+        .is_ok();
+    if !with_body || !json_body || !keyed || declared_len.is_some_and(|n| n > body_limit || n == 0)
+    {
+        return Ok(next.call(req).await?.map_into_left_body());
+    }
+    let payload = req.extract::<web::Payload>().await?;
+    let refusal = match payload.to_bytes_limited(body_limit).await {
+        Err(_) => ApiError::PayloadTooLarge { limit: body_limit },
+        Ok(Err(e)) => ApiError::BadRequest(format!("corpo ilegível ({e})")),
+        Ok(Ok(bytes)) if json_too_deep(&bytes, max_depth) => ApiError::BadRequest(format!(
+            "JSON aninhado além de {max_depth} níveis de objetos e listas"
+        )),
+        Ok(Ok(bytes)) => {
+            req.set_payload(Payload::from(bytes));
+            return Ok(next.call(req).await?.map_into_left_body());
+        }
+    };
+    Ok(req
+        .into_response(refusal.error_response())
+        .map_into_right_body())
 }
 
 /// The response media type the request's `Accept` prefers among the spec's three
@@ -182,6 +282,23 @@ mod tests {
         ] {
             assert!(!is_json(&bad.parse().unwrap()), "{bad}");
         }
+    }
+
+    #[test]
+    fn nesting_is_counted_outside_strings_only() {
+        let nested = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!json_too_deep(nested(32).as_bytes(), 32));
+        assert!(json_too_deep(nested(33).as_bytes(), 32));
+        // object > object > array > object: depth 4
+        assert!(!json_too_deep(br#"{"a":{"b":[1,{"c":2}]}}"#, 4));
+        assert!(json_too_deep(br#"{"a":{"b":[1,{"c":2}]}}"#, 3));
+        // brackets in strings, escaped quotes included, are text
+        let text = format!(r#"{{"a":"{}\"{}"}}"#, "[".repeat(100), "{".repeat(100));
+        assert!(!json_too_deep(text.as_bytes(), 1));
+        // an escaped backslash ends before the quote: the string closes there
+        assert!(json_too_deep(br#"{"a":"\\", "b":[[1]]}"#, 2));
+        // unbalanced closers never underflow
+        assert!(!json_too_deep(b"]]]]}}}[", 1));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
     MockPgccGateway, MockSecretCipher, MockTargetGuard, MockUseCaseRepository,
     MockWebhookDeliveryRepository, MockWebhookSender, MockWebhookUrlRepository, RepoError,
+    ResolvedApiKey,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -30,9 +31,16 @@ fn company() -> Company {
 fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
     let mut api_keys = MockApiKeyRepository::new();
     api_keys
-        .expect_find_company_by_hash()
+        .expect_find_by_hash()
         .withf(|h| h == hash_api_key(KEY))
-        .returning(|_| Ok(Some(company())));
+        .returning(|_| {
+            Ok(Some(ResolvedApiKey {
+                id: Uuid::nil(),
+                company: company(),
+                // used a moment ago: no last-use write
+                ultimo_uso_em: Some(Utc::now()),
+            }))
+        });
     let mut clock = MockClock::new();
     clock.expect_now().returning(Utc::now);
     Arc::new(Services::new(
@@ -48,6 +56,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
             secret_cipher: Arc::new(MockSecretCipher::new()),
             pgcc: Arc::new(MockPgccGateway::new()),
             clock: Arc::new(clock),
+            idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
         },
         &ServiceSettings::default(),
     ))

@@ -5,6 +5,7 @@ mod auth;
 mod binary;
 mod faults;
 mod helpers;
+mod por_referencia;
 mod seed;
 mod solicitacoes;
 mod status;

@@ -2,6 +2,7 @@
 
 mod create;
 mod errors;
+mod find;
 mod helpers;
 mod list;
 mod revoke;

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::CompanyId;
-use ports::ApiKeyRecord;
+use ports::{ApiKeyRecord, ApiKeySummary};
 use uuid::Uuid;
 
 use crate::schema::api_keys;
@@ -27,6 +27,20 @@ impl From<ApiKeyRow> for ApiKeyRecord {
             hash: row.hash,
             prefixo: row.prefixo,
             criado_em: row.criado_em,
+        }
+    }
+}
+
+impl From<ApiKeyRow> for ApiKeySummary {
+    /// Everything but the hash.
+    fn from(row: ApiKeyRow) -> Self {
+        ApiKeySummary {
+            id: row.id,
+            empresa_id: CompanyId(row.empresa_id),
+            prefixo: row.prefixo,
+            criado_em: row.criado_em,
+            ultimo_uso_em: row.ultimo_uso_em,
+            revogado_em: row.revogado_em,
         }
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod api_key;
 pub mod caso_de_uso;
+pub mod chave_idempotencia;
 pub mod empresa;
 pub mod solicitacao_consentimento;
 pub mod solicitacao_historico;
@@ -13,9 +14,11 @@ pub mod webhook_url;
 
 pub use api_key::{ApiKeyRow, NewApiKey};
 pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
+pub use chave_idempotencia::{ChaveIdempotenciaRow, NewChaveIdempotencia};
 pub use empresa::{EmpresaRow, NewEmpresa};
 pub use solicitacao_consentimento::{
     NewSolicitacaoConsentimento, SolicitacaoConsentimentoRow, StatusCheckRow,
+    UnfinishedCreationRow, CRIACAO_CANCELADA, CRIACAO_CONFIRMADA, CRIACAO_EM_ANDAMENTO,
 };
 pub use solicitacao_historico::{NewSolicitacaoHistorico, SolicitacaoHistoricoRow};
 pub use webhook_entrega::{

@@ -5,7 +5,7 @@ use domain::{
     ActiveAnswer, Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
     ModalidadeAcesso, TipoTitular, ValidConsentRequest,
 };
-use ports::StatusCheckItem;
+use ports::{StatusCheckItem, UnfinishedCreation};
 use uuid::Uuid;
 
 use crate::schema::solicitacoes_consentimento;
@@ -28,7 +28,8 @@ pub struct SolicitacaoConsentimentoRow {
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
     pub prova_coleta: Option<String>,
     pub status: String,
-    pub pgcc_id: String,
+    /// NULL until the PGCC holds the request (creation `em_andamento` or `cancelada`).
+    pub pgcc_id: Option<String>,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
     pub hash: String,
@@ -70,10 +71,21 @@ impl std::fmt::Debug for SolicitacaoConsentimentoRow {
 }
 
 impl SolicitacaoConsentimentoRow {
-    /// The stored consent request. The creation variant is not a column: a request carries the
-    /// subject's answer exactly when it was created active. Error texts name the column, never
-    /// its value.
+    /// The stored consent request, which must be confirmed (hold a PGCC id). The creation variant
+    /// is not a column: a request carries the subject's answer exactly when it was created
+    /// active. Error texts name the column, never its value.
     pub fn try_into_domain(self) -> anyhow::Result<ConsentRequest> {
+        if self.pgcc_id.is_none() {
+            return Err(anyhow!(
+                "a stored consent request read as confirmed has no pgcc_id"
+            ));
+        }
+        self.try_into_domain_any_creation()
+    }
+
+    /// As [`SolicitacaoConsentimentoRow::try_into_domain`], for a request whose creation may be
+    /// unfinished: without a PGCC id, `pgcc_id` is empty.
+    pub fn try_into_domain_any_creation(self) -> anyhow::Result<ConsentRequest> {
         let cpf_titular = Cpf::parse(&self.cpf_titular)
             .context("a stored consent request has an invalid cpf_titular")?;
         let cnpj_anuente = self
@@ -134,7 +146,7 @@ impl SolicitacaoConsentimentoRow {
                 cnpj_anuente,
             },
             status,
-            pgcc_id: self.pgcc_id,
+            pgcc_id: self.pgcc_id.unwrap_or_default(),
             hash: self.hash,
             criado_em: self.criado_em,
             atualizado_em: self.atualizado_em,
@@ -143,9 +155,9 @@ impl SolicitacaoConsentimentoRow {
 }
 
 /// A new row of `solicitacoes_consentimento`: every field of `ConsentRequest`, the CPF as its
-/// 11 digits, the enumerations by their wire names. `proximo_status_em` is left to its default
-/// (`now()`): a new request is due for a status check at once. No `Debug`: it holds personal
-/// data.
+/// 11 digits, the enumerations by their wire names, and its creation state. `proximo_status_em`
+/// is left to its default (`now()`): a new request is due for a status check at once. No
+/// `Debug`: it holds personal data.
 #[derive(Clone, Insertable)]
 #[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
 pub struct NewSolicitacaoConsentimento<'a> {
@@ -161,12 +173,32 @@ pub struct NewSolicitacaoConsentimento<'a> {
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
     pub prova_coleta: Option<&'a str>,
     pub status: &'static str,
-    pub pgcc_id: &'a str,
+    pub pgcc_id: Option<&'a str>,
     pub hash: &'a str,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
+    pub criacao: &'static str,
+    pub criacao_tentativa_em: Option<DateTime<Utc>>,
 }
 
+/// The creation states of a row (column `criacao`).
+pub const CRIACAO_EM_ANDAMENTO: &str = "em_andamento";
+pub const CRIACAO_CONFIRMADA: &str = "confirmada";
+pub const CRIACAO_CANCELADA: &str = "cancelada";
+
+impl<'a> NewSolicitacaoConsentimento<'a> {
+    /// The first phase of a creation: `em_andamento`, no PGCC id, last attempted at `attempt_at`.
+    pub fn in_creation(request: &'a ConsentRequest, attempt_at: DateTime<Utc>) -> Self {
+        NewSolicitacaoConsentimento {
+            pgcc_id: None,
+            criacao: CRIACAO_EM_ANDAMENTO,
+            criacao_tentativa_em: Some(attempt_at),
+            ..NewSolicitacaoConsentimento::from(request)
+        }
+    }
+}
+
+/// A request already created on the PGCC: `confirmada`, with its PGCC id.
 impl<'a> From<&'a ConsentRequest> for NewSolicitacaoConsentimento<'a> {
     fn from(request: &'a ConsentRequest) -> Self {
         let dados = &request.dados;
@@ -186,11 +218,40 @@ impl<'a> From<&'a ConsentRequest> for NewSolicitacaoConsentimento<'a> {
                 .map(|r| r.data_titular_respondeu_consentimento),
             prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
             status: request.status.as_str(),
-            pgcc_id: &request.pgcc_id,
+            pgcc_id: Some(&request.pgcc_id),
             hash: &request.hash,
             criado_em: request.criado_em,
             atualizado_em: request.atualizado_em,
+            criacao: CRIACAO_CONFIRMADA,
+            criacao_tentativa_em: None,
         }
+    }
+}
+
+/// An unfinished creation claimed by the reconciler: the columns
+/// `claim_unfinished_creations` returns.
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct UnfinishedCreationRow {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    pub id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    pub empresa_id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub cnpj: String,
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    pub criacao_tentativa_em: DateTime<Utc>,
+}
+
+impl UnfinishedCreationRow {
+    pub fn try_into_domain(self) -> anyhow::Result<UnfinishedCreation> {
+        let cnpj_empresa =
+            Cnpj::parse(&self.cnpj).context("a stored company has an invalid cnpj")?;
+        Ok(UnfinishedCreation {
+            id: self.id,
+            empresa_id: CompanyId(self.empresa_id),
+            cnpj_empresa,
+            claimed_at: self.criacao_tentativa_em,
+        })
     }
 }
 
@@ -200,7 +261,8 @@ impl<'a> From<&'a ConsentRequest> for NewSolicitacaoConsentimento<'a> {
 pub struct StatusCheckRow {
     pub id: Uuid,
     pub empresa_id: Uuid,
-    pub pgcc_id: String,
+    /// Never NULL here: only confirmed requests are claimed.
+    pub pgcc_id: Option<String>,
     pub status: String,
 }
 
@@ -208,10 +270,13 @@ impl StatusCheckRow {
     pub fn try_into_domain(self) -> anyhow::Result<StatusCheckItem> {
         let status = ConsentStatus::parse(&self.status)
             .ok_or_else(|| anyhow!("a claimed consent request has an unknown status"))?;
+        let pgcc_id = self
+            .pgcc_id
+            .ok_or_else(|| anyhow!("a request claimed for a status check has no pgcc_id"))?;
         Ok(StatusCheckItem {
             id: self.id,
             empresa_id: CompanyId(self.empresa_id),
-            pgcc_id: self.pgcc_id,
+            pgcc_id,
             status,
         })
     }

@@ -121,6 +121,7 @@ pub struct FiltroSolicitacoes {
     /// `proximoCursor` of the previous page.
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
     pub limite: Option<u32>,
     /// `true` to receive full CPFs.
     #[serde(default)]

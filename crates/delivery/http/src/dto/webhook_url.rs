@@ -106,5 +106,6 @@ impl From<ports::DeliveryRecord> for Entrega {
 #[into_params(parameter_in = Query)]
 pub struct LimiteEntregas {
     /// Newest deliveries first, 1 to 200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limite: Option<u32>,
 }

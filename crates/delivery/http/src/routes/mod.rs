@@ -6,11 +6,14 @@ pub mod openapi;
 pub mod solicitacao_consentimento;
 pub mod webhook_urls;
 
+use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse, Route};
 
 use crate::error::ApiError;
+use crate::media;
 
-/// Routes, each resource answering 405 (with `Allow`) to the methods it does not have.
+/// Routes, each resource answering 405 (with `Allow`) to the methods it does not have. The
+/// resources that take a JSON body check its nesting depth before decoding it.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/api/casos-de-uso")
@@ -25,11 +28,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/solicitacao-consentimento/criar/ativo")
             .route(web::post().to(solicitacao_consentimento::create_active))
+            .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento/criar/pendente")
             .route(web::post().to(solicitacao_consentimento::create_pending))
+            .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
@@ -50,6 +55,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/hash-consulta")
             .route(web::post().to(hash_consulta::check))
+            .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
@@ -61,6 +67,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/webhook-urls")
             .route(web::get().to(webhook_urls::list))
             .route(web::post().to(webhook_urls::register))
+            .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("GET, POST")),
     )
     .service(

@@ -68,7 +68,8 @@ use crate::routes::{casos_de_uso, hash_consulta, solicitacao_consentimento, webh
 pub struct ApiDoc;
 
 /// What every `/api` operation shares: the required `Api-Key` header and the failures any of
-/// them can answer (401, 404 for unknown routes aside, 500, 503). Added here once, not per route.
+/// them can answer (401, 404 for unknown routes aside, 429, 500, 503). Added here once, not per
+/// route.
 struct CommonToEveryApiOperation;
 
 impl Modify for CommonToEveryApiOperation {
@@ -100,11 +101,18 @@ impl Modify for CommonToEveryApiOperation {
                     .parameters
                     .get_or_insert_with(Vec::new)
                     .insert(0, api_key_parameter());
+                let takes_query = operation
+                    .parameters
+                    .iter()
+                    .flatten()
+                    .any(|p| matches!(p.parameter_in, ParameterIn::Query));
+                let takes_body = operation.request_body.is_some();
                 let responses = &mut operation.responses.responses;
                 responses.insert(
                     "401".into(),
                     failure("Api-Key missing, unknown or revoked.").into(),
                 );
+                responses.insert("429".into(), rate_limited().into());
                 responses.insert(
                     "500".into(),
                     failure("Unexpected error of ours; nothing internal is exposed.").into(),
@@ -114,9 +122,77 @@ impl Modify for CommonToEveryApiOperation {
                     failure("Database temporarily unavailable; retry after `Retry-After` seconds.")
                         .into(),
                 );
+                // What decoding the request can answer, wherever the route does not say it
+                // itself: a query parameter or body of the wrong shape (400; a body also 413
+                // over the limit or nested too deep, 415 when it is not JSON), an id in the path
+                // that names nothing of the company's (404).
+                let mut declare = |code: &str, description: &str| {
+                    responses
+                        .entry(code.into())
+                        .or_insert_with(|| failure(description).into());
+                };
+                if takes_query || takes_body {
+                    declare(
+                        "400",
+                        "Malformed request: a parameter or body field of the wrong type, malformed or too deeply nested JSON, an unknown field.",
+                    );
+                }
+                if takes_body {
+                    declare("413", "Body over the configured limit.");
+                    declare("415", "Content-Type is not JSON.");
+                }
+                if path.contains('{') {
+                    declare("404", "No such resource for the company.");
+                }
             }
         }
     }
+}
+
+/// 429 with its headers (draft-ietf-httpapi-ratelimit-headers-07; see `crate::rate_limit`).
+fn rate_limited() -> utoipa::openapi::Response {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::Type;
+    let header = |ty: Type, description: &str| {
+        HeaderBuilder::new()
+            .schema(utoipa::openapi::ObjectBuilder::new().schema_type(ty))
+            .description(Some(description))
+            .build()
+    };
+    ResponseBuilder::new()
+        .description(
+            "The company is over its rate limit (a token bucket per company); nothing was done. \
+             Successful responses carry `RateLimit` and `RateLimit-Policy` too.",
+        )
+        .header(
+            "Retry-After",
+            header(
+                Type::Integer,
+                "Seconds until one more request is accepted (rounded up).",
+            ),
+        )
+        .header(
+            "RateLimit",
+            header(
+                Type::String,
+                "`limit=<bucket size>, remaining=<left>, reset=<seconds until full>` \
+                 (draft-ietf-httpapi-ratelimit-headers-07).",
+            ),
+        )
+        .header(
+            "RateLimit-Policy",
+            header(
+                Type::String,
+                "`<requests per second>;w=1;burst=<bucket size>`, e.g. `50;w=1;burst=100`.",
+            ),
+        )
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Envelope_Erro")))
+                .build(),
+        )
+        .build()
 }
 
 fn api_key_parameter() -> Parameter {

@@ -1,10 +1,17 @@
-//! `/api/solicitacao-consentimento` (tag SolicitacaoConsentimento): create (active or pending),
-//! read one, list, revoke.
+//! `/api/solicitacao-consentimento` (tag SolicitacaoConsentimento): create (active or pending,
+//! idempotent with an `Idempotency-Key`), read one, list, revoke.
 
-use actix_web::{web, HttpResponse};
-use application::{ConsentListQuery, CreatedConsentRequest, Services};
+mod idempotency;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use application::{
+    request_fingerprint, Completion, ConsentListQuery, CreatedConsentRequest, Idempotent, Services,
+};
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
 use uuid::Uuid;
+
+use idempotency::{IdempotencyHeader, JsonWithBytes};
+pub use idempotency::{IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER};
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
@@ -25,25 +32,36 @@ use crate::error::ApiError;
         (CriarSolicitacaoAtiva = "text/json"),
         (CriarSolicitacaoAtiva = "application/*+json"),
     )),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "Optional, 1 to 255 visible ASCII characters, scoped to the company. A retry with the same key and the same request (method, path, body bytes) within 24 h answers the first answer again, byte for byte, with `Idempotent-Replayed: true`, and creates nothing. Kept answers: 200 and 422; any other answer (PGCC 5xx or timeout, 503) is not kept, so a retry runs again (under the same consent id: it cannot create a second consent). The same key with another request is 422; while the first request still runs, 409."),
+    ),
     responses(
-        (status = 200, description = "Created on the PGCC and stored.", body = EnvelopeDoc<SolicitacaoCriada>),
-        (status = 400, description = "Malformed JSON, a value of the wrong type, or an unknown field.", body = EnvelopeDoc<Erro>),
+        (status = 200, description = "Created on the PGCC and stored.", body = EnvelopeDoc<SolicitacaoCriada>,
+            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
+        (status = 400, description = "Malformed JSON, a value of the wrong type, an unknown field, or an invalid `Idempotency-Key` header.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "A request with the same `Idempotency-Key` is still being processed; retry later.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "A field rule is broken (`data.erros` names each field), or the PGCC refused the request (`isPgccErro: true`).", body = EnvelopeDoc<Erro>),
-        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); nothing stored.", body = EnvelopeDoc<Erro>),
-        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing stored.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "A field rule is broken (`data.erros` names each field), the PGCC refused the request (`isPgccErro: true`), or the `Idempotency-Key` was used with another request (`data.erros` names the header).", body = EnvelopeDoc<Erro>,
+            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
+        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); no consent visible (settled later by the reconciler).", body = EnvelopeDoc<Erro>),
+        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); no consent visible yet (if the PGCC did create it, the reconciler confirms it).", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn create_active(
     services: web::Data<Services>,
     key: ApiKeyHeader,
-    body: web::Json<CriarSolicitacaoAtiva>,
+    idempotency: IdempotencyHeader,
+    req: HttpRequest,
+    body: JsonWithBytes<CriarSolicitacaoAtiva>,
 ) -> Result<HttpResponse, ApiError> {
+    let draft = body.value.into();
     create(
         services,
         key,
-        body.into_inner().into(),
+        idempotency,
+        request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
+        draft,
         CreationVariant::Active,
     )
     .await
@@ -59,41 +77,98 @@ pub async fn create_active(
         (CriarSolicitacaoPendente = "text/json"),
         (CriarSolicitacaoPendente = "application/*+json"),
     )),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "Optional, 1 to 255 visible ASCII characters, scoped to the company. A retry with the same key and the same request (method, path, body bytes) within 24 h answers the first answer again, byte for byte, with `Idempotent-Replayed: true`, and creates nothing. Kept answers: 200 and 422; any other answer (PGCC 5xx or timeout, 503) is not kept, so a retry runs again (under the same consent id: it cannot create a second consent). The same key with another request is 422; while the first request still runs, 409."),
+    ),
     responses(
-        (status = 200, description = "Created on the PGCC and stored.", body = EnvelopeDoc<SolicitacaoCriada>),
-        (status = 400, description = "Malformed JSON, a value of the wrong type, or an unknown field.", body = EnvelopeDoc<Erro>),
+        (status = 200, description = "Created on the PGCC and stored.", body = EnvelopeDoc<SolicitacaoCriada>,
+            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
+        (status = 400, description = "Malformed JSON, a value of the wrong type, an unknown field, or an invalid `Idempotency-Key` header.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "A request with the same `Idempotency-Key` is still being processed; retry later.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "A field rule is broken (`data.erros` names each field), or the PGCC refused the request (`isPgccErro: true`).", body = EnvelopeDoc<Erro>),
-        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); nothing stored.", body = EnvelopeDoc<Erro>),
-        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing stored.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "A field rule is broken (`data.erros` names each field), the PGCC refused the request (`isPgccErro: true`), or the `Idempotency-Key` was used with another request (`data.erros` names the header).", body = EnvelopeDoc<Erro>,
+            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
+        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); no consent visible (settled later by the reconciler).", body = EnvelopeDoc<Erro>),
+        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); no consent visible yet (if the PGCC did create it, the reconciler confirms it).", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn create_pending(
     services: web::Data<Services>,
     key: ApiKeyHeader,
-    body: web::Json<CriarSolicitacaoPendente>,
+    idempotency: IdempotencyHeader,
+    req: HttpRequest,
+    body: JsonWithBytes<CriarSolicitacaoPendente>,
 ) -> Result<HttpResponse, ApiError> {
+    let draft = body.value.into();
     create(
         services,
         key,
-        body.into_inner().into(),
+        idempotency,
+        request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
+        draft,
         CreationVariant::Pending,
     )
     .await
 }
 
+/// Without a key, as always: create and answer. With one, all in the request's one blocking hop:
+/// take the key (or replay, or refuse), create under the id the key reserved, keep the answer if
+/// it is final (200, 422), answer.
 async fn create(
     services: web::Data<Services>,
     key: ApiKeyHeader,
+    IdempotencyHeader(idempotency_key): IdempotencyHeader,
+    fingerprint: String,
     draft: ConsentRequestDraft,
     variant: CreationVariant,
 ) -> Result<HttpResponse, ApiError> {
-    let CreatedConsentRequest { id, pgcc_id } = as_company(&services, key, move |s, company| {
-        Ok(s.create_consent_request.execute(company, draft, variant)?)
+    let Some(idempotency_key) = idempotency_key else {
+        let CreatedConsentRequest { id, pgcc_id } =
+            as_company(&services, key, move |s, company| {
+                Ok(s.create_consent_request.execute(company, draft, variant)?)
+            })
+            .await?;
+        return Ok(HttpResponse::Ok().json(Envelope::ok(SolicitacaoCriada { id, pgcc_id })));
+    };
+    let outcome = as_company(&services, key, move |s, company| {
+        let outcome =
+            s.idempotency
+                .run(company.id, &idempotency_key, &fingerprint, |reserved_id| {
+                    let answered = s
+                        .create_consent_request
+                        .execute_with_id(company, draft, variant, reserved_id)
+                        .map_err(ApiError::from)
+                        .and_then(|CreatedConsentRequest { id, pgcc_id }| {
+                            idempotency::success_answer(&Envelope::ok(SolicitacaoCriada {
+                                id,
+                                pgcc_id,
+                            }))
+                        });
+                    match answered {
+                        Ok(kept) => Completion {
+                            result: Ok(kept.clone()),
+                            keep: Some(kept),
+                        },
+                        Err(error) => match idempotency::kept_error_answer(&error) {
+                            Some(kept) => Completion {
+                                result: Ok(kept.clone()),
+                                keep: Some(kept),
+                            },
+                            None => Completion {
+                                result: Err(error),
+                                keep: None,
+                            },
+                        },
+                    }
+                })?;
+        Ok(outcome)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(Envelope::ok(SolicitacaoCriada { id, pgcc_id })))
+    match outcome {
+        Idempotent::Ran(answer) => Ok(idempotency::answer(answer?)),
+        Idempotent::Replayed(kept) => Ok(idempotency::replay(kept)),
+    }
 }
 
 /// One of the company's consent requests, with its history.

@@ -1,0 +1,550 @@
+//! The two-phase creation of [`PgConsentRequestRepository`]: `begin_creation` stores the row
+//! `em_andamento` (invisible), `confirm_creation` / `cancel_creation` settle it, and the
+//! reconciler claims what was left unfinished.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use chrono::{DateTime, Utc};
+use common::at;
+use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant, CPF};
+use common::webhook::{deliveries, events_of, register};
+use diesel::prelude::*;
+use domain::{ConsentRequest, ConsentStatus, TransitionCause};
+use ports::{
+    Confirmation, ConsentFilter, ConsentRequestRepository, CreationRecord, CreationStart, RepoError,
+};
+use postgres_adapter::schema::solicitacoes_consentimento as sc;
+use postgres_adapter::{PgConsentRequestRepository, PgPool};
+use testkit::TestDb;
+use uuid::Uuid;
+
+fn created() -> DateTime<Utc> {
+    at("2026-05-01T12:00:00Z")
+}
+
+fn attempt() -> DateTime<Utc> {
+    at("2026-05-01T12:00:00.5Z")
+}
+
+fn later() -> DateTime<Utc> {
+    at("2026-05-01T12:05:00Z")
+}
+
+struct World {
+    db: TestDb,
+    pool: PgPool,
+    repo: PgConsentRequestRepository,
+    acme: Tenant,
+    globex: Tenant,
+}
+
+fn world() -> World {
+    let db = TestDb::new();
+    let pool = pool_of(&db, 4);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    World {
+        repo: PgConsentRequestRepository::new(pool.clone()),
+        db,
+        pool,
+        acme,
+        globex,
+    }
+}
+
+/// A request as the service builds it before the PGCC answers: no PGCC id.
+fn new_request(tenant: &Tenant, status: ConsentStatus) -> ConsentRequest {
+    let mut request = tenant.request(&Spec::new(created()).status(status));
+    request.pgcc_id = String::new();
+    request
+}
+
+fn criacao(db: &TestDb, id: Uuid) -> (String, Option<String>, Option<DateTime<Utc>>) {
+    sc::table
+        .find(id)
+        .select((sc::criacao, sc::pgcc_id, sc::criacao_tentativa_em))
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+/// Every read and worker of the port, as the request's company and at a later instant: does any
+/// of them see `request`?
+fn seen_anywhere(w: &World, request: &ConsentRequest) -> Vec<&'static str> {
+    let empresa = request.empresa_id;
+    let mut seen = Vec::new();
+    if w.repo.get(empresa, request.id).unwrap().is_some() {
+        seen.push("get");
+    }
+    let listed = w
+        .repo
+        .list(empresa, &ConsentFilter::default(), None, 500, later())
+        .unwrap();
+    if listed.iter().any(|r| r.id == request.id) {
+        seen.push("list");
+    }
+    let cpf = request.dados.cpf_titular.clone();
+    if w.repo
+        .find_valid(empresa, &cpf, "tpl-1", later())
+        .unwrap()
+        .is_some_and(|r| r.id == request.id)
+    {
+        seen.push("find_valid");
+    }
+    if w.repo
+        .find_by_hash(empresa, &request.hash)
+        .unwrap()
+        .is_some()
+    {
+        seen.push("find_by_hash");
+    }
+    seen
+}
+
+#[test]
+fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_invisible() {
+    let w = world();
+    register(
+        &w.pool,
+        &w.acme.company,
+        "https://acme.example/1",
+        created(),
+    );
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+
+    let start = w.repo.begin_creation(&request, attempt()).unwrap();
+
+    assert_eq!(start, CreationStart::Started);
+    assert_eq!(
+        criacao(&w.db, request.id),
+        ("em_andamento".to_owned(), None, Some(attempt()))
+    );
+    let row = stored(&w.db, request.id);
+    assert_eq!(row.hash, request.hash);
+    assert_eq!(row.criado_em, created());
+    assert_eq!(history_count(&w.db), 0);
+    assert!(events_of(&w.db, "solicitacao.criada").is_empty());
+    assert!(seen_anywhere(&w, &request).is_empty());
+    // no worker sees it either
+    assert!(w
+        .repo
+        .claim_for_status_check(100, later(), later())
+        .unwrap()
+        .is_empty());
+    let expired_later = at("2028-01-01T00:00:00Z");
+    assert_eq!(w.repo.expire_due(expired_later, 100).unwrap(), 0);
+    assert!(!w
+        .repo
+        .transition(
+            w.acme.company.id,
+            request.id,
+            ConsentStatus::Ativo,
+            ConsentStatus::Revogado,
+            TransitionCause::Empresa,
+            later(),
+        )
+        .unwrap());
+}
+
+#[test]
+fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visible() {
+    let w = world();
+    let hook = register(
+        &w.pool,
+        &w.acme.company,
+        "https://acme.example/1",
+        created(),
+    );
+    let request = new_request(&w.acme, ConsentStatus::Pendente);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+
+    let confirmation = w
+        .repo
+        .confirm_creation(w.acme.company.id, request.id, "pgcc-77", later())
+        .unwrap();
+
+    assert_eq!(confirmation, Confirmation::Confirmed);
+    assert_eq!(
+        criacao(&w.db, request.id),
+        ("confirmada".to_owned(), Some("pgcc-77".to_owned()), None)
+    );
+    let expected = ConsentRequest {
+        pgcc_id: "pgcc-77".to_owned(),
+        ..request.clone()
+    };
+    let record = w
+        .repo
+        .get(w.acme.company.id, request.id)
+        .unwrap()
+        .expect("visible once confirmed");
+    assert_eq!(record.request, expected);
+    assert_eq!(record.historico.len(), 1);
+    let first = &history(&w.db, request.id)[0];
+    assert_eq!(
+        (
+            first.de.as_deref(),
+            first.para.as_str(),
+            first.em,
+            first.causa.as_str()
+        ),
+        (None, "pendente", created(), "empresa")
+    );
+    let events = events_of(&w.db, "solicitacao.criada");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].criado_em, created());
+    let payload: serde_json::Value = serde_json::from_str(&events[0].payload).unwrap();
+    assert_eq!(payload["data"]["pgccId"], "pgcc-77");
+    assert_eq!(payload["data"]["id"], request.id.to_string());
+    let sent = deliveries(&w.db);
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].webhook_url_id, hook.id);
+    // due for a status check at the confirmation
+    assert_eq!(stored(&w.db, request.id).proximo_status_em, later());
+    assert_eq!(
+        seen_anywhere(&w, &expected),
+        ["get", "list", "find_by_hash"],
+        "a pending request is not valid for HashConsulta"
+    );
+}
+
+#[test]
+fn a_second_confirmation_changes_nothing_and_answers_the_first_pgcc_id() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+    w.repo
+        .confirm_creation(w.acme.company.id, request.id, "pgcc-1", later())
+        .unwrap();
+
+    let again = w
+        .repo
+        .confirm_creation(w.acme.company.id, request.id, "pgcc-1", later())
+        .unwrap();
+
+    assert_eq!(
+        again,
+        Confirmation::AlreadyConfirmed {
+            pgcc_id: "pgcc-1".to_owned()
+        }
+    );
+    assert_eq!(history_count(&w.db), 1);
+    assert_eq!(events_of(&w.db, "solicitacao.criada").len(), 1);
+}
+
+#[test]
+fn confirming_an_unknown_id_or_another_companys_is_missing_and_writes_nothing() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+
+    let unknown = w
+        .repo
+        .confirm_creation(w.acme.company.id, Uuid::new_v4(), "pgcc-1", later())
+        .unwrap();
+    let theirs = w
+        .repo
+        .confirm_creation(w.globex.company.id, request.id, "pgcc-1", later())
+        .unwrap();
+
+    assert_eq!(unknown, Confirmation::Missing);
+    assert_eq!(theirs, Confirmation::Missing);
+    assert_eq!(criacao(&w.db, request.id).0, "em_andamento");
+    assert_eq!(history_count(&w.db), 0);
+}
+
+#[test]
+fn a_refused_creation_is_cancelled_only_by_the_attempt_that_stamped_it() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+
+    let stale = w
+        .repo
+        .cancel_creation(w.acme.company.id, request.id, created())
+        .unwrap();
+    let theirs = w
+        .repo
+        .cancel_creation(w.globex.company.id, request.id, attempt())
+        .unwrap();
+    assert!(!stale && !theirs);
+    assert_eq!(criacao(&w.db, request.id).0, "em_andamento");
+
+    assert!(w
+        .repo
+        .cancel_creation(w.acme.company.id, request.id, attempt())
+        .unwrap());
+    assert_eq!(criacao(&w.db, request.id).0, "cancelada");
+    assert!(seen_anywhere(&w, &request).is_empty());
+    assert_eq!(history_count(&w.db), 0);
+    // a cancelled or confirmed creation is not cancelled again
+    assert!(!w
+        .repo
+        .cancel_creation(w.acme.company.id, request.id, attempt())
+        .unwrap());
+}
+
+#[test]
+fn the_pgccs_word_beats_a_cancellation() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+    w.repo
+        .cancel_creation(w.acme.company.id, request.id, attempt())
+        .unwrap();
+
+    let confirmation = w
+        .repo
+        .confirm_creation(w.acme.company.id, request.id, "pgcc-late", later())
+        .unwrap();
+
+    assert_eq!(confirmation, Confirmation::Confirmed);
+    assert!(w.repo.get(w.acme.company.id, request.id).unwrap().is_some());
+}
+
+#[test]
+fn beginning_an_existing_id_takes_it_over_keeps_its_content_and_revives_a_cancelled_one() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+    // a retry builds the request again: another creation instant (and hash)
+    let retry = ConsentRequest {
+        criado_em: later(),
+        hash: "f".repeat(64),
+        ..request.clone()
+    };
+
+    assert_eq!(
+        w.repo.begin_creation(&retry, later()).unwrap(),
+        CreationStart::Started
+    );
+    assert_eq!(
+        criacao(&w.db, request.id),
+        ("em_andamento".to_owned(), None, Some(later()))
+    );
+    let row = stored(&w.db, request.id);
+    assert_eq!((row.criado_em, row.hash), (created(), request.hash.clone()));
+
+    w.repo
+        .cancel_creation(w.acme.company.id, request.id, later())
+        .unwrap();
+    let third = at("2026-05-01T12:10:00Z");
+    assert_eq!(
+        w.repo.begin_creation(&retry, third).unwrap(),
+        CreationStart::Started
+    );
+    assert_eq!(
+        criacao(&w.db, request.id),
+        ("em_andamento".to_owned(), None, Some(third))
+    );
+}
+
+#[test]
+fn beginning_a_confirmed_id_changes_nothing_and_answers_its_pgcc_id() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+    w.repo
+        .confirm_creation(w.acme.company.id, request.id, "pgcc-9", later())
+        .unwrap();
+
+    let start = w.repo.begin_creation(&request, later()).unwrap();
+
+    assert_eq!(
+        start,
+        CreationStart::AlreadyConfirmed {
+            pgcc_id: "pgcc-9".to_owned()
+        }
+    );
+    assert_eq!(criacao(&w.db, request.id).0, "confirmada");
+}
+
+#[test]
+fn beginning_another_companys_id_is_unexpected_and_changes_nothing() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+    let mut theirs = new_request(&w.globex, ConsentStatus::Ativo);
+    theirs.id = request.id;
+
+    let result = w.repo.begin_creation(&theirs, later());
+
+    assert!(
+        matches!(result, Err(RepoError::Unexpected(_))),
+        "{result:?}"
+    );
+    assert_eq!(stored(&w.db, request.id).empresa_id, w.acme.company.id.0);
+    assert_eq!(criacao(&w.db, request.id).2, Some(attempt()));
+}
+
+#[test]
+fn find_creation_tells_each_state_and_only_to_the_owning_company() {
+    let w = world();
+    let in_progress = new_request(&w.acme, ConsentStatus::Pendente);
+    let confirmed = new_request(&w.acme, ConsentStatus::Ativo);
+    let cancelled = new_request(&w.acme, ConsentStatus::Ativo);
+    for r in [&in_progress, &confirmed, &cancelled] {
+        w.repo.begin_creation(r, attempt()).unwrap();
+    }
+    w.repo
+        .confirm_creation(w.acme.company.id, confirmed.id, "pgcc-c", later())
+        .unwrap();
+    w.repo
+        .cancel_creation(w.acme.company.id, cancelled.id, attempt())
+        .unwrap();
+    let acme = w.acme.company.id;
+
+    assert_eq!(
+        w.repo.find_creation(acme, in_progress.id).unwrap(),
+        Some(CreationRecord::InProgress(Box::new(in_progress.clone())))
+    );
+    assert_eq!(
+        w.repo.find_creation(acme, confirmed.id).unwrap(),
+        Some(CreationRecord::Confirmed {
+            pgcc_id: "pgcc-c".to_owned()
+        })
+    );
+    assert_eq!(
+        w.repo.find_creation(acme, cancelled.id).unwrap(),
+        Some(CreationRecord::Cancelled)
+    );
+    assert_eq!(w.repo.find_creation(acme, Uuid::new_v4()).unwrap(), None);
+    assert_eq!(
+        w.repo
+            .find_creation(w.globex.company.id, in_progress.id)
+            .unwrap(),
+        None
+    );
+}
+
+#[test]
+fn the_reconciler_claims_unfinished_creations_past_the_grace_oldest_first_with_their_cnpj() {
+    let w = world();
+    let t = |s: u32| at(&format!("2026-05-01T12:00:{s:02}Z"));
+    let old_acme = new_request(&w.acme, ConsentStatus::Ativo);
+    let old_globex = new_request(&w.globex, ConsentStatus::Ativo);
+    let recent = new_request(&w.acme, ConsentStatus::Ativo);
+    let done = new_request(&w.acme, ConsentStatus::Ativo);
+    let refused = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&old_globex, t(1)).unwrap();
+    w.repo.begin_creation(&old_acme, t(2)).unwrap();
+    w.repo.begin_creation(&done, t(3)).unwrap();
+    w.repo.begin_creation(&refused, t(4)).unwrap();
+    w.repo.begin_creation(&recent, t(40)).unwrap();
+    w.repo
+        .confirm_creation(w.acme.company.id, done.id, "pgcc-d", t(5))
+        .unwrap();
+    w.repo
+        .cancel_creation(w.acme.company.id, refused.id, t(4))
+        .unwrap();
+    let now = t(50);
+
+    let first = w.repo.claim_unfinished_creations(1, t(30), now).unwrap();
+    let second = w.repo.claim_unfinished_creations(10, t(30), now).unwrap();
+    let third = w.repo.claim_unfinished_creations(10, t(30), now).unwrap();
+
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].id, old_globex.id, "oldest attempt first");
+    assert_eq!(first[0].empresa_id, w.globex.company.id);
+    assert_eq!(first[0].cnpj_empresa, w.globex.company.cnpj);
+    assert_eq!(first[0].claimed_at, now);
+    assert_eq!(
+        second.iter().map(|c| c.id).collect::<Vec<_>>(),
+        [old_acme.id],
+        "not the recent one, the confirmed one nor the cancelled one"
+    );
+    assert_eq!(second[0].cnpj_empresa, w.acme.company.cnpj);
+    assert!(third.is_empty(), "a claim waits another grace");
+    assert_eq!(criacao(&w.db, old_acme.id).2, Some(now));
+    assert!(w
+        .repo
+        .claim_unfinished_creations(0, now, now)
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn a_claimed_creation_is_cancelled_only_if_no_retry_attempted_it_since_the_claim() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, created()).unwrap();
+    let claimed = w
+        .repo
+        .claim_unfinished_creations(10, attempt(), attempt())
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    // a retry under the same idempotency key attempts it again meanwhile
+    w.repo.begin_creation(&request, later()).unwrap();
+
+    let cancelled = w
+        .repo
+        .cancel_creation(w.acme.company.id, request.id, claimed[0].claimed_at)
+        .unwrap();
+
+    assert!(!cancelled);
+    assert_eq!(criacao(&w.db, request.id).0, "em_andamento");
+}
+
+#[test]
+fn concurrent_reconcilers_never_claim_the_same_creation() {
+    let w = world();
+    let mut ids = HashSet::new();
+    for _ in 0..40 {
+        let request = new_request(&w.acme, ConsentStatus::Ativo);
+        w.repo.begin_creation(&request, created()).unwrap();
+        ids.insert(request.id);
+    }
+    let barrier = Arc::new(Barrier::new(4));
+    let claims: Vec<Vec<Uuid>> = thread::scope(|scope| {
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let repo = w.repo.clone();
+                let barrier = barrier.clone();
+                scope.spawn(move || {
+                    barrier.wait();
+                    let mut mine = Vec::new();
+                    loop {
+                        let batch = repo
+                            .claim_unfinished_creations(3, attempt(), later())
+                            .unwrap();
+                        if batch.is_empty() {
+                            break mine;
+                        }
+                        mine.extend(batch.into_iter().map(|c| c.id));
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+
+    let all: Vec<Uuid> = claims.into_iter().flatten().collect();
+    assert_eq!(all.len(), 40, "each claimed exactly once");
+    assert_eq!(all.iter().copied().collect::<HashSet<_>>(), ids);
+}
+
+#[test]
+fn two_phase_creations_and_direct_inserts_read_back_alike() {
+    let w = world();
+    let direct = w.acme.insert(&w.repo, &Spec::new(created()).cpf(CPF));
+    let two_phase = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&two_phase, attempt()).unwrap();
+    w.repo
+        .confirm_creation(w.acme.company.id, two_phase.id, "pgcc-2p", attempt())
+        .unwrap();
+
+    let read = |id| w.repo.get(w.acme.company.id, id).unwrap().unwrap();
+    let (a, b) = (read(direct.id), read(two_phase.id));
+
+    assert_eq!(a.request, direct);
+    assert_eq!(
+        b.request,
+        ConsentRequest {
+            pgcc_id: "pgcc-2p".to_owned(),
+            ..two_phase
+        }
+    );
+    assert_eq!(a.historico.len(), b.historico.len());
+}

@@ -1,0 +1,304 @@
+//! The reconciler's round: settles creations left `em_andamento` (the PGCC timed out, failed or
+//! was unreachable, or our process died between storing the row and confirming it) by asking the
+//! PGCC whether it holds a request under our id (its `referenciaExterna`): confirmed if it does,
+//! cancelled if it does not. So every consent the PGCC holds for us exists here exactly once.
+//!
+//! Only rows whose last attempt is older than the grace are looked at: the grace must exceed the
+//! PGCC timeout, so that a request still waiting for the PGCC is never reconciled under its feet.
+//! A cancellation is a compare-and-set on the claim's instant: if a retry attempted the row again
+//! after the claim, the row is left to that retry.
+
+use std::sync::Arc;
+
+use chrono::Duration;
+use ports::{Clock, Confirmation, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
+
+/// The outcome of one round.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReconcileReport {
+    /// Unfinished creations claimed and asked about.
+    pub checked: u32,
+    /// Confirmed because the PGCC holds them.
+    pub confirmed: u32,
+    /// Cancelled because the PGCC does not hold them.
+    pub cancelled: u32,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The PGCC could not answer; the round stopped there. The claimed creations are looked at
+    /// again once the grace has passed since the claim.
+    #[error(transparent)]
+    Pgcc(PgccError),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Clone)]
+pub struct ReconcileCreations {
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    pgcc: Arc<dyn PgccGateway>,
+    clock: Arc<dyn Clock>,
+}
+
+impl ReconcileCreations {
+    pub fn new(
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        pgcc: Arc<dyn PgccGateway>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            consent_requests,
+            pgcc,
+            clock,
+        }
+    }
+
+    /// Claims up to `batch_size` creations whose last attempt is older than `grace` and settles
+    /// each by the PGCC's answer. Log lines carry ids only.
+    pub fn run_once(
+        &self,
+        batch_size: u32,
+        grace: Duration,
+    ) -> Result<ReconcileReport, ReconcileError> {
+        let now = self.clock.now();
+        let claimed =
+            self.consent_requests
+                .claim_unfinished_creations(batch_size, now - grace, now)?;
+        let mut report = ReconcileReport::default();
+        for creation in claimed {
+            let found = self
+                .pgcc
+                .find_by_external_reference(&creation.cnpj_empresa, creation.id)
+                .map_err(|e| {
+                    tracing::warn!(
+                        solicitacao_id = %creation.id,
+                        checked = report.checked,
+                        error = %e,
+                        "reconciler: the PGCC could not answer; stopping this round"
+                    );
+                    ReconcileError::Pgcc(e)
+                })?;
+            report.checked += 1;
+            match found {
+                Some(held) => {
+                    let confirmation = self.consent_requests.confirm_creation(
+                        creation.empresa_id,
+                        creation.id,
+                        &held.pgcc_id,
+                        now,
+                    )?;
+                    if confirmation == Confirmation::Confirmed {
+                        report.confirmed += 1;
+                        tracing::info!(
+                            empresa_id = %creation.empresa_id,
+                            solicitacao_id = %creation.id,
+                            "reconciler: the PGCC holds it; confirmed"
+                        );
+                    }
+                }
+                None => {
+                    if self.consent_requests.cancel_creation(
+                        creation.empresa_id,
+                        creation.id,
+                        creation.claimed_at,
+                    )? {
+                        report.cancelled += 1;
+                        tracing::info!(
+                            empresa_id = %creation.empresa_id,
+                            solicitacao_id = %creation.id,
+                            "reconciler: the PGCC does not hold it; cancelled"
+                        );
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use chrono::{DateTime, Utc};
+    use domain::CompanyId;
+    use ports::{
+        MockConsentRequestRepository, MockPgccGateway, PgccConsentCreated, UnfinishedCreation,
+    };
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::test_support::{company, fixed_clock, now};
+
+    /// A `cancel_creation` call: company, id, the claim's stamp.
+    type Cancellation = (CompanyId, Uuid, DateTime<Utc>);
+
+    fn creation(n: u128) -> UnfinishedCreation {
+        UnfinishedCreation {
+            id: Uuid::from_u128(n),
+            empresa_id: company().id,
+            cnpj_empresa: company().cnpj,
+            claimed_at: now(),
+        }
+    }
+
+    fn claiming(items: Vec<UnfinishedCreation>) -> MockConsentRequestRepository {
+        let mut store = MockConsentRequestRepository::new();
+        store
+            .expect_claim_unfinished_creations()
+            .withf(|limit, before, at| {
+                *limit == 50 && *before == now() - Duration::seconds(30) && *at == now()
+            })
+            .times(1)
+            .returning(move |_, _, _| Ok(items.clone()));
+        store
+    }
+
+    /// A PGCC holding `pgcc-<n>` for the odd ids and nothing for the even ones.
+    fn pgcc_holding_odd_ids() -> MockPgccGateway {
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_find_by_external_reference()
+            .withf(|cnpj, _| *cnpj == company().cnpj)
+            .returning(|_, id| {
+                Ok((id.as_u128() % 2 == 1).then(|| PgccConsentCreated {
+                    pgcc_id: format!("pgcc-{}", id.as_u128()),
+                }))
+            });
+        pgcc.expect_create_consent_request().times(0);
+        pgcc
+    }
+
+    fn service(store: MockConsentRequestRepository, pgcc: MockPgccGateway) -> ReconcileCreations {
+        ReconcileCreations::new(Arc::new(store), Arc::new(pgcc), fixed_clock())
+    }
+
+    #[test]
+    fn what_the_pgcc_holds_is_confirmed_and_what_it_does_not_is_cancelled() {
+        let mut store = claiming(vec![creation(1), creation(2), creation(3)]);
+        let confirmed = Arc::new(Mutex::new(Vec::new()));
+        let recorded = confirmed.clone();
+        store
+            .expect_confirm_creation()
+            .times(2)
+            .returning(move |empresa, id, pgcc_id, at| {
+                recorded
+                    .lock()
+                    .unwrap()
+                    .push((empresa, id, pgcc_id.to_owned(), at));
+                Ok(Confirmation::Confirmed)
+            });
+        let cancelled: Arc<Mutex<Vec<Cancellation>>> = Arc::default();
+        let recorded = cancelled.clone();
+        store
+            .expect_cancel_creation()
+            .times(1)
+            .returning(move |empresa, id, at| {
+                recorded.lock().unwrap().push((empresa, id, at));
+                Ok(true)
+            });
+
+        let report = service(store, pgcc_holding_odd_ids())
+            .run_once(50, Duration::seconds(30))
+            .unwrap();
+
+        assert_eq!(
+            report,
+            ReconcileReport {
+                checked: 3,
+                confirmed: 2,
+                cancelled: 1
+            }
+        );
+        assert_eq!(
+            *confirmed.lock().unwrap(),
+            [
+                (company().id, Uuid::from_u128(1), "pgcc-1".to_owned(), now()),
+                (company().id, Uuid::from_u128(3), "pgcc-3".to_owned(), now()),
+            ]
+        );
+        // the cancellation is conditioned on the claim's own stamp
+        assert_eq!(
+            *cancelled.lock().unwrap(),
+            [(company().id, Uuid::from_u128(2), now())]
+        );
+    }
+
+    #[test]
+    fn nothing_claimed_asks_nothing() {
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_find_by_external_reference().times(0);
+
+        let report = service(claiming(vec![]), pgcc)
+            .run_once(50, Duration::seconds(30))
+            .unwrap();
+
+        assert_eq!(report, ReconcileReport::default());
+    }
+
+    #[test]
+    fn settlements_lost_to_another_process_are_not_counted() {
+        let mut store = claiming(vec![creation(1), creation(2)]);
+        store
+            .expect_confirm_creation()
+            .times(1)
+            .returning(|_, _, _, _| {
+                Ok(Confirmation::AlreadyConfirmed {
+                    pgcc_id: "pgcc-1".to_owned(),
+                })
+            });
+        // a retry attempted it after the claim: the cancellation does not apply
+        store
+            .expect_cancel_creation()
+            .times(1)
+            .returning(|_, _, _| Ok(false));
+
+        let report = service(store, pgcc_holding_odd_ids())
+            .run_once(50, Duration::seconds(30))
+            .unwrap();
+
+        assert_eq!(
+            report,
+            ReconcileReport {
+                checked: 2,
+                confirmed: 0,
+                cancelled: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_pgcc_that_cannot_answer_stops_the_round_and_settles_nothing() {
+        let mut store = claiming(vec![creation(1), creation(2)]);
+        store.expect_confirm_creation().times(0);
+        store.expect_cancel_creation().times(0);
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_find_by_external_reference()
+            .times(1)
+            .returning(|_, _| Err(PgccError::Timeout));
+
+        let result = service(store, pgcc).run_once(50, Duration::seconds(30));
+
+        assert!(
+            matches!(result, Err(ReconcileError::Pgcc(PgccError::Timeout))),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_claim_is_a_repository_error_and_asks_nothing() {
+        let mut store = MockConsentRequestRepository::new();
+        store
+            .expect_claim_unfinished_creations()
+            .returning(|_, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("down"))));
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_find_by_external_reference().times(0);
+
+        let result = service(store, pgcc).run_once(50, Duration::seconds(30));
+
+        assert!(
+            matches!(result, Err(ReconcileError::Repo(RepoError::Unavailable(_)))),
+            "{result:?}"
+        );
+    }
+}

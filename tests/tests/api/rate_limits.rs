@@ -1,0 +1,107 @@
+//! Rate limits per company, through the real binary: a company over its quota gets 429 with
+//! `Retry-After` and the RateLimit headers, while another company, in the same time window, is
+//! served as usual. No assertion on how fast anything is: the pace only has to exceed the quota.
+
+use std::time::{Duration, Instant};
+
+use crate::helpers::*;
+
+const PER_SECOND: u32 = 2;
+const BURST: u32 = 4;
+
+/// The numbers of `RateLimit: limit=L, remaining=R, reset=S`.
+fn rate_limit_fields(value: &str) -> (u32, u32, u64) {
+    let mut limit = None;
+    let mut remaining = None;
+    let mut reset = None;
+    for part in value.split(',') {
+        let (name, number) = part.trim().split_once('=').expect("name=value");
+        match name {
+            "limit" => limit = number.parse().ok(),
+            "remaining" => remaining = number.parse().ok(),
+            "reset" => reset = number.parse().ok(),
+            other => panic!("unexpected RateLimit parameter {other} in {value}"),
+        }
+    }
+    (limit.unwrap(), remaining.unwrap(), reset.unwrap())
+}
+
+#[test]
+fn a_company_at_three_times_its_quota_gets_429s_with_headers_while_another_is_served() {
+    let per_second = PER_SECOND.to_string();
+    let burst = BURST.to_string();
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", per_second.as_str()),
+        ("APP__RATE_LIMIT__BURST", burst.as_str()),
+    ]);
+    let policy = format!("{PER_SECOND};w=1;burst={BURST}");
+    // Company A sends at 3x its rate for 3 s; B sends one request for every 6 of A's (1 a
+    // second, half its rate), interleaved in the same window.
+    let interval = Duration::from_secs(1) / (3 * PER_SECOND);
+    let start = Instant::now();
+    let (mut a_ok, mut a_limited, mut b_replies) = (0, Vec::new(), Vec::new());
+    for i in 0..(3 * 3 * PER_SECOND) {
+        let due = start + interval * i;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let reply = app.a.get("/api/casos-de-uso");
+        match reply.status {
+            200 => a_ok += 1,
+            429 => a_limited.push(reply.expect(429)),
+            other => panic!("company A: unexpected {other}: {}", reply.text),
+        }
+        if i % 6 == 0 {
+            b_replies.push(app.b.get("/api/casos-de-uso"));
+        }
+    }
+
+    assert!(a_ok >= BURST, "the burst is always served: {a_ok} served");
+    assert!(
+        !a_limited.is_empty(),
+        "company A went over its quota and was refused"
+    );
+    for refused in &a_limited {
+        let retry: u64 = refused
+            .retry_after
+            .as_deref()
+            .expect("Retry-After on a 429")
+            .parse()
+            .expect("Retry-After in whole seconds");
+        assert!(retry >= 1, "{retry}");
+        let (limit, remaining, reset) =
+            rate_limit_fields(refused.header("ratelimit").expect("RateLimit on a 429"));
+        assert_eq!((limit, remaining), (BURST, 0));
+        assert!(
+            reset >= retry,
+            "full only after the next token: {reset} < {retry}"
+        );
+        assert_eq!(refused.header("ratelimit-policy"), Some(policy.as_str()));
+        assert_eq!(refused.json["isPgccErro"], false);
+        assert_eq!(refused.json["pgccCodigoErro"], "OK");
+    }
+    assert!(b_replies.len() >= 3, "{}", b_replies.len());
+    for reply in b_replies {
+        let reply = reply.expect(200);
+        let (limit, remaining, _) =
+            rate_limit_fields(reply.header("ratelimit").expect("RateLimit on success"));
+        assert_eq!(limit, BURST);
+        assert!(remaining < BURST);
+        assert_eq!(reply.header("ratelimit-policy"), Some(policy.as_str()));
+    }
+}
+
+#[test]
+fn requests_without_a_usable_key_are_401_and_carry_no_rate_limit_headers() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__BURST", "1"),
+    ]);
+
+    for _ in 0..3 {
+        let reply = app.anonymous.get("/api/casos-de-uso").expect(401);
+        assert_eq!(reply.header("ratelimit"), None);
+    }
+    let served = app.a.get("/api/casos-de-uso").expect(200);
+    assert!(served.header("ratelimit").is_some());
+}
