@@ -1,5 +1,5 @@
 # The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test build lint fmt clean-db fuzz-contract fuzz
+.PHONY: run test build release lint fmt clean-db fuzz-contract fuzz
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
@@ -15,6 +15,10 @@ fuzz: ## each cargo-fuzz target for FUZZ_SECONDS (default 30); not part of `make
 
 build:
 	cargo build --workspace --all-targets
+
+release: ## optimized binaries (profile.release: thin LTO, one codegen unit); not run by CI
+	cargo build --release --locked --bins
+	@echo "binaries: $(CURDIR)/target/release/consent-api $(CURDIR)/target/release/pgcc-sim"
 
 lint: ## what CI checks besides the tests
 	cargo fmt --all -- --check

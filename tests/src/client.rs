@@ -105,6 +105,18 @@ impl Client {
         read(req.call())
     }
 
+    /// GET with extra headers (e.g. `Authorization`, `X-Request-Id`).
+    pub fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        let mut req = self.agent.get(format!("{}{path}", self.base_url));
+        if let Some(k) = &self.key {
+            req = req.header("Api-Key", k);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        read(req.call())
+    }
+
     pub fn post_json(&self, path: &str, body: &Value) -> Reply {
         self.post_raw(path, "application/json", &serde_json::to_vec(body).unwrap())
     }

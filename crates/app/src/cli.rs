@@ -42,6 +42,20 @@ pub enum Command {
         #[command(subcommand)]
         command: ApiKeyCommand,
     },
+    /// Inspect the configuration.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration of APP_ENV and print it, every section, as it is in effect
+    /// (files, then environment variables), with secrets (database password, PGCC token,
+    /// webhook encryption key, metrics token) shown as <hidden>. Exits 0 when valid; otherwise
+    /// prints one line naming the bad key and exits non-zero.
+    Check,
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{ApiKeyCommand, Cli, Command, CompanyCommand};
-use settings::Settings;
+use cli::{ApiKeyCommand, Cli, Command, CompanyCommand, ConfigCommand};
+use settings::{LogFormat, Settings};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -44,6 +44,9 @@ fn main() -> ExitCode {
         Command::ApiKey {
             command: ApiKeyCommand::Revoke { id },
         } => commands::api_key::revoke(&settings, &id),
+        Command::Config {
+            command: ConfigCommand::Check,
+        } => commands::config::check(&settings),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -55,13 +58,23 @@ fn main() -> ExitCode {
 }
 
 /// Logs go to stderr (stdout carries the values scripts capture); RUST_LOG overrides the level.
+/// `log.format = "json"`: one JSON object per line, with the fields of the current span
+/// (`request_id`, `method`, `route`, `company_id`) under `span`; `"text"`: readable lines.
 fn init_logging(settings: &Settings) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&settings.log.level));
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // Colours only on a terminal: files and log collectors get plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_writer(std::io::stderr);
+    match settings.log.format {
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+        LogFormat::Text => builder
+            // Colours only on a terminal: files and log collectors get plain text.
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+    }
 }

@@ -22,6 +22,10 @@ pub struct Settings {
     pub idempotency: IdempotencySettings,
     pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
+    /// `GET /metrics` access.
+    #[serde(default)]
+    pub metrics: MetricsSettings,
+    pub docs: DocsSettings,
     /// The `APP_ENV` these settings were loaded for.
     #[serde(skip)]
     pub environment: String,
@@ -145,9 +149,41 @@ impl RateLimitSettings {
     }
 }
 
+/// Servers listed in `/openapi.json` (and so in `/docs`) besides this one; empty: not listed.
+#[derive(Debug, Clone, Deserialize)]
+pub struct DocsSettings {
+    pub production_url: String,
+    pub staging_url: String,
+}
+
+impl DocsSettings {
+    pub fn http(&self) -> delivery_http::DocsServers {
+        delivery_http::DocsServers {
+            production_url: self.production_url.clone(),
+            staging_url: self.staging_url.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct LogSettings {
     pub level: String,
+    /// `text` (readable; development, test) or `json` (one object per line; staging, production).
+    pub format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// With a token, `GET /metrics` requires `Authorization: Bearer <token>`; without one it is open,
+/// which only development and test accept.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct MetricsSettings {
+    pub token: Option<Secret>,
 }
 
 /// A configuration problem, reported as one line naming the key.
@@ -159,6 +195,18 @@ impl Settings {
     /// Loads the settings of `APP_ENV` (default `development`) from `APP_CONFIG_DIR`
     /// (default `config`).
     pub fn load() -> Result<Settings, SettingsError> {
+        let (env, config) = Settings::layers()?;
+        let settings: Settings = config
+            .try_deserialize()
+            .map_err(|e| SettingsError(e.to_string()))?;
+        let mut settings = settings;
+        settings.environment = env;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    /// The `APP_ENV` and its layered configuration (files, then environment), not yet typed.
+    pub fn layers() -> Result<(String, Config), SettingsError> {
         let env = std::env::var("APP_ENV").unwrap_or_else(|_| "development".to_owned());
         if !ENVIRONMENTS.contains(&env.as_str()) {
             return Err(SettingsError(format!(
@@ -168,7 +216,7 @@ impl Settings {
         }
         let dir =
             PathBuf::from(std::env::var("APP_CONFIG_DIR").unwrap_or_else(|_| "config".to_owned()));
-        let settings: Settings = Config::builder()
+        let settings = Config::builder()
             .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
             .add_source(File::from(dir.join("default.toml")).required(false))
             .add_source(File::from(dir.join(format!("{env}.toml"))).required(false))
@@ -179,12 +227,8 @@ impl Settings {
                     .try_parsing(true),
             )
             .build()
-            .and_then(Config::try_deserialize)
             .map_err(|e| SettingsError(e.to_string()))?;
-        let mut settings = settings;
-        settings.environment = env;
-        settings.validate()?;
-        Ok(settings)
+        Ok((env, settings))
     }
 
     fn validate(&self) -> Result<(), SettingsError> {
@@ -225,6 +269,24 @@ impl Settings {
             return bad(
                 "webhooks.encryption_key",
                 "must be set to this deployment's own key in staging and production (base64 of 32 random bytes)",
+            );
+        }
+        let production = self.environment == "production";
+        if production && !self.pgcc.base_url.starts_with("https://") {
+            return bad(
+                "pgcc.base_url",
+                "must be an https:// URL in production (the PGCC token and personal data travel on it)",
+            );
+        }
+        let no_token = self
+            .metrics
+            .token
+            .as_ref()
+            .is_none_or(|t| t.expose().trim().is_empty());
+        if deployed && no_token {
+            return bad(
+                "metrics.token",
+                "must be set in staging and production (GET /metrics requires it as a bearer token)",
             );
         }
         if self.server.body_limit_bytes == 0 {

@@ -1,14 +1,17 @@
 //! Builds the adapters from the settings and hands them to the application services.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use anyhow::Context;
-use application::{Ports, ServiceSettings, Services, Workers};
-use pgcc_adapter::{PgccHttpGateway, PgccSettings as GatewaySettings};
+use application::{ObservedPgcc, Operations, Ports, ServiceSettings, Services, Workers};
+use delivery_http::metrics::Metrics;
+use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConsentRequestRepository, PgIdempotencyRepository,
-    PgPool, PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    PgOperationalStats, PgPool, PgReadinessProbe, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgWebhookUrlRepository, PoolSettings,
 };
 use webhook_adapter::{AesGcmSecretCipher, PolicyTargetGuard, SenderSettings, UreqWebhookSender};
 
@@ -41,6 +44,30 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
         ports(settings, pool)?,
         &service_settings(settings),
     ))
+}
+
+/// The process's metrics: one registry for the HTTP server, the PGCC decorator and the jobs.
+pub fn metrics() -> Arc<Metrics> {
+    static METRICS: OnceLock<Arc<Metrics>> = OnceLock::new();
+    METRICS.get_or_init(|| Arc::new(Metrics::new())).clone()
+}
+
+/// Readiness probes (database and migrations: required; PGCC: reported, TCP within 1 s, cached
+/// 5 s) and the gauges of `/metrics` (pool, backlogs).
+pub fn operations(settings: &Settings, pool: PgPool) -> Operations {
+    let probe_timeout = settings.checkout_timeout().min(Duration::from_secs(2));
+    Operations::new(
+        vec![
+            Arc::new(PgReadinessProbe::new(pool.clone(), probe_timeout)),
+            Arc::new(PgccReachabilityProbe::new(
+                &settings.pgcc.base_url,
+                settings.pgcc_timeout().min(Duration::from_secs(1)),
+                Duration::from_secs(5),
+            )),
+        ],
+        Some(Arc::new(PgOperationalStats::new(pool))),
+        Arc::new(SystemClock),
+    )
 }
 
 fn service_settings(settings: &Settings) -> ServiceSettings {
@@ -80,7 +107,8 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
             allow_non_public: settings.webhooks.allow_non_public_targets,
         }),
         secret_cipher: Arc::new(cipher),
-        pgcc: Arc::new(pgcc),
+        // Every PGCC call counted and timed (operation, outcome) without touching business code.
+        pgcc: Arc::new(ObservedPgcc::new(Arc::new(pgcc), metrics())),
         clock: Arc::new(SystemClock),
     })
 }

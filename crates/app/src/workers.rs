@@ -262,11 +262,15 @@ pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<Jo
             false,
             stop,
             move || match sync.run_once() {
-                Ok(report) => tracing::info!(
-                    synced = report.synced,
-                    failed = report.failed,
-                    "scheduled use-case sync"
-                ),
+                Ok(report) => {
+                    crate::wiring::metrics()
+                        .sync_results(u64::from(report.synced), u64::from(report.failed));
+                    tracing::info!(
+                        synced = report.synced,
+                        failed = report.failed,
+                        "scheduled use-case sync"
+                    )
+                }
                 Err(e) => tracing::warn!(
                     error = format!("{e:#}"),
                     "scheduled sync could not list companies"

@@ -25,6 +25,7 @@ pub mod get_consent_request;
 pub mod idempotency;
 pub mod list_consent_requests;
 pub mod list_use_cases;
+pub mod operations;
 pub mod poll_consent_statuses;
 pub mod reconcile_creations;
 pub mod register_company;
@@ -61,6 +62,7 @@ pub use list_consent_requests::{
     MAX_LIMITE,
 };
 pub use list_use_cases::ListUseCases;
+pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};

@@ -7,6 +7,7 @@ pub mod clock;
 pub mod company_repository;
 pub mod consent_request_repository;
 pub mod idempotency_repository;
+pub mod operations;
 pub mod pgcc_gateway;
 pub mod repo_error;
 pub mod secret_cipher;
@@ -28,6 +29,7 @@ pub use consent_request_repository::{
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredResponse,
 };
+pub use operations::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport};
 pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
 };
@@ -51,6 +53,8 @@ pub use company_repository::MockCompanyRepository;
 pub use consent_request_repository::MockConsentRequestRepository;
 #[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
+#[cfg(feature = "mock")]
+pub use operations::{MockHealthProbe, MockOperationalStats};
 #[cfg(feature = "mock")]
 pub use pgcc_gateway::MockPgccGateway;
 #[cfg(feature = "mock")]

@@ -5,8 +5,10 @@
 
 mod gateway;
 mod http_errors;
+mod probe;
 mod settings;
 mod wire;
 
 pub use gateway::{PgccHttpGateway, MAX_IDS_PER_STATUS_CALL};
+pub use probe::PgccReachabilityProbe;
 pub use settings::PgccSettings;

@@ -22,6 +22,7 @@
 
 mod conn;
 mod migrations;
+mod operations;
 mod outbox;
 mod pool;
 
@@ -42,6 +43,7 @@ pub use company_repository::PgCompanyRepository;
 pub use consent_request_repository::PgConsentRequestRepository;
 pub use idempotency_repository::PgIdempotencyRepository;
 pub use migrations::{run_migrations, MIGRATIONS};
+pub use operations::{PgOperationalStats, PgReadinessProbe};
 pub use pool::{connect, PgPool, PoolSettings};
 pub use use_case_repository::PgUseCaseRepository;
 pub use webhook_delivery_repository::PgWebhookDeliveryRepository;

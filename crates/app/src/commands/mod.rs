@@ -1,5 +1,6 @@
 pub mod api_key;
 pub mod company;
+pub mod config;
 pub mod migrate;
 pub mod serve;
 pub mod worker;

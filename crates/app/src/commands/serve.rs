@@ -28,6 +28,15 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     } else {
         Vec::new()
     };
+    let operability = delivery_http::Operability {
+        operations: Arc::new(wiring::operations(settings, pool.clone())),
+        metrics: wiring::metrics(),
+        metrics_token: settings
+            .metrics
+            .token
+            .as_ref()
+            .map(|t| t.expose().to_owned()),
+    };
     let services = Arc::new(wiring::services(settings, pool)?);
     let address = format!("{}:{}", settings.server.host, settings.server.port);
     let listener = TcpListener::bind(&address)
@@ -40,13 +49,14 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         json_max_depth: settings.server.json_max_depth,
         shutdown_grace_seconds: settings.server.shutdown_grace_seconds,
         rate_limit: settings.rate_limit.http(),
+        docs: settings.docs.http(),
     };
     if exit_on_stdin_close {
         exit_when_stdin_closes();
     }
     let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
     actix_web::rt::System::new().block_on(async {
-        let server = delivery_http::build_server(listener, services, http)?;
+        let server = delivery_http::build_server_with(listener, services, operability, http)?;
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {

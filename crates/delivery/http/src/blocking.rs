@@ -26,17 +26,20 @@ where
     let services: Arc<Services> = services.clone().into_inner();
     let limiter = rate_limit::current_limiter();
     let span = tracing::Span::current();
-    let (result, status) = web::block(move || {
+    let (result, status, company) = web::block(move || {
         let _entered = span.enter();
         let company = services.auth.authenticate(Some(key.as_str()))?;
+        // Every line of the rest of the request carries the company.
+        span.record("company_id", tracing::field::display(company.id));
         let status = match &limiter {
             Some(limiter) => Some(limiter.check(company.id).map_err(ApiError::RateLimited)?),
             None => None,
         };
-        Ok::<_, ApiError>((f(&services, &company), status))
+        Ok::<_, ApiError>((f(&services, &company), status, company.id))
     })
     .await
     .map_err(|e| ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}")))??;
+    crate::request_id::record_company(company);
     if let Some(status) = status {
         rate_limit::record(status);
     }

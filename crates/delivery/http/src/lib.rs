@@ -6,20 +6,22 @@ pub mod blocking;
 pub mod dto;
 pub mod error;
 pub mod media;
+pub mod metrics;
 pub mod rate_limit;
+pub mod request_id;
 pub mod routes;
 
 use std::net::TcpListener;
 use std::sync::Arc;
 
 use actix_web::dev::Server;
-use actix_web::middleware::{from_fn, Logger};
+use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
-use application::Services;
+use application::{Operations, Services};
 
 pub use error::ApiError;
 pub use rate_limit::RateLimitSettings;
-pub use routes::openapi::{document_json as openapi_json, ApiDoc};
+pub use routes::openapi::{document_json as openapi_json, ApiDoc, DocsServers};
 
 /// HTTP settings the delivery layer needs.
 #[derive(Debug, Clone)]
@@ -34,6 +36,8 @@ pub struct HttpSettings {
     pub shutdown_grace_seconds: u64,
     /// Requests per company (token bucket); `per_second = 0` turns it off.
     pub rate_limit: RateLimitSettings,
+    /// Base URLs listed as `servers` in `/openapi.json` (and so in `/docs`).
+    pub docs: DocsServers,
 }
 
 impl Default for HttpSettings {
@@ -44,6 +48,7 @@ impl Default for HttpSettings {
             json_max_depth: 32,
             shutdown_grace_seconds: 30,
             rate_limit: RateLimitSettings::default(),
+            docs: DocsServers::default(),
         }
     }
 }
@@ -55,6 +60,7 @@ pub fn configure(
 ) -> impl FnOnce(&mut web::ServiceConfig) {
     let limit = settings.body_limit_bytes;
     let max_depth = settings.json_max_depth;
+    let docs = settings.docs.clone();
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::from(services))
             .app_data(media::json_config(limit))
@@ -63,6 +69,7 @@ pub fn configure(
                 body_limit: limit,
             }))
             .app_data(web::PayloadConfig::new(limit))
+            .app_data(web::Data::new(docs))
             .app_data(web::QueryConfig::default().error_handler(|err, _| {
                 let _ = err;
                 ApiError::BadRequest(
@@ -83,6 +90,42 @@ pub fn build_server(
     services: Arc<Services>,
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
+    build_server_with(listener, services, Operability::bare(), settings)
+}
+
+/// What the operator's endpoints (`/health/*`, `/metrics`) need.
+#[derive(Clone)]
+pub struct Operability {
+    /// Readiness probes, pool and backlog gauges.
+    pub operations: Arc<Operations>,
+    /// The process's metrics (also fed by the PGCC decorator and the background jobs).
+    pub metrics: Arc<metrics::Metrics>,
+    /// With a token, `/metrics` answers 401 without `Authorization: Bearer <token>`.
+    pub metrics_token: Option<String>,
+}
+
+impl Operability {
+    /// No probe (always ready), no gauge, fresh metrics, `/metrics` open: for tests of the API.
+    pub fn bare() -> Self {
+        Operability {
+            operations: Arc::new(Operations::new(
+                Vec::new(),
+                None,
+                Arc::new(ports::SystemClock),
+            )),
+            metrics: Arc::new(metrics::Metrics::new()),
+            metrics_token: None,
+        }
+    }
+}
+
+/// [`build_server`] with the operator's endpoints wired to real probes and metrics.
+pub fn build_server_with(
+    listener: TcpListener,
+    services: Arc<Services>,
+    operability: Operability,
+    settings: HttpSettings,
+) -> std::io::Result<Server> {
     let settings_for_app = settings.clone();
     // One limiter for the process, shared by every worker thread.
     let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
@@ -93,12 +136,13 @@ pub fn build_server(
                 rate_limit::track(req, next, limiter.clone())
             }))
             .wrap(from_fn(media::negotiate))
-            // Method and path only: no query string (filters may carry a CPF), no headers (the
-            // Api-Key), no user agent.
-            .wrap(
-                Logger::new("%a %{method}xi %U %s %b %Dms")
-                    .custom_request_replace("method", |req| req.method().to_string()),
-            )
+            // Request id, span, access log (method, route, path: no query string, which may
+            // carry a CPF; no header, e.g. the Api-Key) and HTTP metrics.
+            .wrap(from_fn({
+                let metrics = operability.metrics.clone();
+                move |req, next| request_id::observe(req, next, metrics.clone())
+            }))
+            .configure(routes::health::configure(&operability))
             .configure(configure(services.clone(), &settings_for_app))
     });
     if settings.workers > 0 {

@@ -1,7 +1,9 @@
 //! Every route of the service, registered in one `configure`.
 
 pub mod casos_de_uso;
+pub mod docs;
 pub mod hash_consulta;
+pub mod health;
 pub mod openapi;
 pub mod solicitacao_consentimento;
 pub mod webhook_urls;
@@ -94,7 +96,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/openapi.json")
             .route(web::get().to(openapi::document))
             .default_service(not_allowed("GET")),
-    );
+    )
+    .configure(docs::configure);
 }
 
 fn not_allowed(allow: &'static str) -> Route {

@@ -1,7 +1,7 @@
 //! `GET /openapi.json`: the OpenAPI 3 document, generated from the route annotations and the wire
 //! types, so it cannot drift from the code.
 
-use actix_web::HttpResponse;
+use actix_web::{web, HttpResponse};
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ServerBuilder};
 use utoipa::{Modify, OpenApi};
@@ -9,6 +9,22 @@ use utoipa::{Modify, OpenApi};
 use crate::api_key::API_KEY_HEADER;
 use crate::dto;
 use crate::routes::{casos_de_uso, hash_consulta, solicitacao_consentimento, webhook_urls};
+
+mod examples;
+
+/// Name of the `apiKey` security scheme (header `Api-Key`) every `/api` operation requires, next
+/// to the required `Api-Key` header parameter: the scheme is what OpenAPI tools (the Authorize
+/// button of `/docs`) fill in; the parameter is what the spec demands be documented.
+pub const API_KEY_SCHEME: &str = "ApiKey";
+
+/// Base URLs listed in the document's `servers` besides the relative `/` (this server), from
+/// `docs.production_url` / `docs.staging_url` (`APP__DOCS__PRODUCTION_URL`, `..._STAGING_URL`);
+/// empty: not listed.
+#[derive(Debug, Clone, Default)]
+pub struct DocsServers {
+    pub production_url: String,
+    pub staging_url: String,
+}
 
 #[derive(OpenApi)]
 #[openapi(
@@ -89,6 +105,20 @@ impl Modify for CommonToEveryApiOperation {
             .url("/")
             .description(Some("this server"))
             .build()]);
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme(
+                API_KEY_SCHEME,
+                utoipa::openapi::security::SecurityScheme::ApiKey(
+                    utoipa::openapi::security::ApiKey::Header(
+                        utoipa::openapi::security::ApiKeyValue::with_description(
+                            API_KEY_HEADER,
+                            "The company's API key (issued once by the operator), sent as the `Api-Key` header.",
+                        ),
+                    ),
+                ),
+            );
         for (path, item) in openapi.paths.paths.iter_mut() {
             if !path.starts_with("/api/") {
                 continue;
@@ -101,6 +131,12 @@ impl Modify for CommonToEveryApiOperation {
                     .parameters
                     .get_or_insert_with(Vec::new)
                     .insert(0, api_key_parameter());
+                operation.security =
+                    Some(vec![utoipa::openapi::security::SecurityRequirement::new::<
+                        _,
+                        _,
+                        &str,
+                    >(API_KEY_SCHEME, [])]);
                 let takes_query = operation
                     .parameters
                     .iter()
@@ -208,11 +244,35 @@ fn api_key_parameter() -> Parameter {
         .build()
 }
 
-/// The document as served.
+/// The document as served with no production or staging server configured.
 pub fn document_json() -> serde_json::Value {
-    serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes")
+    document_json_with(&DocsServers::default())
 }
 
-pub async fn document() -> HttpResponse {
-    HttpResponse::Ok().json(document_json())
+/// The document with `servers`: `/` (this server) first (what `/docs` calls by default), then
+/// the configured production and staging base URLs.
+pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
+    let mut doc = ApiDoc::openapi();
+    examples::apply(&mut doc);
+    let listed = doc.servers.get_or_insert_with(Vec::new);
+    for (url, description) in [
+        (&servers.production_url, "production"),
+        (&servers.staging_url, "staging"),
+    ] {
+        let url = url.trim();
+        if !url.is_empty() {
+            listed.push(
+                ServerBuilder::new()
+                    .url(url.trim_end_matches('/'))
+                    .description(Some(description))
+                    .build(),
+            );
+        }
+    }
+    serde_json::to_value(doc).expect("the OpenAPI document serializes")
+}
+
+pub async fn document(servers: Option<web::Data<DocsServers>>) -> HttpResponse {
+    let servers = servers.map(|s| s.get_ref().clone()).unwrap_or_default();
+    HttpResponse::Ok().json(document_json_with(&servers))
 }

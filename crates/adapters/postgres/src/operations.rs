@@ -1,0 +1,145 @@
+//! The database's side of the operator's endpoints: the readiness probe (reachable with a
+//! bounded query; no embedded migration pending) and the gauges of `GET /metrics` (pool usage,
+//! worker backlogs).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Double, Timestamptz};
+use diesel_migrations::MigrationHarness;
+use ports::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, RepoError};
+
+use crate::conn::with_conn;
+use crate::{PgPool, MIGRATIONS};
+
+/// Readiness of the database: a connection within `timeout`, `SELECT 1` under a statement
+/// timeout of the same length, and no pending embedded migration.
+pub struct PgReadinessProbe {
+    pool: PgPool,
+    timeout: Duration,
+}
+
+impl PgReadinessProbe {
+    pub fn new(pool: PgPool, timeout: Duration) -> Self {
+        PgReadinessProbe { pool, timeout }
+    }
+
+    fn run(&self) -> Result<usize, String> {
+        let mut conn = self
+            .pool
+            .get_timeout(self.timeout)
+            .map_err(|_| "no connection within the probe's timeout".to_owned())?;
+        let ms = self.timeout.as_millis().max(1);
+        conn.transaction(|conn| {
+            diesel::sql_query(format!("SET LOCAL statement_timeout = {ms}")).execute(conn)?;
+            diesel::sql_query("SELECT 1").execute(conn)?;
+            Ok::<_, diesel::result::Error>(())
+        })
+        .map_err(|_| "the probe query failed or timed out".to_owned())?;
+        conn.pending_migrations(MIGRATIONS)
+            .map(|pending| pending.len())
+            .map_err(|_| "could not read the applied migrations".to_owned())
+            .map_err(|e| format!("migrations: {e}"))
+    }
+}
+
+impl HealthProbe for PgReadinessProbe {
+    fn check(&self) -> Vec<ProbeReport> {
+        let report = |name, up, detail: String| ProbeReport {
+            name,
+            up,
+            required: true,
+            detail,
+        };
+        match self.run() {
+            Ok(0) => vec![
+                report("database", true, "reachable".into()),
+                report("migrations", true, "up to date".into()),
+            ],
+            Ok(n) => vec![
+                report("database", true, "reachable".into()),
+                report("migrations", false, format!("{n} pending")),
+            ],
+            Err(detail) if detail.starts_with("migrations: ") => vec![
+                report("database", true, "reachable".into()),
+                report(
+                    "migrations",
+                    false,
+                    detail["migrations: ".len()..].to_owned(),
+                ),
+            ],
+            Err(detail) => vec![
+                report("database", false, detail),
+                report(
+                    "migrations",
+                    false,
+                    "unknown: the database is not reachable".into(),
+                ),
+            ],
+        }
+    }
+}
+
+/// Pool usage and worker backlogs, for `GET /metrics`.
+pub struct PgOperationalStats {
+    pool: PgPool,
+}
+
+impl PgOperationalStats {
+    pub fn new(pool: PgPool) -> Self {
+        PgOperationalStats { pool }
+    }
+}
+
+#[derive(QueryableByName)]
+struct DueRow {
+    #[diesel(sql_type = BigInt)]
+    due: i64,
+    #[diesel(sql_type = Double)]
+    oldest_seconds: f64,
+}
+
+/// Due status checks (the status poll's claim condition, counted).
+const STATUS_CHECKS_DUE: &str = "\
+SELECT count(*) AS due,
+       COALESCE(EXTRACT(EPOCH FROM ($1 - min(proximo_status_em)))::float8, 0) AS oldest_seconds
+FROM solicitacoes_consentimento
+WHERE status IN ('pendente', 'ativo') AND proximo_status_em <= $1 AND criacao = 'confirmada'";
+
+/// Due webhook deliveries (the sender's claim condition, counted).
+const DELIVERIES_DUE: &str = "\
+SELECT count(*) AS due,
+       COALESCE(EXTRACT(EPOCH FROM ($1 - min(e.proxima_tentativa_em)))::float8, 0) AS oldest_seconds
+FROM webhook_entregas e
+JOIN webhook_urls u ON u.id = e.webhook_url_id
+WHERE e.status = 'pendente' AND e.proxima_tentativa_em <= $1
+  AND u.removido_em IS NULL AND u.desativado_em IS NULL";
+
+impl OperationalStats for PgOperationalStats {
+    fn pool_state(&self) -> PoolState {
+        let state = self.pool.state();
+        PoolState {
+            max_size: self.pool.max_size(),
+            connections: state.connections,
+            idle: state.idle_connections,
+        }
+    }
+
+    fn backlog(&self, now: DateTime<Utc>) -> Result<Backlog, RepoError> {
+        with_conn(&self.pool, "reading the workers' backlog", |conn| {
+            let checks = diesel::sql_query(STATUS_CHECKS_DUE)
+                .bind::<Timestamptz, _>(now)
+                .get_result::<DueRow>(conn)?;
+            let deliveries = diesel::sql_query(DELIVERIES_DUE)
+                .bind::<Timestamptz, _>(now)
+                .get_result::<DueRow>(conn)?;
+            Ok(Backlog {
+                status_checks_due: checks.due,
+                oldest_status_check_due_seconds: checks.oldest_seconds.max(0.0),
+                deliveries_due: deliveries.due,
+                oldest_delivery_due_seconds: deliveries.oldest_seconds.max(0.0),
+            })
+        })
+    }
+}

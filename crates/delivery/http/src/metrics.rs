@@ -1,0 +1,329 @@
+//! `GET /metrics`: the Prometheus registry of the process and its text exposition (OpenMetrics).
+//!
+//! Series (prefix `consent_api_`):
+//! - `http_requests_total{route,method,status,company}`: `route` is the matched pattern
+//!   (`/api/solicitacao-consentimento/{id}`), `unmatched` when no route matched; `company` the
+//!   caller's company id once its key resolved, else `none`;
+//! - `http_request_duration_seconds{route,method}` (histogram);
+//! - `pgcc_calls_total{operation,outcome}`, `pgcc_call_duration_seconds{operation}` (histogram);
+//! - `db_pool_max_connections`, `db_pool_connections`, `db_pool_idle_connections`;
+//! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
+//!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape);
+//! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company).
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use application::{Operations, PgccCallObserver};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::error::ApiError;
+
+type Labels = Vec<(&'static str, String)>;
+type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
+
+/// 5 ms to about 40 s.
+fn latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.005, 2.0, 14))
+}
+
+/// Every series of the process. One per process (shared by the HTTP workers, the background
+/// jobs and the PGCC decorator).
+pub struct Metrics {
+    registry: Registry,
+    http_requests: Family<Labels, Counter>,
+    http_duration: Histograms,
+    pgcc_calls: Family<Labels, Counter>,
+    pgcc_duration: Histograms,
+    pool_max: Gauge,
+    pool_connections: Gauge,
+    pool_idle: Gauge,
+    status_checks_due: Gauge,
+    status_check_oldest: Gauge<f64, AtomicU64>,
+    deliveries_due: Gauge,
+    delivery_oldest: Gauge<f64, AtomicU64>,
+    backlog_errors: Counter,
+    sync_results: Family<Labels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("consent_api");
+        let m = Metrics {
+            registry: Registry::default(),
+            http_requests: Family::default(),
+            http_duration: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
+            pgcc_calls: Family::default(),
+            pgcc_duration: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
+            pool_max: Gauge::default(),
+            pool_connections: Gauge::default(),
+            pool_idle: Gauge::default(),
+            status_checks_due: Gauge::default(),
+            status_check_oldest: Gauge::default(),
+            deliveries_due: Gauge::default(),
+            delivery_oldest: Gauge::default(),
+            backlog_errors: Counter::default(),
+            sync_results: Family::default(),
+        };
+        registry.register(
+            "http_requests",
+            "HTTP requests by route template, method, status and company",
+            m.http_requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by route template and method",
+            m.http_duration.clone(),
+        );
+        registry.register(
+            "pgcc_calls",
+            "PGCC calls by operation and outcome",
+            m.pgcc_calls.clone(),
+        );
+        registry.register(
+            "pgcc_call_duration_seconds",
+            "PGCC call latency by operation",
+            m.pgcc_duration.clone(),
+        );
+        registry.register(
+            "db_pool_max_connections",
+            "Most connections the pool may open",
+            m.pool_max.clone(),
+        );
+        registry.register(
+            "db_pool_connections",
+            "Open database connections (idle or in use)",
+            m.pool_connections.clone(),
+        );
+        registry.register(
+            "db_pool_idle_connections",
+            "Open database connections idle in the pool",
+            m.pool_idle.clone(),
+        );
+        registry.register(
+            "status_checks_due",
+            "Consent requests whose status check with the PGCC is due",
+            m.status_checks_due.clone(),
+        );
+        registry.register(
+            "status_check_oldest_due_seconds",
+            "How long the oldest due status check has been due",
+            m.status_check_oldest.clone(),
+        );
+        registry.register(
+            "webhook_deliveries_due",
+            "Webhook deliveries due now",
+            m.deliveries_due.clone(),
+        );
+        registry.register(
+            "webhook_delivery_oldest_due_seconds",
+            "How long the oldest due webhook delivery has been due",
+            m.delivery_oldest.clone(),
+        );
+        registry.register(
+            "backlog_read_errors",
+            "Scrapes whose backlog query failed (the backlog gauges keep their last value)",
+            m.backlog_errors.clone(),
+        );
+        registry.register(
+            "use_case_sync_results",
+            "Scheduled use-case synchronizations by outcome (one per company)",
+            m.sync_results.clone(),
+        );
+        Metrics { registry, ..m }
+    }
+
+    /// One answered HTTP request.
+    pub fn http_request(
+        &self,
+        route: &str,
+        method: &str,
+        status: u16,
+        company: Option<&str>,
+        elapsed: Duration,
+    ) {
+        self.http_requests
+            .get_or_create(&vec![
+                ("route", route.to_owned()),
+                ("method", method.to_owned()),
+                ("status", status.to_string()),
+                ("company", company.unwrap_or("none").to_owned()),
+            ])
+            .inc();
+        self.http_duration
+            .get_or_create(&vec![
+                ("route", route.to_owned()),
+                ("method", method.to_owned()),
+            ])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Results of a scheduled synchronization round.
+    pub fn sync_results(&self, succeeded: u64, failed: u64) {
+        self.sync_results
+            .get_or_create(&vec![("outcome", "success".to_owned())])
+            .inc_by(succeeded);
+        self.sync_results
+            .get_or_create(&vec![("outcome", "failure".to_owned())])
+            .inc_by(failed);
+    }
+
+    /// Reads the gauges of `operations` (pool, backlog) and encodes every series.
+    pub fn gather(&self, operations: &Operations) -> String {
+        if let Some(pool) = operations.pool_state() {
+            self.pool_max.set(i64::from(pool.max_size));
+            self.pool_connections.set(i64::from(pool.connections));
+            self.pool_idle.set(i64::from(pool.idle));
+        }
+        match operations.backlog() {
+            Some(Ok(backlog)) => {
+                self.status_checks_due.set(backlog.status_checks_due);
+                self.status_check_oldest
+                    .set(backlog.oldest_status_check_due_seconds);
+                self.deliveries_due.set(backlog.deliveries_due);
+                self.delivery_oldest
+                    .set(backlog.oldest_delivery_due_seconds);
+            }
+            Some(Err(e)) => {
+                self.backlog_errors.inc();
+                tracing::warn!(error = format!("{e:#}"), "metrics: backlog not readable");
+            }
+            None => {}
+        }
+        self.encode()
+    }
+
+    /// The text exposition of every series, as they are.
+    pub fn encode(&self) -> String {
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = encode(&mut text, &self.registry);
+        text
+    }
+}
+
+impl PgccCallObserver for Metrics {
+    fn pgcc_call(&self, operation: &'static str, outcome: &'static str, elapsed: Duration) {
+        self.pgcc_calls
+            .get_or_create(&vec![
+                ("operation", operation.to_owned()),
+                ("outcome", outcome.to_owned()),
+            ])
+            .inc();
+        self.pgcc_duration
+            .get_or_create(&vec![("operation", operation.to_owned())])
+            .observe(elapsed.as_secs_f64());
+    }
+}
+
+/// Who may read `/metrics`: with a token, only `Authorization: Bearer <token>`.
+#[derive(Clone)]
+pub struct MetricsAccess {
+    pub token: Option<String>,
+}
+
+/// Compares in time independent of where the first difference is.
+fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether the request carries the token (always true without a token).
+pub fn authorized(req: &HttpRequest, access: &MetricsAccess) -> bool {
+    let Some(token) = &access.token else {
+        return true;
+    };
+    req.headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .is_some_and(|given| same_secret(given.trim().as_bytes(), token.as_bytes()))
+}
+
+/// `GET /metrics`.
+pub async fn handler(
+    req: HttpRequest,
+    metrics: web::Data<Metrics>,
+    operations: web::Data<Operations>,
+    access: web::Data<MetricsAccess>,
+) -> Result<HttpResponse, ApiError> {
+    if !authorized(&req, &access) {
+        return Ok(HttpResponse::Unauthorized()
+            .insert_header((header::WWW_AUTHENTICATE, "Bearer realm=\"metrics\""))
+            .content_type("text/plain; charset=utf-8")
+            .body("metrics: a bearer token is required\n"));
+    }
+    let metrics: Arc<Metrics> = metrics.into_inner();
+    let operations: Arc<Operations> = operations.into_inner();
+    // The backlog is a database query: off the executor threads.
+    let text = web::block(move || metrics.gather(&operations))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}")))?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
+        .body(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_carry_their_labels_in_the_text_format() {
+        let m = Metrics::new();
+        m.http_request(
+            "/api/solicitacao-consentimento/{id}",
+            "GET",
+            200,
+            Some("c1"),
+            Duration::from_millis(12),
+        );
+        m.pgcc_call("create_consent_request", "timeout", Duration::from_secs(2));
+        m.sync_results(3, 1);
+        let text = m.encode();
+        assert!(text.contains(
+            "consent_api_http_requests_total{route=\"/api/solicitacao-consentimento/{id}\",method=\"GET\",status=\"200\",company=\"c1\"} 1"
+        ), "{text}");
+        assert!(text.contains("consent_api_http_request_duration_seconds_bucket{"));
+        assert!(text.contains(
+            "consent_api_pgcc_calls_total{operation=\"create_consent_request\",outcome=\"timeout\"} 1"
+        ));
+        assert!(text.contains("consent_api_use_case_sync_results_total{outcome=\"failure\"} 1"));
+        assert!(text.contains("consent_api_db_pool_connections"));
+    }
+
+    #[test]
+    fn the_token_is_required_exactly_when_set() {
+        let open = MetricsAccess { token: None };
+        let closed = MetricsAccess {
+            token: Some("s3cret".into()),
+        };
+        let bare = actix_web::test::TestRequest::default().to_http_request();
+        let good = actix_web::test::TestRequest::default()
+            .insert_header(("Authorization", "Bearer s3cret"))
+            .to_http_request();
+        let bad = actix_web::test::TestRequest::default()
+            .insert_header(("Authorization", "Bearer s3cre"))
+            .to_http_request();
+        assert!(authorized(&bare, &open));
+        assert!(!authorized(&bare, &closed));
+        assert!(authorized(&good, &closed));
+        assert!(!authorized(&bad, &closed));
+    }
+}

@@ -1,0 +1,316 @@
+//! Request and response examples of every `/api` operation, added to the generated document in
+//! one place (shown by `/docs` and by any OpenAPI tool). Bodies are what the API answers, with
+//! made-up ids; errors carry the service's own messages. An operation's existing example is
+//! never replaced.
+
+use serde_json::{json, Value};
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::{Content, OpenApi, RefOr};
+
+const ID: &str = "0b6f7a9e-3c1d-4e2f-8a5b-6c7d8e9f0a1b";
+const PGCC_ID: &str = "pgcc-sol-000123";
+const HASH: &str = "9f2c1e7a4b8d3f6e0a5c2b7d9e1f4a6c8b3d5e7f9a1c2e4b6d8f0a3c5e7b9d1f";
+const WEBHOOK_ID: &str = "7d0f7a56-6a36-4c43-9d0e-3b8c8f1b9a11";
+
+fn ok(data: Value) -> Value {
+    json!({"sucesso": true, "isPgccErro": false, "pgccCodigoErro": "OK", "mensagem": null, "data": data})
+}
+
+fn err(mensagem: &str, data: Value) -> Value {
+    json!({"sucesso": false, "isPgccErro": false, "pgccCodigoErro": "OK", "mensagem": mensagem, "data": data})
+}
+
+fn pgcc_err(codigo: &str, mensagem: &str) -> Value {
+    json!({"sucesso": false, "isPgccErro": true, "pgccCodigoErro": codigo, "mensagem": mensagem, "data": {}})
+}
+
+fn campos(list: &[(&str, &str)]) -> Value {
+    let erros: Vec<Value> = list
+        .iter()
+        .map(|(campo, mensagem)| json!({"campo": campo, "mensagem": mensagem}))
+        .collect();
+    err(
+        "Um ou mais campos são inválidos; veja data.erros.",
+        json!({ "erros": erros }),
+    )
+}
+
+fn solicitacao(status: &str) -> Value {
+    let mut historico = vec![
+        json!({"de": null, "para": "ativo", "em": "2026-01-10T12:00:05Z", "causa": "criacao"}),
+    ];
+    if status == "revogado" {
+        historico.push(json!({"de": "ativo", "para": "revogado", "em": "2026-02-01T09:30:00Z", "causa": "revogacao_empresa"}));
+    }
+    json!({
+        "id": ID, "pgccId": PGCC_ID, "status": status,
+        "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": "***.***.***-25",
+        "tipoTitular": "PessoaFisica", "modalidadeAcesso": "Direto", "cnpjAnuente": null,
+        "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z",
+        "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
+        "provaColeta": "assinatura-digital:abc123", "hash": HASH,
+        "criadoEm": "2026-01-10T12:00:05Z", "atualizadoEm": "2026-01-10T12:00:05Z",
+        "historico": historico
+    })
+}
+
+fn webhook(segredo: bool) -> Value {
+    let mut w = json!({"id": WEBHOOK_ID, "url": "https://exemplo.com.br/webhooks/consentimento",
+        "criadoEm": "2026-01-10T12:00:00Z", "desativadaEm": null});
+    if segredo {
+        w["segredo"] = json!("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    }
+    w
+}
+
+/// Request body examples: (path, [(name, summary, body)]).
+fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
+    match path {
+        "/api/solicitacao-consentimento/criar/ativo" => vec![
+            (
+                "direto",
+                "Consent already given, direct access",
+                json!({
+                "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": "529.982.247-25",
+                "modalidadeAcesso": "Direto", "tipoTitular": "PessoaFisica",
+                "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z",
+                "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
+                "provaColeta": "assinatura-digital:abc123"}),
+            ),
+            (
+                "indireto",
+                "Consent already given, access through a consenting company",
+                json!({
+                "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": "529.982.247-25",
+                "modalidadeAcesso": "Indireto", "cnpjAnuente": "12.ABC.345/01DE-35",
+                "tipoTitular": "PessoaFisica",
+                "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z",
+                "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
+                "provaColeta": "assinatura-digital:abc123"}),
+            ),
+        ],
+        "/api/solicitacao-consentimento/criar/pendente" => vec![
+            (
+                "direto",
+                "Waiting for the subject's answer, direct access",
+                json!({
+                "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": "529.982.247-25",
+                "modalidadeAcesso": "Direto", "tipoTitular": "PessoaFisica",
+                "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z"}),
+            ),
+            (
+                "indireto",
+                "Waiting for the subject's answer, through a consenting company",
+                json!({
+                "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": "529.982.247-25",
+                "modalidadeAcesso": "Indireto", "cnpjAnuente": "12.ABC.345/01DE-35",
+                "tipoTitular": "PessoaFisica",
+                "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z"}),
+            ),
+        ],
+        "/api/hash-consulta" => vec![(
+            "consulta",
+            "Is there a valid consent now?",
+            json!({
+            "cpfTitular": "529.982.247-25", "casoDeUsoIdTemplate": "tpl-abertura-conta"}),
+        )],
+        "/api/webhook-urls" => vec![(
+            "registrar",
+            "Register a URL",
+            json!({
+            "url": "https://exemplo.com.br/webhooks/consentimento"}),
+        )],
+        _ => vec![],
+    }
+}
+
+/// Success examples: (name, summary, `data`).
+fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str, Value)> {
+    match (path, method) {
+        ("/api/casos-de-uso", _) => vec![(
+            "lista",
+            "The company's use cases",
+            json!([{
+            "id": "3f9a1c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b",
+            "vinculoId": "6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e02",
+            "titulo": "Abertura de conta", "pgccProviderTemplateId": "tpl-abertura-conta",
+            "dataInclusao": "2026-01-10T12:00:00Z",
+            "dataUltimaSincronizacaoPgcc": "2026-01-10T12:00:00Z"}]),
+        )],
+        ("/api/casos-de-uso/sincronizar", _) => vec![(
+            "sincronizado",
+            "Counts of what changed",
+            json!({"inseridos": 3, "atualizados": 0, "removidos": 0, "total": 3}),
+        )],
+        ("/api/solicitacao-consentimento/criar/ativo", _)
+        | ("/api/solicitacao-consentimento/criar/pendente", _) => vec![(
+            "criada",
+            "Our id and the PGCC's",
+            json!({"id": ID, "pgccId": PGCC_ID}),
+        )],
+        ("/api/solicitacao-consentimento", _) => vec![(
+            "pagina",
+            "A page of requests",
+            json!({"itens": [solicitacao("ativo")], "proximoCursor": null}),
+        )],
+        ("/api/solicitacao-consentimento/{id}", _) => vec![(
+            "solicitacao",
+            "One request with its history",
+            solicitacao("ativo"),
+        )],
+        ("/api/solicitacao-consentimento/{id}/revogar", _) => {
+            vec![("revogada", "Revoked", solicitacao("revogado"))]
+        }
+        ("/api/hash-consulta", _) | ("/api/hash-consulta/{hash}", _) => vec![
+            (
+                "valido",
+                "A valid consent",
+                json!({"valido": true, "id": ID, "status": "ativo",
+                "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z", "hash": HASH,
+                "casoDeUsoIdTemplate": "tpl-abertura-conta"}),
+            ),
+            ("invalido", "No valid consent", json!({"valido": false})),
+        ],
+        ("/api/webhook-urls", "post") => vec![(
+            "registrada",
+            "Registered; the secret is shown only now",
+            webhook(true),
+        )],
+        ("/api/webhook-urls", _) => vec![("lista", "Active URLs", json!([webhook(false)]))],
+        ("/api/webhook-urls/{webhookUrlId}/rotacionar-segredo", _) => vec![(
+            "rotacionado",
+            "The new secret",
+            json!({"id": WEBHOOK_ID, "segredo": "whsec_N3wS3cr3tN3wS3cr3tN3wS3cr3tN3wS"}),
+        )],
+        ("/api/webhook-urls/{webhookUrlId}/entregas", _) => vec![(
+            "entregas",
+            "Newest first",
+            json!([{"id": "c4d5e6f7-a8b9-4c0d-8e1f-2a3b4c5d6e7f",
+                "eventoId": "d5e6f7a8-b9c0-4d1e-8f2a-3b4c5d6e7f80",
+                "tipo": "solicitacao.criada", "status": "entregue",
+                "criadoEm": "2026-01-10T12:00:05Z", "proximaTentativaEm": null,
+                "tentativas": [{"em": "2026-01-10T12:00:05Z", "statusHttp": 200,
+                    "latenciaMs": 84, "erro": null}]}]),
+        )],
+        ("/api/webhook-urls/{webhookUrlId}", _)
+        | ("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar", _) => {
+            vec![("feito", "Done", json!({}))]
+        }
+        _ => vec![],
+    }
+}
+
+/// Error examples for a status: (name, summary, envelope).
+fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, Value)> {
+    let pgcc_path =
+        path.contains("criar") || path.ends_with("/sincronizar") || path.ends_with("/revogar");
+    match status {
+        "400" => vec![("malformado", "Malformed request", err(
+            "Requisição inválida: JSON malformado na linha 1, coluna 12.", json!({})))],
+        "401" => vec![("sem_chave", "Api-Key missing, unknown or revoked",
+            err("Api-Key ausente, inválida ou revogada.", json!({})))],
+        "404" => vec![("nao_encontrado", "Not found for the company",
+            err("Solicitação de consentimento não encontrado.", json!({})))],
+        "409" if path.ends_with("/revogar") => vec![("nao_ativo", "Not active",
+            err("Só um consentimento ativo pode ser revogado; este está pendente.", json!({})))],
+        "409" => vec![("em_andamento", "Same Idempotency-Key still running",
+            err("Uma requisição com esta Idempotency-Key ainda está em processamento; tente novamente mais tarde.", json!({})))],
+        "413" => vec![("grande_demais", "Body over the limit",
+            err("O corpo da requisição excede o limite de 65536 bytes.", json!({})))],
+        "415" => vec![("nao_json", "Content-Type is not JSON", err(
+            "Content-Type não suportado; use application/json, text/json ou application/*+json.",
+            json!({})))],
+        "422" => {
+            let mut list = Vec::new();
+            if path.contains("criar") {
+                list.push(("campos", "A field rule is broken", campos(&[
+                    ("cpfTitular", "CPF inválido."),
+                    ("casoDeUsoIdTemplate", "caso de uso desconhecido para a empresa."),
+                ])));
+                list.push(("idempotency_key", "Idempotency-Key used with another request", campos(&[
+                    ("Idempotency-Key", "já usada com outra requisição."),
+                ])));
+            } else if path == "/api/hash-consulta" {
+                list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "CPF inválido.")])));
+            } else if path == "/api/webhook-urls" {
+                list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
+            } else if !pgcc_path {
+                list.push(("campos", "A parameter rule is broken", campos(&[("limite", "deve estar entre 1 e 500.")])));
+            }
+            if pgcc_path {
+                list.push(("pgcc_recusou", "The PGCC refused (PGCC 4xx)",
+                    pgcc_err("Conflict", "A PGCC recusou a operação (HTTP 409).")));
+            }
+            list
+        }
+        "429" => vec![("limite", "Over the company's rate limit", err(
+            "Limite de requisições da empresa excedido; tente novamente em 1 s.", json!({})))],
+        "500" => vec![("interno", "Unexpected error", err("Erro interno inesperado.", json!({})))],
+        "502" => vec![
+            ("pgcc_falhou", "The PGCC failed (401/403/5xx)", pgcc_err("ServiceUnavailable",
+                "A PGCC falhou ao processar a operação (HTTP 503); tente novamente mais tarde.")),
+            ("pgcc_inalcancavel", "The PGCC is unreachable or answered garbage", pgcc_err("BadGateway",
+                "A PGCC não respondeu de forma válida; tente novamente mais tarde.")),
+        ],
+        "503" => vec![("indisponivel", "Database unavailable", err(
+            "Serviço temporariamente indisponível; tente novamente em instantes.", json!({})))],
+        "504" => vec![("pgcc_timeout", "The PGCC timed out", pgcc_err("GatewayTimeout",
+            "A PGCC não respondeu dentro do tempo limite; tente novamente mais tarde."))],
+        _ => vec![],
+    }
+}
+
+fn set_examples(content: &mut Content, examples: &[(&'static str, &'static str, Value)]) {
+    if content.example.is_some() || !content.examples.is_empty() || examples.is_empty() {
+        return;
+    }
+    for (name, summary, value) in examples {
+        content.examples.insert(
+            (*name).to_owned(),
+            RefOr::T(
+                ExampleBuilder::new()
+                    .summary(*summary)
+                    .value(Some(value.clone()))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// Adds the examples to every `/api` operation of `openapi`.
+pub fn apply(openapi: &mut OpenApi) {
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        if !path.starts_with("/api/") {
+            continue;
+        }
+        for (method, operation) in [
+            ("get", &mut item.get),
+            ("post", &mut item.post),
+            ("delete", &mut item.delete),
+        ] {
+            let Some(operation) = operation else { continue };
+            if let Some(body) = operation.request_body.as_mut() {
+                let examples = request_examples(path);
+                for content in body.content.values_mut() {
+                    set_examples(content, &examples);
+                }
+            }
+            for (status, response) in operation.responses.responses.iter_mut() {
+                let RefOr::T(response) = response else {
+                    continue;
+                };
+                let examples = if status.starts_with('2') {
+                    success_examples(path, method)
+                        .into_iter()
+                        .map(|(n, s, data)| (n, s, ok(data)))
+                        .collect()
+                } else {
+                    error_examples(path, status)
+                };
+                for content in response.content.values_mut() {
+                    set_examples(content, &examples);
+                }
+            }
+        }
+    }
+}
