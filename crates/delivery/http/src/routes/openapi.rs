@@ -61,6 +61,8 @@ pub struct DocsServers {
         dto::consent_request::CriarSolicitacaoAtiva,
         dto::consent_request::CriarSolicitacaoPendente,
         dto::consent_request::SolicitacaoCriada,
+        // Referenced from the shared creation responses (IntoResponses does not collect it).
+        dto::envelope::Envelope<dto::consent_request::SolicitacaoCriada>,
         dto::sync::Sincronizacao,
         dto::consent_read::Solicitacao,
         dto::consent_read::MudancaDeStatus,

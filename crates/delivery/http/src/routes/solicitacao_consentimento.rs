@@ -1,6 +1,7 @@
 //! `/api/solicitacao-consentimento` (tag SolicitacaoConsentimento): create (active or pending,
 //! idempotent with an `Idempotency-Key`), read one, list, revoke.
 
+mod creation_docs;
 mod idempotency;
 
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -10,6 +11,7 @@ use application::{
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
 use uuid::Uuid;
 
+use creation_docs::{CreationResponses, IdempotencyKeyParam};
 use idempotency::{IdempotencyHeader, JsonWithBytes};
 pub use idempotency::{IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER};
 
@@ -32,21 +34,8 @@ use crate::error::ApiError;
         (CriarSolicitacaoAtiva = "text/json"),
         (CriarSolicitacaoAtiva = "application/*+json"),
     )),
-    params(
-        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "Optional, 1 to 255 visible ASCII characters, scoped to the company. A retry with the same key and the same request (method, path, body bytes) within 24 h answers the first answer again, byte for byte, with `Idempotent-Replayed: true`, and creates nothing. Kept answers: 200 and 422; any other answer (PGCC 5xx or timeout, 503) is not kept, so a retry runs again (under the same consent id: it cannot create a second consent). The same key with another request is 422; while the first request still runs, 409."),
-    ),
-    responses(
-        (status = 200, description = "Created on the PGCC and stored.", body = EnvelopeDoc<SolicitacaoCriada>,
-            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
-        (status = 400, description = "Malformed JSON, a value of the wrong type, an unknown field, or an invalid `Idempotency-Key` header.", body = EnvelopeDoc<Erro>),
-        (status = 409, description = "A request with the same `Idempotency-Key` is still being processed; retry later.", body = EnvelopeDoc<Erro>),
-        (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
-        (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "A field rule is broken (`data.erros` names each field), the PGCC refused the request (`isPgccErro: true`), or the `Idempotency-Key` was used with another request (`data.erros` names the header).", body = EnvelopeDoc<Erro>,
-            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
-        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); no consent visible (settled later by the reconciler).", body = EnvelopeDoc<Erro>),
-        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); no consent visible yet (if the PGCC did create it, the reconciler confirms it).", body = EnvelopeDoc<Erro>),
-    )
+    params(IdempotencyKeyParam),
+    responses(CreationResponses)
 )]
 pub async fn create_active(
     services: web::Data<Services>,
@@ -77,21 +66,8 @@ pub async fn create_active(
         (CriarSolicitacaoPendente = "text/json"),
         (CriarSolicitacaoPendente = "application/*+json"),
     )),
-    params(
-        ("Idempotency-Key" = Option<String>, Header, min_length = 1, max_length = 255, pattern = "^[!-~]+$", description = "Optional, 1 to 255 visible ASCII characters, scoped to the company. A retry with the same key and the same request (method, path, body bytes) within 24 h answers the first answer again, byte for byte, with `Idempotent-Replayed: true`, and creates nothing. Kept answers: 200 and 422; any other answer (PGCC 5xx or timeout, 503) is not kept, so a retry runs again (under the same consent id: it cannot create a second consent). The same key with another request is 422; while the first request still runs, 409."),
-    ),
-    responses(
-        (status = 200, description = "Created on the PGCC and stored.", body = EnvelopeDoc<SolicitacaoCriada>,
-            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
-        (status = 400, description = "Malformed JSON, a value of the wrong type, an unknown field, or an invalid `Idempotency-Key` header.", body = EnvelopeDoc<Erro>),
-        (status = 409, description = "A request with the same `Idempotency-Key` is still being processed; retry later.", body = EnvelopeDoc<Erro>),
-        (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
-        (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "A field rule is broken (`data.erros` names each field), the PGCC refused the request (`isPgccErro: true`), or the `Idempotency-Key` was used with another request (`data.erros` names the header).", body = EnvelopeDoc<Erro>,
-            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
-        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); no consent visible (settled later by the reconciler).", body = EnvelopeDoc<Erro>),
-        (status = 504, description = "The PGCC timed out (`isPgccErro: true`); no consent visible yet (if the PGCC did create it, the reconciler confirms it).", body = EnvelopeDoc<Erro>),
-    )
+    params(IdempotencyKeyParam),
+    responses(CreationResponses)
 )]
 pub async fn create_pending(
     services: web::Data<Services>,
