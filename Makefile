@@ -1,5 +1,5 @@
 # The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test build release lint fmt clean-db fuzz-contract fuzz
+.PHONY: run test build release lint fmt clean-db fuzz-contract fuzz bench bench-domain
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
@@ -12,6 +12,12 @@ fuzz-contract: ## schemathesis against the live OpenAPI document (CI runs it aft
 
 fuzz: ## each cargo-fuzz target for FUZZ_SECONDS (default 30); not part of `make test` nor CI
 	@bash scripts/fuzz.sh
+
+bench: ## PostgreSQL + pgcc-sim + release build, 100k-request data set, wrk/pgbench/c15t runs -> docs/performance.md; not run by `make test` nor CI
+	@bash scripts/bench.sh
+
+bench-domain: ## criterion benchmarks of the domain's hot paths (CPF/CNPJ parsing, envelope serialization)
+	cargo bench -p consent-domain
 
 build:
 	cargo build --workspace --all-targets
