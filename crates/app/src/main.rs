@@ -1,5 +1,6 @@
 //! `consent-api`: the thin binary. Reads config, builds adapters, hands them to services, serves.
 
+mod change_feed;
 mod cli;
 mod commands;
 mod secret;

@@ -20,6 +20,7 @@ pub struct Settings {
     pub workers: WorkerSettings,
     pub webhooks: WebhookSettings,
     pub idempotency: IdempotencySettings,
+    pub cache: CacheSettings,
     pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
     /// `GET /metrics` access.
@@ -104,6 +105,39 @@ fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D:
         Raw::Text(t) => t,
         Raw::Number(n) => n.to_string(),
     })
+}
+
+/// The in-process caches (resolved API keys, rendered use-case lists); see docs/performance.md.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CacheSettings {
+    pub enabled: bool,
+    /// Resolved API keys kept.
+    pub api_keys: u64,
+    /// Bytes of rendered use-case lists kept.
+    pub use_case_lists_bytes: u64,
+    /// Caches are bypassed when the change feed has not confirmed its connection for this
+    /// long: the longest a key revoked elsewhere can still be accepted.
+    pub max_silence_ms: u64,
+}
+
+impl CacheSettings {
+    pub fn max_silence(&self) -> Duration {
+        Duration::from_millis(self.max_silence_ms)
+    }
+
+    /// How long the feed waits for notifications per round: well inside `max_silence`.
+    pub fn feed_wait(&self) -> Duration {
+        (self.max_silence() / 4).min(Duration::from_millis(250))
+    }
+
+    pub fn service(&self) -> application::CacheSettings {
+        application::CacheSettings {
+            enabled: self.enabled,
+            api_keys: self.api_keys,
+            use_case_list_bytes: self.use_case_lists_bytes,
+            max_silence: self.max_silence(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -291,6 +325,12 @@ impl Settings {
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");
+        }
+        if !(200..=60_000).contains(&self.cache.max_silence_ms) {
+            return bad(
+                "cache.max_silence_ms",
+                "must be between 200 and 60000 (milliseconds)",
+            );
         }
         if !(1..=87_600).contains(&self.idempotency.retention_hours) {
             return bad(

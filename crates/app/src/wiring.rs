@@ -9,9 +9,9 @@ use delivery_http::metrics::Metrics;
 use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
-    PgApiKeyRepository, PgCompanyRepository, PgConsentRequestRepository, PgIdempotencyRepository,
-    PgOperationalStats, PgPool, PgReadinessProbe, PgUseCaseRepository, PgWebhookDeliveryRepository,
-    PgWebhookUrlRepository, PoolSettings,
+    PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
+    PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe, PgUseCaseRepository,
+    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
 };
 use webhook_adapter::{AesGcmSecretCipher, PolicyTargetGuard, SenderSettings, UreqWebhookSender};
 
@@ -78,6 +78,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         webhook_retry_schedule: w.retry_schedule().unwrap_or_default(),
         webhook_disable_after: chrono::Duration::seconds(w.disable_after_seconds as i64),
         idempotency_retention: settings.idempotency.retention(),
+        cache: settings.cache.service(),
         ..ServiceSettings::default()
     }
 }
@@ -110,5 +111,6 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         // Every PGCC call counted and timed (operation, outcome) without touching business code.
         pgcc: Arc::new(ObservedPgcc::new(Arc::new(pgcc), metrics())),
         clock: Arc::new(SystemClock),
+        connection_scope: Arc::new(PgConnectionScope),
     })
 }

@@ -34,7 +34,7 @@ impl Stop {
     }
 
     /// Sleeps up to `duration`, waking early on [`Stop::stop`]; true when stopped.
-    fn sleep(&self, duration: Duration) -> bool {
+    pub fn sleep(&self, duration: Duration) -> bool {
         let (flag, wake) = &*self.0;
         let guard = flag.lock().unwrap_or_else(|p| p.into_inner());
         let (guard, _) = wake

@@ -1,12 +1,14 @@
 //! Authentication: the `Api-Key` header to the company that owns the key.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use domain::Company;
 use ports::{ApiKeyRepository, Clock, RepoError, ResolvedApiKey};
 
 use crate::api_keys::{api_key_format, hash_api_key, ApiKeyFormat};
+use crate::cache::{ChangeTracker, StampedCache, Weighted};
 
 /// Longer keys are refused before any work is done on them.
 const MAX_KEY_LEN: usize = 200;
@@ -26,21 +28,110 @@ pub enum AuthError {
     Repo(#[from] RepoError),
 }
 
+/// A resolved key as cached: the resolution, and the last use this process recorded or read
+/// (so the once-a-minute write needs no read).
+#[derive(Debug)]
+pub struct CachedApiKey {
+    key: ResolvedApiKey,
+    /// Microseconds since the epoch; `i64::MIN` = never used.
+    last_use: AtomicI64,
+}
+
+impl CachedApiKey {
+    fn new(key: ResolvedApiKey) -> Self {
+        let last_use = key
+            .ultimo_uso_em
+            .map_or(i64::MIN, |at| at.timestamp_micros());
+        Self {
+            key,
+            last_use: AtomicI64::new(last_use),
+        }
+    }
+
+    /// Whether a use at `now` must be recorded (the recorded one is a minute old or more).
+    fn use_due(&self, now: DateTime<Utc>) -> bool {
+        let last = self.last_use.load(Ordering::Relaxed);
+        last < (now - LAST_USE_RESOLUTION).timestamp_micros()
+    }
+
+    /// Claims the write of a use at `now` for this caller: `false` when another request of this
+    /// process claimed it first.
+    fn claim_use(&self, now: DateTime<Utc>) -> bool {
+        let last = self.last_use.load(Ordering::Relaxed);
+        last < (now - LAST_USE_RESOLUTION).timestamp_micros()
+            && self
+                .last_use
+                .compare_exchange(
+                    last,
+                    now.timestamp_micros(),
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
+    }
+}
+
+impl Weighted for Arc<CachedApiKey> {
+    /// Counted in entries.
+    fn weight(&self) -> u64 {
+        1
+    }
+}
+
 #[derive(Clone)]
 pub struct Authenticator {
     api_keys: Arc<dyn ApiKeyRepository>,
     clock: Arc<dyn Clock>,
+    /// Key hash -> resolution; invalidated when the key's company changes (a revocation).
+    cache: Arc<StampedCache<String, Arc<CachedApiKey>>>,
 }
 
 impl Authenticator {
+    /// An authenticator that caches nothing.
     pub fn new(api_keys: Arc<dyn ApiKeyRepository>, clock: Arc<dyn Clock>) -> Self {
-        Self { api_keys, clock }
+        let off = Arc::new(ChangeTracker::new(false, std::time::Duration::ZERO));
+        Self::cached(api_keys, clock, off, 0)
+    }
+
+    /// An authenticator that keeps up to `capacity` resolved keys while `tracker` allows.
+    pub fn cached(
+        api_keys: Arc<dyn ApiKeyRepository>,
+        clock: Arc<dyn Clock>,
+        tracker: Arc<ChangeTracker>,
+        capacity: u64,
+    ) -> Self {
+        let estimated = usize::try_from(capacity.min(100_000)).unwrap_or(100_000);
+        Self {
+            api_keys,
+            clock,
+            cache: Arc::new(StampedCache::new(tracker, capacity, estimated)),
+        }
     }
 
     /// The company owning the non-revoked key `raw_key`. Keys that cannot be ours (too long,
-    /// wrong shape, wrong checksum) are refused without touching the repository. Nothing is
-    /// cached: a key revoked a moment ago is refused by the next request, on every instance.
+    /// wrong shape, wrong checksum) are refused without touching the repository. A resolution is
+    /// cached only under the change tracker's rules (`cache`), so a key revoked on any instance,
+    /// or by the CLI, is refused within the tracker's bound (about a second at worst).
     pub fn authenticate(&self, raw_key: Option<&str>) -> Result<Company, AuthError> {
+        let (format, hash) = Self::parse(raw_key)?;
+        let key = match self.cache.get(&hash) {
+            Some(key) => key,
+            None => self.resolve(hash)?,
+        };
+        self.note_use(&key, format);
+        Ok(key.key.company.clone())
+    }
+
+    /// The company of `raw_key` when it is answered from the cache alone and nothing needs
+    /// writing (no last use due): lets a caller skip the blocking path. `None`: call
+    /// [`Authenticator::authenticate`].
+    pub fn authenticate_cached(&self, raw_key: Option<&str>) -> Option<Company> {
+        let (_, hash) = Self::parse(raw_key).ok()?;
+        let key = self.cache.get(&hash)?;
+        (!key.use_due(self.clock.now())).then(|| key.key.company.clone())
+    }
+
+    fn parse(raw_key: Option<&str>) -> Result<(ApiKeyFormat, String), AuthError> {
         let raw = match raw_key {
             Some(raw) if !raw.trim().is_empty() => raw,
             _ => return Err(AuthError::Missing),
@@ -49,22 +140,33 @@ impl Authenticator {
             return Err(AuthError::Invalid);
         }
         let format = api_key_format(raw).ok_or(AuthError::Invalid)?;
-        let key = self
-            .api_keys
-            .find_by_hash(&hash_api_key(raw))?
-            .ok_or(AuthError::Invalid)?;
-        self.note_use(&key, format);
-        Ok(key.company)
+        Ok((format, hash_api_key(raw)))
     }
 
-    /// Records the key's last use when the stored one is a minute old or more. Best effort: a
-    /// failure is logged and the request goes on.
-    fn note_use(&self, key: &ResolvedApiKey, format: ApiKeyFormat) {
+    fn resolve(&self, hash: String) -> Result<Arc<CachedApiKey>, AuthError> {
+        // stamped before the read: a revocation committed meanwhile keeps it out of the cache
+        let stamp = self.cache.stamp();
+        let key = self
+            .api_keys
+            .find_by_hash(&hash)?
+            .ok_or(AuthError::Invalid)?;
+        let company = key.company.id;
+        let key = Arc::new(CachedApiKey::new(key));
+        if let Some(stamp) = stamp {
+            self.cache.insert(hash, stamp, company, key.clone());
+        }
+        Ok(key)
+    }
+
+    /// Records the key's last use when the one recorded is a minute old or more (one request of
+    /// this process claims the write). Best effort: a failure is logged and the request goes on.
+    fn note_use(&self, key: &CachedApiKey, format: ApiKeyFormat) {
         let now = self.clock.now();
-        let since = now - LAST_USE_RESOLUTION;
-        if key.ultimo_uso_em.is_some_and(|last| last >= since) {
+        if !key.claim_use(now) {
             return;
         }
+        let since = now - LAST_USE_RESOLUTION;
+        let key = &key.key;
         match self.api_keys.record_use(key.id, now, since) {
             Ok(true) if format == ApiKeyFormat::Legacy => tracing::warn!(
                 api_key_id = %key.id,

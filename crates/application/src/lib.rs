@@ -7,14 +7,16 @@
 
 use std::sync::Arc;
 
+use cache::ChangeTracker;
 use ports::{
-    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, IdempotencyRepository,
-    PgccGateway, SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository,
-    WebhookSender, WebhookUrlRepository,
+    ApiKeyRepository, Clock, CompanyRepository, ConnectionScope, ConsentRequestRepository,
+    IdempotencyRepository, PgccGateway, SecretCipher, TargetGuard, UseCaseRepository,
+    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod api_keys;
 pub mod authenticate;
+pub mod cache;
 pub mod check_consent;
 pub mod consent_hash;
 pub mod create_consent_request;
@@ -29,6 +31,7 @@ pub mod operations;
 pub mod poll_consent_statuses;
 pub mod reconcile_creations;
 pub mod register_company;
+pub mod releasing_pgcc;
 pub mod revoke_consent_request;
 pub mod settings;
 pub mod sync_all_companies;
@@ -61,13 +64,14 @@ pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
 };
-pub use list_use_cases::ListUseCases;
+pub use list_use_cases::{ListUseCases, RenderedUseCases};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
+pub use releasing_pgcc::ReleasingPgcc;
 pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
-pub use settings::ServiceSettings;
+pub use settings::{CacheSettings, ServiceSettings};
 pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
 pub use sync_use_cases::{SyncError, SyncUseCases};
 pub use webhook_deliveries::{
@@ -93,6 +97,8 @@ pub struct Ports {
     pub pgcc: Arc<dyn PgccGateway>,
     pub clock: Arc<dyn Clock>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
+    /// Lets one request's repository calls share one pooled connection.
+    pub connection_scope: Arc<dyn ConnectionScope>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -111,6 +117,10 @@ pub struct Services {
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub idempotency: Idempotency,
+    /// Opened by the HTTP layer around each request's blocking work.
+    pub connection_scope: Arc<dyn ConnectionScope>,
+    /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
+    pub change_tracker: Arc<ChangeTracker>,
 }
 
 impl Services {
@@ -128,13 +138,31 @@ impl Services {
             pgcc,
             clock,
             idempotency_keys,
+            connection_scope,
         } = ports;
+        let change_tracker = Arc::new(ChangeTracker::new(
+            settings.cache.enabled,
+            settings.cache.max_silence,
+        ));
+        // a request's connection goes back to the pool while it waits on the PGCC
+        let pgcc: Arc<dyn PgccGateway> =
+            Arc::new(ReleasingPgcc::new(pgcc, connection_scope.clone()));
         Self {
-            auth: Authenticator::new(api_keys.clone(), clock.clone()),
+            auth: Authenticator::cached(
+                api_keys.clone(),
+                clock.clone(),
+                change_tracker.clone(),
+                settings.cache.api_keys,
+            ),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             companies: CompanyRegistrar::new(companies, clock.clone()),
-            list_use_cases: ListUseCases::new(use_cases.clone()),
-            sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone()),
+            list_use_cases: ListUseCases::cached(
+                use_cases.clone(),
+                change_tracker.clone(),
+                settings.cache.use_case_list_bytes,
+            ),
+            sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
+                .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(
                 use_cases,
                 pgcc.clone(),
@@ -161,6 +189,8 @@ impl Services {
             ),
             webhook_deliveries: WebhookDeliveries::new(webhook_deliveries, clock.clone()),
             idempotency: Idempotency::new(idempotency_keys, clock),
+            connection_scope,
+            change_tracker,
         }
     }
 }
@@ -191,6 +221,7 @@ impl Workers {
             pgcc,
             clock,
             idempotency_keys,
+            connection_scope: _,
         } = ports;
         Self {
             reconcile_creations: ReconcileCreations::new(

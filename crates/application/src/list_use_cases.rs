@@ -2,18 +2,70 @@
 
 use std::sync::Arc;
 
-use domain::{Company, UseCase};
+use domain::{Company, CompanyId, UseCase};
 use ports::{RepoError, UseCaseRepository};
+use sha2::{Digest, Sha256};
 use uuid::Uuid;
+
+use crate::cache::{ChangeTracker, StampedCache, Weighted};
+
+/// A company's use-case list as the HTTP layer renders it (the whole response body), with the
+/// entity tag of those bytes. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedUseCases {
+    pub body: Arc<[u8]>,
+    /// `"` + 32 hex digits of the body's SHA-256 + `"`: the same bytes give the same tag on
+    /// every instance.
+    pub etag: Arc<str>,
+}
+
+impl RenderedUseCases {
+    pub fn new(body: Vec<u8>) -> Self {
+        let digest = Sha256::digest(&body);
+        let etag = format!("\"{}\"", hex::encode(&digest[..16]));
+        Self {
+            body: body.into(),
+            etag: etag.into(),
+        }
+    }
+}
+
+impl Weighted for RenderedUseCases {
+    /// Bytes held (body, tag, and the entry's own size).
+    fn weight(&self) -> u64 {
+        (self.body.len() + self.etag.len() + 128) as u64
+    }
+}
+
+/// (company, link filter) -> rendered list.
+type RenderedCache = StampedCache<(CompanyId, Option<Uuid>), RenderedUseCases>;
 
 #[derive(Clone)]
 pub struct ListUseCases {
     use_cases: Arc<dyn UseCaseRepository>,
+    rendered: Arc<RenderedCache>,
 }
 
 impl ListUseCases {
+    /// A service that caches nothing.
     pub fn new(use_cases: Arc<dyn UseCaseRepository>) -> Self {
-        Self { use_cases }
+        let off = Arc::new(ChangeTracker::new(false, std::time::Duration::ZERO));
+        Self::cached(use_cases, off, 0)
+    }
+
+    /// A service that keeps up to `capacity_bytes` of rendered lists while `tracker` allows
+    /// (a synchronization that changes a company's use cases invalidates its lists).
+    pub fn cached(
+        use_cases: Arc<dyn UseCaseRepository>,
+        tracker: Arc<ChangeTracker>,
+        capacity_bytes: u64,
+    ) -> Self {
+        // ~30 KB a list of 100 use cases
+        let estimated = usize::try_from(capacity_bytes / 30_000).unwrap_or(1024);
+        Self {
+            use_cases,
+            rendered: Arc::new(StampedCache::new(tracker, capacity_bytes, estimated)),
+        }
     }
 
     /// The company's non-removed use cases, optionally only those of PGCC link `vinculo_id`,
@@ -24,6 +76,40 @@ impl ListUseCases {
         vinculo_id: Option<Uuid>,
     ) -> Result<Vec<UseCase>, RepoError> {
         self.use_cases.list(empresa.id, vinculo_id)
+    }
+
+    /// The list rendered by `render`, from the cache when it holds a valid rendering, else read,
+    /// rendered and cached.
+    pub fn rendered<E: From<RepoError>>(
+        &self,
+        empresa: &Company,
+        vinculo_id: Option<Uuid>,
+        render: impl FnOnce(Vec<UseCase>) -> Result<Vec<u8>, E>,
+    ) -> Result<RenderedUseCases, E> {
+        if let Some(hit) = self.cached_rendering(empresa.id, vinculo_id) {
+            return Ok(hit);
+        }
+        // stamped before the read: a synchronization committed meanwhile keeps it out
+        let stamp = self.rendered.stamp();
+        let rendered = RenderedUseCases::new(render(self.execute(empresa, vinculo_id)?)?);
+        if let Some(stamp) = stamp {
+            self.rendered.insert(
+                (empresa.id, vinculo_id),
+                stamp,
+                empresa.id,
+                rendered.clone(),
+            );
+        }
+        Ok(rendered)
+    }
+
+    /// The cached rendering, if valid; never reads the database.
+    pub fn cached_rendering(
+        &self,
+        empresa: CompanyId,
+        vinculo_id: Option<Uuid>,
+    ) -> Option<RenderedUseCases> {
+        self.rendered.get(&(empresa, vinculo_id))
     }
 }
 

@@ -18,6 +18,34 @@ pub struct ServiceSettings {
     pub webhook_lease: chrono::Duration,
     /// How long idempotency keys (and their kept answers) are kept before the purge.
     pub idempotency_retention: chrono::Duration,
+    /// The in-process caches (resolved API keys, rendered use-case lists).
+    pub cache: CacheSettings,
+}
+
+/// Sizes of the in-process caches and how long they outlive a silent change feed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheSettings {
+    /// Off: every request reads the database.
+    pub enabled: bool,
+    /// Resolved API keys kept (0 = none).
+    pub api_keys: u64,
+    /// Bytes of rendered use-case lists kept (0 = none).
+    pub use_case_list_bytes: u64,
+    /// Caches are bypassed when the change feed has not confirmed its connection for this
+    /// long: the bound on how long a revoked key can still be accepted.
+    pub max_silence: Duration,
+}
+
+impl Default for CacheSettings {
+    /// On; 100,000 keys; 32 MiB of lists; 1 s.
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            api_keys: 100_000,
+            use_case_list_bytes: 32 * 1024 * 1024,
+            max_silence: Duration::from_secs(1),
+        }
+    }
 }
 
 impl Default for ServiceSettings {
@@ -33,6 +61,7 @@ impl Default for ServiceSettings {
             webhook_disable_after: chrono::Duration::days(5),
             webhook_lease: chrono::Duration::minutes(2),
             idempotency_retention: chrono::Duration::hours(24),
+            cache: CacheSettings::default(),
         }
     }
 }

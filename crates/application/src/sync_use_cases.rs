@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use domain::{Company, SyncCounts};
-use ports::{Clock, PgccError, PgccGateway, RepoError, UseCaseRepository};
+use ports::{CacheChange, Clock, PgccError, PgccGateway, RepoError, UseCaseRepository};
+
+use crate::cache::ChangeTracker;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -19,6 +21,9 @@ pub struct SyncUseCases {
     pgcc: Arc<dyn PgccGateway>,
     use_cases: Arc<dyn UseCaseRepository>,
     clock: Arc<dyn Clock>,
+    /// Told at once of this process's own synchronizations (other processes learn of them from
+    /// the change feed), so a list right after a sync answers the new list.
+    tracker: Option<Arc<ChangeTracker>>,
 }
 
 impl SyncUseCases {
@@ -31,7 +36,14 @@ impl SyncUseCases {
             pgcc,
             use_cases,
             clock,
+            tracker: None,
         }
+    }
+
+    /// Invalidates the company's cached values in `tracker` after each synchronization.
+    pub fn invalidating(mut self, tracker: Arc<ChangeTracker>) -> Self {
+        self.tracker = Some(tracker);
+        self
     }
 
     /// Fetches the company's use cases from the PGCC and applies them to our copy in one go.
@@ -46,6 +58,9 @@ impl SyncUseCases {
         let counts = self
             .use_cases
             .apply_sync(empresa.id, &items, self.clock.now())?;
+        if let Some(tracker) = &self.tracker {
+            tracker.apply(&[CacheChange::Company(empresa.id)]);
+        }
         tracing::info!(
             empresa_id = %empresa.id,
             inseridos = counts.inseridos,

@@ -3,8 +3,10 @@
 //! gets a mockall mock (`MockUseCaseRepository`, ...) for the application's unit tests.
 
 pub mod api_key_repository;
+pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
+pub mod connection_scope;
 pub mod consent_request_repository;
 pub mod idempotency_repository;
 pub mod operations;
@@ -20,8 +22,10 @@ pub mod webhook_url_repository;
 pub use api_key_repository::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
 };
+pub use change_feed::{CacheChange, ChangeFeed};
 pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
+pub use connection_scope::{ConnectionScope, NoConnectionScope, ScopeGuard};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
@@ -46,9 +50,13 @@ pub use webhook_url_repository::{EncryptedSecret, WebhookUrlRepository};
 #[cfg(feature = "mock")]
 pub use api_key_repository::MockApiKeyRepository;
 #[cfg(feature = "mock")]
+pub use change_feed::MockChangeFeed;
+#[cfg(feature = "mock")]
 pub use clock::MockClock;
 #[cfg(feature = "mock")]
 pub use company_repository::MockCompanyRepository;
+#[cfg(feature = "mock")]
+pub use connection_scope::MockConnectionScope;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
 #[cfg(feature = "mock")]

@@ -5,6 +5,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::PgConnection;
 use ports::RepoError;
 
+use crate::scope;
 use crate::PgPool;
 
 pub(crate) type PgPooledConnection = PooledConnection<ConnectionManager<PgConnection>>;
@@ -24,14 +25,29 @@ pub(crate) fn checkout(
     })
 }
 
-/// Runs `query` on a pooled connection, translating every failure for `operation`.
+/// Runs `query` on a pooled connection, translating every failure for `operation`. Inside a
+/// connection scope (see `scope.rs`) the scope's one connection is used (checked out by the
+/// first call); a call nested in another's `query` checks out its own.
 pub(crate) fn with_conn<T>(
     pool: &PgPool,
     operation: &'static str,
     query: impl FnOnce(&mut PgConnection) -> diesel::QueryResult<T>,
 ) -> Result<T, RepoError> {
-    let mut conn = checkout(pool, operation)?;
-    query(&mut conn).map_err(|e| query_error(e, operation))
+    match scope::borrow() {
+        Some(lent) => {
+            let mut conn = match lent.connection() {
+                Some(conn) => conn,
+                None => checkout(pool, operation)?,
+            };
+            let result = query(&mut conn);
+            lent.give_back(conn);
+            result.map_err(|e| query_error(e, operation))
+        }
+        None => {
+            let mut conn = checkout(pool, operation)?;
+            query(&mut conn).map_err(|e| query_error(e, operation))
+        }
+    }
 }
 
 /// A lost connection is `Unavailable`; anything else `Unexpected`. The text of a diesel error

@@ -29,7 +29,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 14] = [
+const MIGRATION_NAMES: [&str; 15] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -44,21 +44,30 @@ const MIGRATION_NAMES: [&str; 14] = [
     "2026-11-23-000101_check_api_key_hash_is_a_digest",
     "2026-11-23-000201_add_creation_state_to_solicitacoes",
     "2026-11-23-000202_create_chaves_idempotencia",
+    "2026-11-24-000401_notify_cache_changes",
 ];
 
 /// How many migrations the webhooks issue added.
-const WEBHOOK_MIGRATIONS: usize = 4;
+/// How many migrations `name` and the ones after it are.
+fn from(name: &str) -> usize {
+    let position = MIGRATION_NAMES.iter().position(|n| *n == name).unwrap();
+    MIGRATION_NAMES.len() - position
+}
 
-/// How many migrations came after the webhook ones (the last ones).
-const LATER_MIGRATIONS: usize = 3;
-
-/// The two-phase creation and idempotency migrations (the last ones).
-const CREATION_MIGRATIONS: usize = 2;
-
-/// Reverts the last `n` migrations.
-fn revert_last(conn: &mut PgConnection, n: usize) {
-    for _ in 0..n {
-        conn.revert_last_migration(MIGRATIONS).unwrap();
+/// Reverts, newest first, every migration applied after `name`, then `name` itself.
+fn revert_through(conn: &mut PgConnection, name: &str) {
+    let version: String = name
+        .split('_')
+        .next()
+        .unwrap()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    loop {
+        let reverted = conn.revert_last_migration(MIGRATIONS).unwrap();
+        if reverted.to_string() == version {
+            break;
+        }
     }
 }
 
@@ -215,7 +224,10 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
         ]
     );
 
-    revert_last(&mut conn, LATER_MIGRATIONS + WEBHOOK_MIGRATIONS + 2);
+    revert_through(
+        &mut conn,
+        "2026-11-21-000006_add_hash_and_status_check_to_solicitacoes",
+    );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
     assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
@@ -246,7 +258,10 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     .unwrap();
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), LATER_MIGRATIONS + WEBHOOK_MIGRATIONS + 2);
+    assert_eq!(
+        applied.len(),
+        from("2026-11-21-000006_add_hash_and_status_check_to_solicitacoes")
+    );
     assert_eq!(request_columns(&mut conn), columns);
     assert_eq!(
         names(
@@ -302,7 +317,10 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
         ]
     );
 
-    revert_last(&mut conn, LATER_MIGRATIONS + WEBHOOK_MIGRATIONS);
+    revert_through(
+        &mut conn,
+        "2026-11-21-000008_add_secret_and_disabling_to_webhook_urls",
+    );
 
     assert_eq!(
         tables(&mut conn),
@@ -337,7 +355,10 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
     .unwrap();
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), LATER_MIGRATIONS + WEBHOOK_MIGRATIONS);
+    assert_eq!(
+        applied.len(),
+        from("2026-11-21-000008_add_secret_and_disabling_to_webhook_urls")
+    );
     assert_eq!(tables(&mut conn), TABLES);
     assert_eq!(columns_of(&mut conn, "webhook_urls"), url_columns);
     assert_eq!(
@@ -370,7 +391,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     let constraints = constraints_of(&mut conn, "solicitacoes_consentimento");
     assert!(indexes.contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
 
-    revert_last(&mut conn, CREATION_MIGRATIONS);
+    revert_through(
+        &mut conn,
+        "2026-11-23-000201_add_creation_state_to_solicitacoes",
+    );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
     assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
@@ -393,7 +417,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
 
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), CREATION_MIGRATIONS);
+    assert_eq!(
+        applied.len(),
+        from("2026-11-23-000201_add_creation_state_to_solicitacoes")
+    );
     assert_eq!(request_columns(&mut conn), columns);
     assert_eq!(request_indexes(&mut conn), indexes);
     assert_eq!(
@@ -423,7 +450,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
              'Direto', '2027-01-01T00:00:00Z', 'ativo', NULL, 'h3', 'cancelada', now())",
     )
     .unwrap();
-    revert_last(&mut conn, CREATION_MIGRATIONS);
+    revert_through(
+        &mut conn,
+        "2026-11-23-000201_add_creation_state_to_solicitacoes",
+    );
     assert_eq!(
         names(
             &mut conn,

@@ -43,7 +43,11 @@ pub fn list(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Revokes the key; says so on stderr (stdout stays empty).
+/// Beyond `cache.max_silence_ms`, how long a notification may still be on its way to a feed.
+const REVOCATION_MARGIN: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Revokes the key; says so on stderr (stdout stays empty). Returns once every running
+/// instance refuses the key (see the wait below).
 pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
     let id = Uuid::parse_str(id.trim()).context("the key id must be a UUID (see api-key list)")?;
     let services = wiring::services(settings, wiring::pool(settings)?)?;
@@ -56,6 +60,13 @@ pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
             Ok(())
         }
         Ok(revoked) => {
+            // Running instances drop the key from their caches when the database notifies them,
+            // or stop trusting their caches after cache.max_silence_ms without the feed: waiting
+            // that long (plus a margin for the last notification in flight) lets "every
+            // instance refuses it from now on" hold when this command returns.
+            if settings.cache.enabled {
+                std::thread::sleep(settings.cache.max_silence() + REVOCATION_MARGIN);
+            }
             eprintln!(
                 "api key {id} (prefix {}) revoked at {}; every instance refuses it from now on",
                 revoked.key.prefixo,

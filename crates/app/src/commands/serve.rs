@@ -19,7 +19,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     // Each applied migration is logged by the adapter.
     wiring::migrate(&pool)?;
     let stop = Stop::new();
-    let jobs = if settings.workers.run_in_serve {
+    let mut jobs = if settings.workers.run_in_serve {
         workers::start(
             wiring::workers(settings, pool.clone())?,
             &settings.workers,
@@ -38,6 +38,11 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
             .map(|t| t.expose().to_owned()),
     };
     let services = Arc::new(wiring::services(settings, pool)?);
+    jobs.extend(crate::change_feed::start(
+        settings,
+        services.change_tracker.clone(),
+        &stop,
+    ));
     let address = format!("{}:{}", settings.server.host, settings.server.port);
     let listener = TcpListener::bind(&address)
         .with_context(|| format!("binding {address} (server.host, server.port)"))?;

@@ -1,6 +1,10 @@
-//! The one blocking hop of a request: diesel and ureq block, so the whole service call (key
-//! lookup, rate limit and pool checkout included) runs on actix's blocking pool, never on an
-//! executor thread.
+//! The one blocking hop of a request: diesel and ureq block, so the service call (key lookup,
+//! rate limit and pool checkout included) runs on actix's blocking pool, never on an executor
+//! thread. Inside the hop a connection scope is open, so however many repositories the call
+//! uses, the request checks out one pooled connection (given back while it waits on the PGCC).
+//!
+//! A request whose answer is in memory (key and answer cached) skips the hop: see
+//! [`as_company_or_cached`].
 
 use std::sync::Arc;
 
@@ -10,7 +14,7 @@ use domain::Company;
 
 use crate::api_key::ApiKeyHeader;
 use crate::error::ApiError;
-use crate::rate_limit;
+use crate::rate_limit::{self, CompanyRateLimiter, RateLimitStatus};
 
 /// Authenticates `key`, counts the request against the company's rate limit (429 over it), and
 /// runs `f` for the company, in one blocking hop.
@@ -23,25 +27,87 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    let services: Arc<Services> = services.clone().into_inner();
+    as_company_or_cached(services, key, |_, _| None, f).await
+}
+
+/// [`as_company`], except that when the key resolves from the cache and `cached` answers from
+/// memory, the answer is given on the executor thread, with no blocking hop and no database.
+/// `cached` must not block.
+pub async fn as_company_or_cached<T, C, F>(
+    services: &web::Data<Services>,
+    key: ApiKeyHeader,
+    cached: C,
+    f: F,
+) -> Result<T, ApiError>
+where
+    C: FnOnce(&Services, &Company) -> Option<T>,
+    F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    // task-locals (the limiter, the request's company) are reachable here, not on the blocking
+    // thread
     let limiter = rate_limit::current_limiter();
+    if let Some(company) = services.auth.authenticate_cached(Some(key.as_str())) {
+        crate::request_id::record_company(company.id);
+        let status = check_rate(limiter.as_deref(), &company)?;
+        if let Some(status) = status {
+            rate_limit::record(status);
+        }
+        if let Some(answer) = cached(services, &company) {
+            return Ok(answer);
+        }
+        return in_blocking_hop(services, move |s| f(s, &company)).await;
+    }
+    let services_for_hop: Arc<Services> = services.clone().into_inner();
     let span = tracing::Span::current();
     let (result, status, company) = web::block(move || {
         let _entered = span.enter();
-        let company = services.auth.authenticate(Some(key.as_str()))?;
+        let _scope = services_for_hop.connection_scope.enter();
+        let company = services_for_hop.auth.authenticate(Some(key.as_str()))?;
         // Every line of the rest of the request carries the company.
         span.record("company_id", tracing::field::display(company.id));
-        let status = match &limiter {
-            Some(limiter) => Some(limiter.check(company.id).map_err(ApiError::RateLimited)?),
-            None => None,
-        };
-        Ok::<_, ApiError>((f(&services, &company), status, company.id))
+        let status = check_rate(limiter.as_deref(), &company)?;
+        Ok::<_, ApiError>((f(&services_for_hop, &company), status, company.id))
     })
     .await
-    .map_err(|e| ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}")))??;
+    .map_err(blocking_failed)??;
     crate::request_id::record_company(company);
     if let Some(status) = status {
         rate_limit::record(status);
     }
     result
+}
+
+/// Runs `work` on the blocking pool, inside a connection scope and the request's span.
+async fn in_blocking_hop<T, W>(services: &web::Data<Services>, work: W) -> Result<T, ApiError>
+where
+    W: FnOnce(&Services) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    let services: Arc<Services> = services.clone().into_inner();
+    let span = tracing::Span::current();
+    web::block(move || {
+        let _entered = span.enter();
+        let _scope = services.connection_scope.enter();
+        work(&services)
+    })
+    .await
+    .map_err(blocking_failed)?
+}
+
+fn blocking_failed(e: actix_web::error::BlockingError) -> ApiError {
+    ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}"))
+}
+
+/// The company's rate-limit verdict (`None` when limits are off).
+fn check_rate(
+    limiter: Option<&CompanyRateLimiter>,
+    company: &Company,
+) -> Result<Option<RateLimitStatus>, ApiError> {
+    match limiter {
+        Some(limiter) => Ok(Some(
+            limiter.check(company.id).map_err(ApiError::RateLimited)?,
+        )),
+        None => Ok(None),
+    }
 }

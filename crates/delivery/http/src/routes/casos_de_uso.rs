@@ -1,14 +1,16 @@
 //! `GET /api/casos-de-uso` and `POST /api/casos-de-uso/sincronizar` (tag CasosDeUso).
 
-use actix_web::{web, HttpResponse};
-use application::Services;
-use domain::Envelope;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::web::Bytes;
+use actix_web::{mime, web, HttpRequest, HttpResponse};
+use application::{RenderedUseCases, Services};
+use domain::{Envelope, UseCase};
 use serde::Deserialize;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::api_key::ApiKeyHeader;
-use crate::blocking::as_company;
+use crate::blocking::{as_company, as_company_or_cached};
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::sync::Sincronizacao;
 use crate::dto::use_case::CasoDeUso;
@@ -41,14 +43,50 @@ pub async fn list(
     services: web::Data<Services>,
     key: ApiKeyHeader,
     filtro: web::Query<FiltroCasosDeUso>,
+    req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let vinculo = filtro.into_inner().empresa_vinculo_pgcc_id;
-    let use_cases = as_company(&services, key, move |s, company| {
-        Ok(s.list_use_cases.execute(company, vinculo)?)
-    })
+    let rendered = as_company_or_cached(
+        &services,
+        key,
+        move |s, company| s.list_use_cases.cached_rendering(company.id, vinculo),
+        move |s, company| s.list_use_cases.rendered(company, vinculo, render),
+    )
     .await?;
+    Ok(conditional_response(&req, rendered))
+}
+
+/// The envelope's bytes, rendered once per change of the list (then cached).
+fn render(use_cases: Vec<UseCase>) -> Result<Vec<u8>, ApiError> {
     let data: Vec<CasoDeUso> = use_cases.into_iter().map(CasoDeUso::from).collect();
-    Ok(HttpResponse::Ok().json(Envelope::ok(data)))
+    serde_json::to_vec(&Envelope::ok(data))
+        .map_err(|e| ApiError::Internal(anyhow::Error::new(e).context("rendering use cases")))
+}
+
+/// 304 without a body when `If-None-Match` names the list's current tag, else 200 with it;
+/// both carry the `ETag`.
+fn conditional_response(req: &HttpRequest, rendered: RenderedUseCases) -> HttpResponse {
+    let etag = (header::ETAG, &*rendered.etag);
+    if if_none_match(req.headers().get(header::IF_NONE_MATCH), &rendered.etag) {
+        return HttpResponse::NotModified().insert_header(etag).finish();
+    }
+    HttpResponse::Ok()
+        .content_type(mime::APPLICATION_JSON)
+        .insert_header(etag)
+        .body(Bytes::from_owner(rendered.body))
+}
+
+/// RFC 9110 13.1.2: `*`, or a list of tags compared weakly (`W/` ignored).
+fn if_none_match(header: Option<&HeaderValue>, etag: &str) -> bool {
+    let Some(value) = header.and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let value = value.trim();
+    value == "*"
+        || value
+            .split(',')
+            .map(|tag| tag.trim().trim_start_matches("W/"))
+            .any(|tag| tag == etag)
 }
 
 /// Synchronizes the calling company's use cases with the PGCC now, and answers what changed.
@@ -72,4 +110,31 @@ pub async fn sync(
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok(Sincronizacao::from(counts))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAG: &str = "\"0123456789abcdef0123456789abcdef\"";
+
+    fn matches(value: &str) -> bool {
+        if_none_match(Some(&HeaderValue::from_str(value).unwrap()), TAG)
+    }
+
+    #[test]
+    fn the_current_tag_or_a_star_matches() {
+        assert!(matches(TAG));
+        assert!(matches("*"));
+        assert!(matches(&format!("W/{TAG}")));
+        assert!(matches(&format!("\"other\", {TAG}")));
+    }
+
+    #[test]
+    fn another_tag_a_bare_value_or_no_header_does_not_match() {
+        assert!(!matches("\"other\""));
+        assert!(!matches(TAG.trim_matches('"')));
+        assert!(!matches(""));
+        assert!(!if_none_match(None, TAG));
+    }
 }

@@ -1,0 +1,205 @@
+//! What the in-process caches rely on: the change feed (LISTEN/NOTIFY sent by triggers) tells
+//! each committed change that can make a cached value stale, and nothing else; a connection
+//! scope makes a request's repository calls share one pooled connection.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{create_company, now, pool};
+use domain::PgccUseCase;
+use ports::{
+    ApiKeyRecord, ApiKeyRepository, CacheChange, ChangeFeed, ConnectionScope, UseCaseRepository,
+};
+use postgres_adapter::{
+    holds_connection, PgApiKeyRepository, PgChangeFeed, PgConnectionScope, PgUseCaseRepository,
+};
+use testkit::TestDb;
+use uuid::Uuid;
+
+/// Everything the feed tells within `within` (stops early once `expect` changes arrived).
+fn collect(feed: &mut PgChangeFeed, expect: usize, within: Duration) -> Vec<CacheChange> {
+    let deadline = Instant::now() + within;
+    let mut all = Vec::new();
+    while Instant::now() < deadline && all.len() < expect {
+        all.extend(feed.next_changes(Duration::from_millis(100)).unwrap());
+    }
+    all
+}
+
+fn connected(db: &TestDb) -> PgChangeFeed {
+    let mut feed = PgChangeFeed::new(db.url());
+    assert_eq!(
+        feed.next_changes(Duration::from_millis(10)).unwrap(),
+        vec![CacheChange::Everything],
+        "the first answer after connecting is: everything may have changed"
+    );
+    feed
+}
+
+fn stored_key(repo: &PgApiKeyRepository, empresa: &domain::Company) -> ApiKeyRecord {
+    let record = ApiKeyRecord {
+        id: Uuid::new_v4(),
+        empresa_id: empresa.id,
+        hash: format!("{:064x}", Uuid::new_v4().as_u128()),
+        prefixo: "cak_0123".to_owned(),
+        criado_em: now(),
+    };
+    repo.insert(&record).unwrap();
+    record
+}
+
+#[test]
+fn a_revocation_is_told_as_a_change_of_the_keys_company_and_a_last_use_is_not() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "Acme", "112223330001");
+    let other = create_company(&pool, "Other", "445556660001");
+    let keys = PgApiKeyRepository::new(pool.clone());
+    let key = stored_key(&keys, &acme);
+    stored_key(&keys, &other);
+    let mut feed = connected(&db);
+
+    // a use moves ultimo_uso_em forward: nothing cached depends on it
+    assert!(keys.record_use(key.id, now(), now()).unwrap());
+    assert_eq!(collect(&mut feed, 1, Duration::from_millis(300)), vec![]);
+
+    keys.revoke(key.id, now()).unwrap();
+
+    assert_eq!(
+        collect(&mut feed, 1, Duration::from_secs(3)),
+        vec![CacheChange::Company(acme.id)]
+    );
+}
+
+#[test]
+fn a_last_use_moved_back_by_hand_is_told() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "Acme", "112223330001");
+    let keys = PgApiKeyRepository::new(pool.clone());
+    let key = stored_key(&keys, &acme);
+    keys.record_use(key.id, now(), now()).unwrap();
+    let mut feed = connected(&db);
+
+    db.scalar(&format!(
+        "WITH u AS (UPDATE api_keys SET ultimo_uso_em = ultimo_uso_em - interval '1 hour' \
+         WHERE id = '{}' RETURNING 1) SELECT count(*) AS v FROM u",
+        key.id
+    ));
+
+    assert_eq!(
+        collect(&mut feed, 1, Duration::from_secs(3)),
+        vec![CacheChange::Company(acme.id)]
+    );
+}
+
+#[test]
+fn a_synchronization_is_told_once_for_its_company_however_many_rows_it_writes() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "Acme", "112223330001");
+    let use_cases = PgUseCaseRepository::new(pool.clone());
+    let items: Vec<PgccUseCase> = (0..50)
+        .map(|i| PgccUseCase {
+            vinculo_id: Uuid::from_u128(7),
+            template_id: format!("tpl-{i}"),
+            titulo: format!("Caso {i}"),
+        })
+        .collect();
+    let mut feed = connected(&db);
+
+    use_cases.apply_sync(acme.id, &items, now()).unwrap();
+
+    let changes = collect(&mut feed, 2, Duration::from_millis(800));
+    assert_eq!(changes, vec![CacheChange::Company(acme.id)]);
+}
+
+#[test]
+fn a_truncation_is_told_as_everything() {
+    let db = TestDb::new();
+    let mut feed = connected(&db);
+
+    diesel::RunQueryDsl::execute(
+        diesel::sql_query("TRUNCATE casos_de_uso CASCADE"),
+        &mut db.conn(),
+    )
+    .unwrap();
+
+    assert_eq!(
+        collect(&mut feed, 1, Duration::from_secs(3)),
+        vec![CacheChange::Everything]
+    );
+}
+
+#[test]
+fn a_feed_whose_database_is_unreachable_fails_and_answers_everything_once_connected() {
+    // nothing listens on port 1
+    let mut feed = PgChangeFeed::new("postgres://postgres@127.0.0.1:1/none");
+    assert!(feed.next_changes(Duration::from_millis(10)).is_err());
+
+    let db = TestDb::new();
+    let mut feed = PgChangeFeed::new(db.url());
+    assert_eq!(
+        feed.next_changes(Duration::from_millis(10)).unwrap(),
+        vec![CacheChange::Everything]
+    );
+    assert_eq!(
+        feed.next_changes(Duration::from_millis(10)).unwrap(),
+        vec![]
+    );
+}
+
+#[test]
+fn repository_calls_in_a_scope_share_one_connection_until_it_closes_or_is_released() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "Acme", "112223330001");
+    let use_cases = PgUseCaseRepository::new(pool.clone());
+    let keys = PgApiKeyRepository::new(pool.clone());
+    let in_use = || {
+        let state = pool.state();
+        state.connections - state.idle_connections
+    };
+    let backend_pids = || {
+        db.scalar(
+            "SELECT count(DISTINCT pid) AS v FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+    };
+    assert_eq!(in_use(), 0);
+
+    {
+        let _scope = PgConnectionScope.enter();
+        use_cases.list(acme.id, None).unwrap();
+        assert!(holds_connection(), "kept for the next call");
+        assert_eq!(in_use(), 1);
+        keys.find_by_hash(&"ab".repeat(32)).unwrap();
+        use_cases.find_by_template(acme.id, "tpl-1").unwrap();
+        assert_eq!(in_use(), 1, "the same connection served every call");
+
+        PgConnectionScope.release();
+        assert!(!holds_connection());
+        assert_eq!(in_use(), 0, "released, e.g. before a PGCC call");
+        use_cases.list(acme.id, None).unwrap();
+        assert_eq!(in_use(), 1, "checked out again by the next call");
+    }
+
+    assert!(!holds_connection());
+    assert_eq!(in_use(), 0, "back in the pool when the scope closes");
+    assert!(backend_pids() <= 2, "the pool opened at most its size");
+}
+
+#[test]
+fn without_a_scope_each_call_returns_its_connection() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "Acme", "112223330001");
+    let use_cases = PgUseCaseRepository::new(pool.clone());
+
+    use_cases.list(acme.id, None).unwrap();
+
+    let state = pool.state();
+    assert_eq!(state.connections - state.idle_connections, 0);
+    assert!(!holds_connection());
+}

@@ -1,0 +1,10 @@
+DROP TRIGGER empresas_notificar_cache_truncate ON empresas;
+DROP TRIGGER empresas_notificar_cache ON empresas;
+DROP TRIGGER api_keys_notificar_cache_truncate ON api_keys;
+DROP TRIGGER api_keys_notificar_cache_ultimo_uso ON api_keys;
+DROP TRIGGER api_keys_notificar_cache ON api_keys;
+DROP TRIGGER casos_de_uso_notificar_cache_truncate ON casos_de_uso;
+DROP TRIGGER casos_de_uso_notificar_cache ON casos_de_uso;
+DROP FUNCTION notificar_cache_inteiro();
+DROP FUNCTION notificar_cache_da_propria_empresa();
+DROP FUNCTION notificar_cache_da_empresa();
