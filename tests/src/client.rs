@@ -179,7 +179,13 @@ fn read(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply 
             )
         })
         .collect();
-    let text = res.body_mut().read_to_string().unwrap_or_default();
+    // 204 and 304 have no body by definition; reading one would wait for the connection to
+    // close (the server's keep-alive timeout)
+    let text = if matches!(status, 204 | 304) {
+        String::new()
+    } else {
+        res.body_mut().read_to_string().unwrap_or_default()
+    };
     let json = serde_json::from_str(&text).unwrap_or(Value::Null);
     Reply {
         status,

@@ -8,7 +8,7 @@ use domain::Company;
 use ports::{ApiKeyRepository, Clock, RepoError, ResolvedApiKey};
 
 use crate::api_keys::{api_key_format, hash_api_key, ApiKeyFormat};
-use crate::cache::{ChangeTracker, StampedCache, Weighted};
+use crate::cache::{CacheStats, ChangeTracker, StampedCache, Weighted};
 
 /// Longer keys are refused before any work is done on them.
 const MAX_KEY_LEN: usize = 200;
@@ -129,6 +129,11 @@ impl Authenticator {
         let (_, hash) = Self::parse(raw_key).ok()?;
         let key = self.cache.get(&hash)?;
         (!key.use_due(self.clock.now())).then(|| key.key.company.clone())
+    }
+
+    /// Hits, misses and size of the key cache.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
     }
 
     fn parse(raw_key: Option<&str>) -> Result<(ApiKeyFormat, String), AuthError> {
@@ -418,5 +423,112 @@ mod tests {
         let result = authenticator(api_keys).authenticate(Some(&a_key()));
 
         assert_eq!(result.unwrap(), company());
+    }
+
+    fn live_tracker() -> Arc<ChangeTracker> {
+        let tracker = Arc::new(ChangeTracker::new(true, std::time::Duration::from_secs(60)));
+        tracker.mark_alive(std::time::Instant::now());
+        tracker
+    }
+
+    fn cached_authenticator(
+        api_keys: MockApiKeyRepository,
+        tracker: Arc<ChangeTracker>,
+    ) -> Authenticator {
+        Authenticator::cached(Arc::new(api_keys), fixed_clock(), tracker, 100)
+    }
+
+    #[test]
+    fn a_cached_key_is_looked_up_once_while_its_company_does_not_change() {
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .returning(|_| Ok(Some(resolved(recently_used()))));
+        api_keys.expect_record_use().times(0);
+        let auth = cached_authenticator(api_keys, live_tracker());
+
+        assert_eq!(
+            auth.authenticate_cached(Some(&a_key())),
+            None,
+            "not yet cached"
+        );
+        for _ in 0..3 {
+            assert_eq!(auth.authenticate(Some(&a_key())).unwrap(), company());
+        }
+        assert_eq!(auth.authenticate_cached(Some(&a_key())), Some(company()));
+    }
+
+    #[test]
+    fn a_change_of_the_keys_company_makes_the_next_request_look_the_key_up_again() {
+        let tracker = live_tracker();
+        let mut api_keys = MockApiKeyRepository::new();
+        let mut lookups = mockall::Sequence::new();
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .in_sequence(&mut lookups)
+            .returning(|_| Ok(Some(resolved(recently_used()))));
+        // revoked meanwhile
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .in_sequence(&mut lookups)
+            .returning(|_| Ok(None));
+        let auth = cached_authenticator(api_keys, tracker.clone());
+        auth.authenticate(Some(&a_key())).unwrap();
+
+        tracker.apply(&[ports::CacheChange::Company(company().id)]);
+
+        assert_eq!(auth.authenticate_cached(Some(&a_key())), None);
+        assert!(matches!(
+            auth.authenticate(Some(&a_key())),
+            Err(AuthError::Invalid)
+        ));
+    }
+
+    #[test]
+    fn without_a_live_feed_every_request_looks_the_key_up() {
+        let tracker = Arc::new(ChangeTracker::new(true, std::time::Duration::from_secs(60)));
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_find_by_hash()
+            .times(2)
+            .returning(|_| Ok(Some(resolved(recently_used()))));
+        let auth = cached_authenticator(api_keys, tracker);
+
+        auth.authenticate(Some(&a_key())).unwrap();
+        auth.authenticate(Some(&a_key())).unwrap();
+    }
+
+    #[test]
+    fn a_cached_key_records_its_use_once_a_minute_and_a_due_use_is_not_answered_from_memory() {
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .returning(|_| Ok(Some(resolved(Some(now() - Duration::seconds(61))))));
+        api_keys
+            .expect_record_use()
+            .times(1)
+            .returning(|_, _, _| Ok(true));
+        let auth = cached_authenticator(api_keys, live_tracker());
+        // cached with a use due: the blocking path must record it
+        let tracker_free = auth.authenticate(Some(&a_key()));
+        assert!(tracker_free.is_ok());
+
+        // recorded (in memory too): later requests write nothing and are served from memory
+        for _ in 0..3 {
+            auth.authenticate(Some(&a_key())).unwrap();
+        }
+        assert_eq!(auth.authenticate_cached(Some(&a_key())), Some(company()));
+    }
+
+    #[test]
+    fn a_malformed_key_is_never_answered_from_memory() {
+        let auth = cached_authenticator(untouched_repository(), live_tracker());
+
+        assert_eq!(auth.authenticate_cached(Some("not-a-key")), None);
+        assert_eq!(auth.authenticate_cached(None), None);
     }
 }

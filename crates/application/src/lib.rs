@@ -124,6 +124,19 @@ pub struct Services {
 }
 
 impl Services {
+    /// Each in-process cache by name, with its counters (for `/metrics`).
+    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 2] {
+        [
+            ("api_keys", self.auth.cache_stats()),
+            ("use_case_lists", self.list_use_cases.cache_stats()),
+        ]
+    }
+
+    /// Whether the caches are in use now (enabled and the change feed alive).
+    pub fn caches_in_use(&self) -> bool {
+        self.change_tracker.stamp().is_some()
+    }
+
     pub fn new(ports: Ports, settings: &ServiceSettings) -> Self {
         let Ports {
             companies,

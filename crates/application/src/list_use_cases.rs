@@ -7,7 +7,7 @@ use ports::{RepoError, UseCaseRepository};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
-use crate::cache::{ChangeTracker, StampedCache, Weighted};
+use crate::cache::{CacheStats, ChangeTracker, StampedCache, Weighted};
 
 /// A company's use-case list as the HTTP layer renders it (the whole response body), with the
 /// entity tag of those bytes. Cheap to clone.
@@ -101,6 +101,11 @@ impl ListUseCases {
             );
         }
         Ok(rendered)
+    }
+
+    /// Hits, misses and size of the rendered-list cache.
+    pub fn cache_stats(&self) -> CacheStats {
+        self.rendered.stats()
     }
 
     /// The cached rendering, if valid; never reads the database.
@@ -202,5 +207,75 @@ mod tests {
             matches!(result, Err(RepoError::Unavailable(_))),
             "{result:?}"
         );
+    }
+
+    fn live_tracker() -> Arc<ChangeTracker> {
+        let tracker = Arc::new(ChangeTracker::new(true, std::time::Duration::from_secs(60)));
+        tracker.mark_alive(std::time::Instant::now());
+        tracker
+    }
+
+    fn render_titles(items: Vec<UseCase>) -> Result<Vec<u8>, RepoError> {
+        Ok(items
+            .iter()
+            .map(|u| u.titulo.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+            .into_bytes())
+    }
+
+    #[test]
+    fn a_rendered_list_is_read_once_and_served_from_memory_until_the_company_changes() {
+        let tracker = live_tracker();
+        let vinculo = Uuid::new_v4();
+        let mut use_cases = MockUseCaseRepository::new();
+        let mut reads = mockall::Sequence::new();
+        use_cases
+            .expect_list()
+            .times(1)
+            .in_sequence(&mut reads)
+            .returning(move |_, _| Ok(vec![use_case("A", vinculo)]));
+        use_cases
+            .expect_list()
+            .times(1)
+            .in_sequence(&mut reads)
+            .returning(move |_, _| Ok(vec![use_case("A", vinculo), use_case("B", vinculo)]));
+        let service = ListUseCases::cached(Arc::new(use_cases), tracker.clone(), 1 << 20);
+
+        let first = service.rendered(&company(), None, render_titles).unwrap();
+        let again = service.rendered(&company(), None, render_titles).unwrap();
+        assert_eq!(&*first.body, b"A");
+        assert_eq!(again, first);
+        assert_eq!(
+            service.cached_rendering(company().id, None),
+            Some(first.clone())
+        );
+
+        tracker.apply(&[ports::CacheChange::Company(company().id)]);
+
+        assert_eq!(service.cached_rendering(company().id, None), None);
+        let changed = service.rendered(&company(), None, render_titles).unwrap();
+        assert_eq!(&*changed.body, b"A,B");
+        assert_ne!(changed.etag, first.etag, "new bytes, new tag");
+    }
+
+    #[test]
+    fn each_link_filter_is_its_own_entry_and_the_tag_depends_only_on_the_bytes() {
+        let vinculo = Uuid::new_v4();
+        let mut use_cases = MockUseCaseRepository::new();
+        use_cases
+            .expect_list()
+            .times(2)
+            .returning(move |_, _| Ok(vec![use_case("A", vinculo)]));
+        let service = ListUseCases::cached(Arc::new(use_cases), live_tracker(), 1 << 20);
+
+        let all = service.rendered(&company(), None, render_titles).unwrap();
+        let of_link = service
+            .rendered(&company(), Some(vinculo), render_titles)
+            .unwrap();
+
+        assert_eq!(all.etag, of_link.etag);
+        assert_eq!(all.etag, RenderedUseCases::new(b"A".to_vec()).etag);
+        assert!(all.etag.starts_with('"') && all.etag.ends_with('"') && all.etag.len() == 34);
     }
 }

@@ -212,4 +212,24 @@ mod tests {
             "{result:?}"
         );
     }
+
+    #[test]
+    fn a_synchronization_invalidates_the_companys_cached_values_in_this_process_at_once() {
+        let tracker = Arc::new(ChangeTracker::new(true, std::time::Duration::from_secs(60)));
+        tracker.mark_alive(std::time::Instant::now());
+        let before = tracker.stamp().unwrap();
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_list_use_cases().returning(|_| Ok(pgcc_items()));
+        let mut use_cases = MockUseCaseRepository::new();
+        use_cases
+            .expect_apply_sync()
+            .returning(|_, _, _| Ok(SyncCounts::default()));
+
+        service(pgcc, use_cases)
+            .invalidating(tracker.clone())
+            .execute(&company())
+            .unwrap();
+
+        assert!(!tracker.is_valid(before, company().id));
+    }
 }

@@ -2,6 +2,7 @@
 //! real `pgcc-sim`, all over HTTP. One test binary, a module per resource.
 
 mod api_keys;
+mod caches;
 mod cli;
 mod consent_reads;
 mod consent_requests;

@@ -13,4 +13,4 @@ mod stamped_cache;
 
 pub use change_tracker::{ChangeTracker, Stamp};
 pub use follow_changes::follow_changes;
-pub use stamped_cache::{StampedCache, Weighted};
+pub use stamped_cache::{CacheStats, StampedCache, Weighted};

@@ -2,6 +2,7 @@
 //! the [`ChangeTracker`] says their company has not changed since they were read.
 
 use std::hash::Hash;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use domain::CompanyId;
@@ -32,10 +33,24 @@ impl<K, V: Weighted> Weighter<K, Entry<V>> for ByWeight {
     }
 }
 
+/// What a cache did since the process started, and holds now (for `/metrics`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookups answered from memory.
+    pub hits: u64,
+    /// Lookups that had to read (nothing cached, or stale, or caching off).
+    pub misses: u64,
+    pub entries: u64,
+    /// Total weight held (bytes for the lists, entries for the keys).
+    pub weight: u64,
+}
+
 /// Keys `K` to values `V` (cheap to clone: an `Arc` or small) of one company each.
 pub struct StampedCache<K, V> {
     tracker: Arc<ChangeTracker>,
     entries: Option<Cache<K, Entry<V>, ByWeight>>,
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
@@ -43,11 +58,27 @@ impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
     pub fn new(tracker: Arc<ChangeTracker>, capacity: u64, estimated_items: usize) -> Self {
         let entries = (capacity > 0 && tracker.is_enabled())
             .then(|| Cache::with_weighter(estimated_items.max(1), capacity, ByWeight));
-        Self { tracker, entries }
+        Self {
+            tracker,
+            entries,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+        }
     }
 
     /// The value cached under `key` if it is still valid; a stale one is dropped.
     pub fn get(&self, key: &K) -> Option<V> {
+        let found = self.lookup(key);
+        let counter = if found.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        found
+    }
+
+    fn lookup(&self, key: &K) -> Option<V> {
         let entries = self.entries.as_ref()?;
         let entry = entries.get(key)?;
         if self.tracker.is_valid(entry.stamp, entry.company) {
@@ -55,6 +86,15 @@ impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
         }
         entries.remove(key);
         None
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            entries: self.len() as u64,
+            weight: self.weight(),
+        }
     }
 
     /// A stamp to take before reading what will be cached; `None`: do not cache it.

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use application::{Operations, PgccCallObserver};
+use application::{Operations, PgccCallObserver, Services};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -52,6 +52,10 @@ pub struct Metrics {
     delivery_oldest: Gauge<f64, AtomicU64>,
     backlog_errors: Counter,
     sync_results: Family<Labels, Counter>,
+    cache_lookups: Family<Labels, Counter>,
+    cache_entries: Family<Labels, Gauge>,
+    cache_weight: Family<Labels, Gauge>,
+    cache_in_use: Gauge,
 }
 
 impl Default for Metrics {
@@ -78,6 +82,10 @@ impl Metrics {
             delivery_oldest: Gauge::default(),
             backlog_errors: Counter::default(),
             sync_results: Family::default(),
+            cache_lookups: Family::default(),
+            cache_entries: Family::default(),
+            cache_weight: Family::default(),
+            cache_in_use: Gauge::default(),
         };
         registry.register(
             "http_requests",
@@ -144,6 +152,26 @@ impl Metrics {
             "Scheduled use-case synchronizations by outcome (one per company)",
             m.sync_results.clone(),
         );
+        registry.register(
+            "cache_lookups",
+            "In-process cache lookups by cache (api_keys, use_case_lists) and result (hit, miss)",
+            m.cache_lookups.clone(),
+        );
+        registry.register(
+            "cache_entries",
+            "Entries held by each in-process cache",
+            m.cache_entries.clone(),
+        );
+        registry.register(
+            "cache_weight",
+            "What each in-process cache holds: bytes (use_case_lists) or entries (api_keys)",
+            m.cache_weight.clone(),
+        );
+        registry.register(
+            "cache_in_use",
+            "1 while the caches are trusted (enabled, change feed alive), else 0",
+            m.cache_in_use.clone(),
+        );
         Metrics { registry, ..m }
     }
 
@@ -207,6 +235,27 @@ impl Metrics {
         self.encode()
     }
 
+    /// Copies the services' cache counters into their series.
+    pub fn caches(&self, services: &Services) {
+        for (cache, stats) in services.cache_stats() {
+            for (result, total) in [("hit", stats.hits), ("miss", stats.misses)] {
+                let counter = self.cache_lookups.get_or_create(&vec![
+                    ("cache", cache.to_owned()),
+                    ("result", result.to_owned()),
+                ]);
+                counter.inc_by(total.saturating_sub(counter.get()));
+            }
+            let labels = vec![("cache", cache.to_owned())];
+            self.cache_entries
+                .get_or_create(&labels)
+                .set(i64::try_from(stats.entries).unwrap_or(i64::MAX));
+            self.cache_weight
+                .get_or_create(&labels)
+                .set(i64::try_from(stats.weight).unwrap_or(i64::MAX));
+        }
+        self.cache_in_use.set(i64::from(services.caches_in_use()));
+    }
+
     /// The text exposition of every series, as they are.
     pub fn encode(&self) -> String {
         let mut text = String::new();
@@ -262,6 +311,7 @@ pub async fn handler(
     metrics: web::Data<Metrics>,
     operations: web::Data<Operations>,
     access: web::Data<MetricsAccess>,
+    services: Option<web::Data<Services>>,
 ) -> Result<HttpResponse, ApiError> {
     if !authorized(&req, &access) {
         return Ok(HttpResponse::Unauthorized()
@@ -271,6 +321,9 @@ pub async fn handler(
     }
     let metrics: Arc<Metrics> = metrics.into_inner();
     let operations: Arc<Operations> = operations.into_inner();
+    if let Some(services) = services {
+        metrics.caches(&services);
+    }
     // The backlog is a database query: off the executor threads.
     let text = web::block(move || metrics.gather(&operations))
         .await
