@@ -21,7 +21,7 @@ pub fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
     postgres_adapter::connect(
         settings.database.url.expose(),
         &PoolSettings {
-            max_size: settings.database.pool_size,
+            max_size: settings.pool_size(),
             checkout_timeout: settings.checkout_timeout(),
         },
     )
