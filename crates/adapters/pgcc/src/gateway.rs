@@ -19,6 +19,10 @@ use crate::wire;
 /// lists are sent in chunks of this size.
 pub const MAX_IDS_PER_STATUS_CALL: usize = 500;
 
+/// Idle keep-alive connections kept to the PGCC: more than the blocking threads that call it at
+/// once under load.
+const IDLE_CONNECTIONS: usize = 128;
+
 /// The PGCC over HTTP. One agent (and its connection pool) for the life of the gateway; cheap
 /// to share behind an `Arc`.
 pub struct PgccHttpGateway {
@@ -51,6 +55,11 @@ impl PgccHttpGateway {
             .http_status_as_error(false)
             .max_redirects(0)
             .proxy(None)
+            // Keep a connection per concurrent caller: ureq's default (3 idle per host) closes
+            // most of them under load, and every creation then pays a new TCP connection (and
+            // the PGCC an accept) on top of its call.
+            .max_idle_connections(IDLE_CONNECTIONS)
+            .max_idle_connections_per_host(IDLE_CONNECTIONS)
             .build();
         Self {
             agent: config.into(),
