@@ -69,7 +69,7 @@ pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
-pub use releasing_pgcc::ReleasingPgcc;
+pub use releasing_pgcc::releasing_pgcc;
 pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
 pub use settings::{CacheSettings, ServiceSettings};
 pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
@@ -158,8 +158,7 @@ impl Services {
             settings.cache.max_silence,
         ));
         // a request's connection goes back to the pool while it waits on the PGCC
-        let pgcc: Arc<dyn PgccGateway> =
-            Arc::new(ReleasingPgcc::new(pgcc, connection_scope.clone()));
+        let pgcc = releasing_pgcc(pgcc, connection_scope.clone());
         Self {
             auth: Authenticator::cached(
                 api_keys.clone(),

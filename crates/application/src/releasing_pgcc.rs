@@ -3,58 +3,29 @@
 //! while it waits on the PGCC, so a slow PGCC cannot drain the pool for the other requests.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use domain::{Cnpj, PgccUseCase};
-use ports::{
-    ConnectionScope, PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
-};
-use uuid::Uuid;
+use ports::{ConnectionScope, PgccGateway};
 
-/// A [`PgccGateway`] decorator that calls [`ConnectionScope::release`] before each call.
-pub struct ReleasingPgcc {
+use crate::operations::{ObservedPgcc, PgccCallObserver};
+
+/// Releases the scope's connection before each call; observes nothing else.
+struct ReleaseConnection(Arc<dyn ConnectionScope>);
+
+impl PgccCallObserver for ReleaseConnection {
+    fn before_call(&self, _operation: &'static str) {
+        self.0.release();
+    }
+
+    fn pgcc_call(&self, _operation: &'static str, _outcome: &'static str, _elapsed: Duration) {}
+}
+
+/// `inner`, with [`ConnectionScope::release`] called before each of its calls.
+pub fn releasing_pgcc(
     inner: Arc<dyn PgccGateway>,
     scope: Arc<dyn ConnectionScope>,
-}
-
-impl ReleasingPgcc {
-    pub fn new(inner: Arc<dyn PgccGateway>, scope: Arc<dyn ConnectionScope>) -> Self {
-        Self { inner, scope }
-    }
-}
-
-impl PgccGateway for ReleasingPgcc {
-    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
-        self.scope.release();
-        self.inner.list_use_cases(cnpj_empresa)
-    }
-
-    fn create_consent_request(
-        &self,
-        consent: &PgccNewConsent,
-    ) -> Result<PgccConsentCreated, PgccError> {
-        self.scope.release();
-        self.inner.create_consent_request(consent)
-    }
-
-    fn consent_statuses(&self, pgcc_ids: &[String]) -> Result<Vec<PgccConsentStatus>, PgccError> {
-        self.scope.release();
-        self.inner.consent_statuses(pgcc_ids)
-    }
-
-    fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError> {
-        self.scope.release();
-        self.inner.revoke_consent_request(pgcc_id)
-    }
-
-    fn find_by_external_reference(
-        &self,
-        cnpj_empresa: &Cnpj,
-        referencia_externa: Uuid,
-    ) -> Result<Option<PgccConsentCreated>, PgccError> {
-        self.scope.release();
-        self.inner
-            .find_by_external_reference(cnpj_empresa, referencia_externa)
-    }
+) -> Arc<dyn PgccGateway> {
+    Arc::new(ObservedPgcc::new(inner, Arc::new(ReleaseConnection(scope))))
 }
 
 #[cfg(test)]
@@ -85,7 +56,7 @@ mod tests {
             seen.lock().unwrap().push("statuses");
             Ok(vec![])
         });
-        let releasing = ReleasingPgcc::new(Arc::new(pgcc), Arc::new(scope));
+        let releasing = releasing_pgcc(Arc::new(pgcc), Arc::new(scope));
 
         releasing.revoke_consent_request("pgcc-1").unwrap();
         releasing.consent_statuses(&["pgcc-1".to_owned()]).unwrap();
