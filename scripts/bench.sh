@@ -322,4 +322,6 @@ python3 scripts/bench/report.py "$results" "$doc" \
   --c15t "$c15t_note" --elapsed "$(( $(date +%s) - started_at ))" --build "$build_s" \
   --oha "$oha_note" --oha-seconds "$oha_seconds" --oha-fraction "$oha_fraction" --etag "$etag_note" \
   --shuffle "${BENCH_SHUFFLE:-0}"
-echo "bench done in $(( $(date +%s) - started_at )) s; table in docs/performance.md, raw lines in $results"
+where="table in docs/performance.md"
+[ "$doc" = - ] && where="table printed above, docs/performance.md left alone (BENCH_ONLY/BENCH_PERF)"
+echo "bench done in $(( $(date +%s) - started_at )) s (release build ${build_s} s); $where; raw lines in $results"
