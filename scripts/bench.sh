@@ -4,22 +4,42 @@
 # requests, one API key per company), then short load runs, interleaved round by round so that
 # drift (CPU frequency, cache, CI neighbours) hits every side alike:
 #
-#   list         GET /api/casos-de-uso, random company keys             (wrk)
-#   create_ativo / create_pendente   POST .../criar/{ativo,pendente}, simulator answering (wrk)
-#   pgcc_direct  the simulator's POST /pgcc/v1/solicitacoes alone: the PGCC round trip (wrk)
-#   hash         POST /api/hash-consulta on active loaded requests       (wrk)
-#   health       GET /health/live: the HTTP stack's limit                (wrk)
+#   list         GET /api/casos-de-uso, random company keys             (wrk, then oha)
+#   list_etag    the same with If-None-Match: the key's ETag, 304 expected (wrk, then oha); skipped,
+#                saying why, when the list answer has no ETag header
+#   create_ativo / create_pendente   POST .../criar/{ativo,pendente}, simulator answering (wrk, oha)
+#   pgcc_direct  the simulator's POST /pgcc/v1/solicitacoes alone: the PGCC round trip (wrk, oha)
+#   hash         POST /api/hash-consulta on active loaded requests       (wrk, then oha)
+#   health       GET /health/live: the HTTP stack's limit                (wrk, then oha)
 #   pg_list      the list query alone                                     (pgbench -M prepared)
 #   pg_key_list  the API-key lookup + the list query                      (pgbench -M prepared)
 #   c15t_*       @c15t/backend on the same PostgreSQL (scripts/bench/c15t.sh), when it can run
 #
-# Results: target/bench/results.tsv (one line per scenario and round) and the table between the
-# markers of docs/performance.md (the rest of that file is hand-written and kept).
-# Knobs: BENCH_SECONDS (10), BENCH_ROUNDS (2), BENCH_CONNECTIONS (16), BENCH_THREADS (2),
-# BENCH_C15T (1; 0 skips it), BENCH_ONLY (space-separated scenario names), BENCH_PERF (set: a
-# `perf record -g` of the process under test per run, target/bench/run/perf-<scenario>-<round>.data;
-# it perturbs the numbers). With BENCH_ONLY or BENCH_PERF the table is printed, not written.
+# Two load generators: wrk (closed loop: each connection sends its next request when the answer
+# comes) gives the maximum req/s; oha (open loop, `-q RATE --latency-correction`: requests are due
+# at a fixed rate and latency counts from when each was due, so a slow answer is not hidden by the
+# requests it delayed) gives the p50/p99, at BENCH_OHA_FRACTION of the req/s wrk measured for the
+# same scenario just before, in the same round (pgcc_direct: at create_ativo's oha rate, so the
+# creation overhead compares equal loads). oha is installed once into target/bench/tools/
+# (scripts/bench/oha.sh; `cargo install`, time-boxed); without it the run goes on and the table
+# says latency was not measured by oha.
+#
+# While cargo builds, the data set is generated, PostgreSQL started, and c15t (npm) and oha
+# (cargo install, at a lower priority) installed, in the background.
+#
+# Results: target/bench/results.tsv (one line per scenario, round and tool) and the table between
+# the markers of docs/performance.md (the rest of that file is hand-written and kept).
+# Knobs: BENCH_SECONDS (5: each wrk and pgbench run), BENCH_OHA_SECONDS (= BENCH_SECONDS: each oha
+# run), BENCH_OHA_FRACTION (0.5), BENCH_OHA (1; 0 skips oha), BENCH_ROUNDS (2), BENCH_CONNECTIONS
+# (16, wrk, oha and pgbench alike), BENCH_THREADS (2), BENCH_C15T (1; 0 skips it), BENCH_ONLY
+# (space-separated scenario names), BENCH_SHUFFLE (0; 1 loads the use cases in a shuffled order
+# across companies, as interleaved synchronizations leave them in production, instead of company
+# by company: compare the two for storage order), BENCH_PERF (set: a `perf record -g` of the
+# process under test per run, target/bench/run/perf-<scenario>-<round>.data; it perturbs the
+# numbers). With BENCH_ONLY or BENCH_PERF the table is printed, not written.
 # Not part of `make test` nor CI. Everything listens on 127.0.0.1 and every run is time-bounded.
+# consent-api runs with its per-company rate limit raised out of reach (1,000,000/s): oha's runs
+# send one company's key at up to thousands of requests per second.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 root=$(repo_root)
@@ -35,38 +55,69 @@ if ! command -v wrk >/dev/null 2>&1; then
   require wrk "install wrk (Debian: apt-get install wrk)"
 fi
 
-seconds=${BENCH_SECONDS:-10}
+seconds=${BENCH_SECONDS:-5}
+oha_seconds=${BENCH_OHA_SECONDS:-$seconds}
+oha_fraction=${BENCH_OHA_FRACTION:-0.5}
 rounds=${BENCH_ROUNDS:-2}
 conns=${BENCH_CONNECTIONS:-16}
 threads=${BENCH_THREADS:-2}
 started_at=$(date +%s)
-
-echo "== building (release)"
-cargo build --release --bins --quiet
-bin=$root/target/release
 
 out=$root/target/bench
 work=$out/run
 rm -rf "$work"; mkdir -p "$work"
 chmod 755 "$out" "$work"
 results=$out/results.tsv
-printf 'scenario\tround\trequests\tseconds\tnon2xx\tsocket_errors\tp50_us\tp99_us\tapp_cpu_s\tpg_cpu_s\tpeak_rss_kb\n' > "$results"
+printf 'scenario\tround\ttool\trequests\tseconds\tunexpected\tsocket_errors\tp50_us\tp99_us\tapp_cpu_s\tpg_cpu_s\tpeak_rss_kb\trate\n' > "$results"
 
 dir=$(cluster_dir "bench-$$")
-sim_pid=""; api_pid=""
+sim_pid=""; api_pid=""; c15t_pid=""; bg_pids=""
 cleanup() {
   [ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null || true
   [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
-  [ -n "${c15t_pid:-}" ] && kill "$c15t_pid" 2>/dev/null || true
-  scripts/pg.sh stop "$dir"; rm -rf "$dir"
+  [ -n "$c15t_pid" ] && kill "$c15t_pid" 2>/dev/null || true
+  # Background jobs still running (an interrupted run): each is its own process group (setsid).
+  local p; for p in $bg_pids; do kill -- "-$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  scripts/pg.sh stop "$dir" 2>/dev/null || true; rm -rf "$dir"
 }
 trap cleanup EXIT
 
+# In the background while cargo builds: each job in its own process group, so cleanup can stop it.
+# background VAR COMMAND...: starts COMMAND, its pid in VAR.
+background() { local var=$1; shift; setsid "$@" & bg_pids="$bg_pids $!"; printf -v "$var" %s "$!"; }
+# reap PID: waits for a background job, then forgets it (cleanup must not signal a reused pid).
+reap() {
+  local rc=0 p keep=""
+  wait "$1" || rc=$?
+  for p in $bg_pids; do [ "$p" = "$1" ] || keep="$keep $p"; done
+  bg_pids=$keep
+  return "$rc"
+}
+echo "== building (release); in the background meanwhile: data set, PostgreSQL, c15t and oha installs"
+background gen_pid env BENCH_SHUFFLE="${BENCH_SHUFFLE:-0}" python3 scripts/bench/gen_data.py "$work" 1000 100 100000 > "$work/gen_data.out" 2>&1
+background pg_start_pid scripts/pg.sh start "$dir" > "$work/pg.url" 2> "$work/pg.err"
+c15t_install_pid=""
+if [ "${BENCH_C15T:-1}" = 1 ]; then
+  background c15t_install_pid bash scripts/bench/c15t.sh install > "$work/c15t-install.log" 2>&1
+fi
+oha_install_pid=""; oha_started=$(date +%s)
+if [ "${BENCH_OHA:-1}" = 1 ]; then
+  background oha_install_pid nice -n 10 bash scripts/bench/oha.sh > "$work/oha.path" 2> "$work/oha.err"
+fi
+build_started=$(date +%s)
+cargo build --release --bins --quiet
+build_s=$(( $(date +%s) - build_started ))
+echo "release build: ${build_s} s"
+bin=${CARGO_TARGET_DIR:-$root/target}/release
+
 echo "== PostgreSQL, data set"
-admin=$(scripts/pg.sh start "$dir")
+reap "$gen_pid" || { echo "error: gen_data.py failed: $(tail -1 "$work/gen_data.out")" >&2; exit 1; }
+cat "$work/gen_data.out"
+reap "$pg_start_pid" || { echo "error: PostgreSQL did not start: $(cat "$work/pg.err")" >&2; exit 1; }
+admin=$(cat "$work/pg.url")
 db_url="${admin%/postgres}/consent_bench"
 psql "$admin" -qc "CREATE DATABASE consent_bench" >/dev/null
-python3 scripts/bench/gen_data.py "$work" 1000 100 100000
 chmod 644 "$work"/*
 
 export APP_ENV=development
@@ -75,6 +126,9 @@ export APP__LOG__FORMAT=json APP__LOG__LEVEL=info
 export APP__SERVER__HOST=127.0.0.1 APP__SERVER__PORT=0
 # The workers would poll the PGCC for the 100,000 loaded requests: not what is measured here.
 export APP__WORKERS__RUN_IN_SERVE=false
+# oha sends one company's key per run (see the header): the per-company rate limit must not answer
+# 429. Raised, not turned off, so that every request still pays the limiter's check.
+export APP__RATE_LIMIT__PER_SECOND=1000000 APP__RATE_LIMIT__BURST=1000000
 "$bin/consent-api" migrate >/dev/null 2>&1
 t0=$(date +%s)
 sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db_url" -q -v ON_ERROR_STOP=1
@@ -118,9 +172,29 @@ preflight hash -H "Api-Key: $(sed -n "${hn}p" "$work/keys.txt")" -H 'Content-Typ
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["data"]["valido"] is True' "$work/preflight-hash.json"
 preflight health "$api_url/health/live"
 
-c15t_url=""; c15t_pid=""; c15t_note="not run (BENCH_C15T=0)"
+scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list c15t_record c15t_read"}
+# list_etag needs the service's ETag support: without an ETag header on the list, it is skipped.
+etag_note=""
+if [[ " $scenarios " == *" list_etag "* ]]; then
+  etag=$(curl -s -D - -o /dev/null -H "Api-Key: $key1" "$api_url/api/casos-de-uso" | tr -d '\r' \
+    | awk 'tolower($1) == "etag:" { sub(/^[^:]*:[ \t]*/, ""); print; exit }')
+  if [ -z "$etag" ]; then
+    etag_note="the list answer has no ETag header: the service does not support If-None-Match yet"
+  else
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Api-Key: $key1" -H "If-None-Match: $etag" "$api_url/api/casos-de-uso")
+    if [ "$code" != 304 ]; then
+      etag_note="If-None-Match with the list's own ETag answered $code, not 304"
+    elif ! python3 scripts/bench/etags.py "$api_url" "$work/keys.txt" "$work/etags.txt" 2> "$work/etags.err"; then
+      etag_note="fetching each key's ETag failed: $(tail -1 "$work/etags.err")"
+    fi
+  fi
+  [ -n "$etag_note" ] && echo "list_etag: skipped ($etag_note)"
+fi
+
+c15t_url=""; c15t_note="not run (BENCH_C15T=0)"
 if [ "${BENCH_C15T:-1}" = 1 ]; then
   echo "== c15t (time-boxed)"
+  reap "$c15t_install_pid" || true  # its failure, if any, shows again in c15t.sh start
   c15t_status=0
   c15t_url=$(C15T_DB_URL="$db_url" C15T_WORK="$work" bash scripts/bench/c15t.sh start 2> "$work/c15t-setup.log") || c15t_status=$?
   if [ "$c15t_status" -eq 0 ] && [ -n "$c15t_url" ]; then
@@ -129,6 +203,21 @@ if [ "${BENCH_C15T:-1}" = 1 ]; then
     c15t_note=$(tail -1 "$work/c15t-setup.log" 2>/dev/null || echo "setup failed")
     echo "c15t: not measured ($c15t_note)"
     c15t_url=""
+  fi
+fi
+
+oha=""; oha_note="not run (BENCH_OHA=0)"
+if [ -n "$oha_install_pid" ]; then
+  if [ ! -s "$work/oha.path" ] && kill -0 "$oha_install_pid" 2>/dev/null; then
+    echo "== oha: waiting for its install (cargo install, started $(( $(date +%s) - oha_started )) s ago)"
+  fi
+  if reap "$oha_install_pid" && [ -x "$(cat "$work/oha.path")" ]; then
+    oha=$(cat "$work/oha.path")
+    oha_note=$("$oha" --version 2>/dev/null | head -1)
+    echo "oha: $oha_note ($oha)$([ -s "$work/oha.err" ] && echo "; $(tail -1 "$work/oha.err")")"
+  else
+    oha_note=$(tail -1 "$work/oha.err" 2>/dev/null || echo "install failed")
+    echo "oha: not available, latency not measured by oha ($oha_note)"
   fi
 fi
 
@@ -144,19 +233,24 @@ pg_cpu() {
 reset_hwm() { echo 5 > "/proc/$1/clear_refs" 2>/dev/null || true; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
-# measure NAME ROUND APP_PID KIND ARGS...: one timed run, one line of results.tsv.
+# measure NAME ROUND APP_PID KIND ARGS...: one timed run, one line of results.tsv. KIND: wrk,
+# oha (at $BENCH_RATE requests/s) or pgbench. $BENCH_EXPECT: the one status that counts as success.
 measure() {
   local name=$1 round=$2 app=$3 kind=$4; shift 4
-  local a0=0 a1=0 p0 p1 log="$work/$name-$round.out"
+  local a0=0 a1=0 p0 p1 log="$work/$name-$round.$kind.out" dur=$seconds
+  [ "$kind" = oha ] && dur=$oha_seconds
   [ "$app" != - ] && { reset_hwm "$app"; a0=$(proc_cpu "$app"); }
   p0=$(pg_cpu)
   local perf_pid=""
   if [ -n "${BENCH_PERF:-}" ] && [ "$app" != - ] && command -v perf >/dev/null; then
-    perf record -q -F 499 -g -p "$app" -o "$work/perf-$name-$round.data" -- sleep "$seconds" >/dev/null 2>&1 &
+    perf record -q -F 499 -g -p "$app" -o "$work/perf-$name-$round-$kind.data" -- sleep "$dur" >/dev/null 2>&1 &
     perf_pid=$!
   fi
   if [ "$kind" = wrk ]; then
     timeout $((seconds + 30)) wrk -t"$threads" -c"$conns" -d"${seconds}s" --timeout 5s "$@" > "$log" 2>&1 || true
+  elif [ "$kind" = oha ]; then
+    timeout $((oha_seconds + 30)) "$oha" --no-tui -z "${oha_seconds}s" -c "$conns" -q "$BENCH_RATE" --latency-correction \
+      --disable-compression -t 5s --worker-threads "$threads" --output-format json -o "$log" "$@" > "$log.err" 2>&1 || true
   else
     rm -f "$work/pgb-$name-$round".*
     timeout $((seconds + 30)) pgbench -n -M prepared -c "$conns" -j "$threads" -T "$seconds" \
@@ -168,26 +262,53 @@ measure() {
   [ "$app" != - ] && { a1=$(proc_cpu "$app"); rss=$(hwm_kb "$app"); }
   python3 scripts/bench/parse.py "$kind" "$name" "$round" "$log" "$work/pgb-$name-$round" \
     "$(awk -v a="$a0" -v b="$a1" -v t="$ticks" 'BEGIN{printf "%.2f", (b-a)/t}')" \
-    "$(awk -v a="$p0" -v b="$p1" -v t="$ticks" 'BEGIN{printf "%.2f", (b-a)/t}')" "$rss" "$seconds" >> "$results"
-  tail -1 "$results" | awk -F'\t' '{printf "  %-16s round %s: %8.0f req/s  p50 %6.2f ms  p99 %7.2f ms  non-2xx %s\n", $1, $2, $3/$4, $7/1000, $8/1000, $5}'
+    "$(awk -v a="$p0" -v b="$p1" -v t="$ticks" 'BEGIN{printf "%.2f", (b-a)/t}')" "$rss" "$dur" \
+    "${BENCH_RATE:-}" "${BENCH_EXPECT:-}" >> "$results"
+  tail -1 "$results" | awk -F'\t' '{printf "  %-16s round %s %-7s %8.0f req/s  p50 %6.2f ms  p99 %7.2f ms  unexpected %s  socket errors %s\n", $1, $2, $3, ($5 > 0 ? $4/$5 : 0), $8/1000, $9/1000, $6, $7}'
+}
+
+# http NAME APP_PID BASE_URL METHOD PATH: the wrk run (scripts/bench/$BENCH_LUA.lua, default NAME),
+# then, with oha, the open-loop run: same kind of request (scripts/bench/oha_inputs.py) at
+# oha_fraction x the req/s wrk just measured (pgcc_direct: at the creations' oha rate, below).
+http() {
+  local name=$1 app=$2 base=$3 method=$4 path=$5
+  measure "$name" "$round" "$app" wrk -s "scripts/bench/${BENCH_LUA:-$name}.lua" "$base"
+  [ -n "$oha" ] || return 0
+  local rate n input=$work/oha-$name-$round.in
+  rate=$(awk -F'\t' -v s="$name" -v r="$round" -v f="$oha_fraction" \
+    '$1 == s && $2 == r && $3 == "wrk" && $5 > 0 { q = int($4 / $5 * f) } END { print (q >= 1 ? q : 1) }' "$results")
+  # pgcc_direct: at the rate of this round's create_ativo (else create_pendente) oha run when there
+  # is one, so that "creation p50 - PGCC round-trip p50" compares the two at the same load.
+  if [ "$name" = pgcc_direct ]; then
+    rate=$(awk -F'\t' -v r="$round" -v q="$rate" '$2 == r && $3 == "oha" && $13 > 0 && !c[$1] &&
+      ($1 == "create_ativo" || $1 == "create_pendente") { c[$1] = $13 } END { print (c["create_ativo"] ? c["create_ativo"] : (c["create_pendente"] ? c["create_pendente"] : q)) }' "$results")
+  fi
+  n=$(python3 scripts/bench/oha_inputs.py "$name" "$work" "$input" $((rate * oha_seconds)) "$base")
+  local args=(-m "$method")
+  [ "$n" != 0 ] && args+=(-H "Api-Key: $(sed -n "${n}p" "$work/keys.txt")")
+  [ "$name" = list_etag ] && args+=(-H "If-None-Match: $(sed -n "${n}p" "$work/etags.txt")")
+  [ "$method" = POST ] && args+=(-T application/json -Z "$input")
+  if [ "$name" = c15t_read ]; then args+=(--urls-from-file "$input"); else args+=("$base$path"); fi
+  BENCH_RATE=$rate measure "$name" "$round" "$app" oha "${args[@]}"
 }
 
 export BENCH_DIR=$work BENCH_SCRIPTS=$root/scripts/bench
-scenarios=${BENCH_ONLY:-"list create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list c15t_record c15t_read"}
-echo "== load: $rounds round(s) x ${seconds}s per scenario, $conns connections, $threads load threads"
+echo "== load: $rounds round(s); per scenario wrk/pgbench ${seconds} s$([ -n "$oha" ] && echo ", then oha ${oha_seconds} s at $oha_fraction x wrk's req/s"); $conns connections, $threads load threads"
 for round in $(seq 1 "$rounds"); do
   for s in $scenarios; do
     case $s in
-      list) measure list "$round" "$api_pid" wrk -s scripts/bench/list.lua "$api_url" ;;
-      create_ativo) BENCH_MODE=ativo measure create_ativo "$round" "$api_pid" wrk -s scripts/bench/create.lua "$api_url" ;;
-      create_pendente) BENCH_MODE=pendente measure create_pendente "$round" "$api_pid" wrk -s scripts/bench/create.lua "$api_url" ;;
-      pgcc_direct) measure pgcc_direct "$round" "$sim_pid" wrk -s scripts/bench/pgcc_direct.lua "$sim_url" ;;
-      hash) measure hash "$round" "$api_pid" wrk -s scripts/bench/hash.lua "$api_url" ;;
-      health) measure health "$round" "$api_pid" wrk -s scripts/bench/health.lua "$api_url" ;;
+      list) http list "$api_pid" "$api_url" GET /api/casos-de-uso ;;
+      list_etag) if [ -z "$etag_note" ]; then BENCH_EXPECT=304 http list_etag "$api_pid" "$api_url" GET /api/casos-de-uso; fi ;;
+      create_ativo) BENCH_LUA=create BENCH_MODE=ativo http create_ativo "$api_pid" "$api_url" POST /api/solicitacao-consentimento/criar/ativo ;;
+      create_pendente) BENCH_LUA=create BENCH_MODE=pendente http create_pendente "$api_pid" "$api_url" POST /api/solicitacao-consentimento/criar/pendente ;;
+      pgcc_direct) http pgcc_direct "$sim_pid" "$sim_url" POST /pgcc/v1/solicitacoes ;;
+      hash) http hash "$api_pid" "$api_url" POST /api/hash-consulta ;;
+      health) http health "$api_pid" "$api_url" GET /health/live ;;
       pg_list) measure pg_list "$round" - pgbench -f scripts/bench/pgbench_list.sql "$db_url" ;;
       pg_key_list) measure pg_key_list "$round" - pgbench -f scripts/bench/pgbench_key_list.sql "$db_url" ;;
-      c15t_record|c15t_read)
-        [ -n "$c15t_url" ] && measure "$s" "$round" "$c15t_pid" wrk -s "scripts/bench/$s.lua" "$c15t_url" ;;
+      c15t_record) if [ -n "$c15t_url" ]; then http c15t_record "$c15t_pid" "$c15t_url" POST /subjects; fi ;;
+      c15t_read) if [ -n "$c15t_url" ]; then http c15t_read "$c15t_pid" "$c15t_url" GET /subjects; fi ;;
+      *) echo "unknown scenario '$s' (BENCH_ONLY)" >&2 ;;
     esac
   done
 done
@@ -198,5 +319,9 @@ doc=$root/docs/performance.md
 [ -n "${BENCH_ONLY:-}${BENCH_PERF:-}" ] && doc=-
 python3 scripts/bench/report.py "$results" "$doc" \
   --seconds "$seconds" --rounds "$rounds" --connections "$conns" --threads "$threads" \
-  --c15t "$c15t_note" --elapsed "$(( $(date +%s) - started_at ))"
-echo "bench done in $(( $(date +%s) - started_at )) s; table in docs/performance.md, raw lines in $results"
+  --c15t "$c15t_note" --elapsed "$(( $(date +%s) - started_at ))" --build "$build_s" \
+  --oha "$oha_note" --oha-seconds "$oha_seconds" --oha-fraction "$oha_fraction" --etag "$etag_note" \
+  --shuffle "${BENCH_SHUFFLE:-0}"
+where="table in docs/performance.md"
+[ "$doc" = - ] && where="table printed above, docs/performance.md left alone (BENCH_ONLY/BENCH_PERF)"
+echo "bench done in $(( $(date +%s) - started_at )) s (release build ${build_s} s); $where; raw lines in $results"

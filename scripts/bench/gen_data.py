@@ -11,6 +11,12 @@ Deterministic (fixed seed), so every run loads the same rows:
   crates/application/src/api_keys.rs does; pgbench rebuilds the same key from n in SQL;
 - its use cases: template `tpl-<n-1, 4 digits>-<j, 3 digits>`, two links (vínculos);
 - consent requests spread evenly over the companies, statuses mixed (60% ativo), valid CPFs.
+
+Storage order: casos_de_uso.csv is written company by company, so COPY puts each company's use
+cases side by side in the heap (a best case for the per-company list). With BENCH_SHUFFLE=1 in the
+environment its rows are written in a shuffled order across companies (fixed seed), as interleaved
+synchronizations of many companies would leave them in production; every other file, and the
+content of casos_de_uso.csv, stay the same.
 """
 import csv, hashlib, json, os, random, sys, uuid
 
@@ -62,6 +68,8 @@ def template(n, j):
 
 
 now = "2026-11-21T12:00:00Z"
+shuffle = os.environ.get("BENCH_SHUFFLE", "0") not in ("", "0")
+use_cases = []
 seed = {"empresas": []}
 with open(f"{out}/empresas.csv", "w", newline="") as fe, \
         open(f"{out}/api_keys.csv", "w", newline="") as fk, \
@@ -79,10 +87,13 @@ with open(f"{out}/empresas.csv", "w", newline="") as fe, \
         for j in range(per_company):
             v = j % 2
             titulo = f"Caso de uso {j:03d} da empresa {n}"
-            wc.writerow([use_case_id(n, j), company_id(n), vinculo(n, v), titulo, template(n, j), now, now])
+            use_cases.append([use_case_id(n, j), company_id(n), vinculo(n, v), titulo, template(n, j), now, now])
             vinculos[v].append({"templateId": template(n, j), "titulo": titulo})
         seed["empresas"].append({"cnpj": cnpj(n), "vinculos": [
             {"id": vinculo(n, v), "casosDeUso": vinculos[v]} for v in (0, 1)]})
+    if shuffle:  # its own generator: the other files stay byte for byte the same
+        random.Random(20261122).shuffle(use_cases)
+    wc.writerows(use_cases)
 with open(f"{out}/seed.json", "w") as f:
     json.dump(seed, f)
 
@@ -111,4 +122,5 @@ with open(f"{out}/solicitacoes.csv", "w", newline="") as fs:
 with open(f"{out}/hash_inputs.txt", "w") as f:
     for n, c, t in valid:
         f.write(f"{n}\t{c}\t{t}\n")
-print(f"generated {companies} companies x {per_company} use cases, {requests} consent requests in {out}")
+print(f"generated {companies} companies x {per_company} use cases ({'shuffled' if shuffle else 'company by company'}), "
+      f"{requests} consent requests in {out}")
