@@ -13,7 +13,7 @@ fuzz-contract: ## schemathesis against the live OpenAPI document (CI runs it aft
 fuzz: ## each cargo-fuzz target for FUZZ_SECONDS (default 30); not part of `make test` nor CI
 	@bash scripts/fuzz.sh
 
-bench: ## PostgreSQL + pgcc-sim + release build, 100k-request data set, wrk (req/s) + oha (open-loop p50/p99) + pgbench + c15t runs -> docs/performance.md; not run by `make test` nor CI
+bench: ## PostgreSQL + pgcc-sim + release build, 100k-request data set, wrk (req/s) + loadgen (open-loop p50/p99) + pgbench + c15t runs -> docs/performance.md; not run by `make test` nor CI
 	@bash scripts/bench.sh
 
 bench-domain: ## criterion benchmarks of the domain's hot paths (CPF/CNPJ parsing, envelope serialization)

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""One line of results.tsv from a wrk output (its WRKJSON line, see common.lua), an oha JSON output
+"""One line of results.tsv from a wrk output (its WRKJSON line, see common.lua), an loadgen JSON output
 (`--output-format json`), or pgbench's per-transaction logs (latency = third field, microseconds).
 
-  parse.py wrk|oha|pgbench NAME ROUND OUTPUT PGBENCH_LOG_PREFIX APP_CPU_S PG_CPU_S PEAK_RSS_KB SECONDS [RATE [EXPECT]]
+  parse.py wrk|loadgen|pgbench NAME ROUND OUTPUT PGBENCH_LOG_PREFIX APP_CPU_S PG_CPU_S PEAK_RSS_KB SECONDS [RATE [EXPECT]]
 
 Columns: scenario round tool requests seconds unexpected socket_errors p50_us p99_us app_cpu_s
 pg_cpu_s peak_rss_kb rate. `unexpected` = answers other than the expected status: any 2xx, or
 exactly EXPECT when given (list_etag: 304); for pgbench, failed transactions. `socket_errors` =
-connection/read/write errors and timeouts (oha: its error distribution, less the requests still in
-flight at the deadline, which it aborts). `rate` = the fixed request rate of an open-loop (oha) run.
+connection/read/write errors and timeouts (loadgen: its error distribution, less the requests still in
+flight at the deadline, which it aborts). `rate` = the fixed request rate of an open-loop (loadgen) run.
 """
 import glob, json, sys
 
@@ -44,7 +44,7 @@ if kind == "wrk":
     # subset of it, kept as a floor in case a script is run without common.lua.
     row(r["requests"], r["duration_us"] / 1e6, max(r.get("unexpected", 0), r.get("status_errors", r.get("non2xx", 0))),
         r["socket_errors"], r["p50_us"], r["p99_us"])
-elif kind == "oha":
+elif kind == "loadgen":
     try:
         r = json.load(open(output))
     except (OSError, ValueError):
