@@ -22,6 +22,12 @@ use crate::outbox;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
 
+/// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of the
+/// partial indexes `solicitacoes_consentimento_empresa_criado_em_idx` and
+/// `solicitacoes_consentimento_validas_idx`, so that every plan, generic ones included, can
+/// use them.
+const CONFIRMED: &str = "solicitacoes_consentimento.criacao = 'confirmada'";
+
 /// `claim_for_status_check` in one statement: the subquery locks the due rows no other worker
 /// holds (`SKIP LOCKED`), the update pushes their next check. The status names are literals, as
 /// in the partial index `solicitacoes_consentimento_status_devido_idx`, so every plan can use it.
@@ -404,7 +410,8 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         }))
     }
 
-    /// Read along the index (empresa_id, criado_em, id): the cursor is the row comparison
+    /// Read along the partial index (empresa_id, criado_em, id) WHERE criacao = 'confirmada'
+    /// (see [`CONFIRMED`]): the cursor is the row comparison
     /// `(criado_em, id) > ($criado_em, $id)`, which PostgreSQL turns into an index bound, and the
     /// filters are evaluated on the rows read. The status filter is the effective status at
     /// `now`.
@@ -423,7 +430,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         let rows = with_conn(&self.pool, OPERATION, |conn| {
             let mut query = sc::table
                 .filter(sc::empresa_id.eq(empresa.0))
-                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+                .filter(sql::<Bool>(CONFIRMED))
                 .select(SolicitacaoConsentimentoRow::as_select())
                 .into_boxed();
             if let Some(status) = filter.status {
@@ -479,10 +486,10 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             .collect()
     }
 
-    /// The status is compared with a literal, as in the partial index
+    /// The status and the creation state are compared with literals, as in the partial index
     /// `solicitacoes_consentimento_validas_idx` (empresa_id, cpf_titular,
-    /// caso_de_uso_id_template, data_expiracao_consentimento) WHERE status = 'ativo', which the
-    /// lookup reads backwards from the newest expiry.
+    /// caso_de_uso_id_template, data_expiracao_consentimento) WHERE status = 'ativo' AND
+    /// criacao = 'confirmada', which the lookup reads backwards from the newest expiry.
     fn find_valid(
         &self,
         empresa: CompanyId,
@@ -497,7 +504,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                 .filter(sc::cpf_titular.eq(cpf.as_str()))
                 .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
                 .filter(sql::<Bool>("solicitacoes_consentimento.status = 'ativo'"))
-                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+                .filter(sql::<Bool>(CONFIRMED))
                 .filter(sc::data_expiracao_consentimento.gt(now))
                 .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
                 .select(SolicitacaoConsentimentoRow::as_select())

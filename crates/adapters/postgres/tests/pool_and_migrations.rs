@@ -29,7 +29,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 14] = [
+const MIGRATION_NAMES: [&str; 15] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -44,16 +44,20 @@ const MIGRATION_NAMES: [&str; 14] = [
     "2026-11-23-000101_check_api_key_hash_is_a_digest",
     "2026-11-23-000201_add_creation_state_to_solicitacoes",
     "2026-11-23-000202_create_chaves_idempotencia",
+    "2026-11-24-000301_index_only_confirmed_solicitacoes",
 ];
 
 /// How many migrations the webhooks issue added.
 const WEBHOOK_MIGRATIONS: usize = 4;
 
 /// How many migrations came after the webhook ones (the last ones).
-const LATER_MIGRATIONS: usize = 3;
+const LATER_MIGRATIONS: usize = 4;
 
-/// The two-phase creation and idempotency migrations (the last ones).
+/// The two-phase creation and idempotency migrations.
 const CREATION_MIGRATIONS: usize = 2;
+
+/// How many migrations came after the creation ones (the last ones).
+const AFTER_CREATION_MIGRATIONS: usize = 1;
 
 /// Reverts the last `n` migrations.
 fn revert_last(conn: &mut PgConnection, n: usize) {
@@ -370,7 +374,7 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     let constraints = constraints_of(&mut conn, "solicitacoes_consentimento");
     assert!(indexes.contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
 
-    revert_last(&mut conn, CREATION_MIGRATIONS);
+    revert_last(&mut conn, CREATION_MIGRATIONS + AFTER_CREATION_MIGRATIONS);
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
     assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
@@ -393,7 +397,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
 
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), CREATION_MIGRATIONS);
+    assert_eq!(
+        applied.len(),
+        CREATION_MIGRATIONS + AFTER_CREATION_MIGRATIONS
+    );
     assert_eq!(request_columns(&mut conn), columns);
     assert_eq!(request_indexes(&mut conn), indexes);
     assert_eq!(
@@ -423,7 +430,7 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
              'Direto', '2027-01-01T00:00:00Z', 'ativo', NULL, 'h3', 'cancelada', now())",
     )
     .unwrap();
-    revert_last(&mut conn, CREATION_MIGRATIONS);
+    revert_last(&mut conn, CREATION_MIGRATIONS + AFTER_CREATION_MIGRATIONS);
     assert_eq!(
         names(
             &mut conn,
