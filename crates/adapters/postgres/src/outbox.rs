@@ -33,6 +33,7 @@ JOIN webhook_urls u ON u.empresa_id = e.empresa_id
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL"
     };
 }
+pub(crate) use deliveries_of_eventos;
 
 /// Writes a batch of events and their deliveries in one statement (one round trip whatever the
 /// batch size): the events come in as parallel arrays ($1 ids, $2 companies, $3 types,
@@ -119,7 +120,7 @@ pub(crate) fn write_events(conn: &mut PgConnection, events: &[WebhookEvent]) -> 
 }
 
 /// The exact body of `event`: `{"type", "timestamp", "data"}`.
-fn payload(event: &WebhookEvent) -> QueryResult<String> {
+pub(crate) fn payload(event: &WebhookEvent) -> QueryResult<String> {
     serde_json::to_string(&event.payload())
         .map_err(|e| DieselError::SerializationError(Box::new(e)))
 }
