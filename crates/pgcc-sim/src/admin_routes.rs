@@ -47,14 +47,14 @@ async fn replace_seed(
     body: web::Bytes,
 ) -> Result<HttpResponse, SimError> {
     let seed = parse_json::<Seed>(&body)?;
-    state.store().seed = seed;
+    state.store().set_seed(seed);
     Ok(HttpResponse::NoContent().finish())
 }
 
 /// `GET /_sim/solicitacoes`: every request created, in arrival order, with every field.
 async fn list_solicitacoes(state: web::Data<AppState>) -> HttpResponse {
     let store = state.store();
-    HttpResponse::Ok().json(&store.solicitacoes)
+    HttpResponse::Ok().json(store.solicitacoes())
 }
 
 /// `POST /_sim/solicitacoes/{id}/{aceitar|recusar|revogar}`

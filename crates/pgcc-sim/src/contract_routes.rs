@@ -50,7 +50,6 @@ async fn listar_casos_de_uso(
 ) -> Result<HttpResponse, SimError> {
     let store = state.store();
     let empresa = store
-        .seed
         .empresa(&cnpj)
         .ok_or_else(|| SimError::not_found("empresa não encontrada"))?;
     Ok(HttpResponse::Ok().json(CasosDeUsoResponse {

@@ -1,5 +1,9 @@
 //! What the simulator holds while it runs: the seed, the requests received, the fault rule and
 //! the expected token.
+//!
+//! Every lookup a request makes is a hash-map read (the company by CNPJ, a request by PGCC id or
+//! by company and external reference), so the simulator answers at the same speed after a
+//! million creations as after one: a benchmark measures the service, not the simulator's store.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -9,7 +13,7 @@ use uuid::Uuid;
 
 use crate::errors::SimError;
 use crate::faults::Faults;
-use crate::seed::{normalize_cnpj, Seed};
+use crate::seed::{normalize_cnpj, Seed, SeedEmpresa};
 use crate::solicitacao::{NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView};
 
 /// Shared by every worker (behind `web::Data`).
@@ -23,11 +27,7 @@ pub struct AppState {
 impl AppState {
     pub fn new(seed: Seed, token: Option<String>) -> Self {
         Self {
-            store: Mutex::new(Store {
-                seed,
-                solicitacoes: Vec::new(),
-                status_consultas: BTreeMap::new(),
-            }),
+            store: Mutex::new(Store::new(seed)),
             faults: Faults::default(),
             token,
         }
@@ -73,28 +73,69 @@ impl Move {
 }
 
 pub struct Store {
-    pub seed: Seed,
+    seed: Seed,
+    /// The seed's companies by normalized CNPJ (the first one when the seed repeats a CNPJ, as
+    /// [`Seed::empresa`] finds it).
+    empresas: HashMap<String, usize>,
     /// Every request created, in arrival order.
-    pub solicitacoes: Vec<Solicitacao>,
+    solicitacoes: Vec<Solicitacao>,
+    /// Index into `solicitacoes` by PGCC id.
+    por_id: HashMap<String, usize>,
+    /// Index into `solicitacoes` by (normalized CNPJ of the company, external reference).
+    por_referencia: HashMap<(String, Uuid), usize>,
     /// How many calls of the batch status route asked about each PGCC id (known or not). Kept
     /// when the seed is replaced; cleared by `DELETE /_sim/status-consultas`.
     pub status_consultas: BTreeMap<String, u64>,
 }
 
 impl Store {
+    pub fn new(seed: Seed) -> Self {
+        let mut store = Store {
+            seed: Seed::default(),
+            empresas: HashMap::new(),
+            solicitacoes: Vec::new(),
+            por_id: HashMap::new(),
+            por_referencia: HashMap::new(),
+            status_consultas: BTreeMap::new(),
+        };
+        store.set_seed(seed);
+        store
+    }
+
+    /// Replaces the seed; the requests received are kept.
+    pub fn set_seed(&mut self, seed: Seed) {
+        let mut empresas = HashMap::with_capacity(seed.empresas.len());
+        for (i, empresa) in seed.empresas.iter().enumerate() {
+            empresas.entry(normalize_cnpj(&empresa.cnpj)).or_insert(i);
+        }
+        self.seed = seed;
+        self.empresas = empresas;
+    }
+
+    /// The company with this CNPJ, masked or not (one hash lookup).
+    pub fn empresa(&self, cnpj: &str) -> Option<&SeedEmpresa> {
+        self.empresas
+            .get(&normalize_cnpj(cnpj))
+            .map(|&i| &self.seed.empresas[i])
+    }
+
+    /// Every request created, in arrival order.
+    pub fn solicitacoes(&self) -> &[Solicitacao] {
+        &self.solicitacoes
+    }
+
     /// Creates a request, or returns the one already created with the same external reference
     /// for the same company. The body must already be valid.
     pub fn criar(&mut self, nova: NovaSolicitacao) -> Result<Created, SimError> {
         let cnpj = normalize_cnpj(&nova.cnpj_empresa);
         let empresa = self
-            .seed
-            .empresa(&cnpj)
+            .empresas
+            .get(&cnpj)
+            .map(|&i| &self.seed.empresas[i])
             .ok_or_else(|| SimError::not_found("empresa não encontrada"))?;
-        if let Some(existing) = self.solicitacoes.iter().find(|s| {
-            s.dados.referencia_externa == nova.referencia_externa
-                && normalize_cnpj(&s.dados.cnpj_empresa) == cnpj
-        }) {
-            return Ok(Created::Existing(existing.clone()));
+        let chave = (cnpj, nova.referencia_externa);
+        if let Some(&i) = self.por_referencia.get(&chave) {
+            return Ok(Created::Existing(self.solicitacoes[i].clone()));
         }
         if empresa
             .vinculo_with_template(&nova.template_id, nova.vinculo_id)
@@ -111,6 +152,9 @@ impl Store {
             criado_em: now,
             atualizado_em: now,
         };
+        let i = self.solicitacoes.len();
+        self.por_id.insert(solicitacao.id.clone(), i);
+        self.por_referencia.insert(chave, i);
         self.solicitacoes.push(solicitacao.clone());
         Ok(Created::New(solicitacao))
     }
@@ -123,17 +167,17 @@ impl Store {
         referencia: Uuid,
     ) -> Result<Option<&Solicitacao>, SimError> {
         let cnpj = normalize_cnpj(cnpj_empresa);
-        if self.seed.empresa(&cnpj).is_none() {
+        if !self.empresas.contains_key(&cnpj) {
             return Err(SimError::not_found("empresa não encontrada"));
         }
-        Ok(self.solicitacoes.iter().find(|s| {
-            s.dados.referencia_externa == referencia
-                && normalize_cnpj(&s.dados.cnpj_empresa) == cnpj
-        }))
+        Ok(self
+            .por_referencia
+            .get(&(cnpj, referencia))
+            .map(|&i| &self.solicitacoes[i]))
     }
 
     pub fn get(&self, id: &str) -> Option<&Solicitacao> {
-        self.solicitacoes.iter().find(|s| s.id == id)
+        self.por_id.get(id).map(|&i| &self.solicitacoes[i])
     }
 
     /// The batch status answer for `ids`: the known ones, in the order asked (a repeated id once,
@@ -154,16 +198,9 @@ impl Store {
         for id in &distintos {
             *self.status_consultas.entry((*id).to_owned()).or_default() += 1;
         }
-        // one pass over the store, whatever its size
-        let conhecidas: HashMap<&str, &Solicitacao> = self
-            .solicitacoes
-            .iter()
-            .filter(|s| vistos.contains(s.id.as_str()))
-            .map(|s| (s.id.as_str(), s))
-            .collect();
         distintos
             .into_iter()
-            .filter_map(|id| conhecidas.get(id))
+            .filter_map(|id| self.get(id))
             .map(|s| s.status_view_em(agora))
             .collect()
     }
@@ -171,11 +208,11 @@ impl Store {
     /// Applies `mv` to request `id`: 404 when unknown, 409 when the move is illegal from its
     /// status as read now (an expired request moves no more).
     pub fn mover(&mut self, id: &str, mv: Move) -> Result<Solicitacao, SimError> {
-        let solicitacao = self
-            .solicitacoes
-            .iter_mut()
-            .find(|s| s.id == id)
+        let i = *self
+            .por_id
+            .get(id)
             .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
+        let solicitacao = &mut self.solicitacoes[i];
         let from = solicitacao.status_em(Utc::now());
         let to = mv.target(from).ok_or_else(|| {
             SimError::conflict(format!(
@@ -196,5 +233,89 @@ fn status_text(status: SolicitacaoStatus) -> &'static str {
         SolicitacaoStatus::Recusado => "recusado",
         SolicitacaoStatus::Expirado => "expirado",
         SolicitacaoStatus::Revogado => "revogado",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed::{SeedCasoDeUso, SeedVinculo};
+
+    fn seed() -> Seed {
+        Seed {
+            empresas: vec![SeedEmpresa {
+                cnpj: "11.222.333/0001-81".into(),
+                vinculos: vec![SeedVinculo {
+                    id: Uuid::from_u128(1),
+                    casos_de_uso: vec![SeedCasoDeUso {
+                        template_id: "tpl".into(),
+                        titulo: "t".into(),
+                    }],
+                }],
+            }],
+        }
+    }
+
+    fn nova(referencia: u128, cnpj: &str) -> NovaSolicitacao {
+        NovaSolicitacao {
+            referencia_externa: Uuid::from_u128(referencia),
+            cnpj_empresa: cnpj.into(),
+            vinculo_id: None,
+            template_id: "tpl".into(),
+            cpf_titular: "52998224725".into(),
+            tipo_titular: "PessoaFisica".into(),
+            modalidade_acesso: "Direto".into(),
+            cnpj_anuente: None,
+            data_expiracao_consentimento: "2030-01-01T00:00:00Z".into(),
+            status: SolicitacaoStatus::Pendente,
+            data_titular_respondeu_consentimento: None,
+            prova_coleta: None,
+        }
+    }
+
+    #[test]
+    fn the_indexes_find_what_was_created_masked_or_not_and_keep_arrival_order() {
+        let mut store = Store::new(seed());
+        let Ok(Created::New(first)) = store.criar(nova(1, "11222333000181")) else {
+            panic!("created");
+        };
+        let Ok(Created::New(second)) = store.criar(nova(2, "11222333000181")) else {
+            panic!("created");
+        };
+        let Ok(Created::Existing(again)) = store.criar(nova(1, "11.222.333/0001-81")) else {
+            panic!("the same reference of the same company");
+        };
+        assert_eq!(again, first);
+        assert_eq!(store.get(&second.id), Some(&second));
+        assert_eq!(
+            store
+                .por_referencia("11.222.333/0001-81", Uuid::from_u128(2))
+                .unwrap(),
+            Some(&second)
+        );
+        assert_eq!(
+            store
+                .por_referencia("11222333000181", Uuid::from_u128(3))
+                .unwrap(),
+            None
+        );
+        assert_eq!(store.solicitacoes(), [first.clone(), second]);
+        let moved = store.mover(&first.id, Move::Aceitar).unwrap();
+        assert_eq!(store.get(&first.id), Some(&moved));
+    }
+
+    #[test]
+    fn a_replaced_seed_is_indexed_again_and_the_requests_are_kept() {
+        let mut store = Store::new(Seed::default());
+        assert!(store.criar(nova(1, "11222333000181")).is_err());
+        store.set_seed(seed());
+        assert!(store.empresa("11222333000181").is_some());
+        assert!(matches!(
+            store.criar(nova(1, "11222333000181")),
+            Ok(Created::New(_))
+        ));
+        store.set_seed(Seed::default());
+        assert_eq!(store.solicitacoes().len(), 1);
+        assert!(store.empresa("11222333000181").is_none());
     }
 }

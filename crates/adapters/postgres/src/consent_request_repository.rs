@@ -1,8 +1,10 @@
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{BigInt, Bool, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{
     CompanyId, ConsentRequest, ConsentStatus, Cpf, EventType, TransitionCause, WebhookEvent,
 };
@@ -21,6 +23,12 @@ use crate::models::{
 use crate::outbox;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
+
+/// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of the
+/// partial indexes `solicitacoes_consentimento_empresa_criado_em_idx` and
+/// `solicitacoes_consentimento_validas_idx`, so that every plan, generic ones included, can
+/// use them.
+const CONFIRMED: &str = "solicitacoes_consentimento.criacao = 'confirmada'";
 
 /// `claim_for_status_check` in one statement: the subquery locks the due rows no other worker
 /// holds (`SKIP LOCKED`), the update pushes their next check. The status names are literals, as
@@ -79,6 +87,189 @@ WHERE e.id = s.empresa_id AND s.id IN (
     FOR UPDATE SKIP LOCKED
 )
 RETURNING s.id, s.empresa_id, e.cnpj, s.criacao_tentativa_em";
+
+/// `begin_creation` in one statement ($n are binds): insert the row `em_andamento` (no PGCC id;
+/// `proximo_status_em` takes its default) or, when the id exists, take it over (back to
+/// `em_andamento`, stamped with this attempt) unless it is confirmed or another company's. One
+/// row is inserted or updated exactly when the creation may go on.
+const BEGIN_CREATION: [&str; 18] = [
+    "INSERT INTO solicitacoes_consentimento AS s (
+    id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
+    modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
+    data_titular_respondeu_consentimento, prova_coleta, status, hash, criado_em, atualizado_em,
+    criacao, criacao_tentativa_em)
+VALUES (",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ", ",
+    ")
+ON CONFLICT (id) DO UPDATE
+SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em
+WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'",
+];
+
+/// [`BEGIN_CREATION`] with its binds: a fixed text, so diesel prepares it once per connection
+/// (an `Insertable` with optional fields, or an upsert, is prepared again on every call).
+struct BeginCreation<'a> {
+    row: NewSolicitacaoConsentimento<'a>,
+}
+
+impl QueryId for BeginCreation<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl QueryFragment<Pg> for BeginCreation<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        let row = &self.row;
+        let sql = &BEGIN_CREATION;
+        out.push_sql(sql[0]);
+        out.push_bind_param::<SqlUuid, _>(&row.id)?;
+        out.push_sql(sql[1]);
+        out.push_bind_param::<SqlUuid, _>(&row.empresa_id)?;
+        out.push_sql(sql[2]);
+        out.push_bind_param::<SqlUuid, _>(&row.caso_de_uso_id)?;
+        out.push_sql(sql[3]);
+        out.push_bind_param::<Text, _>(&row.caso_de_uso_id_template)?;
+        out.push_sql(sql[4]);
+        out.push_bind_param::<Text, _>(&row.cpf_titular)?;
+        out.push_sql(sql[5]);
+        out.push_bind_param::<Text, _>(&row.tipo_titular)?;
+        out.push_sql(sql[6]);
+        out.push_bind_param::<Text, _>(&row.modalidade_acesso)?;
+        out.push_sql(sql[7]);
+        out.push_bind_param::<Nullable<Text>, _>(&row.cnpj_anuente)?;
+        out.push_sql(sql[8]);
+        out.push_bind_param::<Timestamptz, _>(&row.data_expiracao_consentimento)?;
+        out.push_sql(sql[9]);
+        out.push_bind_param::<Nullable<Timestamptz>, _>(&row.data_titular_respondeu_consentimento)?;
+        out.push_sql(sql[10]);
+        out.push_bind_param::<Nullable<Text>, _>(&row.prova_coleta)?;
+        out.push_sql(sql[11]);
+        out.push_bind_param::<Text, _>(&row.status)?;
+        out.push_sql(sql[12]);
+        out.push_bind_param::<Text, _>(&row.hash)?;
+        out.push_sql(sql[13]);
+        out.push_bind_param::<Timestamptz, _>(&row.criado_em)?;
+        out.push_sql(sql[14]);
+        out.push_bind_param::<Timestamptz, _>(&row.atualizado_em)?;
+        out.push_sql(sql[15]);
+        out.push_bind_param::<Text, _>(&row.criacao)?;
+        out.push_sql(sql[16]);
+        out.push_bind_param::<Nullable<Timestamptz>, _>(&row.criacao_tentativa_em)?;
+        out.push_sql(sql[17]);
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<PgConnection> for BeginCreation<'_> {}
+
+/// `confirm_creation` in one statement ($n are binds), so one implicit transaction: the update
+/// confirms the row (PGCC id, no attempt, next status check) only if it is unconfirmed and still
+/// holds the content the event was built from (hash, status, update time: an unconfirmed row's
+/// content never changes, so this only guards against a bug); then, from the updated row only,
+/// the `solicitacao.criada` event with its deliveries and the creation's history entry (`de`
+/// NULL, dated `criado_em`). Nothing is written when the update changed no row; the count is
+/// the number of history entries written (1 or 0). The update's row lock makes a concurrent
+/// confirmation wait, then find the row confirmed and write nothing.
+const CONFIRM_CREATION: [&str; 13] = [
+    "WITH confirmada AS (
+    UPDATE solicitacoes_consentimento
+    SET criacao = 'confirmada', pgcc_id = ",
+    ", criacao_tentativa_em = NULL, proximo_status_em = ",
+    "
+    WHERE id = ",
+    " AND empresa_id = ",
+    " AND criacao IN ('em_andamento', 'cancelada')
+      AND hash = ",
+    " AND status = ",
+    " AND atualizado_em = ",
+    "
+    RETURNING id, empresa_id, status, criado_em
+), eventos AS (
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+    SELECT ",
+    ", empresa_id, ",
+    ", ",
+    ", ",
+    " FROM confirmada
+    RETURNING id, empresa_id, criado_em
+), entregas AS (
+",
+    concat!(
+        crate::outbox::deliveries_of_eventos!(),
+        "
+)
+INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
+SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada"
+    ),
+];
+
+/// [`CONFIRM_CREATION`] with its binds (a fixed text: prepared once per connection).
+struct ConfirmCreation<'a> {
+    id: Uuid,
+    empresa_id: Uuid,
+    pgcc_id: &'a str,
+    next_check_at: DateTime<Utc>,
+    hash: &'a str,
+    status: &'static str,
+    atualizado_em: DateTime<Utc>,
+    event_id: Uuid,
+    event_tipo: &'static str,
+    event_payload: String,
+    event_at: DateTime<Utc>,
+}
+
+impl QueryId for ConfirmCreation<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl QueryFragment<Pg> for ConfirmCreation<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        let sql = &CONFIRM_CREATION;
+        out.push_sql(sql[0]);
+        out.push_bind_param::<Text, _>(&self.pgcc_id)?;
+        out.push_sql(sql[1]);
+        out.push_bind_param::<Timestamptz, _>(&self.next_check_at)?;
+        out.push_sql(sql[2]);
+        out.push_bind_param::<SqlUuid, _>(&self.id)?;
+        out.push_sql(sql[3]);
+        out.push_bind_param::<SqlUuid, _>(&self.empresa_id)?;
+        out.push_sql(sql[4]);
+        out.push_bind_param::<Text, _>(&self.hash)?;
+        out.push_sql(sql[5]);
+        out.push_bind_param::<Text, _>(&self.status)?;
+        out.push_sql(sql[6]);
+        out.push_bind_param::<Timestamptz, _>(&self.atualizado_em)?;
+        out.push_sql(sql[7]);
+        out.push_bind_param::<SqlUuid, _>(&self.event_id)?;
+        out.push_sql(sql[8]);
+        out.push_bind_param::<Text, _>(&self.event_tipo)?;
+        out.push_sql(sql[9]);
+        out.push_bind_param::<Text, _>(&self.event_payload)?;
+        out.push_sql(sql[10]);
+        out.push_bind_param::<Timestamptz, _>(&self.event_at)?;
+        out.push_sql(sql[11]);
+        out.push_sql(sql[12]);
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<PgConnection> for ConfirmCreation<'_> {}
 
 /// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
 /// Every read filters by `empresa_id`; the worker operations span companies. Only confirmed
@@ -148,10 +339,8 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         })
     }
 
-    /// In one transaction: `INSERT ... ON CONFLICT (id) DO NOTHING` of the `em_andamento` row;
-    /// when the id exists, `UPDATE` it back to `em_andamento` with this attempt unless it is
-    /// confirmed (same company only); when that changes nothing, read the confirmed row's PGCC
-    /// id.
+    /// [`BEGIN_CREATION`]: one statement, one round trip; only when it changed no row (the id is
+    /// confirmed, or another company's) a second one reads the confirmed row's PGCC id.
     fn begin_creation(
         &self,
         request: &ConsentRequest,
@@ -159,39 +348,21 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     ) -> Result<CreationStart, RepoError> {
         const OPERATION: &str = "storing a consent request before the PGCC creates it";
         let found = with_conn(&self.pool, OPERATION, |conn| {
-            conn.transaction(|conn| {
-                let inserted = diesel::insert_into(sc::table)
-                    .values(NewSolicitacaoConsentimento::in_creation(
-                        request, attempt_at,
-                    ))
-                    .on_conflict(sc::id)
-                    .do_nothing()
-                    .execute(conn)?;
-                if inserted == 1 {
-                    return Ok(Some(None));
-                }
-                let resumed = diesel::update(
-                    sc::table
-                        .filter(sc::id.eq(request.id))
-                        .filter(sc::empresa_id.eq(request.empresa_id.0))
-                        .filter(sc::criacao.ne(CRIACAO_CONFIRMADA)),
-                )
-                .set((
-                    sc::criacao.eq(CRIACAO_EM_ANDAMENTO),
-                    sc::criacao_tentativa_em.eq(Some(attempt_at)),
-                ))
-                .execute(conn)?;
-                if resumed == 1 {
-                    return Ok(Some(None));
-                }
-                // confirmed (Some(Some(pgcc_id))), or another company's id (None)
-                sc::table
-                    .filter(sc::id.eq(request.id))
-                    .filter(sc::empresa_id.eq(request.empresa_id.0))
-                    .select(sc::pgcc_id)
-                    .first::<Option<String>>(conn)
-                    .optional()
-            })
+            let started = BeginCreation {
+                row: NewSolicitacaoConsentimento::in_creation(request, attempt_at),
+            }
+            .execute(conn)?;
+            if started == 1 {
+                return Ok(Some(None));
+            }
+            // confirmed (Some(Some(pgcc_id))), or another company's id (None); a confirmed row
+            // never goes back, so this read cannot miss a row the statement above skipped
+            sc::table
+                .filter(sc::id.eq(request.id))
+                .filter(sc::empresa_id.eq(request.empresa_id.0))
+                .select(sc::pgcc_id)
+                .first::<Option<String>>(conn)
+                .optional()
         })?;
         match found {
             Some(None) => Ok(CreationStart::Started),
@@ -203,11 +374,11 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         }
     }
 
-    /// In one transaction: `UPDATE ... SET criacao = 'confirmada', pgcc_id, proximo_status_em
-    /// WHERE criacao IN ('em_andamento', 'cancelada') RETURNING *` and, only when it changed the
-    /// row, the creation entry and the `solicitacao.criada` event (see `outbox.rs`) about the
-    /// returned row, both dated `criado_em`. The update's row lock makes a concurrent
-    /// confirmation wait, then find it confirmed.
+    /// Two round trips, no explicit transaction: the row is read (by its primary key) to build
+    /// the `solicitacao.criada` event about it, then [`CONFIRM_CREATION`] confirms it and writes
+    /// its history entry and that event (see `outbox.rs`), both dated `criado_em`, in one
+    /// statement. A row found confirmed answers its PGCC id; a confirmation that changed no row
+    /// (a concurrent one won) reads the row again.
     fn confirm_creation(
         &self,
         empresa: CompanyId,
@@ -215,62 +386,58 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         pgcc_id: &str,
         at: DateTime<Utc>,
     ) -> Result<Confirmation, RepoError> {
-        with_conn(
-            &self.pool,
-            "confirming the creation of a consent request",
-            |conn| {
-                conn.transaction(|conn| {
-                    let updated = diesel::update(
-                        sc::table
-                            .filter(sc::id.eq(id))
-                            .filter(sc::empresa_id.eq(empresa.0))
-                            .filter(sc::criacao.eq_any([CRIACAO_EM_ANDAMENTO, CRIACAO_CANCELADA])),
-                    )
-                    .set((
-                        sc::criacao.eq(CRIACAO_CONFIRMADA),
-                        sc::pgcc_id.eq(Some(pgcc_id)),
-                        sc::criacao_tentativa_em.eq(None::<DateTime<Utc>>),
-                        sc::proximo_status_em.eq(at),
-                    ))
-                    .returning(SolicitacaoConsentimentoRow::as_returning())
-                    .get_result(conn)
-                    .optional()?;
-                    let Some(updated) = updated else {
-                        let existing = sc::table
-                            .filter(sc::id.eq(id))
-                            .filter(sc::empresa_id.eq(empresa.0))
-                            .select(sc::pgcc_id)
-                            .first::<Option<String>>(conn)
-                            .optional()?;
-                        return Ok(match existing {
-                            Some(Some(pgcc_id)) => Confirmation::AlreadyConfirmed { pgcc_id },
-                            // a row without a PGCC id is em_andamento or cancelada: updated above
-                            Some(None) | None => Confirmation::Missing,
-                        });
-                    };
-                    let request = into_domain_in_tx(updated)?;
-                    let first = NewSolicitacaoHistorico::new(
-                        request.id,
-                        None,
-                        request.status,
-                        request.criado_em,
-                        TransitionCause::Empresa,
-                    );
-                    diesel::insert_into(sh::table)
-                        .values(&first)
-                        .execute(conn)?;
-                    outbox::write_event(
-                        conn,
-                        &WebhookEvent::consent(
-                            EventType::SolicitacaoCriada,
-                            &request,
-                            request.criado_em,
-                        ),
-                    )?;
-                    Ok(Confirmation::Confirmed)
-                })
-            },
-        )
+        const OPERATION: &str = "confirming the creation of a consent request";
+        with_conn(&self.pool, OPERATION, |conn| {
+            // the second round only ever finds the row confirmed or gone, unless its content
+            // changed under an unconfirmed id (a bug): then the third reports it
+            for _ in 0..3 {
+                let Some((criacao, row)) = sc::table
+                    .filter(sc::id.eq(id))
+                    .filter(sc::empresa_id.eq(empresa.0))
+                    .select((sc::criacao, SolicitacaoConsentimentoRow::as_select()))
+                    .first::<(String, SolicitacaoConsentimentoRow)>(conn)
+                    .optional()?
+                else {
+                    return Ok(Confirmation::Missing);
+                };
+                if criacao == CRIACAO_CONFIRMADA {
+                    return Ok(match row.pgcc_id {
+                        Some(pgcc_id) => Confirmation::AlreadyConfirmed { pgcc_id },
+                        // excluded by a check constraint
+                        None => Confirmation::Missing,
+                    });
+                }
+                let mut request = row
+                    .try_into_domain_any_creation()
+                    .map_err(|e| DieselError::DeserializationError(e.into()))?;
+                request.pgcc_id = pgcc_id.to_owned();
+                let event = WebhookEvent::consent(
+                    EventType::SolicitacaoCriada,
+                    &request,
+                    request.criado_em,
+                );
+                let confirmed = ConfirmCreation {
+                    id,
+                    empresa_id: empresa.0,
+                    pgcc_id,
+                    next_check_at: at,
+                    hash: &request.hash,
+                    status: request.status.as_str(),
+                    atualizado_em: request.atualizado_em,
+                    event_id: event.id,
+                    event_tipo: event.tipo.as_str(),
+                    event_payload: outbox::payload(&event)?,
+                    event_at: event.timestamp,
+                }
+                .execute(conn)?;
+                if confirmed == 1 {
+                    return Ok(Confirmation::Confirmed);
+                }
+            }
+            Err(DieselError::QueryBuilderError(
+                "an unconfirmed consent request changed while being confirmed".into(),
+            ))
+        })
     }
 
     fn cancel_creation(
@@ -404,7 +571,8 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         }))
     }
 
-    /// Read along the index (empresa_id, criado_em, id): the cursor is the row comparison
+    /// Read along the partial index (empresa_id, criado_em, id) WHERE criacao = 'confirmada'
+    /// (see [`CONFIRMED`]): the cursor is the row comparison
     /// `(criado_em, id) > ($criado_em, $id)`, which PostgreSQL turns into an index bound, and the
     /// filters are evaluated on the rows read. The status filter is the effective status at
     /// `now`.
@@ -423,7 +591,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         let rows = with_conn(&self.pool, OPERATION, |conn| {
             let mut query = sc::table
                 .filter(sc::empresa_id.eq(empresa.0))
-                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+                .filter(sql::<Bool>(CONFIRMED))
                 .select(SolicitacaoConsentimentoRow::as_select())
                 .into_boxed();
             if let Some(status) = filter.status {
@@ -479,10 +647,10 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             .collect()
     }
 
-    /// The status is compared with a literal, as in the partial index
+    /// The status and the creation state are compared with literals, as in the partial index
     /// `solicitacoes_consentimento_validas_idx` (empresa_id, cpf_titular,
-    /// caso_de_uso_id_template, data_expiracao_consentimento) WHERE status = 'ativo', which the
-    /// lookup reads backwards from the newest expiry.
+    /// caso_de_uso_id_template, data_expiracao_consentimento) WHERE status = 'ativo' AND
+    /// criacao = 'confirmada', which the lookup reads backwards from the newest expiry.
     fn find_valid(
         &self,
         empresa: CompanyId,
@@ -497,7 +665,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                 .filter(sc::cpf_titular.eq(cpf.as_str()))
                 .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
                 .filter(sql::<Bool>("solicitacoes_consentimento.status = 'ativo'"))
-                .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+                .filter(sql::<Bool>(CONFIRMED))
                 .filter(sc::data_expiracao_consentimento.gt(now))
                 .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
                 .select(SolicitacaoConsentimentoRow::as_select())

@@ -2,32 +2,93 @@
 //! change, on its connection and inside its transaction, so a change is never stored without its
 //! event nor an event without its change. The sender reads them back through
 //! [`crate::PgWebhookDeliveryRepository`].
+//!
+//! The statements here are fixed texts with bind parameters that diesel prepares once per
+//! connection and then only executes (see [`WriteEvents`]); `diesel::sql_query` would parse and
+//! plan them again on every call.
 
+use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, Text, Timestamptz, Uuid as SqlUuid};
 use domain::WebhookEvent;
+use uuid::Uuid;
 
-/// Writes a batch of events and their deliveries in one statement (one round trip whatever the
-/// batch size): the events come in as parallel arrays ($1 ids, $2 companies, $3 types,
-/// $4 payloads, $5 timestamps), and each gets one `pendente` delivery per webhook URL of its
-/// company that is neither removed nor disabled, due at once (at the event's timestamp), created
-/// and updated at the event's timestamp. The URLs are read without locking them: a URL removed
-/// concurrently may still get a delivery, which stays pending and is never claimed (the claim
-/// skips removed and disabled URLs).
-const WRITE_EVENTS: &str = "\
-WITH eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::timestamptz[])
-    RETURNING id, empresa_id, criado_em
-)
-INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, tentativas,
-                              proxima_tentativa_em, criado_em, atualizado_em)
+/// The deliveries of the events of a CTE named `eventos` (columns `id`, `empresa_id`,
+/// `criado_em`): one `pendente` delivery per webhook URL of the event's company that is neither
+/// removed nor disabled, due at once (at the event's timestamp), created and updated at the
+/// event's timestamp. The URLs are read without locking them: a URL removed concurrently may
+/// still get a delivery, which stays pending and is never claimed (the claim skips removed and
+/// disabled URLs). One definition for every statement that writes events.
+macro_rules! deliveries_of_eventos {
+    () => {
+        "INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
+                                      tentativas, proxima_tentativa_em, criado_em, atualizado_em)
 SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
        e.criado_em, e.criado_em, e.criado_em
 FROM eventos e
 JOIN webhook_urls u ON u.empresa_id = e.empresa_id
-WHERE u.removido_em IS NULL AND u.desativado_em IS NULL";
+WHERE u.removido_em IS NULL AND u.desativado_em IS NULL"
+    };
+}
+pub(crate) use deliveries_of_eventos;
+
+/// Writes a batch of events and their deliveries in one statement (one round trip whatever the
+/// batch size): the events come in as parallel arrays ($1 ids, $2 companies, $3 types,
+/// $4 payloads, $5 timestamps), each with its deliveries (see [`deliveries_of_eventos`]).
+const WRITE_EVENTS: [&str; 6] = [
+    "WITH eventos AS (
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+    SELECT * FROM unnest(",
+    "::uuid[], ",
+    "::uuid[], ",
+    "::text[], ",
+    "::text[], ",
+    concat!(
+        "::timestamptz[])
+    RETURNING id, empresa_id, criado_em
+)
+",
+        deliveries_of_eventos!()
+    ),
+];
+
+/// [`WRITE_EVENTS`] with its binds. Its text never changes, so diesel caches its prepared
+/// statement by that text: no `unsafe_to_cache_prepared`, no static query id (the cache key is
+/// the text and the bind types).
+struct WriteEvents<'a> {
+    ids: Vec<Uuid>,
+    empresas: Vec<Uuid>,
+    tipos: Vec<&'a str>,
+    payloads: Vec<String>,
+    timestamps: Vec<DateTime<Utc>>,
+}
+
+impl QueryId for WriteEvents<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl QueryFragment<Pg> for WriteEvents<'_> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(WRITE_EVENTS[0]);
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.ids)?;
+        out.push_sql(WRITE_EVENTS[1]);
+        out.push_bind_param::<Array<SqlUuid>, _>(&self.empresas)?;
+        out.push_sql(WRITE_EVENTS[2]);
+        out.push_bind_param::<Array<Text>, _>(&self.tipos)?;
+        out.push_sql(WRITE_EVENTS[3]);
+        out.push_bind_param::<Array<Text>, _>(&self.payloads)?;
+        out.push_sql(WRITE_EVENTS[4]);
+        out.push_bind_param::<Array<Timestamptz>, _>(&self.timestamps)?;
+        out.push_sql(WRITE_EVENTS[5]);
+        Ok(())
+    }
+}
+
+impl RunQueryDsl<PgConnection> for WriteEvents<'_> {}
 
 /// Writes `event` (its body serialized once, as sent) and its pending deliveries. Call it inside
 /// the transaction of the change it tells about.
@@ -40,30 +101,26 @@ pub(crate) fn write_events(conn: &mut PgConnection, events: &[WebhookEvent]) -> 
     if events.is_empty() {
         return Ok(());
     }
-    let mut ids = Vec::with_capacity(events.len());
-    let mut empresas = Vec::with_capacity(events.len());
-    let mut tipos = Vec::with_capacity(events.len());
-    let mut payloads = Vec::with_capacity(events.len());
-    let mut timestamps = Vec::with_capacity(events.len());
+    let mut batch = WriteEvents {
+        ids: Vec::with_capacity(events.len()),
+        empresas: Vec::with_capacity(events.len()),
+        tipos: Vec::with_capacity(events.len()),
+        payloads: Vec::with_capacity(events.len()),
+        timestamps: Vec::with_capacity(events.len()),
+    };
     for event in events {
-        ids.push(event.id);
-        empresas.push(event.empresa_id.0);
-        tipos.push(event.tipo.as_str());
-        payloads.push(payload(event)?);
-        timestamps.push(event.timestamp);
+        batch.ids.push(event.id);
+        batch.empresas.push(event.empresa_id.0);
+        batch.tipos.push(event.tipo.as_str());
+        batch.payloads.push(payload(event)?);
+        batch.timestamps.push(event.timestamp);
     }
-    diesel::sql_query(WRITE_EVENTS)
-        .bind::<Array<SqlUuid>, _>(ids)
-        .bind::<Array<SqlUuid>, _>(empresas)
-        .bind::<Array<Text>, _>(tipos)
-        .bind::<Array<Text>, _>(payloads)
-        .bind::<Array<Timestamptz>, _>(timestamps)
-        .execute(conn)?;
+    batch.execute(conn)?;
     Ok(())
 }
 
 /// The exact body of `event`: `{"type", "timestamp", "data"}`.
-fn payload(event: &WebhookEvent) -> QueryResult<String> {
+pub(crate) fn payload(event: &WebhookEvent) -> QueryResult<String> {
     serde_json::to_string(&event.payload())
         .map_err(|e| DieselError::SerializationError(Box::new(e)))
 }

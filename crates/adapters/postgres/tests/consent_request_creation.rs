@@ -548,3 +548,108 @@ fn two_phase_creations_and_direct_inserts_read_back_alike() {
     );
     assert_eq!(a.historico.len(), b.historico.len());
 }
+
+#[test]
+fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_deliveries() {
+    // One connection: every begin and confirmation after the first runs the statements it
+    // prepared (diesel caches them by text), past PostgreSQL's switch to a generic plan (after
+    // five executions).
+    let db = TestDb::new();
+    let pool = pool_of(&db, 1);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let hook = register(&pool, &acme.company, "https://acme.example/1", created());
+    let requests: Vec<_> = (0..8)
+        .map(|i| {
+            let status = if i % 2 == 0 {
+                ConsentStatus::Ativo
+            } else {
+                ConsentStatus::Pendente
+            };
+            new_request(&acme, status)
+        })
+        .collect();
+
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(
+            repo.begin_creation(request, attempt()).unwrap(),
+            CreationStart::Started
+        );
+        assert_eq!(
+            repo.confirm_creation(acme.company.id, request.id, &format!("pgcc-{i}"), later())
+                .unwrap(),
+            Confirmation::Confirmed
+        );
+    }
+
+    let events = events_of(&db, "solicitacao.criada");
+    assert_eq!(events.len(), requests.len());
+    let sent = deliveries(&db);
+    assert_eq!(sent.len(), requests.len());
+    for (i, request) in requests.iter().enumerate() {
+        assert_eq!(
+            criacao(&db, request.id),
+            ("confirmada".to_owned(), Some(format!("pgcc-{i}")), None)
+        );
+        let entries = history(&db, request.id);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].para, request.status.as_str());
+        let expected = ConsentRequest {
+            pgcc_id: format!("pgcc-{i}"),
+            ..request.clone()
+        };
+        assert_eq!(
+            repo.get(acme.company.id, request.id)
+                .unwrap()
+                .unwrap()
+                .request,
+            expected
+        );
+        let event = events
+            .iter()
+            .find(|e| {
+                serde_json::from_str::<serde_json::Value>(&e.payload).unwrap()["data"]["id"]
+                    == request.id.to_string()
+            })
+            .expect("an event about each request");
+        let payload: serde_json::Value = serde_json::from_str(&event.payload).unwrap();
+        assert_eq!(payload["data"]["pgccId"], format!("pgcc-{i}"));
+        assert_eq!(payload["data"]["status"], request.status.as_str());
+        assert_eq!(event.criado_em, created());
+        assert!(sent
+            .iter()
+            .any(|d| d.evento_id == event.id && d.webhook_url_id == hook.id));
+    }
+    // a confirmed id begun again answers its PGCC id, whatever plan the statement runs with
+    assert_eq!(
+        repo.begin_creation(&requests[3], later()).unwrap(),
+        CreationStart::AlreadyConfirmed {
+            pgcc_id: "pgcc-3".to_owned()
+        }
+    );
+    assert_eq!(history_count(&db), 8);
+    // each statement was prepared once on the connection and executed from then on
+    let mut conn = pool.get().unwrap();
+    let prepared = diesel::sql_query(
+        "SELECT (custom_plans + generic_plans)::bigint AS n FROM pg_prepared_statements \
+         WHERE statement LIKE 'WITH confirmada AS%' \
+            OR statement LIKE 'INSERT INTO solicitacoes_consentimento AS s%' \
+         ORDER BY statement",
+    )
+    .load::<Executions>(&mut conn)
+    .unwrap()
+    .into_iter()
+    .map(|e| e.n)
+    .collect::<Vec<_>>();
+    assert_eq!(
+        prepared,
+        [9, 8],
+        "begin (8 + the confirmed one), then confirm"
+    );
+}
+
+#[derive(QueryableByName)]
+struct Executions {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}

@@ -29,7 +29,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 15] = [
+const MIGRATION_NAMES: [&str; 16] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -44,10 +44,10 @@ const MIGRATION_NAMES: [&str; 15] = [
     "2026-11-23-000101_check_api_key_hash_is_a_digest",
     "2026-11-23-000201_add_creation_state_to_solicitacoes",
     "2026-11-23-000202_create_chaves_idempotencia",
+    "2026-11-24-000301_index_only_confirmed_solicitacoes",
     "2026-11-24-000401_notify_cache_changes",
 ];
 
-/// How many migrations the webhooks issue added.
 /// How many migrations `name` and the ones after it are.
 fn from(name: &str) -> usize {
     let position = MIGRATION_NAMES.iter().position(|n| *n == name).unwrap();
