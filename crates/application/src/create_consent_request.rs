@@ -175,9 +175,8 @@ impl CreateConsentRequest {
             Ok(created) => created,
             Err(error) => return Err(self.settle_failure(empresa, id, attempt_at, error)),
         };
-        match self.consent_requests.confirm_creation(
-            empresa.id,
-            id,
+        match self.consent_requests.confirm_stored_creation(
+            request,
             &created.pgcc_id,
             attempt_at,
         )? {
@@ -431,18 +430,19 @@ mod tests {
             match self.confirm {
                 Some(answer) => {
                     store
-                        .expect_confirm_creation()
-                        .withf(move |empresa, _, _, _| *empresa == empresa_id)
-                        .returning(move |_, id, pgcc_id, at| {
-                            calls
-                                .lock()
-                                .unwrap()
-                                .push(Call::Confirm(id, pgcc_id.to_owned(), at));
+                        .expect_confirm_stored_creation()
+                        .withf(move |stored, _, _| stored.empresa_id == empresa_id)
+                        .returning(move |stored, pgcc_id, at| {
+                            calls.lock().unwrap().push(Call::Confirm(
+                                stored.id,
+                                pgcc_id.to_owned(),
+                                at,
+                            ));
                             answer()
                         });
                 }
                 None => {
-                    store.expect_confirm_creation().times(0);
+                    store.expect_confirm_stored_creation().times(0);
                 }
             }
             let calls = self.calls.clone();

@@ -128,6 +128,19 @@ pub trait ConsentRequestRepository: Send + Sync {
         at: DateTime<Utc>,
     ) -> Result<Confirmation, RepoError>;
 
+    /// [`ConsentRequestRepository::confirm_creation`] of `stored`, the request as this caller
+    /// stored it with `begin_creation`: an adapter may confirm it in one statement without
+    /// reading it back first, falling back to `confirm_creation` when the stored row is not
+    /// that one any more (taken over, confirmed, gone).
+    fn confirm_stored_creation(
+        &self,
+        stored: &ConsentRequest,
+        pgcc_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Confirmation, RepoError> {
+        self.confirm_creation(stored.empresa_id, stored.id, pgcc_id, at)
+    }
+
     /// Moves an `em_andamento` request to `cancelada`, only if its last attempt is still
     /// `attempt_at` (nobody attempted or claimed it since): `false` otherwise, nothing changed.
     fn cancel_creation(

@@ -219,6 +219,39 @@ SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada"
 ];
 
 /// [`CONFIRM_CREATION`] with its binds (a fixed text: prepared once per connection).
+/// Confirms `request` (as stored, unconfirmed) under `pgcc_id` with its history entry, its
+/// `solicitacao.criada` event and deliveries, in one statement guarded by the stored content;
+/// `false` when the row is not that unconfirmed request any more.
+fn confirm_if_unchanged(
+    conn: &mut PgConnection,
+    request: &ConsentRequest,
+    pgcc_id: &str,
+    at: DateTime<Utc>,
+) -> QueryResult<bool> {
+    let mut confirmed = request.clone();
+    confirmed.pgcc_id = pgcc_id.to_owned();
+    let event = WebhookEvent::consent(
+        EventType::SolicitacaoCriada,
+        &confirmed,
+        confirmed.criado_em,
+    );
+    let changed = ConfirmCreation {
+        id: request.id,
+        empresa_id: request.empresa_id.0,
+        pgcc_id,
+        next_check_at: at,
+        hash: &request.hash,
+        status: request.status.as_str(),
+        atualizado_em: request.atualizado_em,
+        event_id: event.id,
+        event_tipo: event.tipo.as_str(),
+        event_payload: outbox::payload(&event)?,
+        event_at: event.timestamp,
+    }
+    .execute(conn)?;
+    Ok(changed == 1)
+}
+
 struct ConfirmCreation<'a> {
     id: Uuid,
     empresa_id: Uuid,
@@ -379,6 +412,24 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     /// its history entry and that event (see `outbox.rs`), both dated `criado_em`, in one
     /// statement. A row found confirmed answers its PGCC id; a confirmation that changed no row
     /// (a concurrent one won) reads the row again.
+    /// The confirming statement straight away, guarded by `stored`'s content; only when it
+    /// changes nothing (taken over, already confirmed, gone) the reading path of
+    /// `confirm_creation`. Saves a round trip on every creation.
+    fn confirm_stored_creation(
+        &self,
+        stored: &ConsentRequest,
+        pgcc_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Confirmation, RepoError> {
+        const OPERATION: &str = "confirming the creation of a consent request";
+        if with_conn(&self.pool, OPERATION, |conn| {
+            confirm_if_unchanged(conn, stored, pgcc_id, at)
+        })? {
+            return Ok(Confirmation::Confirmed);
+        }
+        self.confirm_creation(stored.empresa_id, stored.id, pgcc_id, at)
+    }
+
     fn confirm_creation(
         &self,
         empresa: CompanyId,
@@ -407,30 +458,10 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                         None => Confirmation::Missing,
                     });
                 }
-                let mut request = row
+                let request = row
                     .try_into_domain_any_creation()
                     .map_err(|e| DieselError::DeserializationError(e.into()))?;
-                request.pgcc_id = pgcc_id.to_owned();
-                let event = WebhookEvent::consent(
-                    EventType::SolicitacaoCriada,
-                    &request,
-                    request.criado_em,
-                );
-                let confirmed = ConfirmCreation {
-                    id,
-                    empresa_id: empresa.0,
-                    pgcc_id,
-                    next_check_at: at,
-                    hash: &request.hash,
-                    status: request.status.as_str(),
-                    atualizado_em: request.atualizado_em,
-                    event_id: event.id,
-                    event_tipo: event.tipo.as_str(),
-                    event_payload: outbox::payload(&event)?,
-                    event_at: event.timestamp,
-                }
-                .execute(conn)?;
-                if confirmed == 1 {
+                if confirm_if_unchanged(conn, &request, pgcc_id, at)? {
                     return Ok(Confirmation::Confirmed);
                 }
             }

@@ -211,6 +211,78 @@ fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visibl
 }
 
 #[test]
+fn confirming_the_stored_request_writes_what_confirming_by_id_writes() {
+    let w = world();
+    let hook = register(
+        &w.pool,
+        &w.acme.company,
+        "https://acme.example/1",
+        created(),
+    );
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+
+    let confirmation = w
+        .repo
+        .confirm_stored_creation(&request, "pgcc-88", later())
+        .unwrap();
+
+    assert_eq!(confirmation, Confirmation::Confirmed);
+    assert_eq!(
+        criacao(&w.db, request.id),
+        ("confirmada".to_owned(), Some("pgcc-88".to_owned()), None)
+    );
+    let record = w.repo.get(w.acme.company.id, request.id).unwrap().unwrap();
+    assert_eq!(
+        record.request,
+        ConsentRequest {
+            pgcc_id: "pgcc-88".to_owned(),
+            ..request.clone()
+        }
+    );
+    assert_eq!(history(&w.db, request.id).len(), 1);
+    let events = events_of(&w.db, "solicitacao.criada");
+    assert_eq!(events.len(), 1);
+    let payload: serde_json::Value = serde_json::from_str(&events[0].payload).unwrap();
+    assert_eq!(payload["data"]["pgccId"], "pgcc-88");
+    assert_eq!(deliveries(&w.db)[0].webhook_url_id, hook.id);
+    assert_eq!(stored(&w.db, request.id).proximo_status_em, later());
+}
+
+#[test]
+fn confirming_a_stored_request_that_is_no_longer_so_falls_back_to_what_the_row_says() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, attempt()).unwrap();
+    w.repo
+        .confirm_stored_creation(&request, "pgcc-1", later())
+        .unwrap();
+
+    // already confirmed: the guarded statement changes nothing, the row answers
+    let again = w
+        .repo
+        .confirm_stored_creation(&request, "pgcc-2", later())
+        .unwrap();
+    // a copy that is not what was stored (another hash) confirms nothing by itself
+    let stranger = ConsentRequest {
+        hash: "0".repeat(64),
+        ..request.clone()
+    };
+    let other = w
+        .repo
+        .confirm_stored_creation(&stranger, "pgcc-3", later())
+        .unwrap();
+
+    let first = Confirmation::AlreadyConfirmed {
+        pgcc_id: "pgcc-1".to_owned(),
+    };
+    assert_eq!(again, first);
+    assert_eq!(other, first);
+    assert_eq!(history_count(&w.db), 1);
+    assert_eq!(events_of(&w.db, "solicitacao.criada").len(), 1);
+}
+
+#[test]
 fn a_second_confirmation_changes_nothing_and_answers_the_first_pgcc_id() {
     let w = world();
     let request = new_request(&w.acme, ConsentStatus::Ativo);
