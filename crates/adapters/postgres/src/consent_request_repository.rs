@@ -15,6 +15,7 @@ use ports::{
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
+use crate::fixed_sql::fixed_condition;
 use crate::models::{
     NewSolicitacaoConsentimento, NewSolicitacaoHistorico, SolicitacaoConsentimentoRow,
     SolicitacaoHistoricoRow, StatusCheckRow, UnfinishedCreationRow, CRIACAO_CANCELADA,
@@ -24,11 +25,21 @@ use crate::outbox;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
 
-/// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of the
-/// partial indexes `solicitacoes_consentimento_empresa_criado_em_idx` and
-/// `solicitacoes_consentimento_validas_idx`, so that every plan, generic ones included, can
-/// use them.
-const CONFIRMED: &str = "solicitacoes_consentimento.criacao = 'confirmada'";
+fixed_condition!(
+    /// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of
+    /// the partial indexes `solicitacoes_consentimento_empresa_criado_em_idx` and
+    /// `solicitacoes_consentimento_validas_idx`, so that every plan, generic ones included, can
+    /// use them; prepared once per connection.
+    Confirmed,
+    "solicitacoes_consentimento.criacao = 'confirmada'"
+);
+
+fixed_condition!(
+    /// The status is `ativo`, a literal as in the predicate of
+    /// `solicitacoes_consentimento_validas_idx`.
+    StatusAtivo,
+    "solicitacoes_consentimento.status = 'ativo'"
+);
 
 /// `claim_for_status_check` in one statement: the subquery locks the due rows no other worker
 /// holds (`SKIP LOCKED`), the update pushes their next check. The status names are literals, as
@@ -603,7 +614,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     }
 
     /// Read along the partial index (empresa_id, criado_em, id) WHERE criacao = 'confirmada'
-    /// (see [`CONFIRMED`]): the cursor is the row comparison
+    /// (see [`Confirmed`]): the cursor is the row comparison
     /// `(criado_em, id) > ($criado_em, $id)`, which PostgreSQL turns into an index bound, and the
     /// filters are evaluated on the rows read. The status filter is the effective status at
     /// `now`.
@@ -622,7 +633,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         let rows = with_conn(&self.pool, OPERATION, |conn| {
             let mut query = sc::table
                 .filter(sc::empresa_id.eq(empresa.0))
-                .filter(sql::<Bool>(CONFIRMED))
+                .filter(Confirmed)
                 .select(SolicitacaoConsentimentoRow::as_select())
                 .into_boxed();
             if let Some(status) = filter.status {
@@ -695,8 +706,8 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                 .filter(sc::empresa_id.eq(empresa.0))
                 .filter(sc::cpf_titular.eq(cpf.as_str()))
                 .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
-                .filter(sql::<Bool>("solicitacoes_consentimento.status = 'ativo'"))
-                .filter(sql::<Bool>(CONFIRMED))
+                .filter(StatusAtivo)
+                .filter(Confirmed)
                 .filter(sc::data_expiracao_consentimento.gt(now))
                 .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
                 .select(SolicitacaoConsentimentoRow::as_select())

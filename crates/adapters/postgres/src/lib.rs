@@ -26,6 +26,7 @@
 
 mod change_feed;
 mod conn;
+mod fixed_sql;
 mod migrations;
 mod operations;
 mod outbox;

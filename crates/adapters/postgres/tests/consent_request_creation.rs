@@ -725,3 +725,40 @@ struct Executions {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     n: i64,
 }
+
+#[test]
+fn a_consent_check_is_prepared_once_per_connection_not_planned_per_call() {
+    let db = TestDb::new();
+    let pool = pool_of(&db, 1);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let request = new_request(&acme, ConsentStatus::Ativo);
+    repo.begin_creation(&request, attempt()).unwrap();
+    repo.confirm_stored_creation(&request, "pgcc-1", attempt())
+        .unwrap();
+    let cpf = request.dados.cpf_titular.clone();
+
+    for _ in 0..5 {
+        let found = repo
+            .find_valid(
+                acme.company.id,
+                &cpf,
+                &request.dados.caso_de_uso_id_template,
+                later(),
+            )
+            .unwrap();
+        assert_eq!(found.map(|r| r.id), Some(request.id));
+    }
+
+    let mut conn = pool.get().unwrap();
+    let executions = diesel::sql_query(
+        "SELECT (custom_plans + generic_plans)::bigint AS n FROM pg_prepared_statements \
+         WHERE statement LIKE '%solicitacoes_consentimento.status = ''ativo''%'",
+    )
+    .load::<Executions>(&mut conn)
+    .unwrap()
+    .into_iter()
+    .map(|e| e.n)
+    .collect::<Vec<_>>();
+    assert_eq!(executions, [5], "one prepared statement, run 5 times");
+}
