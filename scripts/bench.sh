@@ -29,7 +29,7 @@
 #
 # Results: target/bench/results.tsv (one line per scenario, round and tool) and the table between
 # the markers of docs/performance.md (the rest of that file is hand-written and kept).
-# Knobs: BENCH_SECONDS (5: each wrk and pgbench run), BENCH_LOADGEN_SECONDS (= BENCH_SECONDS: each loadgen
+# Knobs: BENCH_SECONDS (5: each wrk and pgbench run), BENCH_LOADGEN_SECONDS (3: each loadgen
 # run), BENCH_LOADGEN_FRACTION (0.25), BENCH_LOADGEN_MAX_RATE (10000), BENCH_LOADGEN (1; 0 skips loadgen), BENCH_ROUNDS (2), BENCH_CONNECTIONS
 # (16, wrk, loadgen and pgbench alike), BENCH_THREADS (2), BENCH_C15T (1; 0 skips it), BENCH_ONLY
 # (space-separated scenario names), BENCH_SHUFFLE (0; 1 loads the use cases in a shuffled order
@@ -57,7 +57,7 @@ if ! command -v wrk >/dev/null 2>&1; then
 fi
 
 seconds=${BENCH_SECONDS:-5}
-loadgen_seconds=${BENCH_LOADGEN_SECONDS:-$seconds}
+loadgen_seconds=${BENCH_LOADGEN_SECONDS:-3}
 loadgen_fraction=${BENCH_LOADGEN_FRACTION:-0.25}
 # loadgen's 16 blocking connections sustain ~20,000 req/s on these 2 cores against a server that
 # does nothing (measured: p50 0.13 ms at 20,000/s, 0.5 s at 30,000/s: the generator itself falls
