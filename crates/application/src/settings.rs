@@ -31,18 +31,21 @@ pub struct CacheSettings {
     pub api_keys: u64,
     /// Bytes of rendered use-case lists kept (0 = none).
     pub use_case_list_bytes: u64,
+    /// Bytes of use cases kept for the template check of creations (0 = none).
+    pub use_case_template_bytes: u64,
     /// Caches are bypassed when the change feed has not confirmed its connection for this
     /// long: the bound on how long a revoked key can still be accepted.
     pub max_silence: Duration,
 }
 
 impl Default for CacheSettings {
-    /// On; 100,000 keys; 32 MiB of lists; 1 s.
+    /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s.
     fn default() -> Self {
         Self {
             enabled: true,
             api_keys: 100_000,
             use_case_list_bytes: 32 * 1024 * 1024,
+            use_case_template_bytes: 8 * 1024 * 1024,
             max_silence: Duration::from_secs(1),
         }
     }

@@ -89,6 +89,9 @@ fn once_the_feed_is_up_a_repeated_list_is_answered_from_memory() {
             .contains("cache_in_use 1")
     });
     assert!(in_use, "the change feed never came up");
+    // the setup's synchronizations are also told by the feed, a moment later: let them arrive,
+    // or they would drop what the first request below caches
+    std::thread::sleep(Duration::from_millis(300));
     let first = app.a.get("/api/casos-de-uso").expect(200);
     let (keys_before, lists_before) = (
         lookups(&app, "api_keys", "hit"),

@@ -1,0 +1,139 @@
+//! A [`UseCaseRepository`] that answers `find_by_template` from memory while the company's use
+//! cases have not changed: a creation's template check without a database round trip.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase};
+use ports::{RepoError, UseCaseRepository};
+use uuid::Uuid;
+
+use super::{ChangeTracker, StampedCache, Weighted};
+
+impl Weighted for Arc<UseCase> {
+    /// Bytes held, roughly: the struct, its strings, the key and the map's own share.
+    fn weight(&self) -> u64 {
+        let strings = self.titulo.len()
+            + self
+                .pgcc_provider_template_id
+                .as_ref()
+                .map_or(0, String::len);
+        (256 + 2 * strings) as u64
+    }
+}
+
+/// Found use cases by (company, template); a template not found is not cached (it is looked up
+/// again, so a sync that adds it is seen at once).
+pub struct CachedTemplates {
+    inner: Arc<dyn UseCaseRepository>,
+    found: StampedCache<(CompanyId, String), Arc<UseCase>>,
+}
+
+impl CachedTemplates {
+    /// Keeps up to `capacity` use cases while `tracker` allows.
+    pub fn new(
+        inner: Arc<dyn UseCaseRepository>,
+        tracker: Arc<ChangeTracker>,
+        capacity: u64,
+    ) -> Self {
+        let estimated = usize::try_from(capacity.min(100_000)).unwrap_or(100_000);
+        Self {
+            inner,
+            found: StampedCache::new(tracker, capacity, estimated),
+        }
+    }
+}
+
+impl UseCaseRepository for CachedTemplates {
+    fn list(
+        &self,
+        empresa: CompanyId,
+        vinculo_id: Option<Uuid>,
+    ) -> Result<Vec<UseCase>, RepoError> {
+        self.inner.list(empresa, vinculo_id)
+    }
+
+    fn find_by_template(
+        &self,
+        empresa: CompanyId,
+        template_id: &str,
+    ) -> Result<Option<UseCase>, RepoError> {
+        let key = (empresa, template_id.to_owned());
+        if let Some(hit) = self.found.get(&key) {
+            return Ok(Some((*hit).clone()));
+        }
+        // stamped before the read: a sync committed meanwhile keeps it out
+        let stamp = self.found.stamp();
+        let found = self.inner.find_by_template(empresa, template_id)?;
+        if let (Some(stamp), Some(use_case)) = (stamp, &found) {
+            self.found
+                .insert(key, stamp, empresa, Arc::new(use_case.clone()));
+        }
+        Ok(found)
+    }
+
+    fn apply_sync(
+        &self,
+        empresa: CompanyId,
+        items: &[PgccUseCase],
+        now: DateTime<Utc>,
+    ) -> Result<SyncCounts, RepoError> {
+        self.inner.apply_sync(empresa, items, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use ports::{CacheChange, MockUseCaseRepository};
+
+    use super::*;
+    use crate::test_support::{company, now};
+
+    fn use_case() -> UseCase {
+        UseCase {
+            id: Uuid::from_u128(5),
+            empresa_id: company().id,
+            vinculo_id: Some(Uuid::from_u128(7)),
+            titulo: "Marketing".to_owned(),
+            pgcc_provider_template_id: Some("tpl-1".to_owned()),
+            data_inclusao: now(),
+            data_ultima_sincronizacao_pgcc: Some(now()),
+        }
+    }
+
+    #[test]
+    fn a_found_template_is_read_once_until_the_company_changes_and_a_missing_one_every_time() {
+        let tracker = Arc::new(ChangeTracker::new(true, Duration::from_secs(60)));
+        tracker.mark_alive(Instant::now());
+        let mut inner = MockUseCaseRepository::new();
+        inner
+            .expect_find_by_template()
+            .withf(|_, t| t == "tpl-1")
+            .times(2)
+            .returning(|_, _| Ok(Some(use_case())));
+        inner
+            .expect_find_by_template()
+            .withf(|_, t| t == "tpl-none")
+            .times(2)
+            .returning(|_, _| Ok(None));
+        let cached = CachedTemplates::new(Arc::new(inner), tracker.clone(), 1 << 20);
+        let id = company().id;
+
+        for _ in 0..3 {
+            assert_eq!(
+                cached.find_by_template(id, "tpl-1").unwrap(),
+                Some(use_case())
+            );
+        }
+        assert_eq!(cached.find_by_template(id, "tpl-none").unwrap(), None);
+        assert_eq!(cached.find_by_template(id, "tpl-none").unwrap(), None);
+
+        tracker.apply(&[CacheChange::Company(id)]);
+        assert_eq!(
+            cached.find_by_template(id, "tpl-1").unwrap(),
+            Some(use_case())
+        );
+    }
+}
