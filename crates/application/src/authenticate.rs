@@ -149,18 +149,17 @@ impl Authenticator {
     }
 
     fn resolve(&self, hash: String) -> Result<Arc<CachedApiKey>, AuthError> {
-        // stamped before the read: a revocation committed meanwhile keeps it out of the cache
-        let stamp = self.cache.stamp();
-        let key = self
-            .api_keys
-            .find_by_hash(&hash)?
-            .ok_or(AuthError::Invalid)?;
-        let company = key.company.id;
-        let key = Arc::new(CachedApiKey::new(key));
-        if let Some(stamp) = stamp {
-            self.cache.insert(hash, stamp, company, key.clone());
-        }
-        Ok(key)
+        self.cache.read_through(
+            hash.clone(),
+            || {
+                let key = self
+                    .api_keys
+                    .find_by_hash(&hash)?
+                    .ok_or(AuthError::Invalid)?;
+                Ok(Arc::new(CachedApiKey::new(key)))
+            },
+            |key| Some((key.key.company.id, key.clone())),
+        )
     }
 
     /// Records the key's last use when the one recorded is a minute old or more (one request of

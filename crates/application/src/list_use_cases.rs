@@ -89,18 +89,15 @@ impl ListUseCases {
         if let Some(hit) = self.cached_rendering(empresa.id, vinculo_id) {
             return Ok(hit);
         }
-        // stamped before the read: a synchronization committed meanwhile keeps it out
-        let stamp = self.rendered.stamp();
-        let rendered = RenderedUseCases::new(render(self.execute(empresa, vinculo_id)?)?);
-        if let Some(stamp) = stamp {
-            self.rendered.insert(
-                (empresa.id, vinculo_id),
-                stamp,
-                empresa.id,
-                rendered.clone(),
-            );
-        }
-        Ok(rendered)
+        self.rendered.read_through(
+            (empresa.id, vinculo_id),
+            || {
+                Ok(RenderedUseCases::new(render(
+                    self.execute(empresa, vinculo_id)?,
+                )?))
+            },
+            |rendered| Some((empresa.id, rendered.clone())),
+        )
     }
 
     /// Hits, misses and size of the rendered-list cache.

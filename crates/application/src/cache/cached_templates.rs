@@ -30,16 +30,16 @@ pub struct CachedTemplates {
 }
 
 impl CachedTemplates {
-    /// Keeps up to `capacity` use cases while `tracker` allows.
+    /// Keeps up to `capacity_bytes` of use cases while `tracker` allows.
     pub fn new(
         inner: Arc<dyn UseCaseRepository>,
         tracker: Arc<ChangeTracker>,
-        capacity: u64,
+        capacity_bytes: u64,
     ) -> Self {
-        let estimated = usize::try_from(capacity.min(100_000)).unwrap_or(100_000);
+        let estimated = usize::try_from(capacity_bytes / 300).unwrap_or(100_000);
         Self {
             inner,
-            found: StampedCache::new(tracker, capacity, estimated),
+            found: StampedCache::new(tracker, capacity_bytes, estimated),
         }
     }
 }
@@ -62,14 +62,15 @@ impl UseCaseRepository for CachedTemplates {
         if let Some(hit) = self.found.get(&key) {
             return Ok(Some((*hit).clone()));
         }
-        // stamped before the read: a sync committed meanwhile keeps it out
-        let stamp = self.found.stamp();
-        let found = self.inner.find_by_template(empresa, template_id)?;
-        if let (Some(stamp), Some(use_case)) = (stamp, &found) {
-            self.found
-                .insert(key, stamp, empresa, Arc::new(use_case.clone()));
-        }
-        Ok(found)
+        self.found.read_through(
+            key,
+            || self.inner.find_by_template(empresa, template_id),
+            |found| {
+                found
+                    .as_ref()
+                    .map(|use_case| (empresa, Arc::new(use_case.clone())))
+            },
+        )
     }
 
     fn apply_sync(

@@ -120,6 +120,25 @@ impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
         }
     }
 
+    /// Runs `read` (the database) with a stamp taken before it, and caches under `key` what
+    /// `keep` makes of its answer (the company and value; `None`: nothing to cache). A change
+    /// committed while `read` runs keeps its answer out of the cache.
+    pub fn read_through<T, E>(
+        &self,
+        key: K,
+        read: impl FnOnce() -> Result<T, E>,
+        keep: impl FnOnce(&T) -> Option<(CompanyId, V)>,
+    ) -> Result<T, E> {
+        let stamp = self.stamp();
+        let answer = read()?;
+        if let Some(stamp) = stamp {
+            if let Some((company, value)) = keep(&answer) {
+                self.insert(key, stamp, company, value);
+            }
+        }
+        Ok(answer)
+    }
+
     /// Drops the entry under `key`.
     pub fn remove(&self, key: &K) {
         if let Some(entries) = self.entries.as_ref() {
