@@ -45,3 +45,17 @@ fn the_document_is_titled_as_the_public_api_version_dev() {
         .unwrap()
         .contains("Public API"));
 }
+
+#[test]
+fn the_list_documents_its_etag_the_if_none_match_header_and_the_304() {
+    let doc = delivery_http::openapi_json();
+    let list = &doc["paths"]["/api/casos-de-uso"]["get"];
+
+    let params = list["parameters"].as_array().unwrap();
+    assert!(params
+        .iter()
+        .any(|p| p["name"] == "If-None-Match" && p["in"] == "header"));
+    assert!(list["responses"]["200"]["headers"]["ETag"].is_object());
+    assert!(list["responses"]["304"]["headers"]["ETag"].is_object());
+    assert!(list["responses"]["304"]["content"].is_null(), "no body");
+}

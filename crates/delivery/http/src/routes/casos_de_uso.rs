@@ -29,12 +29,20 @@ pub struct FiltroCasosDeUso {
     get,
     path = "/api/casos-de-uso",
     tag = "CasosDeUso",
-    params(FiltroCasosDeUso),
+    params(
+        FiltroCasosDeUso,
+        ("If-None-Match" = Option<String>, Header, description = "An `ETag` this list answered before (or several, comma-separated, or `*`): unchanged, the answer is 304 without a body."),
+    ),
     responses(
         (status = 200, description = "The company's use cases, ordered by title.", content(
             (EnvelopeDoc<Vec<CasoDeUso>> = "application/json"),
             (EnvelopeDoc<Vec<CasoDeUso>> = "text/json"),
             (EnvelopeDoc<Vec<CasoDeUso>> = "text/plain"),
+        ), headers(
+            ("ETag" = String, description = "Tag of this list's bytes (the same on every instance); send it back in `If-None-Match`."),
+        )),
+        (status = 304, description = "Unchanged since the `If-None-Match` tag: no body.", headers(
+            ("ETag" = String, description = "The list's current tag."),
         )),
         (status = 400, description = "`empresaVinculoPgccId` is not a UUID.", body = EnvelopeDoc<Erro>),
     )
