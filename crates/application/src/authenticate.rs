@@ -89,8 +89,7 @@ pub struct Authenticator {
 impl Authenticator {
     /// An authenticator that caches nothing.
     pub fn new(api_keys: Arc<dyn ApiKeyRepository>, clock: Arc<dyn Clock>) -> Self {
-        let off = Arc::new(ChangeTracker::new(false, std::time::Duration::ZERO));
-        Self::cached(api_keys, clock, off, 0)
+        Self::cached(api_keys, clock, ChangeTracker::off(), 0)
     }
 
     /// An authenticator that keeps up to `capacity` resolved keys while `tracker` allows.

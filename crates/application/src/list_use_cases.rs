@@ -49,8 +49,7 @@ pub struct ListUseCases {
 impl ListUseCases {
     /// A service that caches nothing.
     pub fn new(use_cases: Arc<dyn UseCaseRepository>) -> Self {
-        let off = Arc::new(ChangeTracker::new(false, std::time::Duration::ZERO));
-        Self::cached(use_cases, off, 0)
+        Self::cached(use_cases, ChangeTracker::off(), 0)
     }
 
     /// A service that keeps up to `capacity_bytes` of rendered lists while `tracker` allows

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use domain::CompanyId;
@@ -46,6 +46,11 @@ impl ChangeTracker {
             alive_until: AtomicU64::new(0),
             last_change: RwLock::new(HashMap::new()),
         }
+    }
+
+    /// A tracker that turns every cache off (services built without caching).
+    pub fn off() -> Arc<Self> {
+        Arc::new(Self::new(false, Duration::ZERO))
     }
 
     /// A stamp for a value about to be read, or `None` when caching is off or the feed is not
