@@ -3,6 +3,7 @@
 mod change_feed;
 mod cli;
 mod commands;
+mod readiness_watch;
 mod secret;
 mod settings;
 mod wiring;

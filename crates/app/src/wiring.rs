@@ -52,13 +52,17 @@ pub fn metrics() -> Arc<Metrics> {
     METRICS.get_or_init(|| Arc::new(Metrics::new())).clone()
 }
 
-/// Readiness probes (database and migrations: required; PGCC: reported, TCP within 1 s, cached
-/// 5 s) and the gauges of `/metrics` (pool, backlogs).
+/// Readiness probes (database and migrations, on a connection of their own: required; PGCC:
+/// reported, TCP within 1 s, cached 5 s) and the gauges of `/metrics` (pool, backlogs). The
+/// probes run on the watcher threads of `readiness_watch`, never in a request.
 pub fn operations(settings: &Settings, pool: PgPool) -> Operations {
     let probe_timeout = settings.checkout_timeout().min(Duration::from_secs(2));
     Operations::new(
         vec![
-            Arc::new(PgReadinessProbe::new(pool.clone(), probe_timeout)),
+            Arc::new(PgReadinessProbe::new(
+                settings.database.url.expose(),
+                probe_timeout,
+            )),
             Arc::new(PgccReachabilityProbe::new(
                 &settings.pgcc.base_url,
                 settings.pgcc_timeout().min(Duration::from_secs(1)),

@@ -2,6 +2,7 @@
 //! bounded query; no embedded migration pending) and the gauges of `GET /metrics` (pool usage,
 //! worker backlogs).
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -11,25 +12,48 @@ use diesel_migrations::MigrationHarness;
 use ports::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, RepoError};
 
 use crate::conn::with_conn;
+use crate::pool::with_connection_defaults;
 use crate::{PgPool, MIGRATIONS};
 
-/// Readiness of the database: a connection within `timeout`, `SELECT 1` under a statement
-/// timeout of the same length, and no pending embedded migration.
+/// Readiness of the database on a connection of its own (never the pool's: a readiness check
+/// must not wait behind requests, nor take a connection from them): `SELECT 1` under a statement
+/// timeout, and no pending embedded migration.
+///
+/// The connection is taken out while a check runs, so a check stuck on a dead network path
+/// holds only that connection: the next check opens a new one (within `connect_timeout`).
 pub struct PgReadinessProbe {
-    pool: PgPool,
+    url: String,
     timeout: Duration,
+    conn: Mutex<Option<PgConnection>>,
 }
 
 impl PgReadinessProbe {
-    pub fn new(pool: PgPool, timeout: Duration) -> Self {
-        PgReadinessProbe { pool, timeout }
+    /// `url` is never logged nor put in an error.
+    pub fn new(url: &str, timeout: Duration) -> Self {
+        let mut url = with_connection_defaults(url);
+        if !url.contains("connect_timeout=") {
+            // libpq's own bound on opening the connection, whole seconds, at least 2
+            let seconds = timeout.as_secs().max(2);
+            url.push_str(&format!("&connect_timeout={seconds}"));
+        }
+        PgReadinessProbe {
+            url,
+            timeout,
+            conn: Mutex::new(None),
+        }
     }
 
     fn run(&self) -> Result<usize, String> {
-        let mut conn = self
-            .pool
-            .get_timeout(self.timeout)
-            .map_err(|_| "no connection within the probe's timeout".to_owned())?;
+        let taken = self
+            .conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let mut conn = match taken {
+            Some(conn) => conn,
+            None => PgConnection::establish(&self.url)
+                .map_err(|_| "no connection within the probe's timeout".to_owned())?,
+        };
         let ms = self.timeout.as_millis().max(1);
         conn.transaction(|conn| {
             diesel::sql_query(format!("SET LOCAL statement_timeout = {ms}")).execute(conn)?;
@@ -37,10 +61,16 @@ impl PgReadinessProbe {
             Ok::<_, diesel::result::Error>(())
         })
         .map_err(|_| "the probe query failed or timed out".to_owned())?;
-        conn.pending_migrations(MIGRATIONS)
+        let pending = conn
+            .pending_migrations(MIGRATIONS)
             .map(|pending| pending.len())
-            .map_err(|_| "could not read the applied migrations".to_owned())
-            .map_err(|e| format!("migrations: {e}"))
+            .map_err(|_| "migrations: could not read the applied migrations".to_owned())?;
+        // kept only after a clean check: a failed one may have left it broken
+        *self
+            .conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(conn);
+        Ok(pending)
     }
 }
 

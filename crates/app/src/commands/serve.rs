@@ -28,8 +28,10 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     } else {
         Vec::new()
     };
+    let operations = Arc::new(wiring::operations(settings, pool.clone()));
+    jobs.extend(crate::readiness_watch::start(operations.clone(), &stop));
     let operability = delivery_http::Operability {
-        operations: Arc::new(wiring::operations(settings, pool.clone())),
+        operations,
         metrics: wiring::metrics(),
         metrics_token: settings
             .metrics
@@ -55,6 +57,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         shutdown_grace_seconds: settings.server.shutdown_grace_seconds,
         rate_limit: settings.rate_limit.http(),
         docs: settings.docs.http(),
+        database_unanswered_after: settings.checkout_timeout(),
     };
     if exit_on_stdin_close {
         exit_when_stdin_closes();

@@ -3,6 +3,7 @@
 
 pub mod api_key;
 pub mod blocking;
+pub mod database_gate;
 pub mod dto;
 pub mod error;
 pub mod media;
@@ -38,6 +39,9 @@ pub struct HttpSettings {
     pub rate_limit: RateLimitSettings,
     /// Base URLs listed as `servers` in `/openapi.json` (and so in `/docs`).
     pub docs: DocsServers,
+    /// While no readiness probe has had an answer from the database for this long, `/api`
+    /// requests are answered 503 at once (see [`database_gate`]).
+    pub database_unanswered_after: std::time::Duration,
 }
 
 impl Default for HttpSettings {
@@ -49,6 +53,7 @@ impl Default for HttpSettings {
             shutdown_grace_seconds: 30,
             rate_limit: RateLimitSettings::default(),
             docs: DocsServers::default(),
+            database_unanswered_after: std::time::Duration::from_secs(2),
         }
     }
 }
@@ -129,9 +134,13 @@ pub fn build_server_with(
     let settings_for_app = settings.clone();
     // One limiter for the process, shared by every worker thread.
     let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
+    let database_unanswered_after = settings.database_unanswered_after;
     let mut server = HttpServer::new(move || {
         let limiter = limiter.clone();
         App::new()
+            .wrap(from_fn(move |req, next| {
+                database_gate::gate(req, next, database_unanswered_after)
+            }))
             .wrap(from_fn(move |req, next| {
                 rate_limit::track(req, next, limiter.clone())
             }))

@@ -1,12 +1,8 @@
 //! `GET /health/live` and `GET /health/ready`: outside `/api`, no key, no personal data.
 
-use std::sync::Arc;
-
 use actix_web::{web, HttpResponse};
 use application::Operations;
 use serde_json::{json, Value};
-
-use crate::error::ApiError;
 
 /// The process is up and answering.
 pub async fn live() -> HttpResponse {
@@ -14,12 +10,11 @@ pub async fn live() -> HttpResponse {
 }
 
 /// 200 when every required check is up (database reachable, migrations applied), 503 when not;
-/// the body lists each check, the PGCC's included (reported, not required).
-pub async fn ready(operations: web::Data<Operations>) -> Result<HttpResponse, ApiError> {
-    let operations: Arc<Operations> = operations.into_inner();
-    let readiness = web::block(move || operations.readiness())
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}")))?;
+/// the body lists each check, the PGCC's included (reported, not required). It reads the
+/// probes' latest answers (at most a second old; see `application::Operations::readiness`):
+/// no query, no pool connection, no blocking hop, however often it is polled.
+pub async fn ready(operations: web::Data<Operations>) -> HttpResponse {
+    let readiness = operations.readiness();
     let checks: serde_json::Map<String, Value> = readiness
         .checks
         .iter()
@@ -38,13 +33,13 @@ pub async fn ready(operations: web::Data<Operations>) -> Result<HttpResponse, Ap
         "status": if readiness.ready { "ready" } else { "unavailable" },
         "checks": checks,
     });
-    Ok(if readiness.ready {
+    if readiness.ready {
         HttpResponse::Ok().json(body)
     } else {
         HttpResponse::ServiceUnavailable()
             .insert_header(("Retry-After", "5"))
             .json(body)
-    })
+    }
 }
 
 /// `/health/live`, `/health/ready` and `/metrics`, with what they read.
