@@ -7,9 +7,11 @@ pub mod cluster;
 pub mod db;
 pub mod processes;
 pub mod receiver;
+pub mod relay;
 
 pub use client::{Client, Reply};
 pub use cluster::Cluster;
 pub use db::TestDb;
 pub use processes::{wait_until, Api, Sim, Worker};
 pub use receiver::{verify_with_python, Received, Receiver};
+pub use relay::Relay;

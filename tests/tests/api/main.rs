@@ -7,6 +7,7 @@ mod cli;
 mod consent_reads;
 mod consent_requests;
 mod crash_consistency;
+mod dead_database_path;
 mod docs_ui;
 mod faults;
 mod generated_client;

@@ -13,6 +13,7 @@ use application::Services;
 use domain::Company;
 
 use crate::api_key::ApiKeyHeader;
+use crate::database_gate::while_database_answers;
 use crate::error::ApiError;
 use crate::rate_limit::{self, CompanyRateLimiter, RateLimitStatus};
 
@@ -60,7 +61,7 @@ where
     }
     let services_for_hop: Arc<Services> = services.clone().into_inner();
     let span = tracing::Span::current();
-    let (result, status, company) = web::block(move || {
+    let hop = web::block(move || {
         let _entered = span.enter();
         let _scope = services_for_hop.connection_scope.enter();
         let company = services_for_hop.auth.authenticate(Some(key.as_str()))?;
@@ -68,9 +69,9 @@ where
         span.record("company_id", tracing::field::display(company.id));
         let status = check_rate(limiter.as_deref(), &company)?;
         Ok::<_, ApiError>((f(&services_for_hop, &company), status, company.id))
-    })
-    .await
-    .map_err(blocking_failed)??;
+    });
+    let (result, status, company) =
+        while_database_answers(async { hop.await.map_err(blocking_failed)? }).await?;
     crate::request_id::record_company(company);
     if let Some(status) = status {
         rate_limit::record(status);
@@ -86,13 +87,12 @@ where
 {
     let services: Arc<Services> = services.clone().into_inner();
     let span = tracing::Span::current();
-    web::block(move || {
+    let hop = web::block(move || {
         let _entered = span.enter();
         let _scope = services.connection_scope.enter();
         work(&services)
-    })
-    .await
-    .map_err(blocking_failed)?
+    });
+    while_database_answers(async { hop.await.map_err(blocking_failed)? }).await
 }
 
 fn blocking_failed(e: actix_web::error::BlockingError) -> ApiError {

@@ -10,6 +10,7 @@
 //! client got a 503, and a creation it retries with the same `Idempotency-Key` gets the one
 //! answer, while the reconciler settles a creation left unconfirmed.
 
+use std::future::Future;
 use std::time::Duration;
 
 use actix_web::body::{BoxBody, MessageBody};
@@ -23,7 +24,25 @@ use crate::error::ApiError;
 /// How often a request waiting on the database looks at the probes' verdict.
 const RECHECK: Duration = Duration::from_millis(100);
 
-/// Middleware: 503 for `/api` requests while the database does not answer (see the module).
+/// What a request's blocking work checks while it waits (set by [`gate`]).
+#[derive(Clone)]
+struct Watch {
+    operations: web::Data<Operations>,
+    within: Duration,
+}
+
+impl Watch {
+    fn database_answers(&self) -> bool {
+        self.operations.database_answers(self.within)
+    }
+}
+
+tokio::task_local! {
+    static WATCH: Watch;
+}
+
+/// Middleware: 503 for `/api` requests while the database does not answer, and the watch that
+/// [`while_database_answers`] uses for the rest of the request (see the module).
 pub async fn gate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -33,26 +52,33 @@ pub async fn gate(
     let Some(operations) = operations.filter(|_| req.path().starts_with("/api")) else {
         return Ok(next.call(req).await?.map_into_boxed_body());
     };
-    if !operations.database_answers(within) {
-        return Ok(unavailable(req));
+    let watch = Watch { operations, within };
+    if !watch.database_answers() {
+        return Ok(req.into_response(database_down().error_response()));
     }
-    let request = req.request().clone();
-    let handled = next.call(req);
-    tokio::pin!(handled);
+    let response = WATCH.scope(watch, next.call(req)).await?;
+    Ok(response.map_into_boxed_body())
+}
+
+/// Awaits `work` (a request's blocking hop), unless the database stops answering meanwhile:
+/// then 503 at once, and `work` goes on in the background with its result dropped.
+pub(crate) async fn while_database_answers<T>(
+    work: impl Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    let Ok(watch) = WATCH.try_with(Watch::clone) else {
+        return work.await;
+    };
+    tokio::pin!(work);
     loop {
         tokio::select! {
-            response = &mut handled => return Ok(response?.map_into_boxed_body()),
+            answer = &mut work => return answer,
             _ = tokio::time::sleep(RECHECK) => {
-                if !operations.database_answers(within) {
-                    return Ok(ServiceResponse::new(request, database_down().error_response()));
+                if !watch.database_answers() {
+                    return Err(database_down());
                 }
             }
         }
     }
-}
-
-fn unavailable(req: ServiceRequest) -> ServiceResponse<BoxBody> {
-    req.into_response(database_down().error_response())
 }
 
 fn database_down() -> ApiError {
