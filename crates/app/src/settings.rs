@@ -120,6 +120,10 @@ pub struct CacheSettings {
     /// Caches are bypassed when the change feed has not confirmed its connection for this
     /// long: the longest a key revoked elsewhere can still be accepted.
     pub max_silence_ms: u64,
+    /// Hashes of keys the database did not know, kept to refuse a repeated one from memory.
+    pub unknown_api_keys: u64,
+    /// How long such a hash is believed, in seconds (issuing any key forgets them all).
+    pub unknown_api_key_ttl_seconds: u64,
 }
 
 impl CacheSettings {
@@ -139,6 +143,8 @@ impl CacheSettings {
             use_case_list_bytes: self.use_case_lists_bytes,
             use_case_template_bytes: self.use_case_templates_bytes,
             max_silence: self.max_silence(),
+            unknown_api_keys: self.unknown_api_keys,
+            unknown_api_key_ttl: Duration::from_secs(self.unknown_api_key_ttl_seconds),
         }
     }
 }
@@ -153,6 +159,26 @@ pub struct ServerSettings {
     pub json_max_depth: usize,
     /// On SIGTERM/SIGINT: how long in-flight requests and worker rounds may take to finish.
     pub shutdown_grace_seconds: u64,
+    /// Comma-separated addresses or CIDR ranges of the proxies whose `X-Forwarded-For` is
+    /// believed (empty: none; the socket's peer is the client).
+    pub trusted_proxies: String,
+}
+
+impl ServerSettings {
+    /// `trusted_proxies` read; `None` when an entry is neither an address nor a CIDR range.
+    pub fn trusted_proxies(&self) -> Option<Vec<ipnet::IpNet>> {
+        self.trusted_proxies
+            .split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+            .map(|entry| {
+                entry
+                    .parse::<ipnet::IpNet>()
+                    .ok()
+                    .or_else(|| entry.parse::<std::net::IpAddr>().ok().map(Into::into))
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -171,10 +197,14 @@ pub struct PgccSettings {
 
 /// Requests per company: a token bucket of `burst` requests refilled at `per_second` per
 /// second (`per_second = 0`: no limit).
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct RateLimitSettings {
     pub per_second: u32,
     pub burst: u32,
+    /// Failed authentications per second a client address may sustain (0: no limit).
+    pub failed_auth_per_second: u32,
+    /// Failed authentications a client address may make at once.
+    pub failed_auth_burst: u32,
 }
 
 impl RateLimitSettings {
@@ -182,6 +212,16 @@ impl RateLimitSettings {
         delivery_http::RateLimitSettings {
             per_second: self.per_second,
             burst: self.burst,
+        }
+    }
+
+    /// The failure budget per client address, with the proxies `server.trusted_proxies` lists
+    /// (validated at load time).
+    pub fn failed_auth(&self, server: &ServerSettings) -> delivery_http::FailedAuthSettings {
+        delivery_http::FailedAuthSettings {
+            per_second: self.failed_auth_per_second,
+            burst: self.failed_auth_burst,
+            trusted_proxies: server.trusted_proxies().unwrap_or_default(),
         }
     }
 }
@@ -321,6 +361,12 @@ impl Settings {
             return bad(
                 "metrics.token",
                 "must be set in staging and production (GET /metrics requires it as a bearer token)",
+            );
+        }
+        if self.server.trusted_proxies().is_none() {
+            return bad(
+                "server.trusted_proxies",
+                "must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.0/8,127.0.0.1",
             );
         }
         if self.server.body_limit_bytes == 0 {

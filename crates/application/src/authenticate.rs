@@ -8,7 +8,7 @@ use domain::Company;
 use ports::{ApiKeyRepository, Clock, RepoError, ResolvedApiKey};
 
 use crate::api_keys::{api_key_format, hash_api_key, ApiKeyFormat};
-use crate::cache::{CacheStats, ChangeTracker, StampedCache, Weighted};
+use crate::cache::{CacheStats, ChangeTracker, StampedCache, UnknownKeys, Weighted};
 
 /// Longer keys are refused before any work is done on them.
 const MAX_KEY_LEN: usize = 200;
@@ -84,6 +84,8 @@ pub struct Authenticator {
     clock: Arc<dyn Clock>,
     /// Key hash -> resolution; invalidated when the key's company changes (a revocation).
     cache: Arc<StampedCache<String, Arc<CachedApiKey>>>,
+    /// Hashes the database did not know, refused from memory for a short while.
+    unknown: Arc<UnknownKeys>,
 }
 
 impl Authenticator {
@@ -104,7 +106,20 @@ impl Authenticator {
             api_keys,
             clock,
             cache: Arc::new(StampedCache::new(tracker, capacity, estimated)),
+            unknown: Arc::new(UnknownKeys::off()),
         }
+    }
+
+    /// The same, remembering for a short while the keys the database does not know.
+    pub fn remembering_unknown(mut self, unknown: UnknownKeys) -> Self {
+        self.unknown = Arc::new(unknown);
+        self
+    }
+
+    /// Whether `raw_key` resolves from memory (a known key, cached): what a caller over its
+    /// budget of failed authentications may still use.
+    pub fn is_cached(&self, raw_key: Option<&str>) -> bool {
+        Self::parse(raw_key).is_ok_and(|(_, hash)| self.cache.get(&hash).is_some())
     }
 
     /// The company owning the non-revoked key `raw_key`. Keys that cannot be ours (too long,
@@ -135,6 +150,11 @@ impl Authenticator {
         self.cache.stats()
     }
 
+    /// Hits, misses and size of the cache of unknown keys.
+    pub fn unknown_key_stats(&self) -> CacheStats {
+        self.unknown.stats()
+    }
+
     fn parse(raw_key: Option<&str>) -> Result<(ApiKeyFormat, String), AuthError> {
         let raw = match raw_key {
             Some(raw) if !raw.trim().is_empty() => raw,
@@ -148,6 +168,18 @@ impl Authenticator {
     }
 
     fn resolve(&self, hash: String) -> Result<Arc<CachedApiKey>, AuthError> {
+        if self.unknown.contains(&hash) {
+            return Err(AuthError::Invalid);
+        }
+        let unknown_stamp = self.unknown.stamp();
+        let resolved = self.resolve_from_database(hash.clone());
+        if let (Err(AuthError::Invalid), Some(stamp)) = (&resolved, unknown_stamp) {
+            self.unknown.insert(hash, stamp);
+        }
+        resolved
+    }
+
+    fn resolve_from_database(&self, hash: String) -> Result<Arc<CachedApiKey>, AuthError> {
         self.cache.read_through(
             hash.clone(),
             || {
@@ -245,6 +277,31 @@ mod tests {
         let result = authenticator(api_keys).authenticate(Some(&a_key()));
 
         assert_eq!(result.unwrap(), company());
+    }
+
+    #[test]
+    fn an_unknown_key_is_looked_up_once_then_refused_from_memory() {
+        let mut api_keys = MockApiKeyRepository::new();
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .returning(|_| Ok(None));
+        let tracker = Arc::new(ChangeTracker::new(true, std::time::Duration::from_secs(60)));
+        tracker.mark_alive(std::time::Instant::now());
+        let auth = Authenticator::cached(Arc::new(api_keys), fixed_clock(), tracker.clone(), 10)
+            .remembering_unknown(UnknownKeys::new(
+                tracker,
+                10,
+                std::time::Duration::from_secs(10),
+            ));
+
+        for _ in 0..3 {
+            assert!(matches!(
+                auth.authenticate(Some(&a_key())),
+                Err(AuthError::Invalid)
+            ));
+        }
+        assert_eq!(auth.unknown_key_stats().hits, 2);
     }
 
     #[test]

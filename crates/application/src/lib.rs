@@ -125,9 +125,10 @@ pub struct Services {
 
 impl Services {
     /// Each in-process cache by name, with its counters (for `/metrics`).
-    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 2] {
+    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 3] {
         [
             ("api_keys", self.auth.cache_stats()),
+            ("unknown_api_keys", self.auth.unknown_key_stats()),
             ("use_case_lists", self.list_use_cases.cache_stats()),
         ]
     }
@@ -165,7 +166,12 @@ impl Services {
                 clock.clone(),
                 change_tracker.clone(),
                 settings.cache.api_keys,
-            ),
+            )
+            .remembering_unknown(cache::UnknownKeys::new(
+                change_tracker.clone(),
+                settings.cache.unknown_api_keys,
+                settings.cache.unknown_api_key_ttl,
+            )),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             companies: CompanyRegistrar::new(companies, clock.clone()),
             list_use_cases: ListUseCases::cached(

@@ -36,10 +36,16 @@ pub struct CacheSettings {
     /// Caches are bypassed when the change feed has not confirmed its connection for this
     /// long: the bound on how long a revoked key can still be accepted.
     pub max_silence: Duration,
+    /// Hashes of keys the database did not know, kept to refuse a repeated made-up key from
+    /// memory (0 = none).
+    pub unknown_api_keys: u64,
+    /// How long such a hash is believed (issuing any key forgets them all at once).
+    pub unknown_api_key_ttl: Duration,
 }
 
 impl Default for CacheSettings {
-    /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s.
+    /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s; 100,000 unknown keys for
+    /// 10 s.
     fn default() -> Self {
         Self {
             enabled: true,
@@ -47,6 +53,8 @@ impl Default for CacheSettings {
             use_case_list_bytes: 32 * 1024 * 1024,
             use_case_template_bytes: 8 * 1024 * 1024,
             max_silence: Duration::from_secs(1),
+            unknown_api_keys: 100_000,
+            unknown_api_key_ttl: Duration::from_secs(10),
         }
     }
 }

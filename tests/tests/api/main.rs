@@ -9,6 +9,7 @@ mod consent_requests;
 mod crash_consistency;
 mod dead_database_path;
 mod docs_ui;
+mod failed_auth;
 mod faults;
 mod generated_client;
 mod helpers;

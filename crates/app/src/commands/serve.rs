@@ -56,6 +56,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         json_max_depth: settings.server.json_max_depth,
         shutdown_grace_seconds: settings.server.shutdown_grace_seconds,
         rate_limit: settings.rate_limit.http(),
+        failed_auth: settings.rate_limit.failed_auth(&settings.server),
         docs: settings.docs.http(),
         database_unanswered_after: settings.checkout_timeout(),
     };

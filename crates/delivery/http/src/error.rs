@@ -33,6 +33,9 @@ pub enum ApiError {
     /// The company is over its rate limit; the status carries the headers of the answer.
     #[error("rate limited")]
     RateLimited(crate::rate_limit::RateLimitStatus),
+    /// The client's address failed to authenticate too often (see `failed_auth`).
+    #[error("too many failed authentications")]
+    TooManyFailedAuthentications { retry_after_seconds: u64 },
     #[error(transparent)]
     Pgcc(#[from] PgccError),
     #[error("database unavailable")]
@@ -72,6 +75,11 @@ impl ApiError {
             ApiError::RateLimited(status) => format!(
                 "Limite de requisições da empresa excedido; tente novamente em {} s.",
                 status.retry_after_seconds.unwrap_or(1)
+            ),
+            ApiError::TooManyFailedAuthentications {
+                retry_after_seconds,
+            } => format!(
+                "Muitas tentativas de autenticação com Api-Key inválida a partir deste endereço; tente novamente em {retry_after_seconds} s."
             ),
             ApiError::UnsupportedMediaType => {
                 "Content-Type não suportado; use application/json, text/json ou application/*+json."
@@ -118,7 +126,9 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::RateLimited(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited(_) | ApiError::TooManyFailedAuthentications { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -160,6 +170,11 @@ impl ResponseError for ApiError {
                 for (name, value) in status.headers() {
                     response.insert_header((name, value));
                 }
+            }
+            ApiError::TooManyFailedAuthentications {
+                retry_after_seconds,
+            } => {
+                response.insert_header((header::RETRY_AFTER, *retry_after_seconds));
             }
             _ => {}
         }

@@ -6,6 +6,7 @@ pub mod blocking;
 pub mod database_gate;
 pub mod dto;
 pub mod error;
+pub mod failed_auth;
 pub mod media;
 pub mod metrics;
 pub mod rate_limit;
@@ -21,6 +22,7 @@ use actix_web::{web, App, HttpServer};
 use application::{Operations, Services};
 
 pub use error::ApiError;
+pub use failed_auth::FailedAuthSettings;
 pub use rate_limit::RateLimitSettings;
 pub use routes::openapi::{document_json as openapi_json, ApiDoc, DocsServers};
 
@@ -37,6 +39,9 @@ pub struct HttpSettings {
     pub shutdown_grace_seconds: u64,
     /// Requests per company (token bucket); `per_second = 0` turns it off.
     pub rate_limit: RateLimitSettings,
+    /// Failed authentications per client address, and the proxies whose `X-Forwarded-For` is
+    /// believed.
+    pub failed_auth: FailedAuthSettings,
     /// Base URLs listed as `servers` in `/openapi.json` (and so in `/docs`).
     pub docs: DocsServers,
     /// While no readiness probe has had an answer from the database for this long, `/api`
@@ -52,6 +57,7 @@ impl Default for HttpSettings {
             json_max_depth: 32,
             shutdown_grace_seconds: 30,
             rate_limit: RateLimitSettings::default(),
+            failed_auth: FailedAuthSettings::default(),
             docs: DocsServers::default(),
             database_unanswered_after: std::time::Duration::from_secs(2),
         }
@@ -135,9 +141,14 @@ pub fn build_server_with(
     // One limiter for the process, shared by every worker thread.
     let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
     let database_unanswered_after = settings.database_unanswered_after;
+    let failed_auth = failed_auth::FailedAuthLimiter::new(&settings.failed_auth).map(Arc::new);
     let mut server = HttpServer::new(move || {
         let limiter = limiter.clone();
+        let failed_auth = failed_auth.clone();
         App::new()
+            .wrap(from_fn(move |req, next| {
+                failed_auth::guard(req, next, failed_auth.clone())
+            }))
             .wrap(from_fn(move |req, next| {
                 database_gate::gate(req, next, database_unanswered_after)
             }))

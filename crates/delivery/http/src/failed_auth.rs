@@ -1,0 +1,338 @@
+//! Failed authentications, limited per client address: a flood of made-up keys must not cost
+//! the database (and so the companies) a query each.
+//!
+//! Every answer 401 counts against the client's address (a token bucket of `burst` failures,
+//! refilled at `per_second`). Once an address has failed, each of its requests holds a token
+//! while it runs (a good key gives it back), so its lookups in flight never outnumber its
+//! budget. Without a token, the address gets 429 in the envelope with `Retry-After` for any
+//! request whose key is not already known to this process (a cached, valid key still works: a
+//! company's back end sharing an address with a misbehaving client keeps working); nothing of
+//! such a request reaches the database.
+//!
+//! The address is the socket's peer, or, when the peer is one of `trusted_proxies`, the first
+//! address of `X-Forwarded-For` counted from the right that is not a trusted proxy (the nearest
+//! hop a trusted proxy saw; what the client wrote further left is not believed).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::middleware::Next;
+use actix_web::{web, Error, ResponseError};
+use application::Services;
+use ipnet::IpNet;
+
+use crate::api_key::API_KEY_HEADER;
+use crate::error::ApiError;
+
+/// The failure budget of every client address. `per_second = 0` turns the limit off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedAuthSettings {
+    /// Failed authentications per second an address may sustain.
+    pub per_second: u32,
+    /// Failed authentications an address may make at once.
+    pub burst: u32,
+    /// Proxies whose `X-Forwarded-For` is believed (empty: the socket's peer is the client).
+    pub trusted_proxies: Vec<IpNet>,
+}
+
+impl Default for FailedAuthSettings {
+    fn default() -> Self {
+        Self {
+            per_second: 5,
+            burst: 50,
+            trusted_proxies: Vec::new(),
+        }
+    }
+}
+
+/// Past this many tracked addresses, those with a full budget and nothing in flight are dropped.
+const PRUNE_ABOVE: usize = 10_000;
+
+/// One address's budget: failures it may still make, and lookups of its under way.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+    /// Lookups admitted and not finished: each may fail, so each holds a token meanwhile
+    /// (otherwise a burst of concurrent requests would all pass once a token refills).
+    in_flight: u32,
+}
+
+/// What [`FailedAuthLimiter::admit`] gave a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ticket {
+    /// The address has no failure on record: nothing held.
+    Free,
+    /// One token of the address held until the request ends.
+    Held,
+}
+
+/// The process's failure budgets, one per client address that failed recently. (A token bucket
+/// of our own rather than `governor`'s: a request must hold a token while its lookup runs and
+/// give it back when the key was good, which needs a look at the bucket without spending it.)
+pub struct FailedAuthLimiter {
+    per_second: f64,
+    burst: f64,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    trusted_proxies: Vec<IpNet>,
+}
+
+impl FailedAuthLimiter {
+    /// `None` when the limit is off.
+    pub fn new(settings: &FailedAuthSettings) -> Option<Self> {
+        (settings.per_second > 0).then(|| Self {
+            per_second: f64::from(settings.per_second),
+            burst: f64::from(settings.burst.max(1)),
+            buckets: Mutex::new(HashMap::new()),
+            trusted_proxies: settings.trusted_proxies.clone(),
+        })
+    }
+
+    fn refill(&self, bucket: &mut Bucket, now: Instant) {
+        let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * self.per_second).min(self.burst);
+        bucket.at = now;
+    }
+
+    /// Lets a request of `client` look its key up, or tells how long it must wait.
+    fn admit(&self, client: IpAddr, now: Instant) -> Result<Ticket, Duration> {
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(bucket) = buckets.get_mut(&client) else {
+            return Ok(Ticket::Free);
+        };
+        self.refill(bucket, now);
+        let available = bucket.tokens - f64::from(bucket.in_flight);
+        if available >= 1.0 {
+            bucket.in_flight += 1;
+            Ok(Ticket::Held)
+        } else {
+            Err(Duration::from_secs_f64((1.0 - available) / self.per_second))
+        }
+    }
+
+    /// Ends a request admitted with `ticket`; a failed authentication spends a token.
+    fn finish(&self, client: IpAddr, ticket: Ticket, failed: bool, now: Instant) {
+        if ticket == Ticket::Free && !failed {
+            return;
+        }
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if buckets.len() >= PRUNE_ABOVE && !buckets.contains_key(&client) {
+            buckets.retain(|_, b| {
+                let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+                b.in_flight > 0 || b.tokens + elapsed * self.per_second < self.burst
+            });
+        }
+        let bucket = buckets.entry(client).or_insert(Bucket {
+            tokens: self.burst,
+            at: now,
+            in_flight: 0,
+        });
+        self.refill(bucket, now);
+        if ticket == Ticket::Held {
+            bucket.in_flight = bucket.in_flight.saturating_sub(1);
+        }
+        if failed {
+            bucket.tokens = (bucket.tokens - 1.0).max(0.0);
+        }
+    }
+
+    /// The client's address (see the module on proxies).
+    pub fn client_address(
+        &self,
+        peer: Option<IpAddr>,
+        forwarded_for: Option<&str>,
+    ) -> Option<IpAddr> {
+        client_address(&self.trusted_proxies, peer, forwarded_for)
+    }
+}
+
+/// The client's address: `peer`, unless it is a trusted proxy; then the right-most address of
+/// `forwarded_for` that is not a trusted proxy (the left-most when all are; `peer` when the
+/// header is absent or unreadable).
+pub fn client_address(
+    trusted_proxies: &[IpNet],
+    peer: Option<IpAddr>,
+    forwarded_for: Option<&str>,
+) -> Option<IpAddr> {
+    let peer = peer?;
+    let trusted = |ip: &IpAddr| trusted_proxies.iter().any(|net| net.contains(ip));
+    if !trusted(&peer) {
+        return Some(peer);
+    }
+    let hops: Option<Vec<IpAddr>> = forwarded_for.map(|header| {
+        header
+            .split(',')
+            .map_while(|hop| hop.trim().parse().ok())
+            .collect()
+    });
+    let Some(hops) = hops.filter(|h| !h.is_empty()) else {
+        return Some(peer);
+    };
+    Some(
+        hops.iter()
+            .rev()
+            .find(|ip| !trusted(ip))
+            .copied()
+            .unwrap_or(hops[0]),
+    )
+}
+
+/// Middleware: refuses an address over its budget of failed authentications (unless its key is
+/// known to this process), and counts every 401 against its address.
+pub async fn guard(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+    limiter: Option<Arc<FailedAuthLimiter>>,
+) -> Result<ServiceResponse<BoxBody>, Error> {
+    let Some(limiter) = limiter else {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    };
+    let client = limiter.client_address(
+        req.peer_addr().map(|a| a.ip()),
+        req.headers()
+            .get("x-forwarded-for")
+            .and_then(|v| v.to_str().ok()),
+    );
+    let Some(client) = client else {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    };
+    let key_known = || {
+        let key = req
+            .headers()
+            .get(API_KEY_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim);
+        req.app_data::<web::Data<Services>>()
+            .is_some_and(|services| services.auth.is_cached(key))
+    };
+    let ticket = match limiter.admit(client, Instant::now()) {
+        Ok(ticket) => ticket,
+        // a key this process holds as valid costs no lookup: let it through
+        Err(_) if key_known() => Ticket::Free,
+        Err(wait) => {
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            let refused = ApiError::TooManyFailedAuthentications {
+                retry_after_seconds: seconds.max(1),
+            };
+            return Ok(req.into_response(refused.error_response()));
+        }
+    };
+    let response = next.call(req).await;
+    let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED);
+    limiter.finish(client, ticket, failed, Instant::now());
+    Ok(response?.map_into_boxed_body())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn nets(list: &[&str]) -> Vec<IpNet> {
+        list.iter().map(|n| n.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn without_trusted_proxies_the_peer_is_the_client_whatever_the_header_says() {
+        assert_eq!(
+            client_address(&[], Some(ip("203.0.113.9")), Some("198.51.100.1")),
+            Some(ip("203.0.113.9"))
+        );
+    }
+
+    #[test]
+    fn behind_trusted_proxies_the_first_untrusted_hop_from_the_right_is_the_client() {
+        let trusted = nets(&["10.0.0.0/8", "127.0.0.1/32"]);
+        // the client wrote 1.2.3.4 itself; the proxy 10.0.0.7 appended what it saw
+        assert_eq!(
+            client_address(
+                &trusted,
+                Some(ip("127.0.0.1")),
+                Some("1.2.3.4, 198.51.100.20, 10.0.0.7")
+            ),
+            Some(ip("198.51.100.20"))
+        );
+        assert_eq!(
+            client_address(&trusted, Some(ip("10.1.2.3")), None),
+            Some(ip("10.1.2.3")),
+            "no header: the peer"
+        );
+        assert_eq!(
+            client_address(&trusted, Some(ip("10.1.2.3")), Some("garbage")),
+            Some(ip("10.1.2.3")),
+            "unreadable header: the peer"
+        );
+    }
+
+    #[test]
+    fn an_untrusted_peer_cannot_choose_its_address_by_header() {
+        let trusted = nets(&["10.0.0.0/8"]);
+        assert_eq!(
+            client_address(&trusted, Some(ip("198.51.100.7")), Some("10.0.0.1")),
+            Some(ip("198.51.100.7"))
+        );
+    }
+
+    fn limiter(per_second: u32, burst: u32) -> FailedAuthLimiter {
+        FailedAuthLimiter::new(&FailedAuthSettings {
+            per_second,
+            burst,
+            trusted_proxies: Vec::new(),
+        })
+        .unwrap()
+    }
+
+    fn fail(limiter: &FailedAuthLimiter, client: IpAddr, now: Instant) {
+        let ticket = limiter.admit(client, now).expect("admitted");
+        limiter.finish(client, ticket, true, now);
+    }
+
+    #[test]
+    fn an_address_is_refused_once_its_burst_of_failures_is_spent_and_others_are_not() {
+        let limiter = limiter(1, 3);
+        let (bad, good) = (ip("198.51.100.7"), ip("198.51.100.8"));
+        let now = Instant::now();
+        for _ in 0..3 {
+            fail(&limiter, bad, now);
+        }
+        let wait = limiter.admit(bad, now).expect_err("over budget");
+        assert_eq!(wait, Duration::from_secs(1));
+        assert_eq!(limiter.admit(good, now), Ok(Ticket::Free));
+        assert_eq!(
+            limiter.admit(bad, now + Duration::from_secs(1)),
+            Ok(Ticket::Held),
+            "one more after a second"
+        );
+    }
+
+    #[test]
+    fn concurrent_lookups_of_a_suspect_address_are_bounded_by_its_tokens() {
+        let limiter = limiter(1, 2);
+        let client = ip("198.51.100.7");
+        let now = Instant::now();
+        fail(&limiter, client, now);
+        // one token left: one lookup at a time, however many arrive together
+        assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
+        assert!(limiter.admit(client, now).is_err());
+        // a good key gives its token back
+        limiter.finish(client, Ticket::Held, false, now);
+        assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
+    }
+
+    #[test]
+    fn a_zero_rate_turns_the_limit_off() {
+        assert!(FailedAuthLimiter::new(&FailedAuthSettings {
+            per_second: 0,
+            ..FailedAuthSettings::default()
+        })
+        .is_none());
+    }
+}

@@ -1,0 +1,1 @@
+DROP TRIGGER api_keys_notificar_cache_emissao ON api_keys;

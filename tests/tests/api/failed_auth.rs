@@ -1,0 +1,214 @@
+//! Failed authentication is cheap and limited: a flood of made-up (well-formed) keys is refused
+//! per client address without costing the database, a repeated made-up key is refused from
+//! memory, a key issued later is accepted at once, and a company's own requests keep being
+//! served throughout.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use diesel::RunQueryDsl;
+use testkit::processes::company_with_key;
+use testkit::{wait_until, Api, Client, Sim, TestDb};
+use uuid::Uuid;
+
+use crate::helpers::*;
+
+/// A key of the accepted shape (`cak_` and 64 hex digits, looked up like any other) that no one
+/// issued.
+fn made_up_key() -> String {
+    format!("cak_{}{}", Uuid::new_v4().simple(), Uuid::new_v4().simple())
+}
+
+struct App {
+    api: Api,
+    db: TestDb,
+    _sim: Sim,
+    key: String,
+    company: String,
+}
+
+fn start(env: &[(&str, &str)]) -> App {
+    let db = TestDb::new();
+    let sim = Sim::start(&seed());
+    let (company, key) = company_with_key(&db, &sim, "Empresa A", CNPJ_A);
+    let api = Api::start_with(&db, &sim, env);
+    App {
+        api,
+        db,
+        _sim: sim,
+        key,
+        company,
+    }
+}
+
+fn metric(api: &Api, series: &str) -> u64 {
+    Client::new(&api.base_url, None)
+        .get("/metrics")
+        .text
+        .lines()
+        .find_map(|line| line.strip_prefix(series))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+type Refusal = (u16, Option<String>);
+
+#[test]
+fn twelve_threads_of_made_up_keys_do_not_keep_a_company_from_its_data() {
+    // the shipped budget of failed authentications, stated because the test counts on it
+    let app = start(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "5"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "50"),
+    ]);
+    let a = Client::new(&app.api.base_url, Some(&app.key));
+    a.get("/api/solicitacao-consentimento").expect(200);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    // (status, Retry-After) of every made-up key's answer
+    let refusals: Arc<Mutex<Vec<Refusal>>> = Arc::default();
+    let flood: Vec<_> = (0..12)
+        .map(|_| {
+            let (stop, refusals) = (stop.clone(), refusals.clone());
+            let base_url = app.api.base_url.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let reply = Client::new(&base_url, Some(&made_up_key()))
+                        .get("/api/solicitacao-consentimento");
+                    refusals
+                        .lock()
+                        .unwrap()
+                        .push((reply.status, reply.retry_after));
+                }
+            })
+        })
+        .collect();
+
+    // The company's database-backed reads, all through the flood.
+    let began = Instant::now();
+    let mut slowest = Duration::ZERO;
+    let mut reads = 0;
+    while began.elapsed() < Duration::from_secs(5) {
+        let sent = Instant::now();
+        a.get("/api/solicitacao-consentimento").expect(200);
+        slowest = slowest.max(sent.elapsed());
+        reads += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, Ordering::SeqCst);
+    for thread in flood {
+        thread.join().unwrap();
+    }
+
+    assert!(reads > 20, "only {reads} reads in 5 s");
+    assert!(
+        slowest < Duration::from_secs(2),
+        "a read of the company took {slowest:?} during the flood"
+    );
+    let refusals = refusals.lock().unwrap();
+    let looked_up = refusals.iter().filter(|(s, _)| *s == 401).count();
+    let limited: Vec<_> = refusals.iter().filter(|(s, _)| *s == 429).collect();
+    assert!(
+        refusals.iter().all(|(s, _)| matches!(s, 401 | 429)),
+        "a made-up key got something else than 401 or 429"
+    );
+    assert!(!limited.is_empty(), "the flood was never limited");
+    assert!(limited.iter().all(|(_, retry)| retry.is_some()));
+    // Each 401 cost a lookup; the budget bounds them: the burst, then 5 a second (the run
+    // lasted about 6 s), whatever the flood's size.
+    assert!(
+        looked_up <= 50 + 5 * 8,
+        "{looked_up} made-up keys were looked up out of {}",
+        refusals.len()
+    );
+}
+
+#[test]
+fn a_limited_address_gets_429_in_the_envelope_and_its_known_key_still_works() {
+    let app = start(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "3"),
+    ]);
+    let a = Client::new(&app.api.base_url, Some(&app.key));
+    a.get("/api/solicitacao-consentimento").expect(200);
+    let stranger = Client::new(&app.api.base_url, Some(&made_up_key()));
+    for _ in 0..3 {
+        stranger.get("/api/casos-de-uso").expect(401);
+    }
+    let refused = stranger.get("/api/casos-de-uso").expect(429);
+    assert_eq!(refused.json["isPgccErro"], false);
+    assert!(refused.retry_after.is_some());
+    // a key without the right shape, or none at all, is refused the same way
+    Client::new(&app.api.base_url, None)
+        .get("/api/casos-de-uso")
+        .expect(429);
+    // the company's key, known to the process, is not
+    a.get("/api/solicitacao-consentimento").expect(200);
+    // and the budget refills
+    let back = wait_until(Duration::from_secs(5), || {
+        stranger.get("/api/casos-de-uso").status == 401
+    });
+    assert!(back, "the address stayed limited");
+}
+
+#[test]
+fn behind_a_trusted_proxy_the_forwarded_client_is_limited_not_the_proxy() {
+    let app = start(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "2"),
+        ("APP__SERVER__TRUSTED_PROXIES", "127.0.0.0/8"),
+    ]);
+    let stranger = Client::new(&app.api.base_url, Some(&made_up_key()));
+    let from = |ip: &str| {
+        stranger
+            .get_with("/api/casos-de-uso", &[("X-Forwarded-For", ip)])
+            .status
+    };
+    let statuses: Vec<u16> = (0..4).map(|_| from("198.51.100.7")).collect();
+    assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
+    assert_eq!(
+        from("198.51.100.8"),
+        401,
+        "another client behind the same proxy"
+    );
+    // what the client writes left of the proxy's own entry is not believed
+    assert_eq!(from("198.51.100.9, 198.51.100.7"), 429);
+}
+
+#[test]
+fn a_repeated_made_up_key_is_refused_from_memory_and_one_issued_later_works_at_once() {
+    let app = start(&[]);
+    let anonymous = Client::new(&app.api.base_url, None);
+    let in_use = wait_until(Duration::from_secs(5), || {
+        anonymous.get("/metrics").text.contains("cache_in_use 1")
+    });
+    assert!(in_use, "the change feed never came up");
+    let key = made_up_key();
+    let client = Client::new(&app.api.base_url, Some(&key));
+    let hits = "consent_api_cache_lookups_total{cache=\"unknown_api_keys\",result=\"hit\"} ";
+    let before = metric(&app.api, hits);
+    for _ in 0..5 {
+        client.get("/api/casos-de-uso").expect(401);
+    }
+    assert!(
+        metric(&app.api, hits) >= before + 4,
+        "the repeats were looked up again"
+    );
+
+    // The operator issues exactly that key (as `api-key issue` stores one: its hash).
+    diesel::sql_query(format!(
+        "INSERT INTO api_keys (id, empresa_id, hash, prefixo) \
+         VALUES ('{}', '{}', encode(sha256('{key}'::bytea), 'hex'), '{}')",
+        Uuid::new_v4(),
+        app.company,
+        &key[..12]
+    ))
+    .execute(&mut app.db.conn())
+    .unwrap();
+    let accepted = wait_until(Duration::from_secs(2), || {
+        client.get("/api/casos-de-uso").status == 200
+    });
+    assert!(
+        accepted,
+        "a key issued after a miss was still refused from memory"
+    );
+}
