@@ -48,6 +48,12 @@ fn every_event_type_arrives_signed_and_verifiable() {
     let receiver = Receiver::start(&[]);
     let (_, secret) = register(&app.a, &receiver.url);
 
+    // The PGCC renames one of A's templates: the sync changes something, so it is told.
+    let mut renamed = seed();
+    renamed["empresas"][0]["vinculos"][0]["casosDeUso"][0]["titulo"] =
+        json!("Abertura de conta digital");
+    let r = app.sim_admin.put_json("/_sim/seed", &renamed);
+    assert!(r.status < 300, "{}", r.text);
     app.a
         .post_empty("/api/casos-de-uso/sincronizar")
         .expect(200); // casos-de-uso.sincronizados

@@ -1,4 +1,4 @@
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
@@ -74,8 +74,9 @@ impl UseCaseRepository for PgUseCaseRepository {
     /// of one company run one after the other and count exactly, while inserts referencing the
     /// company are not blocked); upserts `items` by (empresa_id, pgcc_provider_template_id),
     /// telling inserts from updates by `xmax = 0`; marks the company's other non-removed rows
-    /// removed; counts the non-removed rows; writes the `casos-de-uso.sincronizados` event with
-    /// these counts and its deliveries (see `outbox.rs`), even when nothing changed. A template
+    /// removed; counts the non-removed rows; when a template was inserted, changed (title, link,
+    /// back from removal) or removed, writes the `casos-de-uso.sincronizados` event with these
+    /// counts and its deliveries (see `outbox.rs`); a sync that changes nothing writes none. A template
     /// listed twice in `items` counts once (its first occurrence wins). An unknown company fails
     /// (`Unexpected`).
     fn apply_sync(
@@ -99,6 +100,34 @@ impl UseCaseRepository for PgUseCaseRepository {
                     .select(empresas::id)
                     .for_no_key_update()
                     .first::<Uuid>(conn)?;
+                // What the company's copy holds now, to tell a refresh that changes something
+                // (a title, a link, a template back from removal) from one that changes nothing.
+                let before: HashMap<String, (String, Option<Uuid>, bool)> = casos_de_uso::table
+                    .filter(casos_de_uso::empresa_id.eq(empresa.0))
+                    .filter(casos_de_uso::pgcc_provider_template_id.is_not_null())
+                    .select((
+                        casos_de_uso::pgcc_provider_template_id.assume_not_null(),
+                        casos_de_uso::titulo,
+                        casos_de_uso::vinculo_id,
+                        casos_de_uso::removido_em.is_not_null(),
+                    ))
+                    .load::<(String, String, Option<Uuid>, bool)>(conn)?
+                    .into_iter()
+                    .map(|(template, titulo, vinculo, removed)| {
+                        (template, (titulo, vinculo, removed))
+                    })
+                    .collect();
+                let changed_rows = rows
+                    .iter()
+                    .filter(|row| {
+                        let template = row.pgcc_provider_template_id.unwrap_or_default();
+                        before
+                            .get(template)
+                            .is_none_or(|(titulo, vinculo, removed)| {
+                                *removed || titulo != row.titulo || *vinculo != row.vinculo_id
+                            })
+                    })
+                    .count();
 
                 let mut counts = SyncCounts::default();
                 for batch in rows.chunks(SYNC_BATCH) {
@@ -142,7 +171,11 @@ impl UseCaseRepository for PgUseCaseRepository {
                     .count()
                     .get_result(conn)?;
                 counts.total = count_u32(total);
-                outbox::write_event(conn, &WebhookEvent::sync(empresa, counts, now))?;
+                // Subscribers hear of a change only: a sync that inserts, changes and removes
+                // nothing writes no event (`atualizados` still counts every template refreshed).
+                if changed_rows > 0 || counts.removidos > 0 {
+                    outbox::write_event(conn, &WebhookEvent::sync(empresa, counts, now))?;
+                }
                 Ok(counts)
             })
         })

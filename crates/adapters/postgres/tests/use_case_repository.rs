@@ -372,7 +372,7 @@ fn find_by_template_returns_the_companys_use_case() {
 // --- outbox ---
 
 #[test]
-fn each_sync_writes_one_event_with_its_counts_to_the_companys_active_urls() {
+fn each_sync_that_changes_something_writes_one_event_with_its_counts_to_the_companys_active_urls() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = create_company(&pool, "ACME", "112223330001");
@@ -414,6 +414,7 @@ fn each_sync_writes_one_event_with_its_counts_to_the_companys_active_urls() {
     let repo = PgUseCaseRepository::new(pool);
     let t1 = at("2026-05-01T12:00:00.5Z");
     let t2 = at("2026-05-02T12:00:00Z");
+    let t3 = at("2026-05-03T12:00:00Z");
 
     let counts = repo
         .apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t1)
@@ -421,10 +422,17 @@ fn each_sync_writes_one_event_with_its_counts_to_the_companys_active_urls() {
     let unchanged = repo
         .apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t2)
         .unwrap();
+    let renamed = repo
+        .apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito pessoal")], t3)
+        .unwrap();
 
     let written = events_of(&db, "casos-de-uso.sincronizados");
-    assert_eq!(written.len(), 2, "one per sync, even when nothing changed");
-    for (event, counts, when) in [(&written[0], counts, t1), (&written[1], unchanged, t2)] {
+    assert_eq!(
+        written.len(),
+        2,
+        "one per sync that changed something, none for the other"
+    );
+    for (event, counts, when) in [(&written[0], counts, t1), (&written[1], renamed, t3)] {
         assert_eq!(event.empresa_id, acme.id.0);
         assert_eq!(event.criado_em, when);
         let expected = WebhookEvent {
@@ -448,7 +456,40 @@ fn each_sync_writes_one_event_with_its_counts_to_the_companys_active_urls() {
         }
     }
     assert_eq!(counts.inseridos, 1);
-    assert_eq!(unchanged.atualizados, 1);
+    assert_eq!(unchanged.atualizados, 1, "refreshed, if unchanged");
+    assert_eq!(renamed.atualizados, 1);
+}
+
+#[test]
+fn a_sync_that_removes_or_brings_back_a_template_writes_its_event() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    let both = [
+        item(VINCULO_A, "tpl-1", "Crédito"),
+        item(VINCULO_A, "tpl-2", "Seguro"),
+    ];
+    repo.apply_sync(acme.id, &both, at("2026-05-01T00:00:00Z"))
+        .unwrap();
+    repo.apply_sync(acme.id, &both[..1], at("2026-05-02T00:00:00Z"))
+        .unwrap();
+    repo.apply_sync(acme.id, &both, at("2026-05-03T00:00:00Z"))
+        .unwrap();
+    repo.apply_sync(acme.id, &both, at("2026-05-04T00:00:00Z"))
+        .unwrap();
+
+    let written = events_of(&db, "casos-de-uso.sincronizados");
+    let when: Vec<_> = written.iter().map(|e| e.criado_em).collect();
+    assert_eq!(
+        when,
+        [
+            at("2026-05-01T00:00:00Z"),
+            at("2026-05-02T00:00:00Z"),
+            at("2026-05-03T00:00:00Z")
+        ],
+        "insert, removal and return each told; the last sync changed nothing"
+    );
 }
 
 #[test]
