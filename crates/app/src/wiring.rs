@@ -83,6 +83,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         webhook_disable_after: chrono::Duration::seconds(w.disable_after_seconds as i64),
         idempotency_retention: settings.idempotency.retention(),
         cache: settings.cache.service(),
+        sync_period: Duration::from_secs(settings.workers.sync_seconds.max(1)),
         ..ServiceSettings::default()
     }
 }

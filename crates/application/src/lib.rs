@@ -267,6 +267,8 @@ impl Workers {
             sync_all_companies: SyncAllCompanies::new(
                 companies,
                 SyncUseCases::new(pgcc, use_cases, clock.clone()),
+                clock.clone(),
+                settings.sync_period,
             ),
             deliver_webhooks: DeliverWebhooks::new(
                 webhook_deliveries,

@@ -20,6 +20,9 @@ pub struct ServiceSettings {
     pub idempotency_retention: chrono::Duration,
     /// The in-process caches (resolved API keys, rendered use-case lists).
     pub cache: CacheSettings,
+    /// How often the scheduled use-case sync runs (each company is synchronized about once per
+    /// period, across every process).
+    pub sync_period: Duration,
 }
 
 /// Sizes of the in-process caches and how long they outlive a silent change feed.
@@ -73,6 +76,7 @@ impl Default for ServiceSettings {
             webhook_lease: chrono::Duration::minutes(2),
             idempotency_retention: chrono::Duration::hours(24),
             cache: CacheSettings::default(),
+            sync_period: Duration::from_secs(3600),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The scheduled use-case sync: every company in turn, through [`SyncUseCases`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use ports::{CompanyRepository, PgccError, RepoError};
+use ports::{Clock, CompanyRepository, PgccError, RepoError};
 
 use crate::{SyncError, SyncUseCases};
 
@@ -17,19 +18,44 @@ pub struct SyncAllReport {
 pub struct SyncAllCompanies {
     companies: Arc<dyn CompanyRepository>,
     sync: SyncUseCases,
+    clock: Arc<dyn Clock>,
+    /// How long a claimed company stays claimed: nine tenths of the schedule's period, so a
+    /// process whose rounds run every period finds its companies due again (not a moment late,
+    /// which would skip a period), while no company is synchronized twice within 0.9 periods
+    /// by any number of processes.
+    claimed_for: chrono::Duration,
 }
 
 impl SyncAllCompanies {
-    pub fn new(companies: Arc<dyn CompanyRepository>, sync: SyncUseCases) -> Self {
-        Self { companies, sync }
+    /// The schedule's rounds run every `period`.
+    pub fn new(
+        companies: Arc<dyn CompanyRepository>,
+        sync: SyncUseCases,
+        clock: Arc<dyn Clock>,
+        period: Duration,
+    ) -> Self {
+        let claimed_for = chrono::Duration::from_std(period * 9 / 10)
+            .unwrap_or(chrono::Duration::MAX)
+            .max(chrono::Duration::seconds(1));
+        Self {
+            companies,
+            sync,
+            clock,
+            claimed_for,
+        }
     }
 
-    /// Syncs every company, oldest first. A company whose sync fails is logged (its id and the
-    /// kind of failure, nothing else) and counted, and the others go on; only failing to list
-    /// the companies fails the round.
+    /// Syncs every company that is due (longest due first), claiming each from the shared
+    /// schedule so that another process running the job syncs the others. A company whose sync
+    /// fails is logged (its id and the kind of failure, nothing else) and counted, and the
+    /// others go on; it is due again next period. Only failing to claim fails the round.
     pub fn run_once(&self) -> Result<SyncAllReport, RepoError> {
         let mut report = SyncAllReport::default();
-        for empresa in self.companies.list()? {
+        loop {
+            let now = self.clock.now();
+            let Some(empresa) = self.companies.claim_due_sync(now, now + self.claimed_for)? else {
+                break;
+            };
             match self.sync.execute(&empresa) {
                 Ok(_) => report.synced += 1,
                 Err(e) => {
@@ -88,12 +114,15 @@ mod tests {
         vec![empresa(1, CNPJ_A), empresa(2, CNPJ_B), empresa(3, CNPJ_C)]
     }
 
+    /// A schedule where `list` is due, claimed one by one in that order, each until an hour
+    /// less six minutes after the clock's time (0.9 of the hour's period).
     fn companies_listing(list: Vec<Company>) -> MockCompanyRepository {
         let mut companies = MockCompanyRepository::new();
+        let due = Mutex::new(list.into_iter());
         companies
-            .expect_list()
-            .times(1)
-            .returning(move || Ok(list.clone()));
+            .expect_claim_due_sync()
+            .withf(|at, next| *at == now() && *next == now() + Duration::minutes(54))
+            .returning(move |_, _| Ok(due.lock().unwrap().next()));
         companies
     }
 
@@ -132,11 +161,13 @@ mod tests {
         SyncAllCompanies::new(
             Arc::new(companies),
             SyncUseCases::new(Arc::new(pgcc), Arc::new(use_cases), fixed_clock()),
+            fixed_clock(),
+            std::time::Duration::from_secs(3600),
         )
     }
 
     #[test]
-    fn every_company_is_synced_in_the_listed_order() {
+    fn every_due_company_is_claimed_and_synced_in_the_schedules_order() {
         let asked = Arc::new(Mutex::new(Vec::new()));
         let applied = Arc::new(Mutex::new(Vec::new()));
 
@@ -235,12 +266,12 @@ mod tests {
     }
 
     #[test]
-    fn failing_to_list_the_companies_fails_the_round_without_pgcc_calls() {
+    fn failing_to_claim_fails_the_round_without_pgcc_calls() {
         let mut companies = MockCompanyRepository::new();
         companies
-            .expect_list()
+            .expect_claim_due_sync()
             .times(1)
-            .returning(|| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_list_use_cases().times(0);
         let mut use_cases = MockUseCaseRepository::new();

@@ -31,6 +31,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/status-consultas",
                 web::delete().to(clear_status_consultas),
             )
+            .route(
+                "/casos-de-uso-consultas",
+                web::get().to(casos_de_uso_consultas),
+            )
+            .route(
+                "/casos-de-uso-consultas",
+                web::delete().to(clear_casos_de_uso_consultas),
+            )
             .route("/faults", web::post().to(set_fault))
             .route("/faults", web::delete().to(clear_fault)),
     );
@@ -76,6 +84,18 @@ async fn status_consultas(state: web::Data<AppState>) -> HttpResponse {
 /// `DELETE /_sim/status-consultas`: resets the counts.
 async fn clear_status_consultas(state: web::Data<AppState>) -> HttpResponse {
     state.store().status_consultas.clear();
+    HttpResponse::NoContent().finish()
+}
+
+/// `GET /_sim/casos-de-uso-consultas`: `{"<cnpj as in the path>": <calls of the use-case list>}`.
+async fn casos_de_uso_consultas(state: web::Data<AppState>) -> HttpResponse {
+    let store = state.store();
+    HttpResponse::Ok().json(&store.casos_de_uso_consultas)
+}
+
+/// `DELETE /_sim/casos-de-uso-consultas`: resets the counts.
+async fn clear_casos_de_uso_consultas(state: web::Data<AppState>) -> HttpResponse {
+    state.store().casos_de_uso_consultas.clear();
     HttpResponse::NoContent().finish()
 }
 

@@ -48,7 +48,11 @@ async fn listar_casos_de_uso(
     state: web::Data<AppState>,
     cnpj: web::Path<String>,
 ) -> Result<HttpResponse, SimError> {
-    let store = state.store();
+    let mut store = state.store();
+    *store
+        .casos_de_uso_consultas
+        .entry(cnpj.as_str().to_owned())
+        .or_default() += 1;
     let empresa = store
         .empresa(&cnpj)
         .ok_or_else(|| SimError::not_found("empresa não encontrada"))?;

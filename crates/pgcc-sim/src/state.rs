@@ -86,6 +86,9 @@ pub struct Store {
     /// How many calls of the batch status route asked about each PGCC id (known or not). Kept
     /// when the seed is replaced; cleared by `DELETE /_sim/status-consultas`.
     pub status_consultas: BTreeMap<String, u64>,
+    /// How many calls of the use-case list asked about each CNPJ (as it came in the path). Kept
+    /// when the seed is replaced; cleared by `DELETE /_sim/casos-de-uso-consultas`.
+    pub casos_de_uso_consultas: BTreeMap<String, u64>,
 }
 
 impl Store {
@@ -97,6 +100,7 @@ impl Store {
             por_id: HashMap::new(),
             por_referencia: HashMap::new(),
             status_consultas: BTreeMap::new(),
+            casos_de_uso_consultas: BTreeMap::new(),
         };
         store.set_seed(seed);
         store

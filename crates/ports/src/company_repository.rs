@@ -1,3 +1,4 @@
+use chrono::{DateTime, Utc};
 use domain::{Company, CompanyId};
 
 use crate::RepoError;
@@ -18,6 +19,16 @@ pub trait CompanyRepository: Send + Sync {
 
     fn get(&self, id: CompanyId) -> Result<Option<Company>, RepoError>;
 
-    /// Every company, oldest first (for the scheduled synchronization).
+    /// Every company, oldest first.
     fn list(&self) -> Result<Vec<Company>, RepoError>;
+
+    /// Claims one company whose scheduled synchronization is due at `now` (longest due first)
+    /// and makes it due again at `next`, in one statement that skips companies another process
+    /// is claiming: however many processes run the schedule, each company is claimed once until
+    /// `next`. `None` when no company is due.
+    fn claim_due_sync(
+        &self,
+        now: DateTime<Utc>,
+        next: DateTime<Utc>,
+    ) -> Result<Option<Company>, RepoError>;
 }

@@ -20,6 +20,7 @@ mod limits;
 mod operability;
 mod personal_data;
 mod rate_limits;
+mod scheduled_sync;
 mod shutdown;
 mod use_cases;
 mod webhook_urls;

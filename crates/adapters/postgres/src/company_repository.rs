@@ -1,5 +1,7 @@
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::Timestamptz;
 use domain::{Company, CompanyId};
 use ports::{CompanyRepository, CreateCompanyError, RepoError};
 
@@ -49,6 +51,38 @@ impl CompanyRepository for PgCompanyRepository {
                 .select(EmpresaRow::as_select())
                 .first(conn)
                 .optional()
+        })?;
+        row.map(EmpresaRow::try_into_domain)
+            .transpose()
+            .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+    }
+
+    fn claim_due_sync(
+        &self,
+        now: DateTime<Utc>,
+        next: DateTime<Utc>,
+    ) -> Result<Option<Company>, RepoError> {
+        const OPERATION: &str = "claiming a company's scheduled synchronization";
+        let row = with_conn(&self.pool, OPERATION, |conn| {
+            // The row lock of the inner SELECT (skipping rows another process holds) and the
+            // re-check of `proxima_em` on the committed version make the claim exclusive.
+            diesel::sql_query(
+                "WITH reivindicada AS ( \
+                     UPDATE agenda_sincronizacao SET proxima_em = $2 \
+                     WHERE empresa_id = ( \
+                         SELECT empresa_id FROM agenda_sincronizacao \
+                         WHERE proxima_em <= $1 \
+                         ORDER BY proxima_em, empresa_id \
+                         LIMIT 1 FOR UPDATE SKIP LOCKED) \
+                       AND proxima_em <= $1 \
+                     RETURNING empresa_id) \
+                 SELECT e.id, e.nome, e.cnpj, e.criado_em \
+                 FROM empresas e JOIN reivindicada r ON r.empresa_id = e.id",
+            )
+            .bind::<Timestamptz, _>(now)
+            .bind::<Timestamptz, _>(next)
+            .get_result::<EmpresaRow>(conn)
+            .optional()
         })?;
         row.map(EmpresaRow::try_into_domain)
             .transpose()

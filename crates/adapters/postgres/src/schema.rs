@@ -1,6 +1,13 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    agenda_sincronizacao (empresa_id) {
+        empresa_id -> Uuid,
+        proxima_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     api_keys (id) {
         id -> Uuid,
         empresa_id -> Uuid,
@@ -135,6 +142,7 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(agenda_sincronizacao -> empresas (empresa_id));
 diesel::joinable!(api_keys -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
 diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
@@ -149,6 +157,7 @@ diesel::joinable!(webhook_tentativas -> webhook_entregas (entrega_id));
 diesel::joinable!(webhook_urls -> empresas (empresa_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    agenda_sincronizacao,
     api_keys,
     casos_de_uso,
     chaves_idempotencia,

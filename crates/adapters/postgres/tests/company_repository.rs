@@ -99,3 +99,63 @@ fn listing_companies_returns_every_company_oldest_first() {
 
     assert_eq!(listed, vec![older, newer]);
 }
+
+#[test]
+fn a_new_company_is_due_for_its_scheduled_sync_and_claimed_once_per_period() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let repo = PgCompanyRepository::new(pool.clone());
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let (t0, t1) = (at("2026-05-01T12:00:00Z"), at("2026-05-01T12:54:00Z"));
+
+    assert_eq!(repo.claim_due_sync(t0, t1).unwrap(), Some(acme.clone()));
+    assert_eq!(
+        repo.claim_due_sync(t0, t1).unwrap(),
+        None,
+        "claimed until t1"
+    );
+    assert_eq!(
+        repo.claim_due_sync(at("2026-05-01T12:53:59Z"), t1).unwrap(),
+        None
+    );
+    assert_eq!(
+        repo.claim_due_sync(t1, at("2026-05-01T13:48:00Z")).unwrap(),
+        Some(acme)
+    );
+}
+
+#[test]
+fn concurrent_claims_never_give_one_company_to_two_processes() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let companies: Vec<_> = (0..20)
+        .map(|i| {
+            create_company(
+                &pool,
+                &format!("Empresa {i}"),
+                &format!("{:012}", 112223330001u64 + i * 7),
+            )
+        })
+        .collect();
+    let (now, next) = (at("2026-05-01T12:00:00Z"), at("2026-05-01T13:00:00Z"));
+    let claimers: Vec<_> = (0..4)
+        .map(|_| {
+            let repo = PgCompanyRepository::new(pool.clone());
+            std::thread::spawn(move || {
+                let mut mine = Vec::new();
+                while let Some(company) = repo.claim_due_sync(now, next).unwrap() {
+                    mine.push(company.id);
+                }
+                mine
+            })
+        })
+        .collect();
+    let mut claimed: Vec<CompanyId> = claimers
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    claimed.sort_by_key(|id| id.0);
+    let mut expected: Vec<CompanyId> = companies.iter().map(|c| c.id).collect();
+    expected.sort_by_key(|id| id.0);
+    assert_eq!(claimed, expected, "each company exactly once");
+}

@@ -6,8 +6,8 @@ use uuid::Uuid;
 
 use crate::schema::empresas;
 
-/// A row of `empresas`.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+/// A row of `empresas` (also read by name from raw SQL: the scheduled sync's claim).
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, QueryableByName, Selectable)]
 #[diesel(table_name = empresas, check_for_backend(diesel::pg::Pg))]
 pub struct EmpresaRow {
     pub id: Uuid,
