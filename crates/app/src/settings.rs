@@ -148,6 +148,10 @@ pub struct ServerSettings {
     pub host: String,
     pub port: u16,
     pub body_limit_bytes: usize,
+    /// From a request's head to the last byte of its body, in milliseconds (408 past it).
+    pub body_timeout_ms: u64,
+    /// For a request's headers to arrive, in milliseconds (408 and the connection closed past it).
+    pub header_timeout_ms: u64,
     pub workers: usize,
     /// Deepest nesting of arrays/objects in a JSON body (400 above it).
     pub json_max_depth: usize,
@@ -325,6 +329,19 @@ impl Settings {
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");
+        }
+        // 0 would mean "no timeout" to actix for the headers; neither may be turned off.
+        if !(1..=600_000).contains(&self.server.body_timeout_ms) {
+            return bad(
+                "server.body_timeout_ms",
+                "must be between 1 and 600000 (milliseconds)",
+            );
+        }
+        if !(1..=600_000).contains(&self.server.header_timeout_ms) {
+            return bad(
+                "server.header_timeout_ms",
+                "must be between 1 and 600000 (milliseconds)",
+            );
         }
         if !(200..=60_000).contains(&self.cache.max_silence_ms) {
             return bad(
