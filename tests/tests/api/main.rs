@@ -8,6 +8,7 @@ mod consent_reads;
 mod consent_requests;
 mod crash_consistency;
 mod docs_ui;
+mod edge;
 mod faults;
 mod generated_client;
 mod helpers;
