@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `consent-api` binary, a real PostgreSQL database per test and the
 //! real `pgcc-sim`, all over HTTP. One test binary, a module per resource.
 
+mod access_log;
 mod api_keys;
 mod caches;
 mod cli;
