@@ -10,6 +10,12 @@ use serde::Deserialize;
 use crate::secret::Secret;
 
 const DEFAULTS: &str = include_str!("../../../config/default.toml");
+/// What a deployed profile must be even when its `config/<APP_ENV>.toml` is missing from the
+/// deployment's config folder (an image built without it, a mistyped mount): the SSRF guard on,
+/// https-only webhooks, JSON logs. Layered over `default.toml` (compiled in or on disk) and
+/// under `<APP_ENV>.toml` and the `APP__` variables, which may still set otherwise explicitly.
+const STAGING_FLOOR: &str = include_str!("profiles/staging.toml");
+const PRODUCTION_FLOOR: &str = include_str!("profiles/production.toml");
 pub const ENVIRONMENTS: [&str; 4] = ["development", "test", "staging", "production"];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -257,9 +263,15 @@ impl Settings {
         }
         let dir =
             PathBuf::from(std::env::var("APP_CONFIG_DIR").unwrap_or_else(|_| "config".to_owned()));
+        let floor = match env.as_str() {
+            "staging" => STAGING_FLOOR,
+            "production" => PRODUCTION_FLOOR,
+            _ => "",
+        };
         let settings = Config::builder()
             .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
             .add_source(File::from(dir.join("default.toml")).required(false))
+            .add_source(File::from_str(floor, FileFormat::Toml))
             .add_source(File::from(dir.join(format!("{env}.toml"))).required(false))
             .add_source(
                 Environment::with_prefix("APP")
