@@ -79,6 +79,10 @@ fn staging_and_production_keep_the_ssrf_guard_and_https_without_their_config_fil
                 "{app_env}, {}:\n{webhooks}",
                 dir.display()
             );
+            // The edge's timeouts are shown like every other setting.
+            for setting in ["body_timeout_ms = 10000", "header_timeout_ms = 5000"] {
+                assert!(stdout.contains(&format!("\n{setting}\n")), "{stdout}");
+            }
         }
     }
     std::fs::remove_dir_all(&empty).unwrap();
