@@ -132,6 +132,27 @@ impl Client {
         read(req.send(body))
     }
 
+    /// POST with extra headers (e.g. `Content-Encoding`).
+    pub fn post_raw_with(
+        &self,
+        path: &str,
+        content_type: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Reply {
+        let mut req = self
+            .agent
+            .post(format!("{}{path}", self.base_url))
+            .header("Content-Type", content_type);
+        if let Some(k) = &self.key {
+            req = req.header("Api-Key", k);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        read(req.send(body))
+    }
+
     pub fn post_empty(&self, path: &str) -> Reply {
         let mut req = self.agent.post(format!("{}{path}", self.base_url));
         if let Some(k) = &self.key {

@@ -208,6 +208,19 @@ impl Api {
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
         self._process.wait_exit(timeout)
     }
+
+    /// The most memory the process has held resident since it started, in bytes (`VmHWM` of
+    /// `/proc/<pid>/status`: a peak, so a spike between two looks is not missed). Linux only.
+    pub fn peak_rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/<pid>/status (Linux)");
+        let kib: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM in /proc/<pid>/status");
+        kib * 1024
+    }
 }
 
 /// Sends `signal` (a name such as `TERM`) to process `pid` with the system's `kill`.

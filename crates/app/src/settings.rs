@@ -10,6 +10,12 @@ use serde::Deserialize;
 use crate::secret::Secret;
 
 const DEFAULTS: &str = include_str!("../../../config/default.toml");
+/// What a deployed profile must be even when its `config/<APP_ENV>.toml` is missing from the
+/// deployment's config folder (an image built without it, a mistyped mount): the SSRF guard on,
+/// https-only webhooks, JSON logs. Layered over `default.toml` (compiled in or on disk) and
+/// under `<APP_ENV>.toml` and the `APP__` variables, which may still set otherwise explicitly.
+const STAGING_FLOOR: &str = include_str!("profiles/staging.toml");
+const PRODUCTION_FLOOR: &str = include_str!("profiles/production.toml");
 pub const ENVIRONMENTS: [&str; 4] = ["development", "test", "staging", "production"];
 
 #[derive(Debug, Clone, Deserialize)]
@@ -154,6 +160,10 @@ pub struct ServerSettings {
     pub host: String,
     pub port: u16,
     pub body_limit_bytes: usize,
+    /// From a request's head to the last byte of its body, in milliseconds (408 past it).
+    pub body_timeout_ms: u64,
+    /// For a request's headers to arrive, in milliseconds (408 and the connection closed past it).
+    pub header_timeout_ms: u64,
     pub workers: usize,
     /// Deepest nesting of arrays/objects in a JSON body (400 above it).
     pub json_max_depth: usize,
@@ -293,9 +303,15 @@ impl Settings {
         }
         let dir =
             PathBuf::from(std::env::var("APP_CONFIG_DIR").unwrap_or_else(|_| "config".to_owned()));
+        let floor = match env.as_str() {
+            "staging" => STAGING_FLOOR,
+            "production" => PRODUCTION_FLOOR,
+            _ => "",
+        };
         let settings = Config::builder()
             .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
             .add_source(File::from(dir.join("default.toml")).required(false))
+            .add_source(File::from_str(floor, FileFormat::Toml))
             .add_source(File::from(dir.join(format!("{env}.toml"))).required(false))
             .add_source(
                 Environment::with_prefix("APP")
@@ -371,6 +387,19 @@ impl Settings {
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");
+        }
+        // 0 would mean "no timeout" to actix for the headers; neither may be turned off.
+        if !(1..=600_000).contains(&self.server.body_timeout_ms) {
+            return bad(
+                "server.body_timeout_ms",
+                "must be between 1 and 600000 (milliseconds)",
+            );
+        }
+        if !(1..=600_000).contains(&self.server.header_timeout_ms) {
+            return bad(
+                "server.header_timeout_ms",
+                "must be between 1 and 600000 (milliseconds)",
+            );
         }
         if !(200..=60_000).contains(&self.cache.max_silence_ms) {
             return bad(

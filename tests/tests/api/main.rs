@@ -1,6 +1,7 @@
 //! End-to-end tests: the real `consent-api` binary, a real PostgreSQL database per test and the
 //! real `pgcc-sim`, all over HTTP. One test binary, a module per resource.
 
+mod access_log;
 mod api_keys;
 mod caches;
 mod cli;
@@ -9,6 +10,7 @@ mod consent_requests;
 mod crash_consistency;
 mod dead_database_path;
 mod docs_ui;
+mod edge;
 mod failed_auth;
 mod faults;
 mod generated_client;
@@ -19,6 +21,7 @@ mod lifecycle;
 mod limits;
 mod operability;
 mod personal_data;
+mod profiles;
 mod rate_limits;
 mod scheduled_sync;
 mod shutdown;

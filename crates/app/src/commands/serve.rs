@@ -52,6 +52,8 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     let grace = Duration::from_secs(settings.server.shutdown_grace_seconds);
     let http = HttpSettings {
         body_limit_bytes: settings.server.body_limit_bytes,
+        body_timeout: Duration::from_millis(settings.server.body_timeout_ms),
+        header_timeout: Duration::from_millis(settings.server.header_timeout_ms),
         workers: settings.server.workers,
         json_max_depth: settings.server.json_max_depth,
         shutdown_grace_seconds: settings.server.shutdown_grace_seconds,

@@ -1,6 +1,7 @@
 //! The one place where errors become HTTP: every failure of every route is an `ApiError`, and its
 //! `ResponseError` impl picks the status (architecture page, section 3) and builds the envelope.
 
+use actix_web::error::PayloadError;
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
@@ -11,6 +12,8 @@ use application::{
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
 use serde_json::{json, Value};
+
+use crate::edge::BodyTimedOut;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -30,6 +33,12 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// A request `Content-Encoding` other than `identity` (`crate::edge`).
+    #[error("unsupported content encoding")]
+    UnsupportedContentEncoding,
+    /// The body did not arrive whole within `server.body_timeout_ms` (`crate::edge`).
+    #[error("request body timed out")]
+    BodyTimeout,
     /// The company is over its rate limit; the status carries the headers of the answer.
     #[error("rate limited")]
     RateLimited(crate::rate_limit::RateLimitStatus),
@@ -85,6 +94,12 @@ impl ApiError {
                 "Content-Type não suportado; use application/json, text/json ou application/*+json."
                     .into()
             }
+            ApiError::UnsupportedContentEncoding => {
+                "Content-Encoding não suportado; envie o corpo sem compressão (identity).".into()
+            }
+            ApiError::BodyTimeout => {
+                "O corpo da requisição não chegou completo dentro do tempo limite.".into()
+            }
             ApiError::Pgcc(e) => match e {
                 PgccError::Rejected { status } => {
                     format!("A PGCC recusou a operação (HTTP {status}).")
@@ -125,7 +140,10 @@ impl ResponseError for ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::UnsupportedMediaType | ApiError::UnsupportedContentEncoding => {
+                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            }
+            ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_) | ApiError::TooManyFailedAuthentications { .. } => {
                 StatusCode::TOO_MANY_REQUESTS
             }
@@ -179,6 +197,18 @@ impl ResponseError for ApiError {
             _ => {}
         }
         response.json(envelope)
+    }
+}
+
+impl ApiError {
+    /// A failure reading a request body: over the limit (413; `crate::edge` counts the bytes
+    /// whoever reads them), not arrived in time (408), anything else unreadable (400).
+    pub fn from_payload_error(err: &PayloadError, limit: usize) -> ApiError {
+        match err {
+            PayloadError::Overflow => ApiError::PayloadTooLarge { limit },
+            e if BodyTimedOut::is(e) => ApiError::BodyTimeout,
+            e => ApiError::BadRequest(format!("corpo ilegível ({e})")),
+        }
     }
 }
 

@@ -5,6 +5,7 @@ pub mod api_key;
 pub mod blocking;
 pub mod database_gate;
 pub mod dto;
+pub mod edge;
 pub mod error;
 pub mod failed_auth;
 pub mod media;
@@ -15,6 +16,7 @@ pub mod routes;
 
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
@@ -31,6 +33,11 @@ pub use routes::openapi::{document_json as openapi_json, ApiDoc, DocsServers};
 pub struct HttpSettings {
     /// Largest accepted request body, in bytes (413 above it).
     pub body_limit_bytes: usize,
+    /// From a request's head to the last byte of its body (408 past it).
+    pub body_timeout: Duration,
+    /// From a connection's start (or its previous request) to the end of a request's headers;
+    /// past it actix answers 408 and closes the connection.
+    pub header_timeout: Duration,
     /// Worker threads of the HTTP server (0: one per core).
     pub workers: usize,
     /// Deepest nesting of arrays and objects accepted in a JSON body (400 above it).
@@ -53,6 +60,8 @@ impl Default for HttpSettings {
     fn default() -> Self {
         HttpSettings {
             body_limit_bytes: 64 * 1024,
+            body_timeout: Duration::from_secs(10),
+            header_timeout: Duration::from_secs(5),
             workers: 0,
             json_max_depth: 32,
             shutdown_grace_seconds: 30,
@@ -63,6 +72,10 @@ impl Default for HttpSettings {
         }
     }
 }
+
+/// See `client_disconnect_timeout` in [`build_server_with`]: actix's default, stated here
+/// because the body and header timeouts rely on connections being dropped soon after.
+const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The app's routes and shared configuration, for `App::configure`.
 pub fn configure(
@@ -138,6 +151,10 @@ pub fn build_server_with(
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
     let settings_for_app = settings.clone();
+    let body_bounds = edge::BodyBounds {
+        limit: settings.body_limit_bytes,
+        timeout: settings.body_timeout,
+    };
     // One limiter for the process, shared by every worker thread.
     let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
     let database_unanswered_after = settings.database_unanswered_after;
@@ -155,6 +172,11 @@ pub fn build_server_with(
             .wrap(from_fn(move |req, next| {
                 rate_limit::track(req, next, limiter.clone())
             }))
+            // Inside `negotiate` (its refusals are relabelled like any answer), outside every
+            // route and key check: an encoded body is refused before anything reads it.
+            .wrap(from_fn(move |req, next| {
+                edge::bound_body(req, next, body_bounds)
+            }))
             .wrap(from_fn(media::negotiate))
             // Request id, span, access log (method, route, path: no query string, which may
             // carry a CPF; no header, e.g. the Api-Key) and HTTP metrics.
@@ -170,6 +192,12 @@ pub fn build_server_with(
     }
     server = server
         .disable_signals()
-        .shutdown_timeout(settings.shutdown_grace_seconds);
+        .shutdown_timeout(settings.shutdown_grace_seconds)
+        // Slow or stalled request heads are answered 408 and closed (slowloris).
+        .client_request_timeout(settings.header_timeout)
+        // How long a connection closing after an early answer (a refused or timed-out body
+        // still arriving) lingers so the client can finish sending and read the answer; then
+        // it is dropped.
+        .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT);
     Ok(server.listen(listener)?.run())
 }

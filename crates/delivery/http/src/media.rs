@@ -3,7 +3,7 @@
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
-use actix_web::error::JsonPayloadError;
+use actix_web::error::{JsonPayloadError, PayloadError};
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{mime, web, Error, FromRequest, ResponseError};
@@ -34,6 +34,7 @@ fn decoding_error(err: JsonPayloadError, limit: usize) -> ApiError {
             ApiError::PayloadTooLarge { limit }
         }
         JsonPayloadError::Deserialize(e) => ApiError::BadRequest(describe_serde_error(&e)),
+        JsonPayloadError::Payload(e) => ApiError::from_payload_error(&e, limit),
         other => ApiError::BadRequest(format!("corpo ilegível ({other})")),
     }
 }
@@ -146,7 +147,10 @@ pub async fn limit_json_depth(
     let payload = req.extract::<web::Payload>().await?;
     let refusal = match payload.to_bytes_limited(body_limit).await {
         Err(_) => ApiError::PayloadTooLarge { limit: body_limit },
-        Ok(Err(e)) => ApiError::BadRequest(format!("corpo ilegível ({e})")),
+        Ok(Err(e)) => match e.as_error::<PayloadError>() {
+            Some(e) => ApiError::from_payload_error(e, body_limit),
+            None => ApiError::BadRequest(format!("corpo ilegível ({e})")),
+        },
         Ok(Ok(bytes)) if json_too_deep(&bytes, max_depth) => ApiError::BadRequest(format!(
             "JSON aninhado além de {max_depth} níveis de objetos e listas"
         )),

@@ -1,8 +1,9 @@
 //! The outermost middleware: a request id per request (the client's `X-Request-Id` when it is
 //! 1 to 128 visible ASCII characters, else a new UUID), echoed in the response's `X-Request-Id`;
 //! a tracing span `request` carrying `request_id`, `method`, `route` and, once the key resolved,
-//! `company_id`; one access log line per request (method, route, path without the query string,
-//! status, duration: never a header nor a query, which may carry a CPF); and the HTTP metrics.
+//! `company_id`; one access log line per request (method, route template, status, duration: never
+//! the raw path, whose segments may be personal data, nor a header nor a query, which may carry a
+//! CPF); and the HTTP metrics.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -21,6 +22,11 @@ use crate::metrics::Metrics;
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 /// Longest client request id kept as is.
 pub const MAX_REQUEST_ID_LEN: usize = 128;
+/// The route logged for a request no route matched: its raw path could be anything a client
+/// typed, a CPF included, so it is never written.
+pub const UNMATCHED_ROUTE_LOG: &str = "<unmatched>";
+/// The metrics label of the same (documented in docs/decisions.md, "Operability").
+pub const UNMATCHED_ROUTE_LABEL: &str = "unmatched";
 
 tokio::task_local! {
     static COMPANY: Cell<Option<CompanyId>>;
@@ -56,7 +62,6 @@ pub async fn observe(
     )
     .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let method = known_method(req.method().as_str());
-    let path = req.path().to_owned();
     let span = tracing::info_span!(
         "request",
         request_id = %request_id,
@@ -73,22 +78,19 @@ pub async fn observe(
         .await;
     let (result, company) = result;
     let mut response = result?;
-    let route = response
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_owned());
-    span.record("route", route.as_str());
+    let route = response.request().match_pattern();
+    span.record("route", route.as_deref().unwrap_or(UNMATCHED_ROUTE_LOG));
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
     tracing::info!(
         parent: &span,
         status,
-        path = %path,
         duration_ms = elapsed.as_secs_f64() * 1000.0,
         "request"
     );
     let company = company.map(|c| c.to_string());
-    metrics.http_request(&route, method, status, company.as_deref(), elapsed);
+    let label = route.as_deref().unwrap_or(UNMATCHED_ROUTE_LABEL);
+    metrics.http_request(label, method, status, company.as_deref(), elapsed);
     if let Ok(value) = HeaderValue::from_str(&request_id) {
         response
             .headers_mut()

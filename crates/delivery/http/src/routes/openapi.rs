@@ -162,7 +162,8 @@ impl Modify for CommonToEveryApiOperation {
                 );
                 // What decoding the request can answer, wherever the route does not say it
                 // itself: a query parameter or body of the wrong shape (400; a body also 413
-                // over the limit or nested too deep, 415 when it is not JSON), an id in the path
+                // over the limit or nested too deep, 415 when it is not JSON or is compressed,
+                // 408 when it does not arrive in time), an id in the path
                 // that names nothing of the company's (404).
                 let mut declare = |code: &str, description: &str| {
                     responses
@@ -177,7 +178,14 @@ impl Modify for CommonToEveryApiOperation {
                 }
                 if takes_body {
                     declare("413", "Body over the configured limit.");
-                    declare("415", "Content-Type is not JSON.");
+                    declare(
+                        "415",
+                        "Content-Type is not JSON, or the body is compressed (a Content-Encoding other than identity).",
+                    );
+                    declare(
+                        "408",
+                        "The body was not fully received within the server's body timeout.",
+                    );
                 }
                 if path.contains('{') {
                     declare("404", "No such resource for the company.");

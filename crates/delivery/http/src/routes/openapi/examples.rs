@@ -219,7 +219,12 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             err("O corpo da requisição excede o limite de 65536 bytes.", json!({})))],
         "415" => vec![("nao_json", "Content-Type is not JSON", err(
             "Content-Type não suportado; use application/json, text/json ou application/*+json.",
+            json!({}))),
+            ("comprimido", "Compressed body (Content-Encoding other than identity)", err(
+            "Content-Encoding não suportado; envie o corpo sem compressão (identity).",
             json!({})))],
+        "408" => vec![("lento_demais", "Body not received in time", err(
+            "O corpo da requisição não chegou completo dentro do tempo limite.", json!({})))],
         "422" => {
             let mut list = Vec::new();
             if path.contains("criar") {
