@@ -23,6 +23,7 @@ pub fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
         &PoolSettings {
             max_size: settings.pool_size(),
             checkout_timeout: settings.checkout_timeout(),
+            session: settings.session(),
         },
     )
     .context("database")

@@ -165,6 +165,7 @@ impl Services {
                 clock.clone(),
                 change_tracker.clone(),
                 settings.cache.api_keys,
+                settings.cache.api_key_ttl,
             ),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             companies: CompanyRegistrar::new(companies, clock.clone()),

@@ -36,10 +36,13 @@ pub struct CacheSettings {
     /// Caches are bypassed when the change feed has not confirmed its connection for this
     /// long: the bound on how long a revoked key can still be accepted.
     pub max_silence: Duration,
+    /// A resolved API key is read from the database again after this long, whatever the
+    /// change feed says: a bound that holds even if the feed were wrong.
+    pub api_key_ttl: Duration,
 }
 
 impl Default for CacheSettings {
-    /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s.
+    /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s; keys read again after 60 s.
     fn default() -> Self {
         Self {
             enabled: true,
@@ -47,6 +50,7 @@ impl Default for CacheSettings {
             use_case_list_bytes: 32 * 1024 * 1024,
             use_case_template_bytes: 8 * 1024 * 1024,
             max_silence: Duration::from_secs(1),
+            api_key_ttl: Duration::from_secs(60),
         }
     }
 }

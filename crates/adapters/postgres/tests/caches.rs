@@ -28,7 +28,7 @@ fn collect(feed: &mut PgChangeFeed, expect: usize, within: Duration) -> Vec<Cach
 }
 
 fn connected(db: &TestDb) -> PgChangeFeed {
-    let mut feed = PgChangeFeed::new(db.url());
+    let mut feed = PgChangeFeed::new(db.url(), pool(db));
     assert_eq!(
         feed.next_changes(Duration::from_millis(10)).unwrap(),
         vec![CacheChange::Everything],
@@ -135,11 +135,11 @@ fn a_truncation_is_told_as_everything() {
 #[test]
 fn a_feed_whose_database_is_unreachable_fails_and_answers_everything_once_connected() {
     // nothing listens on port 1
-    let mut feed = PgChangeFeed::new("postgres://postgres@127.0.0.1:1/none");
+    let db = TestDb::new();
+    let mut feed = PgChangeFeed::new("postgres://postgres@127.0.0.1:1/none", pool(&db));
     assert!(feed.next_changes(Duration::from_millis(10)).is_err());
 
-    let db = TestDb::new();
-    let mut feed = PgChangeFeed::new(db.url());
+    let mut feed = PgChangeFeed::new(db.url(), pool(&db));
     assert_eq!(
         feed.next_changes(Duration::from_millis(10)).unwrap(),
         vec![CacheChange::Everything]
