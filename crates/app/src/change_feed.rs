@@ -45,8 +45,10 @@ pub fn start(
                     }
                     Err(e) => {
                         if healthy != Some(false) {
+                            // the whole chain: "database unavailable" alone does not say
+                            // whether the database is down or the probe never came back
                             tracing::warn!(
-                                error = format!("{e:#}"),
+                                error = format!("{:#}", anyhow::Error::new(e)),
                                 "change feed down: in-process caches bypassed until it is back"
                             );
                             healthy = Some(false);
