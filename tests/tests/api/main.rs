@@ -17,6 +17,7 @@ mod lifecycle;
 mod limits;
 mod operability;
 mod personal_data;
+mod poolers;
 mod rate_limits;
 mod shutdown;
 mod use_cases;
