@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use diesel_migrations::MigrationHarness;
 use testkit::pgbouncer::{available_or_skip, PgBouncer};
 use testkit::processes::{cli_with, single_line};
-use testkit::{wait_until, Api, Client, Sim, TestDb};
+use testkit::{wait_until, Api, Client, Sim, TestDb, Worker};
 
 use crate::helpers::*;
 
@@ -185,9 +185,14 @@ fn behind_pgbouncer_with_a_direct_feed_the_caches_work_and_a_revoked_key_is_refu
         "the key was not cached"
     );
 
+    // `worker` starts (its migration step included) through PgBouncer as well
+    let worker = Worker::start_with(&setup.db, &setup.sim, &setup.env(&[]));
+
     setup.revoke_and_expect_refusal_within_2_s(&company, &api, &key);
 
+    drop(worker);
     let log = std::fs::read_to_string(&api.log).unwrap_or_default();
+    assert!(!log.contains("prepared statement"), "{log}");
     assert!(!log.contains("does not exist"), "{log}");
     assert!(
         !log.contains(&setup.through_bouncer),
