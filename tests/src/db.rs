@@ -9,7 +9,8 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::PgConnection;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
-const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
+/// The migrations of `../migrations` (the service embeds the same).
+pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../migrations");
 
 /// The admin URL of the test cluster, exported by `make test` (scripts/test.sh).
 /// GSSAPI encryption is disabled as in the service (see `postgres_adapter::with_connection_defaults`).

@@ -286,6 +286,17 @@ pub fn cli(db: &TestDb, sim: &Sim, args: &[&str]) -> Output {
         .expect("run consent-api")
 }
 
+/// Runs a `consent-api` subcommand with extra `APP__...` variables (e.g. another database URL).
+pub fn cli_with(db: &TestDb, sim: &Sim, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = Command::new(bin_path("consent-api"));
+    api_env(&mut cmd, db, sim);
+    cmd.envs(env.iter().copied())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run consent-api")
+}
+
 /// `company create` then `api-key issue`, through the real command line: (company id, key).
 pub fn company_with_key(db: &TestDb, sim: &Sim, nome: &str, cnpj: &str) -> (String, String) {
     let out = cli(

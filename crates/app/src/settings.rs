@@ -130,6 +130,11 @@ pub struct CacheSettings {
     pub unknown_api_keys: u64,
     /// How long such a hash is believed, in seconds (issuing any key forgets them all).
     pub unknown_api_key_ttl_seconds: u64,
+    /// Where the change feed LISTENs; unset: `database.url`. Must reach PostgreSQL itself
+    /// (LISTEN through a transaction-mode pooler hears nothing).
+    pub feed_url: Option<Secret>,
+    /// A resolved API key is read again after this long, whatever the feed says.
+    pub key_ttl_seconds: u64,
 }
 
 impl CacheSettings {
@@ -151,6 +156,7 @@ impl CacheSettings {
             max_silence: self.max_silence(),
             unknown_api_keys: self.unknown_api_keys,
             unknown_api_key_ttl: Duration::from_secs(self.unknown_api_key_ttl_seconds),
+            api_key_ttl: Duration::from_secs(self.key_ttl_seconds),
         }
     }
 }
@@ -196,6 +202,12 @@ pub struct DatabaseSettings {
     pub url: Secret,
     pub pool_size: u32,
     pub checkout_timeout_ms: u64,
+    /// PostgreSQL's `statement_timeout` on every connection (0: none).
+    pub statement_timeout_ms: u64,
+    /// PostgreSQL's `idle_in_transaction_session_timeout` on every connection (0: none).
+    pub idle_in_transaction_timeout_ms: u64,
+    /// false: no named prepared statements (behind a transaction-mode pooler).
+    pub prepared_statements: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -334,6 +346,30 @@ impl Settings {
         if self.database.checkout_timeout_ms == 0 {
             return bad("database.checkout_timeout_ms", "must be above 0");
         }
+        if self.database.statement_timeout_ms > 86_400_000 {
+            return bad(
+                "database.statement_timeout_ms",
+                "must be between 0 (no limit) and 86400000 (milliseconds)",
+            );
+        }
+        if self.database.idle_in_transaction_timeout_ms > 86_400_000 {
+            return bad(
+                "database.idle_in_transaction_timeout_ms",
+                "must be between 0 (no limit) and 86400000 (milliseconds)",
+            );
+        }
+        if let Some(feed) = &self.cache.feed_url {
+            let feed = feed.expose();
+            if !(feed.starts_with("postgres://") || feed.starts_with("postgresql://")) {
+                return bad("cache.feed_url", "must be a postgres:// URL when set");
+            }
+        }
+        if !(1..=86_400).contains(&self.cache.key_ttl_seconds) {
+            return bad(
+                "cache.key_ttl_seconds",
+                "must be between 1 and 86400 (seconds)",
+            );
+        }
         if !(self.pgcc.base_url.starts_with("http://")
             || self.pgcc.base_url.starts_with("https://"))
         {
@@ -450,6 +486,26 @@ impl Settings {
 
     pub fn checkout_timeout(&self) -> Duration {
         Duration::from_millis(self.database.checkout_timeout_ms)
+    }
+
+    /// The limits set on every database connection (the pool's and the change feed's).
+    pub fn session(&self) -> postgres_adapter::SessionSettings {
+        postgres_adapter::SessionSettings {
+            statement_timeout: Duration::from_millis(self.database.statement_timeout_ms),
+            idle_in_transaction_timeout: Duration::from_millis(
+                self.database.idle_in_transaction_timeout_ms,
+            ),
+            prepared_statements: self.database.prepared_statements,
+        }
+    }
+
+    /// Where the change feed listens: `cache.feed_url`, else `database.url`.
+    pub fn feed_url(&self) -> &str {
+        self.cache
+            .feed_url
+            .as_ref()
+            .unwrap_or(&self.database.url)
+            .expose()
     }
 }
 

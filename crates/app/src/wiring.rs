@@ -23,6 +23,7 @@ pub fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
         &PoolSettings {
             max_size: settings.pool_size(),
             checkout_timeout: settings.checkout_timeout(),
+            session: settings.session(),
         },
     )
     .context("database")
@@ -62,6 +63,7 @@ pub fn operations(settings: &Settings, pool: PgPool) -> Operations {
             Arc::new(PgReadinessProbe::new(
                 settings.database.url.expose(),
                 probe_timeout,
+                settings.session(),
             )),
             Arc::new(PgccReachabilityProbe::new(
                 &settings.pgcc.base_url,

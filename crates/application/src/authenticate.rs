@@ -91,21 +91,29 @@ pub struct Authenticator {
 impl Authenticator {
     /// An authenticator that caches nothing.
     pub fn new(api_keys: Arc<dyn ApiKeyRepository>, clock: Arc<dyn Clock>) -> Self {
-        Self::cached(api_keys, clock, ChangeTracker::off(), 0)
+        Self::cached(
+            api_keys,
+            clock,
+            ChangeTracker::off(),
+            0,
+            std::time::Duration::ZERO,
+        )
     }
 
-    /// An authenticator that keeps up to `capacity` resolved keys while `tracker` allows.
+    /// An authenticator that keeps up to `capacity` resolved keys while `tracker` allows, each
+    /// for `key_ttl` at most (then it is read again, whatever the tracker says).
     pub fn cached(
         api_keys: Arc<dyn ApiKeyRepository>,
         clock: Arc<dyn Clock>,
         tracker: Arc<ChangeTracker>,
         capacity: u64,
+        key_ttl: std::time::Duration,
     ) -> Self {
         let estimated = usize::try_from(capacity.min(100_000)).unwrap_or(100_000);
         Self {
             api_keys,
             clock,
-            cache: Arc::new(StampedCache::new(tracker, capacity, estimated)),
+            cache: Arc::new(StampedCache::new(tracker, capacity, estimated).with_ttl(key_ttl)),
             unknown: Arc::new(UnknownKeys::off()),
         }
     }
@@ -288,12 +296,18 @@ mod tests {
             .returning(|_| Ok(None));
         let tracker = Arc::new(ChangeTracker::new(true, std::time::Duration::from_secs(60)));
         tracker.mark_alive(std::time::Instant::now());
-        let auth = Authenticator::cached(Arc::new(api_keys), fixed_clock(), tracker.clone(), 10)
-            .remembering_unknown(UnknownKeys::new(
-                tracker,
-                10,
-                std::time::Duration::from_secs(10),
-            ));
+        let auth = Authenticator::cached(
+            Arc::new(api_keys),
+            fixed_clock(),
+            tracker.clone(),
+            10,
+            std::time::Duration::from_secs(60),
+        )
+        .remembering_unknown(UnknownKeys::new(
+            tracker,
+            10,
+            std::time::Duration::from_secs(10),
+        ));
 
         for _ in 0..3 {
             assert!(matches!(
@@ -490,7 +504,47 @@ mod tests {
         api_keys: MockApiKeyRepository,
         tracker: Arc<ChangeTracker>,
     ) -> Authenticator {
-        Authenticator::cached(Arc::new(api_keys), fixed_clock(), tracker, 100)
+        Authenticator::cached(
+            Arc::new(api_keys),
+            fixed_clock(),
+            tracker,
+            100,
+            std::time::Duration::from_secs(60),
+        )
+    }
+
+    #[test]
+    fn a_cached_key_is_looked_up_again_once_its_ttl_is_over_even_with_no_change_told() {
+        let mut api_keys = MockApiKeyRepository::new();
+        let mut lookups = mockall::Sequence::new();
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .in_sequence(&mut lookups)
+            .returning(|_| Ok(Some(resolved(recently_used()))));
+        // revoked meanwhile, and the feed never told
+        api_keys
+            .expect_find_by_hash()
+            .times(1)
+            .in_sequence(&mut lookups)
+            .returning(|_| Ok(None));
+        let auth = Authenticator::cached(
+            Arc::new(api_keys),
+            fixed_clock(),
+            live_tracker(),
+            100,
+            std::time::Duration::from_millis(50),
+        );
+        auth.authenticate(Some(&a_key())).unwrap();
+        assert_eq!(auth.authenticate_cached(Some(&a_key())), Some(company()));
+
+        std::thread::sleep(std::time::Duration::from_millis(60));
+
+        assert_eq!(auth.authenticate_cached(Some(&a_key())), None);
+        assert!(matches!(
+            auth.authenticate(Some(&a_key())),
+            Err(AuthError::Invalid)
+        ));
     }
 
     #[test]

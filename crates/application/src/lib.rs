@@ -166,6 +166,7 @@ impl Services {
                 clock.clone(),
                 change_tracker.clone(),
                 settings.cache.api_keys,
+                settings.cache.api_key_ttl,
             )
             .remembering_unknown(cache::UnknownKeys::new(
                 change_tracker.clone(),

@@ -44,11 +44,14 @@ pub struct CacheSettings {
     pub unknown_api_keys: u64,
     /// How long such a hash is believed (issuing any key forgets them all at once).
     pub unknown_api_key_ttl: Duration,
+    /// A resolved API key is read from the database again after this long, whatever the
+    /// change feed says: a bound that holds even if the feed were wrong.
+    pub api_key_ttl: Duration,
 }
 
 impl Default for CacheSettings {
     /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s; 100,000 unknown keys for
-    /// 10 s.
+    /// 10 s; keys read again after 60 s.
     fn default() -> Self {
         Self {
             enabled: true,
@@ -58,6 +61,7 @@ impl Default for CacheSettings {
             max_silence: Duration::from_secs(1),
             unknown_api_keys: 100_000,
             unknown_api_key_ttl: Duration::from_secs(10),
+            api_key_ttl: Duration::from_secs(60),
         }
     }
 }

@@ -24,7 +24,9 @@ pub enum CacheChange {
 pub trait ChangeFeed: Send {
     /// Waits at most `wait` and answers the changes committed since the previous call (often
     /// none). After connecting or reconnecting, the first answer holds
-    /// [`CacheChange::Everything`]. `Ok` also means the feed confirmed it is still connected;
-    /// an error means changes may be being missed until a later call answers `Ok` again.
+    /// [`CacheChange::Everything`]. `Ok` also means the feed proved, during the call, that it
+    /// hears what this process writes (every change committed before the call is in this
+    /// answer or an earlier one); an error means changes may be being missed until a later call
+    /// answers `Ok` again.
     fn next_changes(&mut self, wait: Duration) -> Result<Vec<CacheChange>, RepoError>;
 }

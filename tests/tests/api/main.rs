@@ -21,6 +21,7 @@ mod lifecycle;
 mod limits;
 mod operability;
 mod personal_data;
+mod poolers;
 mod profiles;
 mod rate_limits;
 mod scheduled_sync;

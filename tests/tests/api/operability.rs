@@ -260,6 +260,55 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
 }
 
 #[test]
+fn config_check_shows_the_connection_limits_and_the_feed_url_without_its_password() {
+    let out = run(
+        &["config", "check"],
+        &[
+            ("APP_ENV", "test"),
+            ("APP__DATABASE__STATEMENT_TIMEOUT_MS", "2500"),
+            ("APP__DATABASE__PREPARED_STATEMENTS", "false"),
+            (
+                "APP__CACHE__FEED_URL",
+                "postgres://app:feed-password-e2e@db-primary:5432/consent",
+            ),
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in [
+        "statement_timeout_ms = 2500",
+        "idle_in_transaction_timeout_ms = 10000",
+        "prepared_statements = false",
+        "key_ttl_seconds = 60",
+        "feed_url = \"postgres://app:<hidden>@db-primary:5432/consent\"",
+    ] {
+        assert!(stdout.contains(line), "{line} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("feed-password-e2e"), "{stdout}");
+
+    let unset = run(&["config", "check"], &[("APP_ENV", "test")]);
+    assert!(String::from_utf8_lossy(&unset.stdout).contains("# feed_url: unset"));
+
+    for (variable, value) in [
+        ("APP__CACHE__KEY_TTL_SECONDS", "0"),
+        ("APP__CACHE__FEED_URL", "http://db-primary:5432/consent"),
+        ("APP__DATABASE__STATEMENT_TIMEOUT_MS", "86400001"),
+    ] {
+        let out = run(
+            &["config", "check"],
+            &[("APP_ENV", "test"), (variable, value)],
+        );
+        assert!(!out.status.success(), "{variable}={value} accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(variable), "{stderr}");
+    }
+}
+
+#[test]
 fn production_refuses_a_plaintext_pgcc_url_and_a_missing_metrics_token_in_one_line() {
     let base = [
         ("APP_ENV", "production"),

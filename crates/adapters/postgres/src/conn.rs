@@ -28,7 +28,8 @@ pub(crate) fn checkout(
 /// Runs `query` on a pooled connection, translating every failure for `operation`. Inside a
 /// connection scope (see `scope.rs`) the scope's one connection is used (checked out by the
 /// first call); a call nested in another's `query` checks out its own.
-pub(crate) fn with_conn<T>(
+#[doc(hidden)] // public for the adapter's tests; repositories are the API
+pub fn with_conn<T>(
     pool: &PgPool,
     operation: &'static str,
     query: impl FnOnce(&mut PgConnection) -> diesel::QueryResult<T>,
@@ -50,23 +51,36 @@ pub(crate) fn with_conn<T>(
     }
 }
 
-/// A lost connection is `Unavailable`; anything else `Unexpected`. The text of a diesel error
-/// is the server's message (constraint names, never the row's values: those are in the
-/// details, which are not shown).
+/// A lost connection, or a statement the server cancelled (statement timeout, lock timeout,
+/// an operator's `pg_cancel_backend`, a conflict with recovery), is `Unavailable`: the database
+/// could not answer in time, and the same call may well succeed shortly (the API answers 503 with
+/// `Retry-After`). Anything else is `Unexpected`. The text of a diesel error is the server's
+/// message (constraint names, never the row's values: those are in the details, which are not
+/// shown).
 pub(crate) fn query_error(error: DieselError, operation: &'static str) -> RepoError {
-    let lost = matches!(
-        error,
+    let unavailable = match &error {
         DieselError::DatabaseError(
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
-            _
-        )
-    );
+            _,
+        ) => true,
+        DieselError::DatabaseError(_, info) => is_cancelled(info.message()),
+        _ => false,
+    };
     let error = anyhow::Error::new(error).context(operation);
-    if lost {
+    if unavailable {
         RepoError::Unavailable(error)
     } else {
         RepoError::Unexpected(error)
     }
+}
+
+/// SQLSTATE 57014 (query_canceled). diesel keeps the SQLSTATE to itself (it maps a few codes
+/// to `DatabaseErrorKind` and the rest to `Unknown`), so the server's message is matched: every
+/// 57014 message starts so ("canceling statement due to statement timeout", "... lock timeout",
+/// "... user request", "... conflict with recovery"). This assumes the server's messages in
+/// English (`lc_messages` C or en_*), PostgreSQL's default.
+fn is_cancelled(message: &str) -> bool {
+    message.starts_with("canceling statement due to ")
 }
 
 /// A count from the database as the domain's `u32` (saturating: never more than 4 billion).

@@ -4,6 +4,10 @@
 //! anything), so such a query is parsed and planned on every call: measured on HashConsulta,
 //! most of its PostgreSQL time. A condition whose text is a compile-time constant is as safe to
 //! cache as the DSL's own, and [`fixed_condition!`] declares one.
+//!
+//! With `database.prepared_statements = false` (behind a transaction-mode pooler) diesel's
+//! statement cache is off for the whole connection (`SessionSettings::apply`): these queries
+//! then go as unnamed statements like every other, and nothing here needs a fallback.
 
 /// `fixed_condition!(Name, "sql")`: a boolean expression usable in `.filter(Name)` whose SQL is
 /// exactly `sql`, with a static query id (the statement is prepared once per connection).

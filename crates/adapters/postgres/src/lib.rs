@@ -46,13 +46,15 @@ mod webhook_delivery_repository;
 mod webhook_url_repository;
 
 pub use api_key_repository::PgApiKeyRepository;
-pub use change_feed::{PgChangeFeed, CHANNEL as CHANGE_CHANNEL};
+pub use change_feed::{PgChangeFeed, CHANNEL as CHANGE_CHANNEL, PROBE_CHANNEL};
 pub use company_repository::PgCompanyRepository;
+#[doc(hidden)]
+pub use conn::with_conn;
 pub use consent_request_repository::PgConsentRequestRepository;
 pub use idempotency_repository::PgIdempotencyRepository;
 pub use migrations::{run_migrations, MIGRATIONS};
 pub use operations::{PgOperationalStats, PgReadinessProbe};
-pub use pool::{connect, PgPool, PoolSettings};
+pub use pool::{connect, with_connection_defaults, PgPool, PoolSettings, SessionSettings};
 pub use scope::{holds_connection, PgConnectionScope};
 pub use use_case_repository::PgUseCaseRepository;
 pub use webhook_delivery_repository::PgWebhookDeliveryRepository;

@@ -12,7 +12,7 @@ use diesel_migrations::MigrationHarness;
 use ports::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, RepoError};
 
 use crate::conn::with_conn;
-use crate::pool::with_connection_defaults;
+use crate::pool::{with_connection_defaults, SessionSettings};
 use crate::{PgPool, MIGRATIONS};
 
 /// Readiness of the database on a connection of its own (never the pool's: a readiness check
@@ -24,12 +24,14 @@ use crate::{PgPool, MIGRATIONS};
 pub struct PgReadinessProbe {
     url: String,
     timeout: Duration,
+    session: SessionSettings,
     conn: Mutex<Option<PgConnection>>,
 }
 
 impl PgReadinessProbe {
-    /// `url` is never logged nor put in an error.
-    pub fn new(url: &str, timeout: Duration) -> Self {
+    /// `url` is never logged nor put in an error. Its connection is set up like the pool's
+    /// (`session`: behind a transaction pooler, no named prepared statement).
+    pub fn new(url: &str, timeout: Duration, session: SessionSettings) -> Self {
         let mut url = with_connection_defaults(url);
         if !url.contains("connect_timeout=") {
             // libpq's own bound on opening the connection, whole seconds, at least 2
@@ -39,6 +41,7 @@ impl PgReadinessProbe {
         PgReadinessProbe {
             url,
             timeout,
+            session,
             conn: Mutex::new(None),
         }
     }
@@ -51,8 +54,14 @@ impl PgReadinessProbe {
             .take();
         let mut conn = match taken {
             Some(conn) => conn,
-            None => PgConnection::establish(&self.url)
-                .map_err(|_| "no connection within the probe's timeout".to_owned())?,
+            None => {
+                let mut conn = PgConnection::establish(&self.url)
+                    .map_err(|_| "no connection within the probe's timeout".to_owned())?;
+                self.session
+                    .apply(&mut conn)
+                    .map_err(|_| "the new connection could not be set up".to_owned())?;
+                conn
+            }
         };
         let ms = self.timeout.as_millis().max(1);
         conn.transaction(|conn| {

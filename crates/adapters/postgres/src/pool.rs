@@ -1,13 +1,15 @@
 use std::time::Duration;
 
 use anyhow::ensure;
-use diesel::r2d2::{ConnectionManager, HandleError, Pool};
-use diesel::PgConnection;
+use diesel::connection::{CacheSize, SimpleConnection};
+use diesel::r2d2::{ConnectionManager, CustomizeConnection, HandleError, Pool};
+use diesel::{Connection, PgConnection};
 
 /// The connection pool every repository shares (cheap to clone: an `Arc` inside).
 pub type PgPool = Pool<ConnectionManager<PgConnection>>;
 
-/// How the pool is sized and how long a caller waits for a connection.
+/// How the pool is sized, how long a caller waits for a connection, and what every connection
+/// it opens is allowed to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PoolSettings {
     /// Most connections open at once (at least 1).
@@ -15,13 +17,79 @@ pub struct PoolSettings {
     /// How long a checkout waits for a free (or new) connection before the repository answers
     /// `RepoError::Unavailable` (more than zero).
     pub checkout_timeout: Duration,
+    /// The bounds set on every connection the pool opens.
+    pub session: SessionSettings,
+}
+
+impl Default for PoolSettings {
+    /// 10 connections, 2 s checkout, [`SessionSettings::default`].
+    fn default() -> Self {
+        Self {
+            max_size: 10,
+            checkout_timeout: Duration::from_secs(2),
+            session: SessionSettings::default(),
+        }
+    }
+}
+
+/// What each connection (pooled, or the change feed's) is set up with once it is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// PostgreSQL `statement_timeout`: a statement running longer is cancelled by the server
+    /// (and answered `RepoError::Unavailable`). Zero: no limit.
+    pub statement_timeout: Duration,
+    /// PostgreSQL `idle_in_transaction_session_timeout`: a session left idle inside a
+    /// transaction this long is ended by the server, releasing its locks. Zero: no limit.
+    pub idle_in_transaction_timeout: Duration,
+    /// Named prepared statements, cached per connection. Off: every query goes as one unnamed
+    /// statement, parsed on each call but sent in one round trip, which transaction-mode
+    /// poolers (PgBouncer) can carry; a named statement prepared on one server connection does
+    /// not exist on the next one the pooler hands out.
+    pub prepared_statements: bool,
+}
+
+impl Default for SessionSettings {
+    /// 5 s statements, 10 s idle in a transaction, prepared statements on.
+    fn default() -> Self {
+        Self {
+            statement_timeout: Duration::from_secs(5),
+            idle_in_transaction_timeout: Duration::from_secs(10),
+            prepared_statements: true,
+        }
+    }
+}
+
+impl SessionSettings {
+    /// Applies the settings to a freshly opened connection. `SET` rather than the `options`
+    /// startup parameter: PgBouncer refuses unknown startup parameters.
+    pub(crate) fn apply(&self, conn: &mut PgConnection) -> diesel::QueryResult<()> {
+        if !self.prepared_statements {
+            conn.set_prepared_statement_cache_size(CacheSize::Disabled);
+        }
+        conn.batch_execute(&format!(
+            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}",
+            self.statement_timeout.as_millis(),
+            self.idle_in_transaction_timeout.as_millis()
+        ))
+    }
+}
+
+/// Runs [`SessionSettings::apply`] once per connection the pool opens (not per checkout).
+#[derive(Debug)]
+struct SessionSetup(SessionSettings);
+
+impl CustomizeConnection<PgConnection, diesel::r2d2::Error> for SessionSetup {
+    fn on_acquire(&self, conn: &mut PgConnection) -> Result<(), diesel::r2d2::Error> {
+        self.0.apply(conn).map_err(diesel::r2d2::Error::QueryError)
+    }
 }
 
 /// Builds the pool without connecting: it is built with `build_unchecked`, so the process starts
 /// even while the database is down (connections are opened in the background and on demand),
 /// and each repository call then answers `RepoError::Unavailable` after `checkout_timeout`
 /// until the database is back. Connections are not tested on checkout (no `SELECT 1` per
-/// checkout); a connection found broken by a query is discarded by the pool.
+/// checkout); a connection found broken by a query is discarded by the pool. Each new
+/// connection gets `settings.session` before its first use.
 ///
 /// Errors only on invalid settings. `url` is never logged nor put in an error.
 pub fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<PgPool> {
@@ -39,39 +107,107 @@ pub fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<PgPool> {
         .connection_timeout(settings.checkout_timeout)
         .test_on_check_out(false)
         .error_handler(Box::new(TracingErrorHandler))
+        .connection_customizer(Box::new(SessionSetup(settings.session)))
         .build_unchecked(ConnectionManager::new(with_connection_defaults(url))))
 }
 
-/// `url` with `gssencmode=disable` unless it sets `gssencmode` itself. libpq otherwise tries
-/// GSSAPI encryption first wherever Kerberos libraries are installed, and krb5's thread-local
-/// destructors then abort multi-threaded processes at exit (`krb5int_getspecific` assertion).
-/// This service authenticates to PostgreSQL by password or TLS, never Kerberos.
+/// Client-side libpq parameters added to every URL that does not set them itself:
+///
+/// - `gssencmode=disable`: libpq otherwise tries GSSAPI encryption first wherever Kerberos
+///   libraries are installed, and krb5's thread-local destructors then abort multi-threaded
+///   processes at exit (`krb5int_getspecific` assertion). This service authenticates to
+///   PostgreSQL by password or TLS, never Kerberos.
+/// - `connect_timeout=2`: an unreachable database fails a connection attempt in 2 s instead of
+///   the kernel's minutes, so checkouts (and the change feed) answer within their bounds.
+/// - `keepalives=1`, `keepalives_idle=3`, `keepalives_interval=1`, `keepalives_count=3`: a
+///   connection whose path died silently (no RST: a host, NAT or pooler gone) is found dead
+///   after about 6 s of silence, instead of the kernel's default of over two hours.
+/// - `tcp_user_timeout=6000`: data sent and not acknowledged for 6 s closes the connection
+///   (keepalives do not cover a connection with unacknowledged data in flight).
+///
+/// All are read by libpq, not sent to the server, so poolers that refuse unknown startup
+/// parameters accept them.
 pub fn with_connection_defaults(url: &str) -> String {
-    if url.contains("gssencmode=") {
-        return url.to_owned();
+    let mut url = url.to_owned();
+    for (name, value) in CONNECTION_DEFAULTS {
+        if !has_parameter(&url, name) {
+            let separator = if url.contains('?') { '&' } else { '?' };
+            url = format!("{url}{separator}{name}={value}");
+        }
     }
-    let separator = if url.contains('?') { '&' } else { '?' };
-    format!("{url}{separator}gssencmode=disable")
+    url
+}
+
+const CONNECTION_DEFAULTS: [(&str, &str); 7] = [
+    ("gssencmode", "disable"),
+    ("connect_timeout", "2"),
+    ("keepalives", "1"),
+    ("keepalives_idle", "3"),
+    ("keepalives_interval", "1"),
+    ("keepalives_count", "3"),
+    ("tcp_user_timeout", "6000"),
+];
+
+/// Whether the URL's query string sets `name` (whatever its value).
+fn has_parameter(url: &str, name: &str) -> bool {
+    url.split_once('?').is_some_and(|(_, query)| {
+        query
+            .split('&')
+            .any(|pair| pair.split('=').next() == Some(name))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::with_connection_defaults;
 
+    const DEFAULTS: &str = "gssencmode=disable&connect_timeout=2&keepalives=1&keepalives_idle=3\
+                            &keepalives_interval=1&keepalives_count=3&tcp_user_timeout=6000";
+
     #[test]
-    fn gss_encryption_is_disabled_unless_the_url_chooses() {
+    fn every_default_is_added_to_a_url_without_parameters() {
         assert_eq!(
             with_connection_defaults("postgres://u@h/db"),
-            "postgres://u@h/db?gssencmode=disable"
+            format!("postgres://u@h/db?{DEFAULTS}")
         );
+    }
+
+    #[test]
+    fn the_defaults_follow_the_parameters_the_url_has() {
         assert_eq!(
             with_connection_defaults("postgres://u@h/db?sslmode=require"),
-            "postgres://u@h/db?sslmode=require&gssencmode=disable"
+            format!("postgres://u@h/db?sslmode=require&{DEFAULTS}")
         );
+    }
+
+    #[test]
+    fn a_parameter_the_url_sets_is_kept_and_not_added_again() {
+        let url = with_connection_defaults(
+            "postgres://u@h/db?gssencmode=prefer&keepalives_idle=30&tcp_user_timeout=0",
+        );
+
         assert_eq!(
-            with_connection_defaults("postgres://u@h/db?gssencmode=prefer"),
-            "postgres://u@h/db?gssencmode=prefer"
+            url,
+            "postgres://u@h/db?gssencmode=prefer&keepalives_idle=30&tcp_user_timeout=0\
+             &connect_timeout=2&keepalives=1&keepalives_interval=1&keepalives_count=3"
         );
+    }
+
+    #[test]
+    fn a_parameter_is_recognised_by_its_whole_name_only() {
+        // `keepalives_idle` set does not count as `keepalives` set
+        let url = with_connection_defaults("postgres://u@h/db?keepalives_idle=9");
+
+        assert!(url.contains("&keepalives=1&"), "{url}");
+        assert_eq!(url.matches("keepalives_idle=").count(), 1, "{url}");
+        assert!(url.contains("keepalives_idle=9"), "{url}");
+    }
+
+    #[test]
+    fn adding_the_defaults_twice_changes_nothing() {
+        let once = with_connection_defaults("postgres://u:p@h:5432/db");
+
+        assert_eq!(with_connection_defaults(&once), once);
     }
 }
 

@@ -28,7 +28,7 @@ fn collect(feed: &mut PgChangeFeed, expect: usize, within: Duration) -> Vec<Cach
 }
 
 fn connected(db: &TestDb) -> PgChangeFeed {
-    let mut feed = PgChangeFeed::new(db.url());
+    let mut feed = PgChangeFeed::new(db.url(), pool(db));
     assert_eq!(
         feed.next_changes(Duration::from_millis(10)).unwrap(),
         vec![CacheChange::Everything],
@@ -135,11 +135,11 @@ fn a_truncation_is_told_as_everything() {
 #[test]
 fn a_feed_whose_database_is_unreachable_fails_and_answers_everything_once_connected() {
     // nothing listens on port 1
-    let mut feed = PgChangeFeed::new("postgres://postgres@127.0.0.1:1/none");
+    let db = TestDb::new();
+    let mut feed = PgChangeFeed::new("postgres://postgres@127.0.0.1:1/none", pool(&db));
     assert!(feed.next_changes(Duration::from_millis(10)).is_err());
 
-    let db = TestDb::new();
-    let mut feed = PgChangeFeed::new(db.url());
+    let mut feed = PgChangeFeed::new(db.url(), pool(&db));
     assert_eq!(
         feed.next_changes(Duration::from_millis(10)).unwrap(),
         vec![CacheChange::Everything]
@@ -202,4 +202,50 @@ fn without_a_scope_each_call_returns_its_connection() {
     let state = pool.state();
     assert_eq!(state.connections - state.idle_connections, 0);
     assert!(!holds_connection());
+}
+
+#[test]
+fn a_feed_that_does_not_hear_what_the_pool_sends_fails_instead_of_trusting_the_caches() {
+    // listening on one database while the pool writes to another: as LISTEN through a
+    // transaction-mode pooler, the connection works and hears nothing
+    let listened = TestDb::new();
+    let written = TestDb::new();
+    let mut feed = PgChangeFeed::new(listened.url(), pool(&written))
+        .with_probe_timeout(Duration::from_millis(300));
+    let started = Instant::now();
+
+    let result = feed.next_changes(Duration::from_millis(10));
+
+    match result {
+        Err(ports::RepoError::Unavailable(e)) => {
+            assert!(
+                format!("{e:#}").contains("probe did not come back"),
+                "{e:#}"
+            )
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn probes_of_other_instances_are_not_taken_for_changes() {
+    let db = TestDb::new();
+    let mut feed = connected(&db);
+    let mut other = connected(&db);
+
+    // another instance's probes, and a hand-made one, arrive on the probe channel
+    for _ in 0..3 {
+        assert_eq!(
+            other.next_changes(Duration::from_millis(10)).unwrap(),
+            vec![]
+        );
+    }
+    db.scalar("SELECT count(pg_notify('consent_api_cache_probe', 'not-a-token')) AS v");
+
+    assert_eq!(
+        collect(&mut feed, 1, Duration::from_millis(300)),
+        vec![],
+        "no probe is taken for a change (on the cache channel it would mean everything)"
+    );
 }

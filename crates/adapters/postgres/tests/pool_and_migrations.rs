@@ -108,6 +108,7 @@ fn a_pool_pointed_at_a_closed_port_answers_unavailable_quickly() {
     let settings = PoolSettings {
         max_size: 2,
         checkout_timeout: Duration::from_millis(500),
+        ..PoolSettings::default()
     };
     let pool = connect(&url, &settings).expect("building the pool does not connect");
     let started = Instant::now();
@@ -135,10 +136,12 @@ fn invalid_pool_settings_are_refused() {
     let zero_size = PoolSettings {
         max_size: 0,
         checkout_timeout: Duration::from_secs(1),
+        ..PoolSettings::default()
     };
     let zero_timeout = PoolSettings {
         max_size: 1,
         checkout_timeout: Duration::ZERO,
+        ..PoolSettings::default()
     };
 
     assert!(connect("postgres://localhost/x", &zero_size).is_err());

@@ -13,7 +13,11 @@ pub fn check(settings: &Settings) -> anyhow::Result<()> {
     let (env, config) = Settings::layers()?;
     let mut value: Value = config.try_deserialize()?;
     // Optional settings left unset are shown as unset rather than left out.
-    for (section, key) in [("pgcc", "token"), ("metrics", "token")] {
+    for (section, key) in [
+        ("pgcc", "token"),
+        ("metrics", "token"),
+        ("cache", "feed_url"),
+    ] {
         if let Value::Object(sections) = &mut value {
             if let Value::Object(table) = sections
                 .entry(section)

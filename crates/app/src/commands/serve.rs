@@ -39,9 +39,10 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
             .as_ref()
             .map(|t| t.expose().to_owned()),
     };
-    let services = Arc::new(wiring::services(settings, pool)?);
+    let services = Arc::new(wiring::services(settings, pool.clone())?);
     jobs.extend(crate::change_feed::start(
         settings,
+        pool,
         services.change_tracker.clone(),
         &stop,
     ));

@@ -4,6 +4,7 @@
 use std::hash::Hash;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use domain::CompanyId;
 use quick_cache::sync::Cache;
@@ -20,6 +21,8 @@ pub trait Weighted {
 struct Entry<V> {
     stamp: Stamp,
     company: CompanyId,
+    /// `None`: kept while the tracker allows.
+    expires_at: Option<Instant>,
     value: V,
 }
 
@@ -49,6 +52,8 @@ pub struct CacheStats {
 pub struct StampedCache<K, V> {
     tracker: Arc<ChangeTracker>,
     entries: Option<Cache<K, Entry<V>, ByWeight>>,
+    /// How long an entry lives at most, whatever the tracker says.
+    ttl: Option<Duration>,
     hits: AtomicU64,
     misses: AtomicU64,
 }
@@ -61,9 +66,17 @@ impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
         Self {
             tracker,
             entries,
+            ttl: None,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
         }
+    }
+
+    /// Entries expire `ttl` after they are cached even when the tracker still trusts them: a
+    /// bound that does not depend on the change feed at all.
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
     }
 
     /// The value cached under `key` if it is still valid; a stale one is dropped.
@@ -81,7 +94,8 @@ impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
     fn lookup(&self, key: &K) -> Option<V> {
         let entries = self.entries.as_ref()?;
         let entry = entries.get(key)?;
-        if self.tracker.is_valid(entry.stamp, entry.company) {
+        let expired = entry.expires_at.is_some_and(|at| Instant::now() >= at);
+        if !expired && self.tracker.is_valid(entry.stamp, entry.company) {
             return Some(entry.value);
         }
         entries.remove(key);
@@ -114,6 +128,8 @@ impl<K: Eq + Hash + Clone, V: Clone + Weighted> StampedCache<K, V> {
                 Entry {
                     stamp,
                     company,
+                    // from before the insert, not the read: at worst a few ms early
+                    expires_at: self.ttl.map(|ttl| Instant::now() + ttl),
                     value,
                 },
             );
@@ -223,6 +239,20 @@ mod tests {
         let cache: StampedCache<&str, Blob> = StampedCache::new(tracker, 1_000, 10);
 
         assert_eq!(cache.stamp(), None);
+    }
+
+    #[test]
+    fn a_value_expires_after_its_ttl_though_its_company_never_changes() {
+        let cache =
+            StampedCache::new(live_tracker(), 1_000, 10).with_ttl(Duration::from_millis(50));
+        let stamp = cache.stamp().unwrap();
+        cache.insert("a", stamp, company(1), Blob(10));
+        assert_eq!(cache.get(&"a"), Some(Blob(10)));
+
+        std::thread::sleep(Duration::from_millis(60));
+
+        assert_eq!(cache.get(&"a"), None);
+        assert!(cache.is_empty(), "the expired entry is dropped");
     }
 
     #[test]

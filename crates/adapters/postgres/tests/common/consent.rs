@@ -36,6 +36,7 @@ pub fn pool_of(db: &TestDb, size: u32) -> PgPool {
         &PoolSettings {
             max_size: size,
             checkout_timeout: Duration::from_secs(30),
+            ..PoolSettings::default()
         },
     )
     .expect("build the pool")

@@ -21,6 +21,7 @@ pub fn pool(db: &TestDb) -> PgPool {
         &PoolSettings {
             max_size: 2,
             checkout_timeout: Duration::from_secs(10),
+            ..PoolSettings::default()
         },
     )
     .expect("build the pool")
