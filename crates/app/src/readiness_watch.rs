@@ -26,8 +26,23 @@ const ABANDON_AFTER: Duration = Duration::from_secs(5);
 /// Checks abandoned and still stuck, at most (each holds a thread and a connection).
 const MAX_ABANDONED: usize = 16;
 
-/// Starts one watcher per probe; they end with `stop`.
+/// How long start-up waits for every probe's first answer, so that a process that says it is
+/// listening answers `/health/ready` from real checks (a probe that has not answered yet counts
+/// as down).
+const FIRST_ANSWERS_WITHIN: Duration = Duration::from_secs(3);
+
+/// Starts one watcher per probe (they end with `stop`) and waits, up to a few seconds, for
+/// every probe's first answer.
 pub fn start(operations: Arc<Operations>, stop: &Stop) -> Vec<JoinHandle<()>> {
+    let watchers = spawn_watchers(&operations, stop);
+    let deadline = Instant::now() + FIRST_ANSWERS_WITHIN;
+    while !operations.all_answered() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    watchers
+}
+
+fn spawn_watchers(operations: &Arc<Operations>, stop: &Stop) -> Vec<JoinHandle<()>> {
     let abandoned = Arc::new(AtomicUsize::new(0));
     (0..operations.probe_count())
         .map(|index| {

@@ -83,6 +83,11 @@ impl Operations {
         *lock(&watched.latest) = Some((now, reports));
     }
 
+    /// Whether every probe has answered at least once.
+    pub fn all_answered(&self) -> bool {
+        self.probes.iter().all(|w| lock(&w.latest).is_some())
+    }
+
     /// Readiness from the probes' latest answers, without running anything: never blocks, never
     /// takes a database connection. An answer older than [`FRESH_FOR`] (or none yet) turns the
     /// probe's required checks down.

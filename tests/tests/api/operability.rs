@@ -73,6 +73,14 @@ fn ready_is_503_while_the_database_is_gone_and_live_stays_200() {
     let client = Client::new(&api.base_url, None);
     client.get("/health/ready").status_is(200);
     cluster.crash();
+    // The answer is the probes' last, at most a second old (plus a probe's round): not at once.
+    assert!(
+        wait_until(Duration::from_secs(5), || client
+            .get("/health/ready")
+            .status
+            == 503),
+        "still ready with the database gone"
+    );
     let ready = client.get("/health/ready").status_is(503);
     assert_eq!(ready.json["status"], "unavailable");
     assert_eq!(

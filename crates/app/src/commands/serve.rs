@@ -29,7 +29,10 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         Vec::new()
     };
     let operations = Arc::new(wiring::operations(settings, pool.clone()));
-    jobs.extend(crate::readiness_watch::start(operations.clone(), &stop));
+    // The probes run until the HTTP server has drained, not only until the stop signal: the
+    // requests finishing in the grace period still need the database gate's verdict.
+    let watch_stop = Stop::new();
+    let watchers = crate::readiness_watch::start(operations.clone(), &watch_stop);
     let operability = delivery_http::Operability {
         operations,
         metrics: wiring::metrics(),
@@ -89,6 +92,8 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     })?;
     // The HTTP side is done (or its grace ran out); the jobs get what is left of the grace.
     stop.stop();
+    watch_stop.stop();
+    jobs.extend(watchers);
     let started = signalled_at
         .lock()
         .unwrap_or_else(|p| p.into_inner())
