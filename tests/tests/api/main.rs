@@ -19,6 +19,7 @@ mod lifecycle;
 mod limits;
 mod operability;
 mod personal_data;
+mod pgcc_answers;
 mod rate_limits;
 mod shutdown;
 mod use_cases;

@@ -29,7 +29,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 16] = [
+const MIGRATION_NAMES: [&str; 19] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -46,6 +46,9 @@ const MIGRATION_NAMES: [&str; 16] = [
     "2026-11-23-000202_create_chaves_idempotencia",
     "2026-11-24-000301_index_only_confirmed_solicitacoes",
     "2026-11-24-000401_notify_cache_changes",
+    "2026-11-25-000501_notify_api_key_issued",
+    "2026-11-26-001201_record_creation_not_found",
+    "2026-11-26-001202_record_unknown_pgcc_status",
 ];
 
 /// How many migrations `name` and the ones after it are.
