@@ -216,14 +216,17 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let db = TestDb::new();
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
-    // the creation state's two columns come after the hash migration's
+    // the creation state's two columns, then the reconciler's and the poller's (issue 12), come
+    // after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 4..],
+        &columns[columns.len() - 6..],
         [
             "hash",
             "proximo_status_em",
             "criacao",
-            "criacao_tentativa_em"
+            "criacao_tentativa_em",
+            "criacao_nao_encontrada_em",
+            "status_desconhecido_desde"
         ]
     );
 
@@ -233,7 +236,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 6]);
     assert_eq!(
         request_indexes(&mut conn),
         [
