@@ -121,6 +121,21 @@ impl Client {
         self.post_raw(path, "application/json", &serde_json::to_vec(body).unwrap())
     }
 
+    /// `post_json` with extra request headers (e.g. `Idempotency-Key`).
+    pub fn post_json_with(&self, path: &str, body: &Value, headers: &[(&str, &str)]) -> Reply {
+        let mut req = self
+            .agent
+            .post(format!("{}{path}", self.base_url))
+            .header("Content-Type", "application/json");
+        if let Some(k) = &self.key {
+            req = req.header("Api-Key", k);
+        }
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        read(req.send(&serde_json::to_vec(body).unwrap()[..]))
+    }
+
     pub fn post_raw(&self, path: &str, content_type: &str, body: &[u8]) -> Reply {
         let mut req = self
             .agent

@@ -52,6 +52,10 @@ pub struct WorkerSettings {
     /// How old an unfinished creation's last attempt must be before the reconciler asks the PGCC
     /// (must exceed the PGCC timeout).
     pub reconcile_grace_seconds: u64,
+    /// How long the PGCC must keep answering "not found" for an unfinished creation (from its
+    /// first such answer to a later one) before the reconciler cancels it: a PGCC may commit a
+    /// creation after our call gave up on it.
+    pub reconcile_not_found_seconds: u64,
     /// How often idempotency keys past their retention are purged (0: off).
     pub idempotency_purge_seconds: u64,
 }

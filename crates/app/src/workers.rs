@@ -81,10 +81,15 @@ pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<Jo
                 loop {
                     match poll.run_once(batch, recheck_after) {
                         Ok(report) => {
-                            if report.changed > 0 {
+                            if report.unknown > 0 {
+                                crate::wiring::metrics()
+                                    .pgcc_unknown_statuses(u64::from(report.unknown));
+                            }
+                            if report.changed > 0 || report.unknown > 0 {
                                 tracing::info!(
                                     checked = report.checked,
                                     changed = report.changed,
+                                    unknown = report.unknown,
                                     "status poll"
                                 );
                             }
@@ -187,17 +192,21 @@ pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<Jo
         let reconcile = workers.reconcile_creations.clone();
         let every = Duration::from_secs(settings.reconcile_seconds);
         let grace = chrono::Duration::seconds(settings.reconcile_grace_seconds as i64);
+        let not_found_window = chrono::Duration::seconds(
+            settings.reconcile_not_found_seconds.min(i64::MAX as u64) as i64,
+        );
         let draining = stop.clone();
         handles.push(every_interval("reconcile", every, true, stop, move || {
             // Drain: a full batch means more are due now.
             loop {
-                match reconcile.run_once(batch, grace) {
+                match reconcile.run_once(batch, grace, not_found_window) {
                     Ok(report) => {
-                        if report.confirmed > 0 || report.cancelled > 0 {
+                        if report.confirmed > 0 || report.cancelled > 0 || report.not_found > 0 {
                             tracing::info!(
                                 checked = report.checked,
                                 confirmed = report.confirmed,
                                 cancelled = report.cancelled,
+                                not_found = report.not_found,
                                 "unfinished creations reconciled"
                             );
                         }

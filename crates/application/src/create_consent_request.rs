@@ -5,9 +5,10 @@
 //! 1. our row is stored `em_andamento` (invisible to every read), its id being the PGCC's
 //!    `referenciaExterna`;
 //! 2. the PGCC is asked to create it; its success confirms the row (PGCC id, creation history and
-//!    `solicitacao.criada` event in one transaction), its refusal (4xx) cancels it, and a timeout,
-//!    5xx or unreachable PGCC leaves it for the reconciler ([`crate::ReconcileCreations`]), which
-//!    asks the PGCC by external reference.
+//!    `solicitacao.criada` event in one transaction), its final refusal (a 4xx other than 408, 425
+//!    and 429) cancels it, and anything else (a timeout, "try later" (408/425/429), 5xx,
+//!    unreachable PGCC) leaves it for the reconciler ([`crate::ReconcileCreations`]), which asks
+//!    the PGCC by external reference.
 
 use std::sync::Arc;
 
@@ -36,8 +37,9 @@ pub enum CreateConsentError {
     /// Broken field rules, by JSON field name; nothing was stored or sent to the PGCC.
     #[error(transparent)]
     Invalid(ValidationErrors),
-    /// The PGCC failed or refused. A refusal (`Rejected`) cancelled our row; any other failure
-    /// left it `em_andamento` for the reconciler. Either way no consent is visible.
+    /// The PGCC failed or refused. A final refusal (`Rejected`) cancelled our row; any other
+    /// failure (`TryLater` included) left it `em_andamento` for the reconciler. Either way no
+    /// consent is visible.
     #[error(transparent)]
     Pgcc(PgccError),
     #[error(transparent)]
@@ -208,8 +210,11 @@ impl CreateConsentRequest {
         }
     }
 
-    /// A refusal cancels our row (the PGCC holds nothing); any other failure leaves it for the
-    /// reconciler. A failure to cancel is logged: the reconciler settles the row then.
+    /// A final refusal cancels our row (the PGCC holds nothing); any other failure leaves it for
+    /// the reconciler. `TryLater` (408, 425, 429) is not a refusal: the PGCC did not say it will
+    /// never hold the request (a 408 may come after it read it), and a retry under the same
+    /// idempotency key takes the row over. A failure to cancel is logged: the reconciler
+    /// settles the row then.
     fn settle_failure(
         &self,
         empresa: &Company,
@@ -737,9 +742,21 @@ mod tests {
     }
 
     #[test]
-    fn a_pgcc_timeout_failure_or_unreachable_pgcc_leaves_the_row_for_the_reconciler() {
-        let failures: [fn() -> PgccError; 4] = [
+    fn a_pgcc_timeout_failure_try_later_or_unreachable_pgcc_leaves_the_row_for_the_reconciler() {
+        let failures: [fn() -> PgccError; 7] = [
             || PgccError::Timeout,
+            || PgccError::TryLater {
+                status: 429,
+                retry_after_seconds: Some(7),
+            },
+            || PgccError::TryLater {
+                status: 408,
+                retry_after_seconds: None,
+            },
+            || PgccError::TryLater {
+                status: 425,
+                retry_after_seconds: None,
+            },
             || PgccError::Failed { status: 503 },
             || PgccError::Unreachable(anyhow::anyhow!("connection refused")),
             || PgccError::Unexpected(anyhow::anyhow!("unreadable body")),

@@ -217,6 +217,7 @@ pub fn outcome<T>(result: &Result<T, PgccError>) -> &'static str {
     match result {
         Ok(_) => "ok",
         Err(PgccError::Rejected { .. }) => "rejected",
+        Err(PgccError::TryLater { .. }) => "try_later",
         Err(PgccError::Failed { .. }) => "failed",
         Err(PgccError::Unreachable(_)) => "unreachable",
         Err(PgccError::Timeout) => "timeout",

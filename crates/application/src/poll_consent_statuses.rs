@@ -1,10 +1,14 @@
 //! The status worker's round: asks the PGCC about a batch of open requests and applies what the
 //! subject did there (accepted, refused, revoked) as transitions caused by `pgcc`.
+//!
+//! Each request's answer is applied on its own: a status the PGCC names that we do not know
+//! skips that request (counted, and its next check backed off), never its batch, so one odd
+//! answer cannot keep its neighbours' revocations from reaching us.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use domain::{ConsentStatus, TransitionCause};
 use ports::{Clock, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
 
@@ -15,7 +19,14 @@ pub struct PollReport {
     pub checked: u32,
     /// Requests whose status this round stored a change for.
     pub changed: u32,
+    /// Requests for which the PGCC answered a status we do not know (skipped, backed off).
+    pub unknown: u32,
 }
+
+/// The longest a request the PGCC keeps answering an unknown status for waits between checks.
+/// Bounded so that once the PGCC answers sense again (say, a revocation), it reaches us within
+/// this long.
+pub const UNKNOWN_STATUS_MAX_BACKOFF_SECONDS: i64 = 3600;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PollError {
@@ -50,8 +61,10 @@ impl PollConsentStatuses {
     /// asks the PGCC for all of them in one call, and stores each status that differs as the
     /// transition the state machine names. A status the machine cannot reach from the stored one
     /// (the PGCC says `pendente` for an `ativo` request) is logged and skipped; so is a request
-    /// the PGCC does not know. A transition lost to another process (compare-and-set `false`)
-    /// is not counted. Log lines carry ids and statuses only, never personal data.
+    /// the PGCC does not know. A status we do not know is skipped for that request alone, counted
+    /// in `unknown`, and its next check pushed back (see [`unknown_status_backoff`]). A
+    /// transition lost to another process (compare-and-set `false`) is not counted. Log lines
+    /// carry ids and statuses only, never personal data.
     pub fn run_once(
         &self,
         batch_size: u32,
@@ -72,7 +85,8 @@ impl PollConsentStatuses {
                 tracing::warn!(requests = claimed.len(), error = %e, "status poll: PGCC failed");
             })
             .map_err(PollError::Pgcc)?;
-        let mut by_pgcc_id: HashMap<&str, ConsentStatus> = HashMap::with_capacity(answers.len());
+        let mut by_pgcc_id: HashMap<&str, Option<ConsentStatus>> =
+            HashMap::with_capacity(answers.len());
         for answer in &answers {
             // the first answer for an id wins, as the PGCC answers a repeated id once
             by_pgcc_id
@@ -82,7 +96,7 @@ impl PollConsentStatuses {
 
         let mut report = PollReport {
             checked: u32::try_from(claimed.len()).unwrap_or(u32::MAX),
-            changed: 0,
+            ..PollReport::default()
         };
         for item in &claimed {
             let Some(&reported) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
@@ -94,6 +108,24 @@ impl PollConsentStatuses {
                 );
                 continue;
             };
+            let Some(reported) = reported else {
+                report.unknown += 1;
+                self.back_off_unknown_status(item, now, recheck_after);
+                continue;
+            };
+            if item.unknown_status_since.is_some() {
+                // sense again: a later oddity starts its backoff afresh
+                if let Err(e) = self
+                    .consent_requests
+                    .clear_unknown_status(item.empresa_id, item.id)
+                {
+                    tracing::warn!(
+                        solicitacao_id = %item.id,
+                        error = format!("{e:#}"),
+                        "status poll: could not forget an earlier unknown status"
+                    );
+                }
+            }
             if reported == item.status {
                 continue;
             }
@@ -129,6 +161,45 @@ impl PollConsentStatuses {
         }
         Ok(report)
     }
+
+    /// Skips `item` this round and checks it again later, later each time the PGCC keeps
+    /// answering a status we do not know. A failure to store the backoff is logged only: the
+    /// request is then checked at its claimed time, and its neighbours are applied all the same.
+    fn back_off_unknown_status(
+        &self,
+        item: &ports::StatusCheckItem,
+        now: DateTime<Utc>,
+        recheck_after: Duration,
+    ) {
+        let since = item.unknown_status_since.unwrap_or(now);
+        let next_check_at = now + unknown_status_backoff(now - since, recheck_after);
+        tracing::warn!(
+            empresa_id = %item.empresa_id,
+            solicitacao_id = %item.id,
+            pgcc_id = %item.pgcc_id,
+            desde = %since,
+            proxima_verificacao = %next_check_at,
+            "status poll: the PGCC answered a status we do not know; skipped, checked again later"
+        );
+        if let Err(e) =
+            self.consent_requests
+                .defer_status_check(item.empresa_id, item.id, since, next_check_at)
+        {
+            tracing::warn!(
+                solicitacao_id = %item.id,
+                error = format!("{e:#}"),
+                "status poll: could not back off a request with an unknown status"
+            );
+        }
+    }
+}
+
+/// How long to wait before asking again about a request whose status the PGCC has answered
+/// unknown for `unknown_for`: twice the usual interval at first, then as long as it has lasted
+/// (so the wait doubles from check to check), at most [`UNKNOWN_STATUS_MAX_BACKOFF_SECONDS`].
+pub fn unknown_status_backoff(unknown_for: Duration, recheck_after: Duration) -> Duration {
+    let max = Duration::seconds(UNKNOWN_STATUS_MAX_BACKOFF_SECONDS);
+    (recheck_after * 2).max(unknown_for).min(max)
 }
 
 #[cfg(test)]
@@ -152,13 +223,22 @@ mod tests {
             empresa_id: CompanyId(Uuid::from_u128(0xe0 + n % 2)),
             pgcc_id: format!("pgcc-{n}"),
             status,
+            unknown_status_since: None,
         }
     }
 
     fn answer(n: u128, status: ConsentStatus) -> PgccConsentStatus {
         PgccConsentStatus {
             pgcc_id: format!("pgcc-{n}"),
-            status,
+            status: Some(status),
+        }
+    }
+
+    /// The PGCC names a status we do not know for request `n`.
+    fn odd_answer(n: u128) -> PgccConsentStatus {
+        PgccConsentStatus {
+            pgcc_id: format!("pgcc-{n}"),
+            status: None,
         }
     }
 
@@ -258,7 +338,8 @@ mod tests {
             report,
             PollReport {
                 checked: 5,
-                changed: 5
+                changed: 5,
+                unknown: 0
             }
         );
         assert_eq!(
@@ -308,7 +389,8 @@ mod tests {
             report,
             PollReport {
                 checked: 2,
-                changed: 0
+                changed: 0,
+                unknown: 0
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -356,7 +438,8 @@ mod tests {
             report,
             PollReport {
                 checked: 3,
-                changed: 1
+                changed: 1,
+                unknown: 0
             }
         );
         let transitions = transitions.lock().unwrap();
@@ -389,7 +472,8 @@ mod tests {
             report,
             PollReport {
                 checked: 2,
-                changed: 1
+                changed: 1,
+                unknown: 0
             }
         );
         assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
@@ -419,7 +503,8 @@ mod tests {
             report,
             PollReport {
                 checked: 1,
-                changed: 0
+                changed: 0,
+                unknown: 0
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -452,7 +537,8 @@ mod tests {
             report,
             PollReport {
                 checked: 2,
-                changed: 1
+                changed: 1,
+                unknown: 0
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 2);
@@ -530,6 +616,172 @@ mod tests {
             "{result:?}"
         );
         assert_eq!(transitions.lock().unwrap().len(), 1);
+    }
+
+    type Deferral = (CompanyId, Uuid, DateTime<Utc>, DateTime<Utc>);
+
+    #[test]
+    fn an_unknown_status_skips_that_request_alone_counts_it_and_backs_it_off() {
+        use ConsentStatus::*;
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let deferred: Arc<Mutex<Vec<Deferral>>> = Arc::default();
+        let mut consent_requests = repository(
+            vec![item(1, Pendente), item(2, Ativo), item(3, Pendente)],
+            always_moved,
+            transitions.clone(),
+        );
+        let recorded = deferred.clone();
+        consent_requests
+            .expect_defer_status_check()
+            .times(1)
+            .returning(move |empresa, id, since, next| {
+                recorded.lock().unwrap().push((empresa, id, since, next));
+                Ok(true)
+            });
+        consent_requests.expect_clear_unknown_status().times(0);
+
+        let report = run(
+            consent_requests,
+            pgcc(
+                Ok(vec![answer(1, Ativo), odd_answer(2), answer(3, Recusado)]),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 3,
+                changed: 2,
+                unknown: 1
+            }
+        );
+        let moved: Vec<_> = transitions
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|t| (t.1, t.3))
+            .collect();
+        assert_eq!(
+            moved,
+            [(Uuid::from_u128(1), Ativo), (Uuid::from_u128(3), Recusado)],
+            "its neighbours are applied"
+        );
+        let odd = item(2, Ativo);
+        assert_eq!(
+            *deferred.lock().unwrap(),
+            [(odd.empresa_id, odd.id, now(), now() + Duration::seconds(60))],
+            "first time: since now, checked again after twice the interval"
+        );
+    }
+
+    #[test]
+    fn a_lasting_unknown_status_waits_longer_each_time_up_to_the_cap() {
+        let thirty = Duration::seconds(30);
+        assert_eq!(
+            unknown_status_backoff(Duration::zero(), thirty),
+            Duration::seconds(60)
+        );
+        assert_eq!(
+            unknown_status_backoff(Duration::seconds(60), thirty),
+            Duration::seconds(60)
+        );
+        assert_eq!(
+            unknown_status_backoff(Duration::seconds(120), thirty),
+            Duration::seconds(120)
+        );
+        assert_eq!(
+            unknown_status_backoff(Duration::seconds(240), thirty),
+            Duration::seconds(240)
+        );
+        assert_eq!(
+            unknown_status_backoff(Duration::days(3), thirty),
+            Duration::seconds(UNKNOWN_STATUS_MAX_BACKOFF_SECONDS)
+        );
+
+        let mut odd = item(2, ConsentStatus::Ativo);
+        odd.unknown_status_since = Some(now() - Duration::seconds(240));
+        let deferred: Arc<Mutex<Vec<Deferral>>> = Arc::default();
+        let mut consent_requests = repository(vec![odd.clone()], always_moved, Arc::default());
+        let recorded = deferred.clone();
+        consent_requests
+            .expect_defer_status_check()
+            .times(1)
+            .returning(move |empresa, id, since, next| {
+                recorded.lock().unwrap().push((empresa, id, since, next));
+                Ok(true)
+            });
+
+        run(
+            consent_requests,
+            pgcc(Ok(vec![odd_answer(2)]), Arc::default()),
+        )
+        .unwrap();
+
+        assert_eq!(
+            *deferred.lock().unwrap(),
+            [(
+                odd.empresa_id,
+                odd.id,
+                now() - Duration::seconds(240),
+                now() + Duration::seconds(240)
+            )],
+            "the first sighting is kept; the wait doubles"
+        );
+    }
+
+    #[test]
+    fn a_failing_backoff_is_logged_and_the_neighbours_are_applied_all_the_same() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let mut consent_requests = repository(
+            vec![
+                item(1, ConsentStatus::Ativo),
+                item(2, ConsentStatus::Pendente),
+            ],
+            always_moved,
+            transitions.clone(),
+        );
+        consent_requests
+            .expect_defer_status_check()
+            .times(1)
+            .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("gone"))));
+
+        let report = run(
+            consent_requests,
+            pgcc(
+                Ok(vec![odd_answer(1), answer(2, ConsentStatus::Ativo)]),
+                Arc::default(),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!((report.changed, report.unknown), (1, 1));
+        assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
+    }
+
+    #[test]
+    fn a_known_status_again_forgets_the_oddity_and_is_applied() {
+        let mut back = item(1, ConsentStatus::Ativo);
+        back.unknown_status_since = Some(now() - Duration::seconds(600));
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let mut consent_requests =
+            repository(vec![back.clone()], always_moved, transitions.clone());
+        consent_requests
+            .expect_clear_unknown_status()
+            .with(eq(back.empresa_id), eq(back.id))
+            .times(1)
+            .returning(|_, _| Ok(()));
+        consent_requests.expect_defer_status_check().times(0);
+
+        let report = run(
+            consent_requests,
+            pgcc(Ok(vec![answer(1, ConsentStatus::Revogado)]), Arc::default()),
+        )
+        .unwrap();
+
+        assert_eq!((report.changed, report.unknown), (1, 0));
+        assert_eq!(transitions.lock().unwrap()[0].3, ConsentStatus::Revogado);
     }
 
     #[test]

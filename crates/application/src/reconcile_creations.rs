@@ -1,7 +1,11 @@
 //! The reconciler's round: settles creations left `em_andamento` (the PGCC timed out, failed or
 //! was unreachable, or our process died between storing the row and confirming it) by asking the
-//! PGCC whether it holds a request under our id (its `referenciaExterna`): confirmed if it does,
-//! cancelled if it does not. So every consent the PGCC holds for us exists here exactly once.
+//! PGCC whether it holds a request under our id (its `referenciaExterna`): confirmed as soon as it
+//! does; cancelled only once it has said it does not over a whole window (the not-found window):
+//! a PGCC may commit a creation after our call gave up on it, and a row cancelled too early would
+//! leave a consent on the PGCC that we never look at again. The first "not found" is recorded on
+//! the row; a later one at least the window after it cancels. So every consent the PGCC holds for
+//! us exists here exactly once.
 //!
 //! Only rows whose last attempt is older than the grace are looked at: the grace must exceed the
 //! PGCC timeout, so that a request still waiting for the PGCC is never reconciled under its feet.
@@ -20,8 +24,10 @@ pub struct ReconcileReport {
     pub checked: u32,
     /// Confirmed because the PGCC holds them.
     pub confirmed: u32,
-    /// Cancelled because the PGCC does not hold them.
+    /// Cancelled because the PGCC has not held them for the whole not-found window.
     pub cancelled: u32,
+    /// Not held by the PGCC, but not for the whole window yet: left unfinished, asked again.
+    pub not_found: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,11 +61,14 @@ impl ReconcileCreations {
     }
 
     /// Claims up to `batch_size` creations whose last attempt is older than `grace` and settles
-    /// each by the PGCC's answer. Log lines carry ids only.
+    /// each by the PGCC's answer: held, confirmed; not held, cancelled if a first "not found" was
+    /// recorded at least `not_found_window` ago, else recorded (the first one) and left for a
+    /// later round. Log lines carry ids only.
     pub fn run_once(
         &self,
         batch_size: u32,
         grace: Duration,
+        not_found_window: Duration,
     ) -> Result<ReconcileReport, ReconcileError> {
         let now = self.clock.now();
         let claimed =
@@ -98,6 +107,25 @@ impl ReconcileCreations {
                     }
                 }
                 None => {
+                    let first_not_found = creation.not_found_since.unwrap_or(now);
+                    if now - first_not_found < not_found_window {
+                        report.not_found += 1;
+                        if creation.not_found_since.is_none() {
+                            self.consent_requests.record_creation_not_found(
+                                creation.empresa_id,
+                                creation.id,
+                                creation.claimed_at,
+                                now,
+                            )?;
+                        }
+                        tracing::info!(
+                            empresa_id = %creation.empresa_id,
+                            solicitacao_id = %creation.id,
+                            nao_encontrada_desde = %first_not_found,
+                            "reconciler: the PGCC does not hold it yet; asked again later"
+                        );
+                        continue;
+                    }
                     if self.consent_requests.cancel_creation(
                         creation.empresa_id,
                         creation.id,
@@ -107,7 +135,8 @@ impl ReconcileCreations {
                         tracing::info!(
                             empresa_id = %creation.empresa_id,
                             solicitacao_id = %creation.id,
-                            "reconciler: the PGCC does not hold it; cancelled"
+                            nao_encontrada_desde = %first_not_found,
+                            "reconciler: the PGCC has not held it for the whole window; cancelled"
                         );
                     }
                 }
@@ -134,13 +163,29 @@ mod tests {
     /// A `cancel_creation` call: company, id, the claim's stamp.
     type Cancellation = (CompanyId, Uuid, DateTime<Utc>);
 
+    /// A `record_creation_not_found` call: company, id, the claim's stamp, when.
+    type NotFoundRecord = (CompanyId, Uuid, DateTime<Utc>, DateTime<Utc>);
+
     fn creation(n: u128) -> UnfinishedCreation {
         UnfinishedCreation {
             id: Uuid::from_u128(n),
             empresa_id: company().id,
             cnpj_empresa: company().cnpj,
             claimed_at: now(),
+            not_found_since: None,
         }
+    }
+
+    /// `creation(n)` the PGCC first said it did not hold `ago` before now.
+    fn not_found_for(n: u128, ago: Duration) -> UnfinishedCreation {
+        UnfinishedCreation {
+            not_found_since: Some(now() - ago),
+            ..creation(n)
+        }
+    }
+
+    fn window() -> Duration {
+        Duration::seconds(600)
     }
 
     fn claiming(items: Vec<UnfinishedCreation>) -> MockConsentRequestRepository {
@@ -174,8 +219,12 @@ mod tests {
     }
 
     #[test]
-    fn what_the_pgcc_holds_is_confirmed_and_what_it_does_not_is_cancelled() {
-        let mut store = claiming(vec![creation(1), creation(2), creation(3)]);
+    fn what_the_pgcc_holds_is_confirmed_and_what_it_has_not_for_the_window_is_cancelled() {
+        let mut store = claiming(vec![
+            creation(1),
+            not_found_for(2, Duration::seconds(600)),
+            creation(3),
+        ]);
         let confirmed = Arc::new(Mutex::new(Vec::new()));
         let recorded = confirmed.clone();
         store
@@ -199,7 +248,7 @@ mod tests {
             });
 
         let report = service(store, pgcc_holding_odd_ids())
-            .run_once(50, Duration::seconds(30))
+            .run_once(50, Duration::seconds(30), window())
             .unwrap();
 
         assert_eq!(
@@ -207,7 +256,8 @@ mod tests {
             ReconcileReport {
                 checked: 3,
                 confirmed: 2,
-                cancelled: 1
+                cancelled: 1,
+                not_found: 0
             }
         );
         assert_eq!(
@@ -225,12 +275,75 @@ mod tests {
     }
 
     #[test]
+    fn a_first_not_found_is_recorded_and_cancels_nothing() {
+        let mut store = claiming(vec![creation(2)]);
+        store.expect_cancel_creation().times(0);
+        let recorded: Arc<Mutex<Vec<NotFoundRecord>>> = Arc::default();
+        let records = recorded.clone();
+        store.expect_record_creation_not_found().times(1).returning(
+            move |empresa, id, attempt_at, at| {
+                records.lock().unwrap().push((empresa, id, attempt_at, at));
+                Ok(true)
+            },
+        );
+
+        let report = service(store, pgcc_holding_odd_ids())
+            .run_once(50, Duration::seconds(30), window())
+            .unwrap();
+
+        assert_eq!(
+            report,
+            ReconcileReport {
+                checked: 1,
+                confirmed: 0,
+                cancelled: 0,
+                not_found: 1
+            }
+        );
+        // conditioned on the claim's stamp, as a cancellation
+        assert_eq!(
+            *recorded.lock().unwrap(),
+            [(company().id, Uuid::from_u128(2), now(), now())]
+        );
+    }
+
+    #[test]
+    fn a_not_found_within_the_window_keeps_the_first_one_and_cancels_nothing() {
+        let mut store = claiming(vec![not_found_for(2, Duration::seconds(599))]);
+        store.expect_cancel_creation().times(0);
+        store.expect_record_creation_not_found().times(0);
+
+        let report = service(store, pgcc_holding_odd_ids())
+            .run_once(50, Duration::seconds(30), window())
+            .unwrap();
+
+        assert_eq!((report.cancelled, report.not_found), (0, 1));
+    }
+
+    #[test]
+    fn a_creation_found_after_earlier_not_found_answers_is_confirmed() {
+        let mut store = claiming(vec![not_found_for(1, Duration::hours(2))]);
+        store.expect_cancel_creation().times(0);
+        store
+            .expect_confirm_creation()
+            .withf(|_, id, pgcc_id, _| *id == Uuid::from_u128(1) && pgcc_id == "pgcc-1")
+            .times(1)
+            .returning(|_, _, _, _| Ok(Confirmation::Confirmed));
+
+        let report = service(store, pgcc_holding_odd_ids())
+            .run_once(50, Duration::seconds(30), window())
+            .unwrap();
+
+        assert_eq!((report.confirmed, report.cancelled), (1, 0));
+    }
+
+    #[test]
     fn nothing_claimed_asks_nothing() {
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_find_by_external_reference().times(0);
 
         let report = service(claiming(vec![]), pgcc)
-            .run_once(50, Duration::seconds(30))
+            .run_once(50, Duration::seconds(30), window())
             .unwrap();
 
         assert_eq!(report, ReconcileReport::default());
@@ -238,7 +351,7 @@ mod tests {
 
     #[test]
     fn settlements_lost_to_another_process_are_not_counted() {
-        let mut store = claiming(vec![creation(1), creation(2)]);
+        let mut store = claiming(vec![creation(1), not_found_for(2, Duration::hours(1))]);
         store
             .expect_confirm_creation()
             .times(1)
@@ -254,7 +367,7 @@ mod tests {
             .returning(|_, _, _| Ok(false));
 
         let report = service(store, pgcc_holding_odd_ids())
-            .run_once(50, Duration::seconds(30))
+            .run_once(50, Duration::seconds(30), window())
             .unwrap();
 
         assert_eq!(
@@ -262,7 +375,8 @@ mod tests {
             ReconcileReport {
                 checked: 2,
                 confirmed: 0,
-                cancelled: 0
+                cancelled: 0,
+                not_found: 0
             }
         );
     }
@@ -277,7 +391,7 @@ mod tests {
             .times(1)
             .returning(|_, _| Err(PgccError::Timeout));
 
-        let result = service(store, pgcc).run_once(50, Duration::seconds(30));
+        let result = service(store, pgcc).run_once(50, Duration::seconds(30), window());
 
         assert!(
             matches!(result, Err(ReconcileError::Pgcc(PgccError::Timeout))),
@@ -294,7 +408,7 @@ mod tests {
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_find_by_external_reference().times(0);
 
-        let result = service(store, pgcc).run_once(50, Duration::seconds(30));
+        let result = service(store, pgcc).run_once(50, Duration::seconds(30), window());
 
         assert!(
             matches!(result, Err(ReconcileError::Repo(RepoError::Unavailable(_)))),

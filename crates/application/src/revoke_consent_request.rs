@@ -365,6 +365,37 @@ mod tests {
     }
 
     #[test]
+    fn a_pgcc_asking_to_try_later_is_reported_and_nothing_is_stored() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Ativo))],
+                None,
+                transitions.clone(),
+            ),
+            pgcc_answering(
+                Err(PgccError::TryLater {
+                    status: 429,
+                    retry_after_seconds: Some(3),
+                }),
+                Arc::new(Mutex::new(Vec::new())),
+            ),
+        );
+
+        assert!(
+            matches!(
+                result,
+                Err(RevokeConsentError::Pgcc(PgccError::TryLater {
+                    status: 429,
+                    retry_after_seconds: Some(3)
+                }))
+            ),
+            "{result:?}"
+        );
+        assert!(transitions.lock().unwrap().is_empty());
+    }
+
+    #[test]
     fn a_request_moved_by_another_process_meanwhile_is_reported_with_its_current_status() {
         let mut expired_meanwhile = record(ConsentStatus::Ativo);
         expired_meanwhile.request.status = ConsentStatus::Expirado;

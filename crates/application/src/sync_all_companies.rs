@@ -76,6 +76,7 @@ impl SyncAllCompanies {
 fn sync_error_kind(e: &SyncError) -> &'static str {
     match e {
         SyncError::Pgcc(PgccError::Rejected { .. }) => "pgcc_rejected",
+        SyncError::Pgcc(PgccError::TryLater { .. }) => "pgcc_try_later",
         SyncError::Pgcc(PgccError::Failed { .. }) => "pgcc_failed",
         SyncError::Pgcc(PgccError::Unreachable(_)) => "pgcc_unreachable",
         SyncError::Pgcc(PgccError::Timeout) => "pgcc_timeout",

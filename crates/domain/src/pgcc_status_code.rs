@@ -1,4 +1,6 @@
-//! The 61 HTTP status names that `pgccCodigoErro` may carry (spec 2.4), with their numeric codes.
+//! The HTTP status names that `pgccCodigoErro` may carry, with their numeric codes: the 61 of
+//! spec 2.4, plus `TooEarly` (425), which .NET's list lacks but a PGCC may answer (a "try later",
+//! issue 12): without it a 425 would be reported under another status's name.
 //!
 //! The names are those of .NET's `HttpStatusCode` (the PGCC is a .NET service), hence the
 //! spellings `OK`, `IMUsed`, `Unused` (306), `RequestUriTooLong` (414), and so on.
@@ -20,7 +22,7 @@ macro_rules! pgcc_status_codes {
         }
 
         impl PgccStatusCode {
-            /// Every value, in the order of spec 2.4.
+            /// Every value, in the order of spec 2.4 (ascending codes; `TooEarly` in its place).
             pub const ALL: &'static [PgccStatusCode] = &[$(PgccStatusCode::$name,)+];
 
             /// The numeric HTTP code (`ServiceUnavailable` -> 503).
@@ -102,6 +104,7 @@ pgcc_status_codes! {
     UnprocessableEntity = 422,
     Locked = 423,
     FailedDependency = 424,
+    TooEarly = 425,
     UpgradeRequired = 426,
     PreconditionRequired = 428,
     TooManyRequests = 429,
@@ -147,15 +150,27 @@ mod tests {
         VariantAlsoNegotiates, InsufficientStorage, LoopDetected, NotExtended, \
         NetworkAuthenticationRequired";
 
+    /// Ours beyond spec 2.4.
+    const EXTENSIONS: [PgccStatusCode; 1] = [PgccStatusCode::TooEarly];
+
     #[test]
-    fn all_holds_exactly_61_values() {
-        assert_eq!(PgccStatusCode::ALL.len(), 61);
+    fn all_holds_the_61_values_of_the_spec_and_too_early() {
+        assert_eq!(PgccStatusCode::ALL.len(), 62);
+        assert_eq!(
+            PgccStatusCode::from_u16(425),
+            Some(PgccStatusCode::TooEarly)
+        );
+        assert_eq!(PgccStatusCode::TooEarly.name(), "TooEarly");
     }
 
     #[test]
     fn all_lists_the_names_of_the_spec_in_its_order() {
         let spec: Vec<&str> = SPEC_NAMES.split(',').map(str::trim).collect();
-        let ours: Vec<&str> = PgccStatusCode::ALL.iter().map(|c| c.name()).collect();
+        let ours: Vec<&str> = PgccStatusCode::ALL
+            .iter()
+            .filter(|c| !EXTENSIONS.contains(c))
+            .map(|c| c.name())
+            .collect();
         assert_eq!(ours, spec);
     }
 
@@ -238,7 +253,7 @@ mod tests {
     #[test]
     fn unknown_numeric_codes_give_none() {
         for code in [
-            0, 99, 104, 209, 299, 309, 418, 420, 425, 499, 509, 512, 599, 999,
+            0, 99, 104, 209, 299, 309, 418, 420, 427, 499, 509, 512, 599, 999,
         ] {
             assert_eq!(PgccStatusCode::from_u16(code), None, "{code}");
         }

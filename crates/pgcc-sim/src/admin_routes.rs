@@ -26,6 +26,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/solicitacoes/{id}/revogar",
                 web::post().to(|s, id| mover(s, id, Move::Revogar)),
             )
+            .route("/solicitacoes/{id}/status", web::post().to(definir_status))
             .route("/status-consultas", web::get().to(status_consultas))
             .route(
                 "/status-consultas",
@@ -72,6 +73,25 @@ async fn mover(
     mv: Move,
 ) -> Result<HttpResponse, SimError> {
     let solicitacao = state.store().mover(&id, mv)?;
+    Ok(HttpResponse::Ok().json(solicitacao))
+}
+
+/// The body of `POST /_sim/solicitacoes/{id}/status`: any text, reported as it is.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StatusBruto {
+    status: String,
+}
+
+/// `POST /_sim/solicitacoes/{id}/status`: the request reports `status` (any text) on the
+/// contract routes from now on, until its next move. 404 unknown id; 400 bad body.
+async fn definir_status(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, SimError> {
+    let StatusBruto { status } = parse_json::<StatusBruto>(&body)?;
+    let solicitacao = state.store().definir_status_bruto(&id, status)?;
     Ok(HttpResponse::Ok().json(solicitacao))
 }
 

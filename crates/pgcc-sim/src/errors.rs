@@ -111,6 +111,7 @@ pub fn status_name(code: u16) -> &'static str {
         422 => "UnprocessableEntity",
         423 => "Locked",
         424 => "FailedDependency",
+        425 => "TooEarly",
         426 => "UpgradeRequired",
         428 => "PreconditionRequired",
         429 => "TooManyRequests",

@@ -25,6 +25,7 @@ pub use faults::FaultSpec;
 pub use seed::{load_seed, normalize_cnpj, Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
 pub use solicitacao::{
     NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView, SolicitacaoView,
+    StatusInformado,
 };
 pub use spawned::{spawn_in_background, spawn_in_background_with_token, SpawnedSim};
 

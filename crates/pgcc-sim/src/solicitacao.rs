@@ -47,6 +47,19 @@ pub struct Solicitacao {
     pub dados: NovaSolicitacao,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
+    /// A status text set by `POST /_sim/solicitacoes/{id}/status`, reported by the contract
+    /// routes exactly as given instead of the status (a PGCC answering a status the contract does
+    /// not name); cleared by the next move. Listed as `statusBruto` when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_bruto: Option<String>,
+}
+
+/// The status a contract route reports: a known one, or the raw text a test set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum StatusInformado {
+    Conhecido(SolicitacaoStatus),
+    Bruto(String),
 }
 
 /// What the contract routes answer about a request.
@@ -54,7 +67,7 @@ pub struct Solicitacao {
 #[serde(rename_all = "camelCase")]
 pub struct SolicitacaoView {
     pub id: String,
-    pub status: SolicitacaoStatus,
+    pub status: StatusInformado,
     pub referencia_externa: Uuid,
     pub atualizado_em: DateTime<Utc>,
 }
@@ -64,7 +77,7 @@ pub struct SolicitacaoView {
 #[serde(rename_all = "camelCase")]
 pub struct SolicitacaoStatusView {
     pub id: String,
-    pub status: SolicitacaoStatus,
+    pub status: StatusInformado,
     pub atualizado_em: DateTime<Utc>,
 }
 
@@ -79,7 +92,7 @@ impl Solicitacao {
         let (status, atualizado_em) = self.status_e_atualizacao_em(agora);
         SolicitacaoView {
             id: self.id.clone(),
-            status,
+            status: self.informado(status),
             referencia_externa: self.dados.referencia_externa,
             atualizado_em,
         }
@@ -90,8 +103,16 @@ impl Solicitacao {
         let (status, atualizado_em) = self.status_e_atualizacao_em(agora);
         SolicitacaoStatusView {
             id: self.id.clone(),
-            status,
+            status: self.informado(status),
             atualizado_em,
+        }
+    }
+
+    /// What the contract routes report for `status`: the raw text when one was set.
+    fn informado(&self, status: SolicitacaoStatus) -> StatusInformado {
+        match &self.status_bruto {
+            Some(bruto) => StatusInformado::Bruto(bruto.clone()),
+            None => StatusInformado::Conhecido(status),
         }
     }
 
@@ -218,6 +239,7 @@ mod tests {
             },
             criado_em: criado,
             atualizado_em: criado,
+            status_bruto: None,
         }
     }
 
@@ -243,6 +265,21 @@ mod tests {
             assert_eq!(s.status_em(after), status);
             assert_eq!(s.view_em(after).atualizado_em, s.atualizado_em);
         }
+    }
+
+    #[test]
+    fn a_raw_status_is_reported_as_it_is_whatever_the_stored_one() {
+        let mut s = solicitacao(SolicitacaoStatus::Ativo, "2020-01-01T00:00:00Z");
+        s.status_bruto = Some("suspenso".into());
+        let view = serde_json::to_value(s.view()).unwrap();
+        assert_eq!(view["status"], "suspenso");
+        let batch = serde_json::to_value(s.status_view_em(Utc::now())).unwrap();
+        assert_eq!(batch["status"], "suspenso");
+        s.status_bruto = None;
+        assert_eq!(
+            serde_json::to_value(s.view()).unwrap()["status"],
+            "expirado"
+        );
     }
 
     #[test]

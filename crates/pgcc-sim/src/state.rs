@@ -155,6 +155,7 @@ impl Store {
             dados: nova,
             criado_em: now,
             atualizado_em: now,
+            status_bruto: None,
         };
         let i = self.solicitacoes.len();
         self.por_id.insert(solicitacao.id.clone(), i);
@@ -225,6 +226,25 @@ impl Store {
             ))
         })?;
         solicitacao.dados.status = to;
+        // the move is what the PGCC reports from now on
+        solicitacao.status_bruto = None;
+        solicitacao.atualizado_em = Utc::now();
+        Ok(solicitacao.clone())
+    }
+
+    /// Request `id` reports `bruto` as its status on every contract route from now on (until the
+    /// next move); its stored status, from which moves start, is kept. 404 when unknown.
+    pub fn definir_status_bruto(
+        &mut self,
+        id: &str,
+        bruto: String,
+    ) -> Result<Solicitacao, SimError> {
+        let i = *self
+            .por_id
+            .get(id)
+            .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
+        let solicitacao = &mut self.solicitacoes[i];
+        solicitacao.status_bruto = Some(bruto);
         solicitacao.atualizado_em = Utc::now();
         Ok(solicitacao.clone())
     }
@@ -306,6 +326,40 @@ mod tests {
         assert_eq!(store.solicitacoes(), [first.clone(), second]);
         let moved = store.mover(&first.id, Move::Aceitar).unwrap();
         assert_eq!(store.get(&first.id), Some(&moved));
+    }
+
+    #[test]
+    fn a_raw_status_is_reported_by_the_batch_route_until_the_next_move() {
+        let mut store = Store::new(seed());
+        let Ok(Created::New(odd)) = store.criar(nova(1, "11222333000181")) else {
+            panic!("created");
+        };
+        let Ok(Created::New(plain)) = store.criar(nova(2, "11222333000181")) else {
+            panic!("created");
+        };
+        store
+            .definir_status_bruto(&odd.id, "em_analise".into())
+            .unwrap();
+        let statuses = |store: &mut Store| -> Vec<String> {
+            store
+                .consultar_status(&[odd.id.clone(), plain.id.clone()], Utc::now())
+                .into_iter()
+                .map(|v| {
+                    serde_json::to_value(v).unwrap()["status"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(statuses(&mut store), ["em_analise", "pendente"]);
+        assert!(store
+            .definir_status_bruto("pgcc-nenhuma", "x".into())
+            .is_err());
+
+        // moves start from the stored status, and report what they did
+        store.mover(&odd.id, Move::Aceitar).unwrap();
+        assert_eq!(statuses(&mut store), ["ativo", "pendente"]);
     }
 
     #[test]

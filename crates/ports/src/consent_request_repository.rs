@@ -40,6 +40,9 @@ pub struct StatusCheckItem {
     pub empresa_id: CompanyId,
     pub pgcc_id: String,
     pub status: ConsentStatus,
+    /// Since when the PGCC has answered a status we do not know for this request (`None`: it
+    /// has not, or answered a known one since): the poller's backoff grows from it.
+    pub unknown_status_since: Option<DateTime<Utc>>,
 }
 
 /// Where the creation of a stored request stands. Only `Confirmada` requests are consents: every
@@ -85,6 +88,10 @@ pub struct UnfinishedCreation {
     /// The instant the claim stamped on the row: pass it back to
     /// [`ConsentRequestRepository::cancel_creation`].
     pub claimed_at: DateTime<Utc>,
+    /// When the PGCC first answered that it holds no request under our id (`None`: it has not
+    /// yet, or the creation was attempted again since). The reconciler cancels only once the
+    /// "not found" answers span its window: a PGCC may commit a creation after answering us.
+    pub not_found_since: Option<DateTime<Utc>>,
 }
 
 /// Every read is scoped by the company; the worker operations span companies by design.
@@ -150,6 +157,18 @@ pub trait ConsentRequestRepository: Send + Sync {
         attempt_at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 
+    /// Records on an `em_andamento` request that the PGCC answered, at `at`, that it holds none
+    /// under our id, unless a first such answer is recorded already (the first one is kept), and
+    /// only if its last attempt is still `attempt_at` (a retry since starts the count again):
+    /// `false` otherwise, nothing changed.
+    fn record_creation_not_found(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
     /// The company's request `id` whatever its creation state; `None` if absent or another
     /// company's.
     fn find_creation(
@@ -161,7 +180,8 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// Claims up to `limit` `em_andamento` requests (any company) whose last attempt is at or
     /// before `attempted_before`, oldest first, stamping `now` as their last attempt, in one
     /// statement with `FOR UPDATE SKIP LOCKED`: two reconcilers never claim the same request, and
-    /// a claimed request is not claimed again before another grace has passed.
+    /// a claimed request is not claimed again before another grace has passed. `begin_creation`
+    /// forgets a recorded "not found" (a new attempt may create it).
     fn claim_unfinished_creations(
         &self,
         limit: u32,
@@ -226,6 +246,21 @@ pub trait ConsentRequestRepository: Send + Sync {
         now: DateTime<Utc>,
         next_check_at: DateTime<Utc>,
     ) -> Result<Vec<StatusCheckItem>, RepoError>;
+
+    /// The PGCC answered a status we do not know for the company's request `id`: records
+    /// `unknown_since` as the start of the oddity and moves its next status check to
+    /// `next_check_at` (the poller's backoff). `false` when the request is absent.
+    fn defer_status_check(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        unknown_since: DateTime<Utc>,
+        next_check_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
+    /// The PGCC answers a known status again for request `id`: forgets the oddity, so that a
+    /// later one starts its backoff afresh. Its next check is left as claimed.
+    fn clear_unknown_status(&self, empresa: CompanyId, id: Uuid) -> Result<(), RepoError>;
 
     /// Moves up to `limit` `pendente`/`ativo` requests (any company) whose expiry is at or before
     /// `now` to `expirado`, each with its history entry (cause `expiracao`), in one transaction

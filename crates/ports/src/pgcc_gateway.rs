@@ -5,9 +5,20 @@ use uuid::Uuid;
 /// (architecture page, section 3).
 #[derive(Debug, thiserror::Error)]
 pub enum PgccError {
-    /// The PGCC answered a 4xx other than 401/403: it refused this request.
+    /// The PGCC answered a 4xx other than 401/403, 408, 425 and 429: it refused this request
+    /// for good (the same request would be refused again).
     #[error("the PGCC refused the request with HTTP {status}")]
     Rejected { status: u16 },
+    /// The PGCC answered 408 (Request Timeout), 425 (Too Early) or 429 (Too Many Requests): it
+    /// did not take the request now and the same request may succeed later. Not a refusal: a
+    /// creation may still be held (a 408 can come after the PGCC read the body), so it is
+    /// settled like a timeout. `retry_after_seconds`: the PGCC's `Retry-After`, when it sent a
+    /// usable one.
+    #[error("the PGCC asked to try again later (HTTP {status})")]
+    TryLater {
+        status: u16,
+        retry_after_seconds: Option<u64>,
+    },
     /// The PGCC answered 401, 403 or 5xx: it (or our credentials with it) is failing.
     #[error("the PGCC failed with HTTP {status}")]
     Failed { status: u16 },
@@ -42,7 +53,9 @@ pub struct PgccConsentCreated {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgccConsentStatus {
     pub pgcc_id: String,
-    pub status: ConsentStatus,
+    /// `None`: the PGCC answered a status outside the five the contract names. Reported per
+    /// request, so that one odd answer never hides its neighbours' in the same batch.
+    pub status: Option<ConsentStatus>,
 }
 
 /// The external consent platform. Contract: `docs/pgcc.md`.
@@ -58,7 +71,8 @@ pub trait PgccGateway: Send + Sync {
     ) -> Result<PgccConsentCreated, PgccError>;
 
     /// The current status of each of these requests (at most 500 ids per call); ids the PGCC
-    /// does not know are left out of the answer.
+    /// does not know are left out of the answer, and a status it names that we do not know is
+    /// `status: None` for that request alone.
     fn consent_statuses(&self, pgcc_ids: &[String]) -> Result<Vec<PgccConsentStatus>, PgccError>;
 
     /// Revokes an active request on the PGCC (the company's decision). A request that is not

@@ -13,11 +13,13 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 /// The reconciler every second, for creations whose last attempt is 3 s old (above the test
-/// profile's 2 s PGCC timeout); no status poll (it would only add PGCC calls).
-const FAST_RECONCILER: [(&str, &str); 3] = [
+/// profile's 2 s PGCC timeout), cancelling what the PGCC has not held for 2 s; no status poll
+/// (it would only add PGCC calls).
+const FAST_RECONCILER: [(&str, &str); 4] = [
     ("APP__WORKERS__RECONCILE_SECONDS", "1"),
     ("APP__WORKERS__RECONCILE_GRACE_SECONDS", "3"),
     ("APP__WORKERS__STATUS_POLL_SECONDS", "0"),
+    ("APP__WORKERS__RECONCILE_NOT_FOUND_SECONDS", "2"),
 ];
 
 /// SplitMix64: a tiny deterministic generator, so the kill points are the same on every run.

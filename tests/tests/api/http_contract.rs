@@ -148,5 +148,7 @@ fn the_documented_envelope_and_use_case_match_what_the_api_answers() {
     item.sort();
     assert_eq!(props(use_case), item);
     let codes = schemas["PgccCodigoErro"]["enum"].as_array().unwrap();
-    assert_eq!(codes.len(), 61);
+    // spec 2.4's 61 names and TooEarly (425, a PGCC "try later"; docs/decisions.md)
+    assert_eq!(codes.len(), 62);
+    assert!(codes.contains(&serde_json::json!("TooEarly")));
 }

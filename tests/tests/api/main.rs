@@ -21,6 +21,7 @@ mod lifecycle;
 mod limits;
 mod operability;
 mod personal_data;
+mod pgcc_answers;
 mod poolers;
 mod profiles;
 mod rate_limits;

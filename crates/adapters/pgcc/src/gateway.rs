@@ -138,16 +138,17 @@ impl PgccGateway for PgccHttpGateway {
             let answer: wire::ConsultaStatusResponse = read_answer(OPERATION, result)?;
             statuses.reserve(answer.solicitacoes.len());
             for item in answer.solicitacoes {
-                let Some(status) = ConsentStatus::parse(&item.status) else {
+                // One odd status is that request's business: its neighbours are answered all the
+                // same (the poller skips it and backs off). The value itself is not logged: it is
+                // whatever the PGCC sent.
+                let status = ConsentStatus::parse(&item.status);
+                if status.is_none() {
                     tracing::warn!(
                         operation = OPERATION,
                         pgcc_id = %item.id,
                         "PGCC answered an unknown consent status"
                     );
-                    return Err(PgccError::Unexpected(anyhow::anyhow!(
-                        "the PGCC answered an unknown consent status"
-                    )));
-                };
+                }
                 statuses.push(PgccConsentStatus {
                     pgcc_id: item.id,
                     status,
@@ -279,7 +280,11 @@ fn check_answer(
         classify_transport(e)
     })?;
     let status = response.status().as_u16();
-    if let Some(error) = classify_status(status) {
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok());
+    if let Some(error) = classify_status(status, retry_after, Utc::now()) {
         tracing::warn!(operation, status, "PGCC answered an error status");
         return Err(error);
     }

@@ -56,7 +56,7 @@ WHERE id IN (
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
-RETURNING id, empresa_id, pgcc_id, status";
+RETURNING id, empresa_id, pgcc_id, status, status_desconhecido_desde";
 
 /// The change of `expire_due` in one statement: lock up to $2 non-terminal requests whose expiry
 /// is at or before $1 (`SKIP LOCKED`: rows another transaction holds are left for the next
@@ -97,12 +97,13 @@ WHERE e.id = s.empresa_id AND s.id IN (
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 )
-RETURNING s.id, s.empresa_id, e.cnpj, s.criacao_tentativa_em";
+RETURNING s.id, s.empresa_id, e.cnpj, s.criacao_tentativa_em, s.criacao_nao_encontrada_em";
 
 /// `begin_creation` in one statement ($n are binds): insert the row `em_andamento` (no PGCC id;
 /// `proximo_status_em` takes its default) or, when the id exists, take it over (back to
-/// `em_andamento`, stamped with this attempt) unless it is confirmed or another company's. One
-/// row is inserted or updated exactly when the creation may go on.
+/// `em_andamento`, stamped with this attempt, any recorded "not found" forgotten: this attempt may
+/// create it) unless it is confirmed or another company's. One row is inserted or updated exactly
+/// when the creation may go on.
 const BEGIN_CREATION: [&str; 18] = [
     "INSERT INTO solicitacoes_consentimento AS s (
     id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
@@ -128,7 +129,8 @@ VALUES (",
     ", ",
     ")
 ON CONFLICT (id) DO UPDATE
-SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em
+SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
+    criacao_nao_encontrada_em = NULL
 WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'",
 ];
 
@@ -200,7 +202,7 @@ const CONFIRM_CREATION: [&str; 13] = [
     "WITH confirmada AS (
     UPDATE solicitacoes_consentimento
     SET criacao = 'confirmada', pgcc_id = ",
-    ", criacao_tentativa_em = NULL, proximo_status_em = ",
+    ", criacao_tentativa_em = NULL, criacao_nao_encontrada_em = NULL, proximo_status_em = ",
     "
     WHERE id = ",
     " AND empresa_id = ",
@@ -500,6 +502,33 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                         .filter(sc::criacao_tentativa_em.eq(Some(attempt_at))),
                 )
                 .set(sc::criacao.eq(CRIACAO_CANCELADA))
+                .execute(conn)
+            },
+        )?;
+        Ok(changed == 1)
+    }
+
+    fn record_creation_not_found(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let changed = with_conn(
+            &self.pool,
+            "recording that the PGCC does not hold a creation",
+            |conn| {
+                diesel::update(
+                    sc::table
+                        .filter(sc::id.eq(id))
+                        .filter(sc::empresa_id.eq(empresa.0))
+                        .filter(sc::criacao.eq(CRIACAO_EM_ANDAMENTO))
+                        .filter(sc::criacao_tentativa_em.eq(Some(attempt_at)))
+                        // the first "not found" is the one the window runs from
+                        .filter(sc::criacao_nao_encontrada_em.is_null()),
+                )
+                .set(sc::criacao_nao_encontrada_em.eq(Some(at)))
                 .execute(conn)
             },
         )?;
@@ -806,6 +835,50 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             .map(StatusCheckRow::try_into_domain)
             .collect::<anyhow::Result<_>>()
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+    }
+
+    fn defer_status_check(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        unknown_since: DateTime<Utc>,
+        next_check_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let changed = with_conn(
+            &self.pool,
+            "backing off the status check of a consent request",
+            |conn| {
+                diesel::update(
+                    sc::table
+                        .filter(sc::id.eq(id))
+                        .filter(sc::empresa_id.eq(empresa.0)),
+                )
+                .set((
+                    sc::status_desconhecido_desde.eq(Some(unknown_since)),
+                    sc::proximo_status_em.eq(next_check_at),
+                ))
+                .execute(conn)
+            },
+        )?;
+        Ok(changed == 1)
+    }
+
+    fn clear_unknown_status(&self, empresa: CompanyId, id: Uuid) -> Result<(), RepoError> {
+        with_conn(
+            &self.pool,
+            "forgetting an unknown status of a consent request",
+            |conn| {
+                diesel::update(
+                    sc::table
+                        .filter(sc::id.eq(id))
+                        .filter(sc::empresa_id.eq(empresa.0))
+                        .filter(sc::status_desconhecido_desde.is_not_null()),
+                )
+                .set(sc::status_desconhecido_desde.eq(None::<DateTime<Utc>>))
+                .execute(conn)
+            },
+        )?;
+        Ok(())
     }
 
     /// In one transaction, two statements whatever the batch size: [`EXPIRE_DUE`] (lock, move,

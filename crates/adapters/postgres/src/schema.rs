@@ -78,6 +78,8 @@ diesel::table! {
         proximo_status_em -> Timestamptz,
         criacao -> Text,
         criacao_tentativa_em -> Nullable<Timestamptz>,
+        criacao_nao_encontrada_em -> Nullable<Timestamptz>,
+        status_desconhecido_desde -> Nullable<Timestamptz>,
     }
 }
 

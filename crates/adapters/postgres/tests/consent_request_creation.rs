@@ -559,6 +559,60 @@ fn a_claimed_creation_is_cancelled_only_if_no_retry_attempted_it_since_the_claim
     assert_eq!(criacao(&w.db, request.id).0, "em_andamento");
 }
 
+fn not_found_since(db: &TestDb, id: Uuid) -> Option<DateTime<Utc>> {
+    sc::table
+        .find(id)
+        .select(sc::criacao_nao_encontrada_em)
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+#[test]
+fn the_first_not_found_is_recorded_kept_and_claimed_back_and_a_retry_forgets_it() {
+    let w = world();
+    let acme = w.acme.company.id;
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&request, created()).unwrap();
+    let claimed = w
+        .repo
+        .claim_unfinished_creations(10, attempt(), attempt())
+        .unwrap();
+    assert_eq!(claimed[0].not_found_since, None);
+
+    // only under the claim's stamp, and only the first one
+    assert!(!w
+        .repo
+        .record_creation_not_found(acme, request.id, created(), attempt())
+        .unwrap());
+    assert!(w
+        .repo
+        .record_creation_not_found(acme, request.id, attempt(), attempt())
+        .unwrap());
+    let again = w
+        .repo
+        .claim_unfinished_creations(10, later(), later())
+        .unwrap();
+    assert_eq!(again[0].not_found_since, Some(attempt()), "claimed with it");
+    assert!(!w
+        .repo
+        .record_creation_not_found(acme, request.id, later(), later())
+        .unwrap());
+    assert_eq!(
+        not_found_since(&w.db, request.id),
+        Some(attempt()),
+        "the first kept"
+    );
+    assert!(!w
+        .repo
+        .record_creation_not_found(w.globex.company.id, request.id, later(), later())
+        .unwrap());
+
+    // a retry may create it: the count starts again
+    w.repo.begin_creation(&request, later()).unwrap();
+    assert_eq!(not_found_since(&w.db, request.id), None);
+    assert_eq!(criacao(&w.db, request.id).0, "em_andamento");
+}
+
 #[test]
 fn concurrent_reconcilers_never_claim_the_same_creation() {
     let w = world();

@@ -274,6 +274,7 @@ fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_
             empresa_id: globex.company.id,
             pgcc_id: b.pgcc_id.clone(),
             status: Pendente,
+            unknown_status_since: None,
         }
     );
     assert_eq!(ids_of(&rest), sorted(vec![c.id, d.id]));
@@ -300,6 +301,57 @@ fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_
         sorted(vec![a.id, b.id, c.id, d.id, not_due.id])
     );
     assert_eq!(repo.claim_for_status_check(0, later, later).unwrap(), []);
+}
+
+#[test]
+fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let t0 = common::now();
+    let minutes = TimeDelta::minutes;
+    let odd = acme.insert(&repo, &Spec::new(created()).status(Ativo));
+    let plain = acme.insert(&repo, &Spec::new(created()).status(Ativo));
+    for request in [&odd, &plain] {
+        set_next_check(&db, request.id, t0);
+    }
+    let claimed = repo
+        .claim_for_status_check(10, t0, t0 + minutes(1))
+        .unwrap();
+    assert!(claimed.iter().all(|i| i.unknown_status_since.is_none()));
+
+    assert!(repo
+        .defer_status_check(acme.company.id, odd.id, t0, t0 + minutes(10))
+        .unwrap());
+    assert!(!repo
+        .defer_status_check(acme.company.id, Uuid::new_v4(), t0, t0 + minutes(10))
+        .unwrap());
+
+    // at t0 + 1 min only the neighbour is due; the odd one at t0 + 10 min, with its oddity
+    let due = repo
+        .claim_for_status_check(10, t0 + minutes(1), t0 + minutes(2))
+        .unwrap();
+    assert_eq!(due.iter().map(|i| i.id).collect::<Vec<_>>(), [plain.id]);
+    let later = repo
+        .claim_for_status_check(10, t0 + minutes(10), t0 + minutes(11))
+        .unwrap();
+    let odd_item = later.iter().find(|i| i.id == odd.id).unwrap();
+    assert_eq!(odd_item.unknown_status_since, Some(t0));
+
+    repo.clear_unknown_status(acme.company.id, odd.id).unwrap();
+    set_next_check(&db, odd.id, t0 + minutes(20));
+    let after = repo
+        .claim_for_status_check(10, t0 + minutes(20), t0 + minutes(21))
+        .unwrap();
+    assert_eq!(
+        after
+            .iter()
+            .find(|i| i.id == odd.id)
+            .unwrap()
+            .unknown_status_since,
+        None
+    );
 }
 
 #[test]

@@ -30,7 +30,7 @@ const TABLES: [&str; 11] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 18] = [
+const MIGRATION_NAMES: [&str; 20] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -49,6 +49,8 @@ const MIGRATION_NAMES: [&str; 18] = [
     "2026-11-24-000401_notify_cache_changes",
     "2026-11-25-000501_notify_api_key_issued",
     "2026-11-25-000502_create_agenda_sincronizacao",
+    "2026-11-26-001201_record_creation_not_found",
+    "2026-11-26-001202_record_unknown_pgcc_status",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -219,14 +221,17 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let db = TestDb::new();
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
-    // the creation state's two columns come after the hash migration's
+    // the creation state's two columns, then the reconciler's and the poller's (issue 12), come
+    // after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 4..],
+        &columns[columns.len() - 6..],
         [
             "hash",
             "proximo_status_em",
             "criacao",
-            "criacao_tentativa_em"
+            "criacao_tentativa_em",
+            "criacao_nao_encontrada_em",
+            "status_desconhecido_desde"
         ]
     );
 
@@ -236,7 +241,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 6]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -403,7 +408,9 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
+    // its two columns, and the two added after it (criacao_nao_encontrada_em,
+    // status_desconhecido_desde), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.

@@ -57,7 +57,9 @@ impl ApiError {
     fn pgcc_code(&self) -> Option<PgccStatusCode> {
         match self {
             ApiError::Pgcc(e) => Some(match e {
-                PgccError::Rejected { status } | PgccError::Failed { status } => {
+                PgccError::Rejected { status }
+                | PgccError::TryLater { status, .. }
+                | PgccError::Failed { status } => {
                     PgccStatusCode::from_u16(*status).unwrap_or(PgccStatusCode::BadGateway)
                 }
                 PgccError::Timeout => PgccStatusCode::GatewayTimeout,
@@ -104,6 +106,10 @@ impl ApiError {
                 PgccError::Rejected { status } => {
                     format!("A PGCC recusou a operação (HTTP {status}).")
                 }
+                PgccError::TryLater { status, .. } => format!(
+                    "A PGCC pediu para tentar novamente mais tarde (HTTP {status}); repita a \
+                     mesma requisição depois."
+                ),
                 PgccError::Failed { status } => {
                     format!("A PGCC falhou ao processar a operação (HTTP {status}); tente novamente mais tarde.")
                 }
@@ -150,6 +156,8 @@ impl ResponseError for ApiError {
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
+            // the PGCC will take it later: the same request, retried, may succeed
+            ApiError::Pgcc(PgccError::TryLater { .. }) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Pgcc(PgccError::Timeout) => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Pgcc(_) => StatusCode::BAD_GATEWAY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -183,6 +191,13 @@ impl ResponseError for ApiError {
             }
             ApiError::Unavailable(_) => {
                 response.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ApiError::Pgcc(PgccError::TryLater {
+                retry_after_seconds: Some(seconds),
+                ..
+            }) => {
+                // the PGCC's own estimate, passed on (the adapter bounds it)
+                response.insert_header((header::RETRY_AFTER, *seconds));
             }
             ApiError::RateLimited(status) => {
                 for (name, value) in status.headers() {
@@ -323,6 +338,63 @@ impl From<DeliveryLogError> for ApiError {
             DeliveryLogError::Invalid(errors) => ApiError::Validation(errors),
             DeliveryLogError::NotFound => ApiError::NotFound("Webhook URL ou entrega"),
             DeliveryLogError::Repo(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::body::MessageBody;
+
+    use super::*;
+
+    /// Status, `Retry-After` and envelope of the answer `error` gets.
+    fn answer(error: ApiError) -> (u16, Option<String>, Value) {
+        let response = error.error_response();
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(header::RETRY_AFTER)
+            .map(|v| v.to_str().unwrap().to_owned());
+        let body = response.into_body().try_into_bytes().unwrap();
+        (status, retry_after, serde_json::from_slice(&body).unwrap())
+    }
+
+    #[test]
+    fn a_pgcc_asking_to_try_later_is_503_with_its_status_name_and_its_retry_after() {
+        for (status, name, retry_after) in [
+            (429, "TooManyRequests", Some(7)),
+            (408, "RequestTimeout", None),
+            (425, "TooEarly", None),
+        ] {
+            let (code, header, body) = answer(ApiError::Pgcc(PgccError::TryLater {
+                status,
+                retry_after_seconds: retry_after,
+            }));
+            assert_eq!(code, 503, "{status}");
+            assert_eq!(header, retry_after.map(|s| s.to_string()), "{status}");
+            assert_eq!(body["sucesso"], false);
+            assert_eq!(body["isPgccErro"], true);
+            assert_eq!(body["pgccCodigoErro"], name);
+        }
+    }
+
+    #[test]
+    fn pgcc_failures_are_502_and_final_refusals_422_without_retry_after() {
+        for (error, code, name) in [
+            (PgccError::Failed { status: 503 }, 502, "ServiceUnavailable"),
+            (
+                PgccError::Failed { status: 500 },
+                502,
+                "InternalServerError",
+            ),
+            (PgccError::Rejected { status: 404 }, 422, "NotFound"),
+            (PgccError::Timeout, 504, "GatewayTimeout"),
+        ] {
+            let (status, header, body) = answer(ApiError::Pgcc(error));
+            assert_eq!((status, header), (code, None));
+            assert_eq!(body["isPgccErro"], true);
+            assert_eq!(body["pgccCodigoErro"], name);
         }
     }
 }

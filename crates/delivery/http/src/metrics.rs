@@ -9,7 +9,9 @@
 //! - `db_pool_max_connections`, `db_pool_connections`, `db_pool_idle_connections`;
 //! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
 //!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape);
-//! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company).
+//! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company);
+//! - `pgcc_unknown_status_total`: answers of the PGCC's batch status naming a status we do not
+//!   know, one per request and poll (each such request is skipped and backed off).
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -52,6 +54,7 @@ pub struct Metrics {
     delivery_oldest: Gauge<f64, AtomicU64>,
     backlog_errors: Counter,
     sync_results: Family<Labels, Counter>,
+    pgcc_unknown_statuses: Counter,
     cache_lookups: Family<Labels, Counter>,
     cache_entries: Family<Labels, Gauge>,
     cache_weight: Family<Labels, Gauge>,
@@ -82,6 +85,7 @@ impl Metrics {
             delivery_oldest: Gauge::default(),
             backlog_errors: Counter::default(),
             sync_results: Family::default(),
+            pgcc_unknown_statuses: Counter::default(),
             cache_lookups: Family::default(),
             cache_entries: Family::default(),
             cache_weight: Family::default(),
@@ -153,6 +157,11 @@ impl Metrics {
             m.sync_results.clone(),
         );
         registry.register(
+            "pgcc_unknown_status",
+            "Requests for which the PGCC's status answer named a status we do not know (skipped and checked again later)",
+            m.pgcc_unknown_statuses.clone(),
+        );
+        registry.register(
             "cache_lookups",
             "In-process cache lookups by cache (api_keys, use_case_lists) and result (hit, miss)",
             m.cache_lookups.clone(),
@@ -208,6 +217,11 @@ impl Metrics {
         self.sync_results
             .get_or_create(&vec![("outcome", "failure".to_owned())])
             .inc_by(failed);
+    }
+
+    /// Requests a status poll skipped because the PGCC named a status we do not know.
+    pub fn pgcc_unknown_statuses(&self, count: u64) {
+        self.pgcc_unknown_statuses.inc_by(count);
     }
 
     /// Reads the gauges of `operations` (pool, backlog) and encodes every series.
@@ -349,6 +363,12 @@ mod tests {
         );
         m.pgcc_call("create_consent_request", "timeout", Duration::from_secs(2));
         m.sync_results(3, 1);
+        let before = m.encode();
+        assert!(
+            before.contains("consent_api_pgcc_unknown_status_total 0"),
+            "listed before the first oddity: {before}"
+        );
+        m.pgcc_unknown_statuses(2);
         let text = m.encode();
         assert!(text.contains(
             "consent_api_http_requests_total{route=\"/api/solicitacao-consentimento/{id}\",method=\"GET\",status=\"200\",company=\"c1\"} 1"
@@ -359,6 +379,10 @@ mod tests {
         ));
         assert!(text.contains("consent_api_use_case_sync_results_total{outcome=\"failure\"} 1"));
         assert!(text.contains("consent_api_db_pool_connections"));
+        assert!(
+            text.contains("consent_api_pgcc_unknown_status_total 2"),
+            "{text}"
+        );
     }
 
     #[test]

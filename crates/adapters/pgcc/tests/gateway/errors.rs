@@ -19,6 +19,38 @@ fn a_503_from_the_pgcc_is_failed_503() {
 }
 
 #[test]
+fn a_429_408_or_425_from_the_pgcc_is_try_later_with_its_retry_after() {
+    let sim = sim();
+    fault(&sim, json!({"status": 429, "retryAfter": "17"}));
+    let error = gateway(&sim)
+        .create_consent_request(&consent("tpl-credito", CreationVariant::Active))
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            PgccError::TryLater {
+                status: 429,
+                retry_after_seconds: Some(17)
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(received(&sim).is_empty());
+
+    for status in [408, 425] {
+        fault(&sim, json!({"status": status}));
+        let error = gateway(&sim).list_use_cases(&cnpj()).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                PgccError::TryLater { status: s, retry_after_seconds: None } if s == status
+            ),
+            "{error:?}"
+        );
+    }
+}
+
+#[test]
 fn a_404_from_the_pgcc_is_rejected_404() {
     let sim = sim();
     fault(&sim, json!({"status": 404}));

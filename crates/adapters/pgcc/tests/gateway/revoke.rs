@@ -18,7 +18,7 @@ fn revoking_an_active_request_succeeds_and_the_pgcc_holds_it_revoked() {
 
     assert_eq!(received(&sim)[0]["status"], "revogado");
     let statuses = gateway(&sim).consent_statuses(&[id]).unwrap();
-    assert_eq!(statuses[0].status, ConsentStatus::Revogado);
+    assert_eq!(statuses[0].status, Some(ConsentStatus::Revogado));
 }
 
 #[test]

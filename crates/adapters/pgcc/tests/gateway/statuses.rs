@@ -16,7 +16,7 @@ use crate::helpers::{
 fn status(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
     PgccConsentStatus {
         pgcc_id: pgcc_id.to_owned(),
-        status,
+        status: Some(status),
     }
 }
 
@@ -179,16 +179,50 @@ fn a_503_is_failed_503_and_a_slow_answer_is_timeout() {
 }
 
 #[test]
-fn an_unknown_status_is_unexpected_and_not_echoed() {
-    let (base, server) =
-        one_shot_200(r#"{"solicitacoes":[{"id":"pgcc-1","status":"suspenso-temporariamente"}]}"#);
-    let error = gateway_to(&base, None, Duration::from_secs(2))
-        .consent_statuses(&["pgcc-1".to_owned()])
-        .unwrap_err();
+fn an_unknown_status_is_none_for_that_request_alone() {
+    let (base, server) = one_shot_200(
+        r#"{"solicitacoes":[{"id":"pgcc-1","status":"suspenso-temporariamente"},{"id":"pgcc-2","status":"ativo"}]}"#,
+    );
+    let answered = gateway_to(&base, None, Duration::from_secs(2))
+        .consent_statuses(&["pgcc-1".to_owned(), "pgcc-2".to_owned()])
+        .unwrap();
     server.join().unwrap();
-    assert!(matches!(error, PgccError::Unexpected(_)), "{error:?}");
-    let shown = format!("{error} | {error:?}");
-    assert!(!shown.contains("suspenso"), "{shown}");
+    assert_eq!(
+        answered,
+        [
+            PgccConsentStatus {
+                pgcc_id: "pgcc-1".to_owned(),
+                status: None
+            },
+            status("pgcc-2", ConsentStatus::Ativo)
+        ]
+    );
+}
+
+#[test]
+fn a_raw_status_set_on_the_simulator_reaches_us_as_unknown_beside_its_neighbours() {
+    let sim = sim();
+    let odd = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let plain = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let r = ureq::post(format!("{}/_sim/solicitacoes/{odd}/status", sim.base_url))
+        .send_json(json!({"status": "Pendente "}))
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let answered = gateway(&sim)
+        .consent_statuses(&[odd.clone(), plain.clone()])
+        .unwrap();
+
+    assert_eq!(
+        answered,
+        [
+            PgccConsentStatus {
+                pgcc_id: odd,
+                status: None
+            },
+            status(&plain, ConsentStatus::Pendente)
+        ]
+    );
 }
 
 #[test]

@@ -240,6 +240,8 @@ pub struct UnfinishedCreationRow {
     pub cnpj: String,
     #[diesel(sql_type = diesel::sql_types::Timestamptz)]
     pub criacao_tentativa_em: DateTime<Utc>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>)]
+    pub criacao_nao_encontrada_em: Option<DateTime<Utc>>,
 }
 
 impl UnfinishedCreationRow {
@@ -251,6 +253,7 @@ impl UnfinishedCreationRow {
             empresa_id: CompanyId(self.empresa_id),
             cnpj_empresa,
             claimed_at: self.criacao_tentativa_em,
+            not_found_since: self.criacao_nao_encontrada_em,
         })
     }
 }
@@ -264,6 +267,7 @@ pub struct StatusCheckRow {
     /// Never NULL here: only confirmed requests are claimed.
     pub pgcc_id: Option<String>,
     pub status: String,
+    pub status_desconhecido_desde: Option<DateTime<Utc>>,
 }
 
 impl StatusCheckRow {
@@ -278,6 +282,7 @@ impl StatusCheckRow {
             empresa_id: CompanyId(self.empresa_id),
             pgcc_id,
             status,
+            unknown_status_since: self.status_desconhecido_desde,
         })
     }
 }

@@ -24,7 +24,7 @@ pub struct Envelope<T: ToSchema> {
     pub data: T,
 }
 
-/// The 61 HTTP status names of spec 2.4, taken from `domain::PgccStatusCode::ALL`.
+/// The HTTP status names of spec 2.4 (and `TooEarly`), taken from `domain::PgccStatusCode::ALL`.
 #[derive(Serialize)]
 pub struct PgccCodigoErro(pub PgccStatusCode);
 

@@ -105,7 +105,7 @@ fn if_none_match(header: Option<&HeaderValue>, etag: &str) -> bool {
     responses(
         (status = 200, description = "Synchronized; counts of what changed.", body = EnvelopeDoc<Sincronizacao>),
         (status = 422, description = "The PGCC refused the synchronization (`isPgccErro: true`).", body = EnvelopeDoc<Erro>),
-        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 502, description = "The PGCC failed (its 5xx, 401, 403) or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
         (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
     )
 )]

@@ -155,11 +155,11 @@ impl Modify for CommonToEveryApiOperation {
                     "500".into(),
                     failure("Unexpected error of ours; nothing internal is exposed.").into(),
                 );
-                responses.insert(
-                    "503".into(),
-                    failure("Database temporarily unavailable; retry after `Retry-After` seconds.")
-                        .into(),
-                );
+                // the operations that call the PGCC also answer 503 when it asks to try later
+                let calls_pgcc = path.contains("/criar/")
+                    || path.ends_with("/sincronizar")
+                    || path.ends_with("/revogar");
+                responses.insert("503".into(), unavailable(calls_pgcc).into());
                 // What decoding the request can answer, wherever the route does not say it
                 // itself: a query parameter or body of the wrong shape (400; a body also 413
                 // over the limit or nested too deep, 415 when it is not JSON or is compressed,
@@ -193,6 +193,37 @@ impl Modify for CommonToEveryApiOperation {
             }
         }
     }
+}
+
+/// 503: our database, or (`calls_pgcc`) the PGCC asking to try later (its 408, 425 or 429),
+/// with `Retry-After`.
+fn unavailable(calls_pgcc: bool) -> utoipa::openapi::Response {
+    use utoipa::openapi::header::HeaderBuilder;
+    use utoipa::openapi::schema::Type;
+    let description = if calls_pgcc {
+        "Our database is temporarily unavailable (`isPgccErro: false`, `Retry-After: 1`), or the \
+         PGCC asked to try later (`isPgccErro: true`, `pgccCodigoErro` `TooManyRequests`, \
+         `RequestTimeout` or `TooEarly`; `Retry-After` when the PGCC sent one). Nothing was \
+         done and the answer is not kept under an `Idempotency-Key`: retry the same request."
+    } else {
+        "Database temporarily unavailable; retry after `Retry-After` seconds."
+    };
+    ResponseBuilder::new()
+        .description(description)
+        .header(
+            "Retry-After",
+            HeaderBuilder::new()
+                .schema(utoipa::openapi::ObjectBuilder::new().schema_type(Type::Integer))
+                .description(Some("Seconds to wait before retrying."))
+                .build(),
+        )
+        .content(
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Envelope_Erro")))
+                .build(),
+        )
+        .build()
 }
 
 /// 429 with its headers (draft-ietf-httpapi-ratelimit-headers-07; see `crate::rate_limit`).

@@ -227,8 +227,8 @@ pub async fn list(
         (status = 200, description = "Revoked; the request with its history.", body = EnvelopeDoc<Solicitacao>),
         (status = 404, description = "No such request for the company.", body = EnvelopeDoc<Erro>),
         (status = 409, description = "The request is not active (pending, refused, expired or already revoked).", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "The PGCC refused the revocation (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
-        (status = 502, description = "The PGCC failed or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "The PGCC refused the revocation for good (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 502, description = "The PGCC failed (its 5xx, 401, 403) or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
         (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
     )
 )]

@@ -257,8 +257,16 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             ("pgcc_inalcancavel", "The PGCC is unreachable or answered garbage", pgcc_err("BadGateway",
                 "A PGCC não respondeu de forma válida; tente novamente mais tarde.")),
         ],
-        "503" => vec![("indisponivel", "Database unavailable", err(
-            "Serviço temporariamente indisponível; tente novamente em instantes.", json!({})))],
+        "503" => {
+            let mut list = vec![("indisponivel", "Database unavailable", err(
+                "Serviço temporariamente indisponível; tente novamente em instantes.", json!({})))];
+            if pgcc_path {
+                list.push(("pgcc_tente_depois", "The PGCC asked to try later (408/425/429)",
+                    pgcc_err("TooManyRequests",
+                        "A PGCC pediu para tentar novamente mais tarde (HTTP 429); repita a mesma requisição depois.")));
+            }
+            list
+        }
         "504" => vec![("pgcc_timeout", "The PGCC timed out", pgcc_err("GatewayTimeout",
             "A PGCC não respondeu dentro do tempo limite; tente novamente mais tarde."))],
         _ => vec![],

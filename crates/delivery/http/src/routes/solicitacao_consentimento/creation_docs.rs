@@ -14,8 +14,8 @@ pub struct IdempotencyKeyParam {
     /// Optional, 1 to 255 visible ASCII characters, scoped to the company. A retry with the same
     /// key and the same request (method, path, body bytes) within 24 h answers the first answer
     /// again, byte for byte, with `Idempotent-Replayed: true`, and creates nothing. Kept answers:
-    /// 200 and 422; any other answer (PGCC 5xx or timeout, 503) is not kept, so a retry runs again
-    /// (under the same consent id: it cannot create a second consent). The same key with another
+    /// 200 and 422; any other answer (PGCC 5xx, timeout or "try later" (503), our 503) is not
+    /// kept, so a retry runs again (under the same consent id: it cannot create a second consent). The same key with another
     /// request is 422; while the first request still runs, 409.
     #[serde(rename = "Idempotency-Key")]
     #[param(min_length = 1, max_length = 255, pattern = "^[!-~]+$")]
@@ -47,13 +47,13 @@ pub enum CreationResponses {
     NotJson(EnvelopeDoc<Erro>),
     #[response(
         status = 422,
-        description = "A field rule is broken (`data.erros` names each field), the PGCC refused the request (`isPgccErro: true`), or the `Idempotency-Key` was used with another request (`data.erros` names the header).",
+        description = "A field rule is broken (`data.erros` names each field), the PGCC refused the request for good (`isPgccErro: true`; a PGCC 4xx other than 401, 403, 408, 425, 429), or the `Idempotency-Key` was used with another request (`data.erros` names the header).",
         headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))
     )]
     Refused(EnvelopeDoc<Erro>),
     #[response(
         status = 502,
-        description = "The PGCC failed or is unreachable (`isPgccErro: true`); no consent visible (settled later by the reconciler)."
+        description = "The PGCC failed (its 5xx, 401, 403) or is unreachable (`isPgccErro: true`, `pgccCodigoErro` its status name, e.g. `ServiceUnavailable`); no consent visible (settled later by the reconciler); not kept under an `Idempotency-Key`: retry the same request."
     )]
     PgccFailed(EnvelopeDoc<Erro>),
     #[response(

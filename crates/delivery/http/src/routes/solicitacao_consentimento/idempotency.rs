@@ -112,9 +112,9 @@ pub fn success_answer<T: serde::Serialize>(envelope: &T) -> Result<StoredRespons
 }
 
 /// The bytes of an error's answer (its envelope, as its `ResponseError` writes it), when the
-/// error is a final outcome worth keeping: a 422 (a broken rule, or the PGCC's refusal). Any
-/// other error (PGCC timeout or failure, database, bug) is not final: `None`, the key is
-/// released and a retry runs again.
+/// error is a final outcome worth keeping: a 422 (a broken rule, or the PGCC's final refusal).
+/// Any other error (PGCC timeout, failure or "try later" (503), database, bug) is not final:
+/// `None`, the key is released and a retry runs again.
 pub fn kept_error_answer(error: &ApiError) -> Option<StoredResponse> {
     if error.status_code() != StatusCode::UNPROCESSABLE_ENTITY {
         return None;
@@ -217,6 +217,14 @@ mod tests {
         for not_final in [
             ApiError::Pgcc(ports::PgccError::Timeout),
             ApiError::Pgcc(ports::PgccError::Failed { status: 503 }),
+            ApiError::Pgcc(ports::PgccError::TryLater {
+                status: 429,
+                retry_after_seconds: Some(3),
+            }),
+            ApiError::Pgcc(ports::PgccError::TryLater {
+                status: 408,
+                retry_after_seconds: None,
+            }),
             ApiError::Unavailable(anyhow::anyhow!("down")),
             ApiError::Internal(anyhow::anyhow!("bug")),
         ] {

@@ -1,0 +1,1 @@
+ALTER TABLE solicitacoes_consentimento DROP COLUMN criacao_nao_encontrada_em;

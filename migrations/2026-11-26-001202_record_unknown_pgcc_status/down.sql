@@ -1,0 +1,1 @@
+ALTER TABLE solicitacoes_consentimento DROP COLUMN status_desconhecido_desde;
