@@ -190,3 +190,23 @@ fn reading_an_unknown_or_malformed_id_is_404() {
         .post_empty("/api/solicitacao-consentimento/7d0f7a56-6a36-4c43-9d0e-3b8c8f1b9a11/revogar")
         .expect(404);
 }
+
+#[test]
+fn a_query_parameter_that_does_not_fit_is_400_naming_that_parameter() {
+    let app = TestApp::synced();
+    for (path, parameter) in [
+        ("/api/solicitacao-consentimento?criadoDe=ontem", "criadoDe"),
+        ("/api/solicitacao-consentimento?limite=muitos", "limite"),
+        (
+            "/api/casos-de-uso?empresaVinculoPgccId=nao-e-uuid",
+            "empresaVinculoPgccId",
+        ),
+    ] {
+        let r = app.a.get(path).expect(400);
+        let mensagem = r.json["mensagem"].as_str().unwrap();
+        assert!(mensagem.contains(parameter), "{path}: {mensagem}");
+        if parameter != "empresaVinculoPgccId" {
+            assert!(!mensagem.contains("empresaVinculoPgccId"), "{mensagem}");
+        }
+    }
+}

@@ -10,6 +10,7 @@ pub mod error;
 pub mod failed_auth;
 pub mod media;
 pub mod metrics;
+pub mod query;
 pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
@@ -94,13 +95,6 @@ pub fn configure(
             }))
             .app_data(web::PayloadConfig::new(limit))
             .app_data(web::Data::new(docs))
-            .app_data(web::QueryConfig::default().error_handler(|err, _| {
-                let _ = err;
-                ApiError::BadRequest(
-                    "parâmetro de consulta inválido; empresaVinculoPgccId deve ser um UUID".into(),
-                )
-                .into()
-            }))
             .configure(routes::configure)
             .default_service(web::to(routes::not_found));
     }

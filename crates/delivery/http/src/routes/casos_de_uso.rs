@@ -50,7 +50,7 @@ pub struct FiltroCasosDeUso {
 pub async fn list(
     services: web::Data<Services>,
     key: ApiKeyHeader,
-    filtro: web::Query<FiltroCasosDeUso>,
+    filtro: crate::query::Query<FiltroCasosDeUso>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let vinculo = filtro.into_inner().empresa_vinculo_pgcc_id;

@@ -162,7 +162,7 @@ pub async fn get(
     services: web::Data<Services>,
     key: ApiKeyHeader,
     path: web::Path<String>,
-    query: web::Query<MostrarCpf>,
+    query: crate::query::Query<MostrarCpf>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let mostrar_cpf = query.mostrar_cpf;
@@ -189,7 +189,7 @@ pub async fn get(
 pub async fn list(
     services: web::Data<Services>,
     key: ApiKeyHeader,
-    query: web::Query<FiltroSolicitacoes>,
+    query: crate::query::Query<FiltroSolicitacoes>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
     let mostrar_cpf = q.mostrar_cpf;

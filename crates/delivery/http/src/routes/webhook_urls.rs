@@ -145,7 +145,7 @@ pub async fn deliveries(
     services: web::Data<Services>,
     key: ApiKeyHeader,
     path: web::Path<String>,
-    query: web::Query<LimiteEntregas>,
+    query: crate::query::Query<LimiteEntregas>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let limite = query.limite;
