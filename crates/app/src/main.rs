@@ -3,6 +3,7 @@
 mod change_feed;
 mod cli;
 mod commands;
+mod config_reference;
 mod readiness_watch;
 mod secret;
 mod settings;
