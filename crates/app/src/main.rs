@@ -3,6 +3,7 @@
 mod change_feed;
 mod cli;
 mod commands;
+mod delivery_pool;
 mod readiness_watch;
 mod secret;
 mod settings;

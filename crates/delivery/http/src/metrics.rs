@@ -9,7 +9,10 @@
 //! - `db_pool_max_connections`, `db_pool_connections`, `db_pool_idle_connections`;
 //! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
 //!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape);
-//! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company).
+//! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company);
+//! - `webhook_deliveries_in_flight` and `webhook_senders` (this process's webhook senders: busy,
+//!   and how many there are), `webhook_attempts_total{outcome="delivered"|"retried"|"failed"|
+//!   "lease_lost"}`.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -56,6 +59,9 @@ pub struct Metrics {
     cache_entries: Family<Labels, Gauge>,
     cache_weight: Family<Labels, Gauge>,
     cache_in_use: Gauge,
+    webhook_in_flight: Gauge,
+    webhook_senders: Gauge,
+    webhook_attempts: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -86,6 +92,9 @@ impl Metrics {
             cache_entries: Family::default(),
             cache_weight: Family::default(),
             cache_in_use: Gauge::default(),
+            webhook_in_flight: Gauge::default(),
+            webhook_senders: Gauge::default(),
+            webhook_attempts: Family::default(),
         };
         registry.register(
             "http_requests",
@@ -172,7 +181,39 @@ impl Metrics {
             "1 while the caches are trusted (enabled, change feed alive), else 0",
             m.cache_in_use.clone(),
         );
+        registry.register(
+            "webhook_deliveries_in_flight",
+            "Webhook deliveries this process is attempting now",
+            m.webhook_in_flight.clone(),
+        );
+        registry.register(
+            "webhook_senders",
+            "Concurrent webhook senders of this process (webhooks.concurrency)",
+            m.webhook_senders.clone(),
+        );
+        registry.register(
+            "webhook_attempts",
+            "Webhook delivery attempts of this process by outcome (delivered, retried, failed, lease_lost)",
+            m.webhook_attempts.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// The webhook sender pool's size, set once at start.
+    pub fn webhook_senders(&self, senders: u32) {
+        self.webhook_senders.set(i64::from(senders));
+    }
+
+    /// A webhook attempt started (`+1`) or ended (`-1`).
+    pub fn webhook_in_flight(&self, delta: i64) {
+        self.webhook_in_flight.inc_by(delta);
+    }
+
+    /// One webhook attempt ended with `outcome` (`delivered`, `retried`, `failed`, `lease_lost`).
+    pub fn webhook_attempt(&self, outcome: &'static str) {
+        self.webhook_attempts
+            .get_or_create(&vec![("outcome", outcome.to_owned())])
+            .inc();
     }
 
     /// One answered HTTP request.
