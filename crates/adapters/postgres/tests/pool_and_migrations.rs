@@ -15,7 +15,8 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 11] = [
+    "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
@@ -29,7 +30,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 16] = [
+const MIGRATION_NAMES: [&str; 19] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -46,6 +47,9 @@ const MIGRATION_NAMES: [&str; 16] = [
     "2026-11-23-000202_create_chaves_idempotencia",
     "2026-11-24-000301_index_only_confirmed_solicitacoes",
     "2026-11-24-000401_notify_cache_changes",
+    "2026-11-25-000501_notify_api_key_issued",
+    "2026-11-25-000502_create_agenda_sincronizacao",
+    "2026-11-26-000601_lease_webhook_entregas",
 ];
 
 /// How many migrations `name` and the ones after it are.
