@@ -31,6 +31,8 @@ impl Received {
 struct Shared {
     received: Vec<Received>,
     script: Vec<u16>,
+    /// How long to wait before answering each request.
+    delay: Duration,
 }
 
 pub struct Receiver {
@@ -42,12 +44,22 @@ pub struct Receiver {
 impl Receiver {
     /// Answers `script` in order (e.g. `[500, 503]`), then 200 to everything.
     pub fn start(script: &[u16]) -> Receiver {
+        Receiver::start_with(script, Duration::ZERO)
+    }
+
+    /// Records each request at once and answers 200 only `delay` after it arrived.
+    pub fn answering_after(delay: Duration) -> Receiver {
+        Receiver::start_with(&[], delay)
+    }
+
+    fn start_with(script: &[u16], delay: Duration) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
         listener.set_nonblocking(true).expect("non-blocking accept");
         let url = format!("http://{}/hooks", listener.local_addr().unwrap());
         let shared = Arc::new(Mutex::new(Shared {
             received: Vec::new(),
             script: script.iter().rev().copied().collect(),
+            delay,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (shared_t, stop_t) = (shared.clone(), stop.clone());
@@ -106,15 +118,16 @@ fn handle(stream: TcpStream, shared: &Mutex<Shared>) {
         .unwrap_or(0);
     let mut body = vec![0; len];
     reader.read_exact(&mut body).ok();
-    let status = {
+    let (status, delay) = {
         let mut s = shared.lock().unwrap();
         s.received.push(Received {
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
             at: Instant::now(),
         });
-        s.script.pop().unwrap_or(200)
+        (s.script.pop().unwrap_or(200), s.delay)
     };
+    std::thread::sleep(delay);
     let mut stream = stream;
     let _ = write!(
         stream,
@@ -156,4 +169,48 @@ sys.exit(0 if any(hmac.compare_digest(expected, s) for s in sigs) else 1)
         .write_all(body.as_bytes())
         .unwrap();
     child.wait().unwrap().success()
+}
+
+/// A receiver that accepts TCP connections and never answers: each connection is held open,
+/// unread, until the receiver is dropped (as a hung server or a black-holing firewall would).
+pub struct SilentReceiver {
+    pub url: String,
+    connections: Arc<Mutex<Vec<TcpStream>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl SilentReceiver {
+    pub fn start() -> SilentReceiver {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the silent receiver");
+        listener.set_nonblocking(true).expect("non-blocking accept");
+        let url = format!("http://{}/hooks", listener.local_addr().unwrap());
+        let connections: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (held, stop_t) = (connections.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !stop_t.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => held.lock().unwrap().push(stream),
+                    Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                }
+            }
+        });
+        SilentReceiver {
+            url,
+            connections,
+            stop,
+        }
+    }
+
+    /// Connections accepted so far (each one a delivery attempt left hanging).
+    pub fn accepted(&self) -> usize {
+        self.connections.lock().unwrap().len()
+    }
+}
+
+impl Drop for SilentReceiver {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.connections.lock().unwrap().clear();
+    }
 }

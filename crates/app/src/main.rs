@@ -4,6 +4,7 @@ mod change_feed;
 mod cli;
 mod commands;
 mod config_reference;
+mod delivery_pool;
 mod readiness_watch;
 mod secret;
 mod settings;

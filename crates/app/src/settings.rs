@@ -80,6 +80,12 @@ pub struct WebhookSettings {
     #[serde(deserialize_with = "string_or_number")]
     pub retry_schedule_seconds: String,
     pub timeout_ms: u64,
+    /// Deliveries attempted at once by this process.
+    pub concurrency: u32,
+    /// Deliveries of one company attempted at once by this process.
+    pub max_in_flight_per_company: u32,
+    /// The longest a registration's name lookup may take.
+    pub dns_timeout_ms: u64,
     pub secret_overlap_seconds: u64,
     pub disable_after_seconds: u64,
     pub encryption_key: Secret,
@@ -91,6 +97,21 @@ pub struct WebhookSettings {
 pub const DEVELOPMENT_ENCRYPTION_KEY: &str = "ZGV2LW9ubHkta2V5LWRvLW5vdC11c2UtaW4tcHJvZCE=";
 
 impl WebhookSettings {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+
+    pub fn dns_timeout(&self) -> Duration {
+        Duration::from_millis(self.dns_timeout_ms)
+    }
+
+    /// How long a claimed delivery is its sender's: the lookup and the send (each bounded by
+    /// the timeout) and 30 s for recording the attempt. Past it another instance may claim the
+    /// delivery, and the first sender's attempt is then not recorded.
+    pub fn lease(&self) -> Duration {
+        self.timeout() * 2 + Duration::from_secs(30)
+    }
+
     /// The delays of `retry_schedule_seconds`; `None` when it is not a non-empty list of
     /// whole seconds.
     pub fn retry_schedule(&self) -> Option<Vec<Duration>> {
@@ -391,8 +412,26 @@ impl Settings {
                 "must be a comma-separated list of whole seconds, e.g. 0,5,300",
             );
         }
-        if self.webhooks.timeout_ms == 0 {
-            return bad("webhooks.timeout_ms", "must be above 0");
+        if !(1..=600_000).contains(&self.webhooks.timeout_ms) {
+            return bad(
+                "webhooks.timeout_ms",
+                "must be between 1 and 600000 (milliseconds)",
+            );
+        }
+        if !(1..=1024).contains(&self.webhooks.concurrency) {
+            return bad("webhooks.concurrency", "must be between 1 and 1024");
+        }
+        if !(1..=self.webhooks.concurrency).contains(&self.webhooks.max_in_flight_per_company) {
+            return bad(
+                "webhooks.max_in_flight_per_company",
+                "must be between 1 and webhooks.concurrency",
+            );
+        }
+        if !(1..=60_000).contains(&self.webhooks.dns_timeout_ms) {
+            return bad(
+                "webhooks.dns_timeout_ms",
+                "must be between 1 and 60000 (milliseconds)",
+            );
         }
         let deployed = matches!(self.environment.as_str(), "staging" | "production");
         if deployed && self.webhooks.encryption_key.expose() == DEVELOPMENT_ENCRYPTION_KEY {

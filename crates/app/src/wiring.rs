@@ -13,7 +13,9 @@ use postgres_adapter::{
     PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe, PgUseCaseRepository,
     PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
 };
-use webhook_adapter::{AesGcmSecretCipher, PolicyTargetGuard, SenderSettings, UreqWebhookSender};
+use webhook_adapter::{
+    AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
+};
 
 use crate::settings::Settings;
 
@@ -83,16 +85,38 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         // Validated at load time.
         webhook_retry_schedule: w.retry_schedule().unwrap_or_default(),
         webhook_disable_after: chrono::Duration::seconds(w.disable_after_seconds as i64),
+        // Sized to one attempt: the sender pool claims only what it starts at once.
+        webhook_lease: chrono::Duration::from_std(w.lease())
+            .unwrap_or(chrono::Duration::minutes(2)),
         idempotency_retention: settings.idempotency.retention(),
         cache: settings.cache.service(),
         sync_period: Duration::from_secs(settings.workers.sync_seconds.max(1)),
-        ..ServiceSettings::default()
+    }
+}
+
+fn cipher(settings: &Settings) -> anyhow::Result<AesGcmSecretCipher> {
+    AesGcmSecretCipher::from_base64_key(settings.webhooks.encryption_key.expose())
+        .context("configuration: webhooks.encryption_key (APP__WEBHOOKS__ENCRYPTION_KEY) must be base64 of 32 bytes")
+}
+
+/// Refuses to go on when `webhooks.encryption_key` does not decrypt the newest stored webhook
+/// secret: started with the wrong key, the process would sign no webhook (and fail every
+/// delivery) while looking healthy. One line naming the setting; never the key.
+pub fn check_encryption_key(settings: &Settings, pool: PgPool) -> anyhow::Result<()> {
+    let cipher = cipher(settings)?;
+    match application::check_encryption_key(&PgWebhookDeliveryRepository::new(pool), &cipher) {
+        Ok(()) => Ok(()),
+        Err(application::KeyCheckError::Mismatch) => anyhow::bail!(
+            "configuration: webhooks.encryption_key (APP__WEBHOOKS__ENCRYPTION_KEY) does not decrypt the webhook secrets stored in the database: it is not the key they were encrypted with"
+        ),
+        Err(application::KeyCheckError::Repo(e)) => {
+            Err(anyhow::Error::new(e).context("checking webhooks.encryption_key against a stored webhook secret"))
+        }
     }
 }
 
 fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
-    let cipher = AesGcmSecretCipher::from_base64_key(settings.webhooks.encryption_key.expose())
-        .context("configuration: webhooks.encryption_key (APP__WEBHOOKS__ENCRYPTION_KEY) must be base64 of 32 bytes")?;
+    let cipher = cipher(settings)?;
     let pgcc = PgccHttpGateway::new(GatewaySettings {
         base_url: settings.pgcc.base_url.clone(),
         token: settings.pgcc.token.as_ref().map(|t| t.expose().to_owned()),
@@ -107,13 +131,16 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
         webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {
-            timeout: std::time::Duration::from_millis(settings.webhooks.timeout_ms),
+            timeout: settings.webhooks.timeout(),
             user_agent: format!("consent-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
         })),
-        target_guard: Arc::new(PolicyTargetGuard {
+        target_guard: Arc::new(PolicyTargetGuard::new(GuardSettings {
             require_https: settings.webhooks.require_https,
             allow_non_public: settings.webhooks.allow_non_public_targets,
-        }),
+            registration_dns_timeout: settings.webhooks.dns_timeout(),
+            // Before a delivery the lookup is part of the attempt: bounded by its timeout.
+            delivery_dns_timeout: settings.webhooks.timeout(),
+        })),
         secret_cipher: Arc::new(cipher),
         // Every PGCC call counted and timed (operation, outcome) without touching business code.
         pgcc: Arc::new(ObservedPgcc::new(Arc::new(pgcc), metrics())),

@@ -2,8 +2,10 @@
 //! reconciliation of unfinished creations, idempotency key purge) or after one interval (the
 //! all-company sync), then every interval. A failed round is logged and retried at
 //! the next one; work is shared safely between processes by the repository's row claims.
+//! Webhook deliveries run on a pool of sender threads (`delivery_pool`).
 //! A [`Stop`] ends them gracefully: each thread finishes the round it is in (a drain loop stops
-//! between batches) and exits instead of sleeping; [`join_within`] waits for them up to a deadline.
+//! between batches, a webhook sender after its current send) and exits instead of sleeping;
+//! [`join_within`] waits for them up to a deadline.
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -11,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use application::Workers;
 
-use crate::settings::WorkerSettings;
+use crate::settings::{WebhookSettings, WorkerSettings};
 
 /// Asks the job threads to stop. Cheap to clone; every clone is the same signal.
 #[derive(Debug, Clone, Default)]
@@ -62,7 +64,12 @@ pub fn join_within(handles: Vec<JoinHandle<()>>, deadline: Instant) -> usize {
 }
 
 /// Starts every enabled job; the threads run until `stop` (or the process ends).
-pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<JoinHandle<()>> {
+pub fn start(
+    workers: Workers,
+    settings: &WorkerSettings,
+    webhooks: &WebhookSettings,
+    stop: &Stop,
+) -> Vec<JoinHandle<()>> {
     let mut handles = Vec::new();
     let batch = settings.batch_size;
 
@@ -130,39 +137,15 @@ pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<Jo
     }
 
     if settings.delivery_poll_ms > 0 {
-        let deliver = workers.deliver_webhooks.clone();
-        let every = Duration::from_millis(settings.delivery_poll_ms);
-        let draining = stop.clone();
-        handles.push(every_interval(
-            "webhook-delivery",
-            every,
-            true,
-            stop,
-            move || loop {
-                match deliver.run_once(batch) {
-                    Ok(report) => {
-                        if report.attempted > 0 {
-                            tracing::info!(
-                                attempted = report.attempted,
-                                delivered = report.delivered,
-                                retried = report.retried,
-                                failed = report.failed,
-                                "webhook deliveries"
-                            );
-                        }
-                        if report.attempted < batch || draining.is_stopped() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(
-                            error = format!("{e:#}"),
-                            "webhook delivery round failed; retrying next round"
-                        );
-                        break;
-                    }
-                }
+        // A pool of senders, fair across companies: see `delivery_pool`.
+        handles.extend(crate::delivery_pool::start(
+            workers.deliver_webhooks.clone(),
+            crate::delivery_pool::PoolSettings {
+                concurrency: webhooks.concurrency,
+                per_company: webhooks.max_in_flight_per_company,
+                poll: Duration::from_millis(settings.delivery_poll_ms),
             },
+            stop,
         ));
     }
 

@@ -1,24 +1,44 @@
-//! The webhook delivery worker's round: claims due deliveries, signs and POSTs each one, and
-//! records the attempt with where the delivery goes next (delivered, retry at, failed). Also
-//! disables URLs whose deliveries have all been failing.
+//! The webhook delivery worker's steps: claim due deliveries fairly across companies, make one
+//! attempt at each claimed delivery (resolve and check the target, sign, POST) and record it
+//! under the claim's lease with where the delivery goes next (delivered, retry at, failed).
+//! Running the attempts concurrently is the caller's business (the `app` crate's sender pool).
+//! Also disables URLs whose deliveries have all been failing, and checks at start-up that the
+//! configured key decrypts the stored secrets.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use ports::{
-    Clock, DeliveryAttempt, DeliveryOutcome, DueDelivery, RepoError, SecretCipher, SendReport,
-    TargetGuard, WebhookDeliveryRepository, WebhookSender,
+    ClaimLimits, Clock, DeliveryAttempt, DeliveryOutcome, DueDelivery, RepoError, SecretCipher,
+    SendFailure, SendReport, TargetGuard, TargetRefused, WebhookDeliveryRepository, WebhookSender,
 };
 use rand::Rng;
 
 use crate::settings::ServiceSettings;
 use crate::webhook_signing::signature_header;
 
-/// The most of the sender's error text kept in an attempt.
-const MAX_ERRO_CHARS: usize = 200;
+/// The texts of the delivery log, one per failure class: they say what kind of failure it
+/// was and nothing of the target (no host, no address, no error text of a library), so the log
+/// cannot be used to tell internal hosts apart.
+pub mod erro {
+    pub const TIMEOUT: &str = "tempo esgotado";
+    pub const DNS: &str = "falha de DNS";
+    pub const REFUSED: &str = "conexão recusada";
+    pub const CLOSED: &str = "conexão encerrada pelo receptor";
+    pub const TLS: &str = "falha de TLS";
+    pub const INVALID_RESPONSE: &str = "resposta HTTP inválida";
+    pub const CONNECTION: &str = "falha de conexão";
+    pub const NOT_ALLOWED: &str = "destino não permitido";
+    pub const UNREADABLE_SECRET: &str = "segredo ilegível";
 
-/// The outcome of one round.
+    /// `resposta HTTP <status>`.
+    pub fn status(status: u16) -> String {
+        format!("resposta HTTP {status}")
+    }
+}
+
+/// The outcome of a number of attempts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DeliveryReport {
     /// Deliveries claimed and given an attempt (recorded).
@@ -27,8 +47,57 @@ pub struct DeliveryReport {
     pub delivered: u32,
     /// Not delivered, scheduled for another attempt.
     pub retried: u32,
-    /// Not delivered and given up on (schedule exhausted, target refused, unreadable secret).
+    /// Not delivered and given up on (schedule exhausted, target refused by policy).
     pub failed: u32,
+}
+
+/// What became of one claimed delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptResult {
+    /// Recorded: delivered, retry at, or failed.
+    Recorded(DeliveryOutcome),
+    /// The lease was taken over by another claim (it had expired): nothing recorded, the
+    /// other sender's attempt is the one that counts.
+    LeaseLost,
+}
+
+impl DeliveryReport {
+    /// Counts one attempt's result.
+    pub fn count(&mut self, result: AttemptResult) {
+        let AttemptResult::Recorded(outcome) = result else {
+            return;
+        };
+        self.attempted += 1;
+        match outcome {
+            DeliveryOutcome::Delivered => self.delivered += 1,
+            DeliveryOutcome::RetryAt(_) => self.retried += 1,
+            DeliveryOutcome::Failed => self.failed += 1,
+        }
+    }
+}
+
+/// The start-up check of `webhooks.encryption_key` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyCheckError {
+    /// A stored secret does not decrypt with the configured key: it is not the key the secrets
+    /// were encrypted with (or a stored secret was altered).
+    #[error("the configured key does not decrypt the stored webhook secrets")]
+    Mismatch,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// Decrypts the newest stored webhook secret, if any, with `cipher`: a process started with
+/// another key than the one the secrets were encrypted with would sign nothing (every delivery
+/// unreadable), so it must refuse to start instead.
+pub fn check_encryption_key(
+    deliveries: &dyn WebhookDeliveryRepository,
+    cipher: &dyn SecretCipher,
+) -> Result<(), KeyCheckError> {
+    match deliveries.newest_secret()? {
+        Some(secret) if cipher.decrypt(&secret).is_err() => Err(KeyCheckError::Mismatch),
+        _ => Ok(()),
+    }
 }
 
 #[derive(Clone)]
@@ -60,48 +129,52 @@ impl DeliverWebhooks {
         }
     }
 
-    /// Claims up to `batch` due deliveries (leased for the configured time) and makes one
-    /// attempt at each, in order:
-    /// - the target guard checks the URL again (DNS can change): refused is a failed attempt
-    ///   with no status, nothing is sent;
+    /// Claims due deliveries within `limits` (companies taking turns, each within its share),
+    /// each leased for the configured time from now. The caller attempts each at once with
+    /// [`DeliverWebhooks::deliver`]: the lease is sized to one attempt, not to a queue.
+    pub fn claim(&self, limits: &ClaimLimits) -> Result<Vec<DueDelivery>, RepoError> {
+        let now = self.clock.now();
+        self.deliveries
+            .claim_due(limits, now, now + self.settings.webhook_lease)
+    }
+
+    /// One attempt at a claimed `delivery`, recorded under its lease:
+    /// - the target guard resolves and checks the URL again (DNS can change): refused by
+    ///   policy is a failed attempt and nothing is sent; a DNS failure or timeout is an attempt
+    ///   retried on the schedule;
     /// - the current secret (and the previous one during a rotation's overlap) is decrypted: an
-    ///   unreadable one is a failed attempt, nothing is sent;
-    /// - the body is POSTed with the Standard Webhooks headers; any 2xx is delivered;
+    ///   unreadable one is an attempt retried on the schedule (a key fixed by a restart makes it
+    ///   deliverable again), nothing is sent;
+    /// - the body is POSTed with the Standard Webhooks headers to the addresses the guard
+    ///   accepted; any 2xx is delivered;
     /// - otherwise the next attempt waits the schedule's next delay, at least the receiver's
     ///   `Retry-After` (capped at the schedule's largest delay), with ±10% jitter; with the
     ///   schedule exhausted the delivery has failed.
     ///
-    /// A failure to record an attempt ends the round with that error: the deliveries not yet
-    /// attempted are claimed again when their lease ends. Logs carry ids and statuses only,
-    /// never a URL, a body or a secret.
-    pub fn run_once(&self, batch: u32) -> Result<DeliveryReport, RepoError> {
-        let now = self.clock.now();
-        let claimed = self
+    /// Logs carry ids and statuses only, never a URL, a body or a secret.
+    pub fn deliver(&self, delivery: &DueDelivery) -> Result<AttemptResult, RepoError> {
+        let (attempt, outcome) = self.attempt(delivery);
+        let recorded = self
             .deliveries
-            .claim_due(batch, now, now + self.settings.webhook_lease)?;
-        let mut report = DeliveryReport::default();
-        for delivery in &claimed {
-            let (attempt, outcome) = self.attempt(delivery);
-            self.deliveries
-                .record_attempt(delivery.id, &attempt, outcome)
-                .inspect_err(|e| {
-                    tracing::warn!(delivery_id = %delivery.id, error = %e, "webhook delivery: recording the attempt failed");
-                })?;
-            report.attempted += 1;
-            match outcome {
-                DeliveryOutcome::Delivered => report.delivered += 1,
-                DeliveryOutcome::RetryAt(_) => report.retried += 1,
-                DeliveryOutcome::Failed => report.failed += 1,
-            }
-            tracing::debug!(
+            .record_attempt(delivery.id, delivery.lease, &attempt, outcome)
+            .inspect_err(|e| {
+                tracing::warn!(delivery_id = %delivery.id, error = %e, "webhook delivery: recording the attempt failed");
+            })?;
+        if !recorded {
+            tracing::warn!(
                 delivery_id = %delivery.id,
-                webhook_url_id = %delivery.webhook_url_id,
-                status_http = ?attempt.status_http,
-                outcome = ?outcome,
-                "webhook delivery attempted"
+                "webhook delivery: the lease was taken over by another sender; attempt not recorded"
             );
+            return Ok(AttemptResult::LeaseLost);
         }
-        Ok(report)
+        tracing::debug!(
+            delivery_id = %delivery.id,
+            webhook_url_id = %delivery.webhook_url_id,
+            status_http = ?attempt.status_http,
+            outcome = ?outcome,
+            "webhook delivery attempted"
+        );
+        Ok(AttemptResult::Recorded(outcome))
     }
 
     /// Disables every URL whose deliveries over the configured window all failed; how many.
@@ -118,31 +191,47 @@ impl DeliverWebhooks {
     /// One attempt at `delivery`: what it gave and where the delivery goes next.
     fn attempt(&self, delivery: &DueDelivery) -> (DeliveryAttempt, DeliveryOutcome) {
         let em = self.clock.now();
-        let not_sent = |erro: String| {
+        let not_sent = |erro: &str, retry: bool| {
             let attempt = DeliveryAttempt {
                 em,
                 status_http: None,
                 latencia_ms: 0,
-                erro: Some(erro),
+                erro: Some(erro.to_owned()),
             };
-            (attempt, DeliveryOutcome::Failed)
+            let outcome = if retry {
+                self.next(delivery, None)
+            } else {
+                DeliveryOutcome::Failed
+            };
+            (attempt, outcome)
         };
 
-        if let Err(refused) = self.guard.check(&delivery.url) {
-            tracing::warn!(
-                delivery_id = %delivery.id,
-                webhook_url_id = %delivery.webhook_url_id,
-                reason = %refused,
-                "webhook delivery: target refused"
-            );
-            return not_sent(format!("destino recusado: {refused}"));
-        }
+        let target = match self.guard.resolve(&delivery.url) {
+            Ok(target) => target,
+            Err(refused) => {
+                tracing::warn!(
+                    delivery_id = %delivery.id,
+                    webhook_url_id = %delivery.webhook_url_id,
+                    reason = ?refused,
+                    "webhook delivery: target not resolved or refused"
+                );
+                return match refused {
+                    TargetRefused::DnsFailure | TargetRefused::DnsTimeout => {
+                        not_sent(erro::DNS, true)
+                    }
+                    _ => not_sent(erro::NOT_ALLOWED, false),
+                };
+            }
+        };
 
         let webhook_id = delivery.evento_id.hyphenated().to_string();
         let timestamp = em.timestamp();
         let Some(signature) = self.signature(delivery, &webhook_id, timestamp) else {
-            tracing::error!(delivery_id = %delivery.id, "webhook delivery: unreadable secret");
-            return not_sent("segredo ilegível".to_owned());
+            tracing::error!(
+                delivery_id = %delivery.id,
+                "webhook delivery: unreadable secret (is webhooks.encryption_key the key it was encrypted with?); retried on the schedule"
+            );
+            return not_sent(erro::UNREADABLE_SECRET, true);
         };
         let headers = [
             ("webhook-id", webhook_id),
@@ -152,7 +241,9 @@ impl DeliverWebhooks {
         ]
         .map(|(name, value)| (name.to_owned(), value));
 
-        let sent = self.sender.send(&delivery.url, &headers, &delivery.payload);
+        let sent = self
+            .sender
+            .send(&delivery.url, &target, &headers, &delivery.payload);
         let attempt = DeliveryAttempt {
             em,
             status_http: sent.status,
@@ -162,18 +253,24 @@ impl DeliverWebhooks {
         if matches!(sent.status, Some(200..=299)) {
             return (attempt, DeliveryOutcome::Delivered);
         }
+        let outcome = self.next(delivery, sent.retry_after);
+        (attempt, outcome)
+    }
+
+    /// After a failed attempt: retry at the schedule's next delay (see [`retry_delay`]), or
+    /// failed when the schedule is exhausted.
+    fn next(&self, delivery: &DueDelivery, retry_after: Option<Duration>) -> DeliveryOutcome {
         let attempts_made = delivery.tentativas.saturating_add(1);
         let unit = rand::thread_rng().gen_range(-1.0..=1.0);
-        let outcome = match retry_delay(
+        match retry_delay(
             &self.settings.webhook_retry_schedule,
             attempts_made,
-            sent.retry_after,
+            retry_after,
             unit,
         ) {
             Some(delay) => DeliveryOutcome::RetryAt(after(self.clock.now(), delay)),
             None => DeliveryOutcome::Failed,
-        };
-        (attempt, outcome)
+        }
     }
 
     /// The `webhook-signature` header under the current secret and, during an overlap, the
@@ -196,17 +293,64 @@ impl DeliverWebhooks {
     }
 }
 
-/// Why a non-2xx attempt failed: `HTTP <status>`, or the sender's reason (at most
-/// [`MAX_ERRO_CHARS`] characters). `None` for a 2xx.
+/// Why a non-2xx attempt failed, as its class's text; `None` for a 2xx.
 fn erro_of(sent: &SendReport) -> Option<String> {
     match sent.status {
         Some(200..=299) => None,
-        Some(status) => Some(format!("HTTP {status}")),
-        None => Some(match &sent.error {
-            Some(error) => error.chars().take(MAX_ERRO_CHARS).collect(),
-            None => "sem resposta".to_owned(),
-        }),
+        Some(status) => Some(erro::status(status)),
+        None => Some(
+            match sent.error {
+                Some(SendFailure::Timeout) => erro::TIMEOUT,
+                Some(SendFailure::Dns) => erro::DNS,
+                Some(SendFailure::ConnectionRefused) => erro::REFUSED,
+                Some(SendFailure::ConnectionClosed) => erro::CLOSED,
+                Some(SendFailure::Tls) => erro::TLS,
+                Some(SendFailure::InvalidResponse) => erro::INVALID_RESPONSE,
+                Some(SendFailure::Connection) | None => erro::CONNECTION,
+            }
+            .to_owned(),
+        ),
     }
+}
+
+/// The log's text for an attempt's stored `erro`: the texts of [`erro`] as they are, and those
+/// older versions stored (`HTTP 500`, `timeout`, `destino recusado: ...`, `host inacessível`,
+/// any other) mapped to their class, so the log never shows anything but the classes' texts.
+pub fn generic_erro(stored: &str) -> String {
+    const CLASSES: [&str; 9] = [
+        erro::TIMEOUT,
+        erro::DNS,
+        erro::REFUSED,
+        erro::CLOSED,
+        erro::TLS,
+        erro::INVALID_RESPONSE,
+        erro::CONNECTION,
+        erro::NOT_ALLOWED,
+        erro::UNREADABLE_SECRET,
+    ];
+    if CLASSES.contains(&stored) {
+        return stored.to_owned();
+    }
+    let status = |digits: &str| {
+        digits
+            .parse::<u16>()
+            .ok()
+            .filter(|s| (100..=599).contains(s))
+    };
+    if let Some(s) = stored
+        .strip_prefix("resposta HTTP ")
+        .or_else(|| stored.strip_prefix("HTTP "))
+        .and_then(status)
+    {
+        return erro::status(s);
+    }
+    match stored {
+        "timeout" => erro::TIMEOUT,
+        "sem resposta" => erro::CONNECTION,
+        _ if stored.starts_with("destino recusado") => erro::NOT_ALLOWED,
+        _ => erro::CONNECTION,
+    }
+    .to_owned()
 }
 
 /// The wait before the next attempt after `attempts_made` attempts, or `None` when the schedule
@@ -242,8 +386,8 @@ mod tests {
 
     use domain::CompanyId;
     use ports::{
-        EncryptedSecret, MockSecretCipher, MockTargetGuard, MockWebhookDeliveryRepository,
-        MockWebhookSender, TargetRefused,
+        CheckedTarget, EncryptedSecret, MockSecretCipher, MockTargetGuard,
+        MockWebhookDeliveryRepository, MockWebhookSender,
     };
     use uuid::Uuid;
 
@@ -275,6 +419,26 @@ mod tests {
             tentativas,
             secret: encrypted(CURRENT),
             previous_secret: None,
+            lease: Uuid::new_v4(),
+        }
+    }
+
+    /// The address the guard accepted for [`URL`].
+    fn checked() -> CheckedTarget {
+        CheckedTarget {
+            addresses: vec![std::net::SocketAddr::from(([203, 0, 113, 7], 443))],
+        }
+    }
+
+    impl DeliverWebhooks {
+        /// One claim of up to `batch` (no share per company) and an attempt at each claimed
+        /// delivery in turn, as one sender thread would; stops at the first repository error.
+        fn run_once(&self, batch: u32) -> Result<DeliveryReport, RepoError> {
+            let mut report = DeliveryReport::default();
+            for delivery in self.claim(&ClaimLimits::total(batch))? {
+                report.count(self.deliver(&delivery)?);
+            }
+            Ok(report)
         }
     }
 
@@ -283,7 +447,7 @@ mod tests {
             status,
             retry_after: None,
             latency: Duration::from_millis(35),
-            error: status.is_none().then(|| "conexão recusada".to_owned()),
+            error: status.is_none().then_some(SendFailure::ConnectionRefused),
         }
     }
 
@@ -291,16 +455,18 @@ mod tests {
     fn repo(claimed: Vec<DueDelivery>, recorded: &Recorded) -> MockWebhookDeliveryRepository {
         let mut repo = MockWebhookDeliveryRepository::new();
         repo.expect_claim_due()
-            .withf(|limit, at, lease| {
-                *limit == 10 && *at == now() && *lease == now() + chrono::Duration::minutes(2)
+            .withf(|limits, at, lease| {
+                *limits == ClaimLimits::total(10)
+                    && *at == now()
+                    && *lease == now() + chrono::Duration::minutes(2)
             })
             .times(1)
             .return_once(move |_, _, _| Ok(claimed));
         let sink = recorded.clone();
         repo.expect_record_attempt()
-            .returning(move |id, attempt, outcome| {
+            .returning(move |id, _lease, attempt, outcome| {
                 sink.lock().unwrap().push((id, attempt.clone(), outcome));
-                Ok(())
+                Ok(true)
             });
         repo
     }
@@ -308,9 +474,9 @@ mod tests {
     fn allowing_guard() -> MockTargetGuard {
         let mut guard = MockTargetGuard::new();
         guard
-            .expect_check()
+            .expect_resolve()
             .withf(|url| url == URL)
-            .returning(|_| Ok(()));
+            .returning(|_| Ok(checked()));
         guard
     }
 
@@ -332,12 +498,15 @@ mod tests {
     fn sender(report: SendReport, sent: &Sent) -> MockWebhookSender {
         let sink = sent.clone();
         let mut sender = MockWebhookSender::new();
-        sender.expect_send().returning(move |url, headers, body| {
-            sink.lock()
-                .unwrap()
-                .push((url.to_owned(), headers.to_vec(), body.to_owned()));
-            report.clone()
-        });
+        sender
+            .expect_send()
+            .returning(move |url, target, headers, body| {
+                assert_eq!(*target, checked(), "only the addresses the guard accepted");
+                sink.lock()
+                    .unwrap()
+                    .push((url.to_owned(), headers.to_vec(), body.to_owned()));
+                report.clone()
+            });
         sender
     }
 
@@ -543,7 +712,7 @@ mod tests {
                 em: now(),
                 status_http: Some(500),
                 latencia_ms: 35,
-                erro: Some("HTTP 500".to_owned())
+                erro: Some("resposta HTTP 500".to_owned())
             }
         );
         assert_within(
@@ -589,7 +758,7 @@ mod tests {
             worker.run_once(10).unwrap();
 
             let (attempt, outcome) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.erro, Some(format!("HTTP {status}")));
+            assert_eq!(attempt.erro, Some(format!("resposta HTTP {status}")));
             assert_within(retry_at(outcome), secs(270), secs(330));
         }
     }
@@ -622,11 +791,19 @@ mod tests {
     }
 
     #[test]
-    fn a_long_sender_reason_is_cut_and_a_missing_one_is_named() {
-        let long = "x".repeat(1_000);
+    fn each_failure_class_is_logged_with_its_one_generic_text() {
         for (error, expected) in [
-            (Some(long), "x".repeat(200)),
-            (None, "sem resposta".to_owned()),
+            (Some(SendFailure::Timeout), "tempo esgotado"),
+            (Some(SendFailure::Dns), "falha de DNS"),
+            (Some(SendFailure::ConnectionRefused), "conexão recusada"),
+            (
+                Some(SendFailure::ConnectionClosed),
+                "conexão encerrada pelo receptor",
+            ),
+            (Some(SendFailure::Tls), "falha de TLS"),
+            (Some(SendFailure::InvalidResponse), "resposta HTTP inválida"),
+            (Some(SendFailure::Connection), "falha de conexão"),
+            (None, "falha de conexão"),
         ] {
             let delivery = due(0);
             let recorded = Recorded::default();
@@ -645,9 +822,112 @@ mod tests {
 
             worker.run_once(10).unwrap();
 
-            let (attempt, _) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.erro, Some(expected));
+            let (attempt, outcome) = only_record(&recorded, &delivery);
+            assert_eq!(attempt.erro.as_deref(), Some(expected));
             assert_eq!(attempt.latencia_ms, 10_000);
+            retry_at(outcome);
+        }
+    }
+
+    #[test]
+    fn texts_stored_by_older_versions_are_shown_as_their_class() {
+        for (stored, shown) in [
+            ("HTTP 500", "resposta HTTP 500"),
+            ("resposta HTTP 503", "resposta HTTP 503"),
+            ("timeout", "tempo esgotado"),
+            ("falha de DNS", "falha de DNS"),
+            (
+                "destino recusado: o host aponta para um endereço não público",
+                "destino não permitido",
+            ),
+            ("host inacessível", "falha de conexão"),
+            ("sem resposta", "falha de conexão"),
+            ("HTTP 99999", "falha de conexão"),
+            ("anything at 10.0.0.7:8080", "falha de conexão"),
+        ] {
+            assert_eq!(generic_erro(stored), shown, "{stored}");
+        }
+    }
+
+    #[test]
+    fn a_dns_failure_or_timeout_is_retried_on_the_schedule_without_sending() {
+        for refused in [TargetRefused::DnsFailure, TargetRefused::DnsTimeout] {
+            let delivery = due(0);
+            let recorded = Recorded::default();
+            let mut guard = MockTargetGuard::new();
+            let answer = refused.clone();
+            guard
+                .expect_resolve()
+                .times(1)
+                .returning(move |_| Err(answer.clone()));
+            let mut sender = MockWebhookSender::new();
+            sender.expect_send().times(0);
+            let worker = worker(
+                repo(vec![delivery.clone()], &recorded),
+                sender,
+                guard,
+                cipher(),
+            );
+
+            let report = worker.run_once(10).unwrap();
+
+            assert_eq!(report.retried, 1, "{refused:?}");
+            let (attempt, outcome) = only_record(&recorded, &delivery);
+            assert_eq!(attempt.erro.as_deref(), Some("falha de DNS"));
+            assert_eq!(attempt.status_http, None);
+            // The schedule's second delay: 5 s ± 10%.
+            assert_within(retry_at(outcome), secs(4), secs(6));
+        }
+    }
+
+    #[test]
+    fn a_lease_taken_over_by_another_sender_records_nothing_and_counts_nothing() {
+        let delivery = due(0);
+        let claimed = vec![delivery.clone()];
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_claim_due()
+            .times(1)
+            .return_once(move |_, _, _| Ok(claimed));
+        let (id, lease) = (delivery.id, delivery.lease);
+        repo.expect_record_attempt()
+            .withf(move |got, got_lease, _, _| *got == id && *got_lease == lease)
+            .times(1)
+            .returning(|_, _, _, _| Ok(false));
+        let worker = worker(
+            repo,
+            sender(answer(Some(200)), &Sent::default()),
+            allowing_guard(),
+            cipher(),
+        );
+
+        let claimed = worker.claim(&ClaimLimits::total(10)).unwrap();
+        let result = worker.deliver(&claimed[0]).unwrap();
+
+        assert_eq!(result, AttemptResult::LeaseLost);
+        let mut report = DeliveryReport::default();
+        report.count(result);
+        assert_eq!(report, DeliveryReport::default());
+    }
+
+    #[test]
+    fn the_start_up_key_check_decrypts_the_newest_stored_secret_if_any() {
+        for (stored, ok) in [
+            (None, true),
+            (Some(encrypted(CURRENT)), true),
+            (Some(EncryptedSecret("tampered".to_owned())), false),
+        ] {
+            let mut repo = MockWebhookDeliveryRepository::new();
+            let answer = stored.clone();
+            repo.expect_newest_secret()
+                .times(1)
+                .returning(move || Ok(answer.clone()));
+
+            let checked = check_encryption_key(&repo, &cipher());
+
+            assert_eq!(checked.is_ok(), ok, "{stored:?}");
+            if !ok {
+                assert!(matches!(checked, Err(KeyCheckError::Mismatch)));
+            }
         }
     }
 
@@ -669,7 +949,7 @@ mod tests {
         worker.run_once(10).unwrap();
 
         let (attempt, outcome) = only_record(&recorded, &delivery);
-        assert_eq!(attempt.erro, Some("HTTP 429".to_owned()));
+        assert_eq!(attempt.erro, Some("resposta HTTP 429".to_owned()));
         assert_within(retry_at(outcome), secs(3_600), secs(3_960));
     }
 
@@ -744,7 +1024,7 @@ mod tests {
             );
             let (attempt, outcome) = only_record(&recorded, &delivery);
             assert_eq!(attempt.status_http, Some(500));
-            assert_eq!(attempt.erro, Some("HTTP 500".to_owned()));
+            assert_eq!(attempt.erro, Some("resposta HTTP 500".to_owned()));
             assert_eq!(outcome, DeliveryOutcome::Failed);
         }
     }
@@ -783,7 +1063,7 @@ mod tests {
         let recorded = Recorded::default();
         let mut guard = MockTargetGuard::new();
         guard
-            .expect_check()
+            .expect_resolve()
             .withf(|url| url == URL)
             .times(1)
             .returning(|_| Err(TargetRefused::NonPublicAddress));
@@ -816,9 +1096,7 @@ mod tests {
                     em: now(),
                     status_http: None,
                     latencia_ms: 0,
-                    erro: Some(
-                        "destino recusado: o host aponta para um endereço não público".to_owned()
-                    )
+                    erro: Some("destino não permitido".to_owned())
                 },
                 DeliveryOutcome::Failed
             )
@@ -826,7 +1104,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unreadable_current_or_previous_secret_fails_without_sending() {
+    fn an_unreadable_current_or_previous_secret_is_retried_on_the_schedule_without_sending() {
         let cases = [
             (EncryptedSecret("tampered".to_owned()), None),
             (
@@ -851,20 +1129,19 @@ mod tests {
 
             let report = worker.run_once(10).unwrap();
 
-            assert_eq!(report.failed, 1, "{delivery:?}");
+            assert_eq!(report.retried, 1, "{delivery:?}");
+            let (attempt, outcome) = only_record(&recorded, &delivery);
             assert_eq!(
-                only_record(&recorded, &delivery),
-                (
-                    DeliveryAttempt {
-                        em: now(),
-                        status_http: None,
-                        latencia_ms: 0,
-                        erro: Some("segredo ilegível".to_owned())
-                    },
-                    DeliveryOutcome::Failed
-                ),
+                attempt,
+                DeliveryAttempt {
+                    em: now(),
+                    status_http: None,
+                    latencia_ms: 0,
+                    erro: Some("segredo ilegível".to_owned())
+                },
                 "{delivery:?}"
             );
+            assert_within(retry_at(outcome), secs(4), secs(6));
         }
     }
 
@@ -877,9 +1154,9 @@ mod tests {
         refused.url = "https://10.0.0.1/hook".to_owned();
         let recorded = Recorded::default();
         let mut guard = MockTargetGuard::new();
-        guard.expect_check().returning(|url| {
+        guard.expect_resolve().returning(|url| {
             if url == URL {
-                Ok(())
+                Ok(checked())
             } else {
                 Err(TargetRefused::NonPublicAddress)
             }
@@ -889,7 +1166,7 @@ mod tests {
         sender
             .expect_send()
             .times(3)
-            .returning(move |_, headers, _| {
+            .returning(move |_, _, headers, _| {
                 let id = header(headers, "webhook-id");
                 answer(Some(if id == ok_evento { 200 } else { 500 }))
             });
@@ -972,14 +1249,14 @@ mod tests {
             .return_once(move |_, _, _| Ok(claimed));
         let first_id = first.id;
         repo.expect_record_attempt()
-            .withf(move |id, _, _| *id == first_id)
+            .withf(move |id, _, _, _| *id == first_id)
             .times(1)
-            .returning(|_, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+            .returning(|_, _, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
         let mut sender = MockWebhookSender::new();
         sender
             .expect_send()
             .times(1)
-            .returning(|_, _, _| answer(Some(200)));
+            .returning(|_, _, _, _| answer(Some(200)));
 
         let result = worker(repo, sender, allowing_guard(), cipher()).run_once(10);
 

@@ -52,7 +52,10 @@ pub use check_consent::{looks_like_consent_hash, CheckConsent, CheckConsentError
 pub use consent_hash::{canonical_content, consent_hash};
 pub use create_consent_request::{CreateConsentError, CreateConsentRequest, CreatedConsentRequest};
 pub use cursor::{decode_cursor, encode_cursor, InvalidCursor};
-pub use deliver_webhooks::{DeliverWebhooks, DeliveryReport};
+pub use deliver_webhooks::{
+    check_encryption_key, generic_erro, AttemptResult, DeliverWebhooks, DeliveryReport,
+    KeyCheckError,
+};
 pub use expire_consent_requests::ExpireConsentRequests;
 pub use get_consent_request::{GetConsentError, GetConsentRequest};
 pub use idempotency::{

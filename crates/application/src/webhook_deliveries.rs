@@ -4,6 +4,8 @@ use std::sync::Arc;
 
 use domain::{Company, ValidationErrors};
 use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository};
+
+use crate::deliver_webhooks::generic_erro;
 use uuid::Uuid;
 
 /// How many deliveries the log lists when no `limite` is given.
@@ -38,7 +40,8 @@ impl WebhookDeliveries {
 
     /// The newest `limit` (default [`DELIVERY_LOG_DEFAULT_LIMITE`], 1..=
     /// [`DELIVERY_LOG_MAX_LIMITE`]) deliveries to the company's URL `webhook_url_id`, removed
-    /// URLs included, with their attempts.
+    /// URLs included, with their attempts. Each attempt's `erro` is its class's generic text
+    /// ([`generic_erro`]), whatever version stored it.
     pub fn list(
         &self,
         empresa: &Company,
@@ -51,9 +54,14 @@ impl WebhookDeliveries {
                 "limite", MSG_LIMITE,
             )));
         }
-        self.deliveries
+        let mut deliveries = self
+            .deliveries
             .list_for_url(empresa.id, webhook_url_id, limit)?
-            .ok_or(DeliveryLogError::NotFound)
+            .ok_or(DeliveryLogError::NotFound)?;
+        for attempt in deliveries.iter_mut().flat_map(|d| d.tentativas.iter_mut()) {
+            attempt.erro = attempt.erro.as_deref().map(generic_erro);
+        }
+        Ok(deliveries)
     }
 
     /// Makes the company's delivery `delivery_id` to its active URL `webhook_url_id` due now,
@@ -104,7 +112,7 @@ mod tests {
                 em: now(),
                 status_http: Some(500),
                 latencia_ms: 12,
-                erro: Some("HTTP 500".to_owned()),
+                erro: Some("resposta HTTP 500".to_owned()),
             }],
         }
     }
@@ -132,6 +140,31 @@ mod tests {
         let listed = service(repo).list(&company(), url_id, None).unwrap();
 
         assert_eq!(listed, expected);
+    }
+
+    #[test]
+    fn the_log_shows_each_failure_as_its_class_never_a_stored_detail() {
+        let url_id = Uuid::new_v4();
+        let mut stored = record();
+        stored.tentativas[0].erro = Some("HTTP 502".to_owned());
+        stored.tentativas.push(DeliveryAttempt {
+            erro: Some("destino recusado: o host aponta para um endereço não público".to_owned()),
+            ..stored.tentativas[0].clone()
+        });
+        let mut repo = MockWebhookDeliveryRepository::new();
+        expect_list(&mut repo, url_id, 50, Some(vec![stored]));
+
+        let listed = service(repo).list(&company(), url_id, None).unwrap();
+
+        let texts: Vec<Option<&str>> = listed[0]
+            .tentativas
+            .iter()
+            .map(|t| t.erro.as_deref())
+            .collect();
+        assert_eq!(
+            texts,
+            [Some("resposta HTTP 502"), Some("destino não permitido")]
+        );
     }
 
     #[test]

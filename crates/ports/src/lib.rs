@@ -39,12 +39,13 @@ pub use pgcc_gateway::{
 };
 pub use repo_error::RepoError;
 pub use secret_cipher::SecretCipher;
-pub use target_guard::{TargetGuard, TargetRefused};
+pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_delivery_repository::{
-    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, WebhookDeliveryRepository,
+    ClaimLimits, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery,
+    WebhookDeliveryRepository,
 };
-pub use webhook_sender::{SendReport, WebhookSender};
+pub use webhook_sender::{SendFailure, SendReport, WebhookSender};
 pub use webhook_url_repository::{EncryptedSecret, WebhookUrlRepository};
 
 #[cfg(feature = "mock")]

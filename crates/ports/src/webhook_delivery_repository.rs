@@ -24,6 +24,31 @@ pub struct DueDelivery {
     pub secret: EncryptedSecret,
     /// The previous secret while its rotation overlap lasts.
     pub previous_secret: Option<EncryptedSecret>,
+    /// The token of this claim: [`WebhookDeliveryRepository::record_attempt`] records only
+    /// while the delivery still carries it (no other sender claimed it since).
+    pub lease: Uuid,
+}
+
+/// How much one claim may take: at most `limit` deliveries in all and, per company, at most
+/// `per_company` less what this process already has in flight for it (`in_flight`), so one
+/// company's slow receivers never hold every sender.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimLimits {
+    pub limit: u32,
+    pub per_company: u32,
+    /// Deliveries this process is sending now, by company (companies absent have none).
+    pub in_flight: Vec<(CompanyId, u32)>,
+}
+
+impl ClaimLimits {
+    /// `limit` deliveries, with no share per company.
+    pub fn total(limit: u32) -> Self {
+        Self {
+            limit,
+            per_company: u32::MAX,
+            in_flight: Vec::new(),
+        }
+    }
 }
 
 /// What one attempt gave.
@@ -61,23 +86,30 @@ pub struct DeliveryRecord {
 
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait WebhookDeliveryRepository: Send + Sync {
-    /// Claims up to `limit` pending deliveries due at `now` (any company) whose URL is neither
-    /// removed nor disabled, pushing their next attempt to `lease_until` so a crashed sender's
-    /// claim is retried later; one statement with `FOR UPDATE SKIP LOCKED`.
+    /// Claims pending deliveries due at `now` whose URL is neither removed nor disabled, within
+    /// `limits`: companies take turns (each company's soonest due first, the company waiting
+    /// longest first), so a claim smaller than the backlog is shared out across companies.
+    /// Each claimed delivery gets a new lease token and its next attempt pushed to
+    /// `lease_until`, so a crashed sender's claim is retried then; one statement with
+    /// `FOR UPDATE SKIP LOCKED`.
     fn claim_due(
         &self,
-        limit: u32,
+        limits: &ClaimLimits,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<DueDelivery>, RepoError>;
 
-    /// Stores the attempt and moves the delivery (delivered, retry at, failed), in one transaction.
+    /// Stores the attempt and moves the delivery (delivered, retry at, failed), in one
+    /// transaction, if the delivery still carries the lease token `lease` (and clears it).
+    /// `Ok(false)`, with nothing stored, when another claim has taken the delivery over (the
+    /// lease had expired); an unknown delivery is `Unexpected`.
     fn record_attempt(
         &self,
         delivery_id: Uuid,
+        lease: Uuid,
         attempt: &DeliveryAttempt,
         outcome: DeliveryOutcome,
-    ) -> Result<(), RepoError>;
+    ) -> Result<bool, RepoError>;
 
     /// The newest `limit` deliveries to the company's URL `webhook_url_id` (removed URLs
     /// included), with their attempts; `None` when the URL is not the company's.
@@ -97,6 +129,11 @@ pub trait WebhookDeliveryRepository: Send + Sync {
         delivery_id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
+
+    /// The signing secret of the most recently registered URL (any company, removed or not),
+    /// if any: start-up decrypts it to prove the configured key is the one the stored secrets
+    /// were encrypted with.
+    fn newest_secret(&self) -> Result<Option<EncryptedSecret>, RepoError>;
 
     /// Disables (sets `desativado_em = now`) every active URL that had deliveries in the last
     /// `window` and none of them delivered, with at least one failed; returns how many.

@@ -1,5 +1,23 @@
 use std::time::Duration;
 
+use crate::CheckedTarget;
+
+/// Why no answer came, by class: what the delivery log may say (never a host, an address or
+/// an error's own text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendFailure {
+    Timeout,
+    Dns,
+    ConnectionRefused,
+    /// The receiver closed or reset the connection.
+    ConnectionClosed,
+    Tls,
+    /// The answer was not valid HTTP.
+    InvalidResponse,
+    /// Any other failure to connect or send.
+    Connection,
+}
+
 /// What a POST to a receiver gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendReport {
@@ -8,13 +26,20 @@ pub struct SendReport {
     /// Its `Retry-After`, in seconds form, if it sent one.
     pub retry_after: Option<Duration>,
     pub latency: Duration,
-    /// Why no answer came (connect refused, timeout, TLS...), in a few words.
-    pub error: Option<String>,
+    /// Why no answer came; `None` when `status` is set.
+    pub error: Option<SendFailure>,
 }
 
-/// POSTs signed webhook bodies. Follows no redirects, ignores proxy variables, bounded by
-/// connect/read timeouts.
+/// POSTs signed webhook bodies. Connects only to the addresses of `target` (those the
+/// [`TargetGuard`](crate::TargetGuard) accepted), follows no redirects, ignores proxy
+/// variables, bounded by connect/read timeouts.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait WebhookSender: Send + Sync {
-    fn send(&self, url: &str, headers: &[(String, String)], body: &str) -> SendReport;
+    fn send(
+        &self,
+        url: &str,
+        target: &CheckedTarget,
+        headers: &[(String, String)],
+        body: &str,
+    ) -> SendReport;
 }

@@ -106,6 +106,7 @@ diesel::table! {
         criado_em -> Timestamptz,
         atualizado_em -> Timestamptz,
         entregue_em -> Nullable<Timestamptz>,
+        token_reivindicacao -> Nullable<Uuid>,
     }
 }
 

@@ -4,11 +4,11 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::CompanyId;
 use ports::{
-    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, RepoError,
-    WebhookDeliveryRepository,
+    ClaimLimits, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
+    RepoError, WebhookDeliveryRepository,
 };
 use uuid::Uuid;
 
@@ -20,50 +20,78 @@ use crate::schema::{
 };
 use crate::PgPool;
 
-/// `claim_due` in one statement. The subquery locks up to $3 `pendente` deliveries due at $2
-/// (oldest due first, along the partial index `webhook_entregas_pendentes_idx`) whose URL is
-/// neither removed nor disabled, skipping rows another sender holds (`SKIP LOCKED`); the update
-/// pushes their next attempt to the lease $1; the outer select joins what sending needs: the
-/// URL, the event's body, the secret, and the previous secret only while its overlap lasts
-/// (`segredo_anterior_ate` after $2).
+/// `claim_due` in one statement, fair across companies. `devidas`: each company with
+/// deliveries due at $2 and since when its oldest one waits. For each, a `LATERAL` subquery
+/// locks (`FOR UPDATE ... SKIP LOCKED`, skipping rows another sender holds) its soonest due
+/// deliveries whose URL is neither removed nor disabled, at most the company's share: $4 less
+/// what this process has in flight for it ($5 companies, $6 counts); they are numbered in
+/// the company (`vez`). Ordered by `vez` then by how long the company waits, the first $3 take
+/// turns across companies (round robin). The update pushes their next attempt to the lease $1
+/// and gives each a new lease token; the outer select joins what sending needs: the URL, the
+/// event's body, the secret, and the previous secret only while its overlap lasts
+/// (`segredo_anterior_ate` after $2). Rows locked but beyond $3 are released at the end of the
+/// statement.
 const CLAIM_DUE: &str = "\
-WITH reivindicadas AS (
-    UPDATE webhook_entregas e
-    SET proxima_tentativa_em = $1
-    FROM (
-        SELECT e.id
-        FROM webhook_entregas e
-        JOIN webhook_urls u ON u.id = e.webhook_url_id
-        WHERE e.status = 'pendente' AND e.proxima_tentativa_em <= $2
-          AND u.removido_em IS NULL AND u.desativado_em IS NULL
-        ORDER BY e.proxima_tentativa_em
-        LIMIT $3
-        FOR UPDATE OF e SKIP LOCKED
+WITH devidas AS (
+    SELECT e.empresa_id, min(e.proxima_tentativa_em) AS desde
+    FROM webhook_entregas e
+    WHERE e.status = 'pendente' AND e.proxima_tentativa_em <= $2
+    GROUP BY e.empresa_id
+),
+escolhidas AS (
+    SELECT c.id
+    FROM devidas d
+    CROSS JOIN LATERAL (
+        SELECT x.id, row_number() OVER (ORDER BY x.proxima_tentativa_em, x.id) AS vez
+        FROM (
+            SELECT e.id, e.proxima_tentativa_em
+            FROM webhook_entregas e
+            JOIN webhook_urls u ON u.id = e.webhook_url_id
+            WHERE e.empresa_id = d.empresa_id
+              AND e.status = 'pendente' AND e.proxima_tentativa_em <= $2
+              AND u.removido_em IS NULL AND u.desativado_em IS NULL
+            ORDER BY e.proxima_tentativa_em, e.id
+            LIMIT GREATEST(0, $4 - COALESCE((
+                SELECT b.n FROM unnest($5::uuid[], $6::bigint[]) AS b(empresa_id, n)
+                WHERE b.empresa_id = d.empresa_id), 0))
+            FOR UPDATE OF e SKIP LOCKED
+        ) x
     ) c
+    ORDER BY c.vez, d.desde, d.empresa_id
+    LIMIT $3
+),
+reivindicadas AS (
+    UPDATE webhook_entregas e
+    SET proxima_tentativa_em = $1, token_reivindicacao = gen_random_uuid()
+    FROM escolhidas c
     WHERE e.id = c.id
-    RETURNING e.id, e.empresa_id, e.webhook_url_id, e.evento_id, e.tentativas
+    RETURNING e.id, e.empresa_id, e.webhook_url_id, e.evento_id, e.tentativas,
+              e.token_reivindicacao
 )
 SELECT r.id, r.empresa_id, r.webhook_url_id, u.url, r.evento_id, ev.payload, r.tentativas,
        u.segredo_cifrado,
        CASE WHEN u.segredo_anterior_ate > $2 THEN u.segredo_anterior_cifrado END
-           AS segredo_anterior_cifrado
+           AS segredo_anterior_cifrado,
+       r.token_reivindicacao
 FROM reivindicadas r
 JOIN webhook_urls u ON u.id = r.webhook_url_id
 JOIN webhook_eventos ev ON ev.id = r.evento_id";
 
 /// The delivery part of `record_attempt`: $1 delivery, $2 the attempt's instant, $3 the status
-/// the outcome leads to, $4 the next attempt (NULL unless retrying). The attempt always counts
-/// (`tentativas`) and updates `atualizado_em`; the status moves only from `pendente`, so a
-/// delivery cancelled (its URL removed) while being sent stays `cancelada`. The right-hand sides
-/// read the row before the update.
+/// the outcome leads to, $4 the next attempt (NULL unless retrying), $5 the lease token the
+/// sender claimed with: a delivery claimed again since (its lease expired) is left alone. The
+/// attempt counts (`tentativas`), updates `atualizado_em` and ends the lease; the status moves
+/// only from `pendente`, so a delivery cancelled (its URL removed) while being sent stays
+/// `cancelada`. The right-hand sides read the row before the update.
 const RECORD_ATTEMPT: &str = "\
 UPDATE webhook_entregas SET
     tentativas = tentativas + 1,
     atualizado_em = $2,
     status = CASE WHEN status = 'pendente' THEN $3 ELSE status END,
     proxima_tentativa_em = CASE WHEN status = 'pendente' THEN $4 ELSE proxima_tentativa_em END,
-    entregue_em = CASE WHEN status = 'pendente' AND $3 = 'entregue' THEN $2 ELSE entregue_em END
-WHERE id = $1";
+    entregue_em = CASE WHEN status = 'pendente' AND $3 = 'entregue' THEN $2 ELSE entregue_em END,
+    token_reivindicacao = NULL
+WHERE id = $1 AND token_reivindicacao = $5";
 
 /// `disable_failing_urls` in one statement: $1 now, $2 the start of the window. Each active URL
 /// with a delivery created in the window that `falhou` and none created in the window that was
@@ -106,19 +134,27 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
     /// See [`CLAIM_DUE`]; the claimed deliveries come back in no particular order.
     fn claim_due(
         &self,
-        limit: u32,
+        limits: &ClaimLimits,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<DueDelivery>, RepoError> {
         const OPERATION: &str = "claiming webhook deliveries";
-        if limit == 0 {
+        if limits.limit == 0 || limits.per_company == 0 {
             return Ok(Vec::new());
         }
+        let (busy, counts): (Vec<Uuid>, Vec<i64>) = limits
+            .in_flight
+            .iter()
+            .map(|(empresa, n)| (empresa.0, i64::from(*n)))
+            .unzip();
         let rows = with_conn(&self.pool, OPERATION, |conn| {
             diesel::sql_query(CLAIM_DUE)
                 .bind::<Timestamptz, _>(lease_until)
                 .bind::<Timestamptz, _>(now)
-                .bind::<BigInt, _>(i64::from(limit))
+                .bind::<BigInt, _>(i64::from(limits.limit))
+                .bind::<BigInt, _>(i64::from(limits.per_company))
+                .bind::<Array<SqlUuid>, _>(&busy)
+                .bind::<Array<BigInt>, _>(&counts)
                 .load::<DueDeliveryRow>(conn)
         })?;
         rows.into_iter()
@@ -127,14 +163,16 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
             .map_err(|e| unexpected(e, OPERATION))
     }
 
-    /// In one transaction: [`RECORD_ATTEMPT`], then the attempt's row. An unknown delivery is
-    /// `Unexpected` (deliveries are never deleted).
+    /// In one transaction: [`RECORD_ATTEMPT`], then the attempt's row. When the update changed
+    /// nothing, the delivery was claimed again since (`false`) or does not exist (`Unexpected`:
+    /// deliveries are never deleted).
     fn record_attempt(
         &self,
         delivery_id: Uuid,
+        lease: Uuid,
         attempt: &DeliveryAttempt,
         outcome: DeliveryOutcome,
-    ) -> Result<(), RepoError> {
+    ) -> Result<bool, RepoError> {
         let (next_status, next_attempt) = match outcome {
             DeliveryOutcome::Delivered => (status::ENTREGUE, None),
             DeliveryOutcome::RetryAt(at) => (status::PENDENTE, Some(at)),
@@ -148,12 +186,19 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                     .bind::<Timestamptz, _>(attempt.em)
                     .bind::<Text, _>(next_status)
                     .bind::<Nullable<Timestamptz>, _>(next_attempt)
+                    .bind::<SqlUuid, _>(lease)
                     .execute(conn)?;
                 if changed == 0 {
-                    return Err(DieselError::NotFound);
+                    let known = diesel::select(exists(we::table.find(delivery_id)))
+                        .get_result::<bool>(conn)?;
+                    return if known {
+                        Ok(false)
+                    } else {
+                        Err(DieselError::NotFound)
+                    };
                 }
                 diesel::insert_into(wt::table).values(&row).execute(conn)?;
-                Ok(())
+                Ok(true)
             })
         })
     }
@@ -265,6 +310,19 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
             .execute(conn)
         })?;
         Ok(changed > 0)
+    }
+
+    /// Along the primary key of `webhook_urls` ordered by `criado_em` (a few URLs per company:
+    /// a short sort).
+    fn newest_secret(&self) -> Result<Option<EncryptedSecret>, RepoError> {
+        let stored = with_conn(&self.pool, "reading the newest webhook secret", |conn| {
+            wu::table
+                .order((wu::criado_em.desc(), wu::id.desc()))
+                .select(wu::segredo_cifrado)
+                .first::<String>(conn)
+                .optional()
+        })?;
+        Ok(stored.map(EncryptedSecret))
     }
 
     /// See [`DISABLE_FAILING_URLS`]; the window starts at `now - window`. The URLs' pending

@@ -30,7 +30,7 @@ const TABLES: [&str; 11] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 20] = [
+const MIGRATION_NAMES: [&str; 21] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -49,6 +49,7 @@ const MIGRATION_NAMES: [&str; 20] = [
     "2026-11-24-000401_notify_cache_changes",
     "2026-11-25-000501_notify_api_key_issued",
     "2026-11-25-000502_create_agenda_sincronizacao",
+    "2026-11-26-000601_lease_webhook_entregas",
     "2026-11-26-001201_record_creation_not_found",
     "2026-11-26-001202_record_unknown_pgcc_status",
 ];

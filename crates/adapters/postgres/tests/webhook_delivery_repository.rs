@@ -10,13 +10,13 @@ use std::thread;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use common::consent::pool_of;
-use common::webhook::{attempts, delivery, register, secret_of, set_disabled, sorted};
+use common::webhook::{attempts, delivery, held, register, secret_of, set_disabled, sorted};
 use common::{at, create_company};
 use diesel::prelude::*;
 use domain::{Company, CompanyId, WebhookUrl};
 use ports::{
-    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret, RepoError,
-    WebhookDeliveryRepository, WebhookUrlRepository,
+    ClaimLimits, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
+    RepoError, WebhookDeliveryRepository, WebhookUrlRepository,
 };
 use postgres_adapter::schema::{webhook_entregas as we, webhook_eventos as ev, webhook_urls};
 use postgres_adapter::{PgPool, PgWebhookDeliveryRepository, PgWebhookUrlRepository};
@@ -189,9 +189,13 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
     let repo = w.repo();
     let lease = t0() + minutes(5);
 
-    let oldest = repo.claim_due(2, t0(), lease).unwrap();
-    let rest = repo.claim_due(10, t0(), lease).unwrap();
-    let none = repo.claim_due(10, t0(), lease).unwrap();
+    let oldest = repo.claim_due(&ClaimLimits::total(2), t0(), lease).unwrap();
+    let rest = repo
+        .claim_due(&ClaimLimits::total(10), t0(), lease)
+        .unwrap();
+    let none = repo
+        .claim_due(&ClaimLimits::total(10), t0(), lease)
+        .unwrap();
 
     assert_eq!(ids(&oldest), sorted(vec![a1, g1]));
     let claimed_g1 = oldest.iter().find(|d| d.id == g1).unwrap();
@@ -207,6 +211,8 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
             tentativas: 0,
             secret: secret_of(g.id),
             previous_secret: None,
+            // A new token, checked by the record (see the record_attempt tests).
+            lease: claimed_g1.lease,
         }
     );
     assert_eq!(ids(&rest), [a2]);
@@ -229,7 +235,11 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
     for id in finished {
         assert_eq!(delivery(db, id).proxima_tentativa_em, None, "never claimed");
     }
-    assert_eq!(repo.claim_due(0, lease, lease).unwrap(), []);
+    assert_eq!(
+        repo.claim_due(&ClaimLimits::total(0), lease, lease)
+            .unwrap(),
+        []
+    );
 }
 
 #[test]
@@ -239,12 +249,23 @@ fn a_claimed_delivery_is_not_due_again_until_its_lease() {
     let d = pending(&w.db, &a, t0());
     let repo = w.repo();
     let lease = t0() + minutes(5);
-    assert_eq!(ids(&repo.claim_due(10, t0(), lease).unwrap()), [d]);
+    assert_eq!(
+        ids(&repo
+            .claim_due(&ClaimLimits::total(10), t0(), lease)
+            .unwrap()),
+        [d]
+    );
 
     let just_before = repo
-        .claim_due(10, lease - TimeDelta::microseconds(1), lease + minutes(5))
+        .claim_due(
+            &ClaimLimits::total(10),
+            lease - TimeDelta::microseconds(1),
+            lease + minutes(5),
+        )
         .unwrap();
-    let at_lease = repo.claim_due(10, lease, lease + minutes(5)).unwrap();
+    let at_lease = repo
+        .claim_due(&ClaimLimits::total(10), lease, lease + minutes(5))
+        .unwrap();
 
     assert_eq!(just_before, []);
     assert_eq!(
@@ -281,7 +302,7 @@ fn two_senders_claiming_at_once_never_share_a_delivery() {
                     barrier.wait();
                     let mut mine = Vec::new();
                     loop {
-                        let batch = repo.claim_due(7, t0(), lease).unwrap();
+                        let batch = repo.claim_due(&ClaimLimits::total(7), t0(), lease).unwrap();
                         if batch.is_empty() {
                             return mine;
                         }
@@ -312,10 +333,150 @@ fn two_senders_claiming_at_once_never_share_a_delivery() {
     );
     let union: HashSet<Uuid> = first.union(&second).copied().collect();
     assert_eq!(union, all);
-    assert_eq!(repo.claim_due(500, t0(), lease).unwrap(), []);
+    assert_eq!(
+        repo.claim_due(&ClaimLimits::total(500), t0(), lease)
+            .unwrap(),
+        []
+    );
+}
+
+#[test]
+fn a_claim_shares_out_across_companies_and_keeps_each_within_its_share() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/slow");
+    let g = w.url(&w.globex, "globex.example/a");
+    // ACME's six are all older than Globex's one.
+    let acme: Vec<Uuid> = (0..6)
+        .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
+        .collect();
+    let globex = pending(&w.db, &g, t0() - minutes(1));
+    let repo = w.repo();
+    let lease = t0() + minutes(1);
+
+    // Two slots: one each, the company waiting longest first, not ACME's two oldest.
+    let two = repo
+        .claim_due(
+            &ClaimLimits {
+                limit: 2,
+                per_company: 4,
+                in_flight: vec![],
+            },
+            t0(),
+            lease,
+        )
+        .unwrap();
+    assert_eq!(ids(&two), sorted(vec![acme[0], globex]));
+
+    // ACME already has 3 in flight here and a share of 4: one more of its, however many free.
+    let more = repo
+        .claim_due(
+            &ClaimLimits {
+                limit: 10,
+                per_company: 4,
+                in_flight: vec![(w.acme.id, 3)],
+            },
+            t0(),
+            lease,
+        )
+        .unwrap();
+    assert_eq!(ids(&more), [acme[1]]);
+
+    // At its share: nothing of ACME's, although five are due.
+    let none = repo
+        .claim_due(
+            &ClaimLimits {
+                limit: 10,
+                per_company: 4,
+                in_flight: vec![(w.acme.id, 4), (w.globex.id, 1)],
+            },
+            t0(),
+            lease,
+        )
+        .unwrap();
+    assert_eq!(none, []);
+}
+
+#[test]
+fn each_claim_gets_its_own_lease_token() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    let first = repo
+        .claim_due(&ClaimLimits::total(10), t0(), t0() + minutes(1))
+        .unwrap();
+    let again = repo
+        .claim_due(
+            &ClaimLimits::total(10),
+            t0() + minutes(1),
+            t0() + minutes(2),
+        )
+        .unwrap();
+
+    assert_eq!((ids(&first), ids(&again)), (vec![d], vec![d]));
+    assert_ne!(first[0].lease, again[0].lease);
 }
 
 // --- record_attempt ---
+
+#[test]
+fn a_sender_whose_lease_was_taken_over_records_nothing_and_the_holder_records() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let d = pending(&w.db, &a, t0());
+    let repo = w.repo();
+    let lease = t0() + minutes(1);
+    let first = repo
+        .claim_due(&ClaimLimits::total(10), t0(), lease)
+        .unwrap();
+    // The first sender outlives its lease: another instance claims the delivery.
+    let second = repo
+        .claim_due(&ClaimLimits::total(10), lease, lease + minutes(1))
+        .unwrap();
+
+    let late = repo
+        .record_attempt(
+            d,
+            first[0].lease,
+            &attempt(lease, Some(200), None),
+            DeliveryOutcome::Delivered,
+        )
+        .unwrap();
+    let holder = repo
+        .record_attempt(
+            d,
+            second[0].lease,
+            &attempt(
+                lease + TimeDelta::seconds(1),
+                Some(500),
+                Some("resposta HTTP 500"),
+            ),
+            DeliveryOutcome::RetryAt(lease + minutes(5)),
+        )
+        .unwrap();
+
+    assert!(!late, "the late sender's attempt is not recorded");
+    assert!(holder);
+    let row = delivery(&w.db, d);
+    assert_eq!(
+        (
+            row.status.as_str(),
+            row.tentativas,
+            row.proxima_tentativa_em
+        ),
+        ("pendente", 1, Some(lease + minutes(5)))
+    );
+    assert_eq!(attempts(&w.db, d).len(), 1);
+    // The lease ended with the record: the same token cannot record twice.
+    assert!(!repo
+        .record_attempt(
+            d,
+            second[0].lease,
+            &attempt(lease, Some(200), None),
+            DeliveryOutcome::Delivered
+        )
+        .unwrap());
+}
 
 #[test]
 fn a_delivered_attempt_finishes_the_delivery() {
@@ -325,7 +486,12 @@ fn a_delivered_attempt_finishes_the_delivery() {
     let em = t0() + TimeDelta::seconds(1);
 
     w.repo()
-        .record_attempt(d, &attempt(em, Some(204), None), DeliveryOutcome::Delivered)
+        .record_attempt(
+            d,
+            held(&w.db, d),
+            &attempt(em, Some(204), None),
+            DeliveryOutcome::Delivered,
+        )
         .unwrap();
 
     let row = delivery(&w.db, d);
@@ -358,6 +524,7 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
 
     repo.record_attempt(
         d,
+        held(&w.db, d),
         &attempt(em1, Some(500), Some("HTTP 500")),
         DeliveryOutcome::RetryAt(retry_at),
     )
@@ -374,17 +541,24 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
         ("pendente", Some(retry_at), 1, em1)
     );
     assert_eq!(
-        repo.claim_due(10, retry_at - TimeDelta::microseconds(1), retry_at)
-            .unwrap(),
+        repo.claim_due(
+            &ClaimLimits::total(10),
+            retry_at - TimeDelta::microseconds(1),
+            retry_at
+        )
+        .unwrap(),
         []
     );
-    let claimed = repo.claim_due(10, retry_at, retry_at + minutes(5)).unwrap();
+    let claimed = repo
+        .claim_due(&ClaimLimits::total(10), retry_at, retry_at + minutes(5))
+        .unwrap();
     assert_eq!(ids(&claimed), [d]);
     assert_eq!(claimed[0].tentativas, 1, "attempts made before this one");
 
     let em2 = retry_at + TimeDelta::seconds(30);
     repo.record_attempt(
         d,
+        claimed[0].lease,
         &attempt(em2, None, Some("timeout")),
         DeliveryOutcome::Failed,
     )
@@ -412,7 +586,8 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
         (em2, None, Some("timeout"))
     );
     assert_eq!(
-        repo.claim_due(10, em2 + days(1), em2 + days(1)).unwrap(),
+        repo.claim_due(&ClaimLimits::total(10), em2 + days(1), em2 + days(1))
+            .unwrap(),
         []
     );
 }
@@ -424,7 +599,9 @@ fn an_attempt_on_a_delivery_cancelled_meanwhile_is_counted_and_it_stays_cancelle
     let d = pending(&w.db, &a, t0());
     let repo = w.repo();
     assert_eq!(
-        ids(&repo.claim_due(10, t0(), t0() + minutes(5)).unwrap()),
+        ids(&repo
+            .claim_due(&ClaimLimits::total(10), t0(), t0() + minutes(5))
+            .unwrap()),
         [d]
     );
     assert!(PgWebhookUrlRepository::new(w.pool.clone())
@@ -434,6 +611,7 @@ fn an_attempt_on_a_delivery_cancelled_meanwhile_is_counted_and_it_stays_cancelle
 
     repo.record_attempt(
         d,
+        held(&w.db, d),
         &attempt(em, Some(503), None),
         DeliveryOutcome::RetryAt(t0() + minutes(1)),
     )
@@ -462,9 +640,14 @@ fn a_huge_latency_is_stored_saturated_and_an_unknown_delivery_is_an_error() {
         ..attempt(t0(), None, Some("timeout"))
     };
 
-    repo.record_attempt(d, &slow, DeliveryOutcome::Failed)
+    repo.record_attempt(d, held(&w.db, d), &slow, DeliveryOutcome::Failed)
         .unwrap();
-    let unknown = repo.record_attempt(Uuid::new_v4(), &slow, DeliveryOutcome::Failed);
+    let unknown = repo.record_attempt(
+        Uuid::new_v4(),
+        Uuid::new_v4(),
+        &slow,
+        DeliveryOutcome::Failed,
+    );
 
     assert_eq!(attempts(&w.db, d)[0].latencia_ms, i32::MAX);
     assert!(
@@ -492,12 +675,14 @@ fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts()
     let retry = t0() + minutes(10);
     repo.record_attempt(
         middle,
+        held(&w.db, middle),
         &attempt(em1, Some(500), Some("HTTP 500")),
         DeliveryOutcome::RetryAt(retry),
     )
     .unwrap();
     repo.record_attempt(
         middle,
+        held(&w.db, middle),
         &attempt(em2, Some(200), None),
         DeliveryOutcome::Delivered,
     )
@@ -571,12 +756,14 @@ fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
     let repo = w.repo();
     repo.record_attempt(
         failed,
+        held(&w.db, failed),
         &attempt(t0(), None, Some("timeout")),
         DeliveryOutcome::Failed,
     )
     .unwrap();
     repo.record_attempt(
         delivered,
+        held(&w.db, delivered),
         &attempt(t0(), Some(200), None),
         DeliveryOutcome::Delivered,
     )
@@ -600,7 +787,9 @@ fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
         assert_eq!(row.tentativas, 1, "the attempts made stay counted");
         assert_eq!(attempts(&w.db, id).len(), 1);
     }
-    let claimed = repo.claim_due(10, now, now + minutes(5)).unwrap();
+    let claimed = repo
+        .claim_due(&ClaimLimits::total(10), now, now + minutes(5))
+        .unwrap();
     assert_eq!(ids(&claimed), sorted(vec![failed, delivered]));
     assert!(
         claimed
@@ -636,7 +825,10 @@ fn replay_of_another_companys_a_mismatched_a_removed_or_an_unknown_delivery_is_f
     // A disabled URL is not removed: its delivery is replayed (and sent once it is enabled).
     assert!(repo.replay(w.acme.id, off.id, on_off, now).unwrap());
     assert_eq!(delivery(db, on_off).status, "pendente");
-    assert_eq!(repo.claim_due(10, now, now).unwrap(), []);
+    assert_eq!(
+        repo.claim_due(&ClaimLimits::total(10), now, now).unwrap(),
+        []
+    );
 }
 
 // --- disable_failing_urls ---
@@ -701,7 +893,9 @@ fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
     assert_eq!(listed.desativado_em, Some(now));
     // Its pending delivery is no longer claimed.
     assert_eq!(
-        repo.claim_due(10, now, now).unwrap().len(),
+        repo.claim_due(&ClaimLimits::total(10), now, now)
+            .unwrap()
+            .len(),
         1,
         "only `retrying`'s"
     );
@@ -724,7 +918,10 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
     let e = event(&w.db, w.acme.id, t0());
     let d = deliver(&w.db, e, &h, "pendente", t0(), Some(t0()));
 
-    let claimed = w.repo().claim_due(1, t0(), t0() + minutes(1)).unwrap();
+    let claimed = w
+        .repo()
+        .claim_due(&ClaimLimits::total(1), t0(), t0() + minutes(1))
+        .unwrap();
 
     assert_eq!(ids(&claimed), [d]);
     assert_eq!(claimed[0].secret, EncryptedSecret("v1:segredo".to_owned()));

@@ -2,12 +2,14 @@ mod common;
 
 use chrono::TimeDelta;
 use common::consent::{tenant, Spec};
-use common::webhook::{deliveries, delivery, register, secret_of, secrets, set_disabled, webhook};
+use common::webhook::{
+    deliveries, delivery, held, register, secret_of, secrets, set_disabled, webhook,
+};
 use common::{at, create_company, pool};
 use diesel::prelude::*;
 use domain::{Company, WebhookUrl};
 use ports::{
-    DeliveryAttempt, DeliveryOutcome, EncryptedSecret, WebhookDeliveryRepository,
+    ClaimLimits, DeliveryAttempt, DeliveryOutcome, EncryptedSecret, WebhookDeliveryRepository,
     WebhookUrlRepository,
 };
 use postgres_adapter::models::WebhookUrlRow;
@@ -172,6 +174,7 @@ fn soft_delete_cancels_the_urls_pending_deliveries_only() {
     PgWebhookDeliveryRepository::new(pool.clone())
         .record_attempt(
             delivered.id,
+            held(&db, delivered.id),
             &DeliveryAttempt {
                 em: at("2026-05-02T00:00:01Z"),
                 status_http: Some(204),
@@ -288,12 +291,18 @@ fn rotate_secret_keeps_the_previous_secret_signing_until_its_time() {
     );
     let sender = PgWebhookDeliveryRepository::new(pool);
     let before = until - TimeDelta::microseconds(1);
-    let claimed = sender.claim_due(10, before, before).unwrap();
+    let claimed = sender
+        .claim_due(&ClaimLimits::total(10), before, before)
+        .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].secret, new_secret);
     assert_eq!(claimed[0].previous_secret, Some(secret_of(h.id)));
     let claimed = sender
-        .claim_due(10, until, until + TimeDelta::minutes(1))
+        .claim_due(
+            &ClaimLimits::total(10),
+            until,
+            until + TimeDelta::minutes(1),
+        )
         .unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].secret, new_secret);

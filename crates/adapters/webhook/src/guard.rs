@@ -4,47 +4,78 @@
 //! between the two (or between two deliveries), so a name that pointed to a public address at
 //! registration may point to `127.0.0.1` or `169.254.169.254` later.
 //!
-//! Known limitation (DNS rebinding): the guard resolves the host, and the sender then resolves
-//! it again to connect. A hostile DNS server can answer a public address to the guard and a
-//! private one to the sender within that window. Closing it needs the resolved address pinned
-//! into the connection (a custom resolver in the sender that only dials the addresses the guard
-//! accepted); that is not done here. Short DNS TTLs make the window real but narrow; the guard
-//! still stops every static misconfiguration and every name that resolves to a non-public
-//! address at check time.
+//! DNS rebinding: before a delivery the guard answers the very addresses it resolved and
+//! accepted ([`CheckedTarget`]), and the sender dials only those (its resolver is pinned to
+//! them), so a hostile name server answering a public address to the guard and a private one
+//! a moment later gains nothing.
+//!
+//! Lookups are bounded in time ([`crate::BoundedLookup`]): a name server that does not answer
+//! costs the caller at most the configured limit (registration: `webhooks.dns_timeout_ms`;
+//! delivery: the send timeout), then [`TargetRefused::DnsTimeout`].
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
 
-use ports::{TargetGuard, TargetRefused};
+use ports::{CheckedTarget, TargetGuard, TargetRefused};
 
-/// The SSRF guard, by profile policy.
-///
-/// - `require_https`: an `http://` URL is refused ([`TargetRefused::HttpsRequired`]).
-/// - `allow_non_public`: when `false`, the host is resolved (refused with
-///   [`TargetRefused::Unresolvable`] when it cannot be) and refused with
-///   [`TargetRefused::NonPublicAddress`] if **any** of its addresses is not public (see
-///   [`is_public`]). When `true` (development profiles) the host is not resolved at all.
+use crate::lookup::BoundedLookup;
+
+/// How the guard judges targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GuardSettings {
+    /// An `http://` URL is refused ([`TargetRefused::HttpsRequired`]).
+    pub require_https: bool,
+    /// When `false`, every address the host resolves to must be public (see [`is_public`]);
+    /// when `true` (development profiles) any address is accepted, and registration does not
+    /// resolve the host at all.
+    pub allow_non_public: bool,
+    /// The longest a lookup may take at registration.
+    pub registration_dns_timeout: Duration,
+    /// The longest a lookup may take before a delivery.
+    pub delivery_dns_timeout: Duration,
+}
+
+/// The SSRF guard, by profile policy ([`GuardSettings`]).
 ///
 /// A URL whose scheme is neither `http` nor `https` is refused with `HttpsRequired`; one whose
 /// authority cannot be parsed (empty host, bad port, characters outside a DNS name) with
 /// `Unresolvable`. Host names are restricted to ASCII letters, digits, `-`, `_` and `.` (IDNs
 /// must come punycoded), and IP literals to what `std` parses, so this parser and the HTTP
-/// client cannot disagree about which host is meant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// client cannot disagree about which host is meant. A host whose lookup fails is `DnsFailure`,
+/// one whose lookup outlasts the limit `DnsTimeout` (both transient).
+#[derive(Debug, Clone)]
 pub struct PolicyTargetGuard {
-    pub require_https: bool,
-    pub allow_non_public: bool,
+    settings: GuardSettings,
+    lookup: BoundedLookup,
 }
 
-impl TargetGuard for PolicyTargetGuard {
-    fn check(&self, url: &str) -> Result<(), TargetRefused> {
+impl PolicyTargetGuard {
+    /// With the system resolver.
+    pub fn new(settings: GuardSettings) -> Self {
+        Self::with_lookup(settings, BoundedLookup::system())
+    }
+
+    /// With another lookup (tests: a name server that never answers).
+    pub fn with_lookup(settings: GuardSettings, lookup: BoundedLookup) -> Self {
+        Self { settings, lookup }
+    }
+
+    /// The URL parsed and the https policy applied.
+    fn target(&self, url: &str) -> Result<Target, TargetRefused> {
         let target = parse_target(url)?;
-        if self.require_https && target.scheme == Scheme::Http {
+        if self.settings.require_https && target.scheme == Scheme::Http {
             return Err(TargetRefused::HttpsRequired);
         }
-        if self.allow_non_public {
-            return Ok(());
+        Ok(target)
+    }
+
+    /// Every address of `target` within `limit`, each one public unless the policy allows
+    /// otherwise.
+    fn addresses(&self, target: &Target, limit: Duration) -> Result<Vec<IpAddr>, TargetRefused> {
+        let addresses = resolve(target, &self.lookup, limit)?;
+        if self.settings.allow_non_public {
+            return Ok(addresses);
         }
-        let addresses = resolve(&target)?;
         if let Some(refused) = addresses.iter().find(|ip| !is_public(**ip)) {
             tracing::debug!(
                 host = %target.host_for_log(),
@@ -53,7 +84,29 @@ impl TargetGuard for PolicyTargetGuard {
             );
             return Err(TargetRefused::NonPublicAddress);
         }
-        Ok(())
+        Ok(addresses)
+    }
+}
+
+impl TargetGuard for PolicyTargetGuard {
+    fn check(&self, url: &str) -> Result<(), TargetRefused> {
+        let target = self.target(url)?;
+        if self.settings.allow_non_public {
+            return Ok(());
+        }
+        self.addresses(&target, self.settings.registration_dns_timeout)
+            .map(|_| ())
+    }
+
+    fn resolve(&self, url: &str) -> Result<CheckedTarget, TargetRefused> {
+        let target = self.target(url)?;
+        let addresses = self.addresses(&target, self.settings.delivery_dns_timeout)?;
+        Ok(CheckedTarget {
+            addresses: addresses
+                .into_iter()
+                .map(|ip| SocketAddr::new(ip, target.port))
+                .collect(),
+        })
     }
 }
 
@@ -159,23 +212,20 @@ fn is_authority_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:@[]".contains(&b)
 }
 
-/// Every address the host resolves to (an IP literal is its own single address).
-fn resolve(target: &Target) -> Result<Vec<IpAddr>, TargetRefused> {
-    let addresses: Vec<IpAddr> = match &target.host {
-        Host::V6(ip) => vec![IpAddr::V6(*ip)],
-        Host::Name(name) => (name.as_str(), target.port)
-            .to_socket_addrs()
-            .map_err(|error| {
-                tracing::debug!(host = %name, %error, "webhook target refused: unresolvable");
-                TargetRefused::Unresolvable
-            })?
-            .map(|address: SocketAddr| address.ip())
-            .collect(),
-    };
-    if addresses.is_empty() {
-        return Err(TargetRefused::Unresolvable);
+/// Every address the host resolves to within `limit` (an IP literal is its own single
+/// address, with no lookup).
+fn resolve(
+    target: &Target,
+    lookup: &BoundedLookup,
+    limit: Duration,
+) -> Result<Vec<IpAddr>, TargetRefused> {
+    match &target.host {
+        Host::V6(ip) => Ok(vec![IpAddr::V6(*ip)]),
+        Host::Name(name) => match name.parse::<Ipv4Addr>() {
+            Ok(ip) => Ok(vec![IpAddr::V4(ip)]),
+            Err(_) => lookup.lookup(name, target.port, limit),
+        },
     }
-    Ok(addresses)
 }
 
 /// IPv4 ranges that are not publicly routable (IANA special-purpose registry, RFC 6890 and
@@ -279,6 +329,19 @@ fn mask128(len: u8) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settings(require_https: bool, allow_non_public: bool) -> GuardSettings {
+        GuardSettings {
+            require_https,
+            allow_non_public,
+            registration_dns_timeout: Duration::from_secs(5),
+            delivery_dns_timeout: Duration::from_secs(5),
+        }
+    }
+
+    fn guard(require_https: bool, allow_non_public: bool) -> PolicyTargetGuard {
+        PolicyTargetGuard::new(settings(require_https, allow_non_public))
+    }
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap_or_else(|_| panic!("bad test address {s}"))
@@ -551,33 +614,21 @@ mod tests {
 
     #[test]
     fn https_is_required_when_the_policy_says_so() {
-        let strict = PolicyTargetGuard {
-            require_https: true,
-            allow_non_public: true,
-        };
+        let strict = guard(true, true);
         assert_eq!(
             strict.check("http://example.com/hook"),
             Err(TargetRefused::HttpsRequired)
         );
         assert_eq!(strict.check("https://127.0.0.1/hook"), Ok(()));
 
-        let lax = PolicyTargetGuard {
-            require_https: false,
-            allow_non_public: true,
-        };
+        let lax = guard(false, true);
         assert_eq!(lax.check("http://example.com/hook"), Ok(()));
     }
 
     #[test]
     fn non_public_addresses_are_refused_unless_allowed() {
-        let strict = PolicyTargetGuard {
-            require_https: false,
-            allow_non_public: false,
-        };
-        let lax = PolicyTargetGuard {
-            require_https: false,
-            allow_non_public: true,
-        };
+        let strict = guard(false, false);
+        let lax = guard(false, true);
         for url in [
             "http://127.0.0.1:9/",
             "http://169.254.169.254/latest/meta-data/",
@@ -600,20 +651,14 @@ mod tests {
 
     #[test]
     fn a_public_ip_literal_is_accepted() {
-        let strict = PolicyTargetGuard {
-            require_https: true,
-            allow_non_public: false,
-        };
+        let strict = guard(true, false);
         assert_eq!(strict.check("https://8.8.8.8/hook"), Ok(()));
         assert_eq!(strict.check("https://[2606:4700:4700::1111]/hook"), Ok(()));
     }
 
     #[test]
     fn localhost_resolves_to_loopback_and_is_refused() {
-        let strict = PolicyTargetGuard {
-            require_https: true,
-            allow_non_public: false,
-        };
+        let strict = guard(true, false);
         assert_eq!(
             strict.check("https://localhost/"),
             Err(TargetRefused::NonPublicAddress)
@@ -621,14 +666,115 @@ mod tests {
     }
 
     #[test]
-    fn an_unresolvable_host_is_refused() {
-        let strict = PolicyTargetGuard {
-            require_https: true,
-            allow_non_public: false,
+    fn an_unresolvable_host_is_a_dns_failure_that_may_pass_later() {
+        let strict = guard(true, false);
+        let refused = strict
+            .check("https://no-such-host.invalid/hook")
+            .unwrap_err();
+        assert_eq!(refused, TargetRefused::DnsFailure);
+        assert!(refused.is_transient());
+        assert!(!TargetRefused::NonPublicAddress.is_transient());
+    }
+
+    fn hanging_lookup(settings: GuardSettings) -> (PolicyTargetGuard, std::sync::mpsc::Sender<()>) {
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let released = std::sync::Mutex::new(released);
+        // A name server that answers only when the test lets it (never, in effect).
+        let lookup = BoundedLookup::new(4, move |_host: &str, _port: u16| {
+            let _ = released.lock().unwrap().recv();
+            Ok(vec![SocketAddr::from(([8, 8, 8, 8], 443))])
+        });
+        (PolicyTargetGuard::with_lookup(settings, lookup), release)
+    }
+
+    #[test]
+    fn a_name_server_that_does_not_answer_holds_registration_only_for_the_dns_timeout() {
+        let settings = GuardSettings {
+            registration_dns_timeout: Duration::from_millis(200),
+            delivery_dns_timeout: Duration::from_millis(400),
+            ..settings(true, false)
         };
+        let (strict, _release) = hanging_lookup(settings);
+
+        let started = std::time::Instant::now();
         assert_eq!(
-            strict.check("https://no-such-host.invalid/hook"),
-            Err(TargetRefused::Unresolvable)
+            strict.check("https://slow-dns.example/hook"),
+            Err(TargetRefused::DnsTimeout)
+        );
+        let registration = started.elapsed();
+        let started = std::time::Instant::now();
+        assert_eq!(
+            strict.resolve("https://slow-dns.example/hook"),
+            Err(TargetRefused::DnsTimeout)
+        );
+        let delivery = started.elapsed();
+
+        assert!(
+            registration >= Duration::from_millis(200) && registration < Duration::from_secs(2),
+            "{registration:?}"
+        );
+        assert!(
+            delivery >= Duration::from_millis(400) && delivery < Duration::from_secs(2),
+            "{delivery:?}"
+        );
+    }
+
+    #[test]
+    fn lookups_left_hanging_are_bounded_and_further_ones_time_out_at_once() {
+        let settings = GuardSettings {
+            registration_dns_timeout: Duration::from_millis(50),
+            ..settings(true, false)
+        };
+        let (strict, release) = hanging_lookup(settings);
+        for _ in 0..4 {
+            assert_eq!(
+                strict.check("https://slow-dns.example/"),
+                Err(TargetRefused::DnsTimeout)
+            );
+        }
+
+        // Four lookups are stuck: the fifth is refused without waiting or a new thread.
+        let started = std::time::Instant::now();
+        assert_eq!(
+            strict.check("https://slow-dns.example/"),
+            Err(TargetRefused::DnsTimeout)
+        );
+        assert!(started.elapsed() < Duration::from_millis(50));
+
+        // Once the name server answers, lookups work again.
+        for _ in 0..4 {
+            release.send(()).unwrap();
+        }
+        let freed = (0..100).any(|_| {
+            std::thread::sleep(Duration::from_millis(20));
+            strict.lookup.in_flight() == 0
+        });
+        assert!(freed);
+        release.send(()).unwrap();
+        assert_eq!(strict.check("https://slow-dns.example/"), Ok(()));
+    }
+
+    #[test]
+    fn before_a_delivery_the_guard_answers_the_addresses_it_accepted_with_the_port() {
+        let strict = guard(false, false);
+        assert_eq!(
+            strict.resolve("https://8.8.8.8:8443/hook"),
+            Ok(CheckedTarget {
+                addresses: vec![SocketAddr::from(([8, 8, 8, 8], 8443))]
+            })
+        );
+        assert_eq!(
+            strict.resolve("http://127.0.0.1:9/"),
+            Err(TargetRefused::NonPublicAddress)
+        );
+        // Development: any address, but resolved all the same, so the sender is pinned to it.
+        let lax = guard(false, true);
+        assert_eq!(
+            lax.resolve("http://localhost:9/").map(|t| t
+                .addresses
+                .iter()
+                .all(|a| a.ip().is_loopback() && a.port() == 9)),
+            Ok(true)
         );
     }
 }

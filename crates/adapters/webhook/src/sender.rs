@@ -1,9 +1,15 @@
 //! [`UreqWebhookSender`]: POSTs a signed webhook body to a receiver and reports what happened.
 
+use std::cell::RefCell;
 use std::io::{self, Read};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
 
-use ports::{SendReport, WebhookSender};
+use ports::{CheckedTarget, SendFailure, SendReport, WebhookSender};
+use ureq::config::Config;
+use ureq::http::Uri;
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::Agent;
 
 use crate::retry_after::parse_retry_after;
@@ -27,7 +33,8 @@ pub struct SenderSettings {
 /// The agent follows no redirect (a 3xx is reported as the non-2xx answer it is), takes no
 /// proxy from the environment, and hands every status back instead of turning 4xx/5xx into
 /// errors. The target is not checked here: the caller runs the
-/// [`TargetGuard`](ports::TargetGuard) before every delivery.
+/// [`TargetGuard`](ports::TargetGuard) before every delivery, and the agent's resolver answers
+/// only the addresses the guard accepted ([`PinnedResolver`]): it never looks a name up again.
 #[derive(Debug)]
 pub struct UreqWebhookSender {
     agent: Agent,
@@ -44,15 +51,73 @@ impl UreqWebhookSender {
             .user_agent(settings.user_agent)
             .build();
         Self {
-            agent: config.into(),
+            agent: Agent::with_parts(config, DefaultConnector::new(), PinnedResolver),
         }
+    }
+}
+
+thread_local! {
+    /// The addresses the send running on this thread may dial: ureq resolves on the calling
+    /// thread, so one agent serves every sender thread, each pinned to its own target.
+    static PINNED: RefCell<Vec<SocketAddr>> = const { RefCell::new(Vec::new()) };
+}
+
+/// ureq's resolver for the sender: the addresses [`UreqWebhookSender::send`] was given (those
+/// the guard resolved and accepted), never a new lookup, so the connection goes where the
+/// check said it may (no DNS rebinding between check and connect). No address: no connection.
+#[derive(Debug)]
+struct PinnedResolver;
+
+impl Resolver for PinnedResolver {
+    fn resolve(
+        &self,
+        _uri: &Uri,
+        _config: &Config,
+        _timeout: NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let mut resolved = self.empty();
+        PINNED.with(|pinned| {
+            for address in pinned.borrow().iter() {
+                // ureq keeps at most 16 addresses; the rest are never dialled.
+                if resolved.try_push(*address).is_err() {
+                    break;
+                }
+            }
+        });
+        if resolved.is_empty() {
+            return Err(ureq::Error::HostNotFound);
+        }
+        Ok(resolved)
+    }
+}
+
+/// Sets this thread's pinned addresses for as long as it lives.
+struct Pinned;
+
+impl Pinned {
+    fn to(target: &CheckedTarget) -> Pinned {
+        PINNED.with(|pinned| *pinned.borrow_mut() = target.addresses.clone());
+        Pinned
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        PINNED.with(|pinned| pinned.borrow_mut().clear());
     }
 }
 
 impl WebhookSender for UreqWebhookSender {
     /// Never includes the answer body in the report. A status, once received, is the outcome:
     /// a failure while draining the answer body afterwards does not turn it into an error.
-    fn send(&self, url: &str, headers: &[(String, String)], body: &str) -> SendReport {
+    fn send(
+        &self,
+        url: &str,
+        target: &CheckedTarget,
+        headers: &[(String, String)],
+        body: &str,
+    ) -> SendReport {
+        let _pinned = Pinned::to(target);
         let started = Instant::now();
         let mut request = self.agent.post(url);
         for (name, value) in headers {
@@ -84,42 +149,34 @@ impl WebhookSender for UreqWebhookSender {
                     status: None,
                     retry_after: None,
                     latency,
-                    error: Some(describe(&error, url).to_owned()),
+                    error: Some(classify(&error, url)),
                 }
             }
         }
     }
 }
 
-/// A transport failure in a few words, for the delivery log.
-fn describe(error: &ureq::Error, url: &str) -> &'static str {
-    const TIMEOUT: &str = "timeout";
-    const REFUSED: &str = "conexão recusada";
-    const DNS: &str = "falha de DNS";
-    const TLS: &str = "falha de TLS";
+/// The class of a transport failure (what the delivery log may say of it).
+fn classify(error: &ureq::Error, url: &str) -> SendFailure {
     match error {
-        ureq::Error::Timeout(_) => TIMEOUT,
-        ureq::Error::HostNotFound => DNS,
-        ureq::Error::Tls(_) | ureq::Error::TlsRequired | ureq::Error::Rustls(_) => TLS,
+        ureq::Error::Timeout(_) => SendFailure::Timeout,
+        ureq::Error::HostNotFound => SendFailure::Dns,
+        ureq::Error::Tls(_) | ureq::Error::TlsRequired | ureq::Error::Rustls(_) => SendFailure::Tls,
         ureq::Error::Io(io) => match io.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => TIMEOUT,
-            io::ErrorKind::ConnectionRefused => REFUSED,
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => SendFailure::Timeout,
+            io::ErrorKind::ConnectionRefused => SendFailure::ConnectionRefused,
             io::ErrorKind::ConnectionReset
             | io::ErrorKind::ConnectionAborted
             | io::ErrorKind::BrokenPipe
-            | io::ErrorKind::UnexpectedEof => "conexão encerrada pelo receptor",
-            io::ErrorKind::HostUnreachable | io::ErrorKind::NetworkUnreachable => {
-                "host inacessível"
-            }
-            // std reports getaddrinfo failures with an uncategorized kind and this message.
-            _ if io.to_string().starts_with("failed to lookup address") => DNS,
+            | io::ErrorKind::UnexpectedEof => SendFailure::ConnectionClosed,
             // rustls reports handshake and record failures as InvalidData through its stream.
-            io::ErrorKind::InvalidData if is_https(url) => TLS,
-            _ => "falha de conexão",
+            io::ErrorKind::InvalidData if is_https(url) => SendFailure::Tls,
+            _ => SendFailure::Connection,
         },
-        ureq::Error::Protocol(_) | ureq::Error::LargeResponseHeader(..) => "resposta HTTP inválida",
-        ureq::Error::BadUri(_) | ureq::Error::Http(_) => "requisição inválida",
-        _ => "falha de conexão",
+        ureq::Error::Protocol(_) | ureq::Error::LargeResponseHeader(..) => {
+            SendFailure::InvalidResponse
+        }
+        _ => SendFailure::Connection,
     }
 }
 

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use ports::WebhookSender;
-use support::{response, sender, Receiver};
+use support::{response, sender, target, Receiver};
 
 #[test]
 fn proxy_variables_are_ignored() {
@@ -29,7 +29,12 @@ fn proxy_variables_are_ignored() {
     }
     let receiver = Receiver::start(response("200 OK", &[]), Duration::ZERO);
 
-    let report = sender(Duration::from_secs(5)).send(&receiver.base_url, &[], "{}");
+    let report = sender(Duration::from_secs(5)).send(
+        &receiver.base_url,
+        &target(&receiver.base_url),
+        &[],
+        "{}",
+    );
 
     assert_eq!(report.status, Some(200));
     receiver.received();

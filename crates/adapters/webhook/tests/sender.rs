@@ -7,8 +7,8 @@ use std::net::TcpListener;
 use std::thread;
 use std::time::Duration;
 
-use ports::WebhookSender;
-use support::{response, sender, Receiver, USER_AGENT};
+use ports::{CheckedTarget, SendFailure, WebhookSender};
+use support::{response, sender, target, Receiver, USER_AGENT};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -24,7 +24,7 @@ fn a_200_is_reported_with_its_status_and_latency() {
     let receiver = Receiver::start(response("200 OK", &[]), Duration::ZERO);
     let url = format!("{}/hook", receiver.base_url);
 
-    let report = sender(TIMEOUT).send(&url, &[], "{}");
+    let report = sender(TIMEOUT).send(&url, &target(&url), &[], "{}");
 
     assert_eq!(report.status, Some(200));
     assert_eq!(report.retry_after, None);
@@ -48,7 +48,7 @@ fn headers_and_body_arrive_as_sent() {
         ),
     ]);
 
-    let report = sender(TIMEOUT).send(&url, &sent, body);
+    let report = sender(TIMEOUT).send(&url, &target(&url), &sent, body);
 
     assert_eq!(report.status, Some(204));
     assert_eq!(report.error, None);
@@ -72,7 +72,7 @@ fn a_500_with_retry_after_is_reported() {
         Duration::ZERO,
     );
 
-    let report = sender(TIMEOUT).send(&receiver.base_url, &[], "{}");
+    let report = sender(TIMEOUT).send(&receiver.base_url, &target(&receiver.base_url), &[], "{}");
 
     assert_eq!(report.status, Some(500));
     assert_eq!(report.retry_after, Some(Duration::from_secs(7)));
@@ -87,7 +87,7 @@ fn a_garbage_retry_after_is_ignored() {
         Duration::ZERO,
     );
 
-    let report = sender(TIMEOUT).send(&receiver.base_url, &[], "{}");
+    let report = sender(TIMEOUT).send(&receiver.base_url, &target(&receiver.base_url), &[], "{}");
 
     assert_eq!(report.status, Some(429));
     assert_eq!(report.retry_after, None);
@@ -110,7 +110,8 @@ fn a_redirect_is_not_followed() {
     ] {
         let receiver = Receiver::start(response(status, &[&location]), Duration::ZERO);
 
-        let report = sender(TIMEOUT).send(&receiver.base_url, &[], "{}");
+        let report =
+            sender(TIMEOUT).send(&receiver.base_url, &target(&receiver.base_url), &[], "{}");
 
         let code: u16 = status[..3].parse().unwrap();
         assert_eq!(report.status, Some(code));
@@ -132,7 +133,7 @@ fn a_large_answer_body_is_read_only_up_to_the_bound() {
     );
     let receiver = Receiver::start(answer, Duration::ZERO);
 
-    let report = sender(TIMEOUT).send(&receiver.base_url, &[], "{}");
+    let report = sender(TIMEOUT).send(&receiver.base_url, &target(&receiver.base_url), &[], "{}");
 
     assert_eq!(report.status, Some(200));
     assert_eq!(report.error, None);
@@ -144,10 +145,10 @@ fn a_slow_receiver_times_out() {
     let timeout = Duration::from_millis(300);
     let receiver = Receiver::start(response("200 OK", &[]), Duration::from_millis(1500));
 
-    let report = sender(timeout).send(&receiver.base_url, &[], "{}");
+    let report = sender(timeout).send(&receiver.base_url, &target(&receiver.base_url), &[], "{}");
 
     assert_eq!(report.status, None);
-    assert_eq!(report.error.as_deref(), Some("timeout"));
+    assert_eq!(report.error, Some(SendFailure::Timeout));
     assert!(report.latency >= timeout, "{:?}", report.latency);
     assert!(
         report.latency < Duration::from_millis(1500),
@@ -164,19 +165,44 @@ fn a_closed_port_is_an_error_without_status() {
         listener.local_addr().unwrap().port()
     };
 
-    let report = sender(TIMEOUT).send(&format!("http://127.0.0.1:{port}/"), &[], "{}");
+    let report = sender(TIMEOUT).send(
+        &format!("http://127.0.0.1:{port}/"),
+        &target(&format!("http://127.0.0.1:{port}/")),
+        &[],
+        "{}",
+    );
 
     assert_eq!(report.status, None);
     assert_eq!(report.retry_after, None);
-    assert_eq!(report.error.as_deref(), Some("conexão recusada"));
+    assert_eq!(report.error, Some(SendFailure::ConnectionRefused));
 }
 
 #[test]
-fn an_unresolvable_host_is_a_dns_failure() {
-    let report = sender(TIMEOUT).send("http://no-such-host.invalid/hook", &[], "{}");
+fn a_target_with_no_address_is_a_dns_failure_and_nothing_is_looked_up() {
+    let none = CheckedTarget { addresses: vec![] };
+
+    let report = sender(TIMEOUT).send("http://localhost:9/hook", &none, &[], "{}");
 
     assert_eq!(report.status, None);
-    assert_eq!(report.error.as_deref(), Some("falha de DNS"));
+    assert_eq!(report.error, Some(SendFailure::Dns));
+}
+
+#[test]
+fn the_connection_goes_to_the_checked_address_whatever_the_name_resolves_to_now() {
+    // `rebound.invalid` resolves to nothing at all; the guard's answer is the receiver.
+    let receiver = Receiver::start(response("200 OK", &[]), Duration::ZERO);
+    let port = receiver.base_url.rsplit(':').next().unwrap().to_owned();
+    let url = format!("http://rebound.invalid:{port}/hook");
+
+    let report = sender(TIMEOUT).send(&url, &target(&receiver.base_url), &[], "{}");
+
+    assert_eq!(report.status, Some(200), "{report:?}");
+    let received = receiver.received();
+    assert_eq!(
+        received.header("host"),
+        Some(format!("rebound.invalid:{port}").as_str()),
+        "the name stays the name (Host, SNI); only the address is pinned"
+    );
 }
 
 #[test]
@@ -191,10 +217,15 @@ fn a_tls_failure_is_named() {
         let _ = stream.write_all(response("400 Bad Request", &[]).as_bytes());
     });
 
-    let report = sender(TIMEOUT).send(&format!("https://{address}/"), &[], "{}");
+    let report = sender(TIMEOUT).send(
+        &format!("https://{address}/"),
+        &target(&format!("https://{address}/")),
+        &[],
+        "{}",
+    );
 
     assert_eq!(report.status, None);
-    assert_eq!(report.error.as_deref(), Some("falha de TLS"));
+    assert_eq!(report.error, Some(SendFailure::Tls));
     server.join().unwrap();
 }
 
@@ -203,10 +234,10 @@ fn an_error_never_carries_the_answer_body() {
     // The receiver answers garbage with a recognisable body: no status, and no body text.
     let receiver = Receiver::start("NOT-HTTP secret-answer-body\r\n\r\n", Duration::ZERO);
 
-    let report = sender(TIMEOUT).send(&receiver.base_url, &[], "{}");
+    let report = sender(TIMEOUT).send(&receiver.base_url, &target(&receiver.base_url), &[], "{}");
 
     assert_eq!(report.status, None);
-    let error = report.error.expect("an error");
-    assert!(!error.contains("secret-answer-body"), "{error}");
+    // A class, not a text: nothing of the answer can reach the delivery log.
+    assert_eq!(report.error, Some(SendFailure::InvalidResponse));
     receiver.received();
 }

@@ -13,8 +13,14 @@ use crate::workers::{self, Stop};
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     wiring::migrate(&pool)?;
+    wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
-    let handles = workers::start(wiring::workers(settings, pool)?, &settings.workers, &stop);
+    let handles = workers::start(
+        wiring::workers(settings, pool)?,
+        &settings.workers,
+        &settings.webhooks,
+        &stop,
+    );
     if handles.is_empty() {
         anyhow::bail!("every worker is disabled (workers.*_seconds = 0): nothing to run");
     }

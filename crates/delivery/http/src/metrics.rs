@@ -12,6 +12,9 @@
 //! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company);
 //! - `pgcc_unknown_status_total`: answers of the PGCC's batch status naming a status we do not
 //!   know, one per request and poll (each such request is skipped and backed off).
+//! - `webhook_deliveries_in_flight` and `webhook_senders` (this process's webhook senders: busy,
+//!   and how many there are), `webhook_attempts_total{outcome="delivered"|"retried"|"failed"|
+//!   "lease_lost"}`.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -59,6 +62,9 @@ pub struct Metrics {
     cache_entries: Family<Labels, Gauge>,
     cache_weight: Family<Labels, Gauge>,
     cache_in_use: Gauge,
+    webhook_in_flight: Gauge,
+    webhook_senders: Gauge,
+    webhook_attempts: Family<Labels, Counter>,
 }
 
 impl Default for Metrics {
@@ -90,6 +96,9 @@ impl Metrics {
             cache_entries: Family::default(),
             cache_weight: Family::default(),
             cache_in_use: Gauge::default(),
+            webhook_in_flight: Gauge::default(),
+            webhook_senders: Gauge::default(),
+            webhook_attempts: Family::default(),
         };
         registry.register(
             "http_requests",
@@ -181,7 +190,39 @@ impl Metrics {
             "1 while the caches are trusted (enabled, change feed alive), else 0",
             m.cache_in_use.clone(),
         );
+        registry.register(
+            "webhook_deliveries_in_flight",
+            "Webhook deliveries this process is attempting now",
+            m.webhook_in_flight.clone(),
+        );
+        registry.register(
+            "webhook_senders",
+            "Concurrent webhook senders of this process (webhooks.concurrency)",
+            m.webhook_senders.clone(),
+        );
+        registry.register(
+            "webhook_attempts",
+            "Webhook delivery attempts of this process by outcome (delivered, retried, failed, lease_lost)",
+            m.webhook_attempts.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// The webhook sender pool's size, set once at start.
+    pub fn webhook_senders(&self, senders: u32) {
+        self.webhook_senders.set(i64::from(senders));
+    }
+
+    /// A webhook attempt started (`+1`) or ended (`-1`).
+    pub fn webhook_in_flight(&self, delta: i64) {
+        self.webhook_in_flight.inc_by(delta);
+    }
+
+    /// One webhook attempt ended with `outcome` (`delivered`, `retried`, `failed`, `lease_lost`).
+    pub fn webhook_attempt(&self, outcome: &'static str) {
+        self.webhook_attempts
+            .get_or_create(&vec![("outcome", outcome.to_owned())])
+            .inc();
     }
 
     /// One answered HTTP request.

@@ -58,6 +58,8 @@ pub struct DueDeliveryRow {
     /// NULL once the rotation overlap is over.
     #[diesel(sql_type = Nullable<Text>)]
     pub segredo_anterior_cifrado: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    pub token_reivindicacao: Uuid,
 }
 
 impl std::fmt::Debug for DueDeliveryRow {
@@ -87,6 +89,7 @@ impl DueDeliveryRow {
             tentativas,
             secret: EncryptedSecret(self.segredo_cifrado),
             previous_secret: self.segredo_anterior_cifrado.map(EncryptedSecret),
+            lease: self.token_reivindicacao,
         })
     }
 }

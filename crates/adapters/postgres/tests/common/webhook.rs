@@ -127,3 +127,14 @@ pub fn sorted(mut ids: Vec<Uuid>) -> Vec<Uuid> {
     ids.sort();
     ids
 }
+
+/// Gives delivery `id` a new lease token, as a claim would, and returns it: for tests that
+/// record an attempt without going through `claim_due`.
+pub fn held(db: &TestDb, id: Uuid) -> Uuid {
+    let token = Uuid::new_v4();
+    diesel::update(webhook_entregas::table.find(id))
+        .set(webhook_entregas::token_reivindicacao.eq(token))
+        .execute(&mut db.conn())
+        .unwrap();
+    token
+}

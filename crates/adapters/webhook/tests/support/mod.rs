@@ -7,6 +7,7 @@ use std::net::{TcpListener, TcpStream};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
+use ports::CheckedTarget;
 use webhook_adapter::{SenderSettings, UreqWebhookSender};
 
 pub const USER_AGENT: &str = "consent-webhooks-test/1.0";
@@ -16,6 +17,17 @@ pub fn sender(timeout: Duration) -> UreqWebhookSender {
         timeout,
         user_agent: USER_AGENT.to_owned(),
     })
+}
+
+/// The address of an `http(s)://a.b.c.d:port/...` URL, as the guard would have accepted it.
+pub fn target(url: &str) -> CheckedTarget {
+    let authority = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split('/').next().unwrap_or_default())
+        .expect("a URL");
+    CheckedTarget {
+        addresses: vec![authority.parse().expect("an address:port authority")],
+    }
 }
 
 /// One request as the receiver read it.

@@ -1,0 +1,218 @@
+//! The webhook sender pool of a process: `webhooks.concurrency` sender threads and one
+//! dispatcher that claims due deliveries for the senders that are free, never more.
+//!
+//! Why this shape:
+//! - **Fair.** The dispatcher tells the claim how many deliveries of each company this process
+//!   is already sending; the claim takes at most `webhooks.max_in_flight_per_company` per
+//!   company less those, companies taking turns. A company whose receivers never answer holds
+//!   at most that many senders; the rest keep delivering everyone else's webhooks.
+//! - **No queue behind the lease.** Only as many deliveries are claimed as there are free
+//!   senders, so each starts at once and its lease (sized to one attempt, see
+//!   `WebhookSettings::lease`) covers the attempt. A delivery is never held claimed while it
+//!   waits behind others, where its lease could expire and another instance send it too; and
+//!   should a lease expire anyway, the attempt is recorded only by its holder (the lease token).
+//! - **Graceful stop.** On [`Stop`] the dispatcher claims nothing more and closes the queue;
+//!   a sender finishes the send it is in (bounded by the timeouts) and starts no other.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use application::{AttemptResult, DeliverWebhooks};
+use domain::CompanyId;
+use ports::{ClaimLimits, DeliveryOutcome, DueDelivery};
+
+use crate::workers::Stop;
+
+/// When every sender is busy, how often the dispatcher looks for a free one (no query).
+const BUSY_WAIT: Duration = Duration::from_millis(20);
+
+/// The pool's shape.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolSettings {
+    /// Sender threads: deliveries attempted at once.
+    pub concurrency: u32,
+    /// Deliveries of one company attempted at once.
+    pub per_company: u32,
+    /// How often to look for due deliveries when none were left.
+    pub poll: Duration,
+}
+
+/// What the senders are doing now, as the dispatcher's claim must know it.
+#[derive(Debug, Default)]
+struct InFlight {
+    total: u32,
+    by_company: HashMap<CompanyId, u32>,
+}
+
+impl InFlight {
+    fn take(&mut self, empresa: CompanyId) {
+        self.total += 1;
+        *self.by_company.entry(empresa).or_default() += 1;
+    }
+
+    fn release(&mut self, empresa: CompanyId) {
+        self.total = self.total.saturating_sub(1);
+        if let Some(n) = self.by_company.get_mut(&empresa) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.by_company.remove(&empresa);
+            }
+        }
+    }
+}
+
+/// Starts the dispatcher and the sender threads; they run until `stop`.
+pub fn start(deliver: DeliverWebhooks, settings: PoolSettings, stop: &Stop) -> Vec<JoinHandle<()>> {
+    let metrics = crate::wiring::metrics();
+    metrics.webhook_senders(settings.concurrency);
+    let in_flight: Arc<Mutex<InFlight>> = Arc::default();
+    let (queue, claimed) = mpsc::channel::<DueDelivery>();
+    let claimed = Arc::new(Mutex::new(claimed));
+
+    let mut handles: Vec<JoinHandle<()>> = (0..settings.concurrency)
+        .map(|n| {
+            let (deliver, claimed, in_flight, stop) = (
+                deliver.clone(),
+                claimed.clone(),
+                in_flight.clone(),
+                stop.clone(),
+            );
+            std::thread::Builder::new()
+                .name(format!("webhook-sender-{n}"))
+                .spawn(move || sender(&deliver, &claimed, &in_flight, &stop))
+                .expect("spawn a webhook sender thread")
+        })
+        .collect();
+
+    let stop = stop.clone();
+    handles.push(
+        std::thread::Builder::new()
+            .name("worker-webhook-delivery".into())
+            .spawn(move || {
+                dispatch(&deliver, settings, &in_flight, &stop, |delivery| {
+                    queue.send(delivery).is_ok()
+                });
+                // Dropping the queue here ends the senders once they are idle.
+                tracing::debug!(worker = "webhook-delivery", "stopped");
+            })
+            .expect("spawn the webhook dispatcher thread"),
+    );
+    handles
+}
+
+/// Claims for the free senders until `stop`: a full claim looks again at once, a short one
+/// (nothing more due, or the companies with more due are at their share) waits `poll`.
+fn dispatch(
+    deliver: &DeliverWebhooks,
+    settings: PoolSettings,
+    in_flight: &Mutex<InFlight>,
+    stop: &Stop,
+    hand_over: impl Fn(DueDelivery) -> bool,
+) {
+    while !stop.is_stopped() {
+        let limits = {
+            let busy = in_flight.lock().unwrap_or_else(|p| p.into_inner());
+            ClaimLimits {
+                limit: settings.concurrency.saturating_sub(busy.total),
+                per_company: settings.per_company,
+                in_flight: busy.by_company.iter().map(|(c, n)| (*c, *n)).collect(),
+            }
+        };
+        if limits.limit == 0 {
+            stop.sleep(BUSY_WAIT);
+            continue;
+        }
+        match deliver.claim(&limits) {
+            Ok(claimed) => {
+                let full = claimed.len() >= limits.limit as usize;
+                for delivery in claimed {
+                    in_flight
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take(delivery.empresa_id);
+                    crate::wiring::metrics().webhook_in_flight(1);
+                    if !hand_over(delivery) {
+                        return;
+                    }
+                }
+                if !full {
+                    stop.sleep(settings.poll);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "claiming webhook deliveries failed; retrying next round"
+                );
+                stop.sleep(settings.poll);
+            }
+        }
+    }
+}
+
+/// One sender thread: attempts the deliveries handed over, one at a time, until the queue
+/// closes. After `stop` it starts no new send (a delivery handed over but not started stays
+/// claimed until its lease ends, then is due again).
+fn sender(
+    deliver: &DeliverWebhooks,
+    claimed: &Mutex<Receiver<DueDelivery>>,
+    in_flight: &Mutex<InFlight>,
+    stop: &Stop,
+) {
+    let metrics = crate::wiring::metrics();
+    loop {
+        let next = claimed.lock().unwrap_or_else(|p| p.into_inner()).recv();
+        let Ok(delivery) = next else {
+            return;
+        };
+        if !stop.is_stopped() {
+            let outcome = match deliver.deliver(&delivery) {
+                Ok(AttemptResult::Recorded(DeliveryOutcome::Delivered)) => "delivered",
+                Ok(AttemptResult::Recorded(DeliveryOutcome::RetryAt(_))) => "retried",
+                Ok(AttemptResult::Recorded(DeliveryOutcome::Failed)) => "failed",
+                Ok(AttemptResult::LeaseLost) => "lease_lost",
+                // Logged by `deliver`; the delivery is due again when its lease ends.
+                Err(_) => "unrecorded",
+            };
+            metrics.webhook_attempt(outcome);
+        }
+        in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .release(delivery.empresa_id);
+        metrics.webhook_in_flight(-1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use uuid::Uuid;
+
+    use super::*;
+
+    #[test]
+    fn in_flight_counts_per_company_and_forgets_a_company_at_zero() {
+        let (a, b) = (CompanyId(Uuid::from_u128(1)), CompanyId(Uuid::from_u128(2)));
+        let mut busy = InFlight::default();
+        busy.take(a);
+        busy.take(a);
+        busy.take(b);
+        assert_eq!(
+            (busy.total, busy.by_company[&a], busy.by_company[&b]),
+            (3, 2, 1)
+        );
+
+        busy.release(b);
+        busy.release(a);
+        assert_eq!(busy.total, 1);
+        assert_eq!(busy.by_company.get(&b), None);
+        assert_eq!(busy.by_company[&a], 1);
+
+        busy.release(a);
+        busy.release(a);
+        assert_eq!((busy.total, busy.by_company.len()), (0, 0));
+    }
+}

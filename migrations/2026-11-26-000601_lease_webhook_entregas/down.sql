@@ -1,0 +1,2 @@
+DROP INDEX webhook_entregas_pendentes_empresa_idx;
+ALTER TABLE webhook_entregas DROP COLUMN token_reivindicacao;
