@@ -183,7 +183,9 @@ fn behind_pgbouncer_with_a_direct_feed_the_caches_work_and_a_revoked_key_is_refu
     );
     std::thread::sleep(Duration::from_millis(300));
     let hits_before = key_hits(&anonymous);
-    for _ in 0..3 {
+    // five reads, at least three from memory: a probe round late under a loaded machine may
+    // turn the caches off for a moment (that is the design), not for most of them
+    for _ in 0..5 {
         client.get("/api/casos-de-uso").expect(200);
     }
     assert!(

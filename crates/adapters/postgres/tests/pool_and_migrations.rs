@@ -545,6 +545,8 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
         [
             "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
              USING btree (evento_id, webhook_url_id)",
+            "CREATE INDEX webhook_entregas_pendentes_empresa_idx ON public.webhook_entregas \
+             USING btree (empresa_id, proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \
              USING btree (proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE UNIQUE INDEX webhook_entregas_pkey ON public.webhook_entregas \
