@@ -1,5 +1,6 @@
 //! The background jobs: each on its own thread, run at start (status checks, expiry,
-//! reconciliation of unfinished creations, idempotency key purge) or after one interval (the
+//! reconciliation of unfinished creations, idempotency key purge, retention purge) or after one
+//! interval (the
 //! all-company sync), then every interval. A failed round is logged and retried at
 //! the next one; work is shared safely between processes by the repository's row claims.
 //! A [`Stop`] ends them gracefully: each thread finishes the round it is in (a drain loop stops
@@ -250,6 +251,43 @@ pub fn start(workers: Workers, settings: &WorkerSettings, stop: &Stop) -> Vec<Jo
                 }
             },
         ));
+    }
+
+    if settings.retention_seconds > 0 {
+        let purge = workers.purge_retention.clone();
+        let every = Duration::from_secs(settings.retention_seconds);
+        let draining = stop.clone();
+        handles.push(every_interval("retention", every, true, stop, move || {
+            // Drain in bounded transactions: a kind that filled its batch may have more.
+            let mut total = application::PurgeReport::default();
+            loop {
+                match purge.run_once(batch) {
+                    Ok(report) => {
+                        total.deliveries += report.deliveries;
+                        total.events += report.events;
+                        total.blanked += report.blanked;
+                        if !report.full(batch) || draining.is_stopped() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            error = format!("{e:#}"),
+                            "retention purge failed; retrying next round"
+                        );
+                        break;
+                    }
+                }
+            }
+            if !total.is_empty() {
+                tracing::info!(
+                    deliveries = total.deliveries,
+                    events = total.events,
+                    cancelled_creations_blanked = total.blanked,
+                    "retention purge"
+                );
+            }
+        }));
     }
 
     if settings.sync_seconds > 0 {

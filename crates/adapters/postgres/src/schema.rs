@@ -78,6 +78,7 @@ diesel::table! {
         proximo_status_em -> Timestamptz,
         criacao -> Text,
         criacao_tentativa_em -> Nullable<Timestamptz>,
+        dados_apagados_em -> Nullable<Timestamptz>,
     }
 }
 
@@ -139,6 +140,8 @@ diesel::table! {
         segredo_anterior_cifrado -> Nullable<Text>,
         segredo_anterior_ate -> Nullable<Timestamptz>,
         desativado_em -> Nullable<Timestamptz>,
+        url_normalizada -> Text,
+        reativado_em -> Nullable<Timestamptz>,
     }
 }
 
