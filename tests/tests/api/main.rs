@@ -27,6 +27,7 @@ mod rate_limits;
 mod scheduled_sync;
 mod shutdown;
 mod use_cases;
+mod webhook_control;
 mod webhook_urls;
 mod webhooks;
 mod workers;

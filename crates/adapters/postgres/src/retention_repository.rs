@@ -9,14 +9,17 @@ use crate::models::webhook_entrega::status;
 use crate::schema::{webhook_entregas as we, webhook_tentativas as wt};
 use crate::PgPool;
 
+/// The batch is chosen in a `MATERIALIZED` CTE, evaluated once: as `IN (subquery)` the planner
+/// may rescan the subquery, and each rescan skips the rows the statement already changed and
+/// takes `LIMIT` more (measured: a batch of 2 blanked 5).
+///
 /// `purge_webhook_events` in one statement: $1 the cutoff, $2 the batch. Events older than the
 /// cutoff with no delivery left (read through the unique key `(evento_id, webhook_url_id)`),
 /// oldest first along `webhook_eventos_criado_em_idx`, skipping rows another purge holds. No
 /// delivery is ever added to an existing event (deliveries are written with their event), so
 /// an event found without deliveries stays so.
 const PURGE_EVENTS: &str = "\
-DELETE FROM webhook_eventos
-WHERE id IN (
+WITH alvo AS MATERIALIZED (
     SELECT ev.id
     FROM webhook_eventos ev
     WHERE ev.criado_em < $1
@@ -24,7 +27,10 @@ WHERE id IN (
     ORDER BY ev.criado_em
     LIMIT $2
     FOR UPDATE SKIP LOCKED
-)";
+)
+DELETE FROM webhook_eventos
+USING alvo
+WHERE webhook_eventos.id = alvo.id";
 
 /// `blank_cancelled_creations` in one statement: $1 the cutoff, $2 now, $3 the batch. Cancelled
 /// creations last attempted before the cutoff (along `solicitacoes_consentimento_canceladas_idx`)
@@ -38,26 +44,27 @@ WHERE id IN (
 ///   requires, and never a hex SHA-256, so no lookup matches it.
 ///
 /// The rest (company, use case, modality, consenting CNPJ, dates, status) is not personal data
-/// and stays. `criacao = 'cancelada'` is repeated outside the subquery so that a row confirmed
+/// and stays. `criacao = 'cancelada'` is repeated outside the CTE so that a row confirmed
 /// meanwhile is never touched (the check `solicitacoes_consentimento_dados_apagados_check`
 /// refuses it too).
 const BLANK_CANCELLED: &str = "\
+WITH alvo AS MATERIALIZED (
+    SELECT c.id
+    FROM solicitacoes_consentimento c
+    WHERE c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
+      AND c.criacao_tentativa_em < $1
+      AND NOT EXISTS (SELECT 1 FROM chaves_idempotencia k WHERE k.recurso_id = c.id)
+    ORDER BY c.criacao_tentativa_em
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
 UPDATE solicitacoes_consentimento s
 SET cpf_titular = '00000000000',
     prova_coleta = NULL,
     hash = 'apagado:' || s.id::text,
     dados_apagados_em = $2
-WHERE s.criacao = 'cancelada'
-  AND s.id IN (
-      SELECT c.id
-      FROM solicitacoes_consentimento c
-      WHERE c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
-        AND c.criacao_tentativa_em < $1
-        AND NOT EXISTS (SELECT 1 FROM chaves_idempotencia k WHERE k.recurso_id = c.id)
-      ORDER BY c.criacao_tentativa_em
-      LIMIT $3
-      FOR UPDATE SKIP LOCKED
-  )";
+FROM alvo
+WHERE s.id = alvo.id AND s.criacao = 'cancelada'";
 
 /// [`RetentionRepository`] on the webhook outbox tables and `solicitacoes_consentimento`. Spans
 /// companies by design (a worker's job); each call is one short transaction of at most `limit`

@@ -148,7 +148,7 @@ fn migrations_wait_past_the_statement_timeout_and_leave_the_pooled_connection_li
         "it waited for the lock"
     );
     releaser.join().unwrap();
-    assert_eq!(applied.len(), 16, "{applied:?}");
+    assert_eq!(applied.len(), 20, "{applied:?}");
     assert_eq!(show(&pool, "statement_timeout"), "200ms");
 }
 

@@ -15,7 +15,8 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 11] = [
+    "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
@@ -29,7 +30,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 16] = [
+const MIGRATION_NAMES: [&str; 20] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -46,6 +47,10 @@ const MIGRATION_NAMES: [&str; 16] = [
     "2026-11-23-000202_create_chaves_idempotencia",
     "2026-11-24-000301_index_only_confirmed_solicitacoes",
     "2026-11-24-000401_notify_cache_changes",
+    "2026-11-25-000501_notify_api_key_issued",
+    "2026-11-25-000502_create_agenda_sincronizacao",
+    "2026-11-26-001201_limit_and_reenable_webhook_urls",
+    "2026-11-26-001202_add_retention_purge",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -216,9 +221,10 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let db = TestDb::new();
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
-    // the creation state's two columns come after the hash migration's
+    // the creation state's two columns come after the hash migration's (then the retention's
+    // dados_apagados_em)
     assert_eq!(
-        &columns[columns.len() - 4..],
+        &columns[columns.len() - 5..columns.len() - 1],
         [
             "hash",
             "proximo_status_em",
@@ -233,7 +239,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 5]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -317,6 +323,8 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
             "segredo_anterior_cifrado",
             "segredo_anterior_ate",
             "desativado_em",
+            "url_normalizada",
+            "reativado_em",
         ]
     );
 
@@ -400,7 +408,8 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 2]);
+    // the creation state's two columns and the retention's dados_apagados_em
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 3]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.
@@ -534,6 +543,8 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
         [
             "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
              USING btree (evento_id, webhook_url_id)",
+            "CREATE INDEX webhook_entregas_finais_idx ON public.webhook_entregas \
+             USING btree (atualizado_em) WHERE (status <> 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \
              USING btree (proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE UNIQUE INDEX webhook_entregas_pkey ON public.webhook_entregas \
