@@ -49,8 +49,8 @@ const MIGRATION_NAMES: [&str; 20] = [
     "2026-11-24-000401_notify_cache_changes",
     "2026-11-25-000501_notify_api_key_issued",
     "2026-11-25-000502_create_agenda_sincronizacao",
-    "2026-11-26-001201_limit_and_reenable_webhook_urls",
-    "2026-11-26-001202_add_retention_purge",
+    "2026-11-26-001301_limit_and_reenable_webhook_urls",
+    "2026-11-26-001302_add_retention_purge",
 ];
 
 /// How many migrations `name` and the ones after it are.
