@@ -26,6 +26,7 @@ pub struct Settings {
     pub workers: WorkerSettings,
     pub webhooks: WebhookSettings,
     pub idempotency: IdempotencySettings,
+    pub retention: RetentionSettings,
     pub cache: CacheSettings,
     pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
@@ -58,6 +59,31 @@ pub struct WorkerSettings {
     pub reconcile_not_found_seconds: u64,
     /// How often idempotency keys past their retention are purged (0: off).
     pub idempotency_purge_seconds: u64,
+    /// How often the retention purge runs (0: off).
+    pub retention_seconds: u64,
+}
+
+/// How long the retention purge keeps things (docs/security.md, "Retention").
+#[derive(Debug, Clone, Deserialize)]
+pub struct RetentionSettings {
+    /// Final webhook deliveries, their attempts, and events with no delivery left.
+    pub webhook_days: u64,
+    /// Cancelled creations, before their personal data is blanked.
+    pub cancelled_days: u64,
+}
+
+/// The longest retention accepted, in days (a hundred years: "keep").
+pub const MAX_RETENTION_DAYS: u64 = 36_500;
+
+impl RetentionSettings {
+    /// Validated at load time to be 0 to [`MAX_RETENTION_DAYS`].
+    pub fn periods(&self) -> application::RetentionPeriods {
+        let days = |d: u64| chrono::Duration::days(d.min(MAX_RETENTION_DAYS) as i64);
+        application::RetentionPeriods {
+            webhook: days(self.webhook_days),
+            cancelled: days(self.cancelled_days),
+        }
+    }
 }
 
 /// `Idempotency-Key` handling of the creations.
@@ -91,6 +117,8 @@ pub struct WebhookSettings {
     pub encryption_key: Secret,
     pub require_https: bool,
     pub allow_non_public_targets: bool,
+    /// Webhook URLs a company may have not removed (disabled ones count).
+    pub max_urls_per_company: u32,
 }
 
 /// The key shipped in config/default.toml, for development and tests only.
@@ -431,6 +459,24 @@ impl Settings {
             return bad(
                 "webhooks.dns_timeout_ms",
                 "must be between 1 and 60000 (milliseconds)",
+            );
+        }
+        if !(1..=1000).contains(&self.webhooks.max_urls_per_company) {
+            return bad(
+                "webhooks.max_urls_per_company",
+                "must be between 1 and 1000",
+            );
+        }
+        if self.retention.webhook_days > MAX_RETENTION_DAYS {
+            return bad(
+                "retention.webhook_days",
+                "must be between 0 and 36500 (days)",
+            );
+        }
+        if self.retention.cancelled_days > MAX_RETENTION_DAYS {
+            return bad(
+                "retention.cancelled_days",
+                "must be between 0 and 36500 (days)",
             );
         }
         let deployed = matches!(self.environment.as_str(), "staging" | "production");

@@ -10,8 +10,8 @@ use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as Gatew
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
-    PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe, PgUseCaseRepository,
-    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe, PgRetentionRepository,
+    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -89,6 +89,8 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         webhook_lease: chrono::Duration::from_std(w.lease())
             .unwrap_or(chrono::Duration::minutes(2)),
         idempotency_retention: settings.idempotency.retention(),
+        webhook_max_urls_per_company: w.max_urls_per_company,
+        retention: settings.retention.periods(),
         cache: settings.cache.service(),
         sync_period: Duration::from_secs(settings.workers.sync_seconds.max(1)),
     }
@@ -128,6 +130,7 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         use_cases: Arc::new(PgUseCaseRepository::new(pool.clone())),
         consent_requests: Arc::new(PgConsentRequestRepository::new(pool.clone())),
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
+        retention: Arc::new(PgRetentionRepository::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
         webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {

@@ -1,5 +1,6 @@
 //! The background jobs: each on its own thread, run at start (status checks, expiry,
-//! reconciliation of unfinished creations, idempotency key purge) or after one interval (the
+//! reconciliation of unfinished creations, idempotency key purge, retention purge) or after one
+//! interval (the
 //! all-company sync), then every interval. A failed round is logged and retried at
 //! the next one; work is shared safely between processes by the repository's row claims.
 //! Webhook deliveries run on a pool of sender threads (`delivery_pool`).
@@ -242,6 +243,43 @@ pub fn start(
                 }
             },
         ));
+    }
+
+    if settings.retention_seconds > 0 {
+        let purge = workers.purge_retention.clone();
+        let every = Duration::from_secs(settings.retention_seconds);
+        let draining = stop.clone();
+        handles.push(every_interval("retention", every, true, stop, move || {
+            // Drain in bounded transactions: a kind that filled its batch may have more.
+            let mut total = application::PurgeReport::default();
+            loop {
+                match purge.run_once(batch) {
+                    Ok(report) => {
+                        total.deliveries += report.deliveries;
+                        total.events += report.events;
+                        total.blanked += report.blanked;
+                        if !report.full(batch) || draining.is_stopped() {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            error = format!("{e:#}"),
+                            "retention purge failed; retrying next round"
+                        );
+                        break;
+                    }
+                }
+            }
+            if !total.is_empty() {
+                tracing::info!(
+                    deliveries = total.deliveries,
+                    events = total.events,
+                    cancelled_creations_blanked = total.blanked,
+                    "retention purge"
+                );
+            }
+        }));
     }
 
     if settings.sync_seconds > 0 {

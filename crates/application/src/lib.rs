@@ -10,8 +10,8 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     ApiKeyRepository, Clock, CompanyRepository, ConnectionScope, ConsentRequestRepository,
-    IdempotencyRepository, PgccGateway, SecretCipher, TargetGuard, UseCaseRepository,
-    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
+    UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod api_keys;
@@ -29,6 +29,7 @@ pub mod list_consent_requests;
 pub mod list_use_cases;
 pub mod operations;
 pub mod poll_consent_statuses;
+pub mod purge_retention;
 pub mod reconcile_creations;
 pub mod register_company;
 pub mod releasing_pgcc;
@@ -70,6 +71,7 @@ pub use list_consent_requests::{
 pub use list_use_cases::{ListUseCases, RenderedUseCases};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
+pub use purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
 pub use releasing_pgcc::releasing_pgcc;
@@ -82,7 +84,8 @@ pub use webhook_deliveries::{
 };
 pub use webhook_signing::{generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX};
 pub use webhook_urls::{
-    DeleteWebhookError, RegisterWebhookError, RegisteredWebhook, RotateSecretError, WebhookUrls,
+    DeleteWebhookError, ReenableWebhookError, RegisterWebhookError, RegisteredWebhook,
+    RotateSecretError, WebhookUrls,
 };
 
 /// Every port the services need, built once by the binary from the adapters.
@@ -100,6 +103,8 @@ pub struct Ports {
     pub pgcc: Arc<dyn PgccGateway>,
     pub clock: Arc<dyn Clock>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
+    /// What the retention purge deletes or blanks.
+    pub retention: Arc<dyn RetentionRepository>,
     /// Lets one request's repository calls share one pooled connection.
     pub connection_scope: Arc<dyn ConnectionScope>,
 }
@@ -155,6 +160,7 @@ impl Services {
             pgcc,
             clock,
             idempotency_keys,
+            retention: _,
             connection_scope,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
@@ -209,13 +215,18 @@ impl Services {
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
             webhook_urls: WebhookUrls::new(
-                webhook_urls,
+                webhook_urls.clone(),
                 target_guard,
                 secret_cipher,
                 clock.clone(),
                 settings.webhook_secret_overlap,
+                settings.webhook_max_urls_per_company,
             ),
-            webhook_deliveries: WebhookDeliveries::new(webhook_deliveries, clock.clone()),
+            webhook_deliveries: WebhookDeliveries::new(
+                webhook_deliveries,
+                webhook_urls,
+                clock.clone(),
+            ),
             idempotency: Idempotency::new(idempotency_keys, clock),
             connection_scope,
             change_tracker,
@@ -232,6 +243,7 @@ pub struct Workers {
     pub expire_consent_requests: ExpireConsentRequests,
     pub sync_all_companies: SyncAllCompanies,
     pub deliver_webhooks: DeliverWebhooks,
+    pub purge_retention: PurgeRetention,
 }
 
 impl Workers {
@@ -249,9 +261,11 @@ impl Workers {
             pgcc,
             clock,
             idempotency_keys,
+            retention,
             connection_scope: _,
         } = ports;
         Self {
+            purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
             reconcile_creations: ReconcileCreations::new(
                 consent_requests.clone(),
                 pgcc.clone(),

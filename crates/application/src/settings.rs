@@ -14,6 +14,11 @@ pub struct ServiceSettings {
     pub webhook_retry_schedule: Vec<Duration>,
     /// A URL whose deliveries all failed over this window is disabled.
     pub webhook_disable_after: chrono::Duration,
+    /// Webhook URLs a company may have not removed (disabled ones included).
+    pub webhook_max_urls_per_company: u32,
+    /// How long the retention purge keeps final deliveries, events and cancelled creations'
+    /// personal data.
+    pub retention: crate::RetentionPeriods,
     /// How long a claimed delivery is held by its sender before another may claim it.
     pub webhook_lease: chrono::Duration,
     /// How long idempotency keys (and their kept answers) are kept before the purge.
@@ -68,7 +73,8 @@ impl Default for CacheSettings {
 
 impl Default for ServiceSettings {
     /// Overlap 24 h; schedule 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; disable after 5 days;
-    /// lease 2 min; idempotency keys kept 24 h.
+    /// 10 URLs per company; deliveries and events kept 30 days, cancelled creations' personal
+    /// data 7 days; lease 2 min; idempotency keys kept 24 h.
     fn default() -> Self {
         Self {
             webhook_secret_overlap: chrono::Duration::hours(24),
@@ -77,6 +83,11 @@ impl Default for ServiceSettings {
                 .map(Duration::from_secs)
                 .collect(),
             webhook_disable_after: chrono::Duration::days(5),
+            webhook_max_urls_per_company: 10,
+            retention: crate::RetentionPeriods {
+                webhook: chrono::Duration::days(30),
+                cancelled: chrono::Duration::days(7),
+            },
             webhook_lease: chrono::Duration::minutes(2),
             idempotency_retention: chrono::Duration::hours(24),
             cache: CacheSettings::default(),
@@ -109,6 +120,9 @@ mod tests {
         );
         assert_eq!(settings.webhook_disable_after, chrono::Duration::days(5));
         assert_eq!(settings.webhook_lease, chrono::Duration::minutes(2));
+        assert_eq!(settings.webhook_max_urls_per_company, 10);
+        assert_eq!(settings.retention.webhook, chrono::Duration::days(30));
+        assert_eq!(settings.retention.cancelled, chrono::Duration::days(7));
         assert_eq!(settings.idempotency_retention, chrono::Duration::hours(24));
     }
 }

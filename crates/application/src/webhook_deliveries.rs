@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use domain::{Company, ValidationErrors};
-use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository};
+use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository, WebhookUrlRepository};
 
 use crate::deliver_webhooks::generic_erro;
 use uuid::Uuid;
@@ -23,6 +23,9 @@ pub enum DeliveryLogError {
     /// No webhook URL (or, on replay, no delivery of an active URL) of this company has this id.
     #[error("webhook URL or delivery not found")]
     NotFound,
+    /// Replay: the URL is disabled, so the delivery would wait unsent; re-enable it first.
+    #[error("webhook URL disabled")]
+    UrlDisabled,
     #[error(transparent)]
     Repo(#[from] RepoError),
 }
@@ -30,12 +33,21 @@ pub enum DeliveryLogError {
 #[derive(Clone)]
 pub struct WebhookDeliveries {
     deliveries: Arc<dyn WebhookDeliveryRepository>,
+    webhook_urls: Arc<dyn WebhookUrlRepository>,
     clock: Arc<dyn Clock>,
 }
 
 impl WebhookDeliveries {
-    pub fn new(deliveries: Arc<dyn WebhookDeliveryRepository>, clock: Arc<dyn Clock>) -> Self {
-        Self { deliveries, clock }
+    pub fn new(
+        deliveries: Arc<dyn WebhookDeliveryRepository>,
+        webhook_urls: Arc<dyn WebhookUrlRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        Self {
+            deliveries,
+            webhook_urls,
+            clock,
+        }
     }
 
     /// The newest `limit` (default [`DELIVERY_LOG_DEFAULT_LIMITE`], 1..=
@@ -65,13 +77,23 @@ impl WebhookDeliveries {
     }
 
     /// Makes the company's delivery `delivery_id` to its active URL `webhook_url_id` due now,
-    /// whatever its status: sent again with the same event id and body.
+    /// whatever its status: sent again with the same event id and body. A disabled URL is
+    /// `UrlDisabled` and changes nothing: the sender skips disabled URLs, so the replay would
+    /// only wait, unsent, until someone re-enables it. (A URL disabled between the check and
+    /// the replay leaves the delivery pending, exactly as if the replay came first.)
     pub fn replay(
         &self,
         empresa: &Company,
         webhook_url_id: Uuid,
         delivery_id: Uuid,
     ) -> Result<(), DeliveryLogError> {
+        let webhook = self
+            .webhook_urls
+            .get(empresa.id, webhook_url_id)?
+            .ok_or(DeliveryLogError::NotFound)?;
+        if webhook.desativado_em.is_some() {
+            return Err(DeliveryLogError::UrlDisabled);
+        }
         if !self
             .deliveries
             .replay(empresa.id, webhook_url_id, delivery_id, self.clock.now())?
@@ -91,13 +113,40 @@ impl WebhookDeliveries {
 #[cfg(test)]
 mod tests {
     use domain::FieldError;
-    use ports::{DeliveryAttempt, MockWebhookDeliveryRepository};
+    use domain::WebhookUrl;
+    use ports::{DeliveryAttempt, MockWebhookDeliveryRepository, MockWebhookUrlRepository};
 
     use super::*;
     use crate::test_support::{company, fixed_clock, now};
 
     fn service(repo: MockWebhookDeliveryRepository) -> WebhookDeliveries {
-        WebhookDeliveries::new(Arc::new(repo), fixed_clock())
+        service_with(repo, urls_answering(Some(None)))
+    }
+
+    fn service_with(
+        repo: MockWebhookDeliveryRepository,
+        urls: MockWebhookUrlRepository,
+    ) -> WebhookDeliveries {
+        WebhookDeliveries::new(Arc::new(repo), Arc::new(urls), fixed_clock())
+    }
+
+    /// A URL repository whose `get` answers the company's URL: `None` for no URL, `Some(at)`
+    /// for one disabled at `at` (or active when `at` is `None`). Any number of calls.
+    fn urls_answering(
+        url: Option<Option<chrono::DateTime<chrono::Utc>>>,
+    ) -> MockWebhookUrlRepository {
+        let mut urls = MockWebhookUrlRepository::new();
+        urls.expect_get().returning(move |empresa, id| {
+            Ok(url.map(|desativado_em| WebhookUrl {
+                id,
+                empresa_id: empresa,
+                url: "https://a.example/h".to_owned(),
+                criado_em: now(),
+                removido_em: None,
+                desativado_em,
+            }))
+        });
+        urls
     }
 
     fn record() -> DeliveryRecord {
@@ -250,6 +299,40 @@ mod tests {
         service(repo)
             .replay(&company(), url_id, delivery_id)
             .unwrap();
+    }
+
+    #[test]
+    fn replaying_to_a_disabled_url_is_url_disabled_and_changes_nothing() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay().times(0);
+
+        let result = service_with(repo, urls_answering(Some(Some(now())))).replay(
+            &company(),
+            Uuid::new_v4(),
+            Uuid::new_v4(),
+        );
+
+        assert!(
+            matches!(result, Err(DeliveryLogError::UrlDisabled)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn replaying_to_an_absent_removed_or_another_companys_url_is_not_found_and_changes_nothing() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay().times(0);
+
+        let result = service_with(repo, urls_answering(None)).replay(
+            &company(),
+            Uuid::new_v4(),
+            Uuid::new_v4(),
+        );
+
+        assert!(
+            matches!(result, Err(DeliveryLogError::NotFound)),
+            "{result:?}"
+        );
     }
 
     #[test]

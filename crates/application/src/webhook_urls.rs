@@ -1,20 +1,26 @@
-//! A company's webhook URLs: register (with its signing secret), list the active ones, rotate
-//! the secret, soft delete.
+//! A company's webhook URLs: register (with its signing secret, within the company's limit and
+//! once per URL), list the active ones, rotate the secret, re-enable a disabled one, soft
+//! delete.
 
 use std::sync::Arc;
 
 use domain::{Company, ValidationErrors, WebhookUrl};
-use ports::{Clock, RepoError, SecretCipher, TargetGuard, WebhookUrlRepository};
+use ports::{
+    Clock, InsertWebhookUrlError, RepoError, SecretCipher, TargetGuard, WebhookUrlRepository,
+};
 use uuid::Uuid;
 
 use crate::webhook_signing::generate_secret;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegisterWebhookError {
-    /// The URL broke a rule or was refused by the target guard (field `url`); nothing was
-    /// stored.
+    /// The URL broke a rule, was refused by the target guard, or the company already has its
+    /// maximum of URLs (field `url`); nothing was stored.
     #[error(transparent)]
     Invalid(ValidationErrors),
+    /// The company already has this URL (normalized) registered and not removed.
+    #[error("webhook URL already registered")]
+    Duplicate,
     #[error(transparent)]
     Repo(#[from] RepoError),
 }
@@ -33,6 +39,15 @@ pub enum DeleteWebhookError {
 pub enum RotateSecretError {
     /// No active webhook URL of this company has this id (absent, another company's, or
     /// removed); nothing changed.
+    #[error("webhook URL not found")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReenableWebhookError {
+    /// No webhook URL of this company has this id (absent, another company's, or removed).
     #[error("webhook URL not found")]
     NotFound,
     #[error(transparent)]
@@ -64,6 +79,7 @@ pub struct WebhookUrls {
     cipher: Arc<dyn SecretCipher>,
     clock: Arc<dyn Clock>,
     secret_overlap: chrono::Duration,
+    max_per_company: u32,
 }
 
 impl WebhookUrls {
@@ -73,6 +89,7 @@ impl WebhookUrls {
         cipher: Arc<dyn SecretCipher>,
         clock: Arc<dyn Clock>,
         secret_overlap: chrono::Duration,
+        max_per_company: u32,
     ) -> Self {
         Self {
             webhook_urls,
@@ -80,13 +97,17 @@ impl WebhookUrls {
             cipher,
             clock,
             secret_overlap,
+            max_per_company,
         }
     }
 
     /// Stores `url` (trimmed) as a new active webhook URL of the company, with a new signing
     /// secret stored encrypted, and returns the secret in plaintext. The URL must pass
     /// [`WebhookUrl::validate_url`] and then the target guard; either failure is `Invalid` on
-    /// field `url` and stores nothing.
+    /// field `url` and stores nothing. So is a company that already has `max_per_company` URLs
+    /// not removed: disabled ones count, since `reativar` can bring each back without a new
+    /// registration. The same URL (by [`WebhookUrl::normalized`]) already registered and not
+    /// removed is `Duplicate`.
     pub fn register(
         &self,
         empresa: &Company,
@@ -106,7 +127,16 @@ impl WebhookUrls {
             removido_em: None,
             desativado_em: None,
         };
-        self.webhook_urls.insert(&webhook, &encrypted)?;
+        self.webhook_urls
+            .insert(&webhook, &encrypted, self.max_per_company)
+            .map_err(|e| match e {
+                InsertWebhookUrlError::LimitReached => invalid_url(format!(
+                    "a empresa já tem o máximo de {} URLs de webhook (desativadas incluídas); remova uma antes de registrar outra",
+                    self.max_per_company
+                )),
+                InsertWebhookUrlError::Duplicate => RegisterWebhookError::Duplicate,
+                InsertWebhookUrlError::Repo(e) => RegisterWebhookError::Repo(e),
+            })?;
         tracing::info!(empresa_id = %empresa.id, webhook_url_id = %webhook.id, "webhook URL registered");
         Ok(RegisteredWebhook { webhook, segredo })
     }
@@ -131,6 +161,22 @@ impl WebhookUrls {
         }
         tracing::info!(empresa_id = %empresa.id, webhook_url_id = %id, "webhook secret rotated");
         Ok(segredo)
+    }
+
+    /// Re-enables the company's webhook URL `id` disabled for failing: same id, secret and log;
+    /// its pending deliveries become due again and new events reach it. Re-enabling an active
+    /// URL changes nothing and answers it too (so a retried call is harmless).
+    pub fn reenable(
+        &self,
+        empresa: &Company,
+        id: Uuid,
+    ) -> Result<WebhookUrl, ReenableWebhookError> {
+        let webhook = self
+            .webhook_urls
+            .reenable(empresa.id, id, self.clock.now())?
+            .ok_or(ReenableWebhookError::NotFound)?;
+        tracing::info!(empresa_id = %empresa.id, webhook_url_id = %id, "webhook URL re-enabled");
+        Ok(webhook)
     }
 
     /// Soft deletes the company's active webhook URL `id`.
@@ -200,8 +246,11 @@ mod tests {
             Arc::new(cipher),
             fixed_clock(),
             overlap(),
+            MAX,
         )
     }
+
+    const MAX: u32 = 10;
 
     fn service(repo: MockWebhookUrlRepository) -> WebhookUrls {
         service_with(repo, allowing_guard(), cipher())
@@ -223,10 +272,13 @@ mod tests {
         let stored = Arc::new(Mutex::new(Vec::<(WebhookUrl, EncryptedSecret)>::new()));
         let sink = stored.clone();
         let mut repo = MockWebhookUrlRepository::new();
-        repo.expect_insert().times(1).returning(move |w, s| {
-            sink.lock().unwrap().push((w.clone(), s.clone()));
-            Ok(())
-        });
+        repo.expect_insert()
+            .withf(|_, _, max| *max == MAX)
+            .times(1)
+            .returning(move |w, s, _| {
+                sink.lock().unwrap().push((w.clone(), s.clone()));
+                Ok(())
+            });
         let mut guard = MockTargetGuard::new();
         guard
             .expect_check()
@@ -268,7 +320,7 @@ mod tests {
     #[test]
     fn each_registration_gets_its_own_secret() {
         let mut repo = MockWebhookUrlRepository::new();
-        repo.expect_insert().times(2).returning(|_, _| Ok(()));
+        repo.expect_insert().times(2).returning(|_, _, _| Ok(()));
         let service = service_with(repo, allowing_guard(), cipher());
 
         let a = service.register(&company(), "https://a.example/h").unwrap();
@@ -366,9 +418,11 @@ mod tests {
     #[test]
     fn a_failing_insert_is_a_repository_error() {
         let mut repo = MockWebhookUrlRepository::new();
-        repo.expect_insert()
-            .times(1)
-            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+        repo.expect_insert().times(1).returning(|_, _, _| {
+            Err(InsertWebhookUrlError::Repo(RepoError::Unavailable(
+                anyhow::anyhow!("pool timeout"),
+            )))
+        });
 
         let result = service(repo).register(&company(), "https://example.com/hook");
 
@@ -523,6 +577,77 @@ mod tests {
                 result,
                 Err(DeleteWebhookError::Repo(RepoError::Unavailable(_)))
             ),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn registering_past_the_companys_limit_is_invalid_on_the_url_field_naming_the_limit() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_insert()
+            .withf(|_, _, max| *max == MAX)
+            .times(1)
+            .returning(|_, _, _| Err(InsertWebhookUrlError::LimitReached));
+
+        let result = service(repo).register(&company(), "https://example.com/hook");
+
+        match result {
+            Err(RegisterWebhookError::Invalid(errors)) => {
+                assert_eq!(errors.fields().len(), 1);
+                assert_eq!(errors.fields()[0].campo, "url");
+                assert!(
+                    errors.fields()[0].mensagem.contains("10"),
+                    "{:?}",
+                    errors.fields()
+                );
+            }
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn registering_a_url_the_company_already_has_is_a_duplicate() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_insert()
+            .times(1)
+            .returning(|_, _, _| Err(InsertWebhookUrlError::Duplicate));
+
+        let result = service(repo).register(&company(), "https://example.com/hook");
+
+        assert!(
+            matches!(result, Err(RegisterWebhookError::Duplicate)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn reenabling_clears_the_disabling_of_the_companys_url_at_the_clock_time_and_answers_it() {
+        let id = Uuid::new_v4();
+        let empresa_id = company().id;
+        let answer = webhook("https://a.example/h");
+        let expected = answer.clone();
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_reenable()
+            .withf(move |empresa, got, at| *empresa == empresa_id && *got == id && *at == now())
+            .times(1)
+            .returning(move |_, _, _| Ok(Some(answer.clone())));
+
+        let reenabled = service(repo).reenable(&company(), id).unwrap();
+
+        assert_eq!(reenabled, expected);
+    }
+
+    #[test]
+    fn reenabling_an_absent_another_companys_or_removed_url_is_not_found() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_reenable()
+            .times(1)
+            .returning(|_, _, _| Ok(None));
+
+        let result = service(repo).reenable(&company(), Uuid::new_v4());
+
+        assert!(
+            matches!(result, Err(ReenableWebhookError::NotFound)),
             "{result:?}"
         );
     }

@@ -57,6 +57,50 @@ impl WebhookUrl {
     }
 }
 
+impl WebhookUrl {
+    /// The form of a valid URL (one [`Self::validate_url`] returned) compared to decide whether
+    /// two registrations are "the same URL": what a receiver would get either way. The scheme
+    /// and the host are lower-cased (DNS and schemes ignore case), the scheme's default port
+    /// (`:80` for http, `:443` for https) and any fragment (never sent over HTTP) are dropped, an
+    /// empty path becomes `/`. The user info, the path and the query are kept as written: a
+    /// receiver may tell them apart by case.
+    pub fn normalized(url: &str) -> String {
+        let url = url.split('#').next().unwrap_or_default();
+        let (scheme, rest) = match url.find("://") {
+            Some(i) => (url[..i].to_ascii_lowercase(), &url[i + 3..]),
+            None => return url.to_owned(),
+        };
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let (userinfo, host_and_port) = match authority.rsplit_once('@') {
+            Some((userinfo, host_and_port)) => (Some(userinfo), host_and_port),
+            None => (None, authority),
+        };
+        let host_part = host(host_and_port);
+        let port = &host_and_port[host_part.len()..];
+        let default_port = match scheme.as_str() {
+            "http" => ":80",
+            "https" => ":443",
+            _ => "",
+        };
+        let port = if port == default_port || port == ":" {
+            ""
+        } else {
+            port
+        };
+        let tail = if tail.is_empty() || tail.starts_with('?') {
+            format!("/{tail}")
+        } else {
+            tail.to_owned()
+        };
+        let userinfo = userinfo.map(|u| format!("{u}@")).unwrap_or_default();
+        format!(
+            "{scheme}://{userinfo}{}{port}{tail}",
+            host_part.to_ascii_lowercase()
+        )
+    }
+}
+
 /// `s` without `prefix`, compared ASCII case-insensitively.
 fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
@@ -235,6 +279,54 @@ mod tests {
         assert_eq!(
             WebhookUrlError::TooLong { max: 2048 }.to_string(),
             "a URL tem mais de 2048 caracteres"
+        );
+    }
+
+    #[test]
+    fn normalizing_lower_cases_scheme_and_host_and_keeps_path_and_query_as_written() {
+        assert_eq!(
+            WebhookUrl::normalized("HTTPS://Example.COM/Hooks/A?X=1"),
+            "https://example.com/Hooks/A?X=1"
+        );
+    }
+
+    #[test]
+    fn normalizing_drops_the_default_port_and_the_fragment_and_gives_an_empty_path_a_slash() {
+        for same in [
+            "https://example.com",
+            "https://example.com/",
+            "https://example.com:443/",
+            "https://EXAMPLE.com/#frag",
+        ] {
+            assert_eq!(
+                WebhookUrl::normalized(same),
+                "https://example.com/",
+                "{same}"
+            );
+        }
+        assert_eq!(
+            WebhookUrl::normalized("http://example.com:80?a=1"),
+            "http://example.com/?a=1"
+        );
+    }
+
+    #[test]
+    fn normalizing_keeps_other_ports_user_info_and_ipv6_literals() {
+        assert_eq!(
+            WebhookUrl::normalized("https://example.com:8443/x"),
+            "https://example.com:8443/x"
+        );
+        assert_eq!(
+            WebhookUrl::normalized("http://User:Pw@Host.example:80/x"),
+            "http://User:Pw@host.example/x"
+        );
+        assert_eq!(
+            WebhookUrl::normalized("http://[::1]:8080/cb"),
+            "http://[::1]:8080/cb"
+        );
+        assert_ne!(
+            WebhookUrl::normalized("https://example.com/a"),
+            WebhookUrl::normalized("https://example.com/A")
         );
     }
 }

@@ -12,6 +12,7 @@ pub mod idempotency_repository;
 pub mod operations;
 pub mod pgcc_gateway;
 pub mod repo_error;
+pub mod retention_repository;
 pub mod secret_cipher;
 pub mod target_guard;
 pub mod use_case_repository;
@@ -38,6 +39,7 @@ pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
 };
 pub use repo_error::RepoError;
+pub use retention_repository::RetentionRepository;
 pub use secret_cipher::SecretCipher;
 pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
@@ -46,7 +48,7 @@ pub use webhook_delivery_repository::{
     WebhookDeliveryRepository,
 };
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender};
-pub use webhook_url_repository::{EncryptedSecret, WebhookUrlRepository};
+pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};
 
 #[cfg(feature = "mock")]
 pub use api_key_repository::MockApiKeyRepository;
@@ -66,6 +68,8 @@ pub use idempotency_repository::MockIdempotencyRepository;
 pub use operations::{MockHealthProbe, MockOperationalStats};
 #[cfg(feature = "mock")]
 pub use pgcc_gateway::MockPgccGateway;
+#[cfg(feature = "mock")]
+pub use retention_repository::MockRetentionRepository;
 #[cfg(feature = "mock")]
 pub use secret_cipher::MockSecretCipher;
 #[cfg(feature = "mock")]

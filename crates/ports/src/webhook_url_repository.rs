@@ -14,11 +14,31 @@ impl std::fmt::Debug for EncryptedSecret {
     }
 }
 
+/// Why a registration was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum InsertWebhookUrlError {
+    /// The company already has `max_active` URLs not removed (disabled ones count).
+    #[error("the company has reached its limit of webhook URLs")]
+    LimitReached,
+    /// The company already has this URL (compared by [`WebhookUrl::normalized`]) not removed.
+    #[error("the company already has this webhook URL")]
+    Duplicate,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
 /// Every operation is scoped by the company.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait WebhookUrlRepository: Send + Sync {
-    /// Stores a new URL with its (encrypted) signing secret.
-    fn insert(&self, webhook: &WebhookUrl, secret: &EncryptedSecret) -> Result<(), RepoError>;
+    /// Stores a new URL with its (encrypted) signing secret, unless the company already has
+    /// `max_active` URLs not removed (`LimitReached`) or already has this URL not removed
+    /// (`Duplicate`). Both rules hold under concurrent registrations of one company.
+    fn insert(
+        &self,
+        webhook: &WebhookUrl,
+        secret: &EncryptedSecret,
+        max_active: u32,
+    ) -> Result<(), InsertWebhookUrlError>;
 
     /// The company's webhook URLs not removed (disabled ones included, flagged), oldest first.
     fn list_active(&self, empresa: CompanyId) -> Result<Vec<WebhookUrl>, RepoError>;
@@ -35,6 +55,16 @@ pub trait WebhookUrlRepository: Send + Sync {
         id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
+
+    /// Clears the disabling of the company's non-removed URL `id` (same id, secret and log),
+    /// recording `now` as its re-enabling when it was disabled; an active URL is left as it is.
+    /// The URL as it is afterwards; `None` when there is no such URL for this company.
+    fn reenable(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<WebhookUrl>, RepoError>;
 
     /// Replaces the signing secret of the company's non-removed URL `id`; the previous one keeps
     /// signing (alongside) until `previous_valid_until`. `false` when there is no such URL.

@@ -84,6 +84,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
             "/api/webhook-urls/{webhookUrlId}/rotacionar-segredo",
             "post",
         ),
+        ("/api/webhook-urls/{webhookUrlId}/reativar", "post"),
         ("/api/webhook-urls/{webhookUrlId}/entregas", "get"),
         (
             "/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar",

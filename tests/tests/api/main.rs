@@ -28,6 +28,7 @@ mod rate_limits;
 mod scheduled_sync;
 mod shutdown;
 mod use_cases;
+mod webhook_control;
 mod webhook_delivery;
 mod webhook_urls;
 mod webhooks;

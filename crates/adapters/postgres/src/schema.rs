@@ -80,6 +80,7 @@ diesel::table! {
         criacao_tentativa_em -> Nullable<Timestamptz>,
         criacao_nao_encontrada_em -> Nullable<Timestamptz>,
         status_desconhecido_desde -> Nullable<Timestamptz>,
+        dados_apagados_em -> Nullable<Timestamptz>,
     }
 }
 
@@ -142,6 +143,8 @@ diesel::table! {
         segredo_anterior_cifrado -> Nullable<Text>,
         segredo_anterior_ate -> Nullable<Timestamptz>,
         desativado_em -> Nullable<Timestamptz>,
+        url_normalizada -> Text,
+        reativado_em -> Nullable<Timestamptz>,
     }
 }
 

@@ -95,8 +95,10 @@ WHERE id = $1 AND token_reivindicacao = $5";
 
 /// `disable_failing_urls` in one statement: $1 now, $2 the start of the window. Each active URL
 /// with a delivery created in the window that `falhou` and none created in the window that was
-/// `entregue` (both read along `webhook_entregas_url_criado_em_idx`). Concurrent runs disable a
-/// URL once (the second finds `desativado_em` set).
+/// `entregue` (both read along `webhook_entregas_url_criado_em_idx`). A URL re-enabled
+/// (`reativado_em`) is judged only on deliveries that changed since: the failures that got it
+/// disabled do not disable it again. Concurrent runs disable a URL once (the second finds
+/// `desativado_em` set).
 const DISABLE_FAILING_URLS: &str = "\
 UPDATE webhook_urls u
 SET desativado_em = $1
@@ -104,10 +106,12 @@ WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND EXISTS (
       SELECT 1 FROM webhook_entregas e
       WHERE e.webhook_url_id = u.id AND e.criado_em >= $2 AND e.status = 'falhou'
+        AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
   )
   AND NOT EXISTS (
       SELECT 1 FROM webhook_entregas e
       WHERE e.webhook_url_id = u.id AND e.criado_em >= $2 AND e.status = 'entregue'
+        AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
   )";
 
 /// [`WebhookDeliveryRepository`] on `webhook_entregas`, `webhook_tentativas` (and
@@ -165,7 +169,8 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
 
     /// In one transaction: [`RECORD_ATTEMPT`], then the attempt's row. When the update changed
     /// nothing, the delivery was claimed again since (`false`) or does not exist (`Unexpected`:
-    /// deliveries are never deleted).
+    /// only final deliveries are ever deleted, by the retention purge, and a delivery being sent
+    /// is pending).
     fn record_attempt(
         &self,
         delivery_id: Uuid,

@@ -1,13 +1,15 @@
 use chrono::{DateTime, Utc};
+use diesel::dsl::{count_star, exists};
 use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use domain::{CompanyId, WebhookUrl};
-use ports::{EncryptedSecret, RepoError, WebhookUrlRepository};
+use ports::{EncryptedSecret, InsertWebhookUrlError, RepoError, WebhookUrlRepository};
 use uuid::Uuid;
 
 use crate::conn::with_conn;
 use crate::models::webhook_entrega::status;
 use crate::models::{NewWebhookUrl, WebhookUrlRow};
-use crate::schema::{webhook_entregas, webhook_urls};
+use crate::schema::{empresas, webhook_entregas, webhook_urls};
 use crate::PgPool;
 
 /// [`WebhookUrlRepository`] on `webhook_urls` (and, for a removal, `webhook_entregas`); every
@@ -24,14 +26,71 @@ impl PgWebhookUrlRepository {
     }
 }
 
+/// The partial unique index "one active registration per company and normalized URL".
+const ACTIVE_URL_UNIQUE: &str = "webhook_urls_empresa_url_ativa_key";
+
+/// What a registration's transaction did.
+enum Registration {
+    Inserted,
+    LimitReached,
+    Duplicate,
+}
+
 impl WebhookUrlRepository for PgWebhookUrlRepository {
-    fn insert(&self, webhook: &WebhookUrl, secret: &EncryptedSecret) -> Result<(), RepoError> {
-        with_conn(&self.pool, "inserting a webhook URL", |conn| {
-            diesel::insert_into(webhook_urls::table)
-                .values(NewWebhookUrl::new(webhook, secret))
-                .execute(conn)
+    /// In one transaction: the company's row is locked (`FOR NO KEY UPDATE`: it serializes the
+    /// company's registrations without blocking the foreign-key checks of its other writes),
+    /// then an active registration of the same normalized URL is `Duplicate`, `max_active`
+    /// active ones (disabled included) are `LimitReached`, else the row is inserted. The lock
+    /// makes the count exact under concurrent registrations; the partial unique index
+    /// `webhook_urls_empresa_url_ativa_key` guarantees the duplicate rule even without it.
+    fn insert(
+        &self,
+        webhook: &WebhookUrl,
+        secret: &EncryptedSecret,
+        max_active: u32,
+    ) -> Result<(), InsertWebhookUrlError> {
+        let normalized = WebhookUrl::normalized(&webhook.url);
+        let empresa = webhook.empresa_id.0;
+        let outcome = with_conn(&self.pool, "inserting a webhook URL", |conn| {
+            let result = conn.transaction(|conn| {
+                empresas::table
+                    .filter(empresas::id.eq(empresa))
+                    .select(empresas::id)
+                    .for_no_key_update()
+                    .first::<Uuid>(conn)?;
+                let active = webhook_urls::table
+                    .filter(webhook_urls::empresa_id.eq(empresa))
+                    .filter(webhook_urls::removido_em.is_null());
+                let duplicate = diesel::select(exists(
+                    active.filter(webhook_urls::url_normalizada.eq(&normalized)),
+                ))
+                .get_result::<bool>(conn)?;
+                if duplicate {
+                    return Ok(Registration::Duplicate);
+                }
+                let count: i64 = active.select(count_star()).get_result(conn)?;
+                if count >= i64::from(max_active) {
+                    return Ok(Registration::LimitReached);
+                }
+                diesel::insert_into(webhook_urls::table)
+                    .values(NewWebhookUrl::new(webhook, &normalized, secret))
+                    .execute(conn)?;
+                Ok(Registration::Inserted)
+            });
+            match result {
+                Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
+                    if info.constraint_name() == Some(ACTIVE_URL_UNIQUE) =>
+                {
+                    Ok(Registration::Duplicate)
+                }
+                other => other,
+            }
         })?;
-        Ok(())
+        match outcome {
+            Registration::Inserted => Ok(()),
+            Registration::LimitReached => Err(InsertWebhookUrlError::LimitReached),
+            Registration::Duplicate => Err(InsertWebhookUrlError::Duplicate),
+        }
     }
 
     /// Disabled URLs included, with their `desativado_em`.
@@ -98,6 +157,35 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
                 Ok(true)
             })
         })
+    }
+
+    /// In one transaction: the URL, if disabled, gets `desativado_em` cleared and
+    /// `reativado_em = now` (so the disabling check ignores the deliveries that ended before the
+    /// re-enabling); then the URL is read back. An active URL is returned unchanged.
+    fn reenable(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Option<WebhookUrl>, RepoError> {
+        let row = with_conn(&self.pool, "re-enabling a webhook URL", |conn| {
+            conn.transaction(|conn| {
+                let live = webhook_urls::table
+                    .filter(webhook_urls::id.eq(id))
+                    .filter(webhook_urls::empresa_id.eq(empresa.0))
+                    .filter(webhook_urls::removido_em.is_null());
+                diesel::update(live.filter(webhook_urls::desativado_em.is_not_null()))
+                    .set((
+                        webhook_urls::desativado_em.eq(None::<DateTime<Utc>>),
+                        webhook_urls::reativado_em.eq(now),
+                    ))
+                    .execute(conn)?;
+                live.select(WebhookUrlRow::as_select())
+                    .first(conn)
+                    .optional()
+            })
+        })?;
+        Ok(row.map(WebhookUrl::from))
     }
 
     /// One statement: the current secret moves to `segredo_anterior_cifrado` (valid until

@@ -30,7 +30,7 @@ const TABLES: [&str; 11] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 21] = [
+const MIGRATION_NAMES: [&str; 23] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -52,6 +52,8 @@ const MIGRATION_NAMES: [&str; 21] = [
     "2026-11-26-000601_lease_webhook_entregas",
     "2026-11-26-001201_record_creation_not_found",
     "2026-11-26-001202_record_unknown_pgcc_status",
+    "2026-11-26-001301_limit_and_reenable_webhook_urls",
+    "2026-11-26-001302_add_retention_purge",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -222,17 +224,18 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let db = TestDb::new();
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
-    // the creation state's two columns, then the reconciler's and the poller's (issue 12), come
-    // after the hash migration's
+    // the creation state's two columns, then the reconciler's and the poller's (issue 12), then
+    // the retention's, come after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 6..],
+        &columns[columns.len() - 7..],
         [
             "hash",
             "proximo_status_em",
             "criacao",
             "criacao_tentativa_em",
             "criacao_nao_encontrada_em",
-            "status_desconhecido_desde"
+            "status_desconhecido_desde",
+            "dados_apagados_em"
         ]
     );
 
@@ -242,7 +245,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 6]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 7]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -326,6 +329,8 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
             "segredo_anterior_cifrado",
             "segredo_anterior_ate",
             "desativado_em",
+            "url_normalizada",
+            "reativado_em",
         ]
     );
 
@@ -409,9 +414,9 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    // its two columns, and the two added after it (criacao_nao_encontrada_em,
-    // status_desconhecido_desde), are gone
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 4]);
+    // its two columns, and the three added after it (criacao_nao_encontrada_em,
+    // status_desconhecido_desde, dados_apagados_em), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 5]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.
@@ -545,6 +550,8 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
         [
             "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
              USING btree (evento_id, webhook_url_id)",
+            "CREATE INDEX webhook_entregas_finais_idx ON public.webhook_entregas \
+             USING btree (atualizado_em) WHERE (status <> 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_empresa_idx ON public.webhook_entregas \
              USING btree (empresa_id, proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \

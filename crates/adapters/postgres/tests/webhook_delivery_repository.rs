@@ -913,7 +913,7 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
         desativado_em: None,
     };
     PgWebhookUrlRepository::new(w.pool.clone())
-        .insert(&h, &EncryptedSecret("v1:segredo".to_owned()))
+        .insert(&h, &EncryptedSecret("v1:segredo".to_owned()), u32::MAX)
         .unwrap();
     let e = event(&w.db, w.acme.id, t0());
     let d = deliver(&w.db, e, &h, "pendente", t0(), Some(t0()));
@@ -926,4 +926,34 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
     assert_eq!(ids(&claimed), [d]);
     assert_eq!(claimed[0].secret, EncryptedSecret("v1:segredo".to_owned()));
     assert_eq!(claimed[0].payload, body(e));
+}
+
+#[test]
+fn a_reenabled_url_is_not_disabled_again_for_the_failures_before_its_reenabling_but_is_for_new_ones(
+) {
+    let w = world(2);
+    let now = t0();
+    let window = days(5);
+    let url = w.url(&w.acme, "acme.example/reenabled");
+    let db = &w.db;
+    seed(db, &url, "falhou", now - days(2), None);
+    set_disabled(db, url.id, Some(now - days(1)));
+    let urls = PgWebhookUrlRepository::new(w.pool.clone());
+    let repo = w.repo();
+    let reenabled_at = now - minutes(10);
+
+    let back = urls
+        .reenable(w.acme.id, url.id, reenabled_at)
+        .unwrap()
+        .unwrap();
+
+    assert_eq!(back.desativado_em, None);
+    assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 0);
+    // A failure after the re-enabling counts again.
+    seed(db, &url, "falhou", now - minutes(5), None);
+    assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 1);
+    assert_eq!(
+        urls.get(w.acme.id, url.id).unwrap().unwrap().desativado_em,
+        Some(now)
+    );
 }

@@ -33,7 +33,7 @@ fn row(db: &TestDb, id: Uuid) -> WebhookUrlRow {
 }
 
 fn insert(repo: &PgWebhookUrlRepository, hook: &WebhookUrl) {
-    repo.insert(hook, &secret_of(hook.id)).unwrap();
+    repo.insert(hook, &secret_of(hook.id), u32::MAX).unwrap();
 }
 
 #[test]
@@ -58,7 +58,7 @@ fn insert_stores_the_encrypted_secret_and_no_previous_one() {
     let repo = PgWebhookUrlRepository::new(pool);
     let h = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
 
-    repo.insert(&h, &EncryptedSecret("v1:abc".to_owned()))
+    repo.insert(&h, &EncryptedSecret("v1:abc".to_owned()), u32::MAX)
         .unwrap();
 
     assert_eq!(secrets(&db, h.id), ("v1:abc".to_owned(), None, None));
@@ -374,4 +374,169 @@ fn rotate_secret_of_another_companys_a_removed_or_an_unknown_url_is_false() {
         secrets(&db, removed.id),
         (secret_of(removed.id).0, None, None)
     );
+}
+
+// --- limits and control (issue 12) ---
+
+fn try_insert(
+    repo: &PgWebhookUrlRepository,
+    h: &WebhookUrl,
+    max: u32,
+) -> Result<(), ports::InsertWebhookUrlError> {
+    repo.insert(h, &secret_of(h.id), max)
+}
+
+#[test]
+fn insert_refuses_a_url_past_the_limit_counting_disabled_ones_but_not_removed_ones() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let first = hook(&acme, "https://acme.example/1", "2026-01-01T00:00:00Z");
+    let second = hook(&acme, "https://acme.example/2", "2026-01-01T00:00:00Z");
+    try_insert(&repo, &first, 2).unwrap();
+    try_insert(&repo, &second, 2).unwrap();
+    set_disabled(&db, first.id, Some(at("2026-02-01T00:00:00Z")));
+    let third = hook(&acme, "https://acme.example/3", "2026-01-01T00:00:00Z");
+
+    let refused = try_insert(&repo, &third, 2);
+
+    assert!(
+        matches!(refused, Err(ports::InsertWebhookUrlError::LimitReached)),
+        "{refused:?}"
+    );
+    assert_eq!(repo.get(acme.id, third.id).unwrap(), None);
+    // Another company's count is its own; a removal frees a place.
+    try_insert(
+        &repo,
+        &hook(&globex, "https://acme.example/3", "2026-01-01T00:00:00Z"),
+        2,
+    )
+    .unwrap();
+    assert!(repo
+        .soft_delete(acme.id, first.id, at("2026-03-01T00:00:00Z"))
+        .unwrap());
+    try_insert(&repo, &third, 2).unwrap();
+}
+
+#[test]
+fn insert_refuses_the_same_normalized_url_while_one_is_active_and_stores_the_normalized_form() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let first = hook(
+        &acme,
+        "HTTPS://Acme.Example:443/Hook",
+        "2026-01-01T00:00:00Z",
+    );
+    try_insert(&repo, &first, 10).unwrap();
+    let same = hook(&acme, "https://acme.example/Hook#x", "2026-01-02T00:00:00Z");
+
+    let refused = try_insert(&repo, &same, 10);
+
+    assert!(
+        matches!(refused, Err(ports::InsertWebhookUrlError::Duplicate)),
+        "{refused:?}"
+    );
+    let normalized: String = webhook_urls::table
+        .find(first.id)
+        .select(webhook_urls::url_normalizada)
+        .first(&mut db.conn())
+        .unwrap();
+    assert_eq!(normalized, "https://acme.example/Hook");
+    assert_eq!(
+        row(&db, first.id).url,
+        "HTTPS://Acme.Example:443/Hook",
+        "kept as written"
+    );
+    assert!(repo
+        .soft_delete(acme.id, first.id, at("2026-03-01T00:00:00Z"))
+        .unwrap());
+    try_insert(&repo, &same, 10).unwrap();
+}
+
+#[test]
+fn concurrent_inserts_of_one_url_store_it_once_and_of_many_urls_stay_within_the_limit() {
+    let db = TestDb::new();
+    let pool = common::consent::pool_of(&db, 8);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let race = |urls: Vec<WebhookUrl>, max: u32| -> usize {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = urls
+                .iter()
+                .map(|h| {
+                    let repo = repo.clone();
+                    s.spawn(move || try_insert(&repo, h, max).is_ok())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .filter(|ok| *ok)
+                .count()
+        })
+    };
+
+    let same: Vec<WebhookUrl> = (0..8)
+        .map(|_| hook(&acme, "https://acme.example/race", "2026-01-01T00:00:00Z"))
+        .collect();
+    assert_eq!(race(same, 100), 1);
+    let many: Vec<WebhookUrl> = (0..8)
+        .map(|n| {
+            hook(
+                &acme,
+                &format!("https://acme.example/{n}"),
+                "2026-01-01T00:00:00Z",
+            )
+        })
+        .collect();
+    assert_eq!(race(many, 5), 4, "one place was taken by the race above");
+
+    assert_eq!(repo.list_active(acme.id).unwrap().len(), 5);
+}
+
+#[test]
+fn reenable_clears_the_disabling_keeps_the_secret_and_answers_none_for_removed_or_others() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let h = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
+    insert(&repo, &h);
+    set_disabled(&db, h.id, Some(at("2026-02-01T00:00:00Z")));
+    let when = at("2026-02-02T00:00:00Z");
+
+    assert_eq!(repo.reenable(globex.id, h.id, when).unwrap(), None);
+    assert_eq!(
+        row(&db, h.id).desativado_em,
+        Some(at("2026-02-01T00:00:00Z"))
+    );
+    let back = repo.reenable(acme.id, h.id, when).unwrap().unwrap();
+
+    assert_eq!(back, h, "same id and URL, no longer disabled");
+    assert_eq!(secrets(&db, h.id).0, secret_of(h.id).0, "same secret");
+    let reenabled_at = |db: &TestDb| {
+        webhook_urls::table
+            .find(h.id)
+            .select(webhook_urls::reativado_em)
+            .first::<Option<chrono::DateTime<chrono::Utc>>>(&mut db.conn())
+            .unwrap()
+    };
+    assert_eq!(reenabled_at(&db), Some(when));
+    // Already active: unchanged, its re-enabling time too.
+    assert_eq!(
+        repo.reenable(acme.id, h.id, at("2026-02-03T00:00:00Z"))
+            .unwrap(),
+        Some(h.clone())
+    );
+    assert_eq!(reenabled_at(&db), Some(when));
+    assert!(repo
+        .soft_delete(acme.id, h.id, at("2026-03-01T00:00:00Z"))
+        .unwrap());
+    assert_eq!(repo.reenable(acme.id, h.id, when).unwrap(), None);
+    assert_eq!(repo.reenable(acme.id, Uuid::new_v4(), when).unwrap(), None);
 }

@@ -6,8 +6,8 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
     AuthError, CheckConsentError, CreateConsentError, DeleteWebhookError, DeliveryLogError,
-    GetConsentError, ListConsentError, RegisterWebhookError, RevokeConsentError, RotateSecretError,
-    SyncError,
+    GetConsentError, ListConsentError, ReenableWebhookError, RegisterWebhookError,
+    RevokeConsentError, RotateSecretError, SyncError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
@@ -268,6 +268,10 @@ impl From<RegisterWebhookError> for ApiError {
     fn from(e: RegisterWebhookError) -> Self {
         match e {
             RegisterWebhookError::Invalid(errors) => ApiError::Validation(errors),
+            RegisterWebhookError::Duplicate => ApiError::Conflict(
+                "A empresa já tem esta URL de webhook registrada; veja GET /api/webhook-urls."
+                    .into(),
+            ),
             RegisterWebhookError::Repo(e) => e.into(),
         }
     }
@@ -332,11 +336,24 @@ impl From<RotateSecretError> for ApiError {
     }
 }
 
+impl From<ReenableWebhookError> for ApiError {
+    fn from(e: ReenableWebhookError) -> Self {
+        match e {
+            ReenableWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
+            ReenableWebhookError::Repo(e) => e.into(),
+        }
+    }
+}
+
 impl From<DeliveryLogError> for ApiError {
     fn from(e: DeliveryLogError) -> Self {
         match e {
             DeliveryLogError::Invalid(errors) => ApiError::Validation(errors),
             DeliveryLogError::NotFound => ApiError::NotFound("Webhook URL ou entrega"),
+            DeliveryLogError::UrlDisabled => ApiError::Conflict(
+                "A webhook URL está desativada; reative-a (POST /api/webhook-urls/{id}/reativar) antes de reenviar."
+                    .into(),
+            ),
             DeliveryLogError::Repo(e) => e.into(),
         }
     }

@@ -57,6 +57,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
             pgcc: Arc::new(MockPgccGateway::new()),
             clock: Arc::new(clock),
             idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
+            retention: Arc::new(ports::MockRetentionRepository::new()),
             connection_scope: Arc::new(ports::NoConnectionScope),
         },
         &ServiceSettings::default(),

@@ -45,10 +45,12 @@ pub struct NewWebhookUrl<'a> {
     pub removido_em: Option<DateTime<Utc>>,
     pub desativado_em: Option<DateTime<Utc>>,
     pub segredo_cifrado: &'a str,
+    /// `WebhookUrl::normalized` of `url`: what "the same URL" compares.
+    pub url_normalizada: &'a str,
 }
 
 impl<'a> NewWebhookUrl<'a> {
-    pub fn new(webhook: &'a WebhookUrl, secret: &'a EncryptedSecret) -> Self {
+    pub fn new(webhook: &'a WebhookUrl, normalized: &'a str, secret: &'a EncryptedSecret) -> Self {
         NewWebhookUrl {
             id: webhook.id,
             empresa_id: webhook.empresa_id.0,
@@ -57,6 +59,7 @@ impl<'a> NewWebhookUrl<'a> {
             removido_em: webhook.removido_em,
             desativado_em: webhook.desativado_em,
             segredo_cifrado: &secret.0,
+            url_normalizada: normalized,
         }
     }
 }

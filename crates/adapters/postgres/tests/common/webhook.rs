@@ -39,7 +39,7 @@ pub fn register(
 ) -> WebhookUrl {
     let hook = webhook(empresa, url, criado_em);
     PgWebhookUrlRepository::new(pool.clone())
-        .insert(&hook, &secret_of(hook.id))
+        .insert(&hook, &secret_of(hook.id), u32::MAX)
         .expect("insert the webhook URL");
     hook
 }

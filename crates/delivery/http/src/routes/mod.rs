@@ -83,6 +83,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .default_service(not_allowed("POST")),
     )
     .service(
+        web::resource("/api/webhook-urls/{webhookUrlId}/reativar")
+            .route(web::post().to(webhook_urls::reenable))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
         web::resource("/api/webhook-urls/{webhookUrlId}/entregas")
             .route(web::get().to(webhook_urls::deliveries))
             .default_service(not_allowed("GET")),

@@ -47,6 +47,7 @@ pub struct DocsServers {
         webhook_urls::list,
         webhook_urls::delete,
         webhook_urls::rotate_secret,
+        webhook_urls::reenable,
         webhook_urls::deliveries,
         webhook_urls::replay,
     ),

@@ -1,5 +1,5 @@
-//! `/api/webhook-urls` (tag WebhookUrls): register, list, soft delete, rotate the secret, the
-//! delivery log and replays.
+//! `/api/webhook-urls` (tag WebhookUrls): register, list, soft delete, rotate the secret,
+//! re-enable, the delivery log and replays.
 
 use actix_web::{web, HttpResponse};
 use application::Services;
@@ -28,9 +28,10 @@ use crate::error::ApiError;
     responses(
         (status = 200, description = "Registered; `segredo` is shown only now.", body = EnvelopeDoc<WebhookUrlRegistrada>),
         (status = 400, description = "Malformed JSON or unknown field.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "The company already has this URL (compared normalized: scheme and host in any case, default port, fragment) registered and not removed.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "Not an absolute http(s) URL, not https where required, or resolving to a non-public address.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "On `url`: not an absolute http(s) URL, not https where required, resolving to a non-public address, or the company already has `webhooks.max_urls_per_company` URLs not removed (disabled ones count).", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn register(
@@ -129,6 +130,34 @@ pub async fn rotate_secret(
     )))
 }
 
+/// Re-enables a URL disabled for failing: same id, secret and delivery log. Its pending
+/// deliveries are sent again and new events reach it. An active URL is answered as it is.
+#[utoipa::path(
+    post,
+    path = "/api/webhook-urls/{webhookUrlId}/reativar",
+    tag = "WebhookUrls",
+    params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
+    responses(
+        (status = 200, description = "Active (again); the URL as `GET /api/webhook-urls` lists it (`desativadaEm` null). Re-enabling an active URL changes nothing and answers the same.", body = EnvelopeDoc<WebhookUrlRegistrada>),
+        (status = 404, description = "No webhook URL with this id for the company (unknown, another company's, or removed); nothing changed.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn reenable(
+    services: web::Data<Services>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let webhook = as_company(&services, key, move |s, company| {
+        Ok(s.webhook_urls.reenable(company, id)?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
+        WebhookUrlRegistrada::from(webhook),
+        "Webhook URL ativa.",
+    )))
+}
+
 /// The URL's newest deliveries, each with its attempts (when, HTTP status, latency, error).
 #[utoipa::path(
     get,
@@ -169,6 +198,7 @@ pub async fn deliveries(
     responses(
         (status = 200, description = "Queued for sending now.", body = EnvelopeDoc<Vazio>),
         (status = 404, description = "No such delivery for the company's (not removed) URL.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "The URL is disabled: re-enable it (`reativar`) first; nothing changed.", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn replay(

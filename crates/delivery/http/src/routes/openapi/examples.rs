@@ -182,6 +182,11 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             "The new secret",
             json!({"id": WEBHOOK_ID, "segredo": "whsec_N3wS3cr3tN3wS3cr3tN3wS3cr3tN3wS"}),
         )],
+        ("/api/webhook-urls/{webhookUrlId}/reativar", _) => vec![(
+            "reativada",
+            "Active again (same id and secret)",
+            webhook(false),
+        )],
         ("/api/webhook-urls/{webhookUrlId}/entregas", _) => vec![(
             "entregas",
             "Newest first",
@@ -213,6 +218,10 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             err("Solicitação de consentimento não encontrado.", json!({})))],
         "409" if path.ends_with("/revogar") => vec![("nao_ativo", "Not active",
             err("Só um consentimento ativo pode ser revogado; este está pendente.", json!({})))],
+        "409" if path == "/api/webhook-urls" => vec![("duplicada", "The company already has this URL",
+            err("A empresa já tem esta URL de webhook registrada; veja GET /api/webhook-urls.", json!({})))],
+        "409" if path.ends_with("/reenviar") => vec![("desativada", "The URL is disabled",
+            err("A webhook URL está desativada; reative-a (POST /api/webhook-urls/{id}/reativar) antes de reenviar.", json!({})))],
         "409" => vec![("em_andamento", "Same Idempotency-Key still running",
             err("Uma requisição com esta Idempotency-Key ainda está em processamento; tente novamente mais tarde.", json!({})))],
         "413" => vec![("grande_demais", "Body over the limit",
@@ -239,6 +248,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "CPF inválido.")])));
             } else if path == "/api/webhook-urls" {
                 list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
+                list.push(("limite_de_urls", "The company already has its maximum of URLs", campos(&[("url",
+                    "a empresa já tem o máximo de 10 URLs de webhook (desativadas incluídas); remova uma antes de registrar outra")])));
             } else if !pgcc_path {
                 list.push(("campos", "A parameter rule is broken", campos(&[("limite", "deve estar entre 1 e 500.")])));
             }

@@ -1,0 +1,7 @@
+DROP INDEX webhook_eventos_criado_em_idx;
+DROP INDEX webhook_entregas_finais_idx;
+DROP INDEX chaves_idempotencia_recurso_idx;
+DROP INDEX solicitacoes_consentimento_canceladas_idx;
+ALTER TABLE solicitacoes_consentimento
+    DROP CONSTRAINT solicitacoes_consentimento_dados_apagados_check;
+ALTER TABLE solicitacoes_consentimento DROP COLUMN dados_apagados_em;
