@@ -259,6 +259,7 @@
 //! assert_eq!(keys, ["data", "isPgccErro", "mensagem", "pgccCodigoErro", "sucesso"]);
 //! ```
 
+#![warn(missing_docs)]
 
 pub mod cnpj;
 pub mod company;
