@@ -29,6 +29,7 @@ release: ## optimized binaries (profile.release: thin LTO, one codegen unit); no
 lint: ## what CI checks besides the tests
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc -p consent-domain --no-deps
 
 fmt:
 	cargo fmt --all

@@ -22,6 +22,8 @@ echo "test cluster: $TEST_DATABASE_URL"
 status=0
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --no-fail-fast "$@" || status=$?
+  # nextest does not run doctests (the domain crate's examples, src/lib.rs); `cargo test` below does.
+  cargo test --workspace --doc --no-fail-fast || status=$?
 else
   cargo test --workspace --no-fail-fast "$@" || status=$?
 fi

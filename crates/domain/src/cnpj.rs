@@ -4,17 +4,28 @@
 
 use serde::{Serialize, Serializer};
 
+/// A valid CNPJ, held as its 14 characters (unmasked, letters upper-cased).
+///
+/// Only [`Cnpj::parse`] builds one. A CNPJ identifies a company, not a person, so unlike
+/// [`Cpf`](crate::Cpf) its `Debug` is not masked. Serialized as its 14 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Cnpj(String);
 
+/// Why [`Cnpj::parse`] refused its input. The messages (`Display`) are for the API client, in
+/// Portuguese, and never quote the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CnpjError {
+    /// Not 14 characters once the mask characters and whitespace are stripped.
     #[error("o CNPJ deve ter 14 caracteres")]
     Length,
+    /// A character that is not an ASCII letter or digit (nor `.`, `/`, `-`, whitespace), or a
+    /// letter in one of the two check-digit positions.
     #[error("o CNPJ contém caracteres inválidos")]
     Characters,
+    /// All 14 characters equal: no such CNPJ is issued.
     #[error("o CNPJ não pode ter todos os caracteres iguais")]
     RepeatedDigits,
+    /// One of the two check digits does not match the characters before it.
     #[error("os dígitos verificadores do CNPJ não conferem")]
     CheckDigits,
 }

@@ -6,6 +6,8 @@ use uuid::Uuid;
 
 use crate::Cnpj;
 
+/// The id of a [`Company`]. A type of its own so that a company id cannot be passed where
+/// another id is expected; serialized as the bare UUID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct CompanyId(pub Uuid);
@@ -16,11 +18,17 @@ impl std::fmt::Display for CompanyId {
     }
 }
 
+/// A company registered with the service: every consent request, use case and webhook belongs
+/// to exactly one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Company {
+    /// Its id, which scopes all of its data.
     pub id: CompanyId,
+    /// Its name (`nome`), as registered by the operator.
     pub nome: String,
+    /// Its tax identifier.
     pub cnpj: Cnpj,
+    /// When it was registered.
     pub criado_em: DateTime<Utc>,
 }
 

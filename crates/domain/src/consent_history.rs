@@ -43,9 +43,13 @@ impl TransitionCause {
 /// One entry of a request's history. Creation is the first entry (`de: None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusChange {
+    /// The status before (`de`); `None` for the creation.
     pub de: Option<ConsentStatus>,
+    /// The status after (`para`).
     pub para: ConsentStatus,
+    /// When the change happened (`em`).
     pub em: DateTime<Utc>,
+    /// Why it happened (`causa`).
     pub causa: TransitionCause,
 }
 

@@ -18,11 +18,14 @@ pub enum CreationVariant {
 /// The access modality (`modalidadeAcesso`). `Indireto` requires `cnpjAnuente`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ModalidadeAcesso {
+    /// `Direto`: no consenting company; `cnpjAnuente` is optional.
     Direto,
+    /// `Indireto`: access through a consenting company, whose CNPJ (`cnpjAnuente`) is required.
     Indireto,
 }
 
 impl ModalidadeAcesso {
+    /// The wire name: `"Direto"` or `"Indireto"`.
     pub fn as_str(self) -> &'static str {
         match self {
             ModalidadeAcesso::Direto => "Direto",
@@ -43,10 +46,12 @@ impl ModalidadeAcesso {
 /// The kind of data subject (`tipoTitular`): only natural persons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TipoTitular {
+    /// `PessoaFisica`: a natural person, identified by a CPF.
     PessoaFisica,
 }
 
 impl TipoTitular {
+    /// The wire name: `"PessoaFisica"`.
     pub fn as_str(self) -> &'static str {
         "PessoaFisica"
     }
@@ -59,21 +64,33 @@ impl TipoTitular {
 
 /// The body of a creation request as received: every field optional and the enumerations as
 /// text, so that each broken rule is reported by field (422) instead of failing decoding (400).
+///
+/// Unlike the validated types, its `Debug` shows the raw CPF and proof of consent: do not log a
+/// draft.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConsentRequestDraft {
+    /// `casoDeUsoIdTemplate`: the PGCC template id of one of the company's use cases.
     pub caso_de_uso_id_template: Option<String>,
+    /// `cpfTitular`: the data subject's CPF, formatted or digits only.
     pub cpf_titular: Option<String>,
+    /// `modalidadeAcesso`: `Direto` or `Indireto`, as text.
     pub modalidade_acesso: Option<String>,
+    /// `tipoTitular`: `PessoaFisica`, as text.
     pub tipo_titular: Option<String>,
+    /// `dataExpiracaoConsentimento`: when the consent stops holding.
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    /// `dataTitularRespondeuConsentimento`: when the subject answered (active requests only).
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    /// `provaColeta`: the proof that the subject consented (active requests only).
     pub prova_coleta: Option<String>,
+    /// `cnpjAnuente`: the consenting company's CNPJ (required for `Indireto`).
     pub cnpj_anuente: Option<String>,
 }
 
 /// The subject's answer, present only on requests created active.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ActiveAnswer {
+    /// When the subject answered; before the request's expiry and not in the future.
     pub data_titular_respondeu_consentimento: DateTime<Utc>,
     /// Proof of consent: personal data, never logged.
     pub prova_coleta: String,
@@ -91,17 +108,26 @@ impl std::fmt::Debug for ActiveAnswer {
     }
 }
 
-/// A draft that passed every rule of its variant.
+/// A draft that passed every rule of its variant: built only by
+/// [`ConsentRequestDraft::validate`], with typed, normalized fields. Its `Debug` is safe to log
+/// (the CPF is masked, the proof of consent redacted).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidConsentRequest {
+    /// Which creation endpoint it came through.
     pub variant: CreationVariant,
+    /// `casoDeUsoIdTemplate`, trimmed.
     pub caso_de_uso_id_template: String,
+    /// `cpfTitular`, checked and normalized.
     pub cpf_titular: Cpf,
+    /// `modalidadeAcesso`.
     pub modalidade_acesso: ModalidadeAcesso,
+    /// `tipoTitular`.
     pub tipo_titular: TipoTitular,
+    /// `dataExpiracaoConsentimento`; after the instant of validation.
     pub data_expiracao_consentimento: DateTime<Utc>,
     /// `Some` exactly when `variant` is `Active`.
     pub resposta: Option<ActiveAnswer>,
+    /// `cnpjAnuente`, checked and normalized; always `Some` for `Indireto`.
     pub cnpj_anuente: Option<Cnpj>,
 }
 
@@ -270,13 +296,21 @@ pub const MAX_PROVA_COLETA: usize = 100_000;
 
 /// The JSON names of the fields of a consent request, as reported in [`ValidationErrors`].
 pub mod campo {
+    /// The use case template id.
     pub const CASO_DE_USO_ID_TEMPLATE: &str = "casoDeUsoIdTemplate";
+    /// The data subject's CPF.
     pub const CPF_TITULAR: &str = "cpfTitular";
+    /// The access modality.
     pub const MODALIDADE_ACESSO: &str = "modalidadeAcesso";
+    /// The kind of data subject.
     pub const TIPO_TITULAR: &str = "tipoTitular";
+    /// The expiry of the consent.
     pub const DATA_EXPIRACAO: &str = "dataExpiracaoConsentimento";
+    /// When the subject answered.
     pub const DATA_RESPOSTA: &str = "dataTitularRespondeuConsentimento";
+    /// The proof of consent.
     pub const PROVA_COLETA: &str = "provaColeta";
+    /// The consenting company's CNPJ.
     pub const CNPJ_ANUENTE: &str = "cnpjAnuente";
 }
 
@@ -309,20 +343,28 @@ fn non_blank(value: Option<&str>) -> Option<&str> {
     value.filter(|v| !v.trim().is_empty())
 }
 
-/// A stored consent request.
+/// A stored consent request: the validated data plus what the service added (ids, status,
+/// hash, timestamps).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsentRequest {
+    /// Our id of the request (`id` on the wire).
     pub id: Uuid,
+    /// The company that created it.
     pub empresa_id: CompanyId,
+    /// Our id of the [`UseCase`](crate::UseCase) its template names.
     pub caso_de_uso_id: Uuid,
+    /// What the company submitted, validated.
     pub dados: ValidConsentRequest,
     /// The stored status; see [`ConsentRequest::effective_status`] for what to report.
     pub status: ConsentStatus,
+    /// The PGCC's id of the request (`pgccId` on the wire).
     pub pgcc_id: String,
     /// Lower-case hex SHA-256 of the request's canonical content (docs/hash-consulta.md),
     /// computed once at creation.
     pub hash: String,
+    /// When it was created (`criadoEm`).
     pub criado_em: DateTime<Utc>,
+    /// When it last changed (`atualizadoEm`).
     pub atualizado_em: DateTime<Utc>,
 }
 

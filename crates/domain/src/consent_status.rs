@@ -12,13 +12,20 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The status of a consent request. Serialized, displayed and stored as its lower-case
+/// Portuguese name ([`ConsentStatus::as_str`]); those names are part of the public API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ConsentStatus {
+    /// `pendente`: waiting for the subject's answer.
     Pendente,
+    /// `ativo`: the subject consented; the consent holds until it expires or is revoked.
     Ativo,
+    /// `recusado`: the subject refused. Terminal.
     Recusado,
+    /// `expirado`: the expiry date passed before an answer or while active. Terminal.
     Expirado,
+    /// `revogado`: an active consent was revoked. Terminal.
     Revogado,
 }
 
@@ -51,10 +58,14 @@ impl ConsentEvent {
     ];
 }
 
+/// An event the state machine does not allow from a status: [`ConsentStatus::apply`] refuses
+/// it and the request is left as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("transição inválida: {event:?} a partir de {from:?}")]
 pub struct IllegalTransition {
+    /// The status the request was in (`None`: not yet created).
     pub from: Option<ConsentStatus>,
+    /// The event that was refused.
     pub event: ConsentEvent,
 }
 

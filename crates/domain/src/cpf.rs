@@ -1,17 +1,28 @@
 //! CPF (Cadastro de Pessoas Físicas), the data subject's tax identifier. Personal data: its
 //! `Debug` is masked and it has no `Display`, so it cannot slip into a log line by accident.
 
+/// A valid CPF, held as its 11 digits (unmasked).
+///
+/// Only [`Cpf::parse`] builds one, so holding a `Cpf` means the number passed every rule.
+/// `Debug` prints [`Cpf::masked`]; the full number is only reachable through [`Cpf::as_str`].
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Cpf(String);
 
+/// Why [`Cpf::parse`] refused its input. The messages (`Display`) are for the API client, in
+/// Portuguese, and never quote the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CpfError {
+    /// Not 11 digits once the mask characters are stripped.
     #[error("o CPF deve ter 11 dígitos")]
     Length,
+    /// A character other than an ASCII digit, `.` or `-` (surrounding whitespace aside).
     #[error("o CPF contém caracteres inválidos")]
     Characters,
+    /// All 11 digits equal (`111.111.111-11`): the check digits would match, but no such CPF
+    /// is issued.
     #[error("o CPF não pode ter todos os dígitos iguais")]
     RepeatedDigits,
+    /// One of the two check digits does not match the first nine digits.
     #[error("os dígitos verificadores do CPF não conferem")]
     CheckDigits,
 }

@@ -8,11 +8,15 @@ use crate::PgccStatusCode;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Envelope<T> {
+    /// `sucesso`: whether the request did what was asked.
     pub sucesso: bool,
+    /// `isPgccErro`: whether the failure came from the PGCC rather than from this service.
     pub is_pgcc_erro: bool,
     /// `OK` whenever `is_pgcc_erro` is false; the PGCC's status name otherwise.
     pub pgcc_codigo_erro: PgccStatusCode,
+    /// `mensagem`: a message for the human reading the answer; always set on failures.
     pub mensagem: Option<String>,
+    /// `data`: the payload of the answer (an object, a list, field errors...).
     pub data: T,
 }
 

@@ -9,20 +9,32 @@ use crate::CompanyId;
 /// A stored use case of one company. Wire names are those of spec 2.1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UseCase {
+    /// Our id of the use case.
     pub id: Uuid,
+    /// The company it belongs to.
     pub empresa_id: CompanyId,
+    /// The PGCC's id of the link between the company and the template (`vinculoId`), when
+    /// known.
     pub vinculo_id: Option<Uuid>,
+    /// Its title (`titulo`), as the PGCC names it.
     pub titulo: String,
+    /// The PGCC's template id (`pgccProviderTemplateId`): what a consent request names in
+    /// `casoDeUsoIdTemplate`.
     pub pgcc_provider_template_id: Option<String>,
+    /// When we first stored it (`dataInclusao`).
     pub data_inclusao: DateTime<Utc>,
+    /// When a synchronization last saw it on the PGCC (`dataUltimaSincronizacaoPgcc`).
     pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
 }
 
 /// A use case as the PGCC reports it during a synchronization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgccUseCase {
+    /// The PGCC's id of the link between the company and the template.
     pub vinculo_id: Uuid,
+    /// The PGCC's template id; the key matched against our copy.
     pub template_id: String,
+    /// The title of the use case.
     pub titulo: String,
 }
 
@@ -30,13 +42,13 @@ pub struct PgccUseCase {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SyncCounts {
-    /// new use cases stored
+    /// New use cases stored.
     pub inseridos: u32,
-    /// existing use cases refreshed (title, link, sync time)
+    /// Existing use cases refreshed (title, link, sync time).
     pub atualizados: u32,
-    /// use cases gone from the PGCC, now marked removed
+    /// Use cases gone from the PGCC, now marked removed.
     pub removidos: u32,
-    /// use cases listed after the sync
+    /// Use cases listed after the sync.
     pub total: u32,
 }
 

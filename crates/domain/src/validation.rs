@@ -5,11 +5,14 @@ use serde::Serialize;
 /// One broken rule on one input field. `campo` is the field's name on the wire (camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldError {
+    /// The field's JSON name (`cpfTitular`); see [`crate::consent_request::campo`].
     pub campo: String,
+    /// What is wrong, for the client, in Portuguese; never quotes the submitted value.
     pub mensagem: String,
 }
 
 impl FieldError {
+    /// The error `mensagem` on the field `campo`.
     pub fn new(campo: impl Into<String>, mensagem: impl Into<String>) -> Self {
         Self {
             campo: campo.into(),
@@ -24,18 +27,22 @@ impl FieldError {
 pub struct ValidationErrors(pub Vec<FieldError>);
 
 impl ValidationErrors {
+    /// Exactly one broken rule, for checks that have a single field.
     pub fn single(campo: impl Into<String>, mensagem: impl Into<String>) -> Self {
         Self(vec![FieldError::new(campo, mensagem)])
     }
 
+    /// Records one more broken rule.
     pub fn push(&mut self, campo: impl Into<String>, mensagem: impl Into<String>) {
         self.0.push(FieldError::new(campo, mensagem));
     }
 
+    /// Whether no rule was broken.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
+    /// The broken rules, in the order they were found.
     pub fn fields(&self) -> &[FieldError] {
         &self.0
     }

@@ -9,17 +9,26 @@ use uuid::Uuid;
 
 use crate::{CompanyId, ConsentRequest, ConsentStatus, SyncCounts};
 
+/// The kind of a webhook event; its wire name ([`EventType::as_str`]) is the payload's `type`
+/// and part of the public API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventType {
+    /// `solicitacao.criada`: a consent request was created (active or pending).
     SolicitacaoCriada,
+    /// `solicitacao.ativada`: a consent request became `ativo`.
     SolicitacaoAtivada,
+    /// `solicitacao.recusada`: a consent request became `recusado`.
     SolicitacaoRecusada,
+    /// `solicitacao.expirada`: a consent request became `expirado`.
     SolicitacaoExpirada,
+    /// `solicitacao.revogada`: a consent request became `revogado`.
     SolicitacaoRevogada,
+    /// `casos-de-uso.sincronizados`: the company's use cases were synchronized with the PGCC.
     CasosDeUsoSincronizados,
 }
 
 impl EventType {
+    /// Every event type, consent request events first.
     pub const ALL: [EventType; 6] = [
         EventType::SolicitacaoCriada,
         EventType::SolicitacaoAtivada,
@@ -63,19 +72,31 @@ impl EventType {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsentSnapshot {
+    /// `id`: our id of the request.
     pub id: Uuid,
+    /// `pgccId`: the PGCC's id of the request.
     pub pgcc_id: String,
+    /// `status`: the stored status at the time of the event.
     pub status: ConsentStatus,
+    /// `casoDeUsoIdTemplate`.
     pub caso_de_uso_id_template: String,
     /// Masked: `***.456.789-**`.
     pub cpf_titular: String,
+    /// `tipoTitular`: `PessoaFisica`.
     pub tipo_titular: &'static str,
+    /// `modalidadeAcesso`: `Direto` or `Indireto`.
     pub modalidade_acesso: &'static str,
+    /// `cnpjAnuente`: 14 characters, unmasked; `null` when absent.
     pub cnpj_anuente: Option<String>,
+    /// `dataExpiracaoConsentimento`.
     pub data_expiracao_consentimento: DateTime<Utc>,
+    /// `dataTitularRespondeuConsentimento`: `null` unless the request was created active.
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    /// `hash`: the request's content hash (docs/hash-consulta.md).
     pub hash: String,
+    /// `criadoEm`.
     pub criado_em: DateTime<Utc>,
+    /// `atualizadoEm`.
     pub atualizado_em: DateTime<Utc>,
 }
 
@@ -104,12 +125,16 @@ impl ConsentSnapshot {
     }
 }
 
+/// The `data` of an event, serialized as the bare snapshot or counts (no tag: the payload's
+/// `type` says which).
 // Events are built once and serialized; boxing the snapshot would only change the public shape.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum EventData {
+    /// The request, for the `solicitacao.*` events.
     Solicitacao(ConsentSnapshot),
+    /// The counts, for `casos-de-uso.sincronizados`.
     Sincronizacao(SyncCounts),
 }
 
@@ -118,18 +143,25 @@ pub enum EventData {
 pub struct WebhookEvent {
     /// Also the `webhook-id` header: the same on every attempt and replay.
     pub id: Uuid,
+    /// The company notified.
     pub empresa_id: CompanyId,
+    /// What happened.
     pub tipo: EventType,
+    /// When it happened; the payload's `timestamp`.
     pub timestamp: DateTime<Utc>,
+    /// The payload's `data`.
     pub data: EventData,
 }
 
 /// The wire form: `{"type", "timestamp", "data"}`.
 #[derive(Debug, Serialize)]
 pub struct WebhookPayload<'a> {
+    /// `type`: the event type's wire name.
     #[serde(rename = "type")]
     pub tipo: &'static str,
+    /// `timestamp`: when the event happened.
     pub timestamp: DateTime<Utc>,
+    /// `data`: the snapshot or the counts.
     pub data: &'a EventData,
 }
 

@@ -5,27 +5,40 @@ use uuid::Uuid;
 
 use crate::CompanyId;
 
+/// A URL a company registered to receive its webhook events.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookUrl {
+    /// Our id of the registration.
     pub id: Uuid,
+    /// The company it notifies.
     pub empresa_id: CompanyId,
+    /// The URL, as accepted by [`WebhookUrl::validate_url`].
     pub url: String,
+    /// When it was registered.
     pub criado_em: DateTime<Utc>,
+    /// When the company removed it; `None` while registered.
     pub removido_em: Option<DateTime<Utc>>,
     /// Set when every delivery to it failed for the configured window (5 days by default):
     /// no new deliveries until the company registers it again.
     pub desativado_em: Option<DateTime<Utc>>,
 }
 
+/// Why [`WebhookUrl::validate_url`] refused a URL; the messages are for the API client.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WebhookUrlError {
+    /// Not an absolute `http`/`https` URL with a host, or it contains whitespace.
     #[error("a URL deve ser absoluta, com esquema http ou https e um host")]
     NotAbsoluteHttp,
+    /// Longer than [`WebhookUrl::MAX_LEN`] characters.
     #[error("a URL tem mais de {max} caracteres")]
-    TooLong { max: usize },
+    TooLong {
+        /// The limit that was exceeded.
+        max: usize,
+    },
 }
 
 impl WebhookUrl {
+    /// Longest accepted URL, in characters, after trimming.
     pub const MAX_LEN: usize = 2048;
 
     /// Checks that `raw` is an absolute http(s) URL with a host and returns it trimmed.
