@@ -3,8 +3,8 @@
 //! never takes a pool connection for one.
 //!
 //! A probe can hang: a database behind a path that stopped answering holds its query until the
-//! kernel gives up. Each check therefore runs on a short-lived thread; the watcher waits for it
-//! up to [`INTERVAL`] and, while it is stuck, starts no other (the answer ages, and
+//! kernel gives up. Each check therefore runs on a checker thread of its own; the watcher waits
+//! for it up to [`INTERVAL`] and, while it is stuck, starts no other (the answer ages, and
 //! `Operations` reports the probe down once it is older than `FRESH_FOR`). A check stuck for
 //! [`ABANDON_AFTER`] is left behind with its connection (the probe opens a new one), so the
 //! watcher sees the database come back even if the old connection never returns; at most
@@ -57,15 +57,21 @@ fn spawn_watchers(operations: &Arc<Operations>, stop: &Stop) -> Vec<JoinHandle<(
 }
 
 fn watch(operations: &Arc<Operations>, index: usize, stop: &Stop, abandoned: &Arc<AtomicUsize>) {
-    let mut running: Option<(Instant, mpsc::Receiver<()>)> = None;
+    let mut checker = Checker::spawn(operations, index, abandoned);
+    // when the check under way started (None: the checker is idle)
+    let mut running: Option<Instant> = None;
     loop {
         let round = Instant::now();
-        if running.is_none() {
-            running = Some((Instant::now(), spawn_check(operations, index, abandoned)));
+        if running.is_none() && checker.go.send(()).is_ok() {
+            running = Some(Instant::now());
         }
-        if let Some((started, done)) = &running {
-            match done.recv_timeout(INTERVAL) {
-                Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => running = None,
+        if let Some(started) = running {
+            match checker.done.recv_timeout(INTERVAL) {
+                Ok(()) => running = None,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    checker = Checker::spawn(operations, index, abandoned);
+                    running = None;
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if started.elapsed() >= ABANDON_AFTER
                         && abandoned.load(Ordering::Acquire) < MAX_ABANDONED
@@ -75,6 +81,8 @@ fn watch(operations: &Arc<Operations>, index: usize, stop: &Stop, abandoned: &Ar
                             probe = index,
                             "a readiness check is stuck; starting another on a new connection"
                         );
+                        // dropping the old checker's channels lets it exit once unstuck
+                        checker = Checker::spawn(operations, index, abandoned);
                         running = None;
                     }
                 }
@@ -87,27 +95,35 @@ fn watch(operations: &Arc<Operations>, index: usize, stop: &Stop, abandoned: &Ar
     }
 }
 
-/// Runs one check on its own thread; the receiver hears when it is done. A check that finishes
-/// after it was abandoned gives its place back.
-fn spawn_check(
-    operations: &Arc<Operations>,
-    index: usize,
-    abandoned: &Arc<AtomicUsize>,
-) -> mpsc::Receiver<()> {
-    let (done, heard) = mpsc::sync_channel(1);
-    let (operations, abandoned) = (operations.clone(), abandoned.clone());
-    let spawned = std::thread::Builder::new()
-        .name(format!("readiness-check-{index}"))
-        .stack_size(256 * 1024)
-        .spawn(move || {
-            operations.refresh(index);
-            if done.send(()).is_err() {
-                // nobody waits for it any more: it had been abandoned
-                abandoned.fetch_sub(1, Ordering::AcqRel);
-            }
-        });
-    if let Err(e) = spawned {
-        tracing::warn!(error = %e, "could not start a readiness check");
+/// A thread that runs probe `index` each time it is told to and says when it is done: one
+/// long-lived thread per probe (a thread per check would cost a spawn, and grow the allocator's
+/// per-thread arenas, four times a second).
+struct Checker {
+    go: mpsc::SyncSender<()>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Checker {
+    fn spawn(operations: &Arc<Operations>, index: usize, abandoned: &Arc<AtomicUsize>) -> Checker {
+        let (go, told) = mpsc::sync_channel::<()>(1);
+        let (finished, done) = mpsc::sync_channel(1);
+        let (operations, abandoned) = (operations.clone(), abandoned.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("readiness-check-{index}"))
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                while told.recv().is_ok() {
+                    operations.refresh(index);
+                    if finished.send(()).is_err() {
+                        // nobody waits for it any more: it had been abandoned
+                        abandoned.fetch_sub(1, Ordering::AcqRel);
+                        return;
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "could not start a readiness check");
+        }
+        Checker { go, done }
     }
-    heard
 }
