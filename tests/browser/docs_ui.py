@@ -64,7 +64,7 @@ def main() -> int:
             expect(page.locator(".swagger-ui .info .title")).to_contain_text(
                 "Consent Management Public API", timeout=TIMEOUT_MS
             )
-            op = page.locator("#operations-CasosDeUso-list")
+            op = page.locator("#operations-CasosDeUso-listarCasosDeUso")
             expect(op).to_be_visible()
             step("document rendered")
 

@@ -8,7 +8,7 @@ import json
 import sys
 
 from consent_api_client import Client
-from consent_api_client.api.casos_de_uso import list_ as list_use_cases
+from consent_api_client.api.casos_de_uso import listar_casos_de_uso as list_use_cases
 from consent_api_client.models.envelope_vec_caso_de_uso import EnvelopeVecCasoDeUso
 
 base_url, api_key = sys.argv[1], sys.argv[2]

@@ -59,3 +59,55 @@ fn the_list_documents_its_etag_the_if_none_match_header_and_the_304() {
     assert!(list["responses"]["304"]["headers"]["ETag"].is_object());
     assert!(list["responses"]["304"]["content"].is_null(), "no body");
 }
+
+/// `(operationId, "METHOD /path")` of every operation, in the document's order of paths.
+fn operation_ids(doc: &Value) -> Vec<(String, String)> {
+    let mut ids = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if let Some(id) = op["operationId"].as_str() {
+                ids.push((id.to_owned(), format!("{} {path}", method.to_uppercase())));
+            }
+        }
+    }
+    ids
+}
+
+#[test]
+fn every_operation_has_the_unique_camel_case_operation_id_docs_api_md_lists() {
+    let doc = delivery_http::openapi_json();
+    let mut found = operation_ids(&doc);
+    let operations: usize = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|item| item.as_object().unwrap().len())
+        .sum();
+    assert_eq!(found.len(), operations, "an operation without operationId");
+    for (id, _) in &found {
+        assert!(
+            id.chars().next().unwrap().is_ascii_lowercase()
+                && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{id} is not camelCase"
+        );
+    }
+    // the contract table of docs/api.md, "Operation ids"
+    let documented: Vec<(String, String)> = include_str!("../../../../docs/api.md")
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let id = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            let op = cells.get(2)?.strip_prefix('`')?.strip_suffix('`')?;
+            (id.chars().next()?.is_ascii_lowercase() && op.contains(" /api/"))
+                .then(|| (id.to_owned(), op.to_owned()))
+        })
+        .collect();
+    let mut documented_sorted = documented.clone();
+    documented_sorted.sort();
+    found.sort();
+    assert_eq!(found, documented_sorted);
+    let mut unique: Vec<&String> = documented.iter().map(|(id, _)| id).collect();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), documented.len(), "an operationId twice");
+}

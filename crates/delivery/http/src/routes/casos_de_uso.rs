@@ -28,6 +28,7 @@ pub struct FiltroCasosDeUso {
 #[utoipa::path(
     get,
     path = "/api/casos-de-uso",
+    operation_id = "listarCasosDeUso",
     tag = "CasosDeUso",
     params(
         FiltroCasosDeUso,
@@ -101,6 +102,7 @@ fn if_none_match(header: Option<&HeaderValue>, etag: &str) -> bool {
 #[utoipa::path(
     post,
     path = "/api/casos-de-uso/sincronizar",
+    operation_id = "sincronizarCasosDeUso",
     tag = "CasosDeUso",
     responses(
         (status = 200, description = "Synchronized; counts of what changed.", body = EnvelopeDoc<Sincronizacao>),

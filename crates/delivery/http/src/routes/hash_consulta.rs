@@ -15,6 +15,7 @@ use crate::error::ApiError;
 #[utoipa::path(
     post,
     path = "/api/hash-consulta",
+    operation_id = "consultarHash",
     tag = "HashConsulta",
     request_body(content(
         (ConsultarConsentimento = "application/json"),
@@ -54,6 +55,7 @@ pub async fn check(
 #[utoipa::path(
     get,
     path = "/api/hash-consulta/{hash}",
+    operation_id = "obterPorHash",
     tag = "HashConsulta",
     params(("hash" = String, Path, description = "The consent's hash (64 hex characters).")),
     responses(

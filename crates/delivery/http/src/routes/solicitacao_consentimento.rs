@@ -28,6 +28,7 @@ use crate::error::ApiError;
 #[utoipa::path(
     post,
     path = "/api/solicitacao-consentimento/criar/ativo",
+    operation_id = "criarSolicitacaoAtiva",
     tag = "SolicitacaoConsentimento",
     request_body(content(
         (CriarSolicitacaoAtiva = "application/json"),
@@ -60,6 +61,7 @@ pub async fn create_active(
 #[utoipa::path(
     post,
     path = "/api/solicitacao-consentimento/criar/pendente",
+    operation_id = "criarSolicitacaoPendente",
     tag = "SolicitacaoConsentimento",
     request_body(content(
         (CriarSolicitacaoPendente = "application/json"),
@@ -151,6 +153,7 @@ async fn create(
 #[utoipa::path(
     get,
     path = "/api/solicitacao-consentimento/{id}",
+    operation_id = "obterSolicitacao",
     tag = "SolicitacaoConsentimento",
     params(("id" = Uuid, Path, description = "Our id of the request."), MostrarCpf),
     responses(
@@ -178,6 +181,7 @@ pub async fn get(
 #[utoipa::path(
     get,
     path = "/api/solicitacao-consentimento",
+    operation_id = "listarSolicitacoes",
     tag = "SolicitacaoConsentimento",
     params(FiltroSolicitacoes),
     responses(
@@ -221,6 +225,7 @@ pub async fn list(
 #[utoipa::path(
     post,
     path = "/api/solicitacao-consentimento/{id}/revogar",
+    operation_id = "revogarSolicitacao",
     tag = "SolicitacaoConsentimento",
     params(("id" = Uuid, Path, description = "Our id of the request.")),
     responses(

@@ -19,6 +19,7 @@ use crate::error::ApiError;
 #[utoipa::path(
     post,
     path = "/api/webhook-urls",
+    operation_id = "registrarWebhookUrl",
     tag = "WebhookUrls",
     request_body(content(
         (RegistrarWebhookUrl = "application/json"),
@@ -56,6 +57,7 @@ pub async fn register(
 #[utoipa::path(
     get,
     path = "/api/webhook-urls",
+    operation_id = "listarWebhookUrls",
     tag = "WebhookUrls",
     responses(
         (status = 200, description = "The company's active webhook URLs.", body = EnvelopeDoc<Vec<WebhookUrlRegistrada>>),
@@ -78,6 +80,7 @@ pub async fn list(
 #[utoipa::path(
     delete,
     path = "/api/webhook-urls/{webhookUrlId}",
+    operation_id = "removerWebhookUrl",
     tag = "WebhookUrls",
     params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
     responses(
@@ -107,6 +110,7 @@ pub async fn delete(
 #[utoipa::path(
     post,
     path = "/api/webhook-urls/{webhookUrlId}/rotacionar-segredo",
+    operation_id = "rotacionarSegredoWebhookUrl",
     tag = "WebhookUrls",
     params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
     responses(
@@ -135,6 +139,7 @@ pub async fn rotate_secret(
 #[utoipa::path(
     post,
     path = "/api/webhook-urls/{webhookUrlId}/reativar",
+    operation_id = "reativarWebhookUrl",
     tag = "WebhookUrls",
     params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
     responses(
@@ -162,6 +167,7 @@ pub async fn reenable(
 #[utoipa::path(
     get,
     path = "/api/webhook-urls/{webhookUrlId}/entregas",
+    operation_id = "listarEntregas",
     tag = "WebhookUrls",
     params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL."), LimiteEntregas),
     responses(
@@ -190,6 +196,7 @@ pub async fn deliveries(
 #[utoipa::path(
     post,
     path = "/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar",
+    operation_id = "reenviarEntrega",
     tag = "WebhookUrls",
     params(
         ("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL."),
