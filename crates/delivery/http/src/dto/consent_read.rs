@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
+use super::consent_request::{ModalidadeAcesso, TipoTitular};
+use super::enumerations::{CausaMudanca, StatusSolicitacao};
+
 /// A consent request as stored, with its effective status (`expirado` as soon as the expiry
 /// passed, even before the expiry worker stores it).
 #[derive(Debug, Serialize, ToSchema)]
@@ -14,12 +17,14 @@ pub struct Solicitacao {
     pub id: Uuid,
     pub pgcc_id: String,
     /// `pendente`, `ativo`, `recusado`, `expirado` or `revogado`.
-    #[schema(example = "ativo")]
+    #[schema(value_type = StatusSolicitacao, example = "ativo")]
     pub status: String,
     pub caso_de_uso_id_template: String,
     /// Masked (`***.456.789-**`) unless the request asked `mostrarCpf=true`.
     pub cpf_titular: String,
+    #[schema(value_type = TipoTitular)]
     pub tipo_titular: String,
+    #[schema(value_type = ModalidadeAcesso)]
     pub modalidade_acesso: String,
     pub cnpj_anuente: Option<String>,
     pub data_expiracao_consentimento: DateTime<Utc>,
@@ -39,10 +44,13 @@ pub struct Solicitacao {
 #[serde(rename_all = "camelCase")]
 pub struct MudancaDeStatus {
     /// `null` for the creation.
+    #[schema(value_type = Option<StatusSolicitacao>)]
     pub de: Option<String>,
+    #[schema(value_type = StatusSolicitacao)]
     pub para: String,
     pub em: DateTime<Utc>,
     /// `pgcc` (the subject, on the PGCC), `empresa` (through this API) or `expiracao`.
+    #[schema(value_type = CausaMudanca)]
     pub causa: String,
 }
 
@@ -110,6 +118,7 @@ pub struct MostrarCpf {
 #[into_params(parameter_in = Query)]
 pub struct FiltroSolicitacoes {
     /// Effective status: `pendente`, `ativo`, `recusado`, `expirado`, `revogado`.
+    #[param(value_type = Option<StatusSolicitacao>)]
     pub status: Option<String>,
     pub caso_de_uso_id_template: Option<String>,
     /// The subject's CPF (masked or not). Prefer POST /api/hash-consulta for single checks.
@@ -156,6 +165,7 @@ pub struct ResultadoConsulta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<Uuid>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<StatusSolicitacao>)]
     pub status: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,

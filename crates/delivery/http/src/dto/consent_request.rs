@@ -5,9 +5,11 @@ use domain::{
     ConsentRequestDraft, ModalidadeAcesso as DomainModalidade, TipoTitular as DomainTipoTitular,
 };
 use serde::{Deserialize, Serialize};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
+
+use super::enumerations::text_enumeration;
 use uuid::Uuid;
 
 /// Body of `POST /api/solicitacao-consentimento/criar/ativo`: the subject has already answered.
@@ -85,14 +87,6 @@ pub struct ModalidadeAcesso(pub String);
 #[serde(transparent)]
 pub struct TipoTitular(pub String);
 
-fn text_enumeration(description: &str, values: &[&'static str]) -> RefOr<Schema> {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some(description))
-        .enum_values(Some(values.iter().copied()))
-        .into()
-}
-
 impl PartialSchema for ModalidadeAcesso {
     fn schema() -> RefOr<Schema> {
         let values = [
@@ -101,7 +95,7 @@ impl PartialSchema for ModalidadeAcesso {
         ];
         text_enumeration(
             "Modalidade de acesso; `Indireto` exige `cnpjAnuente`.",
-            &values,
+            values,
         )
     }
 }
@@ -116,7 +110,7 @@ impl PartialSchema for TipoTitular {
     fn schema() -> RefOr<Schema> {
         text_enumeration(
             "Tipo de titular dos dados.",
-            &[DomainTipoTitular::PessoaFisica.as_str()],
+            [DomainTipoTitular::PessoaFisica.as_str()],
         )
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod consent_read;
 pub mod consent_request;
+pub mod enumerations;
 pub mod envelope;
 pub mod sync;
 pub mod use_case;

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::enumerations::{StatusEntrega, TipoEvento};
+
 /// Body of `POST /api/webhook-urls`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -58,8 +60,10 @@ pub struct Entrega {
     /// The event id: the `webhook-id` header of every attempt.
     pub evento_id: Uuid,
     /// The event type, e.g. `solicitacao.criada`.
+    #[schema(value_type = TipoEvento)]
     pub tipo: String,
     /// `pendente`, `entregue`, `falhou` or `cancelada` (URL removed).
+    #[schema(value_type = StatusEntrega)]
     pub status: String,
     pub criado_em: DateTime<Utc>,
     pub proxima_tentativa_em: Option<DateTime<Utc>>,
