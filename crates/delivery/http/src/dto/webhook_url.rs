@@ -43,7 +43,8 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
     }
 }
 
-/// A new signing secret; the previous one keeps signing alongside it until `segredoAnteriorValidoAte`.
+/// A new signing secret; the previous one keeps signing alongside it for
+/// `webhooks.secret_overlap_seconds` (24 h by default: docs/webhooks.md).
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SegredoRotacionado {

@@ -3,6 +3,7 @@
 //! made-up ids; errors carry the service's own messages. An operation's existing example is
 //! never replaced.
 
+use domain::{ConsentStatus, Cpf, TransitionCause};
 use serde_json::{json, Value};
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::{Content, OpenApi, RefOr};
@@ -35,16 +36,29 @@ fn campos(list: &[(&str, &str)]) -> Value {
     )
 }
 
-fn solicitacao(status: &str) -> Value {
-    let mut historico = vec![
-        json!({"de": null, "para": "ativo", "em": "2026-01-10T12:00:05Z", "causa": "criacao"}),
-    ];
-    if status == "revogado" {
-        historico.push(json!({"de": "ativo", "para": "revogado", "em": "2026-02-01T09:30:00Z", "causa": "revogacao_empresa"}));
+/// The example subject's CPF as reads show it: masked by the domain's own rule.
+fn cpf_mascarado() -> String {
+    Cpf::parse("529.982.247-25")
+        .expect("a valid example CPF")
+        .masked()
+}
+
+/// A request created `ativo` through this API, revoked by the company when `status` says so.
+/// Statuses and causes are the domain's wire names, so the example cannot name one the API
+/// never emits.
+fn solicitacao(status: ConsentStatus) -> Value {
+    let empresa = TransitionCause::Empresa.as_str();
+    let mut historico = vec![json!({"de": null, "para": ConsentStatus::Ativo.as_str(),
+        "em": "2026-01-10T12:00:05Z", "causa": empresa})];
+    if status == ConsentStatus::Revogado {
+        historico.push(
+            json!({"de": ConsentStatus::Ativo.as_str(), "para": status.as_str(),
+            "em": "2026-02-01T09:30:00Z", "causa": empresa}),
+        );
     }
     json!({
-        "id": ID, "pgccId": PGCC_ID, "status": status,
-        "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": "***.***.***-25",
+        "id": ID, "pgccId": PGCC_ID, "status": status.as_str(),
+        "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": cpf_mascarado(),
         "tipoTitular": "PessoaFisica", "modalidadeAcesso": "Direto", "cnpjAnuente": null,
         "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z",
         "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
@@ -52,6 +66,12 @@ fn solicitacao(status: &str) -> Value {
         "criadoEm": "2026-01-10T12:00:05Z", "atualizadoEm": "2026-01-10T12:00:05Z",
         "historico": historico
     })
+}
+
+fn consulta_valida() -> Value {
+    json!({"valido": true, "id": ID, "status": ConsentStatus::Ativo.as_str(),
+        "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z", "hash": HASH,
+        "casoDeUsoIdTemplate": "tpl-abertura-conta"})
 }
 
 fn webhook(segredo: bool) -> Value {
@@ -151,26 +171,24 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         ("/api/solicitacao-consentimento", _) => vec![(
             "pagina",
             "A page of requests",
-            json!({"itens": [solicitacao("ativo")], "proximoCursor": null}),
+            json!({"itens": [solicitacao(ConsentStatus::Ativo)], "proximoCursor": null}),
         )],
         ("/api/solicitacao-consentimento/{id}", _) => vec![(
             "solicitacao",
             "One request with its history",
-            solicitacao("ativo"),
+            solicitacao(ConsentStatus::Ativo),
         )],
         ("/api/solicitacao-consentimento/{id}/revogar", _) => {
-            vec![("revogada", "Revoked", solicitacao("revogado"))]
+            vec![("revogada", "Revoked", solicitacao(ConsentStatus::Revogado))]
         }
-        ("/api/hash-consulta", _) | ("/api/hash-consulta/{hash}", _) => vec![
-            (
-                "valido",
-                "A valid consent",
-                json!({"valido": true, "id": ID, "status": "ativo",
-                "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z", "hash": HASH,
-                "casoDeUsoIdTemplate": "tpl-abertura-conta"}),
-            ),
+        ("/api/hash-consulta", _) => vec![
+            ("valido", "A valid consent", consulta_valida()),
             ("invalido", "No valid consent", json!({"valido": false})),
         ],
+        // a hash of no consent of the company is 404, never `valido: false`
+        ("/api/hash-consulta/{hash}", _) => {
+            vec![("valido", "The consent with that hash", consulta_valida())]
+        }
         ("/api/webhook-urls", "post") => vec![(
             "registrada",
             "Registered; the secret is shown only now",
