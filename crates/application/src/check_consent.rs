@@ -26,10 +26,45 @@ pub enum CheckConsentError {
     Repo(#[from] RepoError),
 }
 
+/// Most items of one batch check.
+pub const MAX_BATCH: usize = 500;
+
+/// The subject's CPF and the template, both required and the CPF valid; field errors are named
+/// `<prefix><field>` (`itens[3].cpfTitular` in a batch).
+fn validate<'a>(
+    cpf_titular: Option<&str>,
+    caso_de_uso_id_template: Option<&'a str>,
+    prefix: &str,
+) -> Result<(Cpf, &'a str), ValidationErrors> {
+    let mut errors = ValidationErrors::default();
+    let field = |name: &str| format!("{prefix}{name}");
+    let cpf = match cpf_titular.filter(|raw| !raw.trim().is_empty()) {
+        None => {
+            errors.push(field(campo::CPF_TITULAR), MSG_OBRIGATORIO);
+            None
+        }
+        Some(raw) => Cpf::parse(raw)
+            .map_err(|e| errors.push(field(campo::CPF_TITULAR), e.to_string()))
+            .ok(),
+    };
+    let template = caso_de_uso_id_template
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    if template.is_none() {
+        errors.push(field(campo::CASO_DE_USO_ID_TEMPLATE), MSG_OBRIGATORIO);
+    }
+    match (cpf, template) {
+        (Some(cpf), Some(template)) => Ok((cpf, template)),
+        _ => Err(errors),
+    }
+}
+
 /// The JSON names of the check's fields, as reported in [`ValidationErrors`].
 pub mod campo {
     pub const CPF_TITULAR: &str = "cpfTitular";
     pub const CASO_DE_USO_ID_TEMPLATE: &str = "casoDeUsoIdTemplate";
+    /// The items of a batch check.
+    pub const ITENS: &str = "itens";
 }
 
 const MSG_OBRIGATORIO: &str = "o campo é obrigatório";
@@ -48,39 +83,64 @@ impl CheckConsent {
         }
     }
 
-    /// Whether the company holds a consent of subject `cpf_titular` (required, a valid CPF,
-    /// masked or not) for `caso_de_uso_id_template` (required, non-blank, trimmed) that is valid
-    /// now: stored `ativo` and not expired.
+    /// Whether the company holds a valid consent of this subject for this use case now.
+    /// Both fields are required; a broken one is `Invalid` and the repository is not asked.
     pub fn check(
         &self,
         empresa: &Company,
         cpf_titular: Option<&str>,
         caso_de_uso_id_template: Option<&str>,
     ) -> Result<ConsentCheck, CheckConsentError> {
-        let mut errors = ValidationErrors::default();
-        let cpf = match cpf_titular.filter(|raw| !raw.trim().is_empty()) {
-            None => {
-                errors.push(campo::CPF_TITULAR, MSG_OBRIGATORIO);
-                None
-            }
-            Some(raw) => Cpf::parse(raw)
-                .map_err(|e| errors.push(campo::CPF_TITULAR, e.to_string()))
-                .ok(),
-        };
-        let template = caso_de_uso_id_template
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        if template.is_none() {
-            errors.push(campo::CASO_DE_USO_ID_TEMPLATE, MSG_OBRIGATORIO);
-        }
-        let (Some(cpf), Some(template)) = (cpf, template) else {
-            return Err(CheckConsentError::Invalid(errors));
-        };
+        let (cpf, template) = validate(cpf_titular, caso_de_uso_id_template, "")
+            .map_err(CheckConsentError::Invalid)?;
+        self.find(empresa, &cpf, template)
+    }
 
+    /// [`CheckConsent::check`] for each of `items` (`(cpfTitular, casoDeUsoIdTemplate)`), in
+    /// their order: 1 to [`MAX_BATCH`] items. Every item is validated before any is looked up;
+    /// a broken field is reported as `itens[<index>].<field>` (the batch as `itens`), and then
+    /// nothing is asked.
+    pub fn check_batch(
+        &self,
+        empresa: &Company,
+        items: &[(Option<&str>, Option<&str>)],
+    ) -> Result<Vec<ConsentCheck>, CheckConsentError> {
+        if items.is_empty() || items.len() > MAX_BATCH {
+            return Err(CheckConsentError::Invalid(ValidationErrors::single(
+                campo::ITENS,
+                format!("deve ter de 1 a {MAX_BATCH} itens"),
+            )));
+        }
+        let mut errors = ValidationErrors::default();
+        let mut valid = Vec::with_capacity(items.len());
+        for (index, (cpf, template)) in items.iter().enumerate() {
+            match validate(*cpf, *template, &format!("{}[{index}].", campo::ITENS)) {
+                Ok(checked) => valid.push(checked),
+                Err(broken) => broken
+                    .fields()
+                    .iter()
+                    .for_each(|f| errors.push(f.campo.clone(), f.mensagem.clone())),
+            }
+        }
+        if !errors.is_empty() {
+            return Err(CheckConsentError::Invalid(errors));
+        }
+        valid
+            .iter()
+            .map(|(cpf, template)| self.find(empresa, cpf, template))
+            .collect()
+    }
+
+    fn find(
+        &self,
+        empresa: &Company,
+        cpf: &Cpf,
+        template: &str,
+    ) -> Result<ConsentCheck, CheckConsentError> {
         let now = self.clock.now();
         let found = self
             .consent_requests
-            .find_valid(empresa.id, &cpf, template, now)?;
+            .find_valid(empresa.id, cpf, template, now)?;
         // The repository promises a valid one; checked again so that a lax adapter can never
         // make us answer "valid" for an expired or revoked consent.
         let request = found.filter(|r| r.is_valid_at(now)).map(|mut r| {
@@ -165,6 +225,59 @@ mod tests {
 
     fn service(consent_requests: MockConsentRequestRepository) -> CheckConsent {
         CheckConsent::new(Arc::new(consent_requests), fixed_clock())
+    }
+
+    #[test]
+    fn a_batch_names_each_broken_field_by_its_index_and_asks_nothing() {
+        let items = [
+            (Some(VALID_CPF), Some("tpl-1")),
+            (Some("111.111.111-11"), Some("tpl-1")),
+            (Some(VALID_CPF), None),
+        ];
+        let Err(CheckConsentError::Invalid(errors)) =
+            service(untouched_repository()).check_batch(&company(), &items)
+        else {
+            panic!("not invalid");
+        };
+        let campos: Vec<&str> = errors.fields().iter().map(|f| f.campo.as_str()).collect();
+        assert_eq!(
+            campos,
+            ["itens[1].cpfTitular", "itens[2].casoDeUsoIdTemplate"]
+        );
+    }
+
+    #[test]
+    fn a_batch_answers_each_item_in_order_and_holds_1_to_500_items() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_valid()
+            .times(2)
+            .returning(|_, _, template, _| Ok((template == "tpl-ativo").then(active)));
+        let answers = service(consent_requests)
+            .check_batch(
+                &company(),
+                &[
+                    (Some(VALID_CPF), Some("tpl-nenhum")),
+                    (Some(VALID_CPF), Some("tpl-ativo")),
+                ],
+            )
+            .unwrap();
+        assert_eq!(
+            answers.iter().map(|a| a.valido).collect::<Vec<_>>(),
+            [false, true]
+        );
+
+        for items in [
+            Vec::new(),
+            vec![(Some(VALID_CPF), Some("t")); MAX_BATCH + 1],
+        ] {
+            let result = service(untouched_repository()).check_batch(&company(), &items);
+            assert!(
+                matches!(&result, Err(CheckConsentError::Invalid(e)) if e.fields()[0].campo == "itens"),
+                "{} items",
+                items.len()
+            );
+        }
     }
 
     fn invalid(result: Result<ConsentCheck, CheckConsentError>) -> Vec<(String, String)> {

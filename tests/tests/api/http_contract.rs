@@ -76,6 +76,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         ("/api/solicitacao-consentimento/{id}", "get"),
         ("/api/solicitacao-consentimento/{id}/revogar", "post"),
         ("/api/hash-consulta", "post"),
+        ("/api/hash-consulta/lote", "post"),
         ("/api/hash-consulta/{hash}", "get"),
         ("/api/webhook-urls", "get"),
         ("/api/webhook-urls", "post"),

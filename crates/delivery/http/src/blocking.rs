@@ -31,6 +31,21 @@ where
     as_company_or_cached(services, key, |_, _| None, f).await
 }
 
+/// [`as_company`] for a request that counts as `weight` requests against the company's rate
+/// limit (a batch: see `routes::hash_consulta::check_batch`).
+pub async fn as_company_weighing<T, F>(
+    services: &web::Data<Services>,
+    key: ApiKeyHeader,
+    weight: u32,
+    f: F,
+) -> Result<T, ApiError>
+where
+    F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    run_as_company(services, key, weight, |_, _| None, f).await
+}
+
 /// [`as_company`], except that when the key resolves from the cache and `cached` answers from
 /// memory, the answer is given on the executor thread, with no blocking hop and no database.
 /// `cached` must not block.
@@ -45,12 +60,27 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
+    run_as_company(services, key, 1, cached, f).await
+}
+
+async fn run_as_company<T, C, F>(
+    services: &web::Data<Services>,
+    key: ApiKeyHeader,
+    weight: u32,
+    cached: C,
+    f: F,
+) -> Result<T, ApiError>
+where
+    C: FnOnce(&Services, &Company) -> Option<T>,
+    F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
     // task-locals (the limiter, the request's company) are reachable here, not on the blocking
     // thread
     let limiter = rate_limit::current_limiter();
     if let Some(company) = services.auth.authenticate_cached(Some(key.as_str())) {
         crate::request_id::record_company(company.id);
-        let status = check_rate(limiter.as_deref(), &company)?;
+        let status = check_rate(limiter.as_deref(), &company, weight)?;
         if let Some(status) = status {
             rate_limit::record(status);
         }
@@ -67,7 +97,7 @@ where
         let company = services_for_hop.auth.authenticate(Some(key.as_str()))?;
         // Every line of the rest of the request carries the company.
         span.record("company_id", tracing::field::display(company.id));
-        let status = check_rate(limiter.as_deref(), &company)?;
+        let status = check_rate(limiter.as_deref(), &company, weight)?;
         Ok::<_, ApiError>((f(&services_for_hop, &company), status, company.id))
     });
     let (result, status, company) =
@@ -103,10 +133,13 @@ fn blocking_failed(e: actix_web::error::BlockingError) -> ApiError {
 fn check_rate(
     limiter: Option<&CompanyRateLimiter>,
     company: &Company,
+    weight: u32,
 ) -> Result<Option<RateLimitStatus>, ApiError> {
     match limiter {
         Some(limiter) => Ok(Some(
-            limiter.check(company.id).map_err(ApiError::RateLimited)?,
+            limiter
+                .check_n(company.id, weight)
+                .map_err(ApiError::RateLimited)?,
         )),
         None => Ok(None),
     }

@@ -145,8 +145,24 @@ impl<C: Clock> CompanyRateLimiter<C> {
     /// Counts one request of `company`: `Ok` with what is left, or `Err` when over the limit
     /// (nothing is counted then). In memory, no I/O.
     pub fn check(&self, company: CompanyId) -> Result<RateLimitStatus, RateLimitStatus> {
+        self.check_n(company, 1)
+    }
+
+    /// Counts `weight` requests of `company` at once (a batch), all or none; a weight above the
+    /// burst counts as the burst (it could never fit otherwise).
+    pub fn check_n(
+        &self,
+        company: CompanyId,
+        weight: u32,
+    ) -> Result<RateLimitStatus, RateLimitStatus> {
         let refill = Duration::from_secs(1) / self.per_second;
-        match self.limiter.check_key(&company) {
+        let weight = NonZeroU32::new(weight.clamp(1, self.burst)).unwrap_or(NonZeroU32::MIN);
+        let outcome = match self.limiter.check_key_n(&company, weight) {
+            Ok(outcome) => outcome,
+            // unreachable: the weight is at most the burst
+            Err(_) => self.limiter.check_key(&company),
+        };
+        match outcome {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity().min(self.burst);
                 Ok(self.status(remaining, refill * (self.burst - remaining), None))

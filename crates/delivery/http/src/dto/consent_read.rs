@@ -175,7 +175,30 @@ pub struct ResultadoConsulta {
     pub caso_de_uso_id_template: Option<String>,
 }
 
+/// Body of `POST /api/hash-consulta/lote`: 1 to 500 checks at once.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConsultarLote {
+    #[schema(min_items = 1, max_items = 500)]
+    pub itens: Vec<ConsultarConsentimento>,
+}
+
+/// One result per item of the batch, in the order sent, each as `POST /api/hash-consulta`
+/// answers it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResultadoLote {
+    pub itens: Vec<ResultadoConsulta>,
+}
+
 impl ResultadoConsulta {
+    /// The answer of a check (`check.request` already has its effective status).
+    pub fn of_check(check: &application::ConsentCheck) -> Self {
+        match &check.request {
+            Some(request) if check.valido => ResultadoConsulta::of(request),
+            _ => ResultadoConsulta::none(),
+        }
+    }
+
     pub fn none() -> Self {
         ResultadoConsulta {
             valido: false,

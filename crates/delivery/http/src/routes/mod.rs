@@ -61,6 +61,13 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .default_service(not_allowed("POST")),
     )
     .service(
+        // before `{hash}`, which would take `lote` for a hash
+        web::resource("/api/hash-consulta/lote")
+            .route(web::post().to(hash_consulta::check_batch))
+            .wrap(from_fn(media::limit_json_depth))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
         web::resource("/api/hash-consulta/{hash}")
             .route(web::get().to(hash_consulta::by_hash))
             .default_service(not_allowed("GET")),

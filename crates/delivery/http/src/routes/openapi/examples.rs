@@ -134,6 +134,14 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
             json!({
             "cpfTitular": "529.982.247-25", "casoDeUsoIdTemplate": "tpl-abertura-conta"}),
         )],
+        "/api/hash-consulta/lote" => vec![(
+            "lote",
+            "Two subjects at once",
+            json!({"itens": [
+                {"cpfTitular": "529.982.247-25", "casoDeUsoIdTemplate": "tpl-abertura-conta"},
+                {"cpfTitular": "111.444.777-35", "casoDeUsoIdTemplate": "tpl-abertura-conta"}
+            ]}),
+        )],
         "/api/webhook-urls" => vec![(
             "registrar",
             "Register a URL",
@@ -185,6 +193,11 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             ("valido", "A valid consent", consulta_valida()),
             ("invalido", "No valid consent", json!({"valido": false})),
         ],
+        ("/api/hash-consulta/lote", _) => vec![(
+            "lote",
+            "One result per item, in the order sent",
+            json!({"itens": [consulta_valida(), {"valido": false}]}),
+        )],
         // a hash of no consent of the company is 404, never `valido: false`
         ("/api/hash-consulta/{hash}", _) => {
             vec![("valido", "The consent with that hash", consulta_valida())]
@@ -264,6 +277,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 ])));
             } else if path == "/api/hash-consulta" {
                 list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "CPF inválido.")])));
+            } else if path == "/api/hash-consulta/lote" {
+                list.push(("campos", "A broken item, named by its index", campos(&[("itens[1].cpfTitular", "CPF inválido.")])));
             } else if path == "/api/webhook-urls" {
                 list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
                 list.push(("limite_de_urls", "The company already has its maximum of URLs", campos(&[("url",
