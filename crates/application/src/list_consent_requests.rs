@@ -27,6 +27,10 @@ pub struct ConsentListQuery {
     pub criado_de: Option<DateTime<Utc>>,
     /// Created strictly before.
     pub criado_ate: Option<DateTime<Utc>>,
+    /// Last changed at or after (a status change moves it): catching up after an outage.
+    pub atualizado_de: Option<DateTime<Utc>>,
+    /// Last changed strictly before.
+    pub atualizado_ate: Option<DateTime<Utc>>,
     /// The previous page's `proximo_cursor`.
     pub cursor: Option<String>,
     /// 1..=500, default 50.
@@ -55,6 +59,7 @@ pub mod campo {
     pub const STATUS: &str = "status";
     pub const CPF_TITULAR: &str = "cpfTitular";
     pub const CRIADO_ATE: &str = "criadoAte";
+    pub const ATUALIZADO_ATE: &str = "atualizadoAte";
     pub const CURSOR: &str = "cursor";
     pub const LIMITE: &str = "limite";
 }
@@ -143,6 +148,11 @@ fn validate(
             errors.push(campo::CRIADO_ATE, MSG_PERIODO);
         }
     }
+    if let (Some(de), Some(ate)) = (query.atualizado_de, query.atualizado_ate) {
+        if de > ate {
+            errors.push(campo::ATUALIZADO_ATE, MSG_PERIODO);
+        }
+    }
     let after = query.cursor.as_deref().and_then(|raw| {
         decode_cursor(raw)
             .map_err(|_| errors.push(campo::CURSOR, MSG_CURSOR))
@@ -160,6 +170,8 @@ fn validate(
             cpf_titular,
             criado_de: query.criado_de,
             criado_ate: query.criado_ate,
+            atualizado_de: query.atualizado_de,
+            atualizado_ate: query.atualizado_ate,
         },
         after,
         limite,
@@ -270,6 +282,8 @@ mod tests {
                 cpf_titular: Some("529.982.247-25".to_owned()),
                 criado_de: Some(de),
                 criado_ate: Some(ate),
+                atualizado_de: Some(de),
+                atualizado_ate: Some(ate),
                 cursor: Some(encode_cursor(&position)),
                 limite: Some(10),
             },
@@ -285,6 +299,8 @@ mod tests {
                     cpf_titular: Some(Cpf::parse(VALID_CPF).unwrap()),
                     criado_de: Some(de),
                     criado_ate: Some(ate),
+                    atualizado_de: Some(de),
+                    atualizado_ate: Some(ate),
                 },
                 Some(position),
                 11,
@@ -519,6 +535,8 @@ mod tests {
                 cpf_titular: Some("123".to_owned()),
                 criado_de: Some(now()),
                 criado_ate: Some(now() - Duration::days(1)),
+                atualizado_de: Some(now()),
+                atualizado_ate: Some(now() - Duration::days(1)),
                 cursor: Some("garbage".to_owned()),
                 limite: Some(0),
             },
@@ -526,7 +544,14 @@ mod tests {
 
         assert_eq!(
             invalid_fields(result),
-            ["status", "cpfTitular", "criadoAte", "cursor", "limite"]
+            [
+                "status",
+                "cpfTitular",
+                "criadoAte",
+                "atualizadoAte",
+                "cursor",
+                "limite"
+            ]
         );
     }
 

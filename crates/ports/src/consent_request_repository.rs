@@ -23,6 +23,10 @@ pub struct ConsentFilter {
     pub criado_de: Option<DateTime<Utc>>,
     /// Created strictly before.
     pub criado_ate: Option<DateTime<Utc>>,
+    /// Last changed (created, or its status changed) at or after: catching up after an outage.
+    pub atualizado_de: Option<DateTime<Utc>>,
+    /// Last changed strictly before.
+    pub atualizado_ate: Option<DateTime<Utc>>,
 }
 
 /// Keyset position: the list is ordered by (criado_em, id) ascending and resumes strictly after

@@ -210,3 +210,47 @@ fn a_query_parameter_that_does_not_fit_is_400_naming_that_parameter() {
         }
     }
 }
+
+#[test]
+fn the_updated_filters_list_what_changed_since_a_moment_whenever_it_was_created() {
+    let app = TestApp::synced();
+    let (revoked, _) = create(&app.a, ATIVO, &active_body());
+    let (untouched, _) = create(&app.a, ATIVO, &active_body());
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let since = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    app.a
+        .post_empty(&format!("/api/solicitacao-consentimento/{revoked}/revogar"))
+        .expect(200);
+
+    let page = app
+        .a
+        .get(&format!(
+            "/api/solicitacao-consentimento?atualizadoDe={}",
+            since.replace('+', "%2B")
+        ))
+        .expect(200);
+    let ids: Vec<&str> = page.data()["itens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [revoked.as_str()], "only what changed since");
+    let before = app
+        .a
+        .get(&format!(
+            "/api/solicitacao-consentimento?atualizadoAte={}",
+            since.replace('+', "%2B")
+        ))
+        .expect(200);
+    let ids: Vec<&str> = before.data()["itens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [untouched.as_str()]);
+    app.a
+        .get("/api/solicitacao-consentimento?atualizadoDe=2026-02-01T00:00:00Z&atualizadoAte=2026-01-01T00:00:00Z")
+        .expect(422);
+}

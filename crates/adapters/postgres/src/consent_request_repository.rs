@@ -697,6 +697,12 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             if let Some(until) = filter.criado_ate {
                 query = query.filter(sc::criado_em.lt(until));
             }
+            if let Some(from) = filter.atualizado_de {
+                query = query.filter(sc::atualizado_em.ge(from));
+            }
+            if let Some(until) = filter.atualizado_ate {
+                query = query.filter(sc::atualizado_em.lt(until));
+            }
             if let Some(cursor) = after {
                 query = query.filter(
                     sql::<Bool>(

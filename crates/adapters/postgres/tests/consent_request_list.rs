@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, TimeDelta, Utc};
 use common::consent::{cpf, tenant, Spec, Tenant, CPF, OTHER_CPF};
 use common::{at, pool};
+use diesel::RunQueryDsl;
 use domain::{ConsentRequest, ConsentStatus};
 use ports::{ConsentFilter, ConsentRequestRepository, ListCursor};
 use postgres_adapter::PgConsentRequestRepository;
@@ -168,9 +169,45 @@ fn filters_combine_with_and() {
         cpf_titular: Some(cpf(OTHER_CPF)),
         criado_de: Some(t + minutes(1)),
         criado_ate: Some(t + minutes(10)),
+        ..ConsentFilter::default()
     };
 
     assert_eq!(listing.list(&filter), expected(&[&hit, &hit_too]));
+}
+
+#[test]
+fn the_updated_filters_find_what_changed_in_a_window_whenever_it_was_created() {
+    let listing = Listing::new();
+    let t = at("2026-05-01T12:00:00Z");
+    let old = listing.insert(Spec::new(t + minutes(1)));
+    let changed = listing.insert(Spec::new(t + minutes(2)));
+    let recent = listing.insert(Spec::new(t + minutes(3)));
+    // a status change of `changed` later on moved its atualizado_em (as every change does)
+    diesel::sql_query(format!(
+        "UPDATE solicitacoes_consentimento SET atualizado_em = '{}' WHERE id = '{}'",
+        (t + minutes(60)).to_rfc3339(),
+        changed.id
+    ))
+    .execute(&mut listing.db.conn())
+    .unwrap();
+
+    // atualizado_de is inclusive, atualizado_ate exclusive
+    let since = ConsentFilter {
+        atualizado_de: Some(t + minutes(3)),
+        ..ConsentFilter::default()
+    };
+    assert_eq!(listing.list(&since), [changed.id, recent.id]);
+    let until = ConsentFilter {
+        atualizado_ate: Some(t + minutes(3)),
+        ..ConsentFilter::default()
+    };
+    assert_eq!(listing.list(&until), [old.id]);
+    let window = ConsentFilter {
+        atualizado_de: Some(t + minutes(30)),
+        atualizado_ate: Some(t + minutes(61)),
+        ..ConsentFilter::default()
+    };
+    assert_eq!(listing.list(&window), [changed.id]);
 }
 
 #[test]

@@ -127,6 +127,11 @@ pub struct FiltroSolicitacoes {
     pub criado_de: Option<DateTime<Utc>>,
     /// Created before (ISO 8601).
     pub criado_ate: Option<DateTime<Utc>>,
+    /// Last changed (created, or its status changed) at or after (ISO 8601): what changed while
+    /// your webhook receiver was down.
+    pub atualizado_de: Option<DateTime<Utc>>,
+    /// Last changed before (ISO 8601).
+    pub atualizado_ate: Option<DateTime<Utc>>,
     /// `proximoCursor` of the previous page.
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).

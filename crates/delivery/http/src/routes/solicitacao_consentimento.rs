@@ -203,6 +203,8 @@ pub async fn list(
         cpf_titular: q.cpf_titular,
         criado_de: q.criado_de,
         criado_ate: q.criado_ate,
+        atualizado_de: q.atualizado_de,
+        atualizado_ate: q.atualizado_ate,
         cursor: q.cursor,
         limite: q.limite,
     };
