@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use actix_web::body::{BoxBody, MessageBody};
@@ -80,7 +80,17 @@ pub struct FailedAuthLimiter {
     burst: f64,
     buckets: Mutex<HashMap<IpAddr, Bucket>>,
     trusted_proxies: Vec<IpNet>,
+    /// Hashes of keys that authenticated in this process lately, with when: they pass an address
+    /// over its budget even while the key cache is off (change feed late, or caching disabled).
+    /// Passing costs a lookup at most, never an authentication: a key revoked since is looked
+    /// up and refused like any other.
+    good_keys: RwLock<HashMap<String, Instant>>,
 }
+
+/// How long a key that authenticated counts as good for an address over its budget.
+const GOOD_KEY_FOR: Duration = Duration::from_secs(60);
+/// Good keys remembered at most (then the stale ones go, or all).
+const GOOD_KEYS_MAX: usize = 10_000;
 
 impl FailedAuthLimiter {
     /// `None` when the limit is off.
@@ -90,7 +100,37 @@ impl FailedAuthLimiter {
             burst: f64::from(settings.burst.max(1)),
             buckets: Mutex::new(HashMap::new()),
             trusted_proxies: settings.trusted_proxies.clone(),
+            good_keys: RwLock::new(HashMap::new()),
         })
+    }
+
+    /// Whether the key of hash `hash` authenticated in this process within [`GOOD_KEY_FOR`].
+    fn is_good_key(&self, hash: &str, now: Instant) -> bool {
+        let good = self.good_keys.read().unwrap_or_else(|p| p.into_inner());
+        good.get(hash)
+            .is_some_and(|at| now.saturating_duration_since(*at) < GOOD_KEY_FOR)
+    }
+
+    /// Remembers that the key of hash `hash` authenticated at `now` (written at most once a
+    /// second per key: the read above is the common path).
+    fn remember_good_key(&self, hash: String, now: Instant) {
+        let fresh = self
+            .good_keys
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&hash)
+            .is_some_and(|at| now.saturating_duration_since(*at) < Duration::from_secs(1));
+        if fresh {
+            return;
+        }
+        let mut good = self.good_keys.write().unwrap_or_else(|p| p.into_inner());
+        if good.len() >= GOOD_KEYS_MAX && !good.contains_key(&hash) {
+            good.retain(|_, at| now.saturating_duration_since(*at) < GOOD_KEY_FOR);
+            if good.len() >= GOOD_KEYS_MAX {
+                good.clear();
+            }
+        }
+        good.insert(hash, now);
     }
 
     fn refill(&self, bucket: &mut Bucket, now: Instant) {
@@ -201,14 +241,19 @@ pub async fn guard(
     let Some(client) = client else {
         return Ok(next.call(req).await?.map_into_boxed_body());
     };
+    let key = req
+        .headers()
+        .get(API_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|k| application::looks_like_api_key(k))
+        .map(application::hash_api_key);
     let key_known = || {
-        let key = req
-            .headers()
-            .get(API_KEY_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim);
-        req.app_data::<web::Data<Services>>()
-            .is_some_and(|services| services.auth.is_cached(key))
+        key.as_deref()
+            .is_some_and(|hash| limiter.is_good_key(hash, Instant::now()))
+            || req
+                .app_data::<web::Data<Services>>()
+                .is_some_and(|services| services.auth.is_cached(key_header(&req)))
     };
     let ticket = match limiter.admit(client, Instant::now()) {
         Ok(ticket) => ticket,
@@ -224,8 +269,20 @@ pub async fn guard(
     };
     let response = next.call(req).await;
     let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED);
-    limiter.finish(client, ticket, failed, Instant::now());
+    let now = Instant::now();
+    limiter.finish(client, ticket, failed, now);
+    // a key that resolved to a company is good for a while
+    if let (Some(hash), Some(_)) = (key, crate::request_id::resolved_company()) {
+        limiter.remember_good_key(hash, now);
+    }
     Ok(response?.map_into_boxed_body())
+}
+
+fn key_header(req: &ServiceRequest) -> Option<&str> {
+    req.headers()
+        .get(API_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
 }
 
 #[cfg(test)]
@@ -325,6 +382,16 @@ mod tests {
         // a good key gives its token back
         limiter.finish(client, Ticket::Held, false, now);
         assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
+    }
+
+    #[test]
+    fn a_key_that_authenticated_is_good_for_a_while() {
+        let limiter = limiter(1, 1);
+        let now = Instant::now();
+        assert!(!limiter.is_good_key("h", now));
+        limiter.remember_good_key("h".into(), now);
+        assert!(limiter.is_good_key("h", now + Duration::from_secs(59)));
+        assert!(!limiter.is_good_key("h", now + GOOD_KEY_FOR));
     }
 
     #[test]

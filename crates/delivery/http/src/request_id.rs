@@ -48,6 +48,11 @@ pub fn record_company(company: CompanyId) {
     let _ = COMPANY.try_with(|c| c.set(Some(company)));
 }
 
+/// The company the request's key resolved to, once it did (`None` before, or without a key).
+pub(crate) fn resolved_company() -> Option<CompanyId> {
+    COMPANY.try_with(Cell::get).ok().flatten()
+}
+
 /// The middleware (`from_fn`), with the process's metrics.
 pub async fn observe(
     req: ServiceRequest,
