@@ -494,15 +494,9 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             &self.pool,
             "cancelling the creation of a consent request",
             |conn| {
-                diesel::update(
-                    sc::table
-                        .filter(sc::id.eq(id))
-                        .filter(sc::empresa_id.eq(empresa.0))
-                        .filter(sc::criacao.eq(CRIACAO_EM_ANDAMENTO))
-                        .filter(sc::criacao_tentativa_em.eq(Some(attempt_at))),
-                )
-                .set(sc::criacao.eq(CRIACAO_CANCELADA))
-                .execute(conn)
+                diesel::update(sc::table.filter(unfinished_attempt(empresa.0, id, attempt_at)))
+                    .set(sc::criacao.eq(CRIACAO_CANCELADA))
+                    .execute(conn)
             },
         )?;
         Ok(changed == 1)
@@ -521,10 +515,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             |conn| {
                 diesel::update(
                     sc::table
-                        .filter(sc::id.eq(id))
-                        .filter(sc::empresa_id.eq(empresa.0))
-                        .filter(sc::criacao.eq(CRIACAO_EM_ANDAMENTO))
-                        .filter(sc::criacao_tentativa_em.eq(Some(attempt_at)))
+                        .filter(unfinished_attempt(empresa.0, id, attempt_at))
                         // the first "not found" is the one the window runs from
                         .filter(sc::criacao_nao_encontrada_em.is_null()),
                 )
@@ -920,4 +911,17 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         })?;
         Ok(count_u32(moved))
     }
+}
+
+/// The company's request `id` while its creation is still the attempt made at `attempt_at`
+/// (unfinished, and not attempted again since): what the reconciler may settle.
+#[diesel::dsl::auto_type]
+fn unfinished_attempt(empresa: Uuid, id: Uuid, attempt_at: DateTime<Utc>) -> _ {
+    let em_andamento: &'static str = CRIACAO_EM_ANDAMENTO;
+    let attempt: Option<DateTime<Utc>> = Some(attempt_at);
+    sc::id
+        .eq(id)
+        .and(sc::empresa_id.eq(empresa))
+        .and(sc::criacao.eq(em_andamento))
+        .and(sc::criacao_tentativa_em.eq(attempt))
 }
