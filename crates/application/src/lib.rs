@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use cache::ChangeTracker;
 use ports::{
-    ApiKeyRepository, Clock, CompanyRepository, ConnectionScope, ConsentRequestRepository,
-    IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
-    UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, IdempotencyRepository,
+    PgccGateway, RetentionRepository, SecretCipher, TargetGuard, UseCaseRepository,
+    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod api_keys;
@@ -32,7 +32,6 @@ pub mod poll_consent_statuses;
 pub mod purge_retention;
 pub mod reconcile_creations;
 pub mod register_company;
-pub mod releasing_pgcc;
 pub mod revoke_consent_request;
 pub mod settings;
 pub mod sync_all_companies;
@@ -74,7 +73,6 @@ pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
-pub use releasing_pgcc::releasing_pgcc;
 pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
 pub use settings::{CacheSettings, ServiceSettings};
 pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
@@ -105,8 +103,6 @@ pub struct Ports {
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
     /// What the retention purge deletes or blanks.
     pub retention: Arc<dyn RetentionRepository>,
-    /// Lets one request's repository calls share one pooled connection.
-    pub connection_scope: Arc<dyn ConnectionScope>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -125,8 +121,6 @@ pub struct Services {
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub idempotency: Idempotency,
-    /// Opened by the HTTP layer around each request's blocking work.
-    pub connection_scope: Arc<dyn ConnectionScope>,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
 }
@@ -161,14 +155,11 @@ impl Services {
             clock,
             idempotency_keys,
             retention: _,
-            connection_scope,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
             settings.cache.max_silence,
         ));
-        // a request's connection goes back to the pool while it waits on the PGCC
-        let pgcc = releasing_pgcc(pgcc, connection_scope.clone());
         Self {
             auth: Authenticator::cached(
                 api_keys.clone(),
@@ -228,7 +219,6 @@ impl Services {
                 clock.clone(),
             ),
             idempotency: Idempotency::new(idempotency_keys, clock),
-            connection_scope,
             change_tracker,
         }
     }
@@ -262,7 +252,6 @@ impl Workers {
             clock,
             idempotency_keys,
             retention,
-            connection_scope: _,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),

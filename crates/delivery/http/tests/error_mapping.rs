@@ -6,7 +6,7 @@ use std::sync::Arc;
 use actix_web::{test, App};
 use application::{hash_api_key, Ports, ServiceSettings, Services};
 use chrono::Utc;
-use delivery_http::{configure, HttpSettings};
+use delivery_http::{configure, ApiState, HttpSettings};
 use domain::{Cnpj, Company, CompanyId};
 use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
@@ -28,7 +28,7 @@ fn company() -> Company {
     }
 }
 
-fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
+fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
     let mut api_keys = MockApiKeyRepository::new();
     api_keys
         .expect_find_by_hash()
@@ -43,7 +43,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
         });
     let mut clock = MockClock::new();
     clock.expect_now().returning(Utc::now);
-    Arc::new(Services::new(
+    Arc::new(ApiState::new(Services::new(
         Ports {
             companies: Arc::new(MockCompanyRepository::new()),
             api_keys: Arc::new(api_keys),
@@ -58,10 +58,9 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<Services> {
             clock: Arc::new(clock),
             idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
             retention: Arc::new(ports::MockRetentionRepository::new()),
-            connection_scope: Arc::new(ports::NoConnectionScope),
         },
         &ServiceSettings::default(),
-    ))
+    )))
 }
 
 async fn list_with(use_cases: MockUseCaseRepository) -> (u16, Option<String>, Value) {

@@ -6,7 +6,7 @@ mod idempotency;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use application::{
-    request_fingerprint, Completion, ConsentListQuery, CreatedConsentRequest, Idempotent, Services,
+    request_fingerprint, Completion, ConsentListQuery, CreatedConsentRequest, Idempotent,
 };
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
 use uuid::Uuid;
@@ -23,6 +23,7 @@ use crate::dto::consent_request::{
 };
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// Registers a consent request the subject has already answered (status `ativo`).
 #[utoipa::path(
@@ -39,7 +40,7 @@ use crate::error::ApiError;
     responses(CreationResponses)
 )]
 pub async fn create_active(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     idempotency: IdempotencyHeader,
     req: HttpRequest,
@@ -47,7 +48,7 @@ pub async fn create_active(
 ) -> Result<HttpResponse, ApiError> {
     let draft = body.value.into();
     create(
-        services,
+        state,
         key,
         idempotency,
         request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
@@ -72,7 +73,7 @@ pub async fn create_active(
     responses(CreationResponses)
 )]
 pub async fn create_pending(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     idempotency: IdempotencyHeader,
     req: HttpRequest,
@@ -80,7 +81,7 @@ pub async fn create_pending(
 ) -> Result<HttpResponse, ApiError> {
     let draft = body.value.into();
     create(
-        services,
+        state,
         key,
         idempotency,
         request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
@@ -94,7 +95,7 @@ pub async fn create_pending(
 /// take the key (or replay, or refuse), create under the id the key reserved, keep the answer if
 /// it is final (200, 422), answer.
 async fn create(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     IdempotencyHeader(idempotency_key): IdempotencyHeader,
     fingerprint: String,
@@ -102,14 +103,13 @@ async fn create(
     variant: CreationVariant,
 ) -> Result<HttpResponse, ApiError> {
     let Some(idempotency_key) = idempotency_key else {
-        let CreatedConsentRequest { id, pgcc_id } =
-            as_company(&services, key, move |s, company| {
-                Ok(s.create_consent_request.execute(company, draft, variant)?)
-            })
-            .await?;
+        let CreatedConsentRequest { id, pgcc_id } = as_company(&state, key, move |s, company| {
+            Ok(s.create_consent_request.execute(company, draft, variant)?)
+        })
+        .await?;
         return Ok(HttpResponse::Ok().json(Envelope::ok(SolicitacaoCriada { id, pgcc_id })));
     };
-    let outcome = as_company(&services, key, move |s, company| {
+    let outcome = as_company(&state, key, move |s, company| {
         let outcome =
             s.idempotency
                 .run(company.id, &idempotency_key, &fingerprint, |reserved_id| {
@@ -162,14 +162,14 @@ async fn create(
     )
 )]
 pub async fn get(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
     query: crate::query::Query<MostrarCpf>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let mostrar_cpf = query.mostrar_cpf;
-    let record = as_company(&services, key, move |s, company| {
+    let record = as_company(&state, key, move |s, company| {
         Ok(s.get_consent_request.execute(company, id)?)
     })
     .await?;
@@ -191,7 +191,7 @@ pub async fn get(
     )
 )]
 pub async fn list(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     query: crate::query::Query<FiltroSolicitacoes>,
 ) -> Result<HttpResponse, ApiError> {
@@ -208,7 +208,7 @@ pub async fn list(
         cursor: q.cursor,
         limite: q.limite,
     };
-    let page = as_company(&services, key, move |s, company| {
+    let page = as_company(&state, key, move |s, company| {
         Ok(s.list_consent_requests.execute(company, list_query)?)
     })
     .await?;
@@ -240,12 +240,12 @@ pub async fn list(
     )
 )]
 pub async fn revoke(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let record = as_company(&services, key, move |s, company| {
+    let record = as_company(&state, key, move |s, company| {
         Ok(s.revoke_consent_request.execute(company, id)?)
     })
     .await?;

@@ -1,0 +1,37 @@
+//! What every handler shares: the application's services, and what the HTTP layer owns itself.
+
+use std::sync::Arc;
+
+use application::cache::CacheStats;
+use application::Services;
+
+use crate::blocking::{RequestScope, Unscoped};
+
+/// The state of the app (`web::Data<ApiState>`), built once by the binary (or a test).
+#[derive(Clone)]
+pub struct ApiState {
+    pub services: Services,
+    /// Wraps each request's blocking hop (see [`crate::blocking`]).
+    pub request_scope: Arc<dyn RequestScope>,
+}
+
+impl ApiState {
+    /// The services, with no request scope.
+    pub fn new(services: Services) -> Self {
+        Self {
+            services,
+            request_scope: Arc::new(Unscoped),
+        }
+    }
+
+    /// Each request's blocking hop runs inside `scope`.
+    pub fn with_request_scope(mut self, scope: Arc<dyn RequestScope>) -> Self {
+        self.request_scope = scope;
+        self
+    }
+
+    /// Each in-process cache by name, with its counters (for `/metrics`).
+    pub fn cache_stats(&self) -> Vec<(&'static str, CacheStats)> {
+        self.services.cache_stats().to_vec()
+    }
+}
