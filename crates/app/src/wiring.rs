@@ -46,10 +46,14 @@ pub fn services(settings: &Settings, pool: PgPool) -> anyhow::Result<Services> {
     ))
 }
 
-/// What the HTTP server runs on: the services, each request's blocking work inside the database
-/// adapter's connection scope (one pooled connection per request).
+/// What the HTTP server runs on: the services, the idempotency keys, each request's blocking
+/// work inside the database adapter's connection scope (one pooled connection per request).
 pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> {
-    Ok(ApiState::new(services(settings, pool)?).with_request_scope(Arc::new(OneConnection)))
+    let keys = Arc::new(PgIdempotencyRepository::new(pool.clone()));
+    Ok(
+        ApiState::new(services(settings, pool)?, keys, Arc::new(SystemClock))
+            .with_request_scope(Arc::new(OneConnection)),
+    )
 }
 
 /// A request's repository calls share one pooled connection ([`PgConnectionScope`]).

@@ -24,11 +24,11 @@ pub mod cursor;
 pub mod deliver_webhooks;
 pub mod expire_consent_requests;
 pub mod get_consent_request;
-pub mod idempotency;
 pub mod list_consent_requests;
 pub mod list_use_cases;
 pub mod operations;
 pub mod poll_consent_statuses;
+pub mod purge_idempotency_keys;
 pub mod purge_retention;
 pub mod reconcile_creations;
 pub mod register_company;
@@ -58,11 +58,6 @@ pub use deliver_webhooks::{
 };
 pub use expire_consent_requests::ExpireConsentRequests;
 pub use get_consent_request::{GetConsentError, GetConsentRequest};
-pub use idempotency::{
-    request_fingerprint, Completion, Idempotency, IdempotencyError, IdempotencyKey, Idempotent,
-    InvalidIdempotencyKey, PurgeIdempotencyKeys, IDEMPOTENCY_KEY_MAX_LEN,
-    IDEMPOTENCY_LEASE_SECONDS,
-};
 pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
@@ -70,6 +65,7 @@ pub use list_consent_requests::{
 pub use list_use_cases::{ListUseCases, RenderedUseCases};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
+pub use purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
@@ -120,7 +116,6 @@ pub struct Services {
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
-    pub idempotency: Idempotency,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
 }
@@ -153,7 +148,7 @@ impl Services {
             secret_cipher,
             pgcc,
             clock,
-            idempotency_keys,
+            idempotency_keys: _,
             retention: _,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
@@ -218,7 +213,6 @@ impl Services {
                 webhook_urls,
                 clock.clone(),
             ),
-            idempotency: Idempotency::new(idempotency_keys, clock),
             change_tracker,
         }
     }

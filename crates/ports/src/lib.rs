@@ -30,7 +30,7 @@ pub use consent_request_repository::{
     CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
 };
 pub use idempotency_repository::{
-    IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredResponse,
+    IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
 pub use operations::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport};
 pub use pgcc_gateway::{

@@ -8,6 +8,7 @@ pub mod dto;
 pub mod edge;
 pub mod error;
 pub mod failed_auth;
+pub mod idempotency;
 pub mod media;
 pub mod metrics;
 pub mod query;

@@ -4,22 +4,31 @@ use std::sync::Arc;
 
 use application::cache::CacheStats;
 use application::Services;
+use ports::{Clock, IdempotencyRepository};
 
 use crate::blocking::{RequestScope, Unscoped};
+use crate::idempotency::Idempotency;
 
 /// The state of the app (`web::Data<ApiState>`), built once by the binary (or a test).
 #[derive(Clone)]
 pub struct ApiState {
     pub services: Services,
+    /// Runs requests under their `Idempotency-Key` (see [`crate::idempotency`]).
+    pub idempotency: Idempotency,
     /// Wraps each request's blocking hop (see [`crate::blocking`]).
     pub request_scope: Arc<dyn RequestScope>,
 }
 
 impl ApiState {
-    /// The services, with no request scope.
-    pub fn new(services: Services) -> Self {
+    /// The services, idempotency keys kept in `idempotency_keys`; no request scope.
+    pub fn new(
+        services: Services,
+        idempotency_keys: Arc<dyn IdempotencyRepository>,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         Self {
             services,
+            idempotency: Idempotency::new(idempotency_keys, clock),
             request_scope: Arc::new(Unscoped),
         }
     }

@@ -43,24 +43,28 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
         });
     let mut clock = MockClock::new();
     clock.expect_now().returning(Utc::now);
-    Arc::new(ApiState::new(Services::new(
-        Ports {
-            companies: Arc::new(MockCompanyRepository::new()),
-            api_keys: Arc::new(api_keys),
-            use_cases: Arc::new(use_cases),
-            consent_requests: Arc::new(MockConsentRequestRepository::new()),
-            webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
-            webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
-            webhook_sender: Arc::new(MockWebhookSender::new()),
-            target_guard: Arc::new(MockTargetGuard::new()),
-            secret_cipher: Arc::new(MockSecretCipher::new()),
-            pgcc: Arc::new(MockPgccGateway::new()),
-            clock: Arc::new(clock),
-            idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
-            retention: Arc::new(ports::MockRetentionRepository::new()),
-        },
-        &ServiceSettings::default(),
-    )))
+    Arc::new(ApiState::new(
+        Services::new(
+            Ports {
+                companies: Arc::new(MockCompanyRepository::new()),
+                api_keys: Arc::new(api_keys),
+                use_cases: Arc::new(use_cases),
+                consent_requests: Arc::new(MockConsentRequestRepository::new()),
+                webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
+                webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
+                webhook_sender: Arc::new(MockWebhookSender::new()),
+                target_guard: Arc::new(MockTargetGuard::new()),
+                secret_cipher: Arc::new(MockSecretCipher::new()),
+                pgcc: Arc::new(MockPgccGateway::new()),
+                clock: Arc::new(clock),
+                idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
+                retention: Arc::new(ports::MockRetentionRepository::new()),
+            },
+            &ServiceSettings::default(),
+        ),
+        Arc::new(ports::MockIdempotencyRepository::new()),
+        Arc::new(ports::SystemClock),
+    ))
 }
 
 async fn list_with(use_cases: MockUseCaseRepository) -> (u16, Option<String>, Value) {

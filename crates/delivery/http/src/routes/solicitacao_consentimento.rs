@@ -2,18 +2,13 @@
 //! idempotent with an `Idempotency-Key`), read one, list, revoke.
 
 mod creation_docs;
-mod idempotency;
 
-use actix_web::{web, HttpRequest, HttpResponse};
-use application::{
-    request_fingerprint, Completion, ConsentListQuery, CreatedConsentRequest, Idempotent,
-};
+use actix_web::{web, HttpResponse};
+use application::{ConsentListQuery, CreatedConsentRequest};
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
 use uuid::Uuid;
 
 use creation_docs::{CreationResponses, IdempotencyKeyParam};
-use idempotency::{IdempotencyHeader, JsonWithBytes};
-pub use idempotency::{IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER};
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
@@ -23,6 +18,7 @@ use crate::dto::consent_request::{
 };
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::error::ApiError;
+use crate::idempotency::{self, IdempotentJson, IdempotentRequest};
 use crate::state::ApiState;
 
 /// Registers a consent request the subject has already answered (status `ativo`).
@@ -42,20 +38,10 @@ use crate::state::ApiState;
 pub async fn create_active(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    idempotency: IdempotencyHeader,
-    req: HttpRequest,
-    body: JsonWithBytes<CriarSolicitacaoAtiva>,
+    body: IdempotentJson<CriarSolicitacaoAtiva>,
 ) -> Result<HttpResponse, ApiError> {
     let draft = body.value.into();
-    create(
-        state,
-        key,
-        idempotency,
-        request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
-        draft,
-        CreationVariant::Active,
-    )
-    .await
+    create(state, key, body.idempotency, draft, CreationVariant::Active).await
 }
 
 /// Registers a consent request waiting for the subject's answer (status `pendente`).
@@ -75,78 +61,36 @@ pub async fn create_active(
 pub async fn create_pending(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    idempotency: IdempotencyHeader,
-    req: HttpRequest,
-    body: JsonWithBytes<CriarSolicitacaoPendente>,
+    body: IdempotentJson<CriarSolicitacaoPendente>,
 ) -> Result<HttpResponse, ApiError> {
     let draft = body.value.into();
     create(
         state,
         key,
-        idempotency,
-        request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
+        body.idempotency,
         draft,
         CreationVariant::Pending,
     )
     .await
 }
 
-/// Without a key, as always: create and answer. With one, all in the request's one blocking hop:
-/// take the key (or replay, or refuse), create under the id the key reserved, keep the answer if
-/// it is final (200, 422), answer.
+/// Creates under the id the idempotency key reserved, or a fresh one without a key.
 async fn create(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    IdempotencyHeader(idempotency_key): IdempotencyHeader,
-    fingerprint: String,
+    idempotency: Option<IdempotentRequest>,
     draft: ConsentRequestDraft,
     variant: CreationVariant,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(idempotency_key) = idempotency_key else {
-        let CreatedConsentRequest { id, pgcc_id } = as_company(&state, key, move |s, company| {
-            Ok(s.create_consent_request.execute(company, draft, variant)?)
-        })
-        .await?;
-        return Ok(HttpResponse::Ok().json(Envelope::ok(SolicitacaoCriada { id, pgcc_id })));
-    };
-    let outcome = as_company(&state, key, move |s, company| {
-        let outcome =
-            s.idempotency
-                .run(company.id, &idempotency_key, &fingerprint, |reserved_id| {
-                    let answered = s
-                        .create_consent_request
-                        .execute_with_id(company, draft, variant, reserved_id)
-                        .map_err(ApiError::from)
-                        .and_then(|CreatedConsentRequest { id, pgcc_id }| {
-                            idempotency::success_answer(&Envelope::ok(SolicitacaoCriada {
-                                id,
-                                pgcc_id,
-                            }))
-                        });
-                    match answered {
-                        Ok(kept) => Completion {
-                            result: Ok(kept.clone()),
-                            keep: Some(kept),
-                        },
-                        Err(error) => match idempotency::kept_error_answer(&error) {
-                            Some(kept) => Completion {
-                                result: Ok(kept.clone()),
-                                keep: Some(kept),
-                            },
-                            None => Completion {
-                                result: Err(error),
-                                keep: None,
-                            },
-                        },
-                    }
-                })?;
-        Ok(outcome)
+    idempotency::run_as_company(&state, key, idempotency, move |s, company, reserved| {
+        let service = &s.create_consent_request;
+        let CreatedConsentRequest { id, pgcc_id } = match reserved {
+            Some(id) => service.execute_with_id(company, draft, variant, id)?,
+            None => service.execute(company, draft, variant)?,
+        };
+        Ok(Envelope::ok(SolicitacaoCriada { id, pgcc_id }))
     })
-    .await?;
-    match outcome {
-        Idempotent::Ran(answer) => Ok(idempotency::answer(answer?)),
-        Idempotent::Replayed(kept) => Ok(idempotency::replay(kept)),
-    }
+    .await
 }
 
 /// One of the company's consent requests, with its history.
