@@ -52,6 +52,7 @@ pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> 
     let keys = Arc::new(PgIdempotencyRepository::new(pool.clone()));
     Ok(
         ApiState::new(services(settings, pool)?, keys, Arc::new(SystemClock))
+            .caching_use_case_lists(settings.cache.use_case_lists_bytes)
             .with_request_scope(Arc::new(OneConnection)),
     )
 }

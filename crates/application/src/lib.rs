@@ -62,7 +62,7 @@ pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
 };
-pub use list_use_cases::{ListUseCases, RenderedUseCases};
+pub use list_use_cases::ListUseCases;
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use purge_idempotency_keys::PurgeIdempotencyKeys;
@@ -122,11 +122,10 @@ pub struct Services {
 
 impl Services {
     /// Each in-process cache by name, with its counters (for `/metrics`).
-    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 3] {
+    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 2] {
         [
             ("api_keys", self.auth.cache_stats()),
             ("unknown_api_keys", self.auth.unknown_key_stats()),
-            ("use_case_lists", self.list_use_cases.cache_stats()),
         ]
     }
 
@@ -170,11 +169,7 @@ impl Services {
             )),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             companies: CompanyRegistrar::new(companies, clock.clone()),
-            list_use_cases: ListUseCases::cached(
-                use_cases.clone(),
-                change_tracker.clone(),
-                settings.cache.use_case_list_bytes,
-            ),
+            list_use_cases: ListUseCases::new(use_cases.clone()),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(

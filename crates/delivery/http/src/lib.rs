@@ -16,6 +16,7 @@ pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
 pub mod state;
+pub mod use_case_lists;
 
 use std::net::TcpListener;
 use std::sync::Arc;

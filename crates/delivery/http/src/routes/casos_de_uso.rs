@@ -3,7 +3,6 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{mime, web, HttpRequest, HttpResponse};
-use application::RenderedUseCases;
 use domain::{Envelope, UseCase};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -16,6 +15,7 @@ use crate::dto::sync::Sincronizacao;
 use crate::dto::use_case::CasoDeUso;
 use crate::error::ApiError;
 use crate::state::ApiState;
+use crate::use_case_lists::RenderedUseCases;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -56,11 +56,16 @@ pub async fn list(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let vinculo = filtro.into_inner().empresa_vinculo_pgcc_id;
+    let lists = state.use_case_lists.clone();
     let rendered = as_company_or_cached(
         &state,
         key,
-        move |s, company| s.list_use_cases.cached_rendering(company.id, vinculo),
-        move |s, company| s.list_use_cases.rendered(company, vinculo, render),
+        |_, company| state.use_case_lists.cached(company.id, vinculo),
+        move |s, company| {
+            lists.rendered(company.id, vinculo, || {
+                render(s.list_use_cases.execute(company, vinculo)?)
+            })
+        },
     )
     .await?;
     Ok(conditional_response(&req, rendered))
