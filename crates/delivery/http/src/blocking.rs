@@ -177,3 +177,38 @@ fn check_rate(
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    thread_local! {
+        static INSIDE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Marks the thread as inside while the work runs.
+    struct Marking;
+
+    impl RequestScope for Marking {
+        fn run(&self, work: &mut dyn FnMut()) {
+            INSIDE.with(|i| i.set(true));
+            work();
+            INSIDE.with(|i| i.set(false));
+        }
+    }
+
+    #[test]
+    fn the_work_runs_once_inside_the_scope_and_its_result_comes_back() {
+        let runs = Cell::new(0);
+        let answer = scoped(&Marking, || {
+            runs.set(runs.get() + 1);
+            INSIDE.with(Cell::get)
+        });
+        assert!(answer, "the work ran inside the scope");
+        assert_eq!(runs.get(), 1);
+        assert!(!INSIDE.with(Cell::get), "and the scope closed after it");
+        assert_eq!(scoped(&Unscoped, || 42), 42);
+    }
+}
