@@ -33,6 +33,7 @@ mod outbox;
 mod pool;
 mod replica_heartbeat;
 mod scope;
+mod subject_records;
 
 pub mod models;
 #[rustfmt::skip]

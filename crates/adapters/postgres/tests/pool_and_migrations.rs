@@ -31,7 +31,7 @@ const TABLES: [&str; 12] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 24] = [
+const MIGRATION_NAMES: [&str; 25] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -55,6 +55,7 @@ const MIGRATION_NAMES: [&str; 24] = [
     "2026-11-26-001202_record_unknown_pgcc_status",
     "2026-11-26-001301_limit_and_reenable_webhook_urls",
     "2026-11-26-001302_add_retention_purge",
+    "2026-11-27-001442_index_solicitacoes_by_titular",
     "2026-11-27-001541_create_replicas_ativas",
 ];
 
