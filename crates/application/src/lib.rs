@@ -23,6 +23,7 @@ pub mod create_consent_request;
 pub mod cursor;
 pub mod deliver_webhooks;
 pub mod expire_consent_requests;
+pub mod export_subject;
 pub mod get_consent_request;
 pub mod list_consent_requests;
 pub mod list_use_cases;
@@ -57,6 +58,9 @@ pub use deliver_webhooks::{
     KeyCheckError,
 };
 pub use expire_consent_requests::ExpireConsentRequests;
+pub use export_subject::{
+    ExportSubject, ExportSubjectError, SubjectExportPage, SubjectExportQuery,
+};
 pub use get_consent_request::{GetConsentError, GetConsentRequest};
 pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
@@ -112,6 +116,7 @@ pub struct Services {
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
     pub list_consent_requests: ListConsentRequests,
+    pub export_subject: ExportSubject,
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
@@ -189,6 +194,7 @@ impl Services {
                 consent_requests.clone(),
                 clock.clone(),
             ),
+            export_subject: ExportSubject::new(consent_requests.clone(), clock.clone()),
             revoke_consent_request: RevokeConsentRequest::new(
                 consent_requests.clone(),
                 pgcc,

@@ -34,7 +34,9 @@ mod operations;
 mod outbox;
 mod pool;
 mod releasing_pgcc;
+mod replica_heartbeat;
 mod scope;
+mod subject_records;
 
 pub mod models;
 #[rustfmt::skip]
@@ -60,6 +62,7 @@ pub use migrations::{run_migrations, MIGRATIONS};
 pub use operations::{PgOperationalStats, PgReadinessProbe};
 pub use pool::{connect, with_connection_defaults, PgPool, PoolSettings, SessionSettings};
 pub use releasing_pgcc::ReleasingPgcc;
+pub use replica_heartbeat::PgReplicaHeartbeat;
 pub use retention_repository::PgRetentionRepository;
 pub use scope::{holds_connection, PgConnectionScope, ScopeGuard};
 pub use use_case_repository::PgUseCaseRepository;
