@@ -2,7 +2,7 @@
 //!
 //! - `creation.rs`: the two-phase creation (begin, confirm, cancel, the reconciler's claims).
 //! - `reads.rs`: what the API reads (one request with its history, the list, the HashConsulta
-//!   lookups).
+//!   lookups); `subject_records.rs`: a subject's requests with their histories (the export).
 //! - `lifecycle.rs`: status changes (transition, the status poller's claims, expiry).
 //!
 //! The SQL rules that restate the domain's state machine (which statuses are effectively
@@ -12,6 +12,7 @@
 mod creation;
 mod lifecycle;
 mod reads;
+mod subject_records;
 
 use chrono::{DateTime, Utc};
 use diesel::result::Error as DieselError;
@@ -97,6 +98,16 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
 
     fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError> {
         reads::get(&self.pool, empresa, id)
+    }
+
+    fn list_of_subject(
+        &self,
+        company: CompanyId,
+        cpf: &Cpf,
+        after: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ConsentRequestRecord>, RepoError> {
+        subject_records::list_of_subject(&self.pool, company, cpf, after, limit)
     }
 
     fn list(

@@ -18,9 +18,9 @@ use crate::PgPool;
 
 fixed_condition!(
     /// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of
-    /// the partial indexes `solicitacoes_consentimento_empresa_criado_em_idx` and
-    /// `solicitacoes_consentimento_validas_idx`, so that every plan, generic ones included, can
-    /// use them; prepared once per connection.
+    /// the partial indexes `solicitacoes_consentimento_empresa_criado_em_idx`,
+    /// `solicitacoes_consentimento_validas_idx` and `solicitacoes_consentimento_titular_idx`, so
+    /// that every plan, generic ones included, can use them; prepared once per connection.
     Confirmed,
     "solicitacoes_consentimento.criacao = 'confirmada'"
 );
