@@ -36,7 +36,6 @@ mod pool;
 mod releasing_pgcc;
 mod replica_heartbeat;
 mod scope;
-mod subject_records;
 
 pub mod models;
 #[rustfmt::skip]
