@@ -523,3 +523,58 @@ fn two_expiry_workers_at_once_expire_each_request_once() {
     );
     assert_eq!(history_count(&db), 2 * ROWS as i64);
 }
+
+#[derive(QueryableByName)]
+struct Executions {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    statement: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+#[test]
+fn the_workers_statements_are_prepared_once_per_connection_and_then_only_executed() {
+    let db = TestDb::new();
+    let pool = pool_of(&db, 1);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    for d in 1..=12 {
+        let request = acme.create(&repo, &Spec::new(created()).expira_em(now() - days(d)));
+        set_next_check(&db, request.id, now() - days(1));
+    }
+
+    for round in 0..6 {
+        let claimed = repo
+            .claim_for_status_check(1, now(), now() + days(1))
+            .unwrap();
+        assert_eq!(claimed.len(), 1, "round {round}");
+        assert_eq!(repo.expire_due(now(), 1).unwrap(), 1, "round {round}");
+        repo.claim_unfinished_creations(1, now(), now()).unwrap();
+    }
+
+    let mut conn = pool.get().unwrap();
+    let executions = diesel::sql_query(
+        "SELECT left(statement, 40) AS statement, (custom_plans + generic_plans)::bigint AS n \
+         FROM pg_prepared_statements \
+         WHERE statement LIKE 'UPDATE solicitacoes_consentimento%' \
+            OR statement LIKE 'WITH vencidas AS%' \
+            OR statement LIKE 'WITH eventos AS%' \
+         ORDER BY statement",
+    )
+    .load::<Executions>(&mut conn)
+    .unwrap()
+    .into_iter()
+    .map(|e| (e.statement.lines().next().unwrap_or("").to_owned(), e.n))
+    .collect::<Vec<_>>();
+    assert_eq!(
+        executions,
+        [
+            ("UPDATE solicitacoes_consentimento".to_owned(), 6),
+            ("UPDATE solicitacoes_consentimento s".to_owned(), 6),
+            // the expiry's events, and the use-case synchronization of the setup
+            ("WITH eventos AS (".to_owned(), 7),
+            ("WITH vencidas AS (".to_owned(), 6),
+        ],
+        "the status claim, the reconciler's claim, the outbox, the expiry: one statement each"
+    );
+}
