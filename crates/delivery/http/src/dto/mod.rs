@@ -6,5 +6,7 @@ pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
 pub mod sync;
+pub mod text_rules;
 pub mod use_case;
+pub mod webhook_event;
 pub mod webhook_url;
