@@ -21,11 +21,10 @@ pub const CPF_PATTERN: &str = r"^[0-9]{3}\.?[0-9]{3}\.?[0-9]{3}-?[0-9]{2}$";
 pub const CNPJ_PATTERN: &str =
     r"^[0-9A-Za-z]{2}\.?[0-9A-Za-z]{3}\.?[0-9A-Za-z]{3}/?[0-9A-Za-z]{4}-?[0-9]{2}$";
 
-/// At least one character that is not white space: the server trims with Rust's
-/// `str::trim` (Unicode `White_Space`), so the class lists exactly those characters rather than
-/// `\s`, whose meaning differs between regex engines.
-pub const NON_BLANK_PATTERN: &str =
-    r"[^\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]";
+/// No U+0000 (PostgreSQL text cannot hold it) and at least one character that is not white
+/// space: the server trims with Rust's `str::trim` (Unicode `White_Space`), so the class lists
+/// exactly those characters rather than `\s`, whose meaning differs between regex engines.
+pub const NON_BLANK_PATTERN: &str = r"^[^\u0000]*[^\u0000\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000][^\u0000]*$";
 
 /// A webhook URL the server accepts (`domain::WebhookUrl::validate_url` and the target guard's
 /// parser): `http` or `https` in any case, an optional user info, a host name of ASCII letters,
@@ -225,6 +224,9 @@ mod tests {
         for text in ["x", " x ", "\u{200b}", "\u{1c}"] {
             assert!(matches(NON_BLANK_PATTERN, text), "{text:?}");
             assert!(!text.trim().is_empty(), "{text:?}");
+        }
+        for nul in ["\0", "a\0", "\0 b"] {
+            assert!(!matches(NON_BLANK_PATTERN, nul), "{nul:?}");
         }
     }
 
