@@ -64,7 +64,9 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
             "CasosDeUso",
             "HashConsulta",
             "SolicitacaoConsentimento",
-            "WebhookUrls"
+            "WebhookUrls",
+            // the events POSTed to those URLs (the document's `webhooks` section)
+            "Webhooks"
         ]
     );
     let expected = [
