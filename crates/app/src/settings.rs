@@ -276,6 +276,8 @@ pub struct PgccSettings {
 pub struct RateLimitSettings {
     pub per_second: u32,
     pub burst: u32,
+    /// How often each `serve` process beats in `replicas_ativas` (0: no sharing of the quota).
+    pub replica_heartbeat_ms: u64,
     /// Failed authentications per second a client address may sustain (0: no limit).
     pub failed_auth_per_second: u32,
     /// Failed authentications a client address may make at once.

@@ -23,6 +23,7 @@ pub mod create_consent_request;
 pub mod cursor;
 pub mod deliver_webhooks;
 pub mod expire_consent_requests;
+pub mod export_subject;
 pub mod get_consent_request;
 pub mod idempotency;
 pub mod list_consent_requests;
@@ -58,6 +59,9 @@ pub use deliver_webhooks::{
     KeyCheckError,
 };
 pub use expire_consent_requests::ExpireConsentRequests;
+pub use export_subject::{
+    ExportSubject, ExportSubjectError, SubjectExportPage, SubjectExportQuery,
+};
 pub use get_consent_request::{GetConsentError, GetConsentRequest};
 pub use idempotency::{
     request_fingerprint, Completion, Idempotency, IdempotencyError, IdempotencyKey, Idempotent,
@@ -120,6 +124,7 @@ pub struct Services {
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
     pub list_consent_requests: ListConsentRequests,
+    pub export_subject: ExportSubject,
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
@@ -208,6 +213,7 @@ impl Services {
                 consent_requests.clone(),
                 clock.clone(),
             ),
+            export_subject: ExportSubject::new(consent_requests.clone(), clock.clone()),
             revoke_consent_request: RevokeConsentRequest::new(
                 consent_requests.clone(),
                 pgcc,

@@ -196,6 +196,18 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// The company's request `id` with its history; `None` if absent or another company's.
     fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError>;
 
+    /// Every request of the company for the subject `cpf` (an LGPD art. 18 access request),
+    /// each with its history, ordered by (criado_em, id), at most `limit`, strictly after
+    /// `after` when given. Requests and histories are read in one snapshot, so each history
+    /// matches its request's stored status.
+    fn list_of_subject(
+        &self,
+        company: CompanyId,
+        cpf: &Cpf,
+        after: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ConsentRequestRecord>, RepoError>;
+
     /// At most `limit` of the company's requests matching `filter`, ordered by (criado_em, id),
     /// strictly after `after` when given.
     fn list(

@@ -27,9 +27,9 @@ use crate::PgPool;
 
 fixed_condition!(
     /// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of
-    /// the partial indexes `solicitacoes_consentimento_empresa_criado_em_idx` and
-    /// `solicitacoes_consentimento_validas_idx`, so that every plan, generic ones included, can
-    /// use them; prepared once per connection.
+    /// the partial indexes `solicitacoes_consentimento_empresa_criado_em_idx`,
+    /// `solicitacoes_consentimento_validas_idx` and `solicitacoes_consentimento_titular_idx`, so
+    /// that every plan, generic ones included, can use them; prepared once per connection.
     Confirmed,
     "solicitacoes_consentimento.criacao = 'confirmada'"
 );
@@ -631,6 +631,16 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
             request: into_domain(row, OPERATION)?,
             historico,
         }))
+    }
+
+    fn list_of_subject(
+        &self,
+        company: CompanyId,
+        cpf: &Cpf,
+        after: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ConsentRequestRecord>, RepoError> {
+        crate::subject_records::list_of_subject(&self.pool, company, cpf, after, limit)
     }
 
     /// Read along the partial index (empresa_id, criado_em, id) WHERE criacao = 'confirmada'

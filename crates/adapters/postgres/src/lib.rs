@@ -31,7 +31,9 @@ mod migrations;
 mod operations;
 mod outbox;
 mod pool;
+mod replica_heartbeat;
 mod scope;
+mod subject_records;
 
 pub mod models;
 #[rustfmt::skip]
@@ -56,6 +58,7 @@ pub use idempotency_repository::PgIdempotencyRepository;
 pub use migrations::{run_migrations, MIGRATIONS};
 pub use operations::{PgOperationalStats, PgReadinessProbe};
 pub use pool::{connect, with_connection_defaults, PgPool, PoolSettings, SessionSettings};
+pub use replica_heartbeat::PgReplicaHeartbeat;
 pub use retention_repository::PgRetentionRepository;
 pub use scope::{holds_connection, PgConnectionScope};
 pub use use_case_repository::PgUseCaseRepository;

@@ -15,12 +15,13 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 11] = [
+const TABLES: [&str; 12] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
     "empresas",
+    "replicas_ativas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
     "webhook_entregas",
@@ -30,7 +31,7 @@ const TABLES: [&str; 11] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 23] = [
+const MIGRATION_NAMES: [&str; 25] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -54,6 +55,8 @@ const MIGRATION_NAMES: [&str; 23] = [
     "2026-11-26-001202_record_unknown_pgcc_status",
     "2026-11-26-001301_limit_and_reenable_webhook_urls",
     "2026-11-26-001302_add_retention_purge",
+    "2026-11-27-001442_index_solicitacoes_by_titular",
+    "2026-11-27-001541_create_replicas_ativas",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -34,7 +34,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     // The probes run until the HTTP server has drained, not only until the stop signal: the
     // requests finishing in the grace period still need the database gate's verdict.
     let watch_stop = Stop::new();
-    let watchers = crate::readiness_watch::start(operations.clone(), &watch_stop);
+    let mut watchers = crate::readiness_watch::start(operations.clone(), &watch_stop);
     let operability = delivery_http::Operability {
         operations,
         metrics: wiring::metrics(),
@@ -45,6 +45,15 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
             .map(|t| t.expose().to_owned()),
     };
     let services = Arc::new(wiring::services(settings, pool.clone())?);
+    let replicas = delivery_http::LiveReplicas::default();
+    // Stops with the probes, after the HTTP server drained: requests of the grace period are
+    // still counted against this replica's share.
+    watchers.extend(crate::replica_heartbeat::start(
+        pool.clone(),
+        settings.rate_limit.replica_heartbeat_ms,
+        replicas.clone(),
+        &watch_stop,
+    ));
     jobs.extend(crate::change_feed::start(
         settings,
         pool,
@@ -64,6 +73,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         json_max_depth: settings.server.json_max_depth,
         shutdown_grace_seconds: settings.server.shutdown_grace_seconds,
         rate_limit: settings.rate_limit.http(),
+        replicas,
         failed_auth: settings.rate_limit.failed_auth(&settings.server),
         docs: settings.docs.http(),
         database_unanswered_after: settings.checkout_timeout(),

@@ -6,8 +6,8 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
     AuthError, CheckConsentError, CreateConsentError, DeleteWebhookError, DeliveryLogError,
-    GetConsentError, ListConsentError, ReenableWebhookError, RegisterWebhookError,
-    RevokeConsentError, RotateSecretError, SyncError,
+    ExportSubjectError, GetConsentError, ListConsentError, ReenableWebhookError,
+    RegisterWebhookError, RevokeConsentError, RotateSecretError, SyncError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
@@ -300,6 +300,15 @@ impl From<ListConsentError> for ApiError {
         match e {
             ListConsentError::Invalid(errors) => ApiError::Validation(errors),
             ListConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<ExportSubjectError> for ApiError {
+    fn from(e: ExportSubjectError) -> Self {
+        match e {
+            ExportSubjectError::Invalid(errors) => ApiError::Validation(errors),
+            ExportSubjectError::Repo(e) => e.into(),
         }
     }
 }

@@ -26,7 +26,7 @@ use application::{Operations, Services};
 
 pub use error::ApiError;
 pub use failed_auth::FailedAuthSettings;
-pub use rate_limit::RateLimitSettings;
+pub use rate_limit::{LiveReplicas, RateLimitSettings};
 pub use routes::openapi::{document_json as openapi_json, ApiDoc, DocsServers};
 
 /// HTTP settings the delivery layer needs.
@@ -47,6 +47,9 @@ pub struct HttpSettings {
     pub shutdown_grace_seconds: u64,
     /// Requests per company (token bucket); `per_second = 0` turns it off.
     pub rate_limit: RateLimitSettings,
+    /// How many replicas share the rate limit (kept current by the app's heartbeat; 1 when
+    /// nothing updates it).
+    pub replicas: LiveReplicas,
     /// Failed authentications per client address, and the proxies whose `X-Forwarded-For` is
     /// believed.
     pub failed_auth: FailedAuthSettings,
@@ -67,6 +70,7 @@ impl Default for HttpSettings {
             json_max_depth: 32,
             shutdown_grace_seconds: 30,
             rate_limit: RateLimitSettings::default(),
+            replicas: LiveReplicas::default(),
             failed_auth: FailedAuthSettings::default(),
             docs: DocsServers::default(),
             database_unanswered_after: std::time::Duration::from_secs(2),
@@ -150,7 +154,8 @@ pub fn build_server_with(
         timeout: settings.body_timeout,
     };
     // One limiter for the process, shared by every worker thread.
-    let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
+    let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit)
+        .map(|limiter| Arc::new(limiter.shared_by(settings.replicas.clone())));
     let database_unanswered_after = settings.database_unanswered_after;
     let failed_auth = failed_auth::FailedAuthLimiter::new(&settings.failed_auth).map(Arc::new);
     let mut server = HttpServer::new(move || {

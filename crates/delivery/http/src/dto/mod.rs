@@ -5,6 +5,7 @@ pub mod consent_read;
 pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
+pub mod subject_export;
 pub mod sync;
 pub mod text_rules;
 pub mod use_case;
