@@ -7,5 +7,7 @@ pub mod enumerations;
 pub mod envelope;
 pub mod subject_export;
 pub mod sync;
+pub mod text_rules;
 pub mod use_case;
+pub mod webhook_event;
 pub mod webhook_url;

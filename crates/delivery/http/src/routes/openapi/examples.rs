@@ -340,12 +340,7 @@ pub fn apply(openapi: &mut OpenApi) {
         if !path.starts_with("/api/") {
             continue;
         }
-        for (method, operation) in [
-            ("get", &mut item.get),
-            ("post", &mut item.post),
-            ("delete", &mut item.delete),
-        ] {
-            let Some(operation) = operation else { continue };
+        for (method, operation) in super::operations_mut(item) {
             if let Some(body) = operation.request_body.as_mut() {
                 let examples = request_examples(path);
                 for content in body.content.values_mut() {
