@@ -37,6 +37,13 @@ fn campos(list: &[(&str, &str)]) -> Value {
 }
 
 /// The example subject's CPF as reads show it: masked by the domain's own rule.
+fn cpf_inteiro() -> String {
+    Cpf::parse("529.982.247-25")
+        .expect("a valid example CPF")
+        .as_str()
+        .to_owned()
+}
+
 fn cpf_mascarado() -> String {
     Cpf::parse("529.982.247-25")
         .expect("a valid example CPF")
@@ -134,6 +141,11 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
             json!({
             "cpfTitular": "529.982.247-25", "casoDeUsoIdTemplate": "tpl-abertura-conta"}),
         )],
+        "/api/titulares/consentimentos" => vec![(
+            "titular",
+            "Everything of one subject",
+            json!({"cpfTitular": "529.982.247-25"}),
+        )],
         "/api/hash-consulta/lote" => vec![(
             "lote",
             "Two subjects at once",
@@ -193,6 +205,13 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             ("valido", "A valid consent", consulta_valida()),
             ("invalido", "No valid consent", json!({"valido": false})),
         ],
+        ("/api/titulares/consentimentos", _) => {
+            vec![("titular", "The subject's requests, CPF in full", {
+                let mut item = solicitacao(ConsentStatus::Ativo);
+                item["cpfTitular"] = json!(cpf_inteiro());
+                json!({"itens": [item], "proximoCursor": null})
+            })]
+        }
         ("/api/hash-consulta/lote", _) => vec![(
             "lote",
             "One result per item, in the order sent",
