@@ -204,7 +204,6 @@ impl CacheSettings {
         application::CacheSettings {
             enabled: self.enabled,
             api_keys: self.api_keys,
-            use_case_list_bytes: self.use_case_lists_bytes,
             use_case_template_bytes: self.use_case_templates_bytes,
             max_silence: self.max_silence(),
             unknown_api_keys: self.unknown_api_keys,

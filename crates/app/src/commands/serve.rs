@@ -44,7 +44,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
             .as_ref()
             .map(|t| t.expose().to_owned()),
     };
-    let services = Arc::new(wiring::services(settings, pool.clone())?);
+    let state = Arc::new(wiring::api_state(settings, pool.clone())?);
     let replicas = delivery_http::LiveReplicas::default();
     // Stops with the probes, after the HTTP server drained: requests of the grace period are
     // still counted against this replica's share.
@@ -57,7 +57,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     jobs.extend(crate::change_feed::start(
         settings,
         pool,
-        services.change_tracker.clone(),
+        state.services.change_tracker.clone(),
         &stop,
     ));
     let address = format!("{}:{}", settings.server.host, settings.server.port);
@@ -83,7 +83,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     }
     let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
     actix_web::rt::System::new().block_on(async {
-        let server = delivery_http::build_server_with(listener, services, operability, http)?;
+        let server = delivery_http::build_server_with(listener, state, operability, http)?;
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {

@@ -14,6 +14,7 @@ use ports::{PgccError, RepoError};
 use serde_json::{json, Value};
 
 use crate::edge::BodyTimedOut;
+use crate::idempotency::{IdempotencyError, IDEMPOTENCY_KEY_HEADER};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -232,6 +233,24 @@ impl From<RepoError> for ApiError {
         match e {
             RepoError::Unavailable(cause) => ApiError::Unavailable(cause),
             RepoError::Unexpected(cause) => ApiError::Internal(cause),
+        }
+    }
+}
+
+impl From<IdempotencyError> for ApiError {
+    fn from(e: IdempotencyError) -> Self {
+        match e {
+            IdempotencyError::Mismatch => ApiError::Validation(ValidationErrors::single(
+                IDEMPOTENCY_KEY_HEADER,
+                "esta chave já foi usada com outra requisição (outro corpo ou outra rota); use \
+                 uma nova chave",
+            )),
+            IdempotencyError::InProgress => ApiError::Conflict(
+                "Uma requisição com esta Idempotency-Key ainda está em processamento; tente \
+                 novamente em instantes."
+                    .to_owned(),
+            ),
+            IdempotencyError::Repo(e) => e.into(),
         }
     }
 }

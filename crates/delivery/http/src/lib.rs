@@ -8,12 +8,15 @@ pub mod dto;
 pub mod edge;
 pub mod error;
 pub mod failed_auth;
+pub mod idempotency;
 pub mod media;
 pub mod metrics;
 pub mod query;
 pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
+pub mod state;
+pub mod use_case_lists;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -22,12 +25,14 @@ use std::time::Duration;
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
-use application::{Operations, Services};
+use application::Operations;
 
+pub use blocking::{RequestScope, Unscoped};
 pub use error::ApiError;
 pub use failed_auth::FailedAuthSettings;
 pub use rate_limit::{LiveReplicas, RateLimitSettings};
 pub use routes::openapi::{document_json as openapi_json, ApiDoc, DocsServers};
+pub use state::ApiState;
 
 /// HTTP settings the delivery layer needs.
 #[derive(Debug, Clone)]
@@ -84,14 +89,14 @@ const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The app's routes and shared configuration, for `App::configure`.
 pub fn configure(
-    services: Arc<Services>,
+    state: Arc<ApiState>,
     settings: &HttpSettings,
 ) -> impl FnOnce(&mut web::ServiceConfig) {
     let limit = settings.body_limit_bytes;
     let max_depth = settings.json_max_depth;
     let docs = settings.docs.clone();
     move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::from(services))
+        cfg.app_data(web::Data::from(state))
             .app_data(media::json_config(limit))
             .app_data(web::Data::new(media::JsonLimits {
                 max_depth,
@@ -109,10 +114,10 @@ pub fn configure(
 /// requests within `shutdown_grace_seconds`, accepting no new connection meanwhile).
 pub fn build_server(
     listener: TcpListener,
-    services: Arc<Services>,
+    state: Arc<ApiState>,
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
-    build_server_with(listener, services, Operability::bare(), settings)
+    build_server_with(listener, state, Operability::bare(), settings)
 }
 
 /// What the operator's endpoints (`/health/*`, `/metrics`) need.
@@ -144,7 +149,7 @@ impl Operability {
 /// [`build_server`] with the operator's endpoints wired to real probes and metrics.
 pub fn build_server_with(
     listener: TcpListener,
-    services: Arc<Services>,
+    state: Arc<ApiState>,
     operability: Operability,
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
@@ -184,7 +189,7 @@ pub fn build_server_with(
                 move |req, next| request_id::observe(req, next, metrics.clone())
             }))
             .configure(routes::health::configure(&operability))
-            .configure(configure(services.clone(), &settings_for_app))
+            .configure(configure(state.clone(), &settings_for_app))
     });
     if settings.workers > 0 {
         server = server.workers(settings.workers);

@@ -2,7 +2,7 @@
 //! art. 18 access request. The CPF travels in the body, never in a URL.
 
 use actix_web::{web, HttpResponse};
-use application::{Services, SubjectExportQuery};
+use application::SubjectExportQuery;
 use domain::Envelope;
 
 use crate::api_key::ApiKeyHeader;
@@ -11,6 +11,7 @@ use crate::dto::consent_read::Solicitacao;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::subject_export::{ConsentimentosDoTitular, ExportarTitular, PaginaExportacao};
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// Every consent request of the subject for the company, with history and proof, the CPF in full.
 #[utoipa::path(
@@ -33,7 +34,7 @@ use crate::error::ApiError;
     )
 )]
 pub async fn export(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     query: crate::query::Query<PaginaExportacao>,
     body: web::Json<ExportarTitular>,
@@ -44,7 +45,7 @@ pub async fn export(
         cursor: page.cursor,
         limite: page.limite,
     };
-    let page = as_company(&services, key, move |s, company| {
+    let page = as_company(&state, key, move |s, company| {
         Ok(s.export_subject.execute(company, export_query)?)
     })
     .await?;

@@ -2,7 +2,7 @@
 //! re-enable, the delivery log and replays.
 
 use actix_web::{web, HttpResponse};
-use application::Services;
+
 use domain::Envelope;
 use serde_json::json;
 use uuid::Uuid;
@@ -14,6 +14,7 @@ use crate::dto::webhook_url::{
     Entrega, LimiteEntregas, RegistrarWebhookUrl, SegredoRotacionado, WebhookUrlRegistrada,
 };
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// Registers a URL to receive the company's notifications; answers its signing secret, once.
 #[utoipa::path(
@@ -36,12 +37,12 @@ use crate::error::ApiError;
     )
 )]
 pub async fn register(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     body: web::Json<RegistrarWebhookUrl>,
 ) -> Result<HttpResponse, ApiError> {
     let url = body.into_inner().url;
-    let registered = as_company(&services, key, move |s, company| {
+    let registered = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.register(company, &url)?)
     })
     .await?;
@@ -63,11 +64,8 @@ pub async fn register(
         (status = 200, description = "The company's active webhook URLs.", body = EnvelopeDoc<Vec<WebhookUrlRegistrada>>),
     )
 )]
-pub async fn list(
-    services: web::Data<Services>,
-    key: ApiKeyHeader,
-) -> Result<HttpResponse, ApiError> {
-    let webhooks = as_company(&services, key, |s, company| {
+pub async fn list(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpResponse, ApiError> {
+    let webhooks = as_company(&state, key, |s, company| {
         Ok(s.webhook_urls.list(company)?)
     })
     .await?;
@@ -89,13 +87,13 @@ pub async fn list(
     )
 )]
 pub async fn delete(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     // A malformed id names no webhook URL: 404, as for an unknown one.
     let id = parse_id(&path)?;
-    as_company(&services, key, move |s, company| {
+    as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.delete(company, id)?)
     })
     .await?;
@@ -119,12 +117,12 @@ pub async fn delete(
     )
 )]
 pub async fn rotate_secret(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let segredo = as_company(&services, key, move |s, company| {
+    let segredo = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.rotate_secret(company, id)?)
     })
     .await?;
@@ -148,12 +146,12 @@ pub async fn rotate_secret(
     )
 )]
 pub async fn reenable(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let webhook = as_company(&services, key, move |s, company| {
+    let webhook = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.reenable(company, id)?)
     })
     .await?;
@@ -177,14 +175,14 @@ pub async fn reenable(
     )
 )]
 pub async fn deliveries(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
     query: crate::query::Query<LimiteEntregas>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let limite = query.limite;
-    let records = as_company(&services, key, move |s, company| {
+    let records = as_company(&state, key, move |s, company| {
         Ok(s.webhook_deliveries.list(company, id, limite)?)
     })
     .await?;
@@ -209,13 +207,13 @@ pub async fn deliveries(
     )
 )]
 pub async fn replay(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (url_id, delivery_id) = path.into_inner();
     let (url_id, delivery_id) = (parse_id(&url_id)?, parse_id(&delivery_id)?);
-    as_company(&services, key, move |s, company| {
+    as_company(&state, key, move |s, company| {
         Ok(s.webhook_deliveries.replay(company, url_id, delivery_id)?)
     })
     .await?;

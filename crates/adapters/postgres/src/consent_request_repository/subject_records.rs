@@ -10,8 +10,8 @@ use domain::{CompanyId, Cpf, StatusChange};
 use ports::{ConsentRequestRecord, ListCursor, RepoError};
 use uuid::Uuid;
 
+use super::reads::Confirmed;
 use crate::conn::with_conn;
-use crate::consent_request_repository::Confirmed;
 use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow};
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
@@ -21,7 +21,7 @@ const OPERATION: &str = "listing a subject's consent requests";
 /// Two statements in one read-only `REPEATABLE READ` transaction (one snapshot): the page of
 /// requests along `solicitacoes_consentimento_titular_idx` (empresa_id, cpf_titular, criado_em,
 /// id) WHERE criacao = 'confirmada', then the histories of exactly those requests.
-pub(crate) fn list_of_subject(
+pub(super) fn list_of_subject(
     pool: &PgPool,
     company: CompanyId,
     cpf: &Cpf,
