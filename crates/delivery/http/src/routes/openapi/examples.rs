@@ -154,6 +154,11 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
                 {"cpfTitular": "111.444.777-35", "casoDeUsoIdTemplate": "tpl-abertura-conta"}
             ]}),
         )],
+        "/api/titulares/consentimentos" => vec![(
+            "titular",
+            "Everything of one subject (CPF in the body, never in a URL)",
+            json!({"cpfTitular": "529.982.247-25"}),
+        )],
         "/api/webhook-urls" => vec![(
             "registrar",
             "Register a URL",
@@ -220,6 +225,15 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         // a hash of no consent of the company is 404, never `valido: false`
         ("/api/hash-consulta/{hash}", _) => {
             vec![("valido", "The consent with that hash", consulta_valida())]
+        }
+        ("/api/titulares/consentimentos", _) => {
+            let mut completa = solicitacao(ConsentStatus::Ativo);
+            completa["cpfTitular"] = json!("52998224725");
+            vec![(
+                "pagina",
+                "The subject's requests with history and proof, the CPF in full",
+                json!({"itens": [completa], "proximoCursor": null}),
+            )]
         }
         ("/api/webhook-urls", "post") => vec![(
             "registrada",
@@ -302,6 +316,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
                 list.push(("limite_de_urls", "The company already has its maximum of URLs", campos(&[("url",
                     "a empresa já tem o máximo de 10 URLs de webhook (desativadas incluídas); remova uma antes de registrar outra")])));
+            } else if path == "/api/titulares/consentimentos" {
+                list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "os dígitos verificadores do CPF não conferem")])));
             } else if !pgcc_path {
                 list.push(("campos", "A parameter rule is broken", campos(&[("limite", "deve estar entre 1 e 500.")])));
             }
