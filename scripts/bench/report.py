@@ -54,9 +54,20 @@ def summary(rs):
                 target=sum(float(r["rate"] or 0) for r in rs) / len(rs))
 
 
-# S: the closed-loop runs (wrk, pgbench): req/s, CPU, RSS. O: the open-loop runs (loadgen): latency.
+def bound(r):
+    """A loadgen run that fell behind its schedule by more than 5% even at its last rate: its
+    latencies are the generator's queue, not the service's, and are left out."""
+    return r.get("generator_bound") == "1" or r["p50_us"] == ""
+
+
+# S: the closed-loop runs (wrk, pgbench): req/s, CPU, RSS. O: the open-loop runs (loadgen) that kept
+# their schedule: latency. G: per scenario, the loadgen runs generator-bound to the end and the
+# attempts that were before a run stepped down to a rate it kept.
 S = {s: summary(rs) for s, rs in agg.items()}
-O = {s: summary(rs) for s, rs in loadgen.items() if any(int(r["requests"]) for r in rs)}
+O = {s: summary([r for r in rs if not bound(r)]) for s, rs in loadgen.items()
+     if any(int(r["requests"]) for r in rs if not bound(r))}
+G = {s: (sum(1 for r in rs if bound(r)), sum(int(r.get("stepped_down") or 0) for r in rs),
+         max((float(r["rate"] or 0) for r in rs if bound(r)), default=0)) for s, rs in loadgen.items()}
 
 
 def p50(s):
@@ -90,7 +101,10 @@ out.append(f"Each scenario: {a.rounds} round(s), interleaved (round 1 of every s
            "wrk just measured (pgcc_direct: at create_ativo's loadgen rate, so that the creation overhead below "
            "compares equal loads; the `loadgen rate` column, mean of the rounds), open loop (crates/loadgen: request i is due at i / rate) "
            "(latency counted from when each request was due, so queueing is not hidden: no coordinated omission); "
-           "p50 = mean of the rounds' p50, p99 = worst round's p99. like wrk, loadgen picks a random company key "
+           "p50 = mean of the rounds' p50, p99 = worst round's p99. Only runs that kept their schedule count: loadgen "
+           "measures the rate it achieved, and an attempt more than 5% behind it is generator-bound (its latencies would "
+           "be the generator's own queue), prints no p50/p99 and is followed by one at a lower rate (up to 3 attempts; "
+           "`lowered` in the rate column counts them; `generator-bound` when none kept up). like wrk, loadgen picks a random company key "
            "per request (with its own template or request where the body needs one). pgbench rows: "
            "pgbench's own (closed-loop) latencies. CPU s/1k req: utime+stime from /proc/<pid>/stat during the wrk "
            "run, of the process under test (consent-api, pgcc-sim, or c15t's node) and of the whole PostgreSQL "
@@ -119,7 +133,13 @@ for s in order:
     if pg:
         lat = (f"{v['p50']:.2f} (pgbench)", f"{v['p99']:.2f} (pgbench)", "-")
     elif o:
-        lat = (f"{o['p50']:.2f}", f"{o['p99']:.2f}", f"{o['target']:.0f}")
+        nb, stepped, _ = G.get(s, (0, 0, 0))
+        note = f" ({stepped} lowered)" if stepped else ""
+        note += f" ({nb} round(s) generator-bound, left out)" if nb else ""
+        lat = (f"{o['p50']:.2f}", f"{o['p99']:.2f}", f"{o['target']:.0f}{note}")
+    elif G.get(s, (0,))[0]:
+        nb, stepped, last = G[s]
+        lat = ("generator-bound", "generator-bound", f"none kept up (last tried {last:.0f})")
     else:
         lat = ("n/m", "n/m", "n/m")
     out.append(f"| {LABEL.get(s, s)} | {v['rate']:.0f} | {v['lo']:.0f}-{v['hi']:.0f} | {lat[2]} | {lat[0]} | "
