@@ -1,9 +1,9 @@
-//! What the simulator keeps of every request it ever created: 48 bytes, enough for the status
+//! What the simulator keeps of every request it ever created: 40 bytes, enough for the status
 //! routes, the lookup by external reference, a repeated creation and the moves, so that a
-//! million creations hold about 50 MB (issue 15: at most 100 MB; the full bodies are kept only
-//! for the last creations, see `state.rs`).
+//! million creations hold 40 MB (issue 15: at most 100 MB; the full bodies are kept only for the
+//! last creations, see `state.rs`).
 //!
-//! The PGCC id encodes where the record is: `pgcc-<tag, 16 hex><index, 16 hex>`, the same shape
+//! The PGCC id encodes where the record is: `pgcc-<tag, 8 hex><index, 24 hex>`, the same shape
 //! as before (`pgcc-` and 32 hex digits). The index finds the record without a map; the random
 //! tag, checked against the record, keeps an id of another run (or a made-up one) unknown.
 
@@ -17,32 +17,42 @@ use crate::solicitacao::{
 /// One created request, compact. `Copy`: no heap memory of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Registro {
-    /// The random half of the PGCC id.
-    pub tag: u64,
+    /// The random part of the PGCC id.
+    pub tag: u32,
     /// `dataExpiracaoConsentimento` in microseconds since the epoch; `i64::MAX`: none readable.
     pub expira_us: i64,
     /// When the status last changed (or was set raw), microseconds since the epoch.
     pub atualizado_us: i64,
     pub referencia: Uuid,
-    /// The company's normalized CNPJ, interned (`Store::cnpjs`).
-    pub cnpj: u32,
-    /// The stored status, from which moves start.
-    pub status: SolicitacaoStatus,
+    /// The company's normalized CNPJ, interned (`Store::cnpjs`), shifted left 3 bits, and the
+    /// stored status (from which moves start) in those 3 bits: 8 bytes a record saved.
+    empresa_e_status: u32,
 }
 
+const STATUS: [SolicitacaoStatus; 5] = [
+    SolicitacaoStatus::Pendente,
+    SolicitacaoStatus::Ativo,
+    SolicitacaoStatus::Recusado,
+    SolicitacaoStatus::Expirado,
+    SolicitacaoStatus::Revogado,
+];
+
+/// The most companies the records can name (29 bits).
+pub const MAX_EMPRESAS: u32 = 1 << 29;
+
 /// The PGCC id of record `index` with `tag`.
-pub fn id_de(tag: u64, index: usize) -> String {
-    format!("pgcc-{tag:016x}{index:016x}")
+pub fn id_de(tag: u32, index: usize) -> String {
+    format!("pgcc-{tag:08x}{index:024x}")
 }
 
 /// The (tag, index) an id names, if it has the shape of one; the caller checks the tag.
-pub fn ler_id(id: &str) -> Option<(u64, usize)> {
+pub fn ler_id(id: &str) -> Option<(u32, usize)> {
     let hex = id.strip_prefix("pgcc-")?;
     if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
-    let tag = u64::from_str_radix(&hex[..16], 16).ok()?;
-    let index = usize::try_from(u64::from_str_radix(&hex[16..], 16).ok()?).ok()?;
+    let tag = u32::from_str_radix(&hex[..8], 16).ok()?;
+    let index = usize::try_from(u128::from_str_radix(&hex[8..], 16).ok()?).ok()?;
     Some((tag, index))
 }
 
@@ -57,6 +67,42 @@ fn instante(us: i64) -> Option<DateTime<Utc>> {
 }
 
 impl Registro {
+    /// `cnpj`: below [`MAX_EMPRESAS`].
+    pub fn new(
+        tag: u32,
+        expira_us: i64,
+        atualizado_us: i64,
+        referencia: Uuid,
+        cnpj: u32,
+        status: SolicitacaoStatus,
+    ) -> Self {
+        assert!(cnpj < MAX_EMPRESAS, "fewer than 2^29 companies");
+        let mut r = Registro {
+            tag,
+            expira_us,
+            atualizado_us,
+            referencia,
+            empresa_e_status: cnpj << 3,
+        };
+        r.set_status(status);
+        r
+    }
+
+    /// The company (interned CNPJ).
+    pub fn cnpj(&self) -> u32 {
+        self.empresa_e_status >> 3
+    }
+
+    /// The stored status.
+    pub fn status(&self) -> SolicitacaoStatus {
+        STATUS[(self.empresa_e_status & 7) as usize]
+    }
+
+    pub fn set_status(&mut self, status: SolicitacaoStatus) {
+        let code = STATUS.iter().position(|s| *s == status).expect("a status") as u32;
+        self.empresa_e_status = (self.empresa_e_status & !7) | code;
+    }
+
     pub fn atualizado_em(&self) -> DateTime<Utc> {
         instante(self.atualizado_us).unwrap_or_default()
     }
@@ -67,7 +113,7 @@ impl Registro {
 
     /// The status as read at `agora` and when it last changed (an expired one: expirado).
     pub fn lido_em(&self, agora: DateTime<Utc>) -> (SolicitacaoStatus, DateTime<Utc>) {
-        lido_em(self.status, self.expira_em(), self.atualizado_em(), agora)
+        lido_em(self.status(), self.expira_em(), self.atualizado_em(), agora)
     }
 
     fn informado(status: SolicitacaoStatus, bruto: Option<&String>) -> StatusInformado {
@@ -114,14 +160,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_record_is_48_bytes_without_heap() {
-        assert!(std::mem::size_of::<Registro>() <= 48);
+    fn a_record_is_40_bytes_without_heap() {
+        assert!(std::mem::size_of::<Registro>() <= 40);
+    }
+
+    #[test]
+    fn company_and_status_share_a_word_without_mixing() {
+        let mut r = Registro::new(
+            1,
+            0,
+            0,
+            Uuid::nil(),
+            MAX_EMPRESAS - 1,
+            SolicitacaoStatus::Revogado,
+        );
+        assert_eq!(r.cnpj(), MAX_EMPRESAS - 1);
+        assert_eq!(r.status(), SolicitacaoStatus::Revogado);
+        for status in STATUS {
+            r.set_status(status);
+            assert_eq!(r.status(), status);
+            assert_eq!(r.cnpj(), MAX_EMPRESAS - 1);
+        }
     }
 
     #[test]
     fn an_id_names_its_tag_and_index_and_nothing_else_reads_as_one() {
         let id = id_de(0xdead_beef, 1_000_000);
         assert_eq!(id.len(), "pgcc-".len() + 32);
+        assert_eq!(
+            ler_id(&id_de(u32::MAX, usize::MAX)),
+            Some((u32::MAX, usize::MAX))
+        );
         assert_eq!(ler_id(&id), Some((0xdead_beef, 1_000_000)));
         assert_eq!(ler_id("pgcc-nenhuma"), None);
         assert_eq!(ler_id(&id.replace("pgcc-", "pgcx-")), None);

@@ -17,7 +17,7 @@ use uuid::Uuid;
 use crate::errors::SimError;
 use crate::faults::Faults;
 use crate::referencias::Referencias;
-use crate::registro::{id_de, ler_id, micros, Registro};
+use crate::registro::{id_de, ler_id, micros, Registro, MAX_EMPRESAS};
 use crate::seed::{normalize_cnpj, Seed, SeedEmpresa};
 use crate::solicitacao::{
     NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView, SolicitacaoView,
@@ -102,8 +102,8 @@ struct Detalhe {
     criado_em: DateTime<Utc>,
 }
 
-/// Everything the simulator holds, bounded: per request created, a 48-byte [`Registro`] and a
-/// 4-to-8-byte slot of the reference table (about 60 MB for a million, issue 15's bound being
+/// Everything the simulator holds, bounded: per request created, a 40-byte [`Registro`] and a
+/// 4-to-8-byte slot of the reference table (about 50 MB for a million, issue 15's bound being
 /// 100 MB); the whole bodies of the last [`JANELA_DE_DETALHES`] creations; the raw statuses a test
 /// set; the call counters up to [`MAX_CHAVES_CONTADAS`] keys each. Every lookup is an index or a
 /// hash probe: as fast after a million creations as after one.
@@ -209,7 +209,7 @@ impl Store {
         let detalhe = self.detalhes.get(i.checked_sub(primeiro)?)?;
         let r = &self.registros[i];
         let mut dados = detalhe.dados.clone();
-        dados.status = r.status;
+        dados.status = r.status();
         Some(Solicitacao {
             id: id_de(r.tag, i),
             dados,
@@ -267,7 +267,10 @@ impl Store {
         let c = match self.cnpj_ids.get(&cnpj) {
             Some(&c) => c,
             None => {
-                let c = u32::try_from(self.cnpjs.len()).expect("fewer than 4 billion companies");
+                let c = u32::try_from(self.cnpjs.len())
+                    .ok()
+                    .filter(|&c| c < MAX_EMPRESAS)
+                    .expect("fewer than 2^29 companies");
                 self.cnpjs.push(cnpj.clone());
                 self.cnpj_ids.insert(cnpj, c);
                 c
@@ -276,14 +279,14 @@ impl Store {
         let expira_us = DateTime::parse_from_rfc3339(&nova.data_expiracao_consentimento)
             .map(|d| micros(d.with_timezone(&Utc)))
             .unwrap_or(i64::MAX);
-        let registro = Registro {
-            tag: Uuid::new_v4().as_u64_pair().0,
+        let registro = Registro::new(
+            Uuid::new_v4().as_u64_pair().0 as u32,
             expira_us,
-            atualizado_us: micros(agora),
-            referencia: nova.referencia_externa,
-            cnpj: c,
-            status: nova.status,
-        };
+            micros(agora),
+            nova.referencia_externa,
+            c,
+            nova.status,
+        );
         let i = self.registros.len();
         self.registros.push(registro);
         self.referencias.inserir(&self.registros, i);
@@ -362,7 +365,7 @@ impl Store {
                 status_text(from)
             ))
         })?;
-        registro.status = to;
+        registro.set_status(to);
         registro.atualizado_us = micros(agora);
         // the move is what the PGCC reports from now on
         self.status_bruto.remove(&i);

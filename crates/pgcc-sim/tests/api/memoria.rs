@@ -1,7 +1,7 @@
 //! Issue 15: the simulator stays small, at most 100 MB after a million creations. Proved from
 //! the structures, not the clock nor the allocator: after a million creations, the bytes the
 //! store holds, counted from the capacities of what it keeps (`Store::bytes_retidos`), are under
-//! 100 MB (about 60: a 48-byte record and a reference-table slot per creation, the whole bodies
+//! 100 MB (about 55: a 40-byte record and a reference-table slot per creation, the whole bodies
 //! of the last 10,000 only), and the requests past that window still answer what the contract
 //! routes need. The process itself (actix, its buffers) adds about 10 MB: measured with RSS in
 //! docs/performance.md.
