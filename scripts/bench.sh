@@ -13,6 +13,12 @@
 #   health       GET /health/live: the HTTP stack's limit                (wrk, then loadgen)
 #   pg_list      the list query alone                                     (pgbench -M prepared)
 #   pg_key_list  the API-key lookup + the list query                      (pgbench -M prepared)
+#   pg_create    the statements one creation sends, captured from the service (pgbench -M prepared,
+#                scripts/bench/pgbench_create.sql): the database's own limit for creation
+#   pg_create_inflight  the same creation with a separate in-flight table (a lever of issue 15,
+#                measured, not built: scripts/bench/pgbench_create_inflight.sql)
+#                (each also gives a `_net` line: its rate less the prelude SELECT that makes the
+#                binds, from pgbench -r's statement latencies: scripts/bench/net_of_prelude.py)
 #   c15t_*       @c15t/backend on the same PostgreSQL (scripts/bench/c15t.sh), when it can run
 #
 # Two load generators: wrk (closed loop: each connection sends its next request when the answer
@@ -135,6 +141,8 @@ export APP__RATE_LIMIT__PER_SECOND=1000000 APP__RATE_LIMIT__BURST=1000000
 "$bin/consent-api" migrate >/dev/null 2>&1
 t0=$(date +%s)
 sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db_url" -q -v ON_ERROR_STOP=1
+# pg_create_inflight's in-flight table: the consent table's columns and checks, its primary key only.
+psql "$db_url" -qc "CREATE TABLE bench_em_andamento (LIKE solicitacoes_consentimento INCLUDING DEFAULTS INCLUDING CONSTRAINTS, PRIMARY KEY (id))"
 echo "loaded in $(( $(date +%s) - t0 )) s: $(psql "$db_url" -tAc "SELECT (SELECT count(*) FROM empresas) || ' companies, ' || (SELECT count(*) FROM casos_de_uso) || ' use cases, ' || (SELECT count(*) FROM solicitacoes_consentimento) || ' consent requests'")"
 
 wait_line() {
@@ -175,7 +183,7 @@ preflight hash -H "Api-Key: $(sed -n "${hn}p" "$work/keys.txt")" -H 'Content-Typ
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["data"]["valido"] is True' "$work/preflight-hash.json"
 preflight health "$api_url/health/live"
 
-scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list c15t_record c15t_read"}
+scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight c15t_record c15t_read"}
 # list_etag needs the service's ETag support: without an ETag header on the list, it is skipped.
 etag_note=""
 if [[ " $scenarios " == *" list_etag "* ]]; then
@@ -305,6 +313,10 @@ for round in $(seq 1 "$rounds"); do
       health) http health "$api_pid" "$api_url" GET /health/live ;;
       pg_list) measure pg_list "$round" - pgbench -f scripts/bench/pgbench_list.sql "$db_url" ;;
       pg_key_list) measure pg_key_list "$round" - pgbench -f scripts/bench/pgbench_key_list.sql "$db_url" ;;
+      pg_create|pg_create_inflight)
+        measure "$s" "$round" - pgbench -r -D companies=1000 -D use_cases=100 -f "scripts/bench/pgbench_${s#pg_}.sql" "$db_url"
+        # the same run less its prelude SELECT (the binds): the statements' own rate, estimated
+        python3 scripts/bench/net_of_prelude.py "$results" "$s" "$round" "$work/$s-$round.pgbench.out" >> "$results" ;;
       c15t_record) if [ -n "$c15t_url" ]; then http c15t_record "$c15t_pid" "$c15t_url" POST /subjects; fi ;;
       c15t_read) if [ -n "$c15t_url" ]; then http c15t_read "$c15t_pid" "$c15t_url" GET /subjects; fi ;;
       *) echo "unknown scenario '$s' (BENCH_ONLY)" >&2 ;;
@@ -312,6 +324,9 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
+# HOT updates: how many of the consent table's updates (the creation's confirmation, mostly) were
+# heap-only (no index entry written), a lever of issue 15 (fillfactor).
+psql "$db_url" -Atc "SELECT 'consent table updates: ' || n_tup_upd || ', HOT: ' || n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'solicitacoes_consentimento'" || true
 echo "== report"
 # A partial or profiled run prints its table but leaves docs/performance.md alone.
 doc=$root/docs/performance.md

@@ -35,6 +35,10 @@ LABEL = {
     "health": "GET /health/live",
     "pg_list": "pgbench: list query alone",
     "pg_key_list": "pgbench: key lookup + list query",
+    "pg_create": "pgbench: one creation's statements (use case, begin, confirm)",
+    "pg_create_inflight": "pgbench: the same with an in-flight table (lever)",
+    "pg_create_net": "pgbench: one creation's statements, less the bind-making prelude (estimate)",
+    "pg_create_inflight_net": "pgbench: in-flight table, less the prelude (estimate)",
     "c15t_record": "c15t: record a consent",
     "c15t_read": "c15t: read a subject's consents",
 }
@@ -184,6 +188,19 @@ for c in ("create_ativo", "create_pendente"):
     if c in S:
         r = ratio(c, "c15t_record")
         tg.append((f"{c} >= 10x c15t recording rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))
+for base in ("pg_create", "pg_create_net"):
+    if base not in S or not S[base]["rate"]:
+        continue
+    for c in ("create_ativo",):
+        if c in S:
+            r = S[c]["rate"] / S[base]["rate"]
+            tg.append((f"{c} >= 50% of pgbench running its statements ({base})", f"ours/pgbench = {r:.0%}", met(r >= 0.5)))
+for lever, base in (("pg_create_inflight", "pg_create"), ("pg_create_inflight_net", "pg_create_net")):
+    if lever in S and base in S:
+        tg.append((f"lever: in-flight table ({lever} / {base})", ratio(lever, base), "measured"))
+if "create_ativo" in S and "pgcc_direct" in S and p50("create_ativo") is not None and p50("pgcc_direct") is not None:
+    d = p50("create_ativo") - p50("pgcc_direct")
+    tg.append(("create_ativo: overhead over the PGCC round trip < 0.5 ms (issue 15)", f"{d:.2f} ms", met(d < 0.5)))
 if "hash" in S:
     r = ratio("hash", "c15t_read")
     tg.append(("HashConsulta >= 10x c15t read rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))
