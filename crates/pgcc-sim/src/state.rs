@@ -560,7 +560,7 @@ mod tests {
             view.status,
             StatusInformado::Conhecido(SolicitacaoStatus::Recusado)
         ));
-        let statuses = store.consultar_status(&[old.id.clone()], Utc::now());
+        let statuses = store.consultar_status(std::slice::from_ref(&old.id), Utc::now());
         assert_eq!(statuses.len(), 1);
     }
 
