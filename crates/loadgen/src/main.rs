@@ -70,7 +70,8 @@ struct Args {
     /// With --keys: the `If-None-Match` of the key on the same line.
     #[arg(long)]
     etags: Option<PathBuf>,
-    /// Each request's URL is a random line of this file.
+    /// Each request's URL is a random line of this file; with as many lines as --keys, line i
+    /// is sent with key i.
     #[arg(long)]
     urls_file: Option<PathBuf>,
     /// Where the JSON report goes.

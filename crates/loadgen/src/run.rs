@@ -147,8 +147,12 @@ fn connection(plan: &Plan, rate: f64, next: &AtomicU64, start: Instant) -> Repor
             std::thread::sleep(due_at - now);
         }
         let pick = |lines: &Vec<String>, n: usize| lines.get(n).cloned();
-        let url = &plan.urls[rng.gen_range(0..plan.urls.len())];
         let key_index = (!plan.keys.is_empty()).then(|| rng.gen_range(0..plan.keys.len()));
+        // as many URLs as keys: URL i goes with key i (a read names its company's request)
+        let url = match key_index {
+            Some(k) if plan.urls.len() == plan.keys.len() => &plan.urls[k],
+            _ => &plan.urls[rng.gen_range(0..plan.urls.len())],
+        };
         // as many bodies as keys: body i goes with key i (a creation names its company's template)
         let body_index = match key_index {
             Some(k) if plan.bodies.len() == plan.keys.len() => Some(k),
