@@ -17,7 +17,8 @@
 #                scripts/bench/pgbench_create.sql): the database's own limit for creation
 #   pg_create_inflight  the same creation with a separate in-flight table (a lever of issue 15,
 #                measured, not built: scripts/bench/pgbench_create_inflight.sql)
-#                (each also gives a `_net` line: its rate less the prelude SELECT that makes the
+#   pg_status_claim  the status worker's claim of 200 due open requests (pgbench; rows/s = 200 x tps)
+#                (pg_create* each also give a `_net` line: its rate less the prelude SELECT that makes the
 #                binds, from pgbench -r's statement latencies: scripts/bench/net_of_prelude.py)
 #   c15t_*       @c15t/backend on the same PostgreSQL (scripts/bench/c15t.sh), when it can run
 #
@@ -183,7 +184,7 @@ preflight hash -H "Api-Key: $(sed -n "${hn}p" "$work/keys.txt")" -H 'Content-Typ
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["data"]["valido"] is True' "$work/preflight-hash.json"
 preflight health "$api_url/health/live"
 
-scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight c15t_record c15t_read"}
+scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight pg_status_claim c15t_record c15t_read"}
 # list_etag needs the service's ETag support: without an ETag header on the list, it is skipped.
 etag_note=""
 if [[ " $scenarios " == *" list_etag "* ]]; then
@@ -313,6 +314,7 @@ for round in $(seq 1 "$rounds"); do
       health) http health "$api_pid" "$api_url" GET /health/live ;;
       pg_list) measure pg_list "$round" - pgbench -f scripts/bench/pgbench_list.sql "$db_url" ;;
       pg_key_list) measure pg_key_list "$round" - pgbench -f scripts/bench/pgbench_key_list.sql "$db_url" ;;
+      pg_status_claim) measure pg_status_claim "$round" - pgbench -D now=2100-01-01 -D next=2099-06-01 -f scripts/bench/pgbench_status_claim.sql "$db_url" ;;
       pg_create|pg_create_inflight)
         measure "$s" "$round" - pgbench -r -D companies=1000 -D use_cases=100 -f "scripts/bench/pgbench_${s#pg_}.sql" "$db_url"
         # the same run less its prelude SELECT (the binds): the statements' own rate, estimated

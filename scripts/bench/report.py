@@ -37,6 +37,7 @@ LABEL = {
     "pg_key_list": "pgbench: key lookup + list query",
     "pg_create": "pgbench: one creation's statements (use case, begin, confirm)",
     "pg_create_inflight": "pgbench: the same with an in-flight table (lever)",
+    "pg_status_claim": "pgbench: the status worker's claim, 200 rows a transaction (rows/s = 200 x req/s)",
     "pg_create_net": "pgbench: one creation's statements, less the bind-making prelude (estimate)",
     "pg_create_inflight_net": "pgbench: in-flight table, less the prelude (estimate)",
     "c15t_record": "c15t: record a consent",
