@@ -154,11 +154,6 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
                 {"cpfTitular": "111.444.777-35", "casoDeUsoIdTemplate": "tpl-abertura-conta"}
             ]}),
         )],
-        "/api/titulares/consentimentos" => vec![(
-            "titular",
-            "Everything of one subject (CPF in the body, never in a URL)",
-            json!({"cpfTitular": "529.982.247-25"}),
-        )],
         "/api/webhook-urls" => vec![(
             "registrar",
             "Register a URL",
@@ -225,15 +220,6 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         // a hash of no consent of the company is 404, never `valido: false`
         ("/api/hash-consulta/{hash}", _) => {
             vec![("valido", "The consent with that hash", consulta_valida())]
-        }
-        ("/api/titulares/consentimentos", _) => {
-            let mut completa = solicitacao(ConsentStatus::Ativo);
-            completa["cpfTitular"] = json!("52998224725");
-            vec![(
-                "pagina",
-                "The subject's requests with history and proof, the CPF in full",
-                json!({"itens": [completa], "proximoCursor": null}),
-            )]
         }
         ("/api/webhook-urls", "post") => vec![(
             "registrada",
