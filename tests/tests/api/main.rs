@@ -15,6 +15,7 @@ mod edge;
 mod failed_auth;
 mod faults;
 mod generated_client;
+mod hash_salt;
 mod helpers;
 mod http_contract;
 mod idempotency;
