@@ -1,7 +1,7 @@
 -- A hash that does not give the CPF away (issue 14). The canonical content of a request's hash
 -- gains `sal`, 32 random hex digits of its own: without the salt, a masked CPF (1,000 candidates)
 -- and the hash published beside it no longer confirm the CPF in 1,000 tries. Every stored hash
--- is recomputed here with a fresh salt, byte for byte as crates/application/src/consent_hash.rs
+-- is recomputed here with a fresh salt, byte for byte as crates/application/src/consent_requests/hash.rs
 -- writes the canonical content (a test holds the two together); the unsalted hash a company may
 -- have kept moves to `hash_anterior`, which `GET /api/hash-consulta/{hash}` still finds and no
 -- answer shows. Rows whose personal data was blanked (`hash` = 'apagado:<id>') keep their hash.

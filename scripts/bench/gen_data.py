@@ -8,7 +8,7 @@ Deterministic (fixed seed), so every run loads the same rows:
 - company n (1-based): id 00000000-0000-4000-8000-<n, 12 digits>, a valid numeric CNPJ;
 - its API key: `cak_` + sha256("bench-key-<n>") in hex + `_` + the 8-hex checksum (first 4 bytes of
   the SHA-256 of what precedes it), stored as the lower-case hex SHA-256 of the whole key, as
-  crates/application/src/api_keys.rs does; pgbench rebuilds the same key from n in SQL;
+  crates/application/src/access/api_keys.rs does; pgbench rebuilds the same key from n in SQL;
 - its use cases: template `tpl-<n-1, 4 digits>-<j, 3 digits>`, two links (vínculos);
 - consent requests spread evenly over the companies, statuses mixed (60% ativo), valid CPFs.
 

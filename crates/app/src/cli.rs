@@ -77,15 +77,15 @@ pub enum ApiKeyCommand {
     /// only its hash is stored.
     Issue {
         /// The company's id (from `company create`).
-        #[arg(long)]
-        empresa: String,
+        #[arg(long = "empresa")]
+        company: String,
     },
     /// List a company's keys, oldest first: one line per key, tab-separated:
     /// id, prefix, created, last used (or -), revoked (or -). Never the key or its hash.
     List {
         /// The company's id (from `company create`).
-        #[arg(long)]
-        empresa: String,
+        #[arg(long = "empresa")]
+        company: String,
     },
     /// Revoke a key by id (from `api-key list`): every running instance refuses it from its next
     /// request. Revoking a revoked key changes nothing.

@@ -48,17 +48,17 @@ struct InFlight {
 }
 
 impl InFlight {
-    fn take(&mut self, empresa: CompanyId) {
+    fn take(&mut self, company: CompanyId) {
         self.total += 1;
-        *self.by_company.entry(empresa).or_default() += 1;
+        *self.by_company.entry(company).or_default() += 1;
     }
 
-    fn release(&mut self, empresa: CompanyId) {
+    fn release(&mut self, company: CompanyId) {
         self.total = self.total.saturating_sub(1);
-        if let Some(n) = self.by_company.get_mut(&empresa) {
+        if let Some(n) = self.by_company.get_mut(&company) {
             *n = n.saturating_sub(1);
             if *n == 0 {
-                self.by_company.remove(&empresa);
+                self.by_company.remove(&company);
             }
         }
     }

@@ -41,11 +41,11 @@ fn main() -> ExitCode {
             command: CompanyCommand::Create { nome, cnpj },
         } => commands::company::create(&settings, &nome, &cnpj),
         Command::ApiKey {
-            command: ApiKeyCommand::Issue { empresa },
-        } => commands::api_key::issue(&settings, &empresa),
+            command: ApiKeyCommand::Issue { company },
+        } => commands::api_key::issue(&settings, &company),
         Command::ApiKey {
-            command: ApiKeyCommand::List { empresa },
-        } => commands::api_key::list(&settings, &empresa),
+            command: ApiKeyCommand::List { company },
+        } => commands::api_key::list(&settings, &company),
         Command::ApiKey {
             command: ApiKeyCommand::Revoke { id },
         } => commands::api_key::revoke(&settings, &id),

@@ -14,74 +14,64 @@ use ports::{
     WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
-pub mod api_keys;
-pub mod authenticate;
+pub mod access;
 pub mod cache;
-pub mod check_consent;
-pub mod consent_hash;
-pub mod create_consent_request;
-pub mod cursor;
-pub mod deliver_webhooks;
-pub mod expire_consent_requests;
-pub mod export_subject;
-pub mod get_consent_request;
-pub mod list_consent_requests;
-pub mod list_use_cases;
+pub mod consent_requests;
 pub mod operations;
-pub mod poll_consent_statuses;
-pub mod purge_idempotency_keys;
-pub mod purge_retention;
-pub mod reconcile_creations;
-pub mod register_company;
-pub mod revoke_consent_request;
+pub mod retention;
 pub mod settings;
-pub mod sync_all_companies;
-pub mod sync_use_cases;
-pub mod webhook_deliveries;
-pub mod webhook_signing;
-pub mod webhook_urls;
+pub mod use_cases;
+pub mod webhooks;
 
 #[cfg(test)]
 mod test_support;
 
-pub use api_keys::{
+pub use access::api_keys::{
     api_key_format, hash_api_key, looks_like_api_key, ApiKeyFormat, ApiKeyIssuer, IssueApiKeyError,
     IssuedApiKey, ListApiKeysError, RevokeApiKeyError, RevokedApiKey, API_KEY_LEN, API_KEY_PREFIX,
 };
-pub use authenticate::{AuthError, Authenticator, LAST_USE_RESOLUTION};
-pub use check_consent::{looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck};
-pub use consent_hash::{canonical_content, consent_hash};
-pub use create_consent_request::{CreateConsentError, CreateConsentRequest, CreatedConsentRequest};
-pub use cursor::{decode_cursor, encode_cursor, InvalidCursor};
-pub use deliver_webhooks::{
-    check_encryption_key, generic_erro, AttemptResult, DeliverWebhooks, DeliveryReport,
-    KeyCheckError,
+pub use access::authenticate::{AuthError, Authenticator, LAST_USE_RESOLUTION};
+pub use access::register_company::{CompanyRegistrar, RegisterCompanyError};
+pub use consent_requests::check::{
+    looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };
-pub use expire_consent_requests::ExpireConsentRequests;
-pub use export_subject::{
+pub use consent_requests::create::{
+    CreateConsentError, CreateConsentRequest, CreatedConsentRequest,
+};
+pub use consent_requests::cursor::{decode_cursor, encode_cursor, InvalidCursor};
+pub use consent_requests::expire::ExpireConsentRequests;
+pub use consent_requests::export_subject::{
     ExportSubject, ExportSubjectError, SubjectExportPage, SubjectExportQuery,
 };
-pub use get_consent_request::{GetConsentError, GetConsentRequest};
-pub use list_consent_requests::{
+pub use consent_requests::get::{GetConsentError, GetConsentRequest};
+pub use consent_requests::hash::{canonical_content, consent_hash};
+pub use consent_requests::list::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
 };
-pub use list_use_cases::ListUseCases;
+pub use consent_requests::poll_statuses::{PollConsentStatuses, PollError, PollReport};
+pub use consent_requests::reconcile_creations::{
+    ReconcileCreations, ReconcileError, ReconcileReport,
+};
+pub use consent_requests::revoke::{RevokeConsentError, RevokeConsentRequest};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
-pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
-pub use purge_idempotency_keys::PurgeIdempotencyKeys;
-pub use purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
-pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
-pub use register_company::{CompanyRegistrar, RegisterCompanyError};
-pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
+pub use retention::purge_idempotency_keys::PurgeIdempotencyKeys;
+pub use retention::purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use settings::{CacheSettings, ServiceSettings};
-pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
-pub use sync_use_cases::{SyncError, SyncUseCases};
-pub use webhook_deliveries::{
+pub use use_cases::list::ListUseCases;
+pub use use_cases::sync::{SyncError, SyncUseCases};
+pub use use_cases::sync_all_companies::{SyncAllCompanies, SyncAllReport};
+pub use webhooks::deliver::{
+    check_encryption_key, generic_erro, AttemptResult, DeliverWebhooks, DeliveryReport,
+    KeyCheckError,
+};
+pub use webhooks::deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMITE, DELIVERY_LOG_MAX_LIMITE,
 };
-pub use webhook_signing::{generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX};
-pub use webhook_urls::{
+pub use webhooks::signing::{
+    generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX,
+};
+pub use webhooks::urls::{
     DeleteWebhookError, ReenableWebhookError, RegisterWebhookError, RegisteredWebhook,
     RotateSecretError, WebhookUrls,
 };

@@ -11,7 +11,7 @@ use domain::{
 use ports::{Clock, MockClock};
 use uuid::Uuid;
 
-use crate::consent_hash;
+use crate::consent_requests::hash::consent_hash;
 
 /// The instant every test runs at.
 pub fn now() -> DateTime<Utc> {

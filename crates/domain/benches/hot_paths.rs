@@ -61,11 +61,11 @@ struct UseCaseWire {
 
 fn use_cases(n: usize) -> Vec<UseCaseWire> {
     let at = Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap();
-    let empresa = Uuid::from_u128(0x1000);
+    let company = Uuid::from_u128(0x1000);
     (0..n)
         .map(|i| UseCaseWire {
             id: Uuid::from_u128(0x2000 + i as u128),
-            empresa_id: empresa,
+            empresa_id: company,
             vinculo_id: Some(Uuid::from_u128(0x3000 + (i % 4) as u128)),
             titulo: format!("Caso de uso número {i:03} — análise de crédito"),
             pgcc_provider_template_id: Some(format!("tpl-bench-{i:03}")),

@@ -178,10 +178,10 @@ impl WebhookEvent {
     }
 
     /// A company's use cases were synchronized.
-    pub fn sync(empresa: CompanyId, counts: SyncCounts, at: DateTime<Utc>) -> WebhookEvent {
+    pub fn sync(company: CompanyId, counts: SyncCounts, at: DateTime<Utc>) -> WebhookEvent {
         WebhookEvent {
             id: Uuid::new_v4(),
-            empresa_id: empresa,
+            empresa_id: company,
             tipo: EventType::CasosDeUsoSincronizados,
             timestamp: at,
             data: EventData::Sincronizacao(counts),
@@ -219,7 +219,7 @@ mod tests {
         Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
     }
 
-    fn empresa() -> CompanyId {
+    fn company() -> CompanyId {
         CompanyId(Uuid::from_u128(0x0e4a))
     }
 
@@ -227,7 +227,7 @@ mod tests {
         let criado_em = at() - Duration::days(1);
         ConsentRequest {
             id: Uuid::from_u128(0x5011),
-            empresa_id: empresa(),
+            empresa_id: company(),
             caso_de_uso_id: Uuid::from_u128(0xca5e),
             dados: ValidConsentRequest {
                 variant: CreationVariant::Active,
@@ -263,7 +263,7 @@ mod tests {
     /// The event of type `tipo`: about [`request`] or, for a synchronization, [`counts`].
     fn event_of(tipo: EventType) -> WebhookEvent {
         match tipo {
-            EventType::CasosDeUsoSincronizados => WebhookEvent::sync(empresa(), counts(), at()),
+            EventType::CasosDeUsoSincronizados => WebhookEvent::sync(company(), counts(), at()),
             _ => WebhookEvent::consent(tipo, &request(ConsentStatus::Ativo), at()),
         }
     }
@@ -361,7 +361,7 @@ mod tests {
         let event = WebhookEvent::consent(EventType::SolicitacaoRevogada, &request, at());
 
         assert_eq!(event.id.get_version_num(), 4);
-        assert_eq!(event.empresa_id, empresa());
+        assert_eq!(event.empresa_id, company());
         assert_eq!(event.tipo, EventType::SolicitacaoRevogada);
         assert_eq!(event.timestamp, at());
         assert_eq!(
@@ -415,14 +415,14 @@ mod tests {
 
     #[test]
     fn a_sync_event_carries_the_counts_for_the_company_at_the_given_time() {
-        let event = WebhookEvent::sync(empresa(), counts(), at());
+        let event = WebhookEvent::sync(company(), counts(), at());
 
         assert_eq!(event.id.get_version_num(), 4);
-        assert_eq!(event.empresa_id, empresa());
+        assert_eq!(event.empresa_id, company());
         assert_eq!(event.tipo, EventType::CasosDeUsoSincronizados);
         assert_eq!(event.timestamp, at());
         assert_eq!(event.data, EventData::Sincronizacao(counts()));
-        assert_ne!(event.id, WebhookEvent::sync(empresa(), counts(), at()).id);
+        assert_ne!(event.id, WebhookEvent::sync(company(), counts(), at()).id);
     }
 
     #[test]

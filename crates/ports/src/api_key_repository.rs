@@ -68,7 +68,7 @@ pub trait ApiKeyRepository: Send + Sync {
     ) -> Result<bool, RepoError>;
 
     /// Every key of the company, revoked ones included, oldest first.
-    fn list_by_company(&self, empresa: CompanyId) -> Result<Vec<ApiKeySummary>, RepoError>;
+    fn list_by_company(&self, company: CompanyId) -> Result<Vec<ApiKeySummary>, RepoError>;
 
     /// Revokes the key `id` at `at` (a revoked key never authenticates again).
     fn revoke(&self, id: Uuid, at: DateTime<Utc>) -> Result<RevokeApiKeyOutcome, RepoError>;

@@ -140,7 +140,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// `attempt_at` (nobody attempted or claimed it since): `false` otherwise, nothing changed.
     fn cancel_creation(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         attempt_at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
@@ -151,7 +151,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// `false` otherwise, nothing changed.
     fn record_creation_not_found(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         attempt_at: DateTime<Utc>,
         at: DateTime<Utc>,
@@ -161,7 +161,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// company's.
     fn find_creation(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
     ) -> Result<Option<CreationRecord>, RepoError>;
 
@@ -178,7 +178,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     ) -> Result<Vec<UnfinishedCreation>, RepoError>;
 
     /// The company's request `id` with its history; `None` if absent or another company's.
-    fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError>;
+    fn get(&self, company: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError>;
 
     /// Every request of the company for the subject `cpf` (an LGPD art. 18 access request),
     /// each with its history, ordered by (criado_em, id), at most `limit`, strictly after
@@ -196,7 +196,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// strictly after `after` when given.
     fn list(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         filter: &ConsentFilter,
         after: Option<ListCursor>,
         limit: u32,
@@ -207,7 +207,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// expiring after `now`); if several, the one expiring last.
     fn find_valid(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         cpf: &Cpf,
         caso_de_uso_id_template: &str,
         now: DateTime<Utc>,
@@ -216,7 +216,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// The company's request with this hash.
     fn find_by_hash(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         hash: &str,
     ) -> Result<Option<ConsentRequest>, RepoError>;
 
@@ -228,7 +228,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn transition(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         from: ConsentStatus,
         to: ConsentStatus,
@@ -252,7 +252,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// `next_check_at` (the poller's backoff). `false` when the request is absent.
     fn defer_status_check(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         unknown_since: DateTime<Utc>,
         next_check_at: DateTime<Utc>,
@@ -260,7 +260,7 @@ pub trait ConsentRequestRepository: Send + Sync {
 
     /// The PGCC answers a known status again for request `id`: forgets the oddity, so that a
     /// later one starts its backoff afresh. Its next check is left as claimed.
-    fn clear_unknown_status(&self, empresa: CompanyId, id: Uuid) -> Result<(), RepoError>;
+    fn clear_unknown_status(&self, company: CompanyId, id: Uuid) -> Result<(), RepoError>;
 
     /// Moves up to `limit` `pendente`/`ativo` requests (any company) whose expiry is at or before
     /// `now` to `expirado`, each with its history entry (cause `expiracao`), in one transaction

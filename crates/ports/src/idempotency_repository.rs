@@ -26,15 +26,15 @@ impl std::fmt::Debug for StoredOutcome {
 /// A request asking to run under an idempotency key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IdempotencyClaim {
-    pub empresa: CompanyId,
+    pub company: CompanyId,
     /// The key as sent (already checked: 1 to 255 visible ASCII characters).
-    pub chave: String,
+    pub key: String,
     /// Lower-case hex SHA-256 of the canonical request.
-    pub impressao: String,
+    pub fingerprint: String,
     /// The resource id to reserve if the key is new (a retry gets the one reserved first).
-    pub recurso_id: Uuid,
+    pub resource_id: Uuid,
     /// Who asks: a fresh id per request, so that only its holder completes or releases the key.
-    pub dono: Uuid,
+    pub owner: Uuid,
     pub now: DateTime<Utc>,
     /// End of the lease taken when the request may run.
     pub lease_until: DateTime<Utc>,
@@ -45,7 +45,7 @@ pub struct IdempotencyClaim {
 pub enum IdempotencyBegin {
     /// Run the request now, creating under `recurso_id` (new key, a released one, or one whose
     /// holder's lease is over). The caller holds the lease until `lease_until`.
-    Run { recurso_id: Uuid },
+    Run { resource_id: Uuid },
     /// The key completed earlier with the same request: answer this again.
     Replay(StoredOutcome),
     /// The key was used with another request (another fingerprint).
@@ -68,9 +68,9 @@ pub trait IdempotencyRepository: Send + Sync {
     /// (`false`, nothing changed, otherwise).
     fn complete(
         &self,
-        empresa: CompanyId,
-        chave: &str,
-        dono: Uuid,
+        company: CompanyId,
+        key: &str,
+        owner: Uuid,
         outcome: &StoredOutcome,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
@@ -79,9 +79,9 @@ pub trait IdempotencyRepository: Send + Sync {
     /// (under the same resource id). `false` when `dono` no longer holds it.
     fn release(
         &self,
-        empresa: CompanyId,
-        chave: &str,
-        dono: Uuid,
+        company: CompanyId,
+        key: &str,
+        owner: Uuid,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 

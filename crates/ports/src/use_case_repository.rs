@@ -9,13 +9,13 @@ use crate::RepoError;
 pub trait UseCaseRepository: Send + Sync {
     /// The company's use cases not marked removed, optionally only those of one PGCC link,
     /// ordered by title then id (a stable order for clients).
-    fn list(&self, empresa: CompanyId, vinculo_id: Option<Uuid>)
+    fn list(&self, company: CompanyId, vinculo_id: Option<Uuid>)
         -> Result<Vec<UseCase>, RepoError>;
 
     /// The company's non-removed use case with this PGCC template id.
     fn find_by_template(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         template_id: &str,
     ) -> Result<Option<UseCase>, RepoError>;
 
@@ -27,7 +27,7 @@ pub trait UseCaseRepository: Send + Sync {
     /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
     fn apply_sync(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         items: &[PgccUseCase],
         now: DateTime<Utc>,
     ) -> Result<SyncCounts, RepoError>;

@@ -115,7 +115,7 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     /// included), with their attempts; `None` when the URL is not the company's.
     fn list_for_url(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         webhook_url_id: Uuid,
         limit: u32,
     ) -> Result<Option<Vec<DeliveryRecord>>, RepoError>;
@@ -124,7 +124,7 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     /// company's and not removed. `false` when there is no such delivery.
     fn replay(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         webhook_url_id: Uuid,
         delivery_id: Uuid,
         now: DateTime<Utc>,

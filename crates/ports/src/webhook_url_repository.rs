@@ -41,17 +41,17 @@ pub trait WebhookUrlRepository: Send + Sync {
     ) -> Result<(), InsertWebhookUrlError>;
 
     /// The company's webhook URLs not removed (disabled ones included, flagged), oldest first.
-    fn list_active(&self, empresa: CompanyId) -> Result<Vec<WebhookUrl>, RepoError>;
+    fn list_active(&self, company: CompanyId) -> Result<Vec<WebhookUrl>, RepoError>;
 
     /// The company's non-removed URL `id`.
-    fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError>;
+    fn get(&self, company: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError>;
 
     /// Sets the removal time of the company's non-removed URL `id`, and cancels its pending
     /// deliveries, in one transaction. `false` (and nothing changed) when there is no such URL
     /// for this company, or it was already removed.
     fn soft_delete(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
@@ -61,7 +61,7 @@ pub trait WebhookUrlRepository: Send + Sync {
     /// The URL as it is afterwards; `None` when there is no such URL for this company.
     fn reenable(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<Option<WebhookUrl>, RepoError>;
@@ -70,7 +70,7 @@ pub trait WebhookUrlRepository: Send + Sync {
     /// signing (alongside) until `previous_valid_until`. `false` when there is no such URL.
     fn rotate_secret(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         id: Uuid,
         secret: &EncryptedSecret,
         previous_valid_until: DateTime<Utc>,

@@ -43,7 +43,7 @@ fn decide(
     row: ChaveIdempotenciaRow,
     claim: &IdempotencyClaim,
 ) -> QueryResult<IdempotencyBegin> {
-    if row.impressao != claim.impressao {
+    if row.impressao != claim.fingerprint {
         return Ok(IdempotencyBegin::Mismatch);
     }
     if row.estado == ESTADO_CONCLUIDA {
@@ -67,12 +67,12 @@ fn decide(
             .filter(ci::chave.eq(&row.chave)),
     )
     .set((
-        ci::dono.eq(claim.dono),
+        ci::dono.eq(claim.owner),
         ci::bloqueada_ate.eq(Some(claim.lease_until)),
     ))
     .execute(conn)?;
     Ok(IdempotencyBegin::Run {
-        recurso_id: row.recurso_id,
+        resource_id: row.recurso_id,
     })
 }
 
@@ -83,12 +83,12 @@ impl IdempotencyRepository for PgIdempotencyRepository {
     /// on the second pass.
     fn begin(&self, claim: &IdempotencyClaim) -> Result<IdempotencyBegin, RepoError> {
         let new = NewChaveIdempotencia {
-            empresa_id: claim.empresa.0,
-            chave: &claim.chave,
-            impressao: &claim.impressao,
+            empresa_id: claim.company.0,
+            chave: &claim.key,
+            impressao: &claim.fingerprint,
             estado: ESTADO_EM_ANDAMENTO,
-            recurso_id: claim.recurso_id,
-            dono: claim.dono,
+            recurso_id: claim.resource_id,
+            dono: claim.owner,
             bloqueada_ate: Some(claim.lease_until),
             criado_em: claim.now,
         };
@@ -102,12 +102,12 @@ impl IdempotencyRepository for PgIdempotencyRepository {
                         .execute(conn)?;
                     if inserted == 1 {
                         return Ok(IdempotencyBegin::Run {
-                            recurso_id: claim.recurso_id,
+                            resource_id: claim.resource_id,
                         });
                     }
                     let existing = ci::table
-                        .filter(ci::empresa_id.eq(claim.empresa.0))
-                        .filter(ci::chave.eq(&claim.chave))
+                        .filter(ci::empresa_id.eq(claim.company.0))
+                        .filter(ci::chave.eq(&claim.key))
                         .select(ChaveIdempotenciaRow::as_select())
                         .for_update()
                         .first(conn)

@@ -25,13 +25,13 @@ fn fingerprint(n: u8) -> String {
     format!("{n:02x}").repeat(32)
 }
 
-fn claim(empresa: CompanyId, chave: &str, impressao: &str, now: DateTime<Utc>) -> IdempotencyClaim {
+fn claim(company: CompanyId, key: &str, fingerprint: &str, now: DateTime<Utc>) -> IdempotencyClaim {
     IdempotencyClaim {
-        empresa,
-        chave: chave.to_owned(),
-        impressao: impressao.to_owned(),
-        recurso_id: Uuid::new_v4(),
-        dono: Uuid::new_v4(),
+        company,
+        key: key.to_owned(),
+        fingerprint: fingerprint.to_owned(),
+        resource_id: Uuid::new_v4(),
+        owner: Uuid::new_v4(),
         now,
         lease_until: now + TimeDelta::seconds(60),
     }
@@ -82,7 +82,7 @@ fn a_new_key_runs_under_the_resource_id_it_reserves() {
     assert_eq!(
         begun,
         IdempotencyBegin::Run {
-            recurso_id: first.recurso_id
+            resource_id: first.resource_id
         }
     );
     assert_eq!(
@@ -126,7 +126,7 @@ fn a_completed_key_replays_its_answer_byte_for_byte_and_refuses_another_request(
 
     let completed = w
         .repo
-        .complete(w.acme.id, "k", first.dono, &answer(200, &body), t0())
+        .complete(w.acme.id, "k", first.owner, &answer(200, &body), t0())
         .unwrap();
     let replay = w
         .repo
@@ -162,7 +162,7 @@ fn only_the_holder_completes_or_releases_a_key() {
     assert!(!w.repo.release(w.acme.id, "k", stranger, t0()).unwrap());
     assert!(!w
         .repo
-        .complete(w.globex.id, "k", first.dono, &answer(200, b"{}"), t0())
+        .complete(w.globex.id, "k", first.owner, &answer(200, b"{}"), t0())
         .unwrap());
     assert_eq!(keys(&w.db)[0].2, "em_andamento");
 }
@@ -175,7 +175,7 @@ fn a_released_key_runs_again_at_once_under_the_first_resource_id() {
     let released_at = t0() + TimeDelta::seconds(2);
     assert!(w
         .repo
-        .release(w.acme.id, "k", first.dono, released_at)
+        .release(w.acme.id, "k", first.owner, released_at)
         .unwrap());
     let retry = claim(w.acme.id, "k", &fingerprint(1), released_at);
 
@@ -184,17 +184,29 @@ fn a_released_key_runs_again_at_once_under_the_first_resource_id() {
     assert_eq!(
         begun,
         IdempotencyBegin::Run {
-            recurso_id: first.recurso_id
+            resource_id: first.resource_id
         }
     );
     // the retry holds it now: the first holder can no longer complete it
     assert!(!w
         .repo
-        .complete(w.acme.id, "k", first.dono, &answer(200, b"{}"), released_at)
+        .complete(
+            w.acme.id,
+            "k",
+            first.owner,
+            &answer(200, b"{}"),
+            released_at
+        )
         .unwrap());
     assert!(w
         .repo
-        .complete(w.acme.id, "k", retry.dono, &answer(422, b"{}"), released_at)
+        .complete(
+            w.acme.id,
+            "k",
+            retry.owner,
+            &answer(422, b"{}"),
+            released_at
+        )
         .unwrap());
 }
 
@@ -222,7 +234,7 @@ fn a_key_whose_holder_died_is_taken_over_once_its_lease_is_over() {
     assert_eq!(
         at_end,
         IdempotencyBegin::Run {
-            recurso_id: first.recurso_id
+            resource_id: first.resource_id
         }
     );
 }
@@ -239,13 +251,13 @@ fn keys_are_scoped_by_company() {
     assert_eq!(
         a,
         IdempotencyBegin::Run {
-            recurso_id: ours.recurso_id
+            resource_id: ours.resource_id
         }
     );
     assert_eq!(
         b,
         IdempotencyBegin::Run {
-            recurso_id: theirs.recurso_id
+            resource_id: theirs.resource_id
         }
     );
     assert_eq!(keys(&w.db).len(), 2);
@@ -260,10 +272,10 @@ fn concurrent_requests_with_one_key_run_exactly_once() {
             .map(|_| {
                 let repo = w.repo.clone();
                 let barrier = barrier.clone();
-                let empresa = w.acme.id;
+                let company = w.acme.id;
                 scope.spawn(move || {
                     barrier.wait();
-                    repo.begin(&claim(empresa, "k", &fingerprint(1), t0()))
+                    repo.begin(&claim(company, "k", &fingerprint(1), t0()))
                         .unwrap()
                 })
             })
@@ -295,7 +307,7 @@ fn the_purge_deletes_keys_created_before_the_cutoff_in_batches() {
         w.repo.begin(&c).unwrap();
         if n % 2 == 0 {
             w.repo
-                .complete(w.acme.id, &c.chave, c.dono, &answer(200, b"{}"), c.now)
+                .complete(w.acme.id, &c.key, c.owner, &answer(200, b"{}"), c.now)
                 .unwrap();
         }
     }
@@ -316,7 +328,7 @@ fn the_purge_deletes_keys_created_before_the_cutoff_in_batches() {
     assert_eq!(
         w.repo.begin(&again).unwrap(),
         IdempotencyBegin::Run {
-            recurso_id: again.recurso_id
+            resource_id: again.resource_id
         }
     );
 }
@@ -324,14 +336,14 @@ fn the_purge_deletes_keys_created_before_the_cutoff_in_batches() {
 #[test]
 fn the_table_refuses_keys_that_are_not_visible_ascii_and_fingerprints_that_are_not_digests() {
     let w = world();
-    for (chave, impressao) in [
+    for (key, fingerprint) in [
         ("com espaço", fingerprint(1)),
         ("", fingerprint(1)),
         ("ç", fingerprint(1)),
         ("ok", "nao-e-um-sha256".to_owned()),
     ] {
-        let result = w.repo.begin(&claim(w.acme.id, chave, &impressao, t0()));
-        assert!(result.is_err(), "{chave:?} {impressao:?}");
+        let result = w.repo.begin(&claim(w.acme.id, key, &fingerprint, t0()));
+        assert!(result.is_err(), "{key:?} {fingerprint:?}");
     }
     assert!(keys(&w.db).is_empty());
 }

@@ -9,8 +9,8 @@ use crate::settings::Settings;
 use crate::wiring;
 
 /// Prints the key alone on stdout; it cannot be shown again (only its hash is stored).
-pub fn issue(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
-    let id = company_id(empresa)?;
+pub fn issue(settings: &Settings, company: &str) -> anyhow::Result<()> {
+    let id = company_id(company)?;
     let services = wiring::services(settings, wiring::pool(settings)?)?;
     match services.api_keys.issue(id) {
         Ok(issued) => {
@@ -28,8 +28,8 @@ pub fn issue(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
 
 /// Prints one line per key of the company, oldest first, starting with the key's id:
 /// `id<TAB>prefix<TAB>created<TAB>last used or -<TAB>revoked or -` (instants in RFC 3339, UTC).
-pub fn list(settings: &Settings, empresa: &str) -> anyhow::Result<()> {
-    let id = company_id(empresa)?;
+pub fn list(settings: &Settings, company: &str) -> anyhow::Result<()> {
+    let id = company_id(company)?;
     let services = wiring::services(settings, wiring::pool(settings)?)?;
     match services.api_keys.list(id) {
         Ok(keys) => {
@@ -79,8 +79,8 @@ pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
     }
 }
 
-fn company_id(empresa: &str) -> anyhow::Result<CompanyId> {
-    let id = Uuid::parse_str(empresa.trim()).context("--empresa must be a company id (UUID)")?;
+fn company_id(company: &str) -> anyhow::Result<CompanyId> {
+    let id = Uuid::parse_str(company.trim()).context("--empresa must be a company id (UUID)")?;
     Ok(CompanyId(id))
 }
 

@@ -47,39 +47,39 @@ impl CachedTemplates {
 impl UseCaseRepository for CachedTemplates {
     fn list(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         vinculo_id: Option<Uuid>,
     ) -> Result<Vec<UseCase>, RepoError> {
-        self.inner.list(empresa, vinculo_id)
+        self.inner.list(company, vinculo_id)
     }
 
     fn find_by_template(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         template_id: &str,
     ) -> Result<Option<UseCase>, RepoError> {
-        let key = (empresa, template_id.to_owned());
+        let key = (company, template_id.to_owned());
         if let Some(hit) = self.found.get(&key) {
             return Ok(Some((*hit).clone()));
         }
         self.found.read_through(
             key,
-            || self.inner.find_by_template(empresa, template_id),
+            || self.inner.find_by_template(company, template_id),
             |found| {
                 found
                     .as_ref()
-                    .map(|use_case| (empresa, Arc::new(use_case.clone())))
+                    .map(|use_case| (company, Arc::new(use_case.clone())))
             },
         )
     }
 
     fn apply_sync(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         items: &[PgccUseCase],
         now: DateTime<Utc>,
     ) -> Result<SyncCounts, RepoError> {
-        self.inner.apply_sync(empresa, items, now)
+        self.inner.apply_sync(company, items, now)
     }
 }
 

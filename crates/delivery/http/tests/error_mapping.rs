@@ -124,7 +124,7 @@ async fn the_list_passes_the_callers_company_and_filter_to_the_repository() {
     let vinculo = Uuid::from_u128(7);
     use_cases
         .expect_list()
-        .withf(move |empresa, v| *empresa == CompanyId(Uuid::nil()) && *v == Some(vinculo))
+        .withf(move |company, v| *company == CompanyId(Uuid::nil()) && *v == Some(vinculo))
         .times(1)
         .returning(|_, _| Ok(vec![]));
     let app = test::init_service(

@@ -64,48 +64,48 @@ impl Idempotency {
     /// retry then runs again under the same resource id.
     pub fn run<R>(
         &self,
-        empresa: CompanyId,
+        company: CompanyId,
         key: &IdempotencyKey,
         fingerprint: &str,
         work: impl FnOnce(Uuid) -> Completion<R>,
     ) -> Result<Idempotent<R>, IdempotencyError> {
         let now = self.clock.now();
-        let dono = Uuid::new_v4();
+        let owner = Uuid::new_v4();
         let claim = IdempotencyClaim {
-            empresa,
-            chave: key.as_str().to_owned(),
-            impressao: fingerprint.to_owned(),
-            recurso_id: Uuid::new_v4(),
-            dono,
+            company,
+            key: key.as_str().to_owned(),
+            fingerprint: fingerprint.to_owned(),
+            resource_id: Uuid::new_v4(),
+            owner,
             now,
             lease_until: now + self.lease,
         };
-        let recurso_id = match self.keys.begin(&claim)? {
-            IdempotencyBegin::Run { recurso_id } => recurso_id,
+        let resource_id = match self.keys.begin(&claim)? {
+            IdempotencyBegin::Run { resource_id } => resource_id,
             IdempotencyBegin::Replay(outcome) => {
-                tracing::info!(empresa_id = %empresa, status = outcome.status, "idempotent replay");
+                tracing::info!(empresa_id = %company, status = outcome.status, "idempotent replay");
                 return Ok(Idempotent::Replayed(StoredResponse::from(outcome)));
             }
             IdempotencyBegin::Mismatch => return Err(IdempotencyError::Mismatch),
             IdempotencyBegin::InProgress => return Err(IdempotencyError::InProgress),
         };
-        let Completion { result, keep } = work(recurso_id);
+        let Completion { result, keep } = work(resource_id);
         let at = self.clock.now();
         let settled = match &keep {
             Some(response) => {
                 self.keys
-                    .complete(empresa, key.as_str(), dono, &response.to_outcome(), at)
+                    .complete(company, key.as_str(), owner, &response.to_outcome(), at)
             }
-            None => self.keys.release(empresa, key.as_str(), dono, at),
+            None => self.keys.release(company, key.as_str(), owner, at),
         };
         match settled {
             Ok(true) => {}
             Ok(false) => tracing::warn!(
-                empresa_id = %empresa,
+                empresa_id = %company,
                 "idempotency key taken over by another request while this one ran"
             ),
             Err(e) => tracing::warn!(
-                empresa_id = %empresa,
+                empresa_id = %company,
                 error = format!("{e:#}"),
                 kept = keep.is_some(),
                 "could not settle an idempotency key; it is free again when its lease ends"
@@ -179,18 +179,18 @@ mod tests {
         keys.expect_begin().times(1).returning(move |claim| {
             recorded.lock().unwrap().push(claim.clone());
             Ok(IdempotencyBegin::Run {
-                recurso_id: claim.recurso_id,
+                resource_id: claim.resource_id,
             })
         });
         let kept = Arc::new(Mutex::new(Vec::new()));
         let kept_by_repo = kept.clone();
         keys.expect_complete()
             .times(1)
-            .returning(move |empresa, chave, dono, response, at| {
+            .returning(move |company, key, owner, response, at| {
                 kept_by_repo.lock().unwrap().push((
-                    empresa,
-                    chave.to_owned(),
-                    dono,
+                    company,
+                    key.to_owned(),
+                    owner,
                     response.clone(),
                     at,
                 ));
@@ -211,18 +211,18 @@ mod tests {
 
         assert!(matches!(outcome, Idempotent::Ran("created")));
         let claim = claims.lock().unwrap()[0].clone();
-        assert_eq!(claim.empresa, company_id());
-        assert_eq!(claim.chave, "pedido-42");
-        assert_eq!(claim.impressao, "f".repeat(64));
+        assert_eq!(claim.company, company_id());
+        assert_eq!(claim.key, "pedido-42");
+        assert_eq!(claim.fingerprint, "f".repeat(64));
         assert_eq!(claim.now, now());
         assert_eq!(claim.lease_until, now() + Duration::seconds(60));
-        assert_eq!(ran_with, Some(claim.recurso_id));
+        assert_eq!(ran_with, Some(claim.resource_id));
         assert_eq!(
             *kept.lock().unwrap(),
             [(
                 company_id(),
                 "pedido-42".to_owned(),
-                claim.dono,
+                claim.owner,
                 stored(200, "{\"ok\":1}"),
                 now()
             )]
@@ -235,7 +235,7 @@ mod tests {
         let reserved = Uuid::from_u128(7);
         let mut keys = keys_answering(
             IdempotencyBegin::Run {
-                recurso_id: reserved,
+                resource_id: reserved,
             },
             claims.clone(),
         );
@@ -244,11 +244,11 @@ mod tests {
         let released_by_repo = released.clone();
         keys.expect_release()
             .times(1)
-            .returning(move |_, chave, dono, at| {
+            .returning(move |_, key, owner, at| {
                 released_by_repo
                     .lock()
                     .unwrap()
-                    .push((chave.to_owned(), dono, at));
+                    .push((key.to_owned(), owner, at));
                 Ok(true)
             });
 
@@ -263,10 +263,10 @@ mod tests {
             .unwrap();
 
         assert!(matches!(outcome, Idempotent::Ran("504")));
-        let dono = claims.lock().unwrap()[0].dono;
+        let owner = claims.lock().unwrap()[0].owner;
         assert_eq!(
             *released.lock().unwrap(),
-            [("pedido-42".to_owned(), dono, now())]
+            [("pedido-42".to_owned(), owner, now())]
         );
     }
 
@@ -334,7 +334,7 @@ mod tests {
     fn a_failure_to_keep_the_answer_still_returns_the_result() {
         let mut keys = keys_answering(
             IdempotencyBegin::Run {
-                recurso_id: Uuid::from_u128(1),
+                resource_id: Uuid::from_u128(1),
             },
             Arc::default(),
         );

@@ -54,13 +54,13 @@ fn cpf_mascarado() -> String {
 /// Statuses and causes are the domain's wire names, so the example cannot name one the API
 /// never emits.
 fn solicitacao(status: ConsentStatus) -> Value {
-    let empresa = TransitionCause::Empresa.as_str();
+    let company = TransitionCause::Empresa.as_str();
     let mut historico = vec![json!({"de": null, "para": ConsentStatus::Ativo.as_str(),
-        "em": "2026-01-10T12:00:05Z", "causa": empresa})];
+        "em": "2026-01-10T12:00:05Z", "causa": company})];
     if status == ConsentStatus::Revogado {
         historico.push(
             json!({"de": ConsentStatus::Ativo.as_str(), "para": status.as_str(),
-            "em": "2026-02-01T09:30:00Z", "causa": empresa}),
+            "em": "2026-02-01T09:30:00Z", "causa": company}),
         );
     }
     json!({

@@ -10,7 +10,7 @@ use ports::{
 };
 use uuid::Uuid;
 
-use crate::webhook_signing::generate_secret;
+use crate::webhooks::signing::generate_secret;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegisterWebhookError {
@@ -110,7 +110,7 @@ impl WebhookUrls {
     /// removed is `Duplicate`.
     pub fn register(
         &self,
-        empresa: &Company,
+        company: &Company,
         url: &str,
     ) -> Result<RegisteredWebhook, RegisterWebhookError> {
         let url = WebhookUrl::validate_url(url).map_err(|e| invalid_url(e.to_string()))?;
@@ -121,7 +121,7 @@ impl WebhookUrls {
         let encrypted = self.cipher.encrypt(&segredo);
         let webhook = WebhookUrl {
             id: Uuid::new_v4(),
-            empresa_id: empresa.id,
+            empresa_id: company.id,
             url,
             criado_em: self.clock.now(),
             removido_em: None,
@@ -137,29 +137,29 @@ impl WebhookUrls {
                 InsertWebhookUrlError::Duplicate => RegisterWebhookError::Duplicate,
                 InsertWebhookUrlError::Repo(e) => RegisterWebhookError::Repo(e),
             })?;
-        tracing::info!(empresa_id = %empresa.id, webhook_url_id = %webhook.id, "webhook URL registered");
+        tracing::info!(empresa_id = %company.id, webhook_url_id = %webhook.id, "webhook URL registered");
         Ok(RegisteredWebhook { webhook, segredo })
     }
 
     /// The company's active webhook URLs, oldest first.
-    pub fn list(&self, empresa: &Company) -> Result<Vec<WebhookUrl>, RepoError> {
-        self.webhook_urls.list_active(empresa.id)
+    pub fn list(&self, company: &Company) -> Result<Vec<WebhookUrl>, RepoError> {
+        self.webhook_urls.list_active(company.id)
     }
 
     /// Gives the company's active webhook URL `id` a new signing secret (stored encrypted) and
     /// returns it in plaintext; the previous secret keeps signing alongside it for the
     /// configured overlap.
-    pub fn rotate_secret(&self, empresa: &Company, id: Uuid) -> Result<String, RotateSecretError> {
+    pub fn rotate_secret(&self, company: &Company, id: Uuid) -> Result<String, RotateSecretError> {
         let segredo = generate_secret();
         let encrypted = self.cipher.encrypt(&segredo);
         let previous_valid_until = self.clock.now() + self.secret_overlap;
         if !self
             .webhook_urls
-            .rotate_secret(empresa.id, id, &encrypted, previous_valid_until)?
+            .rotate_secret(company.id, id, &encrypted, previous_valid_until)?
         {
             return Err(RotateSecretError::NotFound);
         }
-        tracing::info!(empresa_id = %empresa.id, webhook_url_id = %id, "webhook secret rotated");
+        tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook secret rotated");
         Ok(segredo)
     }
 
@@ -168,26 +168,26 @@ impl WebhookUrls {
     /// URL changes nothing and answers it too (so a retried call is harmless).
     pub fn reenable(
         &self,
-        empresa: &Company,
+        company: &Company,
         id: Uuid,
     ) -> Result<WebhookUrl, ReenableWebhookError> {
         let webhook = self
             .webhook_urls
-            .reenable(empresa.id, id, self.clock.now())?
+            .reenable(company.id, id, self.clock.now())?
             .ok_or(ReenableWebhookError::NotFound)?;
-        tracing::info!(empresa_id = %empresa.id, webhook_url_id = %id, "webhook URL re-enabled");
+        tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook URL re-enabled");
         Ok(webhook)
     }
 
     /// Soft deletes the company's active webhook URL `id`.
-    pub fn delete(&self, empresa: &Company, id: Uuid) -> Result<(), DeleteWebhookError> {
+    pub fn delete(&self, company: &Company, id: Uuid) -> Result<(), DeleteWebhookError> {
         if !self
             .webhook_urls
-            .soft_delete(empresa.id, id, self.clock.now())?
+            .soft_delete(company.id, id, self.clock.now())?
         {
             return Err(DeleteWebhookError::NotFound);
         }
-        tracing::info!(empresa_id = %empresa.id, webhook_url_id = %id, "webhook URL removed");
+        tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook URL removed");
         Ok(())
     }
 }
@@ -207,7 +207,7 @@ mod tests {
 
     use super::*;
     use crate::test_support::{company, fixed_clock, now};
-    use crate::webhook_signing::sign;
+    use crate::webhooks::signing::sign;
 
     fn overlap() -> chrono::Duration {
         chrono::Duration::hours(24)
@@ -443,8 +443,8 @@ mod tests {
         let sink = stored.clone();
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_rotate_secret()
-            .withf(move |empresa, got, _, until| {
-                *empresa == empresa_id && *got == id && *until == now() + overlap()
+            .withf(move |company, got, _, until| {
+                *company == empresa_id && *got == id && *until == now() + overlap()
             })
             .times(1)
             .returning(move |_, _, secret, _| {
@@ -511,7 +511,7 @@ mod tests {
         let empresa_id = company().id;
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_list_active()
-            .withf(move |empresa| *empresa == empresa_id)
+            .withf(move |company| *company == empresa_id)
             .times(1)
             .returning(move |_| Ok(answer.clone()));
 
@@ -541,7 +541,7 @@ mod tests {
         let empresa_id = company().id;
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_soft_delete()
-            .withf(move |empresa, got, at| *empresa == empresa_id && *got == id && *at == now())
+            .withf(move |company, got, at| *company == empresa_id && *got == id && *at == now())
             .times(1)
             .returning(|_, _, _| Ok(true));
 
@@ -628,7 +628,7 @@ mod tests {
         let expected = answer.clone();
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_reenable()
-            .withf(move |empresa, got, at| *empresa == empresa_id && *got == id && *at == now())
+            .withf(move |company, got, at| *company == empresa_id && *got == id && *at == now())
             .times(1)
             .returning(move |_, _, _| Ok(Some(answer.clone())));
 

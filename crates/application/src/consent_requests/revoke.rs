@@ -51,11 +51,11 @@ impl RevokeConsentRequest {
     /// as read after the change, with its history and effective status.
     pub fn execute(
         &self,
-        empresa: &Company,
+        company: &Company,
         id: Uuid,
     ) -> Result<ConsentRequestRecord, RevokeConsentError> {
         let now = self.clock.now();
-        let record = self.read(empresa, id)?;
+        let record = self.read(company, id)?;
         let effective = record.request.effective_status(now);
         if effective != ConsentStatus::Ativo {
             return Err(RevokeConsentError::NotActive(effective));
@@ -65,7 +65,7 @@ impl RevokeConsentRequest {
             .revoke_consent_request(&record.request.pgcc_id)
             .inspect_err(|e| {
                 tracing::warn!(
-                    empresa_id = %empresa.id,
+                    empresa_id = %company.id,
                     solicitacao_id = %id,
                     error = %e,
                     "consent revocation: PGCC failed"
@@ -74,19 +74,19 @@ impl RevokeConsentRequest {
             .map_err(RevokeConsentError::Pgcc)?;
 
         let moved = self.consent_requests.transition(
-            empresa.id,
+            company.id,
             id,
             ConsentStatus::Ativo,
             ConsentStatus::Revogado,
             TransitionCause::Empresa,
             now,
         )?;
-        let mut current = self.read(empresa, id)?;
+        let mut current = self.read(company, id)?;
         current.request.status = current.request.effective_status(now);
         if !moved {
             // another process (the status poller, the expiry worker) moved it first
             tracing::warn!(
-                empresa_id = %empresa.id,
+                empresa_id = %company.id,
                 solicitacao_id = %id,
                 status = %current.request.status,
                 "consent revocation: revoked on the PGCC, but the request had already moved here"
@@ -94,7 +94,7 @@ impl RevokeConsentRequest {
             return Err(RevokeConsentError::NotActive(current.request.status));
         }
         tracing::info!(
-            empresa_id = %empresa.id,
+            empresa_id = %company.id,
             solicitacao_id = %id,
             "consent request revoked by the company"
         );
@@ -103,11 +103,11 @@ impl RevokeConsentRequest {
 
     fn read(
         &self,
-        empresa: &Company,
+        company: &Company,
         id: Uuid,
     ) -> Result<ConsentRequestRecord, RevokeConsentError> {
         self.consent_requests
-            .get(empresa.id, id)?
+            .get(company.id, id)?
             .ok_or(RevokeConsentError::NotFound)
     }
 }
@@ -168,7 +168,7 @@ mod tests {
         if let Some(first) = reads.next() {
             consent_requests
                 .expect_get()
-                .withf(move |empresa, id| *empresa == empresa_id && *id == ID)
+                .withf(move |company, id| *company == empresa_id && *id == ID)
                 .times(1)
                 .in_sequence(&mut seq)
                 .returning(move |_, _| Ok(first.clone()));
@@ -178,7 +178,7 @@ mod tests {
                 let mut answer = Some(answer);
                 consent_requests
                     .expect_transition()
-                    .withf(move |empresa, id, _, _, _, _| *empresa == empresa_id && *id == ID)
+                    .withf(move |company, id, _, _, _, _| *company == empresa_id && *id == ID)
                     .times(1)
                     .in_sequence(&mut seq)
                     .returning(move |_, _, from, to, cause, at| {
@@ -193,7 +193,7 @@ mod tests {
         for later in reads {
             consent_requests
                 .expect_get()
-                .withf(move |empresa, id| *empresa == empresa_id && *id == ID)
+                .withf(move |company, id| *company == empresa_id && *id == ID)
                 .times(1)
                 .in_sequence(&mut seq)
                 .returning(move |_, _| Ok(later.clone()));
@@ -472,7 +472,7 @@ mod tests {
             .returning(|_, _| Ok(Some(record(ConsentStatus::Ativo))));
         consent_requests
             .expect_transition()
-            .withf(move |empresa, id, _, _, _, _| *empresa == empresa_id && *id == ID)
+            .withf(move |company, id, _, _, _, _| *company == empresa_id && *id == ID)
             .times(1)
             .in_sequence(&mut seq)
             .returning(|_, _, _, _, _, _| Ok(true));

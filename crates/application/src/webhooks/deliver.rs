@@ -16,7 +16,7 @@ use ports::{
 use rand::Rng;
 
 use crate::settings::ServiceSettings;
-use crate::webhook_signing::signature_header;
+use crate::webhooks::signing::signature_header;
 
 /// The texts of the delivery log, one per failure class: they say what kind of failure it
 /// was and nothing of the target (no host, no address, no error text of a library), so the log
@@ -393,7 +393,7 @@ mod tests {
 
     use super::*;
     use crate::test_support::{fixed_clock, now};
-    use crate::webhook_signing::sign;
+    use crate::webhooks::signing::sign;
 
     const CURRENT: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     const PREVIOUS: &str = "whsec_cHJldmlvdXMtc2VjcmV0LWtleQ==";

@@ -47,22 +47,22 @@ impl SyncUseCases {
     }
 
     /// Fetches the company's use cases from the PGCC and applies them to our copy in one go.
-    pub fn execute(&self, empresa: &Company) -> Result<SyncCounts, SyncError> {
+    pub fn execute(&self, company: &Company) -> Result<SyncCounts, SyncError> {
         let items = self
             .pgcc
-            .list_use_cases(&empresa.cnpj)
+            .list_use_cases(&company.cnpj)
             .inspect_err(|e| {
-                tracing::warn!(empresa_id = %empresa.id, error = %e, "use case sync: PGCC failed");
+                tracing::warn!(empresa_id = %company.id, error = %e, "use case sync: PGCC failed");
             })
             .map_err(SyncError::Pgcc)?;
         let counts = self
             .use_cases
-            .apply_sync(empresa.id, &items, self.clock.now())?;
+            .apply_sync(company.id, &items, self.clock.now())?;
         if let Some(tracker) = &self.tracker {
-            tracker.apply(&[CacheChange::Company(empresa.id)]);
+            tracker.apply(&[CacheChange::Company(company.id)]);
         }
         tracing::info!(
-            empresa_id = %empresa.id,
+            empresa_id = %company.id,
             inseridos = counts.inseridos,
             atualizados = counts.atualizados,
             removidos = counts.removidos,
@@ -122,8 +122,8 @@ mod tests {
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_apply_sync()
-            .withf(move |empresa, items, at| {
-                *empresa == empresa_id && items == pgcc_items().as_slice() && *at == now()
+            .withf(move |company, items, at| {
+                *company == empresa_id && items == pgcc_items().as_slice() && *at == now()
             })
             .times(1)
             .returning(move |_, _, _| Ok(counts));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use domain::{Company, Cpf, ValidationErrors};
 use ports::{Clock, ConsentRequestRecord, ConsentRequestRepository, ListCursor, RepoError};
 
-use crate::list_consent_requests::{campo, next_cursor, page_position};
+use crate::consent_requests::list::{campo, next_cursor, page_position};
 
 /// The export's request: the subject (body) and the page (query).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use domain::{Company, ConsentRequest, ConsentStatus, Cpf, ValidationErrors};
 use ports::{Clock, ConsentFilter, ConsentRequestRepository, ListCursor, RepoError};
 
-use crate::cursor::{decode_cursor, encode_cursor};
+use crate::consent_requests::cursor::{decode_cursor, encode_cursor};
 
 /// Page size when the query names none.
 pub const DEFAULT_LIMITE: u32 = 50;
@@ -89,7 +89,7 @@ impl ListConsentRequests {
     /// service wrote, `limite` within 1..=500.
     pub fn execute(
         &self,
-        empresa: &Company,
+        company: &Company,
         query: ConsentListQuery,
     ) -> Result<ConsentPage, ListConsentError> {
         let (filter, after, limite) = validate(query).map_err(ListConsentError::Invalid)?;
@@ -97,7 +97,7 @@ impl ListConsentRequests {
         // one more than asked tells whether a next page exists
         let mut itens = self
             .consent_requests
-            .list(empresa.id, &filter, after, limite + 1, now)?;
+            .list(company.id, &filter, after, limite + 1, now)?;
         let proximo_cursor = next_cursor(&mut itens, limite, |last| ListCursor {
             criado_em: last.criado_em,
             id: last.id,
@@ -229,7 +229,7 @@ mod tests {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_list()
-            .withf(move |empresa, _, _, _, _| *empresa == empresa_id)
+            .withf(move |company, _, _, _, _| *company == empresa_id)
             .times(1)
             .returning(move |_, filter, after, limit, now| {
                 calls

@@ -155,22 +155,22 @@ impl ApiKeyIssuer {
         }
     }
 
-    /// Issues a new key for company `empresa`; stores its hash and prefix, returns the key.
-    pub fn issue(&self, empresa: CompanyId) -> Result<IssuedApiKey, IssueApiKeyError> {
-        if self.companies.get(empresa)?.is_none() {
+    /// Issues a new key for `company`; stores its hash and prefix, returns the key.
+    pub fn issue(&self, company: CompanyId) -> Result<IssuedApiKey, IssueApiKeyError> {
+        if self.companies.get(company)?.is_none() {
             return Err(IssueApiKeyError::UnknownCompany);
         }
         let key = generate_key();
         let prefixo = key[..PREFIX_LEN].to_owned();
         let record = ApiKeyRecord {
             id: Uuid::new_v4(),
-            empresa_id: empresa,
+            empresa_id: company,
             hash: hash_api_key(&key),
             prefixo: prefixo.clone(),
             criado_em: self.clock.now(),
         };
         self.api_keys.insert(&record)?;
-        tracing::info!(empresa_id = %empresa, api_key_id = %record.id, "API key issued");
+        tracing::info!(empresa_id = %company, api_key_id = %record.id, "API key issued");
         Ok(IssuedApiKey {
             id: record.id,
             key,
@@ -178,13 +178,13 @@ impl ApiKeyIssuer {
         })
     }
 
-    /// Every key of company `empresa` (revoked ones included), oldest first; never a key or a
+    /// Every key of `company` (revoked ones included), oldest first; never a key or a
     /// hash, only what an operator needs to tell them apart.
-    pub fn list(&self, empresa: CompanyId) -> Result<Vec<ApiKeySummary>, ListApiKeysError> {
-        if self.companies.get(empresa)?.is_none() {
+    pub fn list(&self, company: CompanyId) -> Result<Vec<ApiKeySummary>, ListApiKeysError> {
+        if self.companies.get(company)?.is_none() {
             return Err(ListApiKeysError::UnknownCompany);
         }
-        Ok(self.api_keys.list_by_company(empresa)?)
+        Ok(self.api_keys.list_by_company(company)?)
     }
 
     /// Revokes key `id` now. Every instance refuses it from its next request: nothing caches
@@ -331,14 +331,14 @@ mod tests {
 
     #[test]
     fn issuing_stores_only_the_hash_and_prefix_and_returns_a_checksummed_key_once() {
-        let empresa = company();
-        let empresa_id = empresa.id;
+        let company = company();
+        let empresa_id = company.id;
         let mut companies = MockCompanyRepository::new();
         companies
             .expect_get()
             .withf(move |id| *id == empresa_id)
             .times(1)
-            .returning(move |_| Ok(Some(empresa.clone())));
+            .returning(move |_| Ok(Some(company.clone())));
         let stored = Arc::new(Mutex::new(Vec::<ApiKeyRecord>::new()));
         let sink = stored.clone();
         let mut api_keys = MockApiKeyRepository::new();

@@ -99,13 +99,13 @@ impl CheckConsent {
     /// Both fields are required; a broken one is `Invalid` and the repository is not asked.
     pub fn check(
         &self,
-        empresa: &Company,
+        company: &Company,
         cpf_titular: Option<&str>,
         caso_de_uso_id_template: Option<&str>,
     ) -> Result<ConsentCheck, CheckConsentError> {
         let (cpf, template) = validate(cpf_titular, caso_de_uso_id_template, "")
             .map_err(CheckConsentError::Invalid)?;
-        self.find(empresa, &cpf, template)
+        self.find(company, &cpf, template)
     }
 
     /// [`CheckConsent::check`] for each of `items` (`(cpfTitular, casoDeUsoIdTemplate)`), in
@@ -114,7 +114,7 @@ impl CheckConsent {
     /// nothing is asked.
     pub fn check_batch(
         &self,
-        empresa: &Company,
+        company: &Company,
         items: &[(Option<&str>, Option<&str>)],
     ) -> Result<Vec<ConsentCheck>, CheckConsentError> {
         if items.is_empty() || items.len() > MAX_BATCH {
@@ -139,20 +139,20 @@ impl CheckConsent {
         }
         valid
             .iter()
-            .map(|(cpf, template)| self.find(empresa, cpf, template))
+            .map(|(cpf, template)| self.find(company, cpf, template))
             .collect()
     }
 
     fn find(
         &self,
-        empresa: &Company,
+        company: &Company,
         cpf: &Cpf,
         template: &str,
     ) -> Result<ConsentCheck, CheckConsentError> {
         let now = self.clock.now();
         let found = self
             .consent_requests
-            .find_valid(empresa.id, cpf, template, now)?;
+            .find_valid(company.id, cpf, template, now)?;
         // The repository promises a valid one; checked again so that a lax adapter can never
         // make us answer "valid" for an expired or revoked consent.
         let request = found.filter(|r| r.is_valid_at(now)).map(|mut r| {
@@ -169,7 +169,7 @@ impl CheckConsent {
     /// 64 lower-case hex characters names nothing: `NotFound`, without asking the repository.
     pub fn by_hash(
         &self,
-        empresa: &Company,
+        company: &Company,
         hash: &str,
     ) -> Result<ConsentRequest, CheckConsentError> {
         if !looks_like_consent_hash(hash) {
@@ -177,7 +177,7 @@ impl CheckConsent {
         }
         let mut request = self
             .consent_requests
-            .find_by_hash(empresa.id, hash)?
+            .find_by_hash(company.id, hash)?
             .ok_or(CheckConsentError::NotFound)?;
         request.status = request.effective_status(self.clock.now());
         Ok(request)
@@ -215,7 +215,7 @@ mod tests {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_find_valid()
-            .withf(move |empresa, _, _, _| *empresa == empresa_id)
+            .withf(move |company, _, _, _| *company == empresa_id)
             .times(1)
             .returning(move |_, cpf, template, now| {
                 calls
@@ -459,7 +459,7 @@ mod tests {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_find_by_hash()
-            .withf(move |empresa, h| *empresa == empresa_id && h == hash)
+            .withf(move |company, h| *company == empresa_id && h == hash)
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
         consent_requests.expect_find_valid().times(0);

@@ -53,15 +53,15 @@ impl SyncAllCompanies {
         let mut report = SyncAllReport::default();
         loop {
             let now = self.clock.now();
-            let Some(empresa) = self.companies.claim_due_sync(now, now + self.claimed_for)? else {
+            let Some(company) = self.companies.claim_due_sync(now, now + self.claimed_for)? else {
                 break;
             };
-            match self.sync.execute(&empresa) {
+            match self.sync.execute(&company) {
                 Ok(_) => report.synced += 1,
                 Err(e) => {
                     report.failed += 1;
                     tracing::warn!(
-                        empresa_id = %empresa.id,
+                        empresa_id = %company.id,
                         error_kind = sync_error_kind(&e),
                         "scheduled use-case sync failed for a company; the others go on"
                     );
@@ -98,7 +98,7 @@ mod tests {
     use super::*;
     use crate::test_support::{fixed_clock, now};
 
-    fn empresa(n: u128, cnpj: &str) -> Company {
+    fn company(n: u128, cnpj: &str) -> Company {
         Company {
             id: CompanyId(Uuid::from_u128(n)),
             nome: format!("Empresa {n}"),
@@ -112,7 +112,7 @@ mod tests {
     const CNPJ_C: &str = "11444777000161";
 
     fn three_companies() -> Vec<Company> {
-        vec![empresa(1, CNPJ_A), empresa(2, CNPJ_B), empresa(3, CNPJ_C)]
+        vec![company(1, CNPJ_A), company(2, CNPJ_B), company(3, CNPJ_C)]
     }
 
     /// A schedule where `list` is due, claimed one by one in that order, each until an hour
@@ -147,8 +147,8 @@ mod tests {
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_apply_sync()
-            .returning(move |empresa, _, _| {
-                applied.lock().unwrap().push(empresa);
+            .returning(move |company, _, _| {
+                applied.lock().unwrap().push(company);
                 Ok(SyncCounts::default())
             });
         use_cases
@@ -227,8 +227,8 @@ mod tests {
         use_cases
             .expect_apply_sync()
             .times(3)
-            .returning(|empresa, _, _| {
-                if empresa == CompanyId(Uuid::from_u128(1)) {
+            .returning(|company, _, _| {
+                if company == CompanyId(Uuid::from_u128(1)) {
                     Err(RepoError::Unexpected(anyhow::anyhow!("deadlock")))
                 } else {
                     Ok(SyncCounts::default())

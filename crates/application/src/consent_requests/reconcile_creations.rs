@@ -246,8 +246,8 @@ mod tests {
         store
             .expect_cancel_creation()
             .times(1)
-            .returning(move |empresa, id, at| {
-                recorded.lock().unwrap().push((empresa, id, at));
+            .returning(move |company, id, at| {
+                recorded.lock().unwrap().push((company, id, at));
                 Ok(true)
             });
 
@@ -285,8 +285,8 @@ mod tests {
         let recorded: Arc<Mutex<Vec<NotFoundRecord>>> = Arc::default();
         let records = recorded.clone();
         store.expect_record_creation_not_found().times(1).returning(
-            move |empresa, id, attempt_at, at| {
-                records.lock().unwrap().push((empresa, id, attempt_at, at));
+            move |company, id, attempt_at, at| {
+                records.lock().unwrap().push((company, id, attempt_at, at));
                 Ok(true)
             },
         );

@@ -21,10 +21,10 @@ impl ListUseCases {
     /// in the repository's stable order.
     pub fn execute(
         &self,
-        empresa: &Company,
+        company: &Company,
         vinculo_id: Option<Uuid>,
     ) -> Result<Vec<UseCase>, RepoError> {
-        self.use_cases.list(empresa.id, vinculo_id)
+        self.use_cases.list(company.id, vinculo_id)
     }
 }
 
@@ -56,7 +56,7 @@ mod tests {
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_list()
-            .withf(move |empresa, vinculo| *empresa == empresa_id && vinculo.is_none())
+            .withf(move |company, vinculo| *company == empresa_id && vinculo.is_none())
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
         use_cases.expect_apply_sync().times(0);
@@ -77,7 +77,7 @@ mod tests {
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_list()
-            .withf(move |empresa, v| *empresa == empresa_id && *v == Some(vinculo))
+            .withf(move |company, v| *company == empresa_id && *v == Some(vinculo))
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
 

@@ -266,11 +266,11 @@ mod tests {
             .returning(move |_, _, _| Ok(claimed.clone()));
         consent_requests
             .expect_transition()
-            .returning(move |empresa, id, from, to, cause, at| {
+            .returning(move |company, id, from, to, cause, at| {
                 transitions
                     .lock()
                     .unwrap()
-                    .push((empresa, id, from, to, cause, at));
+                    .push((company, id, from, to, cause, at));
                 moved(id)
             });
         consent_requests
@@ -634,8 +634,8 @@ mod tests {
         consent_requests
             .expect_defer_status_check()
             .times(1)
-            .returning(move |empresa, id, since, next| {
-                recorded.lock().unwrap().push((empresa, id, since, next));
+            .returning(move |company, id, since, next| {
+                recorded.lock().unwrap().push((company, id, since, next));
                 Ok(true)
             });
         consent_requests.expect_clear_unknown_status().times(0);
@@ -708,8 +708,8 @@ mod tests {
         consent_requests
             .expect_defer_status_check()
             .times(1)
-            .returning(move |empresa, id, since, next| {
-                recorded.lock().unwrap().push((empresa, id, since, next));
+            .returning(move |company, id, since, next| {
+                recorded.lock().unwrap().push((company, id, since, next));
                 Ok(true)
             });
 

@@ -23,7 +23,7 @@ use ports::{
 };
 use uuid::Uuid;
 
-use crate::consent_hash;
+use crate::consent_requests::hash::consent_hash;
 
 /// What the caller gets back: our id and the PGCC's.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,11 +72,11 @@ impl CreateConsentRequest {
     /// Creates a new request under a fresh id.
     pub fn execute(
         &self,
-        empresa: &Company,
+        company: &Company,
         draft: ConsentRequestDraft,
         variant: CreationVariant,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
-        self.create_new(empresa, draft, variant, Uuid::new_v4())
+        self.create_new(company, draft, variant, Uuid::new_v4())
     }
 
     /// Creates the request under `id`, the id an idempotency key reserved for it. An earlier
@@ -87,12 +87,12 @@ impl CreateConsentRequest {
     /// draft is validated and created as new.
     pub fn execute_with_id(
         &self,
-        empresa: &Company,
+        company: &Company,
         draft: ConsentRequestDraft,
         variant: CreationVariant,
         id: Uuid,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
-        match self.consent_requests.find_creation(empresa.id, id)? {
+        match self.consent_requests.find_creation(company.id, id)? {
             Some(CreationRecord::Confirmed { pgcc_id }) => {
                 return Ok(CreatedConsentRequest { id, pgcc_id });
             }
@@ -100,18 +100,18 @@ impl CreateConsentRequest {
                 // the link is read again: the use case may be gone since (then sent without one)
                 let vinculo_id = self
                     .use_cases
-                    .find_by_template(empresa.id, &stored.dados.caso_de_uso_id_template)?
+                    .find_by_template(company.id, &stored.dados.caso_de_uso_id_template)?
                     .and_then(|use_case| use_case.vinculo_id);
-                return self.attempt(empresa, &stored, vinculo_id, self.clock.now());
+                return self.attempt(company, &stored, vinculo_id, self.clock.now());
             }
             Some(CreationRecord::Cancelled) | None => {}
         }
-        self.create_new(empresa, draft, variant, id)
+        self.create_new(company, draft, variant, id)
     }
 
     fn create_new(
         &self,
-        empresa: &Company,
+        company: &Company,
         draft: ConsentRequestDraft,
         variant: CreationVariant,
         id: Uuid,
@@ -122,7 +122,7 @@ impl CreateConsentRequest {
             .map_err(CreateConsentError::Invalid)?;
         let use_case = self
             .use_cases
-            .find_by_template(empresa.id, &request.caso_de_uso_id_template)?
+            .find_by_template(company.id, &request.caso_de_uso_id_template)?
             .ok_or_else(|| {
                 CreateConsentError::Invalid(ValidationErrors::single(
                     "casoDeUsoIdTemplate",
@@ -138,7 +138,7 @@ impl CreateConsentRequest {
             .map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
         let mut stored = ConsentRequest {
             id,
-            empresa_id: empresa.id,
+            empresa_id: company.id,
             caso_de_uso_id: use_case.id,
             dados: request,
             status,
@@ -152,14 +152,14 @@ impl CreateConsentRequest {
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
-        self.attempt(empresa, &stored, use_case.vinculo_id, now)
+        self.attempt(company, &stored, use_case.vinculo_id, now)
     }
 
     /// Stores (or takes over) the request `em_andamento`, asks the PGCC and settles the row by
     /// its answer.
     fn attempt(
         &self,
-        empresa: &Company,
+        company: &Company,
         request: &ConsentRequest,
         vinculo_id: Option<Uuid>,
         attempt_at: DateTime<Utc>,
@@ -172,12 +172,12 @@ impl CreateConsentRequest {
         }
         let created = match self.pgcc.create_consent_request(&PgccNewConsent {
             referencia_externa: id,
-            cnpj_empresa: empresa.cnpj.clone(),
+            cnpj_empresa: company.cnpj.clone(),
             vinculo_id,
             request: request.dados.clone(),
         }) {
             Ok(created) => created,
-            Err(error) => return Err(self.settle_failure(empresa, id, attempt_at, error)),
+            Err(error) => return Err(self.settle_failure(company, id, attempt_at, error)),
         };
         match self
             .consent_requests
@@ -185,7 +185,7 @@ impl CreateConsentRequest {
         {
             Confirmation::Confirmed => {
                 tracing::info!(
-                    empresa_id = %empresa.id,
+                    empresa_id = %company.id,
                     solicitacao_id = %id,
                     status = ?request.status,
                     "consent request created"
@@ -198,7 +198,7 @@ impl CreateConsentRequest {
             Confirmation::AlreadyConfirmed { pgcc_id } => {
                 if pgcc_id != created.pgcc_id {
                     tracing::error!(
-                        empresa_id = %empresa.id,
+                        empresa_id = %company.id,
                         solicitacao_id = %id,
                         "the PGCC answered another id than the one the request was confirmed with"
                     );
@@ -218,24 +218,24 @@ impl CreateConsentRequest {
     /// settles the row then.
     fn settle_failure(
         &self,
-        empresa: &Company,
+        company: &Company,
         id: Uuid,
         attempt_at: DateTime<Utc>,
         error: PgccError,
     ) -> CreateConsentError {
         if matches!(error, PgccError::Rejected { .. }) {
             tracing::warn!(
-                empresa_id = %empresa.id,
+                empresa_id = %company.id,
                 solicitacao_id = %id,
                 error = %error,
                 "consent request: the PGCC refused it; cancelled"
             );
             if let Err(e) = self
                 .consent_requests
-                .cancel_creation(empresa.id, id, attempt_at)
+                .cancel_creation(company.id, id, attempt_at)
             {
                 tracing::warn!(
-                    empresa_id = %empresa.id,
+                    empresa_id = %company.id,
                     solicitacao_id = %id,
                     error = format!("{e:#}"),
                     "could not cancel a refused creation; the reconciler will settle it"
@@ -243,7 +243,7 @@ impl CreateConsentRequest {
             }
         } else {
             tracing::warn!(
-                empresa_id = %empresa.id,
+                empresa_id = %company.id,
                 solicitacao_id = %id,
                 error = %error,
                 "consent request: the PGCC failed; left for the reconciler"
@@ -348,7 +348,7 @@ mod tests {
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_find_by_template()
-            .withf(move |empresa, template| *empresa == empresa_id && template == TEMPLATE)
+            .withf(move |company, template| *company == empresa_id && template == TEMPLATE)
             .times(1)
             .returning(|_, _| Ok(Some(use_case())));
         use_cases
@@ -468,7 +468,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_cancel_creation()
-                        .withf(move |empresa, _, _| *empresa == empresa_id)
+                        .withf(move |company, _, _| *company == empresa_id)
                         .times(1)
                         .returning(move |_, id, at| {
                             calls.lock().unwrap().push(Call::Cancel(id, at));
@@ -483,7 +483,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_find_creation()
-                        .withf(move |empresa, _| *empresa == empresa_id)
+                        .withf(move |company, _| *company == empresa_id)
                         .times(1)
                         .returning(move |_, _| Ok(answer()));
                 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Duration, Utc};
 use domain::Company;
 use ports::{ApiKeyRepository, Clock, RepoError, ResolvedApiKey};
 
-use crate::api_keys::{api_key_format, hash_api_key, ApiKeyFormat};
+use crate::access::api_keys::{api_key_format, hash_api_key, ApiKeyFormat};
 use crate::cache::{CacheStats, ChangeTracker, StampedCache, UnknownKeys, Weighted};
 
 /// Longer keys are refused before any work is done on them.

@@ -34,12 +34,12 @@ impl GetConsentRequest {
     /// (the history shows only stored changes).
     pub fn execute(
         &self,
-        empresa: &Company,
+        company: &Company,
         id: Uuid,
     ) -> Result<ConsentRequestRecord, GetConsentError> {
         let mut record = self
             .consent_requests
-            .get(empresa.id, id)?
+            .get(company.id, id)?
             .ok_or(GetConsentError::NotFound)?;
         record.request.status = record.request.effective_status(self.clock.now());
         Ok(record)
@@ -74,7 +74,7 @@ mod tests {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_get()
-            .withf(move |empresa, id| *empresa == empresa_id && *id == Uuid::from_u128(0x501))
+            .withf(move |company, id| *company == empresa_id && *id == Uuid::from_u128(0x501))
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
         consent_requests

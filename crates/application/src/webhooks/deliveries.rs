@@ -5,7 +5,7 @@ use std::sync::Arc;
 use domain::{Company, ValidationErrors};
 use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository, WebhookUrlRepository};
 
-use crate::deliver_webhooks::generic_erro;
+use crate::webhooks::deliver::generic_erro;
 use uuid::Uuid;
 
 /// How many deliveries the log lists when no `limite` is given.
@@ -56,7 +56,7 @@ impl WebhookDeliveries {
     /// ([`generic_erro`]), whatever version stored it.
     pub fn list(
         &self,
-        empresa: &Company,
+        company: &Company,
         webhook_url_id: Uuid,
         limit: Option<u32>,
     ) -> Result<Vec<DeliveryRecord>, DeliveryLogError> {
@@ -68,7 +68,7 @@ impl WebhookDeliveries {
         }
         let mut deliveries = self
             .deliveries
-            .list_for_url(empresa.id, webhook_url_id, limit)?
+            .list_for_url(company.id, webhook_url_id, limit)?
             .ok_or(DeliveryLogError::NotFound)?;
         for attempt in deliveries.iter_mut().flat_map(|d| d.tentativas.iter_mut()) {
             attempt.erro = attempt.erro.as_deref().map(generic_erro);
@@ -83,25 +83,25 @@ impl WebhookDeliveries {
     /// the replay leaves the delivery pending, exactly as if the replay came first.)
     pub fn replay(
         &self,
-        empresa: &Company,
+        company: &Company,
         webhook_url_id: Uuid,
         delivery_id: Uuid,
     ) -> Result<(), DeliveryLogError> {
         let webhook = self
             .webhook_urls
-            .get(empresa.id, webhook_url_id)?
+            .get(company.id, webhook_url_id)?
             .ok_or(DeliveryLogError::NotFound)?;
         if webhook.desativado_em.is_some() {
             return Err(DeliveryLogError::UrlDisabled);
         }
         if !self
             .deliveries
-            .replay(empresa.id, webhook_url_id, delivery_id, self.clock.now())?
+            .replay(company.id, webhook_url_id, delivery_id, self.clock.now())?
         {
             return Err(DeliveryLogError::NotFound);
         }
         tracing::info!(
-            empresa_id = %empresa.id,
+            empresa_id = %company.id,
             webhook_url_id = %webhook_url_id,
             delivery_id = %delivery_id,
             "webhook delivery replayed"
@@ -136,10 +136,10 @@ mod tests {
         url: Option<Option<chrono::DateTime<chrono::Utc>>>,
     ) -> MockWebhookUrlRepository {
         let mut urls = MockWebhookUrlRepository::new();
-        urls.expect_get().returning(move |empresa, id| {
+        urls.expect_get().returning(move |company, id| {
             Ok(url.map(|desativado_em| WebhookUrl {
                 id,
-                empresa_id: empresa,
+                empresa_id: company,
                 url: "https://a.example/h".to_owned(),
                 criado_em: now(),
                 removido_em: None,
@@ -174,7 +174,7 @@ mod tests {
     ) {
         let empresa_id = company().id;
         repo.expect_list_for_url()
-            .withf(move |empresa, got, l| *empresa == empresa_id && *got == url_id && *l == limit)
+            .withf(move |company, got, l| *company == empresa_id && *got == url_id && *l == limit)
             .times(1)
             .returning(move |_, _, _| Ok(answer.clone()));
     }
@@ -290,8 +290,8 @@ mod tests {
         let empresa_id = company().id;
         let mut repo = MockWebhookDeliveryRepository::new();
         repo.expect_replay()
-            .withf(move |empresa, url, delivery, at| {
-                *empresa == empresa_id && *url == url_id && *delivery == delivery_id && *at == now()
+            .withf(move |company, url, delivery, at| {
+                *company == empresa_id && *url == url_id && *delivery == delivery_id && *at == now()
             })
             .times(1)
             .returning(|_, _, _, _| Ok(true));

@@ -1,0 +1,4 @@
+//! Retention: the purges of old webhook deliveries, blanked creations and idempotency keys.
+
+pub mod purge_idempotency_keys;
+pub mod purge_retention;
