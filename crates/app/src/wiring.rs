@@ -10,8 +10,9 @@ use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as Gatew
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
-    PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe, PgRetentionRepository,
-    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe,
+    PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgWebhookUrlRepository, PoolSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -132,6 +133,7 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         retention: Arc::new(PgRetentionRepository::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
+        events: Arc::new(PgEventLog::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
         webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {
             timeout: settings.webhooks.timeout(),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     ApiKeyRepository, Clock, CompanyRepository, ConnectionScope, ConsentRequestRepository,
-    IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
+    EventLog, IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
     UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
@@ -26,6 +26,7 @@ pub mod expire_consent_requests;
 pub mod get_consent_request;
 pub mod idempotency;
 pub mod list_consent_requests;
+pub mod list_events;
 pub mod list_use_cases;
 pub mod operations;
 pub mod poll_consent_statuses;
@@ -37,6 +38,7 @@ pub mod revoke_consent_request;
 pub mod settings;
 pub mod sync_all_companies;
 pub mod sync_use_cases;
+pub mod test_webhook_url;
 pub mod webhook_deliveries;
 pub mod webhook_signing;
 pub mod webhook_urls;
@@ -68,6 +70,7 @@ pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
 };
+pub use list_events::{EventListQuery, EventPage, ListEvents, ListEventsError};
 pub use list_use_cases::{ListUseCases, RenderedUseCases};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
@@ -79,13 +82,16 @@ pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
 pub use settings::{CacheSettings, ServiceSettings};
 pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
 pub use sync_use_cases::{SyncError, SyncUseCases};
+pub use test_webhook_url::{
+    TestWebhookError, TestWebhookUrl, WebhookTestResult, MAX_CONCURRENT_TESTS_PER_COMPANY,
+};
 pub use webhook_deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMITE, DELIVERY_LOG_MAX_LIMITE,
 };
 pub use webhook_signing::{generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX};
 pub use webhook_urls::{
-    DeleteWebhookError, ReenableWebhookError, RegisterWebhookError, RegisteredWebhook,
-    RotateSecretError, WebhookUrls,
+    ChooseEventsError, DeleteWebhookError, ReenableWebhookError, RegisterWebhookError,
+    RegisteredWebhook, RotateSecretError, WebhookUrls,
 };
 
 /// Every port the services need, built once by the binary from the adapters.
@@ -97,6 +103,7 @@ pub struct Ports {
     pub consent_requests: Arc<dyn ConsentRequestRepository>,
     pub webhook_urls: Arc<dyn WebhookUrlRepository>,
     pub webhook_deliveries: Arc<dyn WebhookDeliveryRepository>,
+    pub events: Arc<dyn EventLog>,
     pub webhook_sender: Arc<dyn WebhookSender>,
     pub target_guard: Arc<dyn TargetGuard>,
     pub secret_cipher: Arc<dyn SecretCipher>,
@@ -120,10 +127,12 @@ pub struct Services {
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
     pub list_consent_requests: ListConsentRequests,
+    pub list_events: ListEvents,
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
+    pub test_webhook_url: TestWebhookUrl,
     pub idempotency: Idempotency,
     /// Opened by the HTTP layer around each request's blocking work.
     pub connection_scope: Arc<dyn ConnectionScope>,
@@ -154,7 +163,8 @@ impl Services {
             consent_requests,
             webhook_urls,
             webhook_deliveries,
-            webhook_sender: _,
+            events,
+            webhook_sender,
             target_guard,
             secret_cipher,
             pgcc,
@@ -208,12 +218,27 @@ impl Services {
                 consent_requests.clone(),
                 clock.clone(),
             ),
+            list_events: ListEvents::new(events),
             revoke_consent_request: RevokeConsentRequest::new(
                 consent_requests.clone(),
                 pgcc,
                 clock.clone(),
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
+            test_webhook_url: TestWebhookUrl::new(
+                webhook_deliveries.clone(),
+                DeliverWebhooks::new(
+                    webhook_deliveries.clone(),
+                    webhook_sender,
+                    target_guard.clone(),
+                    secret_cipher.clone(),
+                    clock.clone(),
+                    settings.clone(),
+                ),
+                clock.clone(),
+                settings.webhook_lease,
+                connection_scope.clone(),
+            ),
             webhook_urls: WebhookUrls::new(
                 webhook_urls.clone(),
                 target_guard,
@@ -255,6 +280,7 @@ impl Workers {
             consent_requests,
             webhook_urls: _,
             webhook_deliveries,
+            events: _,
             webhook_sender,
             target_guard,
             secret_cipher,

@@ -56,8 +56,11 @@ pub enum Move {
     Aceitar,
     /// pendente -> recusado
     Recusar,
-    /// ativo -> revogado
+    /// ativo -> revogado (the subject revokes, on the admin route)
     Revogar,
+    /// pendente or ativo -> revogado: the company's revocation (the contract route), which also
+    /// withdraws a request still waiting for the subject's answer
+    RevogarPelaEmpresa,
 }
 
 impl Move {
@@ -67,6 +70,7 @@ impl Move {
             (Move::Aceitar, Pendente) => Some(Ativo),
             (Move::Recusar, Pendente) => Some(Recusado),
             (Move::Revogar, Ativo) => Some(Revogado),
+            (Move::RevogarPelaEmpresa, Pendente | Ativo) => Some(Revogado),
             _ => None,
         }
     }
@@ -156,6 +160,7 @@ impl Store {
             criado_em: now,
             atualizado_em: now,
             status_bruto: None,
+            motivo: None,
         };
         let i = self.solicitacoes.len();
         self.por_id.insert(solicitacao.id.clone(), i);
@@ -210,9 +215,15 @@ impl Store {
             .collect()
     }
 
-    /// Applies `mv` to request `id`: 404 when unknown, 409 when the move is illegal from its
-    /// status as read now (an expired request moves no more).
-    pub fn mover(&mut self, id: &str, mv: Move) -> Result<Solicitacao, SimError> {
+    /// Applies `mv` to request `id`, with `motivo` (the reason given, if any; reported by the
+    /// status routes until the next move): 404 when unknown, 409 when the move is illegal from
+    /// its status as read now (an expired request moves no more).
+    pub fn mover(
+        &mut self,
+        id: &str,
+        mv: Move,
+        motivo: Option<String>,
+    ) -> Result<Solicitacao, SimError> {
         let i = *self
             .por_id
             .get(id)
@@ -226,6 +237,7 @@ impl Store {
             ))
         })?;
         solicitacao.dados.status = to;
+        solicitacao.motivo = motivo;
         // the move is what the PGCC reports from now on
         solicitacao.status_bruto = None;
         solicitacao.atualizado_em = Utc::now();
@@ -324,7 +336,7 @@ mod tests {
             None
         );
         assert_eq!(store.solicitacoes(), [first.clone(), second]);
-        let moved = store.mover(&first.id, Move::Aceitar).unwrap();
+        let moved = store.mover(&first.id, Move::Aceitar, None).unwrap();
         assert_eq!(store.get(&first.id), Some(&moved));
     }
 
@@ -358,7 +370,7 @@ mod tests {
             .is_err());
 
         // moves start from the stored status, and report what they did
-        store.mover(&odd.id, Move::Aceitar).unwrap();
+        store.mover(&odd.id, Move::Aceitar, None).unwrap();
         assert_eq!(statuses(&mut store), ["ativo", "pendente"]);
     }
 

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod company_repository;
 pub mod connection_scope;
 pub mod consent_request_repository;
+pub mod event_log;
 pub mod idempotency_repository;
 pub mod operations;
 pub mod pgcc_gateway;
@@ -31,6 +32,7 @@ pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
 };
+pub use event_log::{EventFilter, EventLog, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredResponse,
 };
@@ -62,6 +64,8 @@ pub use company_repository::MockCompanyRepository;
 pub use connection_scope::MockConnectionScope;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
+#[cfg(feature = "mock")]
+pub use event_log::MockEventLog;
 #[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
 #[cfg(feature = "mock")]

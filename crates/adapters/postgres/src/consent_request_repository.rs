@@ -6,7 +6,7 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{
-    CompanyId, ConsentRequest, ConsentStatus, Cpf, EventType, TransitionCause, WebhookEvent,
+    CompanyId, ConsentRequest, ConsentStatus, Cpf, EventType, Motivo, TransitionCause, WebhookEvent,
 };
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
@@ -219,7 +219,7 @@ const CONFIRM_CREATION: [&str; 13] = [
     ", ",
     ", ",
     " FROM confirmada
-    RETURNING id, empresa_id, criado_em
+    RETURNING id, empresa_id, tipo, criado_em
 ), entregas AS (
 ",
     concat!(
@@ -767,6 +767,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     /// the history entry and the event of `to` (if it has one) about the returned row, with its
     /// deliveries. The row lock the update takes makes a concurrent identical transition wait,
     /// then find the status changed and answer `false` (writing nothing).
+    #[allow(clippy::too_many_arguments)]
     fn transition(
         &self,
         empresa: CompanyId,
@@ -774,9 +775,11 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         from: ConsentStatus,
         to: ConsentStatus,
         cause: TransitionCause,
+        motivo: Option<Motivo>,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
-        let entry = NewSolicitacaoHistorico::new(id, Some(from), to, at, cause);
+        let entry = NewSolicitacaoHistorico::new(id, Some(from), to, at, cause)
+            .with_motivo(motivo.as_ref());
         let tipo = EventType::for_transition(to);
         with_conn(
             &self.pool,
@@ -802,7 +805,9 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                         .execute(conn)?;
                     if let Some(tipo) = tipo {
                         let request = into_domain_in_tx(updated)?;
-                        outbox::write_event(conn, &WebhookEvent::consent(tipo, &request, at))?;
+                        let event =
+                            WebhookEvent::consent(tipo, &request, at).with_motivo(motivo.clone());
+                        outbox::write_event(conn, &event)?;
                     }
                     Ok(true)
                 })

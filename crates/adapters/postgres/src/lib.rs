@@ -40,8 +40,10 @@ pub mod schema;
 mod api_key_repository;
 mod company_repository;
 mod consent_request_repository;
+mod event_log;
 mod idempotency_repository;
 mod retention_repository;
+mod test_delivery;
 mod use_case_repository;
 mod webhook_delivery_repository;
 mod webhook_url_repository;
@@ -52,6 +54,7 @@ pub use company_repository::PgCompanyRepository;
 #[doc(hidden)]
 pub use conn::with_conn;
 pub use consent_request_repository::PgConsentRequestRepository;
+pub use event_log::PgEventLog;
 pub use idempotency_repository::PgIdempotencyRepository;
 pub use migrations::{run_migrations, MIGRATIONS};
 pub use operations::{PgOperationalStats, PgReadinessProbe};

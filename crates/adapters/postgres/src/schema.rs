@@ -92,6 +92,7 @@ diesel::table! {
         para -> Text,
         em -> Timestamptz,
         causa -> Text,
+        motivo -> Nullable<Text>,
     }
 }
 
@@ -145,6 +146,7 @@ diesel::table! {
         desativado_em -> Nullable<Timestamptz>,
         url_normalizada -> Text,
         reativado_em -> Nullable<Timestamptz>,
+        eventos -> Nullable<Array<Text>>,
     }
 }
 

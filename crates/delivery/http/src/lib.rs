@@ -10,6 +10,7 @@ pub mod error;
 pub mod failed_auth;
 pub mod media;
 pub mod metrics;
+pub mod optional_json;
 pub mod query;
 pub mod rate_limit;
 pub mod request_id;

@@ -5,6 +5,8 @@ pub mod consent_read;
 pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
+pub mod event;
+pub mod revocation;
 pub mod sync;
 pub mod use_case;
 pub mod webhook_url;

@@ -8,7 +8,9 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api_key::API_KEY_HEADER;
 use crate::dto;
-use crate::routes::{casos_de_uso, hash_consulta, solicitacao_consentimento, webhook_urls};
+use crate::routes::{
+    casos_de_uso, eventos, hash_consulta, solicitacao_consentimento, webhook_urls,
+};
 
 mod examples;
 
@@ -47,10 +49,13 @@ pub struct DocsServers {
         webhook_urls::register,
         webhook_urls::list,
         webhook_urls::delete,
+        webhook_urls::choose_events,
+        webhook_urls::test,
         webhook_urls::rotate_secret,
         webhook_urls::reenable,
         webhook_urls::deliveries,
         webhook_urls::replay,
+        eventos::list,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -64,6 +69,9 @@ pub struct DocsServers {
         dto::enumerations::CausaMudanca,
         dto::enumerations::TipoEvento,
         dto::enumerations::StatusEntrega,
+        dto::enumerations::TipoEventoAssinavel,
+        dto::event::Evento,
+        dto::event::PaginaEventos,
         dto::consent_request::CriarSolicitacaoAtiva,
         dto::consent_request::CriarSolicitacaoPendente,
         dto::consent_request::SolicitacaoCriada,
@@ -72,6 +80,7 @@ pub struct DocsServers {
         dto::sync::Sincronizacao,
         dto::consent_read::Solicitacao,
         dto::consent_read::MudancaDeStatus,
+        dto::revocation::RevogarSolicitacao,
         dto::consent_read::PaginaSolicitacoes,
         dto::consent_read::ConsultarConsentimento,
         dto::consent_read::ResultadoConsulta,
@@ -80,6 +89,8 @@ pub struct DocsServers {
         dto::webhook_url::RegistrarWebhookUrl,
         dto::webhook_url::WebhookUrlRegistrada,
         dto::webhook_url::SegredoRotacionado,
+        dto::webhook_url::AlterarEventosWebhookUrl,
+        dto::webhook_url::TesteWebhookUrl,
         dto::webhook_url::Entrega,
         dto::webhook_url::Tentativa,
     )),
@@ -133,9 +144,14 @@ impl Modify for CommonToEveryApiOperation {
             if !path.starts_with("/api/") {
                 continue;
             }
-            for operation in [&mut item.get, &mut item.post, &mut item.delete]
-                .into_iter()
-                .flatten()
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
             {
                 operation
                     .parameters
