@@ -309,6 +309,23 @@ fn api_key_parameter() -> Parameter {
         .build()
 }
 
+/// Bodies a route takes but does not require (utoipa marks every declared body required):
+/// `revogar`'s `{"motivo"}` (no body revokes without a reason).
+fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
+    const OPTIONAL: [&str; 1] = ["/api/solicitacao-consentimento/{id}/revogar"];
+    for path in OPTIONAL {
+        let body = doc
+            .paths
+            .paths
+            .get_mut(path)
+            .and_then(|item| item.post.as_mut())
+            .and_then(|op| op.request_body.as_mut());
+        if let Some(body) = body {
+            body.required = Some(Required::False);
+        }
+    }
+}
+
 /// The document as served with no production or staging server configured.
 pub fn document_json() -> serde_json::Value {
     document_json_with(&DocsServers::default())
@@ -319,6 +336,7 @@ pub fn document_json() -> serde_json::Value {
 pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
     let mut doc = ApiDoc::openapi();
     examples::apply(&mut doc);
+    optional_bodies(&mut doc);
     let listed = doc.servers.get_or_insert_with(Vec::new);
     for (url, description) in [
         (&servers.production_url, "production"),
