@@ -6,6 +6,7 @@ mod commands;
 mod config_reference;
 mod delivery_pool;
 mod readiness_watch;
+mod replica_heartbeat;
 mod secret;
 mod settings;
 mod wiring;

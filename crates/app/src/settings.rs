@@ -204,7 +204,6 @@ impl CacheSettings {
         application::CacheSettings {
             enabled: self.enabled,
             api_keys: self.api_keys,
-            use_case_list_bytes: self.use_case_lists_bytes,
             use_case_template_bytes: self.use_case_templates_bytes,
             max_silence: self.max_silence(),
             unknown_api_keys: self.unknown_api_keys,
@@ -276,6 +275,8 @@ pub struct PgccSettings {
 pub struct RateLimitSettings {
     pub per_second: u32,
     pub burst: u32,
+    /// How often each `serve` process beats in `replicas_ativas` (0: no sharing of the quota).
+    pub replica_heartbeat_ms: u64,
     /// Failed authentications per second a client address may sustain (0: no limit).
     pub failed_auth_per_second: u32,
     /// Failed authentications a client address may make at once.

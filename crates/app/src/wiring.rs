@@ -1,4 +1,6 @@
-//! Builds the adapters from the settings and hands them to the application services.
+//! Builds the adapters from the settings and hands them to the application services; composes
+//! what crosses layers without the inner ones knowing (the request's database connection scope
+//! around the HTTP layer's blocking work, the PGCC decorators).
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -6,13 +8,15 @@ use std::time::Duration;
 use anyhow::Context;
 use application::{ObservedPgcc, Operations, Ports, ServiceSettings, Services, Workers};
 use delivery_http::metrics::Metrics;
+use delivery_http::{ApiState, RequestScope};
 use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
     PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe,
     PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
-    PgWebhookUrlRepository, PoolSettings,
+    PgWebhookUrlRepository, PoolSettings, ReleasingPgcc, ReleasingTargetGuard,
+    ReleasingWebhookSender,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -41,6 +45,26 @@ pub fn services(settings: &Settings, pool: PgPool) -> anyhow::Result<Services> {
         ports(settings, pool)?,
         &service_settings(settings),
     ))
+}
+
+/// What the HTTP server runs on: the services, the idempotency keys, each request's blocking
+/// work inside the database adapter's connection scope (one pooled connection per request).
+pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> {
+    let keys = Arc::new(PgIdempotencyRepository::new(pool.clone()));
+    Ok(
+        ApiState::new(services(settings, pool)?, keys, Arc::new(SystemClock))
+            .caching_use_case_lists(settings.cache.use_case_lists_bytes)
+            .with_request_scope(Arc::new(OneConnection)),
+    )
+}
+
+/// A request's repository calls share one pooled connection ([`PgConnectionScope`]).
+struct OneConnection;
+
+impl RequestScope for OneConnection {
+    fn run(&self, work: &mut dyn FnMut()) {
+        PgConnectionScope.run(work)
+    }
 }
 
 pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
@@ -135,21 +159,31 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
         events: Arc::new(PgEventLog::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
-        webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {
-            timeout: settings.webhooks.timeout(),
-            user_agent: format!("consent-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
-        })),
-        target_guard: Arc::new(PolicyTargetGuard::new(GuardSettings {
-            require_https: settings.webhooks.require_https,
-            allow_non_public: settings.webhooks.allow_non_public_targets,
-            registration_dns_timeout: settings.webhooks.dns_timeout(),
-            // Before a delivery the lookup is part of the attempt: bounded by its timeout.
-            delivery_dns_timeout: settings.webhooks.timeout(),
-        })),
+        // A request waiting on a receiver (testar) or a name server gives its database
+        // connection back first, as for the PGCC; the background sender has none to give.
+        webhook_sender: Arc::new(ReleasingWebhookSender::new(Arc::new(
+            UreqWebhookSender::new(SenderSettings {
+                timeout: settings.webhooks.timeout(),
+                user_agent: format!("consent-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
+            }),
+        ))),
+        target_guard: Arc::new(ReleasingTargetGuard::new(Arc::new(PolicyTargetGuard::new(
+            GuardSettings {
+                require_https: settings.webhooks.require_https,
+                allow_non_public: settings.webhooks.allow_non_public_targets,
+                registration_dns_timeout: settings.webhooks.dns_timeout(),
+                // Before a delivery the lookup is part of the attempt: bounded by its timeout.
+                delivery_dns_timeout: settings.webhooks.timeout(),
+            },
+        )))),
         secret_cipher: Arc::new(cipher),
-        // Every PGCC call counted and timed (operation, outcome) without touching business code.
-        pgcc: Arc::new(ObservedPgcc::new(Arc::new(pgcc), metrics())),
+        // Every PGCC call counted and timed (operation, outcome) without touching business
+        // code, and made with the request's database connection back in the pool (a slow PGCC
+        // must not hold the pool; outside a request it only forwards).
+        pgcc: Arc::new(ReleasingPgcc::new(Arc::new(ObservedPgcc::new(
+            Arc::new(pgcc),
+            metrics(),
+        )))),
         clock: Arc::new(SystemClock),
-        connection_scope: Arc::new(PgConnectionScope),
     })
 }

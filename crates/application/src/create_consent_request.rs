@@ -177,11 +177,10 @@ impl CreateConsentRequest {
             Ok(created) => created,
             Err(error) => return Err(self.settle_failure(empresa, id, attempt_at, error)),
         };
-        match self.consent_requests.confirm_stored_creation(
-            request,
-            &created.pgcc_id,
-            attempt_at,
-        )? {
+        match self
+            .consent_requests
+            .confirm_creation(request, &created.pgcc_id, attempt_at)?
+        {
             Confirmation::Confirmed => {
                 tracing::info!(
                     empresa_id = %empresa.id,
@@ -415,7 +414,6 @@ mod tests {
         fn mock(&self) -> MockConsentRequestRepository {
             let empresa_id = company().id;
             let mut store = MockConsentRequestRepository::new();
-            store.expect_insert().times(0);
             let calls = self.calls.clone();
             match self.begin {
                 Some(answer) => {
@@ -435,7 +433,7 @@ mod tests {
             match self.confirm {
                 Some(answer) => {
                     store
-                        .expect_confirm_stored_creation()
+                        .expect_confirm_creation()
                         .withf(move |stored, _, _| stored.empresa_id == empresa_id)
                         .returning(move |stored, pgcc_id, at| {
                             calls.lock().unwrap().push(Call::Confirm(
@@ -447,7 +445,7 @@ mod tests {
                         });
                 }
                 None => {
-                    store.expect_confirm_stored_creation().times(0);
+                    store.expect_confirm_creation().times(0);
                 }
             }
             let calls = self.calls.clone();

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use cache::ChangeTracker;
 use ports::{
-    ApiKeyRepository, Clock, CompanyRepository, ConnectionScope, ConsentRequestRepository,
-    EventLog, IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
+    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
+    IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
     UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
@@ -23,17 +23,17 @@ pub mod create_consent_request;
 pub mod cursor;
 pub mod deliver_webhooks;
 pub mod expire_consent_requests;
+pub mod export_subject;
 pub mod get_consent_request;
-pub mod idempotency;
 pub mod list_consent_requests;
 pub mod list_events;
 pub mod list_use_cases;
 pub mod operations;
 pub mod poll_consent_statuses;
+pub mod purge_idempotency_keys;
 pub mod purge_retention;
 pub mod reconcile_creations;
 pub mod register_company;
-pub mod releasing_pgcc;
 pub mod revoke_consent_request;
 pub mod settings;
 pub mod sync_all_companies;
@@ -60,24 +60,22 @@ pub use deliver_webhooks::{
     KeyCheckError,
 };
 pub use expire_consent_requests::ExpireConsentRequests;
-pub use get_consent_request::{GetConsentError, GetConsentRequest};
-pub use idempotency::{
-    request_fingerprint, Completion, Idempotency, IdempotencyError, IdempotencyKey, Idempotent,
-    InvalidIdempotencyKey, PurgeIdempotencyKeys, IDEMPOTENCY_KEY_MAX_LEN,
-    IDEMPOTENCY_LEASE_SECONDS,
+pub use export_subject::{
+    ExportSubject, ExportSubjectError, SubjectExportPage, SubjectExportQuery,
 };
+pub use get_consent_request::{GetConsentError, GetConsentRequest};
 pub use list_consent_requests::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
     MAX_LIMITE,
 };
 pub use list_events::{EventListQuery, EventPage, ListEvents, ListEventsError};
-pub use list_use_cases::{ListUseCases, RenderedUseCases};
+pub use list_use_cases::ListUseCases;
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use poll_consent_statuses::{PollConsentStatuses, PollError, PollReport};
+pub use purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use reconcile_creations::{ReconcileCreations, ReconcileError, ReconcileReport};
 pub use register_company::{CompanyRegistrar, RegisterCompanyError};
-pub use releasing_pgcc::releasing_pgcc;
 pub use revoke_consent_request::{RevokeConsentError, RevokeConsentRequest};
 pub use settings::{CacheSettings, ServiceSettings};
 pub use sync_all_companies::{SyncAllCompanies, SyncAllReport};
@@ -112,8 +110,6 @@ pub struct Ports {
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
     /// What the retention purge deletes or blanks.
     pub retention: Arc<dyn RetentionRepository>,
-    /// Lets one request's repository calls share one pooled connection.
-    pub connection_scope: Arc<dyn ConnectionScope>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -128,25 +124,22 @@ pub struct Services {
     pub get_consent_request: GetConsentRequest,
     pub list_consent_requests: ListConsentRequests,
     pub list_events: ListEvents,
+    pub export_subject: ExportSubject,
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub test_webhook_url: TestWebhookUrl,
-    pub idempotency: Idempotency,
-    /// Opened by the HTTP layer around each request's blocking work.
-    pub connection_scope: Arc<dyn ConnectionScope>,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
 }
 
 impl Services {
     /// Each in-process cache by name, with its counters (for `/metrics`).
-    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 3] {
+    pub fn cache_stats(&self) -> [(&'static str, cache::CacheStats); 2] {
         [
             ("api_keys", self.auth.cache_stats()),
             ("unknown_api_keys", self.auth.unknown_key_stats()),
-            ("use_case_lists", self.list_use_cases.cache_stats()),
         ]
     }
 
@@ -169,16 +162,13 @@ impl Services {
             secret_cipher,
             pgcc,
             clock,
-            idempotency_keys,
+            idempotency_keys: _,
             retention: _,
-            connection_scope,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
             settings.cache.max_silence,
         ));
-        // a request's connection goes back to the pool while it waits on the PGCC
-        let pgcc = releasing_pgcc(pgcc, connection_scope.clone());
         Self {
             auth: Authenticator::cached(
                 api_keys.clone(),
@@ -194,11 +184,7 @@ impl Services {
             )),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             companies: CompanyRegistrar::new(companies, clock.clone()),
-            list_use_cases: ListUseCases::cached(
-                use_cases.clone(),
-                change_tracker.clone(),
-                settings.cache.use_case_list_bytes,
-            ),
+            list_use_cases: ListUseCases::new(use_cases.clone()),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(
@@ -219,6 +205,7 @@ impl Services {
                 clock.clone(),
             ),
             list_events: ListEvents::new(events),
+            export_subject: ExportSubject::new(consent_requests.clone(), clock.clone()),
             revoke_consent_request: RevokeConsentRequest::new(
                 consent_requests.clone(),
                 pgcc,
@@ -237,7 +224,6 @@ impl Services {
                 ),
                 clock.clone(),
                 settings.webhook_lease,
-                connection_scope.clone(),
             ),
             webhook_urls: WebhookUrls::new(
                 webhook_urls.clone(),
@@ -252,8 +238,6 @@ impl Services {
                 webhook_urls,
                 clock.clone(),
             ),
-            idempotency: Idempotency::new(idempotency_keys, clock),
-            connection_scope,
             change_tracker,
         }
     }
@@ -288,7 +272,6 @@ impl Workers {
             clock,
             idempotency_keys,
             retention,
-            connection_scope: _,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),

@@ -98,17 +98,10 @@ impl ListConsentRequests {
         let mut itens = self
             .consent_requests
             .list(empresa.id, &filter, after, limite + 1, now)?;
-        let proximo_cursor = if itens.len() > limite as usize {
-            itens.truncate(limite as usize);
-            itens.last().map(|last| {
-                encode_cursor(&ListCursor {
-                    criado_em: last.criado_em,
-                    id: last.id,
-                })
-            })
-        } else {
-            None
-        };
+        let proximo_cursor = next_cursor(&mut itens, limite, |last| ListCursor {
+            criado_em: last.criado_em,
+            id: last.id,
+        });
         for item in &mut itens {
             item.status = item.effective_status(now);
         }
@@ -153,15 +146,7 @@ fn validate(
             errors.push(campo::ATUALIZADO_ATE, MSG_PERIODO);
         }
     }
-    let after = query.cursor.as_deref().and_then(|raw| {
-        decode_cursor(raw)
-            .map_err(|_| errors.push(campo::CURSOR, MSG_CURSOR))
-            .ok()
-    });
-    let limite = query.limite.unwrap_or(DEFAULT_LIMITE);
-    if !(1..=MAX_LIMITE).contains(&limite) {
-        errors.push(campo::LIMITE, MSG_LIMITE);
-    }
+    let (after, limite) = page_position(query.cursor.as_deref(), query.limite, &mut errors);
 
     errors.into_result((
         ConsentFilter {
@@ -176,6 +161,39 @@ fn validate(
         after,
         limite,
     ))
+}
+
+/// The position and size of a page (`cursor`, `limite`): every keyset-paged read checks them
+/// alike, each broken rule pushed to `errors` by its wire name.
+pub(crate) fn page_position(
+    cursor: Option<&str>,
+    limite: Option<u32>,
+    errors: &mut ValidationErrors,
+) -> (Option<ListCursor>, u32) {
+    let after = cursor.and_then(|raw| {
+        decode_cursor(raw)
+            .map_err(|_| errors.push(campo::CURSOR, MSG_CURSOR))
+            .ok()
+    });
+    let limite = limite.unwrap_or(DEFAULT_LIMITE);
+    if !(1..=MAX_LIMITE).contains(&limite) {
+        errors.push(campo::LIMITE, MSG_LIMITE);
+    }
+    (after, limite)
+}
+
+/// The cursor of the page after `items`, when more than `limite` were read (one more than asked
+/// tells that a next page exists); truncates `items` to `limite`.
+pub(crate) fn next_cursor<T>(
+    items: &mut Vec<T>,
+    limite: u32,
+    position: impl Fn(&T) -> ListCursor,
+) -> Option<String> {
+    if items.len() <= limite as usize {
+        return None;
+    }
+    items.truncate(limite as usize);
+    items.last().map(|last| encode_cursor(&position(last)))
 }
 
 #[cfg(test)]

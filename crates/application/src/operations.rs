@@ -181,9 +181,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// `outcome` (`ok`, `rejected`, `failed`, `unreachable`, `timeout`, `unexpected`) and how long
 /// it took.
 pub trait PgccCallObserver: Send + Sync {
-    /// Just before the call (nothing by default).
-    fn before_call(&self, _operation: &'static str) {}
-
     fn pgcc_call(&self, operation: &'static str, outcome: &'static str, elapsed: Duration);
 }
 
@@ -203,7 +200,6 @@ impl ObservedPgcc {
         operation: &'static str,
         call: impl FnOnce() -> Result<T, PgccError>,
     ) -> Result<T, PgccError> {
-        self.observer.before_call(operation);
         let started = Instant::now();
         let result = call();
         self.observer

@@ -92,8 +92,7 @@ impl ReconcileCreations {
             match found {
                 Some(held) => {
                     let confirmation = self.consent_requests.confirm_creation(
-                        creation.empresa_id,
-                        creation.id,
+                        &creation.request,
                         &held.pgcc_id,
                         now,
                     )?;
@@ -151,14 +150,14 @@ mod tests {
     use std::sync::Mutex;
 
     use chrono::{DateTime, Utc};
-    use domain::CompanyId;
+    use domain::{CompanyId, ConsentStatus};
     use ports::{
         MockConsentRequestRepository, MockPgccGateway, PgccConsentCreated, UnfinishedCreation,
     };
     use uuid::Uuid;
 
     use super::*;
-    use crate::test_support::{company, fixed_clock, now};
+    use crate::test_support::{company, consent_request, fixed_clock, now};
 
     /// A `cancel_creation` call: company, id, the claim's stamp.
     type Cancellation = (CompanyId, Uuid, DateTime<Utc>);
@@ -167,12 +166,15 @@ mod tests {
     type NotFoundRecord = (CompanyId, Uuid, DateTime<Utc>, DateTime<Utc>);
 
     fn creation(n: u128) -> UnfinishedCreation {
+        let mut request = consent_request(Uuid::from_u128(n), ConsentStatus::Ativo);
+        request.pgcc_id = String::new();
         UnfinishedCreation {
-            id: Uuid::from_u128(n),
-            empresa_id: company().id,
+            id: request.id,
+            empresa_id: request.empresa_id,
             cnpj_empresa: company().cnpj,
             claimed_at: now(),
             not_found_since: None,
+            request: Box::new(request),
         }
     }
 
@@ -230,11 +232,13 @@ mod tests {
         store
             .expect_confirm_creation()
             .times(2)
-            .returning(move |empresa, id, pgcc_id, at| {
-                recorded
-                    .lock()
-                    .unwrap()
-                    .push((empresa, id, pgcc_id.to_owned(), at));
+            .returning(move |stored, pgcc_id, at| {
+                recorded.lock().unwrap().push((
+                    stored.empresa_id,
+                    stored.id,
+                    pgcc_id.to_owned(),
+                    at,
+                ));
                 Ok(Confirmation::Confirmed)
             });
         let cancelled: Arc<Mutex<Vec<Cancellation>>> = Arc::default();
@@ -326,9 +330,9 @@ mod tests {
         store.expect_cancel_creation().times(0);
         store
             .expect_confirm_creation()
-            .withf(|_, id, pgcc_id, _| *id == Uuid::from_u128(1) && pgcc_id == "pgcc-1")
+            .withf(|stored, pgcc_id, _| stored.id == Uuid::from_u128(1) && pgcc_id == "pgcc-1")
             .times(1)
-            .returning(|_, _, _, _| Ok(Confirmation::Confirmed));
+            .returning(|_, _, _| Ok(Confirmation::Confirmed));
 
         let report = service(store, pgcc_holding_odd_ids())
             .run_once(50, Duration::seconds(30), window())
@@ -355,7 +359,7 @@ mod tests {
         store
             .expect_confirm_creation()
             .times(1)
-            .returning(|_, _, _, _| {
+            .returning(|_, _, _| {
                 Ok(Confirmation::AlreadyConfirmed {
                     pgcc_id: "pgcc-1".to_owned(),
                 })

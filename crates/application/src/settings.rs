@@ -23,7 +23,8 @@ pub struct ServiceSettings {
     pub webhook_lease: chrono::Duration,
     /// How long idempotency keys (and their kept answers) are kept before the purge.
     pub idempotency_retention: chrono::Duration,
-    /// The in-process caches (resolved API keys, rendered use-case lists).
+    /// The in-process caches of the services (resolved API keys, use-case templates); the
+    /// HTTP layer's rendered lists are sized by the binary.
     pub cache: CacheSettings,
     /// How often the scheduled use-case sync runs (each company is synchronized about once per
     /// period, across every process).
@@ -37,8 +38,6 @@ pub struct CacheSettings {
     pub enabled: bool,
     /// Resolved API keys kept (0 = none).
     pub api_keys: u64,
-    /// Bytes of rendered use-case lists kept (0 = none).
-    pub use_case_list_bytes: u64,
     /// Bytes of use cases kept for the template check of creations (0 = none).
     pub use_case_template_bytes: u64,
     /// Caches are bypassed when the change feed has not confirmed its connection for this
@@ -55,13 +54,12 @@ pub struct CacheSettings {
 }
 
 impl Default for CacheSettings {
-    /// On; 100,000 keys; 32 MiB of lists; 8 MiB of templates; 1 s; 100,000 unknown keys for
+    /// On; 100,000 keys; 8 MiB of templates; 1 s; 100,000 unknown keys for
     /// 10 s; keys read again after 60 s.
     fn default() -> Self {
         Self {
             enabled: true,
             api_keys: 100_000,
-            use_case_list_bytes: 32 * 1024 * 1024,
             use_case_template_bytes: 8 * 1024 * 1024,
             max_silence: Duration::from_secs(1),
             unknown_api_keys: 100_000,

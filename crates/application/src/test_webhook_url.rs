@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use domain::{Company, CompanyId, WebhookEvent};
-use ports::{ConnectionScope, DeliveryOutcome, RepoError, WebhookDeliveryRepository};
+use ports::{DeliveryOutcome, RepoError, WebhookDeliveryRepository};
 use uuid::Uuid;
 
 use crate::deliver_webhooks::DeliverWebhooks;
@@ -52,7 +52,6 @@ pub struct TestWebhookUrl {
     deliver: DeliverWebhooks,
     clock: Arc<dyn ports::Clock>,
     lease: chrono::Duration,
-    scope: Arc<dyn ConnectionScope>,
     in_flight: Arc<Mutex<HashMap<CompanyId, u32>>>,
 }
 
@@ -80,14 +79,12 @@ impl TestWebhookUrl {
         deliver: DeliverWebhooks,
         clock: Arc<dyn ports::Clock>,
         lease: chrono::Duration,
-        scope: Arc<dyn ConnectionScope>,
     ) -> Self {
         Self {
             deliveries,
             deliver,
             clock,
             lease,
-            scope,
             in_flight: Arc::default(),
         }
     }
@@ -96,8 +93,9 @@ impl TestWebhookUrl {
     /// URL `id` (disabled or not), sends it at once exactly as the sender would (guard, pinned
     /// addresses, signature with the current and, during an overlap, the previous secret), and
     /// records that one attempt as final: `entregue` on a 2xx, `falhou` otherwise (a test is
-    /// not retried; `reenviar` sends it again). The database connection is given back before
-    /// sending.
+    /// not retried; `reenviar` sends it again). The request's database connection is given back
+    /// before the lookup and the send by the adapters' decorators the binary composes
+    /// (`ReleasingTargetGuard`, `ReleasingWebhookSender`), as for the PGCC.
     pub fn execute(
         &self,
         empresa: &Company,
@@ -110,8 +108,6 @@ impl TestWebhookUrl {
             .deliveries
             .begin_test(id, &event, now + self.lease)?
             .ok_or(TestWebhookError::NotFound)?;
-        // waiting on a receiver, not on the database
-        self.scope.release();
         let (attempt, _) = self.deliver.attempt(&delivery);
         let outcome = if matches!(attempt.status_http, Some(200..=299)) {
             DeliveryOutcome::Delivered
@@ -155,8 +151,8 @@ mod tests {
     use std::time::Duration;
 
     use ports::{
-        CheckedTarget, DueDelivery, EncryptedSecret, MockConnectionScope, MockSecretCipher,
-        MockTargetGuard, MockWebhookDeliveryRepository, MockWebhookSender, SendReport,
+        CheckedTarget, DueDelivery, EncryptedSecret, MockSecretCipher, MockTargetGuard,
+        MockWebhookDeliveryRepository, MockWebhookSender, SendReport,
     };
 
     use super::*;
@@ -183,7 +179,6 @@ mod tests {
     fn service(
         deliveries: MockWebhookDeliveryRepository,
         sender: MockWebhookSender,
-        released: Arc<Mutex<u32>>,
     ) -> TestWebhookUrl {
         let mut guard = MockTargetGuard::new();
         guard.expect_resolve().returning(|_| {
@@ -195,10 +190,6 @@ mod tests {
         cipher
             .expect_decrypt()
             .returning(|_| Ok("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw".to_owned()));
-        let mut scope = MockConnectionScope::new();
-        scope.expect_release().returning(move || {
-            *released.lock().unwrap() += 1;
-        });
         let deliveries: Arc<dyn WebhookDeliveryRepository> = Arc::new(deliveries);
         let deliver = DeliverWebhooks::new(
             deliveries.clone(),
@@ -213,7 +204,6 @@ mod tests {
             deliver,
             fixed_clock(),
             chrono::Duration::minutes(2),
-            Arc::new(scope),
         )
     }
 
@@ -256,14 +246,9 @@ mod tests {
     }
 
     #[test]
-    fn a_2xx_is_answered_and_recorded_delivered_after_the_connection_was_given_back() {
+    fn a_2xx_is_answered_and_recorded_delivered() {
         let outcomes = Arc::new(Mutex::new(Vec::new()));
-        let released = Arc::new(Mutex::new(0));
-        let service = service(
-            repository(outcomes.clone()),
-            sender_answering(Some(204)),
-            released.clone(),
-        );
+        let service = service(repository(outcomes.clone()), sender_answering(Some(204)));
 
         let result = service.execute(&company(), URL_ID).unwrap();
 
@@ -272,18 +257,13 @@ mod tests {
         assert_eq!(result.erro, None);
         assert_eq!(result.entrega_id, Uuid::from_u128(0xde1));
         assert_eq!(*outcomes.lock().unwrap(), [DeliveryOutcome::Delivered]);
-        assert_eq!(*released.lock().unwrap(), 1);
     }
 
     #[test]
     fn a_failure_is_answered_with_its_generic_text_and_recorded_failed_not_retried() {
         let outcomes = Arc::new(Mutex::new(Vec::new()));
         for (status, erro) in [(Some(500), "resposta HTTP 500"), (None, "tempo esgotado")] {
-            let service = service(
-                repository(outcomes.clone()),
-                sender_answering(status),
-                Arc::default(),
-            );
+            let service = service(repository(outcomes.clone()), sender_answering(status));
             let result = service.execute(&company(), URL_ID).unwrap();
             assert_eq!(result.status_http, status);
             assert_eq!(result.erro.as_deref(), Some(erro));
@@ -298,7 +278,7 @@ mod tests {
     fn an_unknown_url_is_not_found_and_nothing_is_sent() {
         let mut sender = MockWebhookSender::new();
         sender.expect_send().times(0);
-        let service = service(repository(Arc::default()), sender, Arc::default());
+        let service = service(repository(Arc::default()), sender);
 
         assert!(matches!(
             service.execute(&company(), Uuid::from_u128(1)),
@@ -318,7 +298,7 @@ mod tests {
                 latency: Duration::from_millis(1),
                 error: None,
             });
-        let service = service(repository(Arc::default()), sender, Arc::default());
+        let service = service(repository(Arc::default()), sender);
 
         // two tests of the company under way (their slots held)
         let first = service.take_slot(company().id).unwrap();

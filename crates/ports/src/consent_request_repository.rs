@@ -98,6 +98,9 @@ pub struct UnfinishedCreation {
     /// yet, or the creation was attempted again since). The reconciler cancels only once the
     /// "not found" answers span its window: a PGCC may commit a creation after answering us.
     pub not_found_since: Option<DateTime<Utc>>,
+    /// The request as stored (an empty `pgcc_id`): what
+    /// [`ConsentRequestRepository::confirm_creation`] confirms when the PGCC holds it.
+    pub request: Box<ConsentRequest>,
 }
 
 /// Every read is scoped by the company; the worker operations span companies by design.
@@ -107,14 +110,6 @@ pub struct UnfinishedCreation {
 /// `cancel_creation` settle it. Every other operation sees confirmed requests only.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait ConsentRequestRepository: Send + Sync {
-    /// Stores a consent request already created on the PGCC (`confirmada`), and its creation as
-    /// the first history entry
-    /// (`de: None`, `para: request.status`, cause `empresa`), in one transaction.
-    ///
-    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::SolicitacaoCriada, request, request.criado_em)` and one pending delivery per webhook URL of
-    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
-    fn insert(&self, request: &ConsentRequest) -> Result<(), RepoError>;
-
     /// First phase of a creation: stores `request` as `em_andamento` (no PGCC id: `pgcc_id` is
     /// ignored; no history, no event) with `attempt_at` as its last attempt. If a request with
     /// this id already exists for the company (a retry under the same idempotency key), it is
@@ -127,32 +122,21 @@ pub trait ConsentRequestRepository: Send + Sync {
         attempt_at: DateTime<Utc>,
     ) -> Result<CreationStart, RepoError>;
 
-    /// Second phase: the PGCC holds the request under `pgcc_id`. Moves it from `em_andamento` or
-    /// `cancelada` (the PGCC's word beats our guess) to `confirmada` with `pgcc_id`, due for a
-    /// status check at `at`, and writes its creation as the first history entry (`de: None`,
-    /// `para: status`, at `criado_em`, cause `empresa`) and, in the same transaction, the outbox
-    /// event `WebhookEvent::consent(EventType::SolicitacaoCriada, <the confirmed request>,
-    /// criado_em)` with one pending delivery per active webhook URL of the company.
+    /// Second phase: the PGCC holds `stored` under `pgcc_id`. `stored` is the request as
+    /// stored by `begin_creation` (as the caller passed it, or as `find_creation` or
+    /// `claim_unfinished_creations` read it back). Moves it from `em_andamento` or `cancelada`
+    /// (the PGCC's word beats our guess) to `confirmada` with `pgcc_id`, due for a status check
+    /// at `at`, and writes its creation as the first history entry (`de: None`, `para: status`,
+    /// at `criado_em`, cause `empresa`) and, in the same transaction, the outbox event
+    /// `WebhookEvent::consent(EventType::SolicitacaoCriada, <the confirmed request>, criado_em)`
+    /// with one pending delivery per active webhook URL of the company. If the stored row no
+    /// longer holds `stored`'s content, it is confirmed from its content as stored.
     fn confirm_creation(
-        &self,
-        empresa: CompanyId,
-        id: Uuid,
-        pgcc_id: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Confirmation, RepoError>;
-
-    /// [`ConsentRequestRepository::confirm_creation`] of `stored`, the request as this caller
-    /// stored it with `begin_creation`: an adapter may confirm it in one statement without
-    /// reading it back first, falling back to `confirm_creation` when the stored row is not
-    /// that one any more (taken over, confirmed, gone).
-    fn confirm_stored_creation(
         &self,
         stored: &ConsentRequest,
         pgcc_id: &str,
         at: DateTime<Utc>,
-    ) -> Result<Confirmation, RepoError> {
-        self.confirm_creation(stored.empresa_id, stored.id, pgcc_id, at)
-    }
+    ) -> Result<Confirmation, RepoError>;
 
     /// Moves an `em_andamento` request to `cancelada`, only if its last attempt is still
     /// `attempt_at` (nobody attempted or claimed it since): `false` otherwise, nothing changed.
@@ -197,6 +181,18 @@ pub trait ConsentRequestRepository: Send + Sync {
 
     /// The company's request `id` with its history; `None` if absent or another company's.
     fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError>;
+
+    /// Every request of the company for the subject `cpf` (an LGPD art. 18 access request),
+    /// each with its history, ordered by (criado_em, id), at most `limit`, strictly after
+    /// `after` when given. Requests and histories are read in one snapshot, so each history
+    /// matches its request's stored status.
+    fn list_of_subject(
+        &self,
+        company: CompanyId,
+        cpf: &Cpf,
+        after: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ConsentRequestRecord>, RepoError>;
 
     /// At most `limit` of the company's requests matching `filter`, ordered by (criado_em, id),
     /// strictly after `after` when given.

@@ -4,17 +4,19 @@ use uuid::Uuid;
 
 use crate::RepoError;
 
-/// An answer kept for replay: its HTTP status and its body, byte for byte.
+/// What a completed key gives back on a retry, kept byte for byte. Opaque here: the caller that
+/// completes a key decides what its status code and bytes mean (the HTTP layer keeps an answer's
+/// status and body).
 #[derive(Clone, PartialEq, Eq)]
-pub struct StoredResponse {
+pub struct StoredOutcome {
     pub status: u16,
     pub body: Vec<u8>,
 }
 
 /// The body may name a subject's data (a consent's id, a field in error): `Debug` shows its size.
-impl std::fmt::Debug for StoredResponse {
+impl std::fmt::Debug for StoredOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StoredResponse")
+        f.debug_struct("StoredOutcome")
             .field("status", &self.status)
             .field("body_len", &self.body.len())
             .finish()
@@ -45,7 +47,7 @@ pub enum IdempotencyBegin {
     /// holder's lease is over). The caller holds the lease until `lease_until`.
     Run { recurso_id: Uuid },
     /// The key completed earlier with the same request: answer this again.
-    Replay(StoredResponse),
+    Replay(StoredOutcome),
     /// The key was used with another request (another fingerprint).
     Mismatch,
     /// Another request with this key is running (its lease is not over).
@@ -62,14 +64,14 @@ pub trait IdempotencyRepository: Send + Sync {
     /// lease is over (its holder released it or died).
     fn begin(&self, claim: &IdempotencyClaim) -> Result<IdempotencyBegin, RepoError>;
 
-    /// Keeps `response` for replay and marks the key completed, if `dono` still holds it
+    /// Keeps `outcome` for replay and marks the key completed, if `dono` still holds it
     /// (`false`, nothing changed, otherwise).
     fn complete(
         &self,
         empresa: CompanyId,
         chave: &str,
         dono: Uuid,
-        response: &StoredResponse,
+        outcome: &StoredOutcome,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 

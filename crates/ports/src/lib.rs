@@ -6,7 +6,6 @@ pub mod api_key_repository;
 pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
-pub mod connection_scope;
 pub mod consent_request_repository;
 pub mod event_log;
 pub mod idempotency_repository;
@@ -27,14 +26,13 @@ pub use api_key_repository::{
 pub use change_feed::{CacheChange, ChangeFeed};
 pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
-pub use connection_scope::{ConnectionScope, NoConnectionScope, ScopeGuard};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
 };
 pub use event_log::{EventFilter, EventLog, StoredEvent};
 pub use idempotency_repository::{
-    IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredResponse,
+    IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
 pub use operations::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport};
 pub use pgcc_gateway::{
@@ -60,8 +58,6 @@ pub use change_feed::MockChangeFeed;
 pub use clock::MockClock;
 #[cfg(feature = "mock")]
 pub use company_repository::MockCompanyRepository;
-#[cfg(feature = "mock")]
-pub use connection_scope::MockConnectionScope;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
 #[cfg(feature = "mock")]

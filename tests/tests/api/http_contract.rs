@@ -64,6 +64,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
             "CasosDeUso",
             "HashConsulta",
             "SolicitacaoConsentimento",
+            "Titulares",
             "WebhookUrls"
         ]
     );
@@ -78,6 +79,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         ("/api/hash-consulta", "post"),
         ("/api/hash-consulta/lote", "post"),
         ("/api/hash-consulta/{hash}", "get"),
+        ("/api/titulares/consentimentos", "post"),
         ("/api/webhook-urls", "get"),
         ("/api/webhook-urls", "post"),
         ("/api/webhook-urls/{webhookUrlId}", "delete"),

@@ -29,6 +29,7 @@ mod profiles;
 mod rate_limits;
 mod scheduled_sync;
 mod shutdown;
+mod subject_export;
 mod use_cases;
 mod webhook_control;
 mod webhook_delivery;

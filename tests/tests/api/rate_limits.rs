@@ -4,6 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use testkit::{wait_until, Api, Client};
+
 use crate::helpers::*;
 
 const PER_SECOND: u32 = 2;
@@ -104,4 +106,67 @@ fn requests_without_a_usable_key_are_401_and_carry_no_rate_limit_headers() {
     }
     let served = app.a.get("/api/casos-de-uso").expect(200);
     assert!(served.header("ratelimit").is_some());
+}
+
+/// Three `serve` replicas on one database: a company sending round robin to all three at three
+/// times its quota is served `burst + per_second × elapsed` requests (±10%), as one process would
+/// serve it, not three times that; another company is served meanwhile.
+#[test]
+fn three_replicas_together_hold_a_companys_quota() {
+    const PER_SECOND: u32 = 20;
+    const BURST: u32 = 20;
+    let env = [
+        ("APP__RATE_LIMIT__PER_SECOND", "20"),
+        ("APP__RATE_LIMIT__BURST", "20"),
+        ("APP__RATE_LIMIT__REPLICA_HEARTBEAT_MS", "200"),
+    ];
+    let app = TestApp::spawn_with(&env);
+    let second = Api::start_with(&app.db, &app.sim, &env);
+    let third = Api::start_with(&app.db, &app.sim, &env);
+    let replicas: Vec<Client> = [&app.api, &second, &third]
+        .iter()
+        .map(|api| Client::new(&api.base_url, Some(&app.key_a)))
+        .collect();
+    let live =
+        "SELECT count(*) AS v FROM replicas_ativas WHERE visto_em > now() - interval '600 ms'";
+    assert!(
+        wait_until(Duration::from_secs(10), || app.db.scalar(live) == 3),
+        "three replicas beat"
+    );
+    // every replica has counted the three (a beat after the last one joined), and the buckets
+    // the checks above may have touched are full again
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let interval = Duration::from_secs(1) / (3 * PER_SECOND);
+    let start = Instant::now();
+    let (mut served, mut refused) = (0u32, 0u32);
+    let mut last_sent = start;
+    for i in 0..(3 * 3 * PER_SECOND) {
+        let due = start + interval * i;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        last_sent = Instant::now();
+        let reply = replicas[i as usize % 3].get("/api/casos-de-uso");
+        match reply.status {
+            200 => served += 1,
+            429 => refused += 1,
+            other => panic!("company A: unexpected {other}: {}", reply.text),
+        }
+        if i % 20 == 0 {
+            app.b.get("/api/casos-de-uso").expect(200);
+        }
+    }
+
+    let elapsed = last_sent.duration_since(start).as_secs_f64();
+    let expected = f64::from(BURST) + f64::from(PER_SECOND) * elapsed;
+    let served = f64::from(served);
+    assert!(
+        (served - expected).abs() <= expected * 0.10 + 1.0,
+        "served {served} of {} sent over {elapsed:.2} s; one quota allows {expected:.0} \
+         (three unshared ones would allow {:.0})",
+        served as u32 + refused,
+        3.0 * expected
+    );
+    assert!(refused > 0);
 }

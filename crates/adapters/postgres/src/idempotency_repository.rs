@@ -3,7 +3,7 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Timestamptz};
 use domain::CompanyId;
-use ports::{IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError, StoredResponse};
+use ports::{IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError, StoredOutcome};
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
@@ -55,7 +55,7 @@ fn decide(
         let status = u16::try_from(status).map_err(|_| {
             DieselError::DeserializationError("a kept answer has an invalid HTTP status".into())
         })?;
-        return Ok(IdempotencyBegin::Replay(StoredResponse { status, body }));
+        return Ok(IdempotencyBegin::Replay(StoredOutcome { status, body }));
     }
     if row.bloqueada_ate.is_some_and(|until| until > claim.now) {
         return Ok(IdempotencyBegin::InProgress);
@@ -128,7 +128,7 @@ impl IdempotencyRepository for PgIdempotencyRepository {
         empresa: CompanyId,
         chave: &str,
         dono: Uuid,
-        response: &StoredResponse,
+        outcome: &StoredOutcome,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
         let changed = with_conn(&self.pool, "completing an idempotent request", |conn| {
@@ -141,8 +141,8 @@ impl IdempotencyRepository for PgIdempotencyRepository {
             )
             .set((
                 ci::estado.eq(ESTADO_CONCLUIDA),
-                ci::status_http.eq(Some(i32::from(response.status))),
-                ci::corpo.eq(Some(&response.body)),
+                ci::status_http.eq(Some(i32::from(outcome.status))),
+                ci::corpo.eq(Some(&outcome.body)),
                 ci::concluida_em.eq(Some(at)),
                 ci::bloqueada_ate.eq(None::<DateTime<Utc>>),
             ))

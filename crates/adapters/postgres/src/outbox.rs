@@ -3,18 +3,17 @@
 //! event nor an event without its change. The sender reads them back through
 //! [`crate::PgWebhookDeliveryRepository`].
 //!
-//! The statements here are fixed texts with bind parameters that diesel prepares once per
-//! connection and then only executes (see [`WriteEvents`]); `diesel::sql_query` would parse and
-//! plan them again on every call.
+//! The statement here is declared with [`statement!`] (see `fixed_sql.rs`): prepared once per
+//! connection, then only executed.
 
 use chrono::{DateTime, Utc};
-use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, Text, Timestamptz, Uuid as SqlUuid};
 use domain::WebhookEvent;
 use uuid::Uuid;
+
+use crate::fixed_sql::statement;
 
 /// The deliveries of the events of a CTE named `eventos` (columns `id`, `empresa_id`, `tipo`,
 /// `criado_em`): one `pendente` delivery per webhook URL of the event's company that is neither
@@ -37,60 +36,28 @@ WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
 }
 pub(crate) use deliveries_of_eventos;
 
-/// Writes a batch of events and their deliveries in one statement (one round trip whatever the
-/// batch size): the events come in as parallel arrays ($1 ids, $2 companies, $3 types,
-/// $4 payloads, $5 timestamps), each with its deliveries (see [`deliveries_of_eventos`]).
-const WRITE_EVENTS: [&str; 6] = [
-    "WITH eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-    SELECT * FROM unnest(",
-    "::uuid[], ",
-    "::uuid[], ",
-    "::text[], ",
-    "::text[], ",
+statement! {
+    /// Writes a batch of events and their deliveries in one statement (one round trip whatever
+    /// the batch size): the events come in as parallel arrays, each with its deliveries (see
+    /// [`deliveries_of_eventos`]).
+    struct WriteEvents<'a> {
+        ids: Vec<Uuid> as Array<SqlUuid>,
+        empresas: Vec<Uuid> as Array<SqlUuid>,
+        tipos: Vec<&'a str> as Array<Text>,
+        payloads: Vec<String> as Array<Text>,
+        timestamps: Vec<DateTime<Utc>> as Array<Timestamptz>,
+    }
     concat!(
-        "::timestamptz[])
+        "WITH eventos AS (
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+    SELECT * FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
+                         $timestamps::timestamptz[])
     RETURNING id, empresa_id, tipo, criado_em
 )
 ",
         deliveries_of_eventos!()
-    ),
-];
-
-/// [`WRITE_EVENTS`] with its binds. Its text never changes, so diesel caches its prepared
-/// statement by that text: no `unsafe_to_cache_prepared`, no static query id (the cache key is
-/// the text and the bind types).
-struct WriteEvents<'a> {
-    ids: Vec<Uuid>,
-    empresas: Vec<Uuid>,
-    tipos: Vec<&'a str>,
-    payloads: Vec<String>,
-    timestamps: Vec<DateTime<Utc>>,
+    )
 }
-
-impl QueryId for WriteEvents<'_> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl QueryFragment<Pg> for WriteEvents<'_> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql(WRITE_EVENTS[0]);
-        out.push_bind_param::<Array<SqlUuid>, _>(&self.ids)?;
-        out.push_sql(WRITE_EVENTS[1]);
-        out.push_bind_param::<Array<SqlUuid>, _>(&self.empresas)?;
-        out.push_sql(WRITE_EVENTS[2]);
-        out.push_bind_param::<Array<Text>, _>(&self.tipos)?;
-        out.push_sql(WRITE_EVENTS[3]);
-        out.push_bind_param::<Array<Text>, _>(&self.payloads)?;
-        out.push_sql(WRITE_EVENTS[4]);
-        out.push_bind_param::<Array<Timestamptz>, _>(&self.timestamps)?;
-        out.push_sql(WRITE_EVENTS[5]);
-        Ok(())
-    }
-}
-
-impl RunQueryDsl<PgConnection> for WriteEvents<'_> {}
 
 /// Writes `event` (its body serialized once, as sent) and its pending deliveries. Call it inside
 /// the transaction of the change it tells about.

@@ -1,13 +1,16 @@
-//! [`ConnectionScope`] on a thread-local: while a scope is open on a thread, every repository
-//! call made on it (through `with_conn`) shares one pooled connection, checked out by the first
-//! call and returned when the scope closes or is released. A request's blocking hop is one
-//! thread, so a request makes one checkout however many repositories it calls.
+//! One database connection per request, on a thread-local: while a [`PgConnectionScope`] is
+//! open on a thread, every repository call made on it (through `with_conn`) shares one pooled
+//! connection, checked out by the first call and returned when the scope closes or is released.
+//! A request's blocking hop is one thread, so a request makes one checkout however many
+//! repositories it calls.
+//!
+//! Nothing outside this crate knows about it but the binary, which opens a scope around each
+//! request's blocking work and wraps the PGCC gateway in [`crate::ReleasingPgcc`], so that the
+//! connection goes back to the pool while the request waits on the PGCC.
 //!
 //! A process has one pool: the scope's connection is lent to any repository on the thread.
 
 use std::cell::RefCell;
-
-use ports::{ConnectionScope, ScopeGuard};
 
 use crate::conn::PgPooledConnection;
 
@@ -68,30 +71,56 @@ pub(crate) fn borrow() -> Option<Lent> {
     })
 }
 
-/// [`ConnectionScope`] for the repositories of this crate.
+/// Opens and releases the connection scope of the current thread, for the repositories of this
+/// crate.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PgConnectionScope;
 
-impl ConnectionScope for PgConnectionScope {
-    fn enter(&self) -> ScopeGuard {
+impl PgConnectionScope {
+    /// Opens a scope on this thread until the guard drops; then the connection, if one was
+    /// checked out, goes back to the pool. Nested scopes share the outer one.
+    pub fn enter(&self) -> ScopeGuard {
         SCOPE.with(|s| s.borrow_mut().depth += 1);
-        ScopeGuard::new(|| {
-            let released = SCOPE.with(|s| {
-                let mut s = s.borrow_mut();
-                s.depth -= 1;
-                if s.depth == 0 {
-                    s.conn.take()
-                } else {
-                    None
-                }
-            });
-            // returned to the pool outside the RefCell borrow
-            drop(released);
-        })
+        ScopeGuard {
+            _not_send: std::marker::PhantomData,
+        }
     }
 
-    fn release(&self) {
+    /// Runs `work` inside a scope on this thread.
+    pub fn run<T>(&self, work: impl FnOnce() -> T) -> T {
+        let _scope = self.enter();
+        work()
+    }
+
+    /// Gives this thread's shared connection back to the pool now, the scope staying open (the
+    /// next repository call checks one out again). Called before waiting on something that is
+    /// not the database (a PGCC call), so a slow peer cannot hold the pool's connections.
+    /// Without a scope (or before its first query) it does nothing.
+    pub fn release(&self) {
         let released = SCOPE.with(|s| s.borrow_mut().conn.take());
+        drop(released);
+    }
+}
+
+/// Closes its thread's scope when dropped (so it stays on the thread that opened it).
+#[must_use = "the scope closes when the guard drops"]
+#[derive(Debug)]
+pub struct ScopeGuard {
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        let released = SCOPE.with(|s| {
+            let mut s = s.borrow_mut();
+            s.depth -= 1;
+            if s.depth == 0 {
+                s.conn.take()
+            } else {
+                None
+            }
+        });
+        // returned to the pool outside the RefCell borrow
         drop(released);
     }
 }

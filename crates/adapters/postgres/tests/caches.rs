@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use common::{create_company, now, pool};
 use domain::PgccUseCase;
 use ports::{
-    ApiKeyRecord, ApiKeyRepository, CacheChange, ChangeFeed, ConnectionScope, UseCaseRepository,
+    ApiKeyRecord, ApiKeyRepository, CacheChange, ChangeFeed, PgccConsentCreated, PgccConsentStatus,
+    PgccError, PgccGateway, PgccNewConsent, UseCaseRepository,
 };
 use postgres_adapter::{
-    holds_connection, PgApiKeyRepository, PgChangeFeed, PgConnectionScope, PgUseCaseRepository,
+    holds_connection, PgApiKeyRepository, PgChangeFeed, PgConnectionScope, PgPool,
+    PgUseCaseRepository, ReleasingPgcc,
 };
 use testkit::TestDb;
 use uuid::Uuid;
@@ -188,6 +190,100 @@ fn repository_calls_in_a_scope_share_one_connection_until_it_closes_or_is_releas
     assert!(!holds_connection());
     assert_eq!(in_use(), 0, "back in the pool when the scope closes");
     assert!(backend_pids() <= 2, "the pool opened at most its size");
+}
+
+/// A PGCC that notes, at each call, how many of the pool's connections are in use.
+struct CountingPgcc {
+    pool: PgPool,
+    in_use_at_calls: std::sync::Mutex<Vec<(&'static str, u32)>>,
+}
+
+impl CountingPgcc {
+    fn note(&self, operation: &'static str) {
+        let state = self.pool.state();
+        self.in_use_at_calls
+            .lock()
+            .unwrap()
+            .push((operation, state.connections - state.idle_connections));
+    }
+}
+
+impl PgccGateway for CountingPgcc {
+    fn list_use_cases(&self, _: &domain::Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
+        self.note("list_use_cases");
+        Ok(Vec::new())
+    }
+
+    fn create_consent_request(&self, _: &PgccNewConsent) -> Result<PgccConsentCreated, PgccError> {
+        self.note("create_consent_request");
+        Err(PgccError::Timeout)
+    }
+
+    fn consent_statuses(&self, _: &[String]) -> Result<Vec<PgccConsentStatus>, PgccError> {
+        self.note("consent_statuses");
+        Ok(Vec::new())
+    }
+
+    fn revoke_consent_request(&self, _: &str) -> Result<(), PgccError> {
+        self.note("revoke_consent_request");
+        Err(PgccError::Rejected { status: 409 })
+    }
+
+    fn find_by_external_reference(
+        &self,
+        _: &domain::Cnpj,
+        _: Uuid,
+    ) -> Result<Option<PgccConsentCreated>, PgccError> {
+        self.note("find_by_external_reference");
+        Ok(None)
+    }
+}
+
+#[test]
+fn a_request_holds_no_connection_while_it_waits_on_the_pgcc() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "Acme", "112223330001");
+    let use_cases = PgUseCaseRepository::new(pool.clone());
+    let counting = std::sync::Arc::new(CountingPgcc {
+        pool: pool.clone(),
+        in_use_at_calls: Default::default(),
+    });
+    let pgcc = ReleasingPgcc::new(counting.clone());
+    let in_use = || {
+        let state = pool.state();
+        state.connections - state.idle_connections
+    };
+
+    PgConnectionScope.run(|| {
+        use_cases.list(acme.id, None).unwrap();
+        assert_eq!(in_use(), 1, "the request's connection, kept between calls");
+        assert!(
+            pgcc.revoke_consent_request("pgcc-1").is_err(),
+            "answers forwarded"
+        );
+        use_cases.list(acme.id, None).unwrap();
+        pgcc.consent_statuses(&["pgcc-1".to_owned()]).unwrap();
+        use_cases.list(acme.id, None).unwrap();
+        assert!(pgcc
+            .find_by_external_reference(&acme.cnpj, Uuid::nil())
+            .unwrap()
+            .is_none());
+        assert_eq!(in_use(), 0, "and not taken again by the PGCC call");
+    });
+
+    assert_eq!(
+        *counting.in_use_at_calls.lock().unwrap(),
+        vec![
+            ("revoke_consent_request", 0),
+            ("consent_statuses", 0),
+            ("find_by_external_reference", 0)
+        ],
+        "every PGCC call ran with the request's connection back in the pool"
+    );
+    // outside a scope (the background jobs) it only forwards
+    pgcc.list_use_cases(&acme.cnpj).unwrap();
+    assert_eq!(counting.in_use_at_calls.lock().unwrap().len(), 4);
 }
 
 #[test]

@@ -7,12 +7,14 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use chrono::TimeDelta;
 use diesel::sql_types::Text;
 use diesel::RunQueryDsl;
-use ports::{ApiKeyRepository, RepoError, UseCaseRepository};
+use domain::ConsentStatus;
+use ports::{ApiKeyRepository, ConsentRequestRepository, RepoError, UseCaseRepository};
 use postgres_adapter::{
-    connect, run_migrations, with_conn, PgApiKeyRepository, PgPool, PgUseCaseRepository,
-    PoolSettings, SessionSettings, MIGRATIONS,
+    connect, run_migrations, with_conn, PgApiKeyRepository, PgConsentRequestRepository, PgPool,
+    PgUseCaseRepository, PoolSettings, SessionSettings, MIGRATIONS,
 };
 use testkit::TestDb;
 
@@ -166,6 +168,54 @@ fn without_prepared_statements_the_repositories_answer_the_same() {
         assert_eq!(use_cases.list(acme.id, None).unwrap(), vec![]);
         assert_eq!(use_cases.find_by_template(acme.id, "tpl-1").unwrap(), None);
     }
+    let named = with_conn(&pool, "counting prepared statements", |conn| {
+        diesel::sql_query("SELECT count(*)::text AS value FROM pg_prepared_statements")
+            .get_result::<Setting>(conn)
+    })
+    .unwrap();
+    assert_eq!(named.value, "0", "no named statement was prepared");
+}
+
+#[test]
+fn without_prepared_statements_the_hand_written_statements_run_unnamed() {
+    // the statement! declarations (creation, confirmation with its event, claims, expiry) have
+    // static query ids; with the statement cache off they still run, as unnamed statements
+    let db = TestDb::new();
+    let pool = limited_pool(&db, Duration::from_secs(5), false);
+    let acme = common::consent::tenant(&pool, "Acme", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let now = common::now();
+    let spec = |status| {
+        common::consent::Spec::new(now - TimeDelta::days(2))
+            .status(status)
+            .expira_em(now - TimeDelta::days(1))
+    };
+
+    for _ in 0..3 {
+        acme.create(&repo, &spec(ConsentStatus::Ativo));
+    }
+    let pending = acme.create(&repo, &spec(ConsentStatus::Pendente));
+    let unfinished = acme.request(&spec(ConsentStatus::Ativo));
+    repo.begin_creation(&unfinished, now - TimeDelta::hours(1))
+        .unwrap();
+
+    let claimed = repo
+        .claim_for_status_check(10, now + TimeDelta::minutes(1), now + TimeDelta::hours(1))
+        .unwrap();
+    let reconciled = repo
+        .claim_unfinished_creations(10, now - TimeDelta::minutes(1), now)
+        .unwrap();
+    let expired = repo.expire_due(now, 10).unwrap();
+
+    assert_eq!(claimed.len(), 4);
+    assert_eq!(
+        reconciled.iter().map(|c| c.id).collect::<Vec<_>>(),
+        [unfinished.id]
+    );
+    assert_eq!(expired, 4);
+    let stored = repo.get(acme.company.id, pending.id).unwrap().unwrap();
+    assert_eq!(stored.request.status, ConsentStatus::Expirado);
+    assert_eq!(stored.historico.len(), 2, "created, then expired");
     let named = with_conn(&pool, "counting prepared statements", |conn| {
         diesel::sql_query("SELECT count(*)::text AS value FROM pg_prepared_statements")
             .get_result::<Setting>(conn)

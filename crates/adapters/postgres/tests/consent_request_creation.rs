@@ -10,7 +10,7 @@ use std::thread;
 
 use chrono::{DateTime, Utc};
 use common::at;
-use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant, CPF};
+use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant};
 use common::webhook::{deliveries, events_of, register};
 use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, TransitionCause};
@@ -164,7 +164,7 @@ fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visibl
 
     let confirmation = w
         .repo
-        .confirm_creation(w.acme.company.id, request.id, "pgcc-77", later())
+        .confirm_creation(&request, "pgcc-77", later())
         .unwrap();
 
     assert_eq!(confirmation, Confirmation::Confirmed);
@@ -212,7 +212,7 @@ fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visibl
 }
 
 #[test]
-fn confirming_the_stored_request_writes_what_confirming_by_id_writes() {
+fn confirming_a_copy_that_is_not_what_was_stored_confirms_the_stored_content() {
     let w = world();
     let hook = register(
         &w.pool,
@@ -222,11 +222,19 @@ fn confirming_the_stored_request_writes_what_confirming_by_id_writes() {
     );
     let request = new_request(&w.acme, ConsentStatus::Ativo);
     w.repo.begin_creation(&request, attempt()).unwrap();
-
-    let confirmation = w
-        .repo
-        .confirm_stored_creation(&request, "pgcc-88", later())
+    w.repo
+        .cancel_creation(w.acme.company.id, request.id, attempt())
         .unwrap();
+    // a retry after the cancellation builds the request again (another creation instant and
+    // hash) and takes the row over, which keeps its content
+    let retry = ConsentRequest {
+        criado_em: later(),
+        hash: "f".repeat(64),
+        ..request.clone()
+    };
+    w.repo.begin_creation(&retry, later()).unwrap();
+
+    let confirmation = w.repo.confirm_creation(&retry, "pgcc-88", later()).unwrap();
 
     assert_eq!(confirmation, Confirmation::Confirmed);
     assert_eq!(
@@ -244,6 +252,11 @@ fn confirming_the_stored_request_writes_what_confirming_by_id_writes() {
     assert_eq!(history(&w.db, request.id).len(), 1);
     let events = events_of(&w.db, "solicitacao.criada");
     assert_eq!(events.len(), 1);
+    assert_eq!(
+        events[0].criado_em,
+        created(),
+        "the stored creation instant"
+    );
     let payload: serde_json::Value = serde_json::from_str(&events[0].payload).unwrap();
     assert_eq!(payload["data"]["pgccId"], "pgcc-88");
     assert_eq!(deliveries(&w.db)[0].webhook_url_id, hook.id);
@@ -251,18 +264,18 @@ fn confirming_the_stored_request_writes_what_confirming_by_id_writes() {
 }
 
 #[test]
-fn confirming_a_stored_request_that_is_no_longer_so_falls_back_to_what_the_row_says() {
+fn confirming_a_request_that_is_no_longer_unconfirmed_falls_back_to_what_the_row_says() {
     let w = world();
     let request = new_request(&w.acme, ConsentStatus::Ativo);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
-        .confirm_stored_creation(&request, "pgcc-1", later())
+        .confirm_creation(&request, "pgcc-1", later())
         .unwrap();
 
     // already confirmed: the guarded statement changes nothing, the row answers
     let again = w
         .repo
-        .confirm_stored_creation(&request, "pgcc-2", later())
+        .confirm_creation(&request, "pgcc-2", later())
         .unwrap();
     // a copy that is not what was stored (another hash) confirms nothing by itself
     let stranger = ConsentRequest {
@@ -271,7 +284,7 @@ fn confirming_a_stored_request_that_is_no_longer_so_falls_back_to_what_the_row_s
     };
     let other = w
         .repo
-        .confirm_stored_creation(&stranger, "pgcc-3", later())
+        .confirm_creation(&stranger, "pgcc-3", later())
         .unwrap();
 
     let first = Confirmation::AlreadyConfirmed {
@@ -289,12 +302,12 @@ fn a_second_confirmation_changes_nothing_and_answers_the_first_pgcc_id() {
     let request = new_request(&w.acme, ConsentStatus::Ativo);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
-        .confirm_creation(w.acme.company.id, request.id, "pgcc-1", later())
+        .confirm_creation(&request, "pgcc-1", later())
         .unwrap();
 
     let again = w
         .repo
-        .confirm_creation(w.acme.company.id, request.id, "pgcc-1", later())
+        .confirm_creation(&request, "pgcc-1", later())
         .unwrap();
 
     assert_eq!(
@@ -313,14 +326,19 @@ fn confirming_an_unknown_id_or_another_companys_is_missing_and_writes_nothing() 
     let request = new_request(&w.acme, ConsentStatus::Ativo);
     w.repo.begin_creation(&request, attempt()).unwrap();
 
+    let unknown = ConsentRequest {
+        id: Uuid::new_v4(),
+        ..request.clone()
+    };
     let unknown = w
         .repo
-        .confirm_creation(w.acme.company.id, Uuid::new_v4(), "pgcc-1", later())
+        .confirm_creation(&unknown, "pgcc-1", later())
         .unwrap();
-    let theirs = w
-        .repo
-        .confirm_creation(w.globex.company.id, request.id, "pgcc-1", later())
-        .unwrap();
+    let theirs = ConsentRequest {
+        empresa_id: w.globex.company.id,
+        ..request.clone()
+    };
+    let theirs = w.repo.confirm_creation(&theirs, "pgcc-1", later()).unwrap();
 
     assert_eq!(unknown, Confirmation::Missing);
     assert_eq!(theirs, Confirmation::Missing);
@@ -370,7 +388,7 @@ fn the_pgccs_word_beats_a_cancellation() {
 
     let confirmation = w
         .repo
-        .confirm_creation(w.acme.company.id, request.id, "pgcc-late", later())
+        .confirm_creation(&request, "pgcc-late", later())
         .unwrap();
 
     assert_eq!(confirmation, Confirmation::Confirmed);
@@ -420,7 +438,7 @@ fn beginning_a_confirmed_id_changes_nothing_and_answers_its_pgcc_id() {
     let request = new_request(&w.acme, ConsentStatus::Ativo);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
-        .confirm_creation(w.acme.company.id, request.id, "pgcc-9", later())
+        .confirm_creation(&request, "pgcc-9", later())
         .unwrap();
 
     let start = w.repo.begin_creation(&request, later()).unwrap();
@@ -462,7 +480,7 @@ fn find_creation_tells_each_state_and_only_to_the_owning_company() {
         w.repo.begin_creation(r, attempt()).unwrap();
     }
     w.repo
-        .confirm_creation(w.acme.company.id, confirmed.id, "pgcc-c", later())
+        .confirm_creation(&confirmed, "pgcc-c", later())
         .unwrap();
     w.repo
         .cancel_creation(w.acme.company.id, cancelled.id, attempt())
@@ -506,9 +524,7 @@ fn the_reconciler_claims_unfinished_creations_past_the_grace_oldest_first_with_t
     w.repo.begin_creation(&done, t(3)).unwrap();
     w.repo.begin_creation(&refused, t(4)).unwrap();
     w.repo.begin_creation(&recent, t(40)).unwrap();
-    w.repo
-        .confirm_creation(w.acme.company.id, done.id, "pgcc-d", t(5))
-        .unwrap();
+    w.repo.confirm_creation(&done, "pgcc-d", t(5)).unwrap();
     w.repo
         .cancel_creation(w.acme.company.id, refused.id, t(4))
         .unwrap();
@@ -653,27 +669,49 @@ fn concurrent_reconcilers_never_claim_the_same_creation() {
 }
 
 #[test]
-fn two_phase_creations_and_direct_inserts_read_back_alike() {
+fn a_creation_confirmed_from_the_reconcilers_claim_reads_back_as_one_confirmed_by_its_caller() {
     let w = world();
-    let direct = w.acme.insert(&w.repo, &Spec::new(created()).cpf(CPF));
-    let two_phase = new_request(&w.acme, ConsentStatus::Ativo);
-    w.repo.begin_creation(&two_phase, attempt()).unwrap();
+    let by_caller = new_request(&w.acme, ConsentStatus::Ativo);
+    let by_reconciler = new_request(&w.acme, ConsentStatus::Ativo);
+    w.repo.begin_creation(&by_caller, created()).unwrap();
+    w.repo.begin_creation(&by_reconciler, created()).unwrap();
     w.repo
-        .confirm_creation(w.acme.company.id, two_phase.id, "pgcc-2p", attempt())
+        .confirm_creation(&by_caller, "pgcc-caller", attempt())
+        .unwrap();
+    let claimed = w
+        .repo
+        .claim_unfinished_creations(10, attempt(), attempt())
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        *claimed[0].request, by_reconciler,
+        "the claim reads it whole"
+    );
+
+    let confirmation = w
+        .repo
+        .confirm_creation(&claimed[0].request, "pgcc-2p", attempt())
         .unwrap();
 
+    assert_eq!(confirmation, Confirmation::Confirmed);
     let read = |id| w.repo.get(w.acme.company.id, id).unwrap().unwrap();
-    let (a, b) = (read(direct.id), read(two_phase.id));
-
-    assert_eq!(a.request, direct);
+    let (a, b) = (read(by_caller.id), read(by_reconciler.id));
+    assert_eq!(
+        a.request,
+        ConsentRequest {
+            pgcc_id: "pgcc-caller".to_owned(),
+            ..by_caller
+        }
+    );
     assert_eq!(
         b.request,
         ConsentRequest {
             pgcc_id: "pgcc-2p".to_owned(),
-            ..two_phase
+            ..by_reconciler
         }
     );
     assert_eq!(a.historico.len(), b.historico.len());
+    assert_eq!(events_of(&w.db, "solicitacao.criada").len(), 2);
 }
 
 #[test]
@@ -703,7 +741,7 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
             CreationStart::Started
         );
         assert_eq!(
-            repo.confirm_creation(acme.company.id, request.id, &format!("pgcc-{i}"), later())
+            repo.confirm_creation(request, &format!("pgcc-{i}"), later())
                 .unwrap(),
             Confirmation::Confirmed
         );
@@ -789,7 +827,7 @@ fn a_consent_check_is_prepared_once_per_connection_not_planned_per_call() {
     let repo = PgConsentRequestRepository::new(pool.clone());
     let request = new_request(&acme, ConsentStatus::Ativo);
     repo.begin_creation(&request, attempt()).unwrap();
-    repo.confirm_stored_creation(&request, "pgcc-1", attempt())
+    repo.confirm_creation(&request, "pgcc-1", attempt())
         .unwrap();
     let cpf = request.dados.cpf_titular.clone();
 

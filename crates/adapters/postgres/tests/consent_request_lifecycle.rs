@@ -50,18 +50,18 @@ fn find_valid_picks_the_active_request_expiring_last_of_the_company_subject_and_
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
     let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
-    acme.insert(&repo, &spec(Ativo, now() + days(1)));
-    let last = acme.insert(&repo, &spec(Ativo, now() + days(30)));
-    acme.insert(&repo, &spec(Ativo, now()));
-    acme.insert(&repo, &spec(Ativo, now() - days(1)));
+    acme.create(&repo, &spec(Ativo, now() + days(1)));
+    let last = acme.create(&repo, &spec(Ativo, now() + days(30)));
+    acme.create(&repo, &spec(Ativo, now()));
+    acme.create(&repo, &spec(Ativo, now() - days(1)));
     // Not active, though expiring later.
-    acme.insert(&repo, &spec(Expirado, now() + days(60)));
-    acme.insert(&repo, &spec(Revogado, now() + days(60)));
-    acme.insert(&repo, &spec(Pendente, now() + days(60)));
+    acme.create(&repo, &spec(Expirado, now() + days(60)));
+    acme.create(&repo, &spec(Revogado, now() + days(60)));
+    acme.create(&repo, &spec(Pendente, now() + days(60)));
     // Another template, another subject, another company.
-    let tpl2 = acme.insert(&repo, &spec(Ativo, now() + days(90)).template("tpl-2"));
-    let other_cpf = acme.insert(&repo, &spec(Ativo, now() + days(90)).cpf(OTHER_CPF));
-    let theirs = globex.insert(&repo, &spec(Ativo, now() + days(90)));
+    let tpl2 = acme.create(&repo, &spec(Ativo, now() + days(90)).template("tpl-2"));
+    let other_cpf = acme.create(&repo, &spec(Ativo, now() + days(90)).cpf(OTHER_CPF));
+    let theirs = globex.create(&repo, &spec(Ativo, now() + days(90)));
     let acme_id = acme.company.id;
 
     let found = repo.find_valid(acme_id, &cpf(CPF), "tpl-1", now()).unwrap();
@@ -106,7 +106,7 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = acme.create(&repo, &Spec::new(created()).status(Pendente));
     let at1 = created() + TimeDelta::hours(1);
     let at2 = created() + TimeDelta::hours(2);
     let id = request.id;
@@ -176,7 +176,7 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = acme.create(&repo, &Spec::new(created()).status(Pendente));
     let at1 = created() + TimeDelta::hours(1);
 
     let by_other = repo
@@ -227,7 +227,7 @@ fn of_identical_transitions_racing_exactly_one_wins() {
     let pool = pool_of(&db, RACERS as u32);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = acme.create(&repo, &Spec::new(created()).status(Pendente));
     let barrier = Barrier::new(RACERS);
 
     let wins: Vec<bool> = thread::scope(|s| {
@@ -267,12 +267,12 @@ fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
     let spec = |status| Spec::new(created()).status(status);
-    let a = acme.insert(&repo, &spec(Ativo));
-    let b = globex.insert(&repo, &spec(Pendente));
-    let c = acme.insert(&repo, &spec(Pendente));
-    let d = acme.insert(&repo, &spec(Ativo));
-    let terminal = acme.insert(&repo, &spec(Revogado));
-    let not_due = acme.insert(&repo, &spec(Ativo));
+    let a = acme.create(&repo, &spec(Ativo));
+    let b = globex.create(&repo, &spec(Pendente));
+    let c = acme.create(&repo, &spec(Pendente));
+    let d = acme.create(&repo, &spec(Ativo));
+    let terminal = acme.create(&repo, &spec(Revogado));
+    let not_due = acme.create(&repo, &spec(Ativo));
     for (request, when) in [
         (&a, t0 - minutes(4)),
         (&b, t0 - minutes(3)),
@@ -339,8 +339,8 @@ fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
     let repo = PgConsentRequestRepository::new(pool);
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
-    let odd = acme.insert(&repo, &Spec::new(created()).status(Ativo));
-    let plain = acme.insert(&repo, &Spec::new(created()).status(Ativo));
+    let odd = acme.create(&repo, &Spec::new(created()).status(Ativo));
+    let plain = acme.create(&repo, &Spec::new(created()).status(Ativo));
     for request in [&odd, &plain] {
         set_next_check(&db, request.id, t0);
     }
@@ -392,7 +392,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
     let all: HashSet<Uuid> = (0..ROWS)
         .map(|i| {
             let status = if i % 2 == 0 { Ativo } else { Pendente };
-            acme.insert(&repo, &Spec::new(created()).status(status)).id
+            acme.create(&repo, &Spec::new(created()).status(status)).id
         })
         .collect();
     let t0 = common::now();
@@ -443,13 +443,13 @@ fn expire_due_moves_exactly_the_due_requests_with_their_history() {
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
     let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
-    let ativo_past = acme.insert(&repo, &spec(Ativo, now() - days(1)));
-    let pendente_at_now = globex.insert(&repo, &spec(Pendente, now()));
-    let ativo_live = acme.insert(&repo, &spec(Ativo, now() + TimeDelta::microseconds(1)));
-    let pendente_live = acme.insert(&repo, &spec(Pendente, now() + days(1)));
-    let refused = acme.insert(&repo, &spec(Recusado, now() - days(1)));
-    let revoked = acme.insert(&repo, &spec(Revogado, now() - days(1)));
-    let expired = acme.insert(&repo, &spec(Expirado, now() - days(1)));
+    let ativo_past = acme.create(&repo, &spec(Ativo, now() - days(1)));
+    let pendente_at_now = globex.create(&repo, &spec(Pendente, now()));
+    let ativo_live = acme.create(&repo, &spec(Ativo, now() + TimeDelta::microseconds(1)));
+    let pendente_live = acme.create(&repo, &spec(Pendente, now() + days(1)));
+    let refused = acme.create(&repo, &spec(Recusado, now() - days(1)));
+    let revoked = acme.create(&repo, &spec(Revogado, now() - days(1)));
+    let expired = acme.create(&repo, &spec(Expirado, now() - days(1)));
 
     let moved = repo.expire_due(now(), 100).unwrap();
 
@@ -483,7 +483,7 @@ fn expire_due_moves_at_most_limit_soonest_expiry_first() {
     let repo = PgConsentRequestRepository::new(pool);
     let due: Vec<_> = [3, 1, 2]
         .into_iter()
-        .map(|d| acme.insert(&repo, &Spec::new(created()).expira_em(now() - days(d))))
+        .map(|d| acme.create(&repo, &Spec::new(created()).expira_em(now() - days(d))))
         .collect();
     let status = |i: usize| stored(&db, due[i].id).status;
 
@@ -507,7 +507,7 @@ fn two_expiry_workers_at_once_expire_each_request_once() {
     let repo = PgConsentRequestRepository::new(pool);
     for i in 0..ROWS {
         let status = if i % 2 == 0 { Ativo } else { Pendente };
-        acme.insert(
+        acme.create(
             &repo,
             &Spec::new(created())
                 .status(status)
@@ -550,4 +550,59 @@ fn two_expiry_workers_at_once_expire_each_request_once() {
         ROWS as i64
     );
     assert_eq!(history_count(&db), 2 * ROWS as i64);
+}
+
+#[derive(QueryableByName)]
+struct Executions {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    statement: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+#[test]
+fn the_workers_statements_are_prepared_once_per_connection_and_then_only_executed() {
+    let db = TestDb::new();
+    let pool = pool_of(&db, 1);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    for d in 1..=12 {
+        let request = acme.create(&repo, &Spec::new(created()).expira_em(now() - days(d)));
+        set_next_check(&db, request.id, now() - days(1));
+    }
+
+    for round in 0..6 {
+        let claimed = repo
+            .claim_for_status_check(1, now(), now() + days(1))
+            .unwrap();
+        assert_eq!(claimed.len(), 1, "round {round}");
+        assert_eq!(repo.expire_due(now(), 1).unwrap(), 1, "round {round}");
+        repo.claim_unfinished_creations(1, now(), now()).unwrap();
+    }
+
+    let mut conn = pool.get().unwrap();
+    let executions = diesel::sql_query(
+        "SELECT left(statement, 40) AS statement, (custom_plans + generic_plans)::bigint AS n \
+         FROM pg_prepared_statements \
+         WHERE statement LIKE 'UPDATE solicitacoes_consentimento%' \
+            OR statement LIKE 'WITH vencidas AS%' \
+            OR statement LIKE 'WITH eventos AS%' \
+         ORDER BY statement",
+    )
+    .load::<Executions>(&mut conn)
+    .unwrap()
+    .into_iter()
+    .map(|e| (e.statement.lines().next().unwrap_or("").to_owned(), e.n))
+    .collect::<Vec<_>>();
+    assert_eq!(
+        executions,
+        [
+            ("UPDATE solicitacoes_consentimento".to_owned(), 6),
+            ("UPDATE solicitacoes_consentimento s".to_owned(), 6),
+            // the expiry's events, and the use-case synchronization of the setup
+            ("WITH eventos AS (".to_owned(), 7),
+            ("WITH vencidas AS (".to_owned(), 6),
+        ],
+        "the status claim, the reconciler's claim, the outbox, the expiry: one statement each"
+    );
 }

@@ -54,8 +54,8 @@ impl Listing {
         }
     }
 
-    fn insert(&self, spec: Spec) -> ConsentRequest {
-        self.acme.insert(&self.repo, &spec)
+    fn create(&self, spec: Spec) -> ConsentRequest {
+        self.acme.create(&self.repo, &spec)
     }
 
     fn list(&self, filter: &ConsentFilter) -> Vec<Uuid> {
@@ -71,11 +71,11 @@ fn without_filters_the_list_is_the_companys_requests_by_creation_then_id() {
     let listing = Listing::new();
     let globex = tenant(&common::pool(&listing.db), "Globex", "445556660001");
     let t = at("2026-05-01T12:00:00Z");
-    let late = listing.insert(Spec::new(t + minutes(2)));
-    let tied_a = listing.insert(Spec::new(t));
-    let tied_b = listing.insert(Spec::new(t));
-    let early = listing.insert(Spec::new(t - minutes(2)));
-    globex.insert(&listing.repo, &Spec::new(t));
+    let late = listing.create(Spec::new(t + minutes(2)));
+    let tied_a = listing.create(Spec::new(t));
+    let tied_b = listing.create(Spec::new(t));
+    let early = listing.create(Spec::new(t - minutes(2)));
+    globex.create(&listing.repo, &Spec::new(t));
 
     let listed = listing
         .repo
@@ -96,10 +96,10 @@ fn without_filters_the_list_is_the_companys_requests_by_creation_then_id() {
 fn each_filter_alone() {
     let listing = Listing::new();
     let t = at("2026-05-01T12:00:00Z");
-    let base = listing.insert(Spec::new(t));
-    let tpl2 = listing.insert(Spec::new(t + minutes(1)).template("tpl-2"));
-    let other_cpf = listing.insert(Spec::new(t + minutes(2)).cpf(OTHER_CPF));
-    let refused = listing.insert(Spec::new(t + minutes(3)).status(ConsentStatus::Recusado));
+    let base = listing.create(Spec::new(t));
+    let tpl2 = listing.create(Spec::new(t + minutes(1)).template("tpl-2"));
+    let other_cpf = listing.create(Spec::new(t + minutes(2)).cpf(OTHER_CPF));
+    let refused = listing.create(Spec::new(t + minutes(3)).status(ConsentStatus::Recusado));
     let all = [&base, &tpl2, &other_cpf, &refused];
 
     let by_template = ConsentFilter {
@@ -147,18 +147,18 @@ fn filters_combine_with_and() {
             .cpf(OTHER_CPF)
             .status(ConsentStatus::Ativo)
     };
-    let hit = listing.insert(spec());
-    let hit_too = listing.insert(spec().status(ConsentStatus::Ativo));
+    let hit = listing.create(spec());
+    let hit_too = listing.create(spec().status(ConsentStatus::Ativo));
     // Each of these misses exactly one condition.
-    listing.insert(spec().template("tpl-1"));
-    listing.insert(spec().cpf(CPF));
-    listing.insert(spec().status(ConsentStatus::Revogado));
-    listing.insert(spec().expira_em(now())); // effectively expirado at `now`
-    listing.insert(Spec {
+    listing.create(spec().template("tpl-1"));
+    listing.create(spec().cpf(CPF));
+    listing.create(spec().status(ConsentStatus::Revogado));
+    listing.create(spec().expira_em(now())); // effectively expirado at `now`
+    listing.create(Spec {
         criado_em: t,
         ..spec()
     });
-    listing.insert(Spec {
+    listing.create(Spec {
         criado_em: t + minutes(10),
         ..spec()
     });
@@ -179,9 +179,9 @@ fn filters_combine_with_and() {
 fn the_updated_filters_find_what_changed_in_a_window_whenever_it_was_created() {
     let listing = Listing::new();
     let t = at("2026-05-01T12:00:00Z");
-    let old = listing.insert(Spec::new(t + minutes(1)));
-    let changed = listing.insert(Spec::new(t + minutes(2)));
-    let recent = listing.insert(Spec::new(t + minutes(3)));
+    let old = listing.create(Spec::new(t + minutes(1)));
+    let changed = listing.create(Spec::new(t + minutes(2)));
+    let recent = listing.create(Spec::new(t + minutes(3)));
     // a status change of `changed` later on moved its atualizado_em (as every change does)
     diesel::sql_query(format!(
         "UPDATE solicitacoes_consentimento SET atualizado_em = '{}' WHERE id = '{}'",
@@ -217,7 +217,7 @@ fn the_status_filter_is_the_effective_status_at_now() {
     let mut n = 0;
     let mut insert = |status, expira_em| {
         n += 1;
-        listing.insert(
+        listing.create(
             Spec::new(t + minutes(n))
                 .status(status)
                 .expira_em(expira_em),
@@ -289,7 +289,7 @@ fn keyset_pages_give_every_row_once_in_order() {
     let t = at("2026-05-01T12:00:00Z");
     // 120 rows, three per instant: the id breaks the ties, also across page boundaries.
     let mut all: Vec<ConsentRequest> = (0..120)
-        .map(|i| listing.insert(Spec::new(t + TimeDelta::seconds(i / 3))))
+        .map(|i| listing.create(Spec::new(t + TimeDelta::seconds(i / 3))))
         .collect();
     all.sort_by_key(|r| (r.criado_em, r.id));
 
@@ -330,7 +330,7 @@ fn a_page_resumes_strictly_after_the_cursor_even_when_rows_arrive_meanwhile() {
     let listing = Listing::new();
     let t = at("2026-05-01T12:00:00Z");
     let first: Vec<ConsentRequest> = (0..4)
-        .map(|i| listing.insert(Spec::new(t + minutes(i))))
+        .map(|i| listing.create(Spec::new(t + minutes(i))))
         .collect();
     let page_one = listing
         .repo
@@ -344,8 +344,8 @@ fn a_page_resumes_strictly_after_the_cursor_even_when_rows_arrive_meanwhile() {
         .unwrap();
     let last = page_one.last().unwrap();
     // Created meanwhile: one before the cursor (never seen by this paging), one after.
-    listing.insert(Spec::new(t - minutes(1)));
-    let newest = listing.insert(Spec::new(t + minutes(10)));
+    listing.create(Spec::new(t - minutes(1)));
+    let newest = listing.create(Spec::new(t + minutes(10)));
 
     let page_two = listing
         .repo
@@ -369,8 +369,8 @@ fn a_page_resumes_strictly_after_the_cursor_even_when_rows_arrive_meanwhile() {
 fn a_cursor_between_two_rows_of_the_same_instant_resumes_by_id() {
     let listing = Listing::new();
     let t = at("2026-05-01T12:00:00Z");
-    let a = listing.insert(Spec::new(t));
-    let b = listing.insert(Spec::new(t));
+    let a = listing.create(Spec::new(t));
+    let b = listing.create(Spec::new(t));
     let (low, high) = if a.id < b.id { (a, b) } else { (b, a) };
 
     let after_low = listing
@@ -393,7 +393,7 @@ fn a_cursor_between_two_rows_of_the_same_instant_resumes_by_id() {
 #[test]
 fn a_zero_limit_lists_nothing() {
     let listing = Listing::new();
-    listing.insert(Spec::new(at("2026-05-01T12:00:00Z")));
+    listing.create(Spec::new(at("2026-05-01T12:00:00Z")));
 
     let listed = listing
         .repo

@@ -9,7 +9,7 @@ use std::thread;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use common::at;
-use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant, CPF};
+use common::consent::{create, history, history_count, pool_of, stored, tenant, Spec, Tenant, CPF};
 use common::webhook::{
     deliveries, deliveries_of, events, events_of, register, set_disabled, sorted, url_ids,
 };
@@ -160,14 +160,14 @@ fn moved(request: &ConsentRequest, to: ConsentStatus, at: DateTime<Utc>) -> Cons
     request
 }
 
-// --- insert ---
+// --- creation ---
 
 #[test]
 fn creating_a_request_writes_one_event_and_one_delivery_per_active_url_of_the_company() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
 
-    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
 
     let written = consent_events(&w.db);
     assert_eq!(written.len(), 1, "{written:?}");
@@ -185,7 +185,7 @@ fn creating_a_request_writes_one_event_and_one_delivery_per_active_url_of_the_co
         "removed, disabled and Globex's URLs get none"
     );
 
-    let theirs = w.globex.insert(&repo, &Spec::new(created()));
+    let theirs = w.globex.create(&repo, &Spec::new(created()));
     let written = consent_events(&w.db);
     assert_eq!(written.len(), 2);
     let event = written
@@ -209,7 +209,7 @@ fn a_company_without_webhook_urls_gets_its_event_and_no_delivery() {
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool);
 
-    let request = acme.insert(&repo, &Spec::new(created()));
+    let request = acme.create(&repo, &Spec::new(created()));
 
     let written = consent_events(&db);
     assert_eq!(written.len(), 1);
@@ -237,7 +237,7 @@ fn each_transition_writes_the_event_of_its_new_status_about_the_updated_request(
         (Ativo, Revogado, EventType::SolicitacaoRevogada),
         (Ativo, Expirado, EventType::SolicitacaoExpirada),
     ] {
-        let request = w.acme.insert(&repo, &Spec::new(created()).status(from));
+        let request = w.acme.create(&repo, &Spec::new(created()).status(from));
         let before: Vec<Uuid> = consent_events(&w.db).iter().map(|e| e.id).collect();
         let when = created() + TimeDelta::hours(1);
 
@@ -274,7 +274,7 @@ fn the_reason_given_with_a_transition_is_kept_in_its_history_entry_and_its_event
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
     let empresa = w.acme.company.id;
-    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
     let when = created() + TimeDelta::hours(1);
     let motivo = Motivo::parse("criada por engano").unwrap();
 
@@ -324,7 +324,7 @@ fn the_reason_given_with_a_transition_is_kept_in_its_history_entry_and_its_event
 fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
     let when = created() + TimeDelta::hours(1);
     let empresa = w.acme.company.id;
     assert!(repo
@@ -384,7 +384,7 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
 fn a_transition_to_pendente_has_no_event() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let request = w.acme.insert(&repo, &Spec::new(created()).status(Ativo));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Ativo));
     let events_before = events(&w.db);
 
     assert!(repo
@@ -408,7 +408,7 @@ fn of_identical_transitions_racing_exactly_one_writes_its_event() {
     const RACERS: usize = 6;
     let w = world(RACERS as u32);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let request = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
     let barrier = Barrier::new(RACERS);
 
     let wins = thread::scope(|s| {
@@ -454,14 +454,14 @@ fn expiry_writes_one_event_per_expired_request_about_it_expired() {
     let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
     let acme_due = w
         .acme
-        .insert(&repo, &spec(Ativo, now() - TimeDelta::days(1)));
-    let globex_due = w.globex.insert(&repo, &spec(Pendente, now()));
+        .create(&repo, &spec(Ativo, now() - TimeDelta::days(1)));
+    let globex_due = w.globex.create(&repo, &spec(Pendente, now()));
     let live = w
         .acme
-        .insert(&repo, &spec(Ativo, now() + TimeDelta::days(1)));
+        .create(&repo, &spec(Ativo, now() + TimeDelta::days(1)));
     let refused = w
         .acme
-        .insert(&repo, &spec(Recusado, now() - TimeDelta::days(1)));
+        .create(&repo, &spec(Recusado, now() - TimeDelta::days(1)));
 
     assert_eq!(repo.expire_due(now(), 100).unwrap(), 2);
 
@@ -497,7 +497,7 @@ fn two_expiry_workers_write_exactly_one_event_per_request() {
     let repo = PgConsentRequestRepository::new(w.pool.clone());
     for i in 0..ROWS {
         let tenant = if i % 3 == 0 { &w.globex } else { &w.acme };
-        tenant.insert(
+        tenant.create(
             &repo,
             &Spec::new(created()).expira_em(now() - TimeDelta::seconds(i as i64)),
         );
@@ -554,8 +554,8 @@ fn two_expiry_workers_write_exactly_one_event_per_request() {
 fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let pending = w.acme.insert(&repo, &Spec::new(created()).status(Pendente));
-    let due = w.acme.insert(
+    let pending = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let due = w.acme.create(
         &repo,
         &Spec::new(created()).expira_em(now() - TimeDelta::days(1)),
     );
@@ -567,7 +567,7 @@ fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
         .unwrap();
 
     let new = w.acme.request(&Spec::new(created()));
-    assert!(repo.insert(&new).is_err());
+    assert!(create(&repo, &new).is_err());
     assert!(repo
         .transition(
             w.acme.company.id,
@@ -581,9 +581,12 @@ fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
         .is_err());
     assert!(repo.expire_due(now(), 10).is_err());
 
+    // stored by its first phase, never confirmed: invisible, no history (the reconciler
+    // settles it)
     assert_eq!(
         w.db.scalar(&format!(
-            "SELECT count(*) AS v FROM solicitacoes_consentimento WHERE id = '{}'",
+            "SELECT count(*) AS v FROM solicitacoes_consentimento \
+             WHERE id = '{}' AND criacao = 'confirmada'",
             new.id
         )),
         0

@@ -1,8 +1,8 @@
 mod common;
 
 use common::consent::{
-    active_request, hash_of, history, history_count, pending_request, stored, tenant, Spec, Tenant,
-    CPF,
+    active_request, create, hash_of, history, history_count, pending_request, stored, tenant, Spec,
+    Tenant, CPF,
 };
 use common::{at, cnpj, create_company, now, pool};
 use diesel::prelude::*;
@@ -12,6 +12,15 @@ use postgres_adapter::schema::solicitacoes_consentimento;
 use postgres_adapter::{PgConsentRequestRepository, PgPool};
 use testkit::TestDb;
 use uuid::Uuid;
+
+/// How many requests are confirmed (the ones the API sees).
+fn confirmed_count(db: &TestDb) -> i64 {
+    solicitacoes_consentimento::table
+        .filter(solicitacoes_consentimento::criacao.eq("confirmada"))
+        .count()
+        .get_result(&mut db.conn())
+        .unwrap()
+}
 
 /// A company with the use cases `tpl-1` and `tpl-2`; returns it and `tpl-1`'s id.
 fn company_with_use_case(pool: &PgPool) -> (domain::Company, Uuid) {
@@ -26,9 +35,7 @@ fn an_active_request_is_stored_with_every_field_flattened() {
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let request = active_request(&acme, caso_de_uso_id);
 
-    PgConsentRequestRepository::new(pool)
-        .insert(&request)
-        .unwrap();
+    create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
     let row = stored(&db, request.id);
     assert_eq!(row.empresa_id, acme.id.0);
@@ -62,9 +69,7 @@ fn a_pending_request_is_stored_without_an_answer() {
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let request = pending_request(&acme, caso_de_uso_id);
 
-    PgConsentRequestRepository::new(pool)
-        .insert(&request)
-        .unwrap();
+    create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
     let row = stored(&db, request.id);
     assert_eq!(row.status, "pendente");
@@ -82,40 +87,44 @@ fn a_second_request_with_the_same_pgcc_id_for_the_company_is_refused() {
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
     let first = active_request(&acme, caso_de_uso_id);
-    repo.insert(&first).unwrap();
+    create(&repo, &first).unwrap();
     let mut again = active_request(&acme, caso_de_uso_id);
     again.pgcc_id = first.pgcc_id.clone();
 
-    let result = repo.insert(&again);
+    let result = create(&repo, &again);
 
     assert!(
         matches!(result, Err(RepoError::Unexpected(_))),
         "{result:?}"
     );
-    let count: i64 = solicitacoes_consentimento::table
-        .count()
-        .get_result(&mut db.conn())
-        .unwrap();
-    assert_eq!(count, 1);
+    assert_eq!(confirmed_count(&db), 1);
+    assert_eq!(
+        stored(&db, again.id).pgcc_id,
+        None,
+        "the refused confirmation left the request unconfirmed"
+    );
     assert_eq!(history_count(&db), 1, "the refused request left no history");
 }
 
 #[test]
-fn a_failed_insert_names_the_operation_and_never_the_cpf() {
+fn a_failed_creation_names_the_operation_and_never_the_cpf() {
     let db = TestDb::new();
     let pool = pool(&db);
     let (acme, _) = company_with_use_case(&pool);
     let unknown_use_case = Uuid::new_v4();
 
     let error = PgConsentRequestRepository::new(pool)
-        .insert(&active_request(&acme, unknown_use_case))
+        .begin_creation(&active_request(&acme, unknown_use_case), now())
         .unwrap_err();
 
     let text = match &error {
         RepoError::Unexpected(e) => format!("{e:#} {e:?}"),
         other => panic!("expected Unexpected, got {other:?}"),
     };
-    assert!(text.contains("inserting a consent request"), "{text}");
+    assert!(
+        text.contains("storing a consent request before the PGCC creates it"),
+        "{text}"
+    );
     assert!(!text.contains(CPF), "{text}");
     assert!(!text.contains(&unknown_use_case.to_string()), "{text}");
 }
@@ -126,9 +135,7 @@ fn the_status_column_refuses_a_value_outside_the_five_statuses() {
     let pool = pool(&db);
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let request = active_request(&acme, caso_de_uso_id);
-    PgConsentRequestRepository::new(pool)
-        .insert(&request)
-        .unwrap();
+    create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
     let result = diesel::update(solicitacoes_consentimento::table.find(request.id))
         .set(solicitacoes_consentimento::status.eq("aprovado"))
@@ -139,7 +146,7 @@ fn the_status_column_refuses_a_value_outside_the_five_statuses() {
 }
 
 #[test]
-fn insert_writes_the_creation_as_the_first_history_entry_and_makes_the_request_due() {
+fn creation_writes_the_first_history_entry_and_makes_the_request_due() {
     let db = TestDb::new();
     let pool = pool(&db);
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
@@ -148,8 +155,8 @@ fn insert_writes_the_creation_as_the_first_history_entry_and_makes_the_request_d
     let pending = pending_request(&acme, caso_de_uso_id);
     let before = now();
 
-    repo.insert(&active).unwrap();
-    repo.insert(&pending).unwrap();
+    create(&repo, &active).unwrap();
+    create(&repo, &pending).unwrap();
 
     for request in [&active, &pending] {
         let rows = history(&db, request.id);
@@ -163,7 +170,7 @@ fn insert_writes_the_creation_as_the_first_history_entry_and_makes_the_request_d
         let due = stored(&db, request.id).proximo_status_em;
         assert!(
             due >= before && due <= now(),
-            "{due} not the insertion time"
+            "{due} not the confirmation time"
         );
     }
     assert_eq!(history_count(&db), 2);
@@ -176,11 +183,11 @@ fn a_second_request_with_the_same_hash_for_the_company_is_refused_without_histor
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
     let first = active_request(&acme, caso_de_uso_id);
-    repo.insert(&first).unwrap();
+    create(&repo, &first).unwrap();
     let mut again = pending_request(&acme, caso_de_uso_id);
     again.hash = first.hash.clone();
 
-    let result = repo.insert(&again);
+    let result = create(&repo, &again);
 
     assert!(
         matches!(result, Err(RepoError::Unexpected(_))),
@@ -206,8 +213,8 @@ fn two_companies_may_store_the_same_hash() {
     let mut theirs = globex.request(&Spec::new(at("2026-05-01T12:00:00Z")));
     theirs.hash = ours.hash.clone();
 
-    repo.insert(&ours).unwrap();
-    repo.insert(&theirs).unwrap();
+    create(&repo, &ours).unwrap();
+    create(&repo, &theirs).unwrap();
 
     assert_eq!(stored(&db, theirs.id).hash, ours.hash);
 }
@@ -219,7 +226,7 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
     let request = pending_request(&acme, caso_de_uso_id);
-    repo.insert(&request).unwrap();
+    create(&repo, &request).unwrap();
     // Both changes at the creation instant: only the insertion order tells them apart.
     let t = request.criado_em;
     let id = request.id;
@@ -284,7 +291,7 @@ fn get_orders_the_history_by_instant_before_insertion() {
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
     let request = pending_request(&acme, caso_de_uso_id);
-    repo.insert(&request).unwrap();
+    create(&repo, &request).unwrap();
     // An entry inserted last but earlier in time (a clock behind another process's) sorts first.
     let earlier = request.criado_em - chrono::TimeDelta::seconds(1);
     assert!(repo
@@ -318,7 +325,7 @@ fn get_of_another_companys_request_or_an_unknown_id_is_none() {
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = create_company(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.insert(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
+    let request = acme.create(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
 
     assert!(repo.get(acme.company.id, request.id).unwrap().is_some());
     assert_eq!(repo.get(globex.id, request.id).unwrap(), None);
@@ -332,9 +339,9 @@ fn find_by_hash_finds_only_the_companys_own_request() {
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
-    let ours = acme.insert(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
-    let other = acme.insert(&repo, &Spec::new(at("2026-05-01T12:00:01Z")));
-    let theirs = globex.insert(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
+    let ours = acme.create(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
+    let other = acme.create(&repo, &Spec::new(at("2026-05-01T12:00:01Z")));
+    let theirs = globex.create(&repo, &Spec::new(at("2026-05-01T12:00:00Z")));
 
     assert_eq!(
         repo.find_by_hash(acme.company.id, &ours.hash).unwrap(),

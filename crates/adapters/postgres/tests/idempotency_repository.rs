@@ -11,7 +11,7 @@ use common::consent::pool_of;
 use common::{at, create_company};
 use diesel::prelude::*;
 use domain::{Company, CompanyId};
-use ports::{IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredResponse};
+use ports::{IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome};
 use postgres_adapter::schema::chaves_idempotencia as ci;
 use postgres_adapter::PgIdempotencyRepository;
 use testkit::TestDb;
@@ -37,8 +37,8 @@ fn claim(empresa: CompanyId, chave: &str, impressao: &str, now: DateTime<Utc>) -
     }
 }
 
-fn answer(status: u16, body: &[u8]) -> StoredResponse {
-    StoredResponse {
+fn answer(status: u16, body: &[u8]) -> StoredOutcome {
+    StoredOutcome {
         status,
         body: body.to_vec(),
     }

@@ -15,12 +15,13 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 11] = [
+const TABLES: [&str; 12] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
     "empresas",
+    "replicas_ativas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
     "webhook_entregas",
@@ -30,7 +31,7 @@ const TABLES: [&str; 11] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 26] = [
+const MIGRATION_NAMES: [&str; 28] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -57,6 +58,8 @@ const MIGRATION_NAMES: [&str; 26] = [
     "2026-11-27-001421_add_motivo_to_solicitacoes_historico",
     "2026-11-27-001422_index_webhook_eventos_by_company",
     "2026-11-27-001423_choose_events_per_webhook_url",
+    "2026-11-27-001442_index_solicitacoes_by_titular",
+    "2026-11-27-001541_create_replicas_ativas",
 ];
 
 /// How many migrations `name` and the ones after it are.

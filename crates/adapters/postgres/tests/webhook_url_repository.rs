@@ -165,8 +165,8 @@ fn soft_delete_cancels_the_urls_pending_deliveries_only() {
         at("2026-01-02T00:00:00Z"),
     );
     let requests = PgConsentRequestRepository::new(pool.clone());
-    let first = acme.insert(&requests, &Spec::new(at("2026-05-02T00:00:00Z")));
-    acme.insert(&requests, &Spec::new(at("2026-05-03T00:00:00Z")));
+    let first = acme.create(&requests, &Spec::new(at("2026-05-02T00:00:00Z")));
+    acme.create(&requests, &Spec::new(at("2026-05-03T00:00:00Z")));
     let delivered = deliveries(&db)
         .into_iter()
         .find(|d| d.webhook_url_id == gone.id && d.criado_em == first.criado_em)
@@ -227,7 +227,7 @@ fn deleting_another_companys_webhook_url_is_false_and_changes_nothing() {
         "https://globex.example/hook",
         at("2026-01-01T00:00:00Z"),
     );
-    globex.insert(
+    globex.create(
         &PgConsentRequestRepository::new(pool.clone()),
         &Spec::new(at("2026-05-02T00:00:00Z")),
     );
@@ -285,7 +285,7 @@ fn rotate_secret_keeps_the_previous_secret_signing_until_its_time() {
         ("v1:novo".to_owned(), Some(secret_of(h.id).0), Some(until))
     );
     // The claim signs with both until `until`, then with the new one only.
-    acme.insert(
+    acme.create(
         &PgConsentRequestRepository::new(pool.clone()),
         &Spec::new(at("2026-05-02T00:00:00Z")),
     );
@@ -570,7 +570,7 @@ fn a_url_receives_only_its_chosen_types_and_one_taking_all_receives_every_one() 
     );
 
     let requests = PgConsentRequestRepository::new(pool.clone());
-    let request = acme.insert(
+    let request = acme.create(
         &requests,
         &Spec::new(at("2026-05-01T12:00:00Z")).status(domain::ConsentStatus::Ativo),
     );

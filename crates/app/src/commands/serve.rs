@@ -34,7 +34,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     // The probes run until the HTTP server has drained, not only until the stop signal: the
     // requests finishing in the grace period still need the database gate's verdict.
     let watch_stop = Stop::new();
-    let watchers = crate::readiness_watch::start(operations.clone(), &watch_stop);
+    let mut watchers = crate::readiness_watch::start(operations.clone(), &watch_stop);
     let operability = delivery_http::Operability {
         operations,
         metrics: wiring::metrics(),
@@ -44,11 +44,20 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
             .as_ref()
             .map(|t| t.expose().to_owned()),
     };
-    let services = Arc::new(wiring::services(settings, pool.clone())?);
+    let state = Arc::new(wiring::api_state(settings, pool.clone())?);
+    let replicas = delivery_http::LiveReplicas::default();
+    // Stops with the probes, after the HTTP server drained: requests of the grace period are
+    // still counted against this replica's share.
+    watchers.extend(crate::replica_heartbeat::start(
+        pool.clone(),
+        settings.rate_limit.replica_heartbeat_ms,
+        replicas.clone(),
+        &watch_stop,
+    ));
     jobs.extend(crate::change_feed::start(
         settings,
         pool,
-        services.change_tracker.clone(),
+        state.services.change_tracker.clone(),
         &stop,
     ));
     let address = format!("{}:{}", settings.server.host, settings.server.port);
@@ -64,6 +73,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         json_max_depth: settings.server.json_max_depth,
         shutdown_grace_seconds: settings.server.shutdown_grace_seconds,
         rate_limit: settings.rate_limit.http(),
+        replicas,
         failed_auth: settings.rate_limit.failed_auth(&settings.server),
         docs: settings.docs.http(),
         database_unanswered_after: settings.checkout_timeout(),
@@ -73,7 +83,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     }
     let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
     actix_web::rt::System::new().block_on(async {
-        let server = delivery_http::build_server_with(listener, services, operability, http)?;
+        let server = delivery_http::build_server_with(listener, state, operability, http)?;
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {

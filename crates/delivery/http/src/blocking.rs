@@ -1,7 +1,8 @@
 //! The one blocking hop of a request: diesel and ureq block, so the service call (key lookup,
 //! rate limit and pool checkout included) runs on actix's blocking pool, never on an executor
-//! thread. Inside the hop a connection scope is open, so however many repositories the call
-//! uses, the request checks out one pooled connection (given back while it waits on the PGCC).
+//! thread. The hop runs inside the [`RequestScope`] the binary gave (the database adapter's:
+//! however many repositories the call uses, the request checks out one pooled connection, given
+//! back while it waits on the PGCC); this layer knows nothing of connections.
 //!
 //! A request whose answer is in memory (key and answer cached) skips the hop: see
 //! [`as_company_or_cached`].
@@ -16,11 +17,41 @@ use crate::api_key::ApiKeyHeader;
 use crate::database_gate::while_database_answers;
 use crate::error::ApiError;
 use crate::rate_limit::{self, CompanyRateLimiter, RateLimitStatus};
+use crate::state::ApiState;
+
+/// What wraps each request's blocking work, on the thread that runs it. The binary gives the
+/// database adapter's connection scope; tests of the HTTP layer need none ([`Unscoped`]).
+pub trait RequestScope: Send + Sync {
+    /// Runs `work` once, inside the scope, on the calling thread.
+    fn run(&self, work: &mut dyn FnMut());
+}
+
+/// No scope: the work just runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unscoped;
+
+impl RequestScope for Unscoped {
+    fn run(&self, work: &mut dyn FnMut()) {
+        work()
+    }
+}
+
+/// `work` inside `scope`, with its result.
+fn scoped<T>(scope: &dyn RequestScope, work: impl FnOnce() -> T) -> T {
+    let mut work = Some(work);
+    let mut result = None;
+    scope.run(&mut || {
+        if let Some(work) = work.take() {
+            result = Some(work());
+        }
+    });
+    result.expect("a request scope runs the work it is given")
+}
 
 /// Authenticates `key`, counts the request against the company's rate limit (429 over it), and
 /// runs `f` for the company, in one blocking hop.
 pub async fn as_company<T, F>(
-    services: &web::Data<Services>,
+    state: &web::Data<ApiState>,
     key: ApiKeyHeader,
     f: F,
 ) -> Result<T, ApiError>
@@ -28,13 +59,13 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    as_company_or_cached(services, key, |_, _| None, f).await
+    as_company_or_cached(state, key, |_, _| None, f).await
 }
 
 /// [`as_company`] for a request that counts as `weight` requests against the company's rate
 /// limit (a batch: see `routes::hash_consulta::check_batch`).
 pub async fn as_company_weighing<T, F>(
-    services: &web::Data<Services>,
+    state: &web::Data<ApiState>,
     key: ApiKeyHeader,
     weight: u32,
     f: F,
@@ -43,14 +74,14 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    run_as_company(services, key, weight, |_, _| None, f).await
+    run_as_company(state, key, weight, |_, _| None, f).await
 }
 
 /// [`as_company`], except that when the key resolves from the cache and `cached` answers from
 /// memory, the answer is given on the executor thread, with no blocking hop and no database.
 /// `cached` must not block.
 pub async fn as_company_or_cached<T, C, F>(
-    services: &web::Data<Services>,
+    state: &web::Data<ApiState>,
     key: ApiKeyHeader,
     cached: C,
     f: F,
@@ -60,11 +91,11 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    run_as_company(services, key, 1, cached, f).await
+    run_as_company(state, key, 1, cached, f).await
 }
 
 async fn run_as_company<T, C, F>(
-    services: &web::Data<Services>,
+    state: &web::Data<ApiState>,
     key: ApiKeyHeader,
     weight: u32,
     cached: C,
@@ -78,6 +109,7 @@ where
     // task-locals (the limiter, the request's company) are reachable here, not on the blocking
     // thread
     let limiter = rate_limit::current_limiter();
+    let services = &state.services;
     if let Some(company) = services.auth.authenticate_cached(Some(key.as_str())) {
         crate::request_id::record_company(company.id);
         let status = check_rate(limiter.as_deref(), &company, weight)?;
@@ -87,18 +119,20 @@ where
         if let Some(answer) = cached(services, &company) {
             return Ok(answer);
         }
-        return in_blocking_hop(services, move |s| f(s, &company)).await;
+        return in_blocking_hop(state, move |s| f(s, &company)).await;
     }
-    let services_for_hop: Arc<Services> = services.clone().into_inner();
+    let state: Arc<ApiState> = state.clone().into_inner();
     let span = tracing::Span::current();
     let hop = web::block(move || {
         let _entered = span.enter();
-        let _scope = services_for_hop.connection_scope.enter();
-        let company = services_for_hop.auth.authenticate(Some(key.as_str()))?;
-        // Every line of the rest of the request carries the company.
-        span.record("company_id", tracing::field::display(company.id));
-        let status = check_rate(limiter.as_deref(), &company, weight)?;
-        Ok::<_, ApiError>((f(&services_for_hop, &company), status, company.id))
+        scoped(&*state.request_scope, || {
+            let services = &state.services;
+            let company = services.auth.authenticate(Some(key.as_str()))?;
+            // Every line of the rest of the request carries the company.
+            span.record("company_id", tracing::field::display(company.id));
+            let status = check_rate(limiter.as_deref(), &company, weight)?;
+            Ok::<_, ApiError>((f(services, &company), status, company.id))
+        })
     });
     let (result, status, company) =
         while_database_answers(async { hop.await.map_err(blocking_failed)? }).await?;
@@ -109,18 +143,17 @@ where
     result
 }
 
-/// Runs `work` on the blocking pool, inside a connection scope and the request's span.
-async fn in_blocking_hop<T, W>(services: &web::Data<Services>, work: W) -> Result<T, ApiError>
+/// Runs `work` on the blocking pool, inside the request scope and the request's span.
+async fn in_blocking_hop<T, W>(state: &web::Data<ApiState>, work: W) -> Result<T, ApiError>
 where
     W: FnOnce(&Services) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    let services: Arc<Services> = services.clone().into_inner();
+    let state: Arc<ApiState> = state.clone().into_inner();
     let span = tracing::Span::current();
     let hop = web::block(move || {
         let _entered = span.enter();
-        let _scope = services.connection_scope.enter();
-        work(&services)
+        scoped(&*state.request_scope, || work(&state.services))
     });
     while_database_answers(async { hop.await.map_err(blocking_failed)? }).await
 }
@@ -142,5 +175,40 @@ fn check_rate(
                 .map_err(ApiError::RateLimited)?,
         )),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::*;
+
+    thread_local! {
+        static INSIDE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Marks the thread as inside while the work runs.
+    struct Marking;
+
+    impl RequestScope for Marking {
+        fn run(&self, work: &mut dyn FnMut()) {
+            INSIDE.with(|i| i.set(true));
+            work();
+            INSIDE.with(|i| i.set(false));
+        }
+    }
+
+    #[test]
+    fn the_work_runs_once_inside_the_scope_and_its_result_comes_back() {
+        let runs = Cell::new(0);
+        let answer = scoped(&Marking, || {
+            runs.set(runs.get() + 1);
+            INSIDE.with(Cell::get)
+        });
+        assert!(answer, "the work ran inside the scope");
+        assert_eq!(runs.get(), 1);
+        assert!(!INSIDE.with(Cell::get), "and the scope closed after it");
+        assert_eq!(scoped(&Unscoped, || 42), 42);
     }
 }

@@ -6,14 +6,16 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
     AuthError, CheckConsentError, ChooseEventsError, CreateConsentError, DeleteWebhookError,
-    DeliveryLogError, GetConsentError, ListConsentError, ListEventsError, ReenableWebhookError,
-    RegisterWebhookError, RevokeConsentError, RotateSecretError, SyncError, TestWebhookError,
+    DeliveryLogError, ExportSubjectError, GetConsentError, ListConsentError, ListEventsError,
+    ReenableWebhookError, RegisterWebhookError, RevokeConsentError, RotateSecretError, SyncError,
+    TestWebhookError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
 use serde_json::{json, Value};
 
 use crate::edge::BodyTimedOut;
+use crate::idempotency::{IdempotencyError, IDEMPOTENCY_KEY_HEADER};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -243,6 +245,24 @@ impl From<RepoError> for ApiError {
     }
 }
 
+impl From<IdempotencyError> for ApiError {
+    fn from(e: IdempotencyError) -> Self {
+        match e {
+            IdempotencyError::Mismatch => ApiError::Validation(ValidationErrors::single(
+                IDEMPOTENCY_KEY_HEADER,
+                "esta chave já foi usada com outra requisição (outro corpo ou outra rota); use \
+                 uma nova chave",
+            )),
+            IdempotencyError::InProgress => ApiError::Conflict(
+                "Uma requisição com esta Idempotency-Key ainda está em processamento; tente \
+                 novamente em instantes."
+                    .to_owned(),
+            ),
+            IdempotencyError::Repo(e) => e.into(),
+        }
+    }
+}
+
 impl From<AuthError> for ApiError {
     fn from(e: AuthError) -> Self {
         match e {
@@ -316,6 +336,15 @@ impl From<ListConsentError> for ApiError {
         match e {
             ListConsentError::Invalid(errors) => ApiError::Validation(errors),
             ListConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<ExportSubjectError> for ApiError {
+    fn from(e: ExportSubjectError) -> Self {
+        match e {
+            ExportSubjectError::Invalid(errors) => ApiError::Validation(errors),
+            ExportSubjectError::Repo(e) => e.into(),
         }
     }
 }

@@ -23,11 +23,11 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::{web, Error, ResponseError};
-use application::Services;
 use ipnet::IpNet;
 
 use crate::api_key::API_KEY_HEADER;
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// The failure budget of every client address. `per_second = 0` turns the limit off.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,8 +252,8 @@ pub async fn guard(
         key.as_deref()
             .is_some_and(|hash| limiter.is_good_key(hash, Instant::now()))
             || req
-                .app_data::<web::Data<Services>>()
-                .is_some_and(|services| services.auth.is_cached(key_header(&req)))
+                .app_data::<web::Data<ApiState>>()
+                .is_some_and(|state| state.services.auth.is_cached(key_header(&req)))
     };
     let ticket = match limiter.admit(client, Instant::now()) {
         Ok(ticket) => ticket,

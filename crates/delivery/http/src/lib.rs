@@ -8,6 +8,7 @@ pub mod dto;
 pub mod edge;
 pub mod error;
 pub mod failed_auth;
+pub mod idempotency;
 pub mod media;
 pub mod metrics;
 pub mod optional_json;
@@ -15,6 +16,8 @@ pub mod query;
 pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
+pub mod state;
+pub mod use_case_lists;
 
 use std::net::TcpListener;
 use std::sync::Arc;
@@ -23,12 +26,14 @@ use std::time::Duration;
 use actix_web::dev::Server;
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
-use application::{Operations, Services};
+use application::Operations;
 
+pub use blocking::{RequestScope, Unscoped};
 pub use error::ApiError;
 pub use failed_auth::FailedAuthSettings;
-pub use rate_limit::RateLimitSettings;
+pub use rate_limit::{LiveReplicas, RateLimitSettings};
 pub use routes::openapi::{document_json as openapi_json, ApiDoc, DocsServers};
+pub use state::ApiState;
 
 /// HTTP settings the delivery layer needs.
 #[derive(Debug, Clone)]
@@ -48,6 +53,9 @@ pub struct HttpSettings {
     pub shutdown_grace_seconds: u64,
     /// Requests per company (token bucket); `per_second = 0` turns it off.
     pub rate_limit: RateLimitSettings,
+    /// How many replicas share the rate limit (kept current by the app's heartbeat; 1 when
+    /// nothing updates it).
+    pub replicas: LiveReplicas,
     /// Failed authentications per client address, and the proxies whose `X-Forwarded-For` is
     /// believed.
     pub failed_auth: FailedAuthSettings,
@@ -68,6 +76,7 @@ impl Default for HttpSettings {
             json_max_depth: 32,
             shutdown_grace_seconds: 30,
             rate_limit: RateLimitSettings::default(),
+            replicas: LiveReplicas::default(),
             failed_auth: FailedAuthSettings::default(),
             docs: DocsServers::default(),
             database_unanswered_after: std::time::Duration::from_secs(2),
@@ -81,14 +90,14 @@ const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The app's routes and shared configuration, for `App::configure`.
 pub fn configure(
-    services: Arc<Services>,
+    state: Arc<ApiState>,
     settings: &HttpSettings,
 ) -> impl FnOnce(&mut web::ServiceConfig) {
     let limit = settings.body_limit_bytes;
     let max_depth = settings.json_max_depth;
     let docs = settings.docs.clone();
     move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::from(services))
+        cfg.app_data(web::Data::from(state))
             .app_data(media::json_config(limit))
             .app_data(web::Data::new(media::JsonLimits {
                 max_depth,
@@ -106,10 +115,10 @@ pub fn configure(
 /// requests within `shutdown_grace_seconds`, accepting no new connection meanwhile).
 pub fn build_server(
     listener: TcpListener,
-    services: Arc<Services>,
+    state: Arc<ApiState>,
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
-    build_server_with(listener, services, Operability::bare(), settings)
+    build_server_with(listener, state, Operability::bare(), settings)
 }
 
 /// What the operator's endpoints (`/health/*`, `/metrics`) need.
@@ -141,7 +150,7 @@ impl Operability {
 /// [`build_server`] with the operator's endpoints wired to real probes and metrics.
 pub fn build_server_with(
     listener: TcpListener,
-    services: Arc<Services>,
+    state: Arc<ApiState>,
     operability: Operability,
     settings: HttpSettings,
 ) -> std::io::Result<Server> {
@@ -151,7 +160,8 @@ pub fn build_server_with(
         timeout: settings.body_timeout,
     };
     // One limiter for the process, shared by every worker thread.
-    let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit).map(Arc::new);
+    let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit)
+        .map(|limiter| Arc::new(limiter.shared_by(settings.replicas.clone())));
     let database_unanswered_after = settings.database_unanswered_after;
     let failed_auth = failed_auth::FailedAuthLimiter::new(&settings.failed_auth).map(Arc::new);
     let mut server = HttpServer::new(move || {
@@ -180,7 +190,7 @@ pub fn build_server_with(
                 move |req, next| request_id::observe(req, next, metrics.clone())
             }))
             .configure(routes::health::configure(&operability))
-            .configure(configure(services.clone(), &settings_for_app))
+            .configure(configure(state.clone(), &settings_for_app))
     });
     if settings.workers > 0 {
         server = server.workers(settings.workers);

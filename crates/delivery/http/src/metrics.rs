@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use application::{Operations, PgccCallObserver, Services};
+use application::{Operations, PgccCallObserver};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -31,6 +31,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 type Labels = Vec<(&'static str, String)>;
 type Histograms = Family<Labels, Histogram, fn() -> Histogram>;
@@ -290,9 +291,9 @@ impl Metrics {
         self.encode()
     }
 
-    /// Copies the services' cache counters into their series.
-    pub fn caches(&self, services: &Services) {
-        for (cache, stats) in services.cache_stats() {
+    /// Copies the cache counters (the services' and the HTTP layer's) into their series.
+    pub fn caches(&self, state: &ApiState) {
+        for (cache, stats) in state.cache_stats() {
             for (result, total) in [("hit", stats.hits), ("miss", stats.misses)] {
                 let counter = self.cache_lookups.get_or_create(&vec![
                     ("cache", cache.to_owned()),
@@ -308,7 +309,8 @@ impl Metrics {
                 .get_or_create(&labels)
                 .set(i64::try_from(stats.weight).unwrap_or(i64::MAX));
         }
-        self.cache_in_use.set(i64::from(services.caches_in_use()));
+        self.cache_in_use
+            .set(i64::from(state.services.caches_in_use()));
     }
 
     /// The text exposition of every series, as they are.
@@ -366,7 +368,7 @@ pub async fn handler(
     metrics: web::Data<Metrics>,
     operations: web::Data<Operations>,
     access: web::Data<MetricsAccess>,
-    services: Option<web::Data<Services>>,
+    state: Option<web::Data<ApiState>>,
 ) -> Result<HttpResponse, ApiError> {
     if !authorized(&req, &access) {
         return Ok(HttpResponse::Unauthorized()
@@ -376,8 +378,8 @@ pub async fn handler(
     }
     let metrics: Arc<Metrics> = metrics.into_inner();
     let operations: Arc<Operations> = operations.into_inner();
-    if let Some(services) = services {
-        metrics.caches(&services);
+    if let Some(state) = state {
+        metrics.caches(&state);
     }
     // The backlog is a database query: off the executor threads.
     let text = web::block(move || metrics.gather(&operations))

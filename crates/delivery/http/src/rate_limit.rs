@@ -15,11 +15,14 @@
 //! `reset` the seconds until it is full again; all rounded up to whole seconds. Successful (and
 //! other) responses of authenticated routes carry `RateLimit` and `RateLimit-Policy` too.
 //!
-//! The bucket lives in the process: with N instances behind a load balancer a company may reach
-//! N times its quota (docs/security.md).
+//! The bucket lives in the process; with N replicas behind a load balancer each one takes `1/N`
+//! of the quota ([`LiveReplicas`], kept current by the heartbeat of
+//! `crates/app/src/replica_heartbeat.rs`): every request counts N times in the process's bucket,
+//! so the replicas together allow `per_second` and `burst` (docs/operations.md, "Replicas").
 
 use std::cell::Cell;
 use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -110,6 +113,28 @@ impl RateLimitStatus {
     }
 }
 
+/// How many replicas share every company's quota (at least 1). Cloning shares the count: the
+/// heartbeat sets it, the limiter reads it on every request.
+#[derive(Debug, Clone)]
+pub struct LiveReplicas(Arc<AtomicU32>);
+
+impl Default for LiveReplicas {
+    fn default() -> Self {
+        LiveReplicas(Arc::new(AtomicU32::new(1)))
+    }
+}
+
+impl LiveReplicas {
+    pub fn get(&self) -> u32 {
+        self.0.load(Ordering::Relaxed).max(1)
+    }
+
+    /// Sets the count (0 counts as 1); answers the previous one.
+    pub fn set(&self, live: u32) -> u32 {
+        self.0.swap(live.max(1), Ordering::Relaxed)
+    }
+}
+
 type Limiter<C> =
     RateLimiter<CompanyId, DefaultKeyedStateStore<CompanyId>, C, StateInformationMiddleware>;
 
@@ -118,6 +143,7 @@ pub struct CompanyRateLimiter<C: Clock = DefaultClock> {
     limiter: Limiter<C>,
     per_second: u32,
     burst: u32,
+    replicas: LiveReplicas,
 }
 
 impl CompanyRateLimiter {
@@ -139,7 +165,14 @@ impl<C: Clock> CompanyRateLimiter<C> {
             limiter,
             per_second: per_second.get(),
             burst: burst.get(),
+            replicas: LiveReplicas::default(),
         })
+    }
+
+    /// Shares the quota with the replicas `replicas` counts (this process included).
+    pub fn shared_by(mut self, replicas: LiveReplicas) -> Self {
+        self.replicas = replicas;
+        self
     }
 
     /// Counts one request of `company`: `Ok` with what is left, or `Err` when over the limit
@@ -150,13 +183,20 @@ impl<C: Clock> CompanyRateLimiter<C> {
 
     /// Counts `weight` requests of `company` at once (a batch), all or none; a weight above the
     /// burst counts as the burst (it could never fit otherwise).
+    ///
+    /// With N live replicas each request counts N times: this process then allows
+    /// `per_second / N` and `burst / N` of the company's requests, and the N together the quota
+    /// (as long as the load balancer spreads a company's requests over them). What the headers
+    /// show stays in the company's terms: the quota as configured, and what is left of it.
     pub fn check_n(
         &self,
         company: CompanyId,
         weight: u32,
     ) -> Result<RateLimitStatus, RateLimitStatus> {
+        let replicas = self.replicas.get();
         let refill = Duration::from_secs(1) / self.per_second;
-        let weight = NonZeroU32::new(weight.clamp(1, self.burst)).unwrap_or(NonZeroU32::MIN);
+        let weight = weight.max(1).saturating_mul(replicas);
+        let weight = NonZeroU32::new(weight.min(self.burst)).unwrap_or(NonZeroU32::MIN);
         let outcome = match self.limiter.check_key_n(&company, weight) {
             Ok(outcome) => outcome,
             // unreachable: the weight is at most the burst
@@ -316,6 +356,34 @@ mod tests {
         assert!(limiter.check(company(1)).is_err());
 
         assert_eq!(limiter.check(company(2)).unwrap().remaining, 1);
+    }
+
+    #[test]
+    fn with_three_live_replicas_each_process_takes_a_third_of_the_quota() {
+        let (limiter, clock) = limiter(30, 30);
+        let replicas = LiveReplicas::default();
+        let limiter = limiter.shared_by(replicas.clone());
+        replicas.set(3);
+
+        let served: Vec<u32> = std::iter::from_fn(|| limiter.check(company(1)).ok())
+            .map(|status| status.remaining)
+            .collect();
+        // a third of the burst, and what is left shown in the company's terms
+        assert_eq!(served, [27, 24, 21, 18, 15, 12, 9, 6, 3, 0]);
+        let refused = limiter.check(company(1)).unwrap_err();
+        assert_eq!((refused.limit, refused.per_second), (30, 30));
+        // three tokens at 30 a second: 0.1 s, shown as 1
+        assert_eq!(refused.retry_after_seconds, Some(1));
+
+        clock.advance(Duration::from_secs(1));
+        let refilled = std::iter::from_fn(|| limiter.check(company(1)).ok()).count();
+        assert_eq!(refilled, 10, "a third of per_second each second");
+
+        // a replica left: this process takes half from now on
+        replicas.set(2);
+        clock.advance(Duration::from_secs(1));
+        let halved = std::iter::from_fn(|| limiter.check(company(1)).ok()).count();
+        assert_eq!(halved, 15);
     }
 
     #[test]

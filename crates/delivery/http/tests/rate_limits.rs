@@ -9,7 +9,7 @@ use actix_web::{test, App};
 use application::{hash_api_key, Ports, ServiceSettings, Services};
 use chrono::Utc;
 use delivery_http::rate_limit::{self, CompanyRateLimiter};
-use delivery_http::{configure, HttpSettings, RateLimitSettings};
+use delivery_http::{configure, ApiState, HttpSettings, RateLimitSettings};
 use domain::{Cnpj, Company, CompanyId};
 use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
@@ -33,7 +33,7 @@ fn company(n: u128) -> Company {
 }
 
 /// Company 1 owns KEY_A, company 2 KEY_B; the use-case list answers `[]` `lists` times at most.
-fn services(lists: usize) -> Arc<Services> {
+fn services(lists: usize) -> Arc<ApiState> {
     let mut api_keys = MockApiKeyRepository::new();
     api_keys.expect_find_by_hash().returning(|hash| {
         let n = if hash == hash_api_key(KEY_A) {
@@ -56,25 +56,28 @@ fn services(lists: usize) -> Arc<Services> {
         .returning(|_, _| Ok(vec![]));
     let mut clock = MockClock::new();
     clock.expect_now().returning(Utc::now);
-    Arc::new(Services::new(
-        Ports {
-            companies: Arc::new(MockCompanyRepository::new()),
-            api_keys: Arc::new(api_keys),
-            use_cases: Arc::new(use_cases),
-            consent_requests: Arc::new(MockConsentRequestRepository::new()),
-            webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
-            webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
-            events: Arc::new(ports::MockEventLog::new()),
-            webhook_sender: Arc::new(MockWebhookSender::new()),
-            target_guard: Arc::new(MockTargetGuard::new()),
-            secret_cipher: Arc::new(MockSecretCipher::new()),
-            pgcc: Arc::new(MockPgccGateway::new()),
-            clock: Arc::new(clock),
-            idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
-            retention: Arc::new(ports::MockRetentionRepository::new()),
-            connection_scope: Arc::new(ports::NoConnectionScope),
-        },
-        &ServiceSettings::default(),
+    Arc::new(ApiState::new(
+        Services::new(
+            Ports {
+                companies: Arc::new(MockCompanyRepository::new()),
+                api_keys: Arc::new(api_keys),
+                use_cases: Arc::new(use_cases),
+                consent_requests: Arc::new(MockConsentRequestRepository::new()),
+                webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
+                webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
+                events: Arc::new(ports::MockEventLog::new()),
+                webhook_sender: Arc::new(MockWebhookSender::new()),
+                target_guard: Arc::new(MockTargetGuard::new()),
+                secret_cipher: Arc::new(MockSecretCipher::new()),
+                pgcc: Arc::new(MockPgccGateway::new()),
+                clock: Arc::new(clock),
+                idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
+                retention: Arc::new(ports::MockRetentionRepository::new()),
+            },
+            &ServiceSettings::default(),
+        ),
+        Arc::new(ports::MockIdempotencyRepository::new()),
+        Arc::new(ports::SystemClock),
     ))
 }
 

@@ -1,5 +1,6 @@
 //! One file per table: a read struct (`Queryable` + `Selectable`) and an insert form
-//! (`Insertable`), converted to and from the domain types here, at the adapter boundary (the
+//! (`Insertable`; a consent request is written by the statement of `begin_creation` instead,
+//! consent_request_repository/creation.rs), converted to and from the domain types here, at the adapter boundary (the
 //! domain has no diesel derives).
 
 pub mod api_key;
@@ -17,8 +18,8 @@ pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
 pub use chave_idempotencia::{ChaveIdempotenciaRow, NewChaveIdempotencia};
 pub use empresa::{EmpresaRow, NewEmpresa};
 pub use solicitacao_consentimento::{
-    NewSolicitacaoConsentimento, SolicitacaoConsentimentoRow, StatusCheckRow,
-    UnfinishedCreationRow, CRIACAO_CANCELADA, CRIACAO_CONFIRMADA, CRIACAO_EM_ANDAMENTO,
+    SolicitacaoConsentimentoRow, StatusCheckRow, UnfinishedCreationRow, CRIACAO_CANCELADA,
+    CRIACAO_CONFIRMADA, CRIACAO_EM_ANDAMENTO,
 };
 pub use solicitacao_historico::{NewSolicitacaoHistorico, SolicitacaoHistoricoRow};
 pub use webhook_entrega::{

@@ -154,88 +154,17 @@ impl SolicitacaoConsentimentoRow {
     }
 }
 
-/// A new row of `solicitacoes_consentimento`: every field of `ConsentRequest`, the CPF as its
-/// 11 digits, the enumerations by their wire names, and its creation state. `proximo_status_em`
-/// is left to its default (`now()`): a new request is due for a status check at once. No
-/// `Debug`: it holds personal data.
-#[derive(Clone, Insertable)]
-#[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
-pub struct NewSolicitacaoConsentimento<'a> {
-    pub id: Uuid,
-    pub empresa_id: Uuid,
-    pub caso_de_uso_id: Uuid,
-    pub caso_de_uso_id_template: &'a str,
-    pub cpf_titular: &'a str,
-    pub tipo_titular: &'static str,
-    pub modalidade_acesso: &'static str,
-    pub cnpj_anuente: Option<&'a str>,
-    pub data_expiracao_consentimento: DateTime<Utc>,
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
-    pub prova_coleta: Option<&'a str>,
-    pub status: &'static str,
-    pub pgcc_id: Option<&'a str>,
-    pub hash: &'a str,
-    pub criado_em: DateTime<Utc>,
-    pub atualizado_em: DateTime<Utc>,
-    pub criacao: &'static str,
-    pub criacao_tentativa_em: Option<DateTime<Utc>>,
-}
-
 /// The creation states of a row (column `criacao`).
 pub const CRIACAO_EM_ANDAMENTO: &str = "em_andamento";
 pub const CRIACAO_CONFIRMADA: &str = "confirmada";
 pub const CRIACAO_CANCELADA: &str = "cancelada";
 
-impl<'a> NewSolicitacaoConsentimento<'a> {
-    /// The first phase of a creation: `em_andamento`, no PGCC id, last attempted at `attempt_at`.
-    pub fn in_creation(request: &'a ConsentRequest, attempt_at: DateTime<Utc>) -> Self {
-        NewSolicitacaoConsentimento {
-            pgcc_id: None,
-            criacao: CRIACAO_EM_ANDAMENTO,
-            criacao_tentativa_em: Some(attempt_at),
-            ..NewSolicitacaoConsentimento::from(request)
-        }
-    }
-}
-
-/// A request already created on the PGCC: `confirmada`, with its PGCC id.
-impl<'a> From<&'a ConsentRequest> for NewSolicitacaoConsentimento<'a> {
-    fn from(request: &'a ConsentRequest) -> Self {
-        let dados = &request.dados;
-        NewSolicitacaoConsentimento {
-            id: request.id,
-            empresa_id: request.empresa_id.0,
-            caso_de_uso_id: request.caso_de_uso_id,
-            caso_de_uso_id_template: &dados.caso_de_uso_id_template,
-            cpf_titular: dados.cpf_titular.as_str(),
-            tipo_titular: dados.tipo_titular.as_str(),
-            modalidade_acesso: dados.modalidade_acesso.as_str(),
-            cnpj_anuente: dados.cnpj_anuente.as_ref().map(Cnpj::as_str),
-            data_expiracao_consentimento: dados.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: dados
-                .resposta
-                .as_ref()
-                .map(|r| r.data_titular_respondeu_consentimento),
-            prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
-            status: request.status.as_str(),
-            pgcc_id: Some(&request.pgcc_id),
-            hash: &request.hash,
-            criado_em: request.criado_em,
-            atualizado_em: request.atualizado_em,
-            criacao: CRIACAO_CONFIRMADA,
-            criacao_tentativa_em: None,
-        }
-    }
-}
-
-/// An unfinished creation claimed by the reconciler: the columns
-/// `claim_unfinished_creations` returns.
+/// An unfinished creation claimed by the reconciler: the row `claim_unfinished_creations`
+/// returns, with its company's CNPJ.
 #[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
 pub struct UnfinishedCreationRow {
-    #[diesel(sql_type = diesel::sql_types::Uuid)]
-    pub id: Uuid,
-    #[diesel(sql_type = diesel::sql_types::Uuid)]
-    pub empresa_id: Uuid,
+    #[diesel(embed)]
+    pub solicitacao: SolicitacaoConsentimentoRow,
     #[diesel(sql_type = diesel::sql_types::Text)]
     pub cnpj: String,
     #[diesel(sql_type = diesel::sql_types::Timestamptz)]
@@ -248,12 +177,14 @@ impl UnfinishedCreationRow {
     pub fn try_into_domain(self) -> anyhow::Result<UnfinishedCreation> {
         let cnpj_empresa =
             Cnpj::parse(&self.cnpj).context("a stored company has an invalid cnpj")?;
+        let request = self.solicitacao.try_into_domain_any_creation()?;
         Ok(UnfinishedCreation {
-            id: self.id,
-            empresa_id: CompanyId(self.empresa_id),
+            id: request.id,
+            empresa_id: request.empresa_id,
             cnpj_empresa,
             claimed_at: self.criacao_tentativa_em,
             not_found_since: self.criacao_nao_encontrada_em,
+            request: Box::new(request),
         })
     }
 }

@@ -9,7 +9,7 @@ use domain::{
     ActiveAnswer, Company, ConsentRequest, ConsentStatus, Cpf, CreationVariant, ModalidadeAcesso,
     PgccUseCase, TipoTitular, ValidConsentRequest,
 };
-use ports::{ConsentRequestRepository, UseCaseRepository};
+use ports::{Confirmation, ConsentRequestRepository, CreationStart, RepoError, UseCaseRepository};
 use postgres_adapter::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow};
 use postgres_adapter::schema::{solicitacoes_consentimento, solicitacoes_historico};
 use postgres_adapter::{
@@ -202,11 +202,36 @@ impl Tenant {
         request
     }
 
-    /// Stores the request `spec` describes and returns it.
-    pub fn insert(&self, repo: &PgConsentRequestRepository, spec: &Spec) -> ConsentRequest {
+    /// Creates the request `spec` describes (see [`create`]) and returns it.
+    pub fn create(&self, repo: &PgConsentRequestRepository, spec: &Spec) -> ConsentRequest {
         let request = self.request(spec);
-        repo.insert(&request).expect("insert the request");
+        create(repo, &request).expect("create the request");
         request
+    }
+}
+
+/// Stores `request` the way production creates one: `begin_creation` (attempted at its
+/// creation instant), then `confirm_creation` under its `pgcc_id`, due for a status check now.
+/// Any status may be stored so (the state machine is the service's business, not the
+/// repository's): tests use it to set up requests in every status. A begin or a confirmation
+/// that does not go through is an error.
+pub fn create(
+    repo: &PgConsentRequestRepository,
+    request: &ConsentRequest,
+) -> Result<(), RepoError> {
+    match repo.begin_creation(request, request.criado_em)? {
+        CreationStart::Started => {}
+        start => {
+            return Err(RepoError::Unexpected(anyhow::anyhow!(
+                "the creation did not start: {start:?}"
+            )))
+        }
+    }
+    match repo.confirm_creation(request, &request.pgcc_id, Utc::now())? {
+        Confirmation::Confirmed => Ok(()),
+        other => Err(RepoError::Unexpected(anyhow::anyhow!(
+            "the creation was not confirmed: {other:?}"
+        ))),
     }
 }
 

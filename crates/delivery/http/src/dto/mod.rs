@@ -7,6 +7,7 @@ pub mod enumerations;
 pub mod envelope;
 pub mod event;
 pub mod revocation;
+pub mod subject_export;
 pub mod sync;
 pub mod use_case;
 pub mod webhook_url;

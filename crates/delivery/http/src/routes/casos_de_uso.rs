@@ -3,7 +3,6 @@
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{mime, web, HttpRequest, HttpResponse};
-use application::{RenderedUseCases, Services};
 use domain::{Envelope, UseCase};
 use serde::Deserialize;
 use utoipa::IntoParams;
@@ -15,6 +14,8 @@ use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::sync::Sincronizacao;
 use crate::dto::use_case::CasoDeUso;
 use crate::error::ApiError;
+use crate::state::ApiState;
+use crate::use_case_lists::RenderedUseCases;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -49,17 +50,22 @@ pub struct FiltroCasosDeUso {
     )
 )]
 pub async fn list(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     filtro: crate::query::Query<FiltroCasosDeUso>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let vinculo = filtro.into_inner().empresa_vinculo_pgcc_id;
+    let lists = state.use_case_lists.clone();
     let rendered = as_company_or_cached(
-        &services,
+        &state,
         key,
-        move |s, company| s.list_use_cases.cached_rendering(company.id, vinculo),
-        move |s, company| s.list_use_cases.rendered(company, vinculo, render),
+        |_, company| state.use_case_lists.cached(company.id, vinculo),
+        move |s, company| {
+            lists.rendered(company.id, vinculo, || {
+                render(s.list_use_cases.execute(company, vinculo)?)
+            })
+        },
     )
     .await?;
     Ok(conditional_response(&req, rendered))
@@ -111,11 +117,8 @@ fn if_none_match(header: Option<&HeaderValue>, etag: &str) -> bool {
         (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
     )
 )]
-pub async fn sync(
-    services: web::Data<Services>,
-    key: ApiKeyHeader,
-) -> Result<HttpResponse, ApiError> {
-    let counts = as_company(&services, key, |s, company| {
+pub async fn sync(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpResponse, ApiError> {
+    let counts = as_company(&state, key, |s, company| {
         Ok(s.sync_use_cases.execute(company)?)
     })
     .await?;

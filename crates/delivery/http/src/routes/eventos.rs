@@ -2,7 +2,7 @@
 //! carry): catching up after a webhook outage.
 
 use actix_web::{web, HttpResponse};
-use application::{EventListQuery, Services};
+use application::EventListQuery;
 use domain::Envelope;
 
 use crate::api_key::ApiKeyHeader;
@@ -10,6 +10,7 @@ use crate::blocking::as_company;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::event::{Evento, FiltroEventos, PaginaEventos};
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// The company's events, oldest first, a page at a time: each exactly as its webhooks carry it,
 /// with `id` = their `webhook-id`. Written whether or not the company has a webhook URL, kept
@@ -27,7 +28,7 @@ use crate::error::ApiError;
     )
 )]
 pub async fn list(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     query: crate::query::Query<FiltroEventos>,
 ) -> Result<HttpResponse, ApiError> {
@@ -38,7 +39,7 @@ pub async fn list(
         cursor: q.cursor,
         limite: q.limite,
     };
-    let page = as_company(&services, key, move |s, company| {
+    let page = as_company(&state, key, move |s, company| {
         Ok(s.list_events.execute(company, list_query)?)
     })
     .await?;

@@ -2,7 +2,7 @@
 //! now?", without a CPF in any URL; and the consent a hash names.
 
 use actix_web::{web, HttpResponse};
-use application::Services;
+
 use domain::Envelope;
 
 use crate::api_key::ApiKeyHeader;
@@ -12,6 +12,7 @@ use crate::dto::consent_read::{
 };
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// Whether a valid (active, unexpired) consent exists now for this subject and use case.
 #[utoipa::path(
@@ -33,12 +34,12 @@ use crate::error::ApiError;
     )
 )]
 pub async fn check(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     body: web::Json<ConsultarConsentimento>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
-    let result = as_company(&services, key, move |s, company| {
+    let result = as_company(&state, key, move |s, company| {
         Ok(s.check_consent.check(
             company,
             body.cpf_titular.as_deref(),
@@ -75,13 +76,13 @@ pub const ITEMS_PER_REQUEST: usize = 10;
     )
 )]
 pub async fn check_batch(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     body: web::Json<ConsultarLote>,
 ) -> Result<HttpResponse, ApiError> {
     let itens = body.into_inner().itens;
     let weight = u32::try_from(itens.len().div_ceil(ITEMS_PER_REQUEST).max(1)).unwrap_or(u32::MAX);
-    let results = as_company_weighing(&services, key, weight, move |s, company| {
+    let results = as_company_weighing(&state, key, weight, move |s, company| {
         let items: Vec<_> = itens
             .iter()
             .map(|i| {
@@ -111,12 +112,12 @@ pub async fn check_batch(
     )
 )]
 pub async fn by_hash(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let hash = path.into_inner();
-    let request = as_company(&services, key, move |s, company| {
+    let request = as_company(&state, key, move |s, company| {
         Ok(s.check_consent.by_hash(company, &hash)?)
     })
     .await?;

@@ -7,6 +7,7 @@ pub mod hash_consulta;
 pub mod health;
 pub mod openapi;
 pub mod solicitacao_consentimento;
+pub mod titulares;
 pub mod webhook_urls;
 
 use actix_web::middleware::from_fn;
@@ -73,6 +74,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/hash-consulta/{hash}")
             .route(web::get().to(hash_consulta::by_hash))
             .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/titulares/consentimentos")
+            .route(web::post().to(titulares::export))
+            .wrap(from_fn(media::limit_json_depth))
+            .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/webhook-urls")

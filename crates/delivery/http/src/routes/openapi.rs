@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use crate::api_key::API_KEY_HEADER;
 use crate::dto;
 use crate::routes::{
-    casos_de_uso, eventos, hash_consulta, solicitacao_consentimento, webhook_urls,
+    casos_de_uso, eventos, hash_consulta, solicitacao_consentimento, titulares, webhook_urls,
 };
 
 mod examples;
@@ -46,6 +46,7 @@ pub struct DocsServers {
         hash_consulta::check,
         hash_consulta::check_batch,
         hash_consulta::by_hash,
+        titulares::export,
         webhook_urls::register,
         webhook_urls::list,
         webhook_urls::delete,
@@ -86,6 +87,8 @@ pub struct DocsServers {
         dto::consent_read::ResultadoConsulta,
         dto::consent_read::ConsultarLote,
         dto::consent_read::ResultadoLote,
+        dto::subject_export::ExportarTitular,
+        dto::subject_export::ConsentimentosDoTitular,
         dto::webhook_url::RegistrarWebhookUrl,
         dto::webhook_url::WebhookUrlRegistrada,
         dto::webhook_url::SegredoRotacionado,
@@ -98,6 +101,7 @@ pub struct DocsServers {
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
+        (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),
     ),
     modifiers(&CommonToEveryApiOperation),

@@ -2,18 +2,13 @@
 //! idempotent with an `Idempotency-Key`), read one, list, revoke.
 
 mod creation_docs;
-mod idempotency;
 
-use actix_web::{web, HttpRequest, HttpResponse};
-use application::{
-    request_fingerprint, Completion, ConsentListQuery, CreatedConsentRequest, Idempotent, Services,
-};
+use actix_web::{web, HttpResponse};
+use application::{ConsentListQuery, CreatedConsentRequest};
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
 use uuid::Uuid;
 
 use creation_docs::{CreationResponses, IdempotencyKeyParam};
-use idempotency::{IdempotencyHeader, JsonWithBytes};
-pub use idempotency::{IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER};
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
@@ -24,7 +19,9 @@ use crate::dto::consent_request::{
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::revocation::RevogarSolicitacao;
 use crate::error::ApiError;
+use crate::idempotency::{self, IdempotentJson, IdempotentRequest};
 use crate::optional_json::OptionalJson;
+use crate::state::ApiState;
 
 /// Registers a consent request the subject has already answered (status `ativo`).
 #[utoipa::path(
@@ -41,22 +38,12 @@ use crate::optional_json::OptionalJson;
     responses(CreationResponses)
 )]
 pub async fn create_active(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    idempotency: IdempotencyHeader,
-    req: HttpRequest,
-    body: JsonWithBytes<CriarSolicitacaoAtiva>,
+    body: IdempotentJson<CriarSolicitacaoAtiva>,
 ) -> Result<HttpResponse, ApiError> {
     let draft = body.value.into();
-    create(
-        services,
-        key,
-        idempotency,
-        request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
-        draft,
-        CreationVariant::Active,
-    )
-    .await
+    create(state, key, body.idempotency, draft, CreationVariant::Active).await
 }
 
 /// Registers a consent request waiting for the subject's answer (status `pendente`).
@@ -74,81 +61,38 @@ pub async fn create_active(
     responses(CreationResponses)
 )]
 pub async fn create_pending(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    idempotency: IdempotencyHeader,
-    req: HttpRequest,
-    body: JsonWithBytes<CriarSolicitacaoPendente>,
+    body: IdempotentJson<CriarSolicitacaoPendente>,
 ) -> Result<HttpResponse, ApiError> {
     let draft = body.value.into();
     create(
-        services,
+        state,
         key,
-        idempotency,
-        request_fingerprint(req.method().as_str(), req.path(), &body.bytes),
+        body.idempotency,
         draft,
         CreationVariant::Pending,
     )
     .await
 }
 
-/// Without a key, as always: create and answer. With one, all in the request's one blocking hop:
-/// take the key (or replay, or refuse), create under the id the key reserved, keep the answer if
-/// it is final (200, 422), answer.
+/// Creates under the id the idempotency key reserved, or a fresh one without a key.
 async fn create(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    IdempotencyHeader(idempotency_key): IdempotencyHeader,
-    fingerprint: String,
+    idempotency: Option<IdempotentRequest>,
     draft: ConsentRequestDraft,
     variant: CreationVariant,
 ) -> Result<HttpResponse, ApiError> {
-    let Some(idempotency_key) = idempotency_key else {
-        let CreatedConsentRequest { id, pgcc_id } =
-            as_company(&services, key, move |s, company| {
-                Ok(s.create_consent_request.execute(company, draft, variant)?)
-            })
-            .await?;
-        return Ok(HttpResponse::Ok().json(Envelope::ok(SolicitacaoCriada { id, pgcc_id })));
-    };
-    let outcome = as_company(&services, key, move |s, company| {
-        let outcome =
-            s.idempotency
-                .run(company.id, &idempotency_key, &fingerprint, |reserved_id| {
-                    let answered = s
-                        .create_consent_request
-                        .execute_with_id(company, draft, variant, reserved_id)
-                        .map_err(ApiError::from)
-                        .and_then(|CreatedConsentRequest { id, pgcc_id }| {
-                            idempotency::success_answer(&Envelope::ok(SolicitacaoCriada {
-                                id,
-                                pgcc_id,
-                            }))
-                        });
-                    match answered {
-                        Ok(kept) => Completion {
-                            result: Ok(kept.clone()),
-                            keep: Some(kept),
-                        },
-                        Err(error) => match idempotency::kept_error_answer(&error) {
-                            Some(kept) => Completion {
-                                result: Ok(kept.clone()),
-                                keep: Some(kept),
-                            },
-                            None => Completion {
-                                result: Err(error),
-                                keep: None,
-                            },
-                        },
-                    }
-                })?;
-        Ok(outcome)
+    idempotency::run_as_company(&state, key, idempotency, move |s, company, reserved| {
+        let service = &s.create_consent_request;
+        let CreatedConsentRequest { id, pgcc_id } = match reserved {
+            Some(id) => service.execute_with_id(company, draft, variant, id)?,
+            None => service.execute(company, draft, variant)?,
+        };
+        Ok(Envelope::ok(SolicitacaoCriada { id, pgcc_id }))
     })
-    .await?;
-    match outcome {
-        Idempotent::Ran(answer) => Ok(idempotency::answer(answer?)),
-        Idempotent::Replayed(kept) => Ok(idempotency::replay(kept)),
-    }
+    .await
 }
 
 /// One of the company's consent requests, with its history.
@@ -164,14 +108,14 @@ async fn create(
     )
 )]
 pub async fn get(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
     query: crate::query::Query<MostrarCpf>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let mostrar_cpf = query.mostrar_cpf;
-    let record = as_company(&services, key, move |s, company| {
+    let record = as_company(&state, key, move |s, company| {
         Ok(s.get_consent_request.execute(company, id)?)
     })
     .await?;
@@ -193,7 +137,7 @@ pub async fn get(
     )
 )]
 pub async fn list(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     query: crate::query::Query<FiltroSolicitacoes>,
 ) -> Result<HttpResponse, ApiError> {
@@ -210,7 +154,7 @@ pub async fn list(
         cursor: q.cursor,
         limite: q.limite,
     };
-    let page = as_company(&services, key, move |s, company| {
+    let page = as_company(&state, key, move |s, company| {
         Ok(s.list_consent_requests.execute(company, list_query)?)
     })
     .await?;
@@ -254,7 +198,7 @@ pub async fn list(
     )
 )]
 pub async fn revoke(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
     body: OptionalJson<RevogarSolicitacao>,
@@ -264,7 +208,7 @@ pub async fn revoke(
         Some(body) => body.try_into_domain().map_err(ApiError::Validation)?,
         None => None,
     };
-    let record = as_company(&services, key, move |s, company| {
+    let record = as_company(&state, key, move |s, company| {
         Ok(s.revoke_consent_request.execute(company, id, motivo)?)
     })
     .await?;

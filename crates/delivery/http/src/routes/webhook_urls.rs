@@ -2,7 +2,7 @@
 //! rotate the secret, re-enable, test, the delivery log and replays.
 
 use actix_web::{web, HttpResponse};
-use application::Services;
+
 use domain::Envelope;
 use serde_json::json;
 use uuid::Uuid;
@@ -15,6 +15,7 @@ use crate::dto::webhook_url::{
     TesteWebhookUrl, WebhookUrlRegistrada,
 };
 use crate::error::ApiError;
+use crate::state::ApiState;
 
 /// Registers a URL to receive the company's notifications; answers its signing secret, once.
 #[utoipa::path(
@@ -37,12 +38,12 @@ use crate::error::ApiError;
     )
 )]
 pub async fn register(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     body: web::Json<RegistrarWebhookUrl>,
 ) -> Result<HttpResponse, ApiError> {
     let RegistrarWebhookUrl { url, eventos } = body.into_inner();
-    let registered = as_company(&services, key, move |s, company| {
+    let registered = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls
             .register_choosing(company, &url, eventos.as_deref())?)
     })
@@ -65,11 +66,8 @@ pub async fn register(
         (status = 200, description = "The company's active webhook URLs.", body = EnvelopeDoc<Vec<WebhookUrlRegistrada>>),
     )
 )]
-pub async fn list(
-    services: web::Data<Services>,
-    key: ApiKeyHeader,
-) -> Result<HttpResponse, ApiError> {
-    let webhooks = as_company(&services, key, |s, company| {
+pub async fn list(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpResponse, ApiError> {
+    let webhooks = as_company(&state, key, |s, company| {
         Ok(s.webhook_urls.list(company)?)
     })
     .await?;
@@ -100,7 +98,7 @@ pub async fn list(
     )
 )]
 pub async fn choose_events(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
     body: web::Json<AlterarEventosWebhookUrl>,
@@ -111,7 +109,7 @@ pub async fn choose_events(
             "campo obrigatório ausente `eventos` (use null para receber todos os tipos)".into(),
         ));
     };
-    let webhook = as_company(&services, key, move |s, company| {
+    let webhook = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls
             .choose_events(company, id, eventos.as_deref())?)
     })
@@ -137,12 +135,12 @@ pub async fn choose_events(
     )
 )]
 pub async fn test(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let result = as_company(&services, key, move |s, company| {
+    let result = as_company(&state, key, move |s, company| {
         Ok(s.test_webhook_url.execute(company, id)?)
     })
     .await?;
@@ -171,13 +169,13 @@ pub async fn test(
     )
 )]
 pub async fn delete(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     // A malformed id names no webhook URL: 404, as for an unknown one.
     let id = parse_id(&path)?;
-    as_company(&services, key, move |s, company| {
+    as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.delete(company, id)?)
     })
     .await?;
@@ -201,12 +199,12 @@ pub async fn delete(
     )
 )]
 pub async fn rotate_secret(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let segredo = as_company(&services, key, move |s, company| {
+    let segredo = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.rotate_secret(company, id)?)
     })
     .await?;
@@ -230,12 +228,12 @@ pub async fn rotate_secret(
     )
 )]
 pub async fn reenable(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let webhook = as_company(&services, key, move |s, company| {
+    let webhook = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.reenable(company, id)?)
     })
     .await?;
@@ -259,14 +257,14 @@ pub async fn reenable(
     )
 )]
 pub async fn deliveries(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
     query: crate::query::Query<LimiteEntregas>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let limite = query.limite;
-    let records = as_company(&services, key, move |s, company| {
+    let records = as_company(&state, key, move |s, company| {
         Ok(s.webhook_deliveries.list(company, id, limite)?)
     })
     .await?;
@@ -291,13 +289,13 @@ pub async fn deliveries(
     )
 )]
 pub async fn replay(
-    services: web::Data<Services>,
+    state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (url_id, delivery_id) = path.into_inner();
     let (url_id, delivery_id) = (parse_id(&url_id)?, parse_id(&delivery_id)?);
-    as_company(&services, key, move |s, company| {
+    as_company(&state, key, move |s, company| {
         Ok(s.webhook_deliveries.replay(company, url_id, delivery_id)?)
     })
     .await?;

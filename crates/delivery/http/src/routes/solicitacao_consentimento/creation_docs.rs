@@ -9,7 +9,7 @@ use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Header)]
-#[allow(dead_code)] // documentation only; the header is read by `IdempotencyHeader`
+#[allow(dead_code)] // documentation only; the header is read by `IdempotentJson`
 pub struct IdempotencyKeyParam {
     /// Optional, 1 to 255 visible ASCII characters, scoped to the company. A retry with the same
     /// key and the same request (method, path, body bytes) within 24 h answers the first answer

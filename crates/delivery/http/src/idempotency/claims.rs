@@ -1,67 +1,15 @@
-//! Idempotent requests (header `Idempotency-Key`): the first request with a key runs and its
-//! answer is kept; a retry with the same key and the same request gets that answer again instead
-//! of running twice (docs/decisions.md, "Idempotency").
-//!
-//! Keys are scoped by company. A request is identified by its fingerprint (SHA-256 of method,
-//! path and body bytes): the same key with another request is refused. While a request runs it
-//! holds the key for a lease (60 s): a concurrent retry is refused as in progress, and a retry
-//! after its process died takes the key over once the lease is over. Only answers the caller
-//! chooses to keep are replayed; otherwise the key is released and the next retry runs again,
-//! under the same reserved resource id.
+//! Running a request under its key: claim the key (or replay, or refuse), run, then keep the
+//! answer or release the key. The rules of the key's row (lease, holder, fingerprint) are the
+//! repository's ([`ports::IdempotencyRepository`]).
 
 use std::sync::Arc;
 
 use chrono::Duration;
 use domain::CompanyId;
-use ports::{
-    Clock, IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError, StoredResponse,
-};
-use sha2::{Digest, Sha256};
+use ports::{Clock, IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError};
 use uuid::Uuid;
 
-/// How long a running request holds its key before a retry may take it over.
-pub const IDEMPOTENCY_LEASE_SECONDS: i64 = 60;
-
-/// The longest key accepted.
-pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 255;
-
-/// A valid idempotency key: 1 to 255 visible ASCII characters (`!` to `~`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdempotencyKey(String);
-
-/// The header's value is not a valid key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("an idempotency key is 1 to 255 visible ASCII characters")]
-pub struct InvalidIdempotencyKey;
-
-impl IdempotencyKey {
-    /// The key exactly as sent (no trimming: a space is not a visible character).
-    pub fn parse(raw: &str) -> Result<IdempotencyKey, InvalidIdempotencyKey> {
-        let valid = (1..=IDEMPOTENCY_KEY_MAX_LEN).contains(&raw.len())
-            && raw.bytes().all(|b| b.is_ascii_graphic());
-        if valid {
-            Ok(IdempotencyKey(raw.to_owned()))
-        } else {
-            Err(InvalidIdempotencyKey)
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// Lower-case hex SHA-256 of the canonical request: the method (upper-case), a line feed, the
-/// path, a line feed, then the body bytes as received.
-pub fn request_fingerprint(method: &str, path: &str, body: &[u8]) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(method.to_ascii_uppercase().as_bytes());
-    hasher.update(b"\n");
-    hasher.update(path.as_bytes());
-    hasher.update(b"\n");
-    hasher.update(body);
-    hex::encode(hasher.finalize())
-}
+use super::{IdempotencyKey, StoredResponse, IDEMPOTENCY_LEASE_SECONDS};
 
 /// What a run produced: the caller's result, and the answer to keep for replays (`None`: the
 /// outcome is not final, e.g. the PGCC timed out; the key is released so that a retry runs).
@@ -134,9 +82,9 @@ impl Idempotency {
         };
         let recurso_id = match self.keys.begin(&claim)? {
             IdempotencyBegin::Run { recurso_id } => recurso_id,
-            IdempotencyBegin::Replay(response) => {
-                tracing::info!(empresa_id = %empresa, status = response.status, "idempotent replay");
-                return Ok(Idempotent::Replayed(response));
+            IdempotencyBegin::Replay(outcome) => {
+                tracing::info!(empresa_id = %empresa, status = outcome.status, "idempotent replay");
+                return Ok(Idempotent::Replayed(StoredResponse::from(outcome)));
             }
             IdempotencyBegin::Mismatch => return Err(IdempotencyError::Mismatch),
             IdempotencyBegin::InProgress => return Err(IdempotencyError::InProgress),
@@ -144,9 +92,10 @@ impl Idempotency {
         let Completion { result, keep } = work(recurso_id);
         let at = self.clock.now();
         let settled = match &keep {
-            Some(response) => self
-                .keys
-                .complete(empresa, key.as_str(), dono, response, at),
+            Some(response) => {
+                self.keys
+                    .complete(empresa, key.as_str(), dono, &response.to_outcome(), at)
+            }
             None => self.keys.release(empresa, key.as_str(), dono, at),
         };
         match settled {
@@ -166,42 +115,28 @@ impl Idempotency {
     }
 }
 
-/// The purge worker's round: forgets keys older than the retention.
-#[derive(Clone)]
-pub struct PurgeIdempotencyKeys {
-    keys: Arc<dyn IdempotencyRepository>,
-    clock: Arc<dyn Clock>,
-    retention: Duration,
-}
-
-impl PurgeIdempotencyKeys {
-    pub fn new(
-        keys: Arc<dyn IdempotencyRepository>,
-        clock: Arc<dyn Clock>,
-        retention: Duration,
-    ) -> Self {
-        Self {
-            keys,
-            clock,
-            retention,
-        }
-    }
-
-    /// Deletes up to `batch_size` keys created more than the retention ago; returns how many.
-    pub fn run_once(&self, batch_size: u32) -> Result<u32, RepoError> {
-        self.keys
-            .purge_created_before(self.clock.now() - self.retention, batch_size)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
 
-    use ports::MockIdempotencyRepository;
+    use chrono::{DateTime, TimeZone, Utc};
+    use ports::{MockClock, MockIdempotencyRepository, StoredOutcome};
 
     use super::*;
-    use crate::test_support::{company, fixed_clock, now};
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
+    }
+
+    fn fixed_clock() -> Arc<dyn Clock> {
+        let mut clock = MockClock::new();
+        clock.expect_now().returning(now);
+        Arc::new(clock)
+    }
+
+    fn company_id() -> CompanyId {
+        CompanyId(Uuid::from_u128(0x0e4a_0000_0000_4000_8000_0000_0000_0001))
+    }
 
     fn key() -> IdempotencyKey {
         IdempotencyKey::parse("pedido-42").unwrap()
@@ -212,6 +147,11 @@ mod tests {
             status,
             body: body.as_bytes().to_vec(),
         }
+    }
+
+    /// [`answer`] as the repository stores it.
+    fn stored(status: u16, body: &str) -> StoredOutcome {
+        answer(status, body).to_outcome()
     }
 
     fn service(keys: MockIdempotencyRepository) -> Idempotency {
@@ -229,52 +169,6 @@ mod tests {
             Ok(begin.clone())
         });
         keys
-    }
-
-    #[test]
-    fn keys_are_one_to_255_visible_ascii_characters() {
-        for ok in [
-            "a",
-            "pedido-42",
-            "~!#$%&'()*+,-./:;<=>?@[]^_`{|}",
-            &"k".repeat(255),
-        ] {
-            assert_eq!(IdempotencyKey::parse(ok).unwrap().as_str(), ok);
-        }
-        for bad in [
-            "",
-            " ",
-            "com espaço",
-            "tab\t",
-            "ç",
-            "nul\0",
-            &"k".repeat(256),
-        ] {
-            assert_eq!(
-                IdempotencyKey::parse(bad),
-                Err(InvalidIdempotencyKey),
-                "{bad:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn the_fingerprint_covers_method_path_and_body_bytes() {
-        let base = request_fingerprint("POST", "/api/x", b"{\"a\":1}");
-
-        assert_eq!(base.len(), 64);
-        assert!(base
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
-        assert_eq!(base, request_fingerprint("post", "/api/x", b"{\"a\":1}"));
-        assert_ne!(base, request_fingerprint("PUT", "/api/x", b"{\"a\":1}"));
-        assert_ne!(base, request_fingerprint("POST", "/api/y", b"{\"a\":1}"));
-        assert_ne!(base, request_fingerprint("POST", "/api/x", b"{\"a\": 1}"));
-        // the separator keeps path and body apart
-        assert_ne!(
-            request_fingerprint("POST", "/a", b"b"),
-            request_fingerprint("POST", "/a\nb", b"")
-        );
     }
 
     #[test]
@@ -306,7 +200,7 @@ mod tests {
         let mut ran_with = None;
 
         let outcome = service(keys)
-            .run(company().id, &key(), "f".repeat(64).as_str(), |id| {
+            .run(company_id(), &key(), "f".repeat(64).as_str(), |id| {
                 ran_with = Some(id);
                 Completion {
                     result: "created",
@@ -317,7 +211,7 @@ mod tests {
 
         assert!(matches!(outcome, Idempotent::Ran("created")));
         let claim = claims.lock().unwrap()[0].clone();
-        assert_eq!(claim.empresa, company().id);
+        assert_eq!(claim.empresa, company_id());
         assert_eq!(claim.chave, "pedido-42");
         assert_eq!(claim.impressao, "f".repeat(64));
         assert_eq!(claim.now, now());
@@ -326,10 +220,10 @@ mod tests {
         assert_eq!(
             *kept.lock().unwrap(),
             [(
-                company().id,
+                company_id(),
                 "pedido-42".to_owned(),
                 claim.dono,
-                answer(200, "{\"ok\":1}"),
+                stored(200, "{\"ok\":1}"),
                 now()
             )]
         );
@@ -359,7 +253,7 @@ mod tests {
             });
 
         let outcome = service(keys)
-            .run(company().id, &key(), "fp", |id| {
+            .run(company_id(), &key(), "fp", |id| {
                 assert_eq!(id, reserved, "a retry works under the id reserved first");
                 Completion {
                     result: "504",
@@ -379,14 +273,14 @@ mod tests {
     #[test]
     fn a_completed_key_replays_its_answer_without_running() {
         let mut keys = keys_answering(
-            IdempotencyBegin::Replay(answer(422, "{\"erro\":1}")),
+            IdempotencyBegin::Replay(stored(422, "{\"erro\":1}")),
             Arc::default(),
         );
         keys.expect_complete().times(0);
         keys.expect_release().times(0);
 
         let outcome = service(keys)
-            .run(company().id, &key(), "fp", |_| -> Completion<()> {
+            .run(company_id(), &key(), "fp", |_| -> Completion<()> {
                 panic!("a replay runs nothing")
             })
             .unwrap();
@@ -405,7 +299,7 @@ mod tests {
         ] {
             let keys = keys_answering(begin, Arc::default());
 
-            let result = service(keys).run(company().id, &key(), "fp", |_| -> Completion<()> {
+            let result = service(keys).run(company_id(), &key(), "fp", |_| -> Completion<()> {
                 panic!("nothing runs")
             });
 
@@ -423,7 +317,7 @@ mod tests {
         keys.expect_begin()
             .returning(|_| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
 
-        let result = service(keys).run(company().id, &key(), "fp", |_| -> Completion<()> {
+        let result = service(keys).run(company_id(), &key(), "fp", |_| -> Completion<()> {
             panic!("nothing runs")
         });
 
@@ -450,27 +344,12 @@ mod tests {
         keys.expect_release().times(0);
 
         let outcome = service(keys)
-            .run(company().id, &key(), "fp", |_| Completion {
+            .run(company_id(), &key(), "fp", |_| Completion {
                 result: 1,
                 keep: Some(answer(200, "{}")),
             })
             .unwrap();
 
         assert!(matches!(outcome, Idempotent::Ran(1)));
-    }
-
-    #[test]
-    fn the_purge_forgets_keys_older_than_the_retention() {
-        let mut keys = MockIdempotencyRepository::new();
-        keys.expect_purge_created_before()
-            .withf(|before, limit| *before == now() - Duration::hours(24) && *limit == 500)
-            .times(1)
-            .returning(|_, _| Ok(3));
-
-        let purged = PurgeIdempotencyKeys::new(Arc::new(keys), fixed_clock(), Duration::hours(24))
-            .run_once(500)
-            .unwrap();
-
-        assert_eq!(purged, 3);
     }
 }

@@ -1,0 +1,391 @@
+//! The two-phase creation (docs/decisions.md, "No consent lost or duplicated"): the row is
+//! stored `em_andamento` before the PGCC is asked, then confirmed or cancelled; the reconciler
+//! claims the creations left unfinished.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::Error as DieselError;
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use domain::{Cnpj, CompanyId, ConsentRequest, EventType, WebhookEvent};
+use ports::{Confirmation, CreationRecord, CreationStart, RepoError, UnfinishedCreation};
+use uuid::Uuid;
+
+use super::sql_limit;
+use crate::conn::with_conn;
+use crate::fixed_sql::statement;
+use crate::models::{
+    SolicitacaoConsentimentoRow, UnfinishedCreationRow, CRIACAO_CANCELADA, CRIACAO_CONFIRMADA,
+    CRIACAO_EM_ANDAMENTO,
+};
+use crate::outbox::{self, deliveries_of_eventos};
+use crate::schema::solicitacoes_consentimento as sc;
+use crate::PgPool;
+
+statement! {
+    /// `begin_creation` in one statement: insert the row `em_andamento` (no PGCC id;
+    /// `proximo_status_em` takes its default) or, when the id exists, take it over (back to
+    /// `em_andamento`, stamped with this attempt, any recorded "not found" forgotten: this
+    /// attempt may create it) unless it is confirmed or another company's. One row is inserted
+    /// or updated exactly when the creation may go on.
+    struct BeginCreation<'a> {
+        id: Uuid as SqlUuid,
+        empresa_id: Uuid as SqlUuid,
+        caso_de_uso_id: Uuid as SqlUuid,
+        caso_de_uso_id_template: &'a str as Text,
+        cpf_titular: &'a str as Text,
+        tipo_titular: &'static str as Text,
+        modalidade_acesso: &'static str as Text,
+        cnpj_anuente: Option<&'a str> as Nullable<Text>,
+        data_expiracao_consentimento: DateTime<Utc> as Timestamptz,
+        data_titular_respondeu_consentimento: Option<DateTime<Utc>> as Nullable<Timestamptz>,
+        prova_coleta: Option<&'a str> as Nullable<Text>,
+        status: &'static str as Text,
+        hash: &'a str as Text,
+        criado_em: DateTime<Utc> as Timestamptz,
+        atualizado_em: DateTime<Utc> as Timestamptz,
+        attempt_at: DateTime<Utc> as Timestamptz,
+    }
+    "INSERT INTO solicitacoes_consentimento AS s (
+    id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
+    modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
+    data_titular_respondeu_consentimento, prova_coleta, status, hash, criado_em, atualizado_em,
+    criacao, criacao_tentativa_em)
+VALUES (
+    $id, $empresa_id, $caso_de_uso_id, $caso_de_uso_id_template, $cpf_titular, $tipo_titular,
+    $modalidade_acesso, $cnpj_anuente, $data_expiracao_consentimento,
+    $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $criado_em,
+    $atualizado_em, 'em_andamento', $attempt_at)
+ON CONFLICT (id) DO UPDATE
+SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
+    criacao_nao_encontrada_em = NULL
+WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'"
+}
+
+impl<'a> BeginCreation<'a> {
+    /// `request` as a row: the CPF as its 11 digits, the enumerations by their wire names.
+    fn of(request: &'a ConsentRequest, attempt_at: DateTime<Utc>) -> Self {
+        let dados = &request.dados;
+        BeginCreation {
+            id: request.id,
+            empresa_id: request.empresa_id.0,
+            caso_de_uso_id: request.caso_de_uso_id,
+            caso_de_uso_id_template: &dados.caso_de_uso_id_template,
+            cpf_titular: dados.cpf_titular.as_str(),
+            tipo_titular: dados.tipo_titular.as_str(),
+            modalidade_acesso: dados.modalidade_acesso.as_str(),
+            cnpj_anuente: dados.cnpj_anuente.as_ref().map(Cnpj::as_str),
+            data_expiracao_consentimento: dados.data_expiracao_consentimento,
+            data_titular_respondeu_consentimento: dados
+                .resposta
+                .as_ref()
+                .map(|r| r.data_titular_respondeu_consentimento),
+            prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
+            status: request.status.as_str(),
+            hash: &request.hash,
+            criado_em: request.criado_em,
+            atualizado_em: request.atualizado_em,
+            attempt_at,
+        }
+    }
+}
+
+statement! {
+    /// `confirm_creation` in one statement, so one implicit transaction: the update confirms
+    /// the row (PGCC id, no attempt, next status check) only if it is unconfirmed and still
+    /// holds the content the event was built from (hash, status, update time: an unconfirmed
+    /// row's content never changes, so this only guards against a bug); then, from the updated
+    /// row only, the `solicitacao.criada` event with its deliveries and the creation's history
+    /// entry (`de` NULL, dated `criado_em`). Nothing is written when the update changed no row;
+    /// the count is the number of history entries written (1 or 0). The update's row lock makes
+    /// a concurrent confirmation wait, then find the row confirmed and write nothing.
+    struct ConfirmCreation<'a> {
+        id: Uuid as SqlUuid,
+        empresa_id: Uuid as SqlUuid,
+        pgcc_id: &'a str as Text,
+        next_check_at: DateTime<Utc> as Timestamptz,
+        hash: &'a str as Text,
+        status: &'static str as Text,
+        atualizado_em: DateTime<Utc> as Timestamptz,
+        event_id: Uuid as SqlUuid,
+        event_tipo: &'static str as Text,
+        event_payload: String as Text,
+        event_at: DateTime<Utc> as Timestamptz,
+    }
+    concat!(
+        "WITH confirmada AS (
+    UPDATE solicitacoes_consentimento
+    SET criacao = 'confirmada', pgcc_id = $pgcc_id, criacao_tentativa_em = NULL,
+        criacao_nao_encontrada_em = NULL, proximo_status_em = $next_check_at
+    WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
+      AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em
+    RETURNING id, empresa_id, status, criado_em
+), eventos AS (
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+    SELECT $event_id, empresa_id, $event_tipo, $event_payload, $event_at FROM confirmada
+    RETURNING id, empresa_id, tipo, criado_em
+), entregas AS (
+",
+        deliveries_of_eventos!(),
+        "
+)
+INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
+SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada"
+    )
+}
+
+statement! {
+    /// `claim_unfinished_creations` in one statement: the subquery locks the unfinished
+    /// creations whose last attempt is at or before `attempted_before` that no other reconciler
+    /// holds (`SKIP LOCKED`), the update stamps `now` as their last attempt, and each comes back
+    /// whole (to be confirmed from its content) with its company's CNPJ.
+    struct ClaimUnfinishedCreations {
+        now: DateTime<Utc> as Timestamptz,
+        attempted_before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "UPDATE solicitacoes_consentimento s
+SET criacao_tentativa_em = $now
+FROM empresas e
+WHERE e.id = s.empresa_id AND s.id IN (
+    SELECT id FROM solicitacoes_consentimento
+    WHERE criacao = 'em_andamento' AND criacao_tentativa_em <= $attempted_before
+    ORDER BY criacao_tentativa_em
+    LIMIT $limit
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING s.*, e.cnpj"
+}
+
+/// [`BeginCreation`]: one statement, one round trip; only when it changed no row (the id is
+/// confirmed, or another company's) a second one reads the confirmed row's PGCC id.
+pub(super) fn begin(
+    pool: &PgPool,
+    request: &ConsentRequest,
+    attempt_at: DateTime<Utc>,
+) -> Result<CreationStart, RepoError> {
+    const OPERATION: &str = "storing a consent request before the PGCC creates it";
+    let found = with_conn(pool, OPERATION, |conn| {
+        if BeginCreation::of(request, attempt_at).execute(conn)? == 1 {
+            return Ok(Some(None));
+        }
+        // confirmed (Some(Some(pgcc_id))), or another company's id (None); a confirmed row
+        // never goes back, so this read cannot miss a row the statement above skipped
+        sc::table
+            .filter(sc::id.eq(request.id))
+            .filter(sc::empresa_id.eq(request.empresa_id.0))
+            .select(sc::pgcc_id)
+            .first::<Option<String>>(conn)
+            .optional()
+    })?;
+    match found {
+        Some(None) => Ok(CreationStart::Started),
+        Some(Some(pgcc_id)) => Ok(CreationStart::AlreadyConfirmed { pgcc_id }),
+        None => Err(RepoError::Unexpected(
+            anyhow::anyhow!("the consent request id is taken by another company")
+                .context(OPERATION),
+        )),
+    }
+}
+
+/// [`ConfirmCreation`] of `stored` straight away (one round trip on every creation); only when
+/// it changed nothing (taken over since, already confirmed, gone) the row is read: confirmed,
+/// its PGCC id is answered; still unconfirmed, it is confirmed from its content as read.
+pub(super) fn confirm(
+    pool: &PgPool,
+    stored: &ConsentRequest,
+    pgcc_id: &str,
+    at: DateTime<Utc>,
+) -> Result<Confirmation, RepoError> {
+    with_conn(
+        pool,
+        "confirming the creation of a consent request",
+        |conn| {
+            if confirm_if_unchanged(conn, stored, pgcc_id, at)? {
+                return Ok(Confirmation::Confirmed);
+            }
+            // the read only ever finds the row confirmed or gone, unless its content changed
+            // under an unconfirmed id (a bug): the second round reports it
+            for _ in 0..2 {
+                let Some((criacao, row)) = sc::table
+                    .filter(sc::id.eq(stored.id))
+                    .filter(sc::empresa_id.eq(stored.empresa_id.0))
+                    .select((sc::criacao, SolicitacaoConsentimentoRow::as_select()))
+                    .first::<(String, SolicitacaoConsentimentoRow)>(conn)
+                    .optional()?
+                else {
+                    return Ok(Confirmation::Missing);
+                };
+                if criacao == CRIACAO_CONFIRMADA {
+                    return Ok(match row.pgcc_id {
+                        Some(pgcc_id) => Confirmation::AlreadyConfirmed { pgcc_id },
+                        // excluded by a check constraint
+                        None => Confirmation::Missing,
+                    });
+                }
+                let request = row
+                    .try_into_domain_any_creation()
+                    .map_err(|e| DieselError::DeserializationError(e.into()))?;
+                if confirm_if_unchanged(conn, &request, pgcc_id, at)? {
+                    return Ok(Confirmation::Confirmed);
+                }
+            }
+            Err(DieselError::QueryBuilderError(
+                "an unconfirmed consent request changed while being confirmed".into(),
+            ))
+        },
+    )
+}
+
+/// Confirms `request` (as stored, unconfirmed) under `pgcc_id` with its history entry, its
+/// `solicitacao.criada` event and deliveries, in one statement guarded by the stored content;
+/// `false` when the row is not that unconfirmed request any more.
+fn confirm_if_unchanged(
+    conn: &mut PgConnection,
+    request: &ConsentRequest,
+    pgcc_id: &str,
+    at: DateTime<Utc>,
+) -> QueryResult<bool> {
+    let mut confirmed = request.clone();
+    confirmed.pgcc_id = pgcc_id.to_owned();
+    let event = WebhookEvent::consent(
+        EventType::SolicitacaoCriada,
+        &confirmed,
+        confirmed.criado_em,
+    );
+    let changed = ConfirmCreation {
+        id: request.id,
+        empresa_id: request.empresa_id.0,
+        pgcc_id,
+        next_check_at: at,
+        hash: &request.hash,
+        status: request.status.as_str(),
+        atualizado_em: request.atualizado_em,
+        event_id: event.id,
+        event_tipo: event.tipo.as_str(),
+        event_payload: outbox::payload(&event)?,
+        event_at: event.timestamp,
+    }
+    .execute(conn)?;
+    Ok(changed == 1)
+}
+
+pub(super) fn cancel(
+    pool: &PgPool,
+    empresa: CompanyId,
+    id: Uuid,
+    attempt_at: DateTime<Utc>,
+) -> Result<bool, RepoError> {
+    let changed = with_conn(
+        pool,
+        "cancelling the creation of a consent request",
+        |conn| {
+            diesel::update(sc::table.filter(unfinished_attempt(empresa.0, id, attempt_at)))
+                .set(sc::criacao.eq(CRIACAO_CANCELADA))
+                .execute(conn)
+        },
+    )?;
+    Ok(changed == 1)
+}
+
+pub(super) fn record_not_found(
+    pool: &PgPool,
+    empresa: CompanyId,
+    id: Uuid,
+    attempt_at: DateTime<Utc>,
+    at: DateTime<Utc>,
+) -> Result<bool, RepoError> {
+    let changed = with_conn(
+        pool,
+        "recording that the PGCC does not hold a creation",
+        |conn| {
+            diesel::update(
+                sc::table
+                    .filter(unfinished_attempt(empresa.0, id, attempt_at))
+                    // the first "not found" is the one the window runs from
+                    .filter(sc::criacao_nao_encontrada_em.is_null()),
+            )
+            .set(sc::criacao_nao_encontrada_em.eq(Some(at)))
+            .execute(conn)
+        },
+    )?;
+    Ok(changed == 1)
+}
+
+pub(super) fn find(
+    pool: &PgPool,
+    empresa: CompanyId,
+    id: Uuid,
+) -> Result<Option<CreationRecord>, RepoError> {
+    const OPERATION: &str = "reading the creation of a consent request";
+    let found = with_conn(pool, OPERATION, |conn| {
+        sc::table
+            .filter(sc::id.eq(id))
+            .filter(sc::empresa_id.eq(empresa.0))
+            .select((sc::criacao, SolicitacaoConsentimentoRow::as_select()))
+            .first::<(String, SolicitacaoConsentimentoRow)>(conn)
+            .optional()
+    })?;
+    let Some((criacao, row)) = found else {
+        return Ok(None);
+    };
+    let record = match criacao.as_str() {
+        CRIACAO_CONFIRMADA => CreationRecord::Confirmed {
+            pgcc_id: row.pgcc_id.ok_or_else(|| {
+                RepoError::Unexpected(
+                    anyhow::anyhow!("a confirmed consent request has no pgcc_id")
+                        .context(OPERATION),
+                )
+            })?,
+        },
+        CRIACAO_CANCELADA => CreationRecord::Cancelled,
+        CRIACAO_EM_ANDAMENTO => CreationRecord::InProgress(Box::new(
+            row.try_into_domain_any_creation()
+                .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?,
+        )),
+        _ => {
+            return Err(RepoError::Unexpected(
+                anyhow::anyhow!("a consent request has an unknown creation state")
+                    .context(OPERATION),
+            ))
+        }
+    };
+    Ok(Some(record))
+}
+
+/// See [`ClaimUnfinishedCreations`]. The claimed rows come back in no particular order.
+pub(super) fn claim_unfinished(
+    pool: &PgPool,
+    limit: u32,
+    attempted_before: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<Vec<UnfinishedCreation>, RepoError> {
+    const OPERATION: &str = "claiming unfinished consent request creations";
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let rows = with_conn(pool, OPERATION, |conn| {
+        ClaimUnfinishedCreations {
+            now,
+            attempted_before,
+            limit: sql_limit(limit),
+        }
+        .load::<UnfinishedCreationRow>(conn)
+    })?;
+    rows.into_iter()
+        .map(UnfinishedCreationRow::try_into_domain)
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+}
+
+/// The company's request `id` while its creation is still the attempt made at `attempt_at`
+/// (unfinished, and not attempted again since): what the reconciler may settle.
+#[diesel::dsl::auto_type]
+fn unfinished_attempt(empresa: Uuid, id: Uuid, attempt_at: DateTime<Utc>) -> _ {
+    let em_andamento: &'static str = CRIACAO_EM_ANDAMENTO;
+    let attempt: Option<DateTime<Utc>> = Some(attempt_at);
+    sc::id
+        .eq(id)
+        .and(sc::empresa_id.eq(empresa))
+        .and(sc::criacao.eq(em_andamento))
+        .and(sc::criacao_tentativa_em.eq(attempt))
+}

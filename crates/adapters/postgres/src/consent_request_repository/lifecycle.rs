@@ -1,0 +1,242 @@
+//! Status changes of confirmed requests: a transition (a revocation, or the PGCC's word), the
+//! status poller's claims and its backoff, and expiry. Only non-terminal requests (`pendente`,
+//! `ativo`) are claimed or expired; the literals below say so, and
+//! `tests/consent_request_state_machine.rs` holds them against the domain's state machine.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text, Timestamptz};
+use domain::{CompanyId, ConsentStatus, EventType, Motivo, TransitionCause, WebhookEvent};
+use ports::{RepoError, StatusCheckItem};
+use uuid::Uuid;
+
+use super::{into_domain_in_tx, sql_limit};
+use crate::conn::{count_u32, with_conn};
+use crate::fixed_sql::statement;
+use crate::models::{
+    NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, StatusCheckRow, CRIACAO_CONFIRMADA,
+};
+use crate::outbox;
+use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::PgPool;
+
+statement! {
+    /// `claim_for_status_check` in one statement: the subquery locks the due rows no other
+    /// worker holds (`SKIP LOCKED`), the update pushes their next check. The status names are
+    /// literals, as in the partial index `solicitacoes_consentimento_status_devido_idx`, so
+    /// every plan can use it.
+    struct ClaimForStatusCheck {
+        next_check_at: DateTime<Utc> as Timestamptz,
+        now: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "UPDATE solicitacoes_consentimento
+SET proximo_status_em = $next_check_at
+WHERE id IN (
+    SELECT id FROM solicitacoes_consentimento
+    WHERE status IN ('pendente', 'ativo') AND proximo_status_em <= $now
+      AND criacao = 'confirmada'
+    ORDER BY proximo_status_em
+    LIMIT $limit
+    FOR UPDATE SKIP LOCKED
+)
+RETURNING id, empresa_id, pgcc_id, status, status_desconhecido_desde"
+}
+
+statement! {
+    /// The change of `expire_due` in one statement: lock up to `limit` non-terminal requests
+    /// whose expiry is at or before `now` (`SKIP LOCKED`: rows another transaction holds are
+    /// left for the next round), move them to `expirado` at `now`, append one history entry
+    /// each from the status they had, with cause `expiracao`, and return the updated rows (for
+    /// their events).
+    struct ExpireDue<'a> {
+        now: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+        expirado: &'a str as Text,
+        expiracao: &'a str as Text,
+    }
+    "WITH vencidas AS (
+    SELECT id, status FROM solicitacoes_consentimento
+    WHERE status IN ('pendente', 'ativo') AND data_expiracao_consentimento <= $now
+      AND criacao = 'confirmada'
+    ORDER BY data_expiracao_consentimento
+    LIMIT $limit
+    FOR UPDATE SKIP LOCKED
+), expiradas AS (
+    UPDATE solicitacoes_consentimento s
+    SET status = $expirado, atualizado_em = $now
+    FROM vencidas v
+    WHERE s.id = v.id
+    RETURNING s.*, v.status AS de
+), historico AS (
+    INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
+    SELECT id, de, $expirado, $now, $expiracao FROM expiradas
+)
+SELECT * FROM expiradas"
+}
+
+/// In one transaction: `UPDATE ... SET status = $to, atualizado_em = $at WHERE id = $id AND
+/// empresa_id = $empresa AND status = $from RETURNING *` and, only when it changed the row, the
+/// history entry and the event of `to` (if it has one) about the returned row, with its
+/// deliveries. The row lock the update takes makes a concurrent identical transition wait, then
+/// find the status changed and answer `false` (writing nothing).
+/// One status change as [`transition`] applies it (the port method's arguments).
+pub(super) struct Change {
+    pub empresa: CompanyId,
+    pub id: Uuid,
+    pub from: ConsentStatus,
+    pub to: ConsentStatus,
+    pub cause: TransitionCause,
+    /// The reason given, kept in the history entry and the event.
+    pub motivo: Option<Motivo>,
+    pub at: DateTime<Utc>,
+}
+
+pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoError> {
+    let Change {
+        empresa,
+        id,
+        from,
+        to,
+        cause,
+        motivo,
+        at,
+    } = change;
+    let entry =
+        NewSolicitacaoHistorico::new(id, Some(from), to, at, cause).with_motivo(motivo.as_ref());
+    let tipo = EventType::for_transition(to);
+    with_conn(pool, "changing the status of a consent request", |conn| {
+        conn.transaction(|conn| {
+            let Some(updated) = diesel::update(
+                sc::table
+                    .filter(sc::id.eq(id))
+                    .filter(sc::empresa_id.eq(empresa.0))
+                    .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+                    .filter(sc::status.eq(from.as_str())),
+            )
+            .set((sc::status.eq(to.as_str()), sc::atualizado_em.eq(at)))
+            .returning(SolicitacaoConsentimentoRow::as_returning())
+            .get_result(conn)
+            .optional()?
+            else {
+                return Ok(false);
+            };
+            diesel::insert_into(sh::table)
+                .values(&entry)
+                .execute(conn)?;
+            if let Some(tipo) = tipo {
+                let request = into_domain_in_tx(updated)?;
+                let event = WebhookEvent::consent(tipo, &request, at).with_motivo(motivo.clone());
+                outbox::write_event(conn, &event)?;
+            }
+            Ok(true)
+        })
+    })
+}
+
+/// See [`ClaimForStatusCheck`]. The claimed rows come back in no particular order.
+pub(super) fn claim_for_status_check(
+    pool: &PgPool,
+    limit: u32,
+    now: DateTime<Utc>,
+    next_check_at: DateTime<Utc>,
+) -> Result<Vec<StatusCheckItem>, RepoError> {
+    const OPERATION: &str = "claiming consent requests for a status check";
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let rows = with_conn(pool, OPERATION, |conn| {
+        ClaimForStatusCheck {
+            next_check_at,
+            now,
+            limit: sql_limit(limit),
+        }
+        .load::<StatusCheckRow>(conn)
+    })?;
+    rows.into_iter()
+        .map(StatusCheckRow::try_into_domain)
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+}
+
+pub(super) fn defer_status_check(
+    pool: &PgPool,
+    empresa: CompanyId,
+    id: Uuid,
+    unknown_since: DateTime<Utc>,
+    next_check_at: DateTime<Utc>,
+) -> Result<bool, RepoError> {
+    let changed = with_conn(
+        pool,
+        "backing off the status check of a consent request",
+        |conn| {
+            diesel::update(
+                sc::table
+                    .filter(sc::id.eq(id))
+                    .filter(sc::empresa_id.eq(empresa.0)),
+            )
+            .set((
+                sc::status_desconhecido_desde.eq(Some(unknown_since)),
+                sc::proximo_status_em.eq(next_check_at),
+            ))
+            .execute(conn)
+        },
+    )?;
+    Ok(changed == 1)
+}
+
+pub(super) fn clear_unknown_status(
+    pool: &PgPool,
+    empresa: CompanyId,
+    id: Uuid,
+) -> Result<(), RepoError> {
+    with_conn(
+        pool,
+        "forgetting an unknown status of a consent request",
+        |conn| {
+            diesel::update(
+                sc::table
+                    .filter(sc::id.eq(id))
+                    .filter(sc::empresa_id.eq(empresa.0))
+                    .filter(sc::status_desconhecido_desde.is_not_null()),
+            )
+            .set(sc::status_desconhecido_desde.eq(None::<DateTime<Utc>>))
+            .execute(conn)
+        },
+    )?;
+    Ok(())
+}
+
+/// In one transaction, two statements whatever the batch size: [`ExpireDue`] (lock, move,
+/// history, returning the moved rows), then one `solicitacao.expirada` event per moved request,
+/// with its deliveries (one batch of the outbox). The count is the number of rows moved.
+pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+    if limit == 0 {
+        return Ok(0);
+    }
+    let moved = with_conn(pool, "expiring consent requests", |conn| {
+        conn.transaction(|conn| {
+            let expired = ExpireDue {
+                now,
+                limit: sql_limit(limit),
+                expirado: ConsentStatus::Expirado.as_str(),
+                expiracao: TransitionCause::Expiracao.as_str(),
+            }
+            .load::<SolicitacaoConsentimentoRow>(conn)?;
+            let events = expired
+                .into_iter()
+                .map(|row| {
+                    let request = into_domain_in_tx(row)?;
+                    Ok(WebhookEvent::consent(
+                        EventType::SolicitacaoExpirada,
+                        &request,
+                        now,
+                    ))
+                })
+                .collect::<QueryResult<Vec<_>>>()?;
+            outbox::write_events(conn, &events)?;
+            Ok(events.len())
+        })
+    })?;
+    Ok(count_u32(moved))
+}

@@ -1,0 +1,213 @@
+//! [`PgConsentRequestRepository`]: one file per seam of the port, as its tests are split.
+//!
+//! - `creation.rs`: the two-phase creation (begin, confirm, cancel, the reconciler's claims).
+//! - `reads.rs`: what the API reads (one request with its history, the list, the HashConsulta
+//!   lookups); `subject_records.rs`: a subject's requests with their histories (the export).
+//! - `lifecycle.rs`: status changes (transition, the status poller's claims, expiry).
+//!
+//! The SQL rules that restate the domain's state machine (which statuses are effectively
+//! `expirado`, which expire, which the poller claims) are held against it by
+//! `tests/consent_request_state_machine.rs`.
+
+mod creation;
+mod lifecycle;
+mod reads;
+mod subject_records;
+
+use chrono::{DateTime, Utc};
+use diesel::result::Error as DieselError;
+use diesel::QueryResult;
+use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Motivo, TransitionCause};
+use ports::{
+    Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
+    CreationStart, ListCursor, RepoError, StatusCheckItem, UnfinishedCreation,
+};
+use uuid::Uuid;
+
+use crate::models::SolicitacaoConsentimentoRow;
+use crate::PgPool;
+
+/// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
+/// Every read filters by `empresa_id`; the worker operations span companies. Only confirmed
+/// requests (`criacao = 'confirmada'`) are read, listed, moved or claimed for a status check;
+/// the creation operations alone see the others.
+#[derive(Clone)]
+pub struct PgConsentRequestRepository {
+    pool: PgPool,
+}
+
+impl PgConsentRequestRepository {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+impl ConsentRequestRepository for PgConsentRequestRepository {
+    fn begin_creation(
+        &self,
+        request: &ConsentRequest,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<CreationStart, RepoError> {
+        creation::begin(&self.pool, request, attempt_at)
+    }
+
+    fn confirm_creation(
+        &self,
+        stored: &ConsentRequest,
+        pgcc_id: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Confirmation, RepoError> {
+        creation::confirm(&self.pool, stored, pgcc_id, at)
+    }
+
+    fn cancel_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        creation::cancel(&self.pool, empresa, id, attempt_at)
+    }
+
+    fn record_creation_not_found(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        attempt_at: DateTime<Utc>,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        creation::record_not_found(&self.pool, empresa, id, attempt_at, at)
+    }
+
+    fn find_creation(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+    ) -> Result<Option<CreationRecord>, RepoError> {
+        creation::find(&self.pool, empresa, id)
+    }
+
+    fn claim_unfinished_creations(
+        &self,
+        limit: u32,
+        attempted_before: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<UnfinishedCreation>, RepoError> {
+        creation::claim_unfinished(&self.pool, limit, attempted_before, now)
+    }
+
+    fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<ConsentRequestRecord>, RepoError> {
+        reads::get(&self.pool, empresa, id)
+    }
+
+    fn list_of_subject(
+        &self,
+        company: CompanyId,
+        cpf: &Cpf,
+        after: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<ConsentRequestRecord>, RepoError> {
+        subject_records::list_of_subject(&self.pool, company, cpf, after, limit)
+    }
+
+    fn list(
+        &self,
+        empresa: CompanyId,
+        filter: &ConsentFilter,
+        after: Option<ListCursor>,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<ConsentRequest>, RepoError> {
+        reads::list(&self.pool, empresa, filter, after, limit, now)
+    }
+
+    fn find_valid(
+        &self,
+        empresa: CompanyId,
+        cpf: &Cpf,
+        caso_de_uso_id_template: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Option<ConsentRequest>, RepoError> {
+        reads::find_valid(&self.pool, empresa, cpf, caso_de_uso_id_template, now)
+    }
+
+    fn find_by_hash(
+        &self,
+        empresa: CompanyId,
+        hash: &str,
+    ) -> Result<Option<ConsentRequest>, RepoError> {
+        reads::find_by_hash(&self.pool, empresa, hash)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn transition(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        from: ConsentStatus,
+        to: ConsentStatus,
+        cause: TransitionCause,
+        motivo: Option<Motivo>,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        lifecycle::transition(
+            &self.pool,
+            lifecycle::Change {
+                empresa,
+                id,
+                from,
+                to,
+                cause,
+                motivo,
+                at,
+            },
+        )
+    }
+
+    fn claim_for_status_check(
+        &self,
+        limit: u32,
+        now: DateTime<Utc>,
+        next_check_at: DateTime<Utc>,
+    ) -> Result<Vec<StatusCheckItem>, RepoError> {
+        lifecycle::claim_for_status_check(&self.pool, limit, now, next_check_at)
+    }
+
+    fn defer_status_check(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        unknown_since: DateTime<Utc>,
+        next_check_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        lifecycle::defer_status_check(&self.pool, empresa, id, unknown_since, next_check_at)
+    }
+
+    fn clear_unknown_status(&self, empresa: CompanyId, id: Uuid) -> Result<(), RepoError> {
+        lifecycle::clear_unknown_status(&self.pool, empresa, id)
+    }
+
+    fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+        lifecycle::expire_due(&self.pool, now, limit)
+    }
+}
+
+/// A limit from the port as SQL's `bigint`.
+fn sql_limit(limit: u32) -> i64 {
+    i64::from(limit)
+}
+
+fn into_domain(
+    row: SolicitacaoConsentimentoRow,
+    operation: &'static str,
+) -> Result<ConsentRequest, RepoError> {
+    row.try_into_domain()
+        .map_err(|e| RepoError::Unexpected(e.context(operation)))
+}
+
+/// [`SolicitacaoConsentimentoRow::try_into_domain`] inside a transaction: a row the domain
+/// refuses aborts it (and is reported as `Unexpected`).
+fn into_domain_in_tx(row: SolicitacaoConsentimentoRow) -> QueryResult<ConsentRequest> {
+    row.try_into_domain()
+        .map_err(|e| DieselError::DeserializationError(e.into()))
+}

@@ -1,0 +1,207 @@
+//! What the API reads: one request with its history, the list, the HashConsulta lookups. Only
+//! confirmed requests are read.
+
+use chrono::{DateTime, Utc};
+use diesel::dsl::sql;
+use diesel::prelude::*;
+use diesel::sql_types::{Bool, Timestamptz};
+use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf};
+use ports::{ConsentFilter, ConsentRequestRecord, ListCursor, RepoError};
+use uuid::Uuid;
+
+use super::{into_domain, sql_limit};
+use crate::conn::with_conn;
+use crate::fixed_sql::fixed_condition;
+use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow, CRIACAO_CONFIRMADA};
+use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::PgPool;
+
+fixed_condition!(
+    /// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of
+    /// the partial indexes `solicitacoes_consentimento_empresa_criado_em_idx`,
+    /// `solicitacoes_consentimento_validas_idx` and `solicitacoes_consentimento_titular_idx`, so
+    /// that every plan, generic ones included, can use them; prepared once per connection.
+    Confirmed,
+    "solicitacoes_consentimento.criacao = 'confirmada'"
+);
+
+fixed_condition!(
+    /// The status is `ativo`, a literal as in the predicate of
+    /// `solicitacoes_consentimento_validas_idx`.
+    StatusAtivo,
+    "solicitacoes_consentimento.status = 'ativo'"
+);
+
+/// The request and its history read in one read-only `REPEATABLE READ` transaction, so the
+/// history always matches the status read (a concurrent transition is seen in both or in
+/// neither).
+pub(super) fn get(
+    pool: &PgPool,
+    empresa: CompanyId,
+    id: Uuid,
+) -> Result<Option<ConsentRequestRecord>, RepoError> {
+    const OPERATION: &str = "reading a consent request";
+    let found = with_conn(pool, OPERATION, |conn| {
+        conn.build_transaction()
+            .repeatable_read()
+            .read_only()
+            .run(|conn| {
+                let Some(row) = sc::table
+                    .filter(sc::id.eq(id))
+                    .filter(sc::empresa_id.eq(empresa.0))
+                    .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+                    .select(SolicitacaoConsentimentoRow::as_select())
+                    .first(conn)
+                    .optional()?
+                else {
+                    return Ok(None);
+                };
+                let history = sh::table
+                    .filter(sh::solicitacao_id.eq(id))
+                    .order((sh::em.asc(), sh::id.asc()))
+                    .select(SolicitacaoHistoricoRow::as_select())
+                    .load(conn)?;
+                Ok(Some((row, history)))
+            })
+    })?;
+    let Some((row, history)) = found else {
+        return Ok(None);
+    };
+    let historico = history
+        .into_iter()
+        .map(SolicitacaoHistoricoRow::try_into_domain)
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?;
+    Ok(Some(ConsentRequestRecord {
+        request: into_domain(row, OPERATION)?,
+        historico,
+    }))
+}
+
+/// Read along the partial index (empresa_id, criado_em, id) WHERE criacao = 'confirmada'
+/// (see [`Confirmed`]): the cursor is the row comparison `(criado_em, id) > ($criado_em, $id)`,
+/// which PostgreSQL turns into an index bound, and the filters are evaluated on the rows read.
+/// The status filter is the effective status at `now` (`ConsentRequest::effective_status`).
+pub(super) fn list(
+    pool: &PgPool,
+    empresa: CompanyId,
+    filter: &ConsentFilter,
+    after: Option<ListCursor>,
+    limit: u32,
+    now: DateTime<Utc>,
+) -> Result<Vec<ConsentRequest>, RepoError> {
+    const OPERATION: &str = "listing consent requests";
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let rows = with_conn(pool, OPERATION, |conn| {
+        let mut query = sc::table
+            .filter(sc::empresa_id.eq(empresa.0))
+            .filter(Confirmed)
+            .select(SolicitacaoConsentimentoRow::as_select())
+            .into_boxed();
+        if let Some(status) = filter.status {
+            query = match status {
+                ConsentStatus::Pendente | ConsentStatus::Ativo => query
+                    .filter(sc::status.eq(status.as_str()))
+                    .filter(sc::data_expiracao_consentimento.gt(now)),
+                ConsentStatus::Expirado => query.filter(
+                    sc::status
+                        .eq(ConsentStatus::Expirado.as_str())
+                        .or(sc::status
+                            .eq_any([
+                                ConsentStatus::Pendente.as_str(),
+                                ConsentStatus::Ativo.as_str(),
+                            ])
+                            .and(sc::data_expiracao_consentimento.le(now))),
+                ),
+                ConsentStatus::Recusado | ConsentStatus::Revogado => {
+                    query.filter(sc::status.eq(status.as_str()))
+                }
+            };
+        }
+        if let Some(template) = &filter.caso_de_uso_id_template {
+            query = query.filter(sc::caso_de_uso_id_template.eq(template.as_str()));
+        }
+        if let Some(cpf) = &filter.cpf_titular {
+            query = query.filter(sc::cpf_titular.eq(cpf.as_str()));
+        }
+        if let Some(from) = filter.criado_de {
+            query = query.filter(sc::criado_em.ge(from));
+        }
+        if let Some(until) = filter.criado_ate {
+            query = query.filter(sc::criado_em.lt(until));
+        }
+        if let Some(from) = filter.atualizado_de {
+            query = query.filter(sc::atualizado_em.ge(from));
+        }
+        if let Some(until) = filter.atualizado_ate {
+            query = query.filter(sc::atualizado_em.lt(until));
+        }
+        if let Some(cursor) = after {
+            query = query.filter(
+                sql::<Bool>(
+                    "(solicitacoes_consentimento.criado_em, solicitacoes_consentimento.id) > (",
+                )
+                .bind::<Timestamptz, _>(cursor.criado_em)
+                .sql(", ")
+                .bind::<diesel::sql_types::Uuid, _>(cursor.id)
+                .sql(")"),
+            );
+        }
+        query
+            .order((sc::criado_em.asc(), sc::id.asc()))
+            .limit(sql_limit(limit))
+            .load(conn)
+    })?;
+    rows.into_iter()
+        .map(|row| into_domain(row, OPERATION))
+        .collect()
+}
+
+/// The status and the creation state are compared with literals, as in the partial index
+/// `solicitacoes_consentimento_validas_idx` (empresa_id, cpf_titular, caso_de_uso_id_template,
+/// data_expiracao_consentimento) WHERE status = 'ativo' AND criacao = 'confirmada', which the
+/// lookup reads backwards from the newest expiry. Valid = effectively `ativo` at `now`.
+pub(super) fn find_valid(
+    pool: &PgPool,
+    empresa: CompanyId,
+    cpf: &Cpf,
+    caso_de_uso_id_template: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<ConsentRequest>, RepoError> {
+    const OPERATION: &str = "finding a valid consent request";
+    let row = with_conn(pool, OPERATION, |conn| {
+        sc::table
+            .filter(sc::empresa_id.eq(empresa.0))
+            .filter(sc::cpf_titular.eq(cpf.as_str()))
+            .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
+            .filter(StatusAtivo)
+            .filter(Confirmed)
+            .filter(sc::data_expiracao_consentimento.gt(now))
+            .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
+            .select(SolicitacaoConsentimentoRow::as_select())
+            .first(conn)
+            .optional()
+    })?;
+    row.map(|row| into_domain(row, OPERATION)).transpose()
+}
+
+/// One indexed read of the unique key (empresa_id, hash).
+pub(super) fn find_by_hash(
+    pool: &PgPool,
+    empresa: CompanyId,
+    hash: &str,
+) -> Result<Option<ConsentRequest>, RepoError> {
+    const OPERATION: &str = "finding a consent request by hash";
+    let row = with_conn(pool, OPERATION, |conn| {
+        sc::table
+            .filter(sc::empresa_id.eq(empresa.0))
+            .filter(sc::hash.eq(hash))
+            .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
+            .select(SolicitacaoConsentimentoRow::as_select())
+            .first(conn)
+            .optional()
+    })?;
+    row.map(|row| into_domain(row, OPERATION)).transpose()
+}

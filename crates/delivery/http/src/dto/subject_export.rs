@@ -1,0 +1,38 @@
+//! The subject export (`POST /api/titulares/consentimentos`): the subject in the body, the page
+//! in the query.
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::consent_read::Solicitacao;
+
+/// Body of `POST /api/titulares/consentimentos`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExportarTitular {
+    /// The subject's CPF, formatted (`529.982.247-25`) or digits only.
+    #[schema(required = true, value_type = String, example = "529.982.247-25")]
+    pub cpf_titular: Option<String>,
+}
+
+/// Paging of the export.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct PaginaExportacao {
+    /// `proximoCursor` of the previous page.
+    pub cursor: Option<String>,
+    /// Page size, 1 to 500 (default 50).
+    #[param(minimum = 1, maximum = 500)]
+    pub limite: Option<u32>,
+}
+
+/// A page of the subject's requests, oldest first, each with its history, its proof of
+/// collection and the CPF in full.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConsentimentosDoTitular {
+    pub itens: Vec<Solicitacao>,
+    /// Pass as `cursor` for the next page; `null` on the last page.
+    pub proximo_cursor: Option<String>,
+}

@@ -1,0 +1,61 @@
+//! `/api/titulares` (tag Titulares): what the company holds of one data subject, for an LGPD
+//! art. 18 access request. The CPF travels in the body, never in a URL.
+
+use actix_web::{web, HttpResponse};
+use application::SubjectExportQuery;
+use domain::Envelope;
+
+use crate::api_key::ApiKeyHeader;
+use crate::blocking::as_company;
+use crate::dto::consent_read::Solicitacao;
+use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
+use crate::dto::subject_export::{ConsentimentosDoTitular, ExportarTitular, PaginaExportacao};
+use crate::error::ApiError;
+use crate::state::ApiState;
+
+/// Every consent request of the subject for the company, with history and proof, the CPF in full.
+#[utoipa::path(
+    post,
+    path = "/api/titulares/consentimentos",
+    operation_id = "exportarConsentimentosDoTitular",
+    tag = "Titulares",
+    params(PaginaExportacao),
+    request_body(content(
+        (ExportarTitular = "application/json"),
+        (ExportarTitular = "text/json"),
+        (ExportarTitular = "application/*+json"),
+    )),
+    responses(
+        (status = 200, description = "A page of the subject's requests, oldest first; follow `proximoCursor` until it is null.", body = EnvelopeDoc<ConsentimentosDoTitular>),
+        (status = 400, description = "Malformed JSON, unknown field, or a non-numeric limit.", body = EnvelopeDoc<Erro>),
+        (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
+        (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "Missing or invalid CPF, limit outside 1..500, bad cursor.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn export(
+    state: web::Data<ApiState>,
+    key: ApiKeyHeader,
+    query: crate::query::Query<PaginaExportacao>,
+    body: web::Json<ExportarTitular>,
+) -> Result<HttpResponse, ApiError> {
+    let page = query.into_inner();
+    let export_query = SubjectExportQuery {
+        cpf_titular: body.into_inner().cpf_titular,
+        cursor: page.cursor,
+        limite: page.limite,
+    };
+    let page = as_company(&state, key, move |s, company| {
+        Ok(s.export_subject.execute(company, export_query)?)
+    })
+    .await?;
+    let data = ConsentimentosDoTitular {
+        itens: page
+            .itens
+            .into_iter()
+            .map(|r| Solicitacao::from_domain(r.request, true, Some(r.historico)))
+            .collect(),
+        proximo_cursor: page.proximo_cursor,
+    };
+    Ok(HttpResponse::Ok().json(Envelope::ok(data)))
+}

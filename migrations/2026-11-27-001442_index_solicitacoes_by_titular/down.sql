@@ -1,0 +1,1 @@
+DROP INDEX solicitacoes_consentimento_titular_idx;

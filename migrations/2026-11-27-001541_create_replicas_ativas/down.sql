@@ -1,0 +1,1 @@
+DROP TABLE replicas_ativas;
