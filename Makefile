@@ -1,5 +1,5 @@
 # The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test build release lint fmt clean-db fuzz-contract fuzz bench bench-domain
+.PHONY: run test build release lint fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
@@ -15,6 +15,9 @@ fuzz: ## each cargo-fuzz target for FUZZ_SECONDS (default 30); not part of `make
 
 bench: ## PostgreSQL + pgcc-sim + release build, 100k-request data set, wrk (req/s) + loadgen (open-loop p50/p99) + pgbench + c15t runs -> docs/performance.md; not run by `make test` nor CI
 	@bash scripts/bench.sh
+
+bench-scale: ## cost curves: consent requests growing 10^5 -> 10^6 -> 10^7 (COPY), req/s + open-loop p50/p99 of creation and the reads, table and index sizes -> docs/performance.md; ~9 GB of disk; not run by `make test` nor CI
+	@bash scripts/bench-scale.sh
 
 bench-domain: ## criterion benchmarks of the domain's hot paths (CPF/CNPJ parsing, envelope serialization)
 	cargo bench -p consent-domain

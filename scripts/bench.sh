@@ -13,13 +13,21 @@
 #   health       GET /health/live: the HTTP stack's limit                (wrk, then loadgen)
 #   pg_list      the list query alone                                     (pgbench -M prepared)
 #   pg_key_list  the API-key lookup + the list query                      (pgbench -M prepared)
+#   pg_create    the statements one creation sends, captured from the service (pgbench -M prepared,
+#                scripts/bench/pgbench_create.sql): the database's own limit for creation
+#   pg_create_inflight  the same creation with a separate in-flight table (a lever of issue 15,
+#                measured, not built: scripts/bench/pgbench_create_inflight.sql)
+#   pg_status_claim  the status worker's claim of 200 due open requests (pgbench; rows/s = 200 x tps)
+#                (pg_create* each also give a `_net` line: its rate less the prelude SELECT that makes the
+#                binds, from pgbench -r's statement latencies: scripts/bench/net_of_prelude.py)
 #   c15t_*       @c15t/backend on the same PostgreSQL (scripts/bench/c15t.sh), when it can run
 #
 # Two load generators: wrk (closed loop: each connection sends its next request when the answer
 # comes) gives the maximum req/s; loadgen (crates/loadgen, built with the service; open loop:
 # request i is due at i / rate and its latency counts from when it was due, so a slow answer is
 # not hidden by the requests it delayed, as with wrk2 or `oha -q --latency-correction`) gives the
-# p50/p99, at BENCH_LOADGEN_FRACTION of the req/s wrk measured for the same scenario just before,
+# p50/p99 (only of a run that kept its schedule: one that fell more than 5% behind is
+# generator-bound, its latency not printed, and loadgen tries again at a lower rate), at BENCH_LOADGEN_FRACTION of the req/s wrk measured for the same scenario just before,
 # in the same round (pgcc_direct: at create_ativo's loadgen rate, so the creation overhead
 # compares equal loads). Why not oha: `cargo install oha` takes 12-16 min on this 2-core machine,
 # more than the whole budget of `make bench`.
@@ -74,7 +82,7 @@ work=$out/run
 rm -rf "$work"; mkdir -p "$work"
 chmod 755 "$out" "$work"
 results=$out/results.tsv
-printf 'scenario\tround\ttool\trequests\tseconds\tunexpected\tsocket_errors\tp50_us\tp99_us\tapp_cpu_s\tpg_cpu_s\tpeak_rss_kb\trate\n' > "$results"
+printf 'scenario\tround\ttool\trequests\tseconds\tunexpected\tsocket_errors\tp50_us\tp99_us\tapp_cpu_s\tpg_cpu_s\tpeak_rss_kb\trate\tachieved_rate\tgenerator_bound\tstepped_down\n' > "$results"
 
 dir=$(cluster_dir "bench-$$")
 sim_pid=""; api_pid=""; c15t_pid=""; bg_pids=""
@@ -134,6 +142,8 @@ export APP__RATE_LIMIT__PER_SECOND=1000000 APP__RATE_LIMIT__BURST=1000000
 "$bin/consent-api" migrate >/dev/null 2>&1
 t0=$(date +%s)
 sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db_url" -q -v ON_ERROR_STOP=1
+# pg_create_inflight's in-flight table: the consent table's columns and checks, its primary key only.
+psql "$db_url" -qc "CREATE TABLE bench_em_andamento (LIKE solicitacoes_consentimento INCLUDING DEFAULTS INCLUDING CONSTRAINTS, PRIMARY KEY (id))"
 echo "loaded in $(( $(date +%s) - t0 )) s: $(psql "$db_url" -tAc "SELECT (SELECT count(*) FROM empresas) || ' companies, ' || (SELECT count(*) FROM casos_de_uso) || ' use cases, ' || (SELECT count(*) FROM solicitacoes_consentimento) || ' consent requests'")"
 
 wait_line() {
@@ -174,7 +184,7 @@ preflight hash -H "Api-Key: $(sed -n "${hn}p" "$work/keys.txt")" -H 'Content-Typ
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["data"]["valido"] is True' "$work/preflight-hash.json"
 preflight health "$api_url/health/live"
 
-scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list c15t_record c15t_read"}
+scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight pg_status_claim c15t_record c15t_read"}
 # list_etag needs the service's ETag support: without an ETag header on the list, it is skipped.
 etag_note=""
 if [[ " $scenarios " == *" list_etag "* ]]; then
@@ -258,7 +268,13 @@ measure() {
     "$(awk -v a="$a0" -v b="$a1" -v t="$ticks" 'BEGIN{printf "%.2f", (b-a)/t}')" \
     "$(awk -v a="$p0" -v b="$p1" -v t="$ticks" 'BEGIN{printf "%.2f", (b-a)/t}')" "$rss" "$dur" \
     "${BENCH_RATE:-}" "${BENCH_EXPECT:-}" >> "$results"
-  tail -1 "$results" | awk -F'\t' '{printf "  %-16s round %s %-7s %8.0f req/s  p50 %6.2f ms  p99 %7.2f ms  unexpected %s  socket errors %s\n", $1, $2, $3, ($5 > 0 ? $4/$5 : 0), $8/1000, $9/1000, $6, $7}'
+  # A generator-bound loadgen run (behind its schedule by more than 5% even at its last, lower
+  # rate) prints no latency: it would be the generator's own queue, not the service's.
+  tail -1 "$results" | awk -F'\t' '{
+    lat = ($15 == 1) ? sprintf("generator-bound at %s/s (achieved %s/s): no p50/p99", $13, $14) \
+      : sprintf("p50 %6.2f ms  p99 %7.2f ms", $8/1000, $9/1000)
+    if ($3 == "loadgen") lat = lat sprintf("  rate %s/s%s", $13, ($16 > 0 ? " (" $16 " generator-bound attempt(s) at higher rates)" : ""))
+    printf "  %-16s round %s %-7s %8.0f req/s  %s  unexpected %s  socket errors %s\n", $1, $2, $3, ($5 > 0 ? $4/$5 : 0), lat, $6, $7}'
 }
 
 # http NAME APP_PID BASE_URL METHOD PATH: the wrk run (scripts/bench/$BENCH_LUA.lua, default NAME),
@@ -298,6 +314,11 @@ for round in $(seq 1 "$rounds"); do
       health) http health "$api_pid" "$api_url" GET /health/live ;;
       pg_list) measure pg_list "$round" - pgbench -f scripts/bench/pgbench_list.sql "$db_url" ;;
       pg_key_list) measure pg_key_list "$round" - pgbench -f scripts/bench/pgbench_key_list.sql "$db_url" ;;
+      pg_status_claim) measure pg_status_claim "$round" - pgbench -D now=2100-01-01 -D next=2099-06-01 -f scripts/bench/pgbench_status_claim.sql "$db_url" ;;
+      pg_create|pg_create_inflight)
+        measure "$s" "$round" - pgbench -r -D companies=1000 -D use_cases=100 -f "scripts/bench/pgbench_${s#pg_}.sql" "$db_url"
+        # the same run less its prelude SELECT (the binds): the statements' own rate, estimated
+        python3 scripts/bench/net_of_prelude.py "$results" "$s" "$round" "$work/$s-$round.pgbench.out" >> "$results" ;;
       c15t_record) if [ -n "$c15t_url" ]; then http c15t_record "$c15t_pid" "$c15t_url" POST /subjects; fi ;;
       c15t_read) if [ -n "$c15t_url" ]; then http c15t_read "$c15t_pid" "$c15t_url" GET /subjects; fi ;;
       *) echo "unknown scenario '$s' (BENCH_ONLY)" >&2 ;;
@@ -305,6 +326,9 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
+# HOT updates: how many of the consent table's updates (the creation's confirmation, mostly) were
+# heap-only (no index entry written), a lever of issue 15 (fillfactor).
+psql "$db_url" -Atc "SELECT 'consent table updates: ' || n_tup_upd || ', HOT: ' || n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'solicitacoes_consentimento'" || true
 echo "== report"
 # A partial or profiled run prints its table but leaves docs/performance.md alone.
 doc=$root/docs/performance.md

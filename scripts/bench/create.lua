@@ -1,12 +1,14 @@
 -- POST /api/solicitacao-consentimento/criar/{ativo|pendente} ($BENCH_MODE) for a random company,
--- one of its 100 synchronized templates and a random valid CPF; the PGCC simulator answers.
+-- one of its synchronized templates ($BENCH_USE_CASES per company, default 100) and a random valid
+-- CPF; the PGCC simulator answers.
 dofile(os.getenv("BENCH_SCRIPTS") .. "/common.lua")
 local cpfs = lines("cpfs.txt")
 local mode = os.getenv("BENCH_MODE") or "ativo"
 local path = "/api/solicitacao-consentimento/criar/" .. mode
+local use_cases = tonumber(os.getenv("BENCH_USE_CASES") or "100")
 request = function()
   local n = math.random(#keys)
-  local tpl = string.format("tpl-%04d-%03d", n - 1, math.random(0, 99))
+  local tpl = string.format("tpl-%04d-%03d", n - 1, math.random(0, use_cases - 1))
   local cpf = cpfs[math.random(#cpfs)]
   local body
   if mode == "ativo" then

@@ -9,14 +9,15 @@ OUT_PREFIX.keys (--keys: one company key a line; list and list_etag: all 1,000 k
 OUT_PREFIX.etags (--etags: the ETag of the key on the same line), OUT_PREFIX.bodies (--bodies;
 when it has as many lines as OUT_PREFIX.keys, line i is sent with key i: a creation names one of
 its company's templates, a HashConsulta one of its company's requests), OUT_PREFIX.urls
-(--urls-file). Bodies that should be unique (pgcc_direct: referenciaExterna, c15t_record:
+(--urls-file; likewise paired with the keys when as many: get names its company's request). Bodies that should be unique (pgcc_direct: referenciaExterna, c15t_record:
 subjectId) get 8x the expected requests as lines, so few are sent twice.
 """
-import random, sys, uuid
+import os, random, sys, uuid
 
 scenario, bench, prefix, requests = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 base = sys.argv[5] if len(sys.argv) > 5 else ""
 rng = random.Random()
+use_cases = int(os.environ.get("BENCH_USE_CASES", "100"))  # per company (bench-scale: fewer)
 
 
 def lines(name):
@@ -36,7 +37,7 @@ if scenario in ("create_ativo", "create_pendente"):
     cpfs, paired_keys, bodies = lines("cpfs.txt"), [], []
     for _ in range(8192):
         n = rng.randrange(len(keys)) + 1
-        body = (f'{{"casoDeUsoIdTemplate":"tpl-{n - 1:04d}-{rng.randrange(100):03d}","cpfTitular":"{rng.choice(cpfs)}",'
+        body = (f'{{"casoDeUsoIdTemplate":"tpl-{n - 1:04d}-{rng.randrange(use_cases):03d}","cpfTitular":"{rng.choice(cpfs)}",'
                 '"modalidadeAcesso":"Direto","tipoTitular":"PessoaFisica","dataExpiracaoConsentimento":"2030-12-31T23:59:59Z"')
         if scenario == "create_ativo":
             body += ',"dataTitularRespondeuConsentimento":"2026-01-10T12:00:00Z","provaColeta":"assinatura:bench"'
@@ -71,6 +72,13 @@ elif scenario == "c15t_read":
     write("urls", [f"{base}/subjects/{i}" for i in lines("c15t_subjects.txt")])
 elif scenario == "list":
     write("keys", keys)
+elif scenario == "list_status":
+    write("keys", keys)
+    write("urls", [f"{base}/api/solicitacao-consentimento?status=ativo"])
+elif scenario == "get":
+    inputs = [l.split("\t") for l in lines("requests.txt")]
+    write("keys", [keys[int(n) - 1] for n, _ in inputs])
+    write("urls", [f"{base}/api/solicitacao-consentimento/{i}" for _, i in inputs])
 elif scenario == "list_etag":
     write("keys", keys)
     write("etags", lines("etags.txt"))

@@ -5,10 +5,14 @@
   parse.py wrk|loadgen|pgbench NAME ROUND OUTPUT PGBENCH_LOG_PREFIX APP_CPU_S PG_CPU_S PEAK_RSS_KB SECONDS [RATE [EXPECT]]
 
 Columns: scenario round tool requests seconds unexpected socket_errors p50_us p99_us app_cpu_s
-pg_cpu_s peak_rss_kb rate. `unexpected` = answers other than the expected status: any 2xx, or
+pg_cpu_s peak_rss_kb rate achieved_rate generator_bound stepped_down. `unexpected` = answers other than the expected status: any 2xx, or
 exactly EXPECT when given (list_etag: 304); for pgbench, failed transactions. `socket_errors` =
 connection/read/write errors and timeouts (loadgen: its error distribution, less the requests still in
-flight at the deadline, which it aborts). `rate` = the fixed request rate of an open-loop (loadgen) run.
+flight at the deadline, which it aborts). `rate` = the fixed request rate of an open-loop (loadgen) run: the rate of its last attempt
+(loadgen tries a lower rate after an attempt that fell behind its schedule by more than 5%);
+`achieved_rate` = what that attempt sent per second; `generator_bound` = 1 when even the last
+attempt fell behind (then p50_us and p99_us are empty: its latencies are the generator's queue, not
+the service's); `stepped_down` = the generator-bound attempts before the last one.
 """
 import glob, json, sys
 
@@ -23,8 +27,10 @@ def pct(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(round(p / 100 * (len(sorted_values) - 1))))]
 
 
-def row(requests, secs, bad, sock, p50, p99):
-    print(f"{name}\t{rnd}\t{kind}\t{requests}\t{secs:.3f}\t{bad}\t{sock}\t{p50}\t{p99}\t{app_cpu}\t{pg_cpu}\t{rss}\t{rate}")
+def row(requests, secs, bad, sock, p50, p99, final_rate=None, achieved="", bound="", stepped=""):
+    r = rate if final_rate is None else final_rate
+    print(f"{name}\t{rnd}\t{kind}\t{requests}\t{secs:.3f}\t{bad}\t{sock}\t{p50}\t{p99}\t{app_cpu}\t{pg_cpu}\t{rss}\t{r}"
+          f"\t{achieved}\t{bound}\t{stepped}")
 
 
 def unexpected_statuses(codes):
@@ -52,9 +58,14 @@ elif kind == "loadgen":
         sys.exit(0)
     codes = r.get("statusCodeDistribution", {})
     errors = {k: v for k, v in r.get("errorDistribution", {}).items() if "deadline" not in k}
-    lat = r.get("latencyPercentiles", {})
-    us = lambda k: int(round((lat.get(k) or 0) * 1e6))
-    row(sum(codes.values()), r["summary"]["total"], unexpected_statuses(codes), sum(errors.values()), us("p50"), us("p99"))
+    lat = r.get("latencyPercentiles")
+    pace = r.get("rate") or {}
+    bound = bool(pace.get("generatorBound")) or lat is None
+    us = lambda k: "" if bound else int(round((lat.get(k) or 0) * 1e6))
+    stepped = sum(1 for a in r.get("attempts", [])[:-1] if a.get("generatorBound"))
+    final_rate = f"{pace['target']:.0f}" if "target" in pace else rate
+    row(sum(codes.values()), r["summary"]["total"], unexpected_statuses(codes), sum(errors.values()), us("p50"), us("p99"),
+        final_rate, f"{pace.get('achieved', 0):.0f}", int(bound), stepped)
 else:
     lat = []
     for f in glob.glob(prefix + ".*"):

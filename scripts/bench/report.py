@@ -35,6 +35,11 @@ LABEL = {
     "health": "GET /health/live",
     "pg_list": "pgbench: list query alone",
     "pg_key_list": "pgbench: key lookup + list query",
+    "pg_create": "pgbench: one creation's statements (use case, begin, confirm)",
+    "pg_create_inflight": "pgbench: the same with an in-flight table (lever)",
+    "pg_status_claim": "pgbench: the status worker's claim, 200 rows a transaction (rows/s = 200 x req/s)",
+    "pg_create_net": "pgbench: one creation's statements, less the bind-making prelude (estimate)",
+    "pg_create_inflight_net": "pgbench: in-flight table, less the prelude (estimate)",
     "c15t_record": "c15t: record a consent",
     "c15t_read": "c15t: read a subject's consents",
 }
@@ -54,9 +59,20 @@ def summary(rs):
                 target=sum(float(r["rate"] or 0) for r in rs) / len(rs))
 
 
-# S: the closed-loop runs (wrk, pgbench): req/s, CPU, RSS. O: the open-loop runs (loadgen): latency.
+def bound(r):
+    """A loadgen run that fell behind its schedule by more than 5% even at its last rate: its
+    latencies are the generator's queue, not the service's, and are left out."""
+    return r.get("generator_bound") == "1" or r["p50_us"] == ""
+
+
+# S: the closed-loop runs (wrk, pgbench): req/s, CPU, RSS. O: the open-loop runs (loadgen) that kept
+# their schedule: latency. G: per scenario, the loadgen runs generator-bound to the end and the
+# attempts that were before a run stepped down to a rate it kept.
 S = {s: summary(rs) for s, rs in agg.items()}
-O = {s: summary(rs) for s, rs in loadgen.items() if any(int(r["requests"]) for r in rs)}
+O = {s: summary([r for r in rs if not bound(r)]) for s, rs in loadgen.items()
+     if any(int(r["requests"]) for r in rs if not bound(r))}
+G = {s: (sum(1 for r in rs if bound(r)), sum(int(r.get("stepped_down") or 0) for r in rs),
+         max((float(r["rate"] or 0) for r in rs if bound(r)), default=0)) for s, rs in loadgen.items()}
 
 
 def p50(s):
@@ -90,7 +106,10 @@ out.append(f"Each scenario: {a.rounds} round(s), interleaved (round 1 of every s
            "wrk just measured (pgcc_direct: at create_ativo's loadgen rate, so that the creation overhead below "
            "compares equal loads; the `loadgen rate` column, mean of the rounds), open loop (crates/loadgen: request i is due at i / rate) "
            "(latency counted from when each request was due, so queueing is not hidden: no coordinated omission); "
-           "p50 = mean of the rounds' p50, p99 = worst round's p99. like wrk, loadgen picks a random company key "
+           "p50 = mean of the rounds' p50, p99 = worst round's p99. Only runs that kept their schedule count: loadgen "
+           "measures the rate it achieved, and an attempt more than 5% behind it is generator-bound (its latencies would "
+           "be the generator's own queue), prints no p50/p99 and is followed by one at a lower rate (up to 3 attempts; "
+           "`lowered` in the rate column counts them; `generator-bound` when none kept up). like wrk, loadgen picks a random company key "
            "per request (with its own template or request where the body needs one). pgbench rows: "
            "pgbench's own (closed-loop) latencies. CPU s/1k req: utime+stime from /proc/<pid>/stat during the wrk "
            "run, of the process under test (consent-api, pgcc-sim, or c15t's node) and of the whole PostgreSQL "
@@ -119,7 +138,13 @@ for s in order:
     if pg:
         lat = (f"{v['p50']:.2f} (pgbench)", f"{v['p99']:.2f} (pgbench)", "-")
     elif o:
-        lat = (f"{o['p50']:.2f}", f"{o['p99']:.2f}", f"{o['target']:.0f}")
+        nb, stepped, _ = G.get(s, (0, 0, 0))
+        note = f" ({stepped} lowered)" if stepped else ""
+        note += f" ({nb} round(s) generator-bound, left out)" if nb else ""
+        lat = (f"{o['p50']:.2f}", f"{o['p99']:.2f}", f"{o['target']:.0f}{note}")
+    elif G.get(s, (0,))[0]:
+        nb, stepped, last = G[s]
+        lat = ("generator-bound", "generator-bound", f"none kept up (last tried {last:.0f})")
     else:
         lat = ("n/m", "n/m", "n/m")
     out.append(f"| {LABEL.get(s, s)} | {v['rate']:.0f} | {v['lo']:.0f}-{v['hi']:.0f} | {lat[2]} | {lat[0]} | "
@@ -164,6 +189,19 @@ for c in ("create_ativo", "create_pendente"):
     if c in S:
         r = ratio(c, "c15t_record")
         tg.append((f"{c} >= 10x c15t recording rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))
+for base in ("pg_create", "pg_create_net"):
+    if base not in S or not S[base]["rate"]:
+        continue
+    for c in ("create_ativo",):
+        if c in S:
+            r = S[c]["rate"] / S[base]["rate"]
+            tg.append((f"{c} >= 50% of pgbench running its statements ({base})", f"ours/pgbench = {r:.0%}", met(r >= 0.5)))
+for lever, base in (("pg_create_inflight", "pg_create"), ("pg_create_inflight_net", "pg_create_net")):
+    if lever in S and base in S:
+        tg.append((f"lever: in-flight table ({lever} / {base})", ratio(lever, base), "measured"))
+if "create_ativo" in S and "pgcc_direct" in S and p50("create_ativo") is not None and p50("pgcc_direct") is not None:
+    d = p50("create_ativo") - p50("pgcc_direct")
+    tg.append(("create_ativo: overhead over the PGCC round trip < 0.5 ms (issue 15)", f"{d:.2f} ms", met(d < 0.5)))
 if "hash" in S:
     r = ratio("hash", "c15t_read")
     tg.append(("HashConsulta >= 10x c15t read rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))

@@ -50,9 +50,21 @@ fn validate<'a>(
     let template = caso_de_uso_id_template
         .map(str::trim)
         .filter(|t| !t.is_empty());
-    if template.is_none() {
-        errors.push(field(campo::CASO_DE_USO_ID_TEMPLATE), MSG_OBRIGATORIO);
-    }
+    let template = match template {
+        None => {
+            errors.push(field(campo::CASO_DE_USO_ID_TEMPLATE), MSG_OBRIGATORIO);
+            None
+        }
+        // PostgreSQL text cannot hold it: refused here rather than failing the lookup
+        Some(t) if t.contains('\0') => {
+            errors.push(
+                field(campo::CASO_DE_USO_ID_TEMPLATE),
+                domain::NUL_CHARACTER_MESSAGE,
+            );
+            None
+        }
+        Some(t) => Some(t),
+    };
     match (cpf, template) {
         (Some(cpf), Some(template)) => Ok((cpf, template)),
         _ => Err(errors),
@@ -372,6 +384,23 @@ mod tests {
                 ]
             );
         }
+    }
+
+    #[test]
+    fn a_template_with_a_nul_character_is_refused_and_the_repository_is_not_asked() {
+        let result = service(untouched_repository()).check(
+            &company(),
+            Some("529.982.247-25"),
+            Some("tpl\0x"),
+        );
+
+        assert_eq!(
+            invalid(result),
+            [(
+                "casoDeUsoIdTemplate".to_owned(),
+                domain::NUL_CHARACTER_MESSAGE.to_owned()
+            )]
+        );
     }
 
     #[test]

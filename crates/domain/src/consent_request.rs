@@ -135,13 +135,14 @@ impl ConsentRequestDraft {
     /// Checks every rule of `variant` at instant `now` and reports all broken ones, each under
     /// the JSON name of its field:
     /// - required (both variants): casoDeUsoIdTemplate (non-blank, at most
-    ///   [`MAX_CASO_DE_USO_ID_TEMPLATE`] characters once trimmed), cpfTitular (valid CPF),
+    ///   [`MAX_CASO_DE_USO_ID_TEMPLATE`] characters once trimmed, no U+0000), cpfTitular (valid CPF),
     ///   modalidadeAcesso (`Direto` | `Indireto`, exact spelling), tipoTitular (`PessoaFisica`
     ///   only), dataExpiracaoConsentimento (strictly after `now`);
     /// - cnpjAnuente: required and valid for `Indireto`; when given for `Direto`, must be valid
     ///   (a blank string counts as absent);
     /// - active: dataTitularRespondeuConsentimento required, not after `now`, strictly before the
-    ///   expiry; provaColeta required and non-blank (at most [`MAX_PROVA_COLETA`] characters);
+    ///   expiry; provaColeta required and non-blank (at most [`MAX_PROVA_COLETA`] characters, no
+    ///   U+0000);
     /// - pending: dataTitularRespondeuConsentimento and provaColeta must be absent (`None`; an
     ///   empty string is still present).
     ///
@@ -165,6 +166,11 @@ impl ConsentRequestDraft {
                 &mut errors,
                 campo::CASO_DE_USO_ID_TEMPLATE,
                 msg::TEMPLATE_LONGO,
+            ),
+            Some(t) if t.contains('\0') => reject(
+                &mut errors,
+                campo::CASO_DE_USO_ID_TEMPLATE,
+                NUL_CHARACTER_MESSAGE,
             ),
             Some(t) => Some(t.to_owned()),
         };
@@ -231,6 +237,9 @@ impl ConsentRequestDraft {
                     Some(p) if p.chars().count() > MAX_PROVA_COLETA => {
                         reject(&mut errors, campo::PROVA_COLETA, msg::PROVA_LONGA)
                     }
+                    Some(p) if p.contains('\0') => {
+                        reject(&mut errors, campo::PROVA_COLETA, NUL_CHARACTER_MESSAGE)
+                    }
                     Some(p) => Some(p),
                 };
                 respondeu.zip(prova).map(|(data, prova_coleta)| {
@@ -288,6 +297,10 @@ impl ConsentRequestDraft {
         }
     }
 }
+
+/// The rule of every text stored or looked up in PostgreSQL, whose `text` cannot hold U+0000:
+/// such a text is refused (422) rather than failing in the database (500).
+pub const NUL_CHARACTER_MESSAGE: &str = "o texto não pode conter o caractere nulo (U+0000)";
 
 /// Longest accepted `casoDeUsoIdTemplate`, in characters, after trimming.
 pub const MAX_CASO_DE_USO_ID_TEMPLATE: usize = 200;
@@ -864,6 +877,23 @@ mod tests {
         };
         let message = only_error(draft, CreationVariant::Active, "provaColeta");
         assert!(message.contains("100000"), "{message}");
+    }
+
+    #[test]
+    fn a_nul_character_in_the_template_or_the_proof_is_refused_by_name() {
+        // PostgreSQL text cannot hold U+0000: a 422 naming the field, not a database error
+        let draft = ConsentRequestDraft {
+            caso_de_uso_id_template: Some("tpl\0".into()),
+            ..active_draft()
+        };
+        let message = only_error(draft, CreationVariant::Active, "casoDeUsoIdTemplate");
+        assert_eq!(message, NUL_CHARACTER_MESSAGE);
+        let draft = ConsentRequestDraft {
+            prova_coleta: Some("assinatura\0".into()),
+            ..active_draft()
+        };
+        let message = only_error(draft, CreationVariant::Active, "provaColeta");
+        assert_eq!(message, NUL_CHARACTER_MESSAGE);
     }
 
     #[test]

@@ -282,7 +282,8 @@ pub use company::{Company, CompanyId};
 pub use consent_history::{StatusChange, TransitionCause};
 pub use consent_request::{
     ActiveAnswer, ConsentRequest, ConsentRequestDraft, CreationVariant, ModalidadeAcesso,
-    TipoTitular, ValidConsentRequest,
+    TipoTitular, ValidConsentRequest, MAX_CASO_DE_USO_ID_TEMPLATE, MAX_PROVA_COLETA,
+    NUL_CHARACTER_MESSAGE,
 };
 pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};

@@ -13,8 +13,14 @@
 //!
 //! Output (`--out`, JSON): the shape of oha's `--output-format json` that scripts/bench/parse.py
 //! reads: `summary.total` (seconds), `statusCodeDistribution`, `errorDistribution`,
-//! `latencyPercentiles.{p50,p90,p99,p999}` (seconds).
+//! `latencyPercentiles.{p50,p90,p99,p999}` (seconds), and `rate` (`target`, `achieved`,
+//! `generatorBound`) plus `attempts` (one such object per attempt).
+//!
+//! Every latency printed is the service's: a run that fell behind its schedule by more than 5%
+//! is generator-bound, its percentiles are null, and the next attempt goes at a lower rate (see
+//! `pace.rs`), up to `--attempts`; the report is the last attempt's.
 
+mod pace;
 mod run;
 
 use std::path::PathBuf;
@@ -33,6 +39,13 @@ struct Args {
     /// Requests per second, due on a fixed schedule.
     #[arg(long)]
     rate: f64,
+    /// Attempts in all: after a generator-bound one (more than 5% behind its schedule), the next
+    /// goes at a lower rate.
+    #[arg(long, default_value_t = 3)]
+    attempts: usize,
+    /// No attempt below this rate.
+    #[arg(long, default_value_t = 1.0)]
+    min_rate: f64,
     /// Connections (one thread each).
     #[arg(long, default_value_t = 16)]
     connections: usize,
@@ -57,7 +70,8 @@ struct Args {
     /// With --keys: the `If-None-Match` of the key on the same line.
     #[arg(long)]
     etags: Option<PathBuf>,
-    /// Each request's URL is a random line of this file.
+    /// Each request's URL is a random line of this file; with as many lines as --keys, line i
+    /// is sent with key i.
     #[arg(long)]
     urls_file: Option<PathBuf>,
     /// Where the JSON report goes.
@@ -113,13 +127,22 @@ fn main() -> anyhow::Result<()> {
         bodies: lines(&args.bodies)?,
         keys,
         etags,
-        rate: args.rate,
         connections: args.connections,
         duration: Duration::from_secs_f64(args.seconds),
         timeout: Duration::from_secs_f64(args.timeout),
     };
-    let report = run::run(&plan);
-    std::fs::write(&args.out, serde_json::to_vec_pretty(&report.to_json())?)
+    let mut tried = pace::attempts(args.rate, args.attempts, args.min_rate, |rate| {
+        let report = run::run(&plan, rate);
+        (report.pace(rate, &plan), report)
+    });
+    let attempts: Vec<_> = tried.iter().map(|(p, _)| run::pace_json(p)).collect();
+    let (pace, report) = tried.pop().expect("at least one attempt");
+    for p in &attempts {
+        eprintln!("loadgen: {p}");
+    }
+    let mut json = report.to_json(&pace);
+    json["attempts"] = serde_json::Value::Array(attempts);
+    std::fs::write(&args.out, serde_json::to_vec_pretty(&json)?)
         .with_context(|| format!("writing {:?}", args.out))?;
     Ok(())
 }

@@ -60,7 +60,8 @@ async fn replace_seed(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// `GET /_sim/solicitacoes`: every request created, in arrival order, with every field.
+/// `GET /_sim/solicitacoes`: the requests created, in arrival order, with every field: the last
+/// 10,000 (`JANELA_DE_DETALHES`; older ones keep only what the contract routes answer).
 async fn list_solicitacoes(state: web::Data<AppState>) -> HttpResponse {
     let store = state.store();
     HttpResponse::Ok().json(store.solicitacoes())
@@ -86,8 +87,9 @@ async fn mover(
     } else {
         parse_json::<Motivo>(&body)?.motivo
     };
-    let solicitacao = state.store().mover(&id, mv, motivo)?;
-    Ok(HttpResponse::Ok().json(solicitacao))
+    let mut store = state.store();
+    let i = store.mover(&id, mv, motivo)?;
+    Ok(HttpResponse::Ok().json(store.registrada(i)))
 }
 
 /// The body of `POST /_sim/solicitacoes/{id}/status`: any text, reported as it is.
@@ -105,8 +107,9 @@ async fn definir_status(
     body: web::Bytes,
 ) -> Result<HttpResponse, SimError> {
     let StatusBruto { status } = parse_json::<StatusBruto>(&body)?;
-    let solicitacao = state.store().definir_status_bruto(&id, status)?;
-    Ok(HttpResponse::Ok().json(solicitacao))
+    let mut store = state.store();
+    let i = store.definir_status_bruto(&id, status)?;
+    Ok(HttpResponse::Ok().json(store.registrada(i)))
 }
 
 /// `GET /_sim/status-consultas`: `{"<pgccId>": <calls of the batch status route asking it>}`.

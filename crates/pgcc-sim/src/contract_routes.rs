@@ -13,7 +13,7 @@ use crate::errors::{error_response, SimError};
 use crate::faults::apply_faults;
 use crate::seed::SeedVinculo;
 use crate::solicitacao::{NovaSolicitacao, SolicitacaoStatusView, SolicitacaoView};
-use crate::state::{AppState, Created, Move};
+use crate::state::{contar, AppState, Created, Move};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
@@ -49,10 +49,7 @@ async fn listar_casos_de_uso(
     cnpj: web::Path<String>,
 ) -> Result<HttpResponse, SimError> {
     let mut store = state.store();
-    *store
-        .casos_de_uso_consultas
-        .entry(cnpj.as_str().to_owned())
-        .or_default() += 1;
+    contar(&mut store.casos_de_uso_consultas, cnpj.as_str());
     let empresa = store
         .empresa(&cnpj)
         .ok_or_else(|| SimError::not_found("empresa não encontrada"))?;
@@ -70,8 +67,8 @@ async fn criar_solicitacao(
     nova.validate().map_err(SimError::bad_request)?;
     let created = state.store().criar(nova)?;
     Ok(match created {
-        Created::New(s) => HttpResponse::Created().json(s.view()),
-        Created::Existing(s) => HttpResponse::Ok().json(s.view()),
+        Created::New(view) => HttpResponse::Created().json(view),
+        Created::Existing(view) => HttpResponse::Ok().json(view),
     })
 }
 
@@ -107,7 +104,6 @@ async fn buscar_por_referencia(
     let store = state.store();
     let solicitacoes = store
         .por_referencia(&busca.cnpj_empresa, referencia)?
-        .map(|s| s.view())
         .into_iter()
         .collect();
     Ok(HttpResponse::Ok().json(BuscaPorReferenciaResponse { solicitacoes }))
@@ -122,7 +118,7 @@ async fn ler_solicitacao(
     let solicitacao = store
         .get(&id)
         .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
-    Ok(HttpResponse::Ok().json(solicitacao.view()))
+    Ok(HttpResponse::Ok().json(solicitacao))
 }
 
 /// The most ids one batch status call may ask about.
@@ -162,8 +158,9 @@ async fn revogar_solicitacao(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, SimError> {
-    let solicitacao = state.store().mover(&id, Move::RevogarPelaEmpresa, None)?;
-    Ok(HttpResponse::Ok().json(solicitacao.view()))
+    let mut store = state.store();
+    let i = store.mover(&id, Move::RevogarPelaEmpresa, None)?;
+    Ok(HttpResponse::Ok().json(store.view_at(i, Utc::now())))
 }
 
 async fn rota_desconhecida() -> HttpResponse {

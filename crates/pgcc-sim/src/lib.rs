@@ -13,6 +13,8 @@ mod auth;
 mod contract_routes;
 mod errors;
 mod faults;
+mod referencias;
+mod registro;
 mod seed;
 mod solicitacao;
 mod spawned;
@@ -28,6 +30,7 @@ pub use solicitacao::{
     StatusInformado,
 };
 pub use spawned::{spawn_in_background, spawn_in_background_with_token, SpawnedSim};
+pub use state::{Created, Store, JANELA_DE_DETALHES, MAX_CHAVES_CONTADAS};
 
 /// The largest request body accepted (seeds for benchmarks can be big).
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;

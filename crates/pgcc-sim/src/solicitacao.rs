@@ -145,15 +145,31 @@ impl Solicitacao {
     /// The status read at `agora` and when it last changed: for a request expired at read time,
     /// the expiry instant (if later than the last stored change).
     fn status_e_atualizacao_em(&self, agora: DateTime<Utc>) -> (SolicitacaoStatus, DateTime<Utc>) {
-        let stored = self.dados.status;
-        match (stored, self.expira_em()) {
-            (SolicitacaoStatus::Pendente | SolicitacaoStatus::Ativo, Some(expira))
-                if expira <= agora =>
-            {
-                (SolicitacaoStatus::Expirado, expira.max(self.atualizado_em))
-            }
-            _ => (stored, self.atualizado_em),
+        lido_em(
+            self.dados.status,
+            self.expira_em(),
+            self.atualizado_em,
+            agora,
+        )
+    }
+}
+
+/// The status of a request read at `agora` and when it last changed, from its stored status,
+/// expiry and last change: a `pendente` or `ativo` request whose expiry is not after `agora` is
+/// `expirado` since its expiry instant (if later than the last stored change).
+pub fn lido_em(
+    stored: SolicitacaoStatus,
+    expira: Option<DateTime<Utc>>,
+    atualizado_em: DateTime<Utc>,
+    agora: DateTime<Utc>,
+) -> (SolicitacaoStatus, DateTime<Utc>) {
+    match (stored, expira) {
+        (SolicitacaoStatus::Pendente | SolicitacaoStatus::Ativo, Some(expira))
+            if expira <= agora =>
+        {
+            (SolicitacaoStatus::Expirado, expira.max(atualizado_em))
         }
+        _ => (stored, atualizado_em),
     }
 }
 

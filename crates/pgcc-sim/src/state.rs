@@ -1,20 +1,27 @@
 //! What the simulator holds while it runs: the seed, the requests received, the fault rule and
 //! the expected token.
 //!
-//! Every lookup a request makes is a hash-map read (the company by CNPJ, a request by PGCC id or
-//! by company and external reference), so the simulator answers at the same speed after a
-//! million creations as after one: a benchmark measures the service, not the simulator's store.
+//! Every lookup a request makes is a hash-map read or an index (the company by CNPJ, a request by
+//! PGCC id or by company and external reference), so the simulator answers at the same speed
+//! after a million creations as after one: a benchmark measures the service, not the simulator's
+//! store. And what it holds is bounded (issue 15: at most 100 MB after a million creations): see
+//! [`Store`].
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Mutex, MutexGuard};
 
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 use uuid::Uuid;
 
 use crate::errors::SimError;
 use crate::faults::Faults;
+use crate::referencias::Referencias;
+use crate::registro::{id_de, ler_id, micros, Registro, MAX_EMPRESAS};
 use crate::seed::{normalize_cnpj, Seed, SeedEmpresa};
-use crate::solicitacao::{NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView};
+use crate::solicitacao::{
+    NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView, SolicitacaoView,
+};
 
 /// Shared by every worker (behind `web::Data`).
 pub struct AppState {
@@ -41,12 +48,21 @@ impl AppState {
     }
 }
 
-/// How a creation ended.
+/// How a creation ended: the contract view of the request.
 pub enum Created {
     /// A new request (201).
-    New(Solicitacao),
+    New(SolicitacaoView),
     /// The same `referenciaExterna` of the same company was already created (200).
-    Existing(Solicitacao),
+    Existing(SolicitacaoView),
+}
+
+/// What an admin route answers about a request: every field while its body is still held (the
+/// last [`JANELA_DE_DETALHES`] creations), else the contract view.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Registrada {
+    Completa(Box<Solicitacao>),
+    Resumida(SolicitacaoView),
 }
 
 /// A move of a request's status, played by a test on behalf of the subject or the company.
@@ -76,33 +92,85 @@ impl Move {
     }
 }
 
+/// How many of the last creations keep their whole body (what `GET /_sim/solicitacoes` lists):
+/// a test creates a handful; a benchmark creates millions, whose bodies would hold 500+ MB.
+pub const JANELA_DE_DETALHES: usize = 10_000;
+
+/// How many distinct keys each call counter (`status_consultas`, `casos_de_uso_consultas`) holds;
+/// a key first asked about after that is not counted (a test asks about a handful).
+pub const MAX_CHAVES_CONTADAS: usize = 100_000;
+
+/// The body of one of the last creations, as received.
+struct Detalhe {
+    dados: NovaSolicitacao,
+    criado_em: DateTime<Utc>,
+}
+
+/// Everything the simulator holds, bounded: per request created, a 40-byte [`Registro`] and 6
+/// to 11 bytes of the reference table (4-byte slots, 35-70% full): 56 MB in all for a million
+/// with the window (issue 15's bound: 100 MB); the whole bodies of the last
+/// [`JANELA_DE_DETALHES`] creations; the raw statuses a test set; the call counters up to
+/// [`MAX_CHAVES_CONTADAS`] keys each. Every lookup is an index or a hash probe: as fast after a
+/// million creations as after one.
 pub struct Store {
     seed: Seed,
     /// The seed's companies by normalized CNPJ (the first one when the seed repeats a CNPJ, as
     /// [`Seed::empresa`] finds it).
     empresas: HashMap<String, usize>,
-    /// Every request created, in arrival order.
-    solicitacoes: Vec<Solicitacao>,
-    /// Index into `solicitacoes` by PGCC id.
-    por_id: HashMap<String, usize>,
-    /// Index into `solicitacoes` by (normalized CNPJ of the company, external reference).
-    por_referencia: HashMap<(String, Uuid), usize>,
-    /// How many calls of the batch status route asked about each PGCC id (known or not). Kept
-    /// when the seed is replaced; cleared by `DELETE /_sim/status-consultas`.
+    /// The normalized CNPJs that created requests (`Registro::cnpj` indexes it), kept when the
+    /// seed is replaced.
+    cnpjs: Vec<String>,
+    cnpj_ids: HashMap<String, u32>,
+    /// Every request created, in arrival order; the PGCC id names its index.
+    registros: Vec<Registro>,
+    /// The bodies of the last `janela` creations, oldest first: `detalhes[0]` is record
+    /// `registros.len() - detalhes.len()`.
+    detalhes: VecDeque<Detalhe>,
+    janela: usize,
+    /// Index into `registros` by (company, external reference).
+    referencias: Referencias,
+    /// The raw status a test set (`POST /_sim/solicitacoes/{id}/status`), by record index.
+    status_bruto: HashMap<usize, String>,
+    /// The reason given with a record's last move (`{"motivo"}` on the admin routes), by record
+    /// index; only the admin routes write it, so it grows only with what a test asks.
+    motivos: HashMap<usize, String>,
+    /// How many calls of the batch status route asked about each PGCC id (known or not), up to
+    /// [`MAX_CHAVES_CONTADAS`] ids. Kept when the seed is replaced; cleared by
+    /// `DELETE /_sim/status-consultas`.
     pub status_consultas: BTreeMap<String, u64>,
-    /// How many calls of the use-case list asked about each CNPJ (as it came in the path). Kept
-    /// when the seed is replaced; cleared by `DELETE /_sim/casos-de-uso-consultas`.
+    /// How many calls of the use-case list asked about each CNPJ (as it came in the path), up to
+    /// [`MAX_CHAVES_CONTADAS`] CNPJs. Kept when the seed is replaced; cleared by
+    /// `DELETE /_sim/casos-de-uso-consultas`.
     pub casos_de_uso_consultas: BTreeMap<String, u64>,
+}
+
+/// Adds one call of `chave` to `contagem`, unless the counter is full and `chave` new.
+pub fn contar(contagem: &mut BTreeMap<String, u64>, chave: &str) {
+    if let Some(n) = contagem.get_mut(chave) {
+        *n += 1;
+    } else if contagem.len() < MAX_CHAVES_CONTADAS {
+        contagem.insert(chave.to_owned(), 1);
+    }
 }
 
 impl Store {
     pub fn new(seed: Seed) -> Self {
+        Self::with_janela(seed, JANELA_DE_DETALHES)
+    }
+
+    /// A store keeping the whole body of the last `janela` creations (tests use a small one).
+    pub fn with_janela(seed: Seed, janela: usize) -> Self {
         let mut store = Store {
             seed: Seed::default(),
             empresas: HashMap::new(),
-            solicitacoes: Vec::new(),
-            por_id: HashMap::new(),
-            por_referencia: HashMap::new(),
+            cnpjs: Vec::new(),
+            cnpj_ids: HashMap::new(),
+            registros: Vec::new(),
+            detalhes: VecDeque::new(),
+            janela,
+            referencias: Referencias::default(),
+            status_bruto: HashMap::new(),
+            motivos: HashMap::new(),
             status_consultas: BTreeMap::new(),
             casos_de_uso_consultas: BTreeMap::new(),
         };
@@ -127,9 +195,59 @@ impl Store {
             .map(|&i| &self.seed.empresas[i])
     }
 
-    /// Every request created, in arrival order.
-    pub fn solicitacoes(&self) -> &[Solicitacao] {
-        &self.solicitacoes
+    /// How many requests were created.
+    pub fn len(&self) -> usize {
+        self.registros.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.registros.is_empty()
+    }
+
+    /// The last creations still held whole (at most the window), in arrival order, every field.
+    pub fn solicitacoes(&self) -> Vec<Solicitacao> {
+        let primeiro = self.registros.len() - self.detalhes.len();
+        (primeiro..self.registros.len())
+            .filter_map(|i| self.completa(i))
+            .collect()
+    }
+
+    /// Record `i` with every field, while its body is held.
+    fn completa(&self, i: usize) -> Option<Solicitacao> {
+        let primeiro = self.registros.len() - self.detalhes.len();
+        let detalhe = self.detalhes.get(i.checked_sub(primeiro)?)?;
+        let r = &self.registros[i];
+        let mut dados = detalhe.dados.clone();
+        dados.status = r.status();
+        Some(Solicitacao {
+            id: id_de(r.tag, i),
+            dados,
+            criado_em: detalhe.criado_em,
+            atualizado_em: r.atualizado_em(),
+            status_bruto: self.status_bruto.get(&i).cloned(),
+            motivo: self.motivos.get(&i).cloned(),
+        })
+    }
+
+    /// What an admin route answers about record `i`.
+    pub fn registrada(&self, i: usize) -> Registrada {
+        match self.completa(i) {
+            Some(s) => Registrada::Completa(Box::new(s)),
+            None => Registrada::Resumida(self.view_at(i, Utc::now())),
+        }
+    }
+
+    /// The contract view of record `i`, its status as read at `agora`.
+    pub fn view_at(&self, i: usize, agora: DateTime<Utc>) -> SolicitacaoView {
+        let mut view = self.registros[i].view_em(i, self.status_bruto.get(&i), agora);
+        view.motivo = self.motivos.get(&i).cloned();
+        view
+    }
+
+    /// The index of the record `id` names, if it is one of this run's.
+    fn index(&self, id: &str) -> Option<usize> {
+        let (tag, i) = ler_id(id)?;
+        (self.registros.get(i)?.tag == tag).then_some(i)
     }
 
     /// Creates a request, or returns the one already created with the same external reference
@@ -141,9 +259,14 @@ impl Store {
             .get(&cnpj)
             .map(|&i| &self.seed.empresas[i])
             .ok_or_else(|| SimError::not_found("empresa não encontrada"))?;
-        let chave = (cnpj, nova.referencia_externa);
-        if let Some(&i) = self.por_referencia.get(&chave) {
-            return Ok(Created::Existing(self.solicitacoes[i].clone()));
+        let agora = Utc::now();
+        if let Some(&c) = self.cnpj_ids.get(&cnpj) {
+            if let Some(i) = self
+                .referencias
+                .buscar(&self.registros, c, nova.referencia_externa)
+            {
+                return Ok(Created::Existing(self.view_at(i, agora)));
+            }
         }
         if empresa
             .vinculo_with_template(&nova.template_id, nova.vinculo_id)
@@ -153,41 +276,65 @@ impl Store {
                 "caso de uso não encontrado nos vínculos da empresa",
             ));
         }
-        let now = Utc::now();
-        let solicitacao = Solicitacao {
-            id: format!("pgcc-{}", Uuid::new_v4().simple()),
-            dados: nova,
-            criado_em: now,
-            atualizado_em: now,
-            status_bruto: None,
-            motivo: None,
+        let c = match self.cnpj_ids.get(&cnpj) {
+            Some(&c) => c,
+            None => {
+                let c = u32::try_from(self.cnpjs.len())
+                    .ok()
+                    .filter(|&c| c < MAX_EMPRESAS)
+                    .expect("fewer than 2^29 companies");
+                self.cnpjs.push(cnpj.clone());
+                self.cnpj_ids.insert(cnpj, c);
+                c
+            }
         };
-        let i = self.solicitacoes.len();
-        self.por_id.insert(solicitacao.id.clone(), i);
-        self.por_referencia.insert(chave, i);
-        self.solicitacoes.push(solicitacao.clone());
-        Ok(Created::New(solicitacao))
+        let expira_us = DateTime::parse_from_rfc3339(&nova.data_expiracao_consentimento)
+            .map(|d| micros(d.with_timezone(&Utc)))
+            .unwrap_or(i64::MAX);
+        let registro = Registro::new(
+            Uuid::new_v4().as_u64_pair().0 as u32,
+            expira_us,
+            micros(agora),
+            nova.referencia_externa,
+            c,
+            nova.status,
+        );
+        let i = self.registros.len();
+        self.registros.push(registro);
+        self.referencias.inserir(&self.registros, i);
+        if self.janela > 0 {
+            if self.detalhes.len() == self.janela {
+                self.detalhes.pop_front();
+            }
+            self.detalhes.push_back(Detalhe {
+                dados: nova,
+                criado_em: registro.atualizado_em(),
+            });
+        }
+        Ok(Created::New(self.view_at(i, agora)))
     }
 
-    /// The company's request with external reference `referencia` (`None` when there is none);
-    /// 404 for an unknown company.
+    /// The contract view of the company's request with external reference `referencia` (`None`
+    /// when there is none); 404 for an unknown company.
     pub fn por_referencia(
         &self,
         cnpj_empresa: &str,
         referencia: Uuid,
-    ) -> Result<Option<&Solicitacao>, SimError> {
+    ) -> Result<Option<SolicitacaoView>, SimError> {
         let cnpj = normalize_cnpj(cnpj_empresa);
         if !self.empresas.contains_key(&cnpj) {
             return Err(SimError::not_found("empresa não encontrada"));
         }
         Ok(self
-            .por_referencia
-            .get(&(cnpj, referencia))
-            .map(|&i| &self.solicitacoes[i]))
+            .cnpj_ids
+            .get(&cnpj)
+            .and_then(|&c| self.referencias.buscar(&self.registros, c, referencia))
+            .map(|i| self.view_at(i, Utc::now())))
     }
 
-    pub fn get(&self, id: &str) -> Option<&Solicitacao> {
-        self.por_id.get(id).map(|&i| &self.solicitacoes[i])
+    /// The contract view of request `id`, its status as read now.
+    pub fn get(&self, id: &str) -> Option<SolicitacaoView> {
+        self.index(id).map(|i| self.view_at(i, Utc::now()))
     }
 
     /// The batch status answer for `ids`: the known ones, in the order asked (a repeated id once,
@@ -206,59 +353,97 @@ impl Store {
             }
         }
         for id in &distintos {
-            *self.status_consultas.entry((*id).to_owned()).or_default() += 1;
+            contar(&mut self.status_consultas, id);
         }
         distintos
             .into_iter()
-            .filter_map(|id| self.get(id))
-            .map(|s| s.status_view_em(agora))
+            .filter_map(|id| self.index(id))
+            .map(|i| {
+                let mut view =
+                    self.registros[i].status_view_em(i, self.status_bruto.get(&i), agora);
+                view.motivo = self.motivos.get(&i).cloned();
+                view
+            })
             .collect()
     }
 
     /// Applies `mv` to request `id`, with `motivo` (the reason given, if any; reported by the
     /// status routes until the next move): 404 when unknown, 409 when the move is illegal from
-    /// its status as read now (an expired request moves no more).
-    pub fn mover(
-        &mut self,
-        id: &str,
-        mv: Move,
-        motivo: Option<String>,
-    ) -> Result<Solicitacao, SimError> {
-        let i = *self
-            .por_id
-            .get(id)
+    /// its status as read now (an expired request moves no more). Returns the record's index.
+    pub fn mover(&mut self, id: &str, mv: Move, motivo: Option<String>) -> Result<usize, SimError> {
+        let i = self
+            .index(id)
             .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
-        let solicitacao = &mut self.solicitacoes[i];
-        let from = solicitacao.status_em(Utc::now());
+        let agora = Utc::now();
+        let registro = &mut self.registros[i];
+        let (from, _) = registro.lido_em(agora);
         let to = mv.target(from).ok_or_else(|| {
             SimError::conflict(format!(
                 "transição inválida: {mv:?} a partir de {}",
                 status_text(from)
             ))
         })?;
-        solicitacao.dados.status = to;
-        solicitacao.motivo = motivo;
+        registro.set_status(to);
+        registro.atualizado_us = micros(agora);
         // the move is what the PGCC reports from now on
-        solicitacao.status_bruto = None;
-        solicitacao.atualizado_em = Utc::now();
-        Ok(solicitacao.clone())
+        self.status_bruto.remove(&i);
+        match motivo {
+            Some(motivo) => self.motivos.insert(i, motivo),
+            None => self.motivos.remove(&i),
+        };
+        Ok(i)
     }
 
     /// Request `id` reports `bruto` as its status on every contract route from now on (until the
     /// next move); its stored status, from which moves start, is kept. 404 when unknown.
-    pub fn definir_status_bruto(
-        &mut self,
-        id: &str,
-        bruto: String,
-    ) -> Result<Solicitacao, SimError> {
-        let i = *self
-            .por_id
-            .get(id)
+    pub fn definir_status_bruto(&mut self, id: &str, bruto: String) -> Result<usize, SimError> {
+        let i = self
+            .index(id)
             .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
-        let solicitacao = &mut self.solicitacoes[i];
-        solicitacao.status_bruto = Some(bruto);
-        solicitacao.atualizado_em = Utc::now();
-        Ok(solicitacao.clone())
+        self.status_bruto.insert(i, bruto);
+        self.registros[i].atualizado_us = micros(Utc::now());
+        Ok(i)
+    }
+
+    /// The bytes the requests hold, counted from the structures (their capacities and the heap
+    /// of each held body), not from the allocator: what the bound of issue 15 is about.
+    pub fn bytes_retidos(&self) -> usize {
+        use std::mem::size_of;
+        let corpo = |d: &Detalhe| {
+            let n = &d.dados;
+            [
+                n.cnpj_empresa.capacity(),
+                n.template_id.capacity(),
+                n.cpf_titular.capacity(),
+                n.tipo_titular.capacity(),
+                n.modalidade_acesso.capacity(),
+                n.data_expiracao_consentimento.capacity(),
+            ]
+            .iter()
+            .sum::<usize>()
+                + [
+                    &n.cnpj_anuente,
+                    &n.data_titular_respondeu_consentimento,
+                    &n.prova_coleta,
+                ]
+                .iter()
+                .map(|o| o.as_ref().map_or(0, String::capacity))
+                .sum::<usize>()
+        };
+        self.registros.capacity() * size_of::<Registro>()
+            + self.referencias.bytes()
+            + self.detalhes.capacity() * size_of::<Detalhe>()
+            + self.detalhes.iter().map(corpo).sum::<usize>()
+            + self
+                .cnpjs
+                .iter()
+                .map(|c| 2 * c.capacity() + 48)
+                .sum::<usize>()
+            + self
+                .status_bruto
+                .values()
+                .map(|b| b.capacity() + 48)
+                .sum::<usize>()
     }
 }
 
@@ -276,6 +461,7 @@ fn status_text(status: SolicitacaoStatus) -> &'static str {
 mod tests {
     use super::*;
     use crate::seed::{SeedCasoDeUso, SeedVinculo};
+    use crate::solicitacao::StatusInformado;
 
     fn seed() -> Seed {
         Seed {
@@ -309,46 +495,115 @@ mod tests {
         }
     }
 
+    fn nueva(store: &mut Store, referencia: u128, cnpj: &str) -> SolicitacaoView {
+        match store.criar(nova(referencia, cnpj)) {
+            Ok(Created::New(view)) => view,
+            _ => panic!("created"),
+        }
+    }
+
     #[test]
     fn the_indexes_find_what_was_created_masked_or_not_and_keep_arrival_order() {
         let mut store = Store::new(seed());
-        let Ok(Created::New(first)) = store.criar(nova(1, "11222333000181")) else {
-            panic!("created");
-        };
-        let Ok(Created::New(second)) = store.criar(nova(2, "11222333000181")) else {
-            panic!("created");
-        };
+        let first = nueva(&mut store, 1, "11222333000181");
+        let second = nueva(&mut store, 2, "11222333000181");
         let Ok(Created::Existing(again)) = store.criar(nova(1, "11.222.333/0001-81")) else {
             panic!("the same reference of the same company");
         };
-        assert_eq!(again, first);
-        assert_eq!(store.get(&second.id), Some(&second));
+        assert_eq!(again.id, first.id);
+        assert_eq!(store.get(&second.id).unwrap().id, second.id);
         assert_eq!(
             store
                 .por_referencia("11.222.333/0001-81", Uuid::from_u128(2))
-                .unwrap(),
-            Some(&second)
+                .unwrap()
+                .unwrap()
+                .id,
+            second.id
         );
+        assert!(store
+            .por_referencia("11222333000181", Uuid::from_u128(3))
+            .unwrap()
+            .is_none());
+        let ids: Vec<String> = store.solicitacoes().into_iter().map(|s| s.id).collect();
+        assert_eq!(ids, [first.id.clone(), second.id]);
+        let i = store.mover(&first.id, Move::Aceitar, None).unwrap();
+        let moved = store.view_at(i, Utc::now());
+        assert!(matches!(
+            moved.status,
+            StatusInformado::Conhecido(SolicitacaoStatus::Ativo)
+        ));
         assert_eq!(
-            store
-                .por_referencia("11222333000181", Uuid::from_u128(3))
-                .unwrap(),
-            None
+            store.solicitacoes()[0].dados.status,
+            SolicitacaoStatus::Ativo
         );
-        assert_eq!(store.solicitacoes(), [first.clone(), second]);
-        let moved = store.mover(&first.id, Move::Aceitar, None).unwrap();
-        assert_eq!(store.get(&first.id), Some(&moved));
+    }
+
+    #[test]
+    fn an_id_of_another_run_or_past_the_end_is_unknown() {
+        let mut store = Store::new(seed());
+        let first = nueva(&mut store, 1, "11222333000181");
+        let mut other = Store::new(seed());
+        let theirs = nueva(&mut other, 1, "11222333000181");
+        assert_ne!(first.id, theirs.id, "a random tag in each id");
+        assert!(store.get(&theirs.id).is_none());
+        let past = crate::registro::id_de(0, 5);
+        assert!(store.get(&past).is_none());
+        assert!(store.mover(&past, Move::Aceitar, None).is_err());
+    }
+
+    #[test]
+    fn past_the_window_a_request_keeps_what_the_contract_routes_answer() {
+        let mut store = Store::with_janela(seed(), 2);
+        let old = nueva(&mut store, 1, "11222333000181");
+        for r in 2..=4 {
+            nueva(&mut store, r, "11222333000181");
+        }
+        // the admin list holds the last two bodies
+        let listed: Vec<Uuid> = store
+            .solicitacoes()
+            .iter()
+            .map(|s| s.dados.referencia_externa)
+            .collect();
+        assert_eq!(listed, [Uuid::from_u128(3), Uuid::from_u128(4)]);
+        // the oldest still answers by id, by reference, to a repeated creation, and moves
+        assert_eq!(
+            store.get(&old.id).unwrap().referencia_externa,
+            Uuid::from_u128(1)
+        );
+        assert!(matches!(
+            store.criar(nova(1, "11222333000181")),
+            Ok(Created::Existing(v)) if v.id == old.id
+        ));
+        let i = store.mover(&old.id, Move::Recusar, None).unwrap();
+        let Registrada::Resumida(view) = store.registrada(i) else {
+            panic!("its body is no longer held");
+        };
+        assert!(matches!(
+            view.status,
+            StatusInformado::Conhecido(SolicitacaoStatus::Recusado)
+        ));
+        let statuses = store.consultar_status(std::slice::from_ref(&old.id), Utc::now());
+        assert_eq!(statuses.len(), 1);
+    }
+
+    #[test]
+    fn the_call_counters_stop_taking_new_keys_when_full() {
+        let mut contagem = BTreeMap::new();
+        for i in 0..MAX_CHAVES_CONTADAS {
+            contar(&mut contagem, &i.to_string());
+        }
+        contar(&mut contagem, "0");
+        contar(&mut contagem, "nova");
+        assert_eq!(contagem.len(), MAX_CHAVES_CONTADAS);
+        assert_eq!(contagem["0"], 2, "a key already counted still counts");
+        assert!(!contagem.contains_key("nova"));
     }
 
     #[test]
     fn a_raw_status_is_reported_by_the_batch_route_until_the_next_move() {
         let mut store = Store::new(seed());
-        let Ok(Created::New(odd)) = store.criar(nova(1, "11222333000181")) else {
-            panic!("created");
-        };
-        let Ok(Created::New(plain)) = store.criar(nova(2, "11222333000181")) else {
-            panic!("created");
-        };
+        let odd = nueva(&mut store, 1, "11222333000181");
+        let plain = nueva(&mut store, 2, "11222333000181");
         store
             .definir_status_bruto(&odd.id, "em_analise".into())
             .unwrap();

@@ -65,7 +65,9 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
             "HashConsulta",
             "SolicitacaoConsentimento",
             "Titulares",
-            "WebhookUrls"
+            "WebhookUrls",
+            // the events POSTed to those URLs (the document's `webhooks` section)
+            "Webhooks"
         ]
     );
     let expected = [

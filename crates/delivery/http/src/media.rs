@@ -11,6 +11,14 @@ use actix_web::{mime, web, Error, FromRequest, ResponseError};
 use crate::api_key::ApiKeyHeader;
 use crate::error::ApiError;
 
+/// The request body media types documented for every body: what [`is_json`] accepts
+/// (`application/*+json` standing for every structured `+json` suffix).
+pub const REQUEST_MEDIA_TYPES: [&str; 3] = ["application/json", "text/json", "application/*+json"];
+
+/// The response media types [`negotiate`] labels every JSON answer with, errors included
+/// (without the `; charset=utf-8` the `text/*` ones carry).
+pub const RESPONSE_MEDIA_TYPES: [&str; 3] = ["application/json", "text/json", "text/plain"];
+
 /// `application/json`, `text/json` and any `application/*+json` are JSON; anything else is a 415.
 pub fn is_json(m: &mime::Mime) -> bool {
     let application_json = m.subtype() == mime::JSON || m.suffix() == Some(mime::JSON);

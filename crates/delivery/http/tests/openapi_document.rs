@@ -193,3 +193,270 @@ fn issue_14_operations_document_their_optional_body_enums_and_reason() {
         assert!(op["responses"]["429"].is_object(), "{method} {path}");
     }
 }
+
+/// Every operation object of `section` (`paths` or `webhooks`): `(method, path, operation)`.
+fn operations_of<'a>(doc: &'a Value, section: &str) -> Vec<(String, String, &'a Value)> {
+    let mut found = Vec::new();
+    for (path, item) in doc[section].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            found.push((method.clone(), path.clone(), op));
+        }
+    }
+    found
+}
+
+fn media_types(content: &Value) -> Vec<String> {
+    let mut found: Vec<String> = content.as_object().unwrap().keys().cloned().collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served() {
+    let doc = delivery_http::openapi_json();
+    let mut answers = 0;
+    for (method, path, op) in operations_of(&doc, "paths") {
+        if !path.starts_with("/api/") {
+            continue;
+        }
+        if let Some(content) = op["requestBody"].get("content") {
+            assert_eq!(
+                media_types(content),
+                ["application/*+json", "application/json", "text/json"],
+                "{method} {path} request body"
+            );
+        }
+        for (status, response) in op["responses"].as_object().unwrap() {
+            if let Some(content) = response.get("content") {
+                answers += 1;
+                assert_eq!(
+                    media_types(content),
+                    ["application/json", "text/json", "text/plain"],
+                    "{method} {path} {status}"
+                );
+                let schemas: Vec<&Value> = content
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(|c| &c["schema"])
+                    .collect();
+                assert!(
+                    schemas.iter().all(|s| *s == schemas[0]),
+                    "{method} {path} {status}: one schema for every media type"
+                );
+            }
+        }
+    }
+    // creations' and errors' answers included (they were application/json only)
+    assert!(answers > 100, "{answers}");
+    let created = &doc["paths"]["/api/solicitacao-consentimento/criar/ativo"]["post"]["responses"];
+    for status in ["200", "401", "422", "502"] {
+        assert_eq!(
+            media_types(&created[status]["content"]),
+            ["application/json", "text/json", "text/plain"],
+            "criar/ativo {status}"
+        );
+    }
+}
+
+#[test]
+fn the_webhooks_section_documents_every_event_type_with_its_payload() {
+    let doc = delivery_http::openapi_json();
+    assert_eq!(doc["openapi"], "3.1.0");
+    let webhooks = doc["webhooks"].as_object().unwrap();
+    assert_eq!(webhooks.len(), domain::EventType::ALL.len());
+    for tipo in domain::EventType::ALL {
+        let post = &webhooks[tipo.as_str()]["post"];
+        let schema_ref = post["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}: no body schema", tipo.as_str()));
+        let name = schema_ref.strip_prefix("#/components/schemas/").unwrap();
+        let body = &doc["components"]["schemas"][name];
+        assert_eq!(body["properties"]["type"]["const"], tipo.as_str());
+        assert_eq!(
+            body["required"],
+            serde_json::json!(["type", "timestamp", "data"])
+        );
+        let data = body["properties"]["data"]["$ref"].as_str().unwrap();
+        let expected = match tipo {
+            domain::EventType::CasosDeUsoSincronizados => "#/components/schemas/Sincronizacao",
+            domain::EventType::WebhookTeste => "#/components/schemas/TesteNoEvento",
+            _ => "#/components/schemas/SolicitacaoNoEvento",
+        };
+        assert_eq!(data, expected, "{}", tipo.as_str());
+        let headers: Vec<&str> = post["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            headers,
+            ["webhook-id", "webhook-timestamp", "webhook-signature"]
+        );
+    }
+}
+
+#[test]
+fn webhook_operation_ids_are_unique_camel_case_and_listed_in_docs_api_md() {
+    let doc = delivery_http::openapi_json();
+    let in_paths: Vec<(String, String)> = operation_ids(&doc);
+    let documented = include_str!("../../../../docs/api.md");
+    for (event, id) in delivery_http::routes::openapi::webhooks::operation_ids() {
+        let op = &doc["webhooks"][event]["post"];
+        assert_eq!(op["operationId"], id);
+        assert!(
+            id.chars().next().unwrap().is_ascii_lowercase()
+                && id.chars().all(|c| c.is_ascii_alphanumeric()),
+            "{id}"
+        );
+        assert!(
+            !in_paths.iter().any(|(path_id, _)| path_id == id),
+            "{id} is also a path operation's id"
+        );
+        assert!(
+            documented.contains(&format!("| `{id}` | `{event}` |")),
+            "docs/api.md does not list {id} for {event}"
+        );
+    }
+}
+
+#[test]
+fn each_creation_and_registration_links_to_every_operation_that_takes_its_id() {
+    let doc = delivery_http::openapi_json();
+    let links = |path: &str, method: &str| -> Vec<(String, Value)> {
+        doc["paths"][path][method]["responses"]["200"]["links"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {path}: no links"))
+            .iter()
+            .map(|(name, link)| {
+                assert_eq!(link["operationId"], name.as_str());
+                (name.clone(), link["parameters"].clone())
+            })
+            .collect()
+    };
+    let by_id = serde_json::json!({"id": "$response.body#/data/id"});
+    for creation in ["ativo", "pendente"] {
+        let found = links(
+            &format!("/api/solicitacao-consentimento/criar/{creation}"),
+            "post",
+        );
+        assert_eq!(
+            found,
+            [
+                ("obterSolicitacao".to_owned(), by_id.clone()),
+                ("revogarSolicitacao".to_owned(), by_id.clone())
+            ]
+        );
+    }
+    let by_url = serde_json::json!({"webhookUrlId": "$response.body#/data/id"});
+    let names: Vec<String> = links("/api/webhook-urls", "post")
+        .into_iter()
+        .map(|(name, params)| {
+            assert_eq!(params, by_url, "{name}");
+            name
+        })
+        .collect();
+    // every operation under /api/webhook-urls/{webhookUrlId} taking only that id
+    let mut expected: Vec<String> = operations_of(&doc, "paths")
+        .into_iter()
+        .filter(|(_, path, _)| {
+            path.starts_with("/api/webhook-urls/{webhookUrlId}") && path.matches('{').count() == 1
+        })
+        .map(|(_, _, op)| op["operationId"].as_str().unwrap().to_owned())
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    assert!(names.contains(&"removerWebhookUrl".to_owned()));
+    assert!(names.contains(&"rotacionarSegredoWebhookUrl".to_owned()));
+    assert!(names.contains(&"listarEntregas".to_owned()));
+    // and on: a read to the hash lookup, the delivery log to a replay
+    assert_eq!(
+        links("/api/solicitacao-consentimento/{id}", "get"),
+        [(
+            "obterPorHash".to_owned(),
+            serde_json::json!({"hash": "$response.body#/data/hash"})
+        )]
+    );
+    assert_eq!(
+        links("/api/webhook-urls/{webhookUrlId}/entregas", "get"),
+        [(
+            "reenviarEntrega".to_owned(),
+            serde_json::json!({"entregaId": "$response.body#/data/0/id",
+                               "webhookUrlId": "$request.path.webhookUrlId"})
+        )]
+    );
+}
+
+/// `schema` with a `$ref` followed.
+fn resolved<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+    match schema["$ref"].as_str() {
+        Some(r) => &doc["components"]["schemas"][r.strip_prefix("#/components/schemas/").unwrap()],
+        None => schema,
+    }
+}
+
+#[test]
+fn every_required_text_of_a_request_body_states_its_rules() {
+    let doc = delivery_http::openapi_json();
+    let mut checked = 0;
+    let mut bodies: Vec<&Value> = Vec::new();
+    for (_, path, op) in operations_of(&doc, "paths") {
+        if let Some(schema) = op["requestBody"]["content"]["application/json"].get("schema") {
+            let body = resolved(&doc, schema);
+            bodies.push(body);
+            // a batch's items too
+            if let Some(items) = body["properties"]["itens"].get("items") {
+                bodies.push(resolved(&doc, items));
+            }
+            assert!(!path.is_empty());
+        }
+    }
+    for body in bodies {
+        for name in body["required"].as_array().into_iter().flatten() {
+            let name = name.as_str().unwrap();
+            let field = resolved(&doc, &body["properties"][name]);
+            if field["type"] != "string" || field.get("enum").is_some() {
+                continue;
+            }
+            checked += 1;
+            let stated = field.get("format").is_some()
+                || (field["minLength"].as_u64() >= Some(1) && field.get("pattern").is_some());
+            assert!(stated, "{name}: {field}");
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+    let schemas = &doc["components"]["schemas"];
+    let cpf = delivery_http::dto::text_rules::CPF_PATTERN;
+    assert_eq!(
+        schemas["CriarSolicitacaoAtiva"]["properties"]["cpfTitular"]["pattern"],
+        cpf
+    );
+    assert_eq!(
+        schemas["ConsultarConsentimento"]["properties"]["cpfTitular"]["pattern"],
+        cpf
+    );
+    assert_eq!(
+        schemas["CriarSolicitacaoPendente"]["properties"]["cnpjAnuente"]["oneOf"][1]["pattern"],
+        delivery_http::dto::text_rules::CNPJ_PATTERN
+    );
+    let url = &schemas["RegistrarWebhookUrl"]["properties"]["url"];
+    assert_eq!(url["format"], "uri");
+    assert_eq!(url["maxLength"], 2048);
+    let list = &doc["paths"]["/api/solicitacao-consentimento"]["get"]["parameters"];
+    let param = |name: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap()["schema"]
+            .clone()
+    };
+    assert_eq!(param("cpfTitular")["pattern"], cpf);
+    assert_eq!(param("cursor")["minLength"], 1);
+    // Indireto requires cnpjAnuente, stated with if/then
+    assert_eq!(
+        schemas["CriarSolicitacaoAtiva"]["then"]["required"],
+        serde_json::json!(["cnpjAnuente"])
+    );
+}

@@ -5,6 +5,7 @@ mod auth;
 mod binary;
 mod faults;
 mod helpers;
+mod memoria;
 mod por_referencia;
 mod seed;
 mod solicitacoes;

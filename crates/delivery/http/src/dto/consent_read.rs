@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 use super::consent_request::{ModalidadeAcesso, TipoTitular};
 use super::enumerations::{CausaMudanca, StatusSolicitacao};
+use super::text_rules::{Cpf, Cursor, Hash, TemplateIdConsulta};
 
 /// A consent request as stored, with its effective status (`expirado` as soon as the expiry
 /// passed, even before the expiry worker stores it).
@@ -127,6 +128,7 @@ pub struct FiltroSolicitacoes {
     pub status: Option<String>,
     pub caso_de_uso_id_template: Option<String>,
     /// The subject's CPF (masked or not). Prefer POST /api/hash-consulta for single checks.
+    #[param(value_type = Option<Cpf>, inline)]
     pub cpf_titular: Option<String>,
     /// Created at or after (ISO 8601).
     pub criado_de: Option<DateTime<Utc>>,
@@ -138,6 +140,7 @@ pub struct FiltroSolicitacoes {
     /// Last changed before (ISO 8601).
     pub atualizado_ate: Option<DateTime<Utc>>,
     /// `proximoCursor` of the previous page.
+    #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
@@ -160,10 +163,20 @@ pub struct PaginaSolicitacoes {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConsultarConsentimento {
-    #[schema(required = true, value_type = String, example = "529.982.247-25")]
+    #[schema(required = true, value_type = Cpf, inline, example = "529.982.247-25")]
     pub cpf_titular: Option<String>,
-    #[schema(required = true, value_type = String, example = "tpl-abertura-conta")]
+    #[schema(required = true, value_type = TemplateIdConsulta, inline, example = "tpl-abertura-conta")]
     pub caso_de_uso_id_template: Option<String>,
+}
+
+/// The `{hash}` of `GET /api/hash-consulta/{hash}`, read as text: a hash of no consent of the
+/// company is 404 whatever its shape.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct HashNoCaminho {
+    /// The consent's hash (64 lower-case hex digits).
+    #[param(value_type = Hash, inline)]
+    pub hash: String,
 }
 
 /// Whether a valid consent exists now; when it does, which one.

@@ -10,6 +10,7 @@ use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
 use super::enumerations::text_enumeration;
+use super::text_rules::{Cnpj, Cpf, ProvaColeta, TemplateId};
 use uuid::Uuid;
 
 /// Body of `POST /api/solicitacao-consentimento/criar/ativo`: the subject has already answered.
@@ -21,11 +22,11 @@ use uuid::Uuid;
 pub struct CriarSolicitacaoAtiva {
     /// `pgccProviderTemplateId` of one of the company's use cases.
     #[schema(example = "tpl-marketing-email")]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = TemplateId, inline)]
     pub caso_de_uso_id_template: Option<String>,
     /// The subject's CPF: 11 digits, masked (`123.456.789-09`) or not.
     #[schema(example = "529.982.247-25")]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = Cpf, inline)]
     pub cpf_titular: Option<String>,
     /// Access modality: `Direto` or `Indireto` (then `cnpjAnuente` is required).
     #[schema(example = "Direto")]
@@ -42,9 +43,10 @@ pub struct CriarSolicitacaoAtiva {
     #[schema(required = true, value_type = String, format = DateTime)]
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
     /// Proof that the consent was collected.
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = ProvaColeta, inline)]
     pub prova_coleta: Option<String>,
     /// CNPJ of the consenting party (numeric or alphanumeric, masked or not); required for `Indireto`.
+    #[schema(value_type = Option<Cnpj>, inline)]
     pub cnpj_anuente: Option<String>,
 }
 
@@ -54,10 +56,10 @@ pub struct CriarSolicitacaoAtiva {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CriarSolicitacaoPendente {
     #[schema(example = "tpl-marketing-email")]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = TemplateId, inline)]
     pub caso_de_uso_id_template: Option<String>,
     #[schema(example = "529.982.247-25")]
-    #[schema(required = true, value_type = String)]
+    #[schema(required = true, value_type = Cpf, inline)]
     pub cpf_titular: Option<String>,
     #[schema(example = "Direto")]
     #[schema(required = true, value_type = ModalidadeAcesso)]
@@ -67,6 +69,7 @@ pub struct CriarSolicitacaoPendente {
     pub tipo_titular: Option<TipoTitular>,
     #[schema(required = true, value_type = String, format = DateTime)]
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    #[schema(value_type = Option<Cnpj>, inline)]
     pub cnpj_anuente: Option<String>,
     /// Not part of the pending variant: accepted only to answer a clear 422 instead of a 400.
     #[schema(ignore)]

@@ -9,5 +9,7 @@ pub mod event;
 pub mod revocation;
 pub mod subject_export;
 pub mod sync;
+pub mod text_rules;
 pub mod use_case;
+pub mod webhook_event;
 pub mod webhook_url;

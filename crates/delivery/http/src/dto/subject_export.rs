@@ -5,13 +5,14 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::consent_read::Solicitacao;
+use super::text_rules::{Cpf, Cursor};
 
 /// Body of `POST /api/titulares/consentimentos`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExportarTitular {
     /// The subject's CPF, formatted (`529.982.247-25`) or digits only.
-    #[schema(required = true, value_type = String, example = "529.982.247-25")]
+    #[schema(required = true, value_type = Cpf, inline, example = "529.982.247-25")]
     pub cpf_titular: Option<String>,
 }
 
@@ -21,6 +22,7 @@ pub struct ExportarTitular {
 #[into_params(parameter_in = Query)]
 pub struct PaginaExportacao {
     /// `proximoCursor` of the previous page.
+    #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]

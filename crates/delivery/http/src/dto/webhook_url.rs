@@ -5,13 +5,14 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::enumerations::{StatusEntrega, TipoEvento, TipoEventoAssinavel};
+use super::text_rules::WebhookUrlText;
 
 /// Body of `POST /api/webhook-urls`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegistrarWebhookUrl {
     /// Absolute http(s) URL that will receive the company's notifications.
-    #[schema(example = "https://exemplo.com.br/webhooks/consentimento")]
+    #[schema(value_type = WebhookUrlText, inline, example = "https://exemplo.com.br/webhooks/consentimento")]
     pub url: String,
     /// The event types this URL receives (1 or more; repeats ignored). Absent or `null`: every
     /// type, including types added later.

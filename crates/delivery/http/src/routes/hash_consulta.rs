@@ -8,7 +8,7 @@ use domain::Envelope;
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::{as_company, as_company_weighing};
 use crate::dto::consent_read::{
-    ConsultarConsentimento, ConsultarLote, ResultadoConsulta, ResultadoLote,
+    ConsultarConsentimento, ConsultarLote, HashNoCaminho, ResultadoConsulta, ResultadoLote,
 };
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::error::ApiError;
@@ -105,7 +105,7 @@ pub async fn check_batch(
     path = "/api/hash-consulta/{hash}",
     operation_id = "obterPorHash",
     tag = "HashConsulta",
-    params(("hash" = String, Path, description = "The consent's hash (64 hex characters).")),
+    params(HashNoCaminho),
     responses(
         (status = 200, description = "The consent it names, with its effective status.", body = EnvelopeDoc<ResultadoConsulta>),
         (status = 404, description = "No consent of the company has this hash.", body = EnvelopeDoc<Erro>),
@@ -114,9 +114,9 @@ pub async fn check_batch(
 pub async fn by_hash(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    path: web::Path<String>,
+    path: web::Path<HashNoCaminho>,
 ) -> Result<HttpResponse, ApiError> {
-    let hash = path.into_inner();
+    let hash = path.into_inner().hash;
     let request = as_company(&state, key, move |s, company| {
         Ok(s.check_consent.by_hash(company, &hash)?)
     })

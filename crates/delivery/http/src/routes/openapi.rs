@@ -2,7 +2,7 @@
 //! types, so it cannot drift from the code.
 
 use actix_web::{web, HttpResponse};
-use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ServerBuilder};
 use utoipa::{Modify, OpenApi};
 
@@ -12,7 +12,12 @@ use crate::routes::{
     casos_de_uso, eventos, hash_consulta, solicitacao_consentimento, titulares, webhook_urls,
 };
 
+mod cross_field_rules;
 mod examples;
+pub mod links;
+mod media_types;
+mod schema_shapes;
+pub mod webhooks;
 
 /// Name of the `apiKey` security scheme (header `Api-Key`) every `/api` operation requires, next
 /// to the required `Api-Key` header parameter: the scheme is what OpenAPI tools (the Authorize
@@ -96,6 +101,8 @@ pub struct DocsServers {
         dto::webhook_url::TesteWebhookUrl,
         dto::webhook_url::Entrega,
         dto::webhook_url::Tentativa,
+        dto::webhook_event::SolicitacaoNoEvento,
+        dto::webhook_event::TesteNoEvento,
     )),
     tags(
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
@@ -104,9 +111,41 @@ pub struct DocsServers {
         (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),
     ),
-    modifiers(&CommonToEveryApiOperation),
+    modifiers(&CommonToEveryApiOperation, &ServedMediaTypes),
 )]
 pub struct ApiDoc;
+
+/// Every operation of a path item, with its method (lower case): the modifiers below walk all
+/// of them, so a route with a method added later (PATCH, PUT) gets what every route gets.
+pub(crate) fn operations_mut(
+    item: &mut PathItem,
+) -> impl Iterator<Item = (&'static str, &mut Operation)> {
+    [
+        ("get", &mut item.get),
+        ("put", &mut item.put),
+        ("post", &mut item.post),
+        ("delete", &mut item.delete),
+        ("options", &mut item.options),
+        ("head", &mut item.head),
+        ("patch", &mut item.patch),
+        ("trace", &mut item.trace),
+    ]
+    .into_iter()
+    .filter_map(|(method, operation)| operation.as_mut().map(|op| (method, op)))
+}
+
+/// Every `/api` answer and body in each media type the server serves (see `media_types`).
+struct ServedMediaTypes;
+
+impl Modify for ServedMediaTypes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            if path.starts_with("/api/") {
+                operations_mut(item).for_each(|(_, op)| media_types::declare_served(op));
+            }
+        }
+    }
+}
 
 /// What every `/api` operation shares: the required `Api-Key` header and the failures any of
 /// them can answer (401, 404 for unknown routes aside, 429, 500, 503). Added here once, not per
@@ -148,15 +187,7 @@ impl Modify for CommonToEveryApiOperation {
             if !path.starts_with("/api/") {
                 continue;
             }
-            for operation in [
-                &mut item.get,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ]
-            .into_iter()
-            .flatten()
-            {
+            for (_, operation) in operations_mut(item) {
                 operation
                     .parameters
                     .get_or_insert_with(Vec::new)
@@ -356,7 +387,13 @@ pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
             );
         }
     }
-    serde_json::to_value(doc).expect("the OpenAPI document serializes")
+    let mut json = serde_json::to_value(doc).expect("the OpenAPI document serializes");
+    // What utoipa's model cannot hold, added to the serialized document in one place.
+    schema_shapes::inline_single_one_of(&mut json);
+    cross_field_rules::apply(&mut json);
+    links::apply(&mut json);
+    webhooks::apply(&mut json);
+    json
 }
 
 pub async fn document(servers: Option<web::Data<DocsServers>>) -> HttpResponse {

@@ -37,6 +37,13 @@ fn campos(list: &[(&str, &str)]) -> Value {
 }
 
 /// The example subject's CPF as reads show it: masked by the domain's own rule.
+fn cpf_inteiro() -> String {
+    Cpf::parse("529.982.247-25")
+        .expect("a valid example CPF")
+        .as_str()
+        .to_owned()
+}
+
 fn cpf_mascarado() -> String {
     Cpf::parse("529.982.247-25")
         .expect("a valid example CPF")
@@ -135,6 +142,11 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
             json!({
             "cpfTitular": "529.982.247-25", "casoDeUsoIdTemplate": "tpl-abertura-conta"}),
         )],
+        "/api/titulares/consentimentos" => vec![(
+            "titular",
+            "Everything of one subject",
+            json!({"cpfTitular": "529.982.247-25"}),
+        )],
         "/api/hash-consulta/lote" => vec![(
             "lote",
             "Two subjects at once",
@@ -220,6 +232,13 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             ("valido", "A valid consent", consulta_valida()),
             ("invalido", "No valid consent", json!({"valido": false})),
         ],
+        ("/api/titulares/consentimentos", _) => {
+            vec![("titular", "The subject's requests, CPF in full", {
+                let mut item = solicitacao(ConsentStatus::Ativo);
+                item["cpfTitular"] = json!(cpf_inteiro());
+                json!({"itens": [item], "proximoCursor": null})
+            })]
+        }
         ("/api/hash-consulta/lote", _) => vec![(
             "lote",
             "One result per item, in the order sent",
@@ -352,6 +371,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
                 list.push(("limite_de_urls", "The company already has its maximum of URLs", campos(&[("url",
                     "a empresa já tem o máximo de 10 URLs de webhook (desativadas incluídas); remova uma antes de registrar outra")])));
+            } else if path == "/api/titulares/consentimentos" {
+                list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "os dígitos verificadores do CPF não conferem")])));
             } else if !pgcc_path {
                 list.push(("campos", "A parameter rule is broken", campos(&[("limite", "deve estar entre 1 e 500.")])));
             }
@@ -416,13 +437,7 @@ pub fn apply(openapi: &mut OpenApi) {
         if !path.starts_with("/api/") {
             continue;
         }
-        for (method, operation) in [
-            ("get", &mut item.get),
-            ("post", &mut item.post),
-            ("delete", &mut item.delete),
-            ("patch", &mut item.patch),
-        ] {
-            let Some(operation) = operation else { continue };
+        for (method, operation) in super::operations_mut(item) {
             if let Some(body) = operation.request_body.as_mut() {
                 let examples = request_examples(path);
                 for content in body.content.values_mut() {

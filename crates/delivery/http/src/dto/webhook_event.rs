@@ -1,0 +1,135 @@
+//! The bodies POSTed to webhook URLs, as documented in the OpenAPI `webhooks` section. Events are
+//! serialized by `domain::WebhookPayload`; the tests below check that these schemas have exactly
+//! the fields the domain writes, so the two cannot drift apart.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::consent_request::{ModalidadeAcesso, TipoTitular};
+use super::enumerations::StatusSolicitacao;
+
+/// A consent request as an event shows it, right after the change: the CPF masked, never the
+/// proof of collection.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documentation only; events are serialized by domain::ConsentSnapshot
+pub struct SolicitacaoNoEvento {
+    pub id: Uuid,
+    pub pgcc_id: String,
+    /// The status right after the change.
+    #[schema(value_type = StatusSolicitacao)]
+    pub status: String,
+    pub caso_de_uso_id_template: String,
+    /// Masked: `***.982.247-**`.
+    #[schema(example = "***.982.247-**")]
+    pub cpf_titular: String,
+    #[schema(value_type = TipoTitular)]
+    pub tipo_titular: String,
+    #[schema(value_type = ModalidadeAcesso)]
+    pub modalidade_acesso: String,
+    /// 14 characters, unmasked; `null` when absent.
+    #[schema(required = true)]
+    pub cnpj_anuente: Option<String>,
+    pub data_expiracao_consentimento: DateTime<Utc>,
+    /// `null` unless the request was created active.
+    #[schema(required = true)]
+    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    /// The request's content hash (docs/hash-consulta.md).
+    pub hash: String,
+    pub criado_em: DateTime<Utc>,
+    pub atualizado_em: DateTime<Utc>,
+    /// Only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other events):
+    /// the reason given with the change (the company's with `revogar`, or the subject's as the
+    /// PGCC reports it); `null` when none was given.
+    #[schema(max_length = 500)]
+    pub motivo: Option<String>,
+}
+
+/// The `data` of `webhook.teste`: the company's URL the test was sent to.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documentation only; events are serialized by domain::TestData
+pub struct TesteNoEvento {
+    pub webhook_url_id: Uuid,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use chrono::TimeZone;
+    use domain::{ConsentSnapshot, ConsentStatus, EventData, SyncCounts};
+    use serde_json::Value;
+    use utoipa::PartialSchema;
+
+    use super::*;
+
+    fn properties_and_required<T: PartialSchema>() -> (BTreeSet<String>, BTreeSet<String>) {
+        let schema = serde_json::to_value(T::schema()).unwrap();
+        let names = |v: &Value| -> BTreeSet<String> {
+            match v {
+                Value::Object(m) => m.keys().cloned().collect(),
+                Value::Array(a) => a.iter().map(|s| s.as_str().unwrap().to_owned()).collect(),
+                _ => BTreeSet::new(),
+            }
+        };
+        (names(&schema["properties"]), names(&schema["required"]))
+    }
+
+    fn keys(data: EventData) -> BTreeSet<String> {
+        serde_json::to_value(data)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn the_documented_snapshot_has_exactly_the_fields_the_domain_sends_all_required() {
+        let at = Utc.with_ymd_and_hms(2026, 1, 10, 12, 0, 0).unwrap();
+        let sent = keys(EventData::Solicitacao(ConsentSnapshot {
+            id: Uuid::nil(),
+            pgcc_id: "pgcc-1".into(),
+            status: ConsentStatus::Ativo,
+            caso_de_uso_id_template: "tpl".into(),
+            cpf_titular: "***.982.247-**".into(),
+            tipo_titular: "PessoaFisica",
+            modalidade_acesso: "Direto",
+            cnpj_anuente: None,
+            data_expiracao_consentimento: at,
+            data_titular_respondeu_consentimento: None,
+            hash: "ab".repeat(32),
+            criado_em: at,
+            atualizado_em: at,
+            motivo: None,
+        }));
+        let (properties, required) = properties_and_required::<SolicitacaoNoEvento>();
+        let mut with_motivo = sent.clone();
+        with_motivo.insert("motivo".to_owned());
+        assert_eq!(
+            properties, with_motivo,
+            "motivo: only in refusals and revocations"
+        );
+        assert_eq!(
+            required, sent,
+            "every other field is always sent (null when absent)"
+        );
+    }
+
+    #[test]
+    fn the_documented_sync_counts_are_the_fields_the_domain_sends() {
+        let sent = keys(EventData::Sincronizacao(SyncCounts {
+            inseridos: 1,
+            atualizados: 2,
+            removidos: 3,
+            total: 4,
+        }));
+        let (properties, required) = properties_and_required::<super::super::sync::Sincronizacao>();
+        assert_eq!(properties, sent);
+        assert_eq!(required, sent);
+    }
+}
