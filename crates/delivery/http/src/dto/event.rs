@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::enumerations::TipoEventoAssinavel;
+use super::text_rules::Cursor;
 
 /// Filters and paging of `GET /api/eventos`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -19,6 +20,7 @@ pub struct FiltroEventos {
     /// Only events whose `timestamp` is at or after this instant (ISO 8601).
     pub desde: Option<DateTime<Utc>>,
     /// `proximoCursor` of the previous page.
+    #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]

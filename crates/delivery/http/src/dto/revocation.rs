@@ -4,6 +4,8 @@ use domain::{Motivo, ValidationErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::text_rules::MotivoTexto;
+
 /// Optional body of `revogar`: the reason for the revocation or withdrawal. No body, an empty
 /// body, `null` and `{}` all mean "no reason".
 #[derive(Debug, Deserialize, ToSchema)]
@@ -12,11 +14,7 @@ pub struct RevogarSolicitacao {
     /// Why the company revokes (or withdraws) the request: kept in the history entry
     /// (`historico[].motivo`) and sent in the `solicitacao.revogada` event. 1 to 500 characters,
     /// not only white space, no control characters other than line breaks and tabs.
-    #[schema(
-        min_length = 1,
-        max_length = 500,
-        example = "Solicitação criada por engano."
-    )]
+    #[schema(value_type = Option<MotivoTexto>, inline, example = "Solicitação criada por engano.")]
     pub motivo: Option<String>,
 }
 
