@@ -16,6 +16,7 @@
 //! | `id` | uuid |
 //! | `modalidadeAcesso` | `"Direto"` or `"Indireto"` |
 //! | `provaColeta` | string or `null` (pending requests) |
+//! | `sal` | string: the request's salt, 32 lower-case hex digits drawn at random |
 //! | `tipoTitular` | `"PessoaFisica"` |
 //!
 //! Instants are UTC with exactly six fractional digits (`2025-03-14T12:00:00.000000Z`); uuids are
@@ -38,7 +39,7 @@ pub fn consent_hash(request: &ConsentRequest) -> String {
 pub fn canonical_content(request: &ConsentRequest) -> String {
     let dados = &request.dados;
     let resposta = dados.resposta.as_ref();
-    let fields: [(&str, Option<String>); 11] = [
+    let fields: [(&str, Option<String>); 12] = [
         (
             "casoDeUsoIdTemplate",
             Some(json_string(&dados.caso_de_uso_id_template)),
@@ -73,6 +74,7 @@ pub fn canonical_content(request: &ConsentRequest) -> String {
             "provaColeta",
             resposta.map(|r| json_string(&r.prova_coleta)),
         ),
+        ("sal", Some(json_string(&request.hash_salt))),
         (
             "tipoTitular",
             Some(json_string(dados.tipo_titular.as_str())),
@@ -161,6 +163,7 @@ mod tests {
             status: ConsentStatus::Ativo,
             pgcc_id: "pgcc-3b9f".to_owned(),
             hash: String::new(),
+            hash_salt: "3f2a9c1e5b7d40a8b6c2e9f1d3a5b7c9".into(),
             criado_em: at(2025, 3, 14, 12, 0, 0, 123_456),
             atualizado_em: at(2025, 3, 14, 12, 0, 0, 123_456),
         }
@@ -173,10 +176,11 @@ mod tests {
         r#""dataTitularRespondeuConsentimento":"2025-03-04T05:06:07.890000Z","#,
         r#""empresaId":"6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e01","#,
         r#""id":"0f8d5b7e-3c1a-4f2b-9d6e-5a4b3c2d1e0f","modalidadeAcesso":"Indireto","#,
-        r#""provaColeta":"aceite \"eletrônico\"\nlinha 2","tipoTitular":"PessoaFisica"}"#,
+        r#""provaColeta":"aceite \"eletrônico\"\nlinha 2","#,
+        r#""sal":"3f2a9c1e5b7d40a8b6c2e9f1d3a5b7c9","tipoTitular":"PessoaFisica"}"#,
     );
     /// `printf '%s' "$VECTOR_CANONICAL" | sha256sum`
-    const VECTOR_HASH: &str = "5eee97729b5d5bdcf1dd7871c99613724a6dd00ccbdd34bb29ace73173569a59";
+    const VECTOR_HASH: &str = "6a796a2fc8f8c79006d11e1f3f53a8dee4a555bf617b817c25f5b0d757363972";
 
     /// A pending, direct request: no CNPJ, no answer.
     fn pending_request() -> ConsentRequest {
@@ -196,9 +200,9 @@ mod tests {
         r#""dataTitularRespondeuConsentimento":null,"#,
         r#""empresaId":"6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e01","#,
         r#""id":"0f8d5b7e-3c1a-4f2b-9d6e-5a4b3c2d1e0f","modalidadeAcesso":"Direto","#,
-        r#""provaColeta":null,"tipoTitular":"PessoaFisica"}"#,
+        r#""provaColeta":null,"sal":"3f2a9c1e5b7d40a8b6c2e9f1d3a5b7c9","tipoTitular":"PessoaFisica"}"#,
     );
-    const PENDING_HASH: &str = "a7927e1925f74b5a896d0e5537a18c905843424856c37d4f7cca761d95a96d73";
+    const PENDING_HASH: &str = "706c206b900152c7884f2c6d8d56edc2c882d965704acb9aa8cba4d4c06acbd4";
 
     #[test]
     fn the_test_vector_has_the_documented_canonical_content() {

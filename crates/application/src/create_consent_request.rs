@@ -145,6 +145,8 @@ impl CreateConsentRequest {
             // the PGCC's id is known once it created the request
             pgcc_id: String::new(),
             hash: String::new(),
+            // drawn from the OS's random source (uuid v4: 122 random bits)
+            hash_salt: Uuid::new_v4().simple().to_string(),
             criado_em: now,
             atualizado_em: now,
         };
@@ -306,11 +308,14 @@ mod tests {
     }
 
     /// The row `execute` stores first for `draft` under `id`: no PGCC id yet, hashed.
+    /// The row a creation stores, with `salt` (drawn at random by the creation: the tests take
+    /// it from the row they check, and check its shape with [`assert_a_fresh_salt`]).
     fn expected_row(
         id: Uuid,
         draft: &ConsentRequestDraft,
         variant: CreationVariant,
         status: ConsentStatus,
+        salt: &str,
     ) -> ConsentRequest {
         let mut expected = ConsentRequest {
             id,
@@ -320,11 +325,21 @@ mod tests {
             status,
             pgcc_id: String::new(),
             hash: String::new(),
+            hash_salt: salt.to_owned(),
             criado_em: now(),
             atualizado_em: now(),
         };
         expected.hash = consent_hash(&expected);
         expected
+    }
+
+    fn assert_a_fresh_salt(row: &ConsentRequest) {
+        assert_eq!(row.hash_salt.len(), 32, "{}", row.hash_salt);
+        assert!(row
+            .hash_salt
+            .chars()
+            .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)));
+        assert_ne!(row.hash_salt, "0".repeat(32));
     }
 
     /// A use case repository that knows `use_case()` under `TEMPLATE` for the test company.
@@ -529,7 +544,11 @@ mod tests {
         let Call::Begin(row, _) = &calls[0] else {
             panic!("the row is stored first: {calls:?}");
         };
-        assert_eq!(*row, expected_row(created.id, &draft, variant, row.status));
+        assert_a_fresh_salt(row);
+        assert_eq!(
+            *row,
+            expected_row(created.id, &draft, variant, row.status, &row.hash_salt)
+        );
         assert_eq!(row.hash.len(), 64);
         assert_eq!(
             calls,
@@ -896,6 +915,7 @@ mod tests {
                 &draft,
                 CreationVariant::Pending,
                 ConsentStatus::Pendente,
+                "00112233445566778899aabbccddeeff",
             ))))
         };
         let store = Store {
@@ -960,6 +980,10 @@ mod tests {
             assert_eq!(created.id, reserved_id());
             assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
             let calls = store.calls();
+            let Call::Begin(row, _) = &calls[0] else {
+                panic!("the row is stored first: {calls:?}");
+            };
+            assert_a_fresh_salt(row);
             assert_eq!(
                 calls[0],
                 Call::Begin(
@@ -967,7 +991,8 @@ mod tests {
                         reserved_id(),
                         &active_draft(),
                         CreationVariant::Active,
-                        ConsentStatus::Ativo
+                        ConsentStatus::Ativo,
+                        &row.hash_salt,
                     ),
                     now()
                 )

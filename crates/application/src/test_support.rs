@@ -62,6 +62,7 @@ pub fn consent_request(id: Uuid, status: ConsentStatus) -> ConsentRequest {
         status,
         pgcc_id: format!("pgcc-{}", id.simple()),
         hash: String::new(),
+        hash_salt: "00112233445566778899aabbccddeeff".into(),
         criado_em,
         atualizado_em: criado_em,
     };

@@ -375,6 +375,10 @@ pub struct ConsentRequest {
     /// Lower-case hex SHA-256 of the request's canonical content (docs/hash-consulta.md),
     /// computed once at creation.
     pub hash: String,
+    /// The hash's salt: 32 lower-case hex digits drawn at random for this request, part of its
+    /// canonical content, so that the hash published beside a masked CPF cannot be searched for
+    /// the CPF. Shown only where the CPF is shown in full (docs/hash-consulta.md).
+    pub hash_salt: String,
     /// When it was created (`criadoEm`).
     pub criado_em: DateTime<Utc>,
     /// When it last changed (`atualizadoEm`).
@@ -1107,6 +1111,7 @@ mod tests {
             status,
             pgcc_id: "pgcc-1".into(),
             hash: "0".repeat(64),
+            hash_salt: "00112233445566778899aabbccddeeff".into(),
             criado_em: now(),
             atualizado_em: now(),
         }

@@ -319,6 +319,7 @@ mod tests {
             status,
             pgcc_id: "pgcc-5011".to_owned(),
             hash: "ab".repeat(32),
+            hash_salt: "00112233445566778899aabbccddeeff".into(),
             criado_em,
             atualizado_em: criado_em + Duration::minutes(5),
         }

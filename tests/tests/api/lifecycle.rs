@@ -285,6 +285,51 @@ fn the_expiry_worker_stores_expired_requests_with_their_history() {
     );
 }
 
+/// An independent implementation of docs/hash-consulta.md over a read with `mostrarCpf=true`
+/// (serde_json's map sorts keys, `sha256sum` hashes); `salted: false` is the content before
+/// salts were added.
+pub fn documented_hash(d: &Value, company: &str, id: &str, salted: bool) -> String {
+    let instant = |v: &Value| {
+        v.as_str().map(|text| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .unwrap()
+                .with_timezone(&chrono::Utc)
+                .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+                .to_string()
+        })
+    };
+    let mut canonical = json!({
+        "casoDeUsoIdTemplate": d["casoDeUsoIdTemplate"],
+        "cnpjAnuente": d["cnpjAnuente"],
+        "cpfTitular": d["cpfTitular"],
+        "criadoEm": instant(&d["criadoEm"]),
+        "dataExpiracaoConsentimento": instant(&d["dataExpiracaoConsentimento"]),
+        "dataTitularRespondeuConsentimento": instant(&d["dataTitularRespondeuConsentimento"]),
+        "empresaId": company,
+        "id": id,
+        "modalidadeAcesso": d["modalidadeAcesso"],
+        "provaColeta": d["provaColeta"],
+        "tipoTitular": d["tipoTitular"],
+    });
+    if salted {
+        canonical["sal"] = d["salHash"].clone();
+    }
+    let canonical = canonical.to_string();
+    let mut sha = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(sha.stdin.as_mut().unwrap(), canonical.as_bytes()).unwrap();
+    let out = sha.wait_with_output().unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
 #[test]
 fn the_hash_names_the_consent_and_is_the_sha256_of_its_documented_canonical_content() {
     let app = synced_with(&[]);
@@ -300,46 +345,21 @@ fn the_hash_names_the_consent_and_is_the_sha256_of_its_documented_canonical_cont
     let hash = d["hash"].as_str().unwrap();
     assert_eq!(hash.len(), 64);
 
-    // An independent implementation of docs/hash-consulta.md: serde_json's map sorts keys,
-    // `sha256sum` hashes.
-    let instant = |v: &Value| {
-        chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap())
-            .unwrap()
-            .with_timezone(&chrono::Utc)
-            .format("%Y-%m-%dT%H:%M:%S%.6fZ")
-            .to_string()
-    };
-    let canonical = json!({
-        "casoDeUsoIdTemplate": d["casoDeUsoIdTemplate"],
-        "cnpjAnuente": d["cnpjAnuente"],
-        "cpfTitular": d["cpfTitular"],
-        "criadoEm": instant(&d["criadoEm"]),
-        "dataExpiracaoConsentimento": instant(&d["dataExpiracaoConsentimento"]),
-        "dataTitularRespondeuConsentimento": instant(&d["dataTitularRespondeuConsentimento"]),
-        "empresaId": app.company_a,
-        "id": id,
-        "modalidadeAcesso": d["modalidadeAcesso"],
-        "provaColeta": d["provaColeta"],
-        "tipoTitular": d["tipoTitular"],
-    })
-    .to_string();
     assert_eq!(
         d["cpfTitular"], CPF_DIGITS,
         "mostrarCpf=true shows the whole CPF"
     );
-    let mut sha = std::process::Command::new("sha256sum")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(sha.stdin.as_mut().unwrap(), canonical.as_bytes()).unwrap();
-    let out = sha.wait_with_output().unwrap();
-    let expected = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(
-        hash,
-        expected.split_whitespace().next().unwrap(),
-        "canonical content: {canonical}"
-    );
+    let salt = d["salHash"]
+        .as_str()
+        .expect("the salt beside the whole CPF");
+    assert_eq!(salt.len(), 32);
+    assert_eq!(hash, documented_hash(&d, &app.company_a, &id, true));
+
+    // the salt travels only with the whole CPF: a masked read shows the hash without it
+    let masked = detail(&app.a, &id);
+    assert_eq!(masked["hash"], hash);
+    assert!(masked.get("salHash").is_none(), "{masked}");
+    assert!(!masked.to_string().contains(salt));
 
     let by_hash = app.a.get(&format!("/api/hash-consulta/{hash}")).expect(200);
     assert_eq!(by_hash.data()["id"], id.as_str());

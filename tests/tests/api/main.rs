@@ -16,6 +16,7 @@ mod events;
 mod failed_auth;
 mod faults;
 mod generated_client;
+mod hash_salt;
 mod helpers;
 mod http_contract;
 mod idempotency;

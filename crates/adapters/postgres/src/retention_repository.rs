@@ -41,7 +41,8 @@ WHERE webhook_eventos.id = alvo.id";
 /// - `prova_coleta` (nullable) becomes NULL;
 /// - `hash` (a SHA-256 over the CPF and the rest: an 11-digit CPF is cheap to find back from
 ///   it) becomes `apagado:` and the row's id: unique per row, as the key (empresa_id, hash)
-///   requires, and never a hex SHA-256, so no lookup matches it.
+///   requires, and never a hex SHA-256, so no lookup matches it; `hash_anterior` (the unsalted
+///   hash of rows created before salts) becomes NULL.
 ///
 /// The rest (company, use case, modality, consenting CNPJ, dates, status) is not personal data
 /// and stays. `criacao = 'cancelada'` is repeated outside the CTE so that a row confirmed
@@ -62,6 +63,7 @@ UPDATE solicitacoes_consentimento s
 SET cpf_titular = '00000000000',
     prova_coleta = NULL,
     hash = 'apagado:' || s.id::text,
+    hash_anterior = NULL,
     dados_apagados_em = $2
 FROM alvo
 WHERE s.id = alvo.id AND s.criacao = 'cancelada'";

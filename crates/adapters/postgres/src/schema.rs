@@ -81,6 +81,8 @@ diesel::table! {
         criacao_nao_encontrada_em -> Nullable<Timestamptz>,
         status_desconhecido_desde -> Nullable<Timestamptz>,
         dados_apagados_em -> Nullable<Timestamptz>,
+        sal_hash -> Text,
+        hash_anterior -> Nullable<Text>,
     }
 }
 

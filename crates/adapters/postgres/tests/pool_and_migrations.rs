@@ -31,7 +31,7 @@ const TABLES: [&str; 12] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 28] = [
+const MIGRATION_NAMES: [&str; 29] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -59,6 +59,7 @@ const MIGRATION_NAMES: [&str; 28] = [
     "2026-11-27-001422_index_webhook_eventos_by_company",
     "2026-11-27-001423_choose_events_per_webhook_url",
     "2026-11-27-001442_index_solicitacoes_by_titular",
+    "2026-11-27-001471_salt_consent_hashes",
     "2026-11-27-001541_create_replicas_ativas",
 ];
 
@@ -233,7 +234,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     // the creation state's two columns, then the reconciler's and the poller's (issue 12), then
     // the retention's, come after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 7..],
+        &columns[columns.len() - 9..],
         [
             "hash",
             "proximo_status_em",
@@ -241,7 +242,9 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
             "criacao_tentativa_em",
             "criacao_nao_encontrada_em",
             "status_desconhecido_desde",
-            "dados_apagados_em"
+            "dados_apagados_em",
+            "sal_hash",
+            "hash_anterior"
         ]
     );
 
@@ -251,7 +254,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 7]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 9]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -421,9 +424,9 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    // its two columns, and the three added after it (criacao_nao_encontrada_em,
-    // status_desconhecido_desde, dados_apagados_em), are gone
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 5]);
+    // its two columns, and the five added after it (criacao_nao_encontrada_em,
+    // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 7]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.

@@ -41,6 +41,7 @@ statement! {
         prova_coleta: Option<&'a str> as Nullable<Text>,
         status: &'static str as Text,
         hash: &'a str as Text,
+        sal_hash: &'a str as Text,
         criado_em: DateTime<Utc> as Timestamptz,
         atualizado_em: DateTime<Utc> as Timestamptz,
         attempt_at: DateTime<Utc> as Timestamptz,
@@ -48,13 +49,13 @@ statement! {
     "INSERT INTO solicitacoes_consentimento AS s (
     id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
     modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
-    data_titular_respondeu_consentimento, prova_coleta, status, hash, criado_em, atualizado_em,
-    criacao, criacao_tentativa_em)
+    data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
+    atualizado_em, criacao, criacao_tentativa_em)
 VALUES (
     $id, $empresa_id, $caso_de_uso_id, $caso_de_uso_id_template, $cpf_titular, $tipo_titular,
     $modalidade_acesso, $cnpj_anuente, $data_expiracao_consentimento,
-    $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $criado_em,
-    $atualizado_em, 'em_andamento', $attempt_at)
+    $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $sal_hash,
+    $criado_em, $atualizado_em, 'em_andamento', $attempt_at)
 ON CONFLICT (id) DO UPDATE
 SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
     criacao_nao_encontrada_em = NULL
@@ -82,6 +83,7 @@ impl<'a> BeginCreation<'a> {
             prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
             status: request.status.as_str(),
             hash: &request.hash,
+            sal_hash: &request.hash_salt,
             criado_em: request.criado_em,
             atualizado_em: request.atualizado_em,
             attempt_at,

@@ -197,7 +197,8 @@ pub(super) fn find_by_hash(
     let row = with_conn(pool, OPERATION, |conn| {
         sc::table
             .filter(sc::empresa_id.eq(empresa.0))
-            .filter(sc::hash.eq(hash))
+            // a hash published before salts were added still names its consent
+            .filter(sc::hash.eq(hash).or(sc::hash_anterior.eq(hash)))
             .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
             .select(SolicitacaoConsentimentoRow::as_select())
             .first(conn)

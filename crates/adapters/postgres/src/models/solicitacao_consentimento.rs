@@ -35,6 +35,8 @@ pub struct SolicitacaoConsentimentoRow {
     pub hash: String,
     /// When the status poller may check the request next (not part of `ConsentRequest`).
     pub proximo_status_em: DateTime<Utc>,
+    /// The hash's salt (`ConsentRequest::hash_salt`).
+    pub sal_hash: String,
 }
 
 impl std::fmt::Debug for SolicitacaoConsentimentoRow {
@@ -66,6 +68,7 @@ impl std::fmt::Debug for SolicitacaoConsentimentoRow {
             .field("atualizado_em", &self.atualizado_em)
             .field("hash", &self.hash)
             .field("proximo_status_em", &self.proximo_status_em)
+            .field("sal_hash", &"<redacted>")
             .finish()
     }
 }
@@ -148,6 +151,7 @@ impl SolicitacaoConsentimentoRow {
             status,
             pgcc_id: self.pgcc_id.unwrap_or_default(),
             hash: self.hash,
+            hash_salt: self.sal_hash,
             criado_em: self.criado_em,
             atualizado_em: self.atualizado_em,
         })

@@ -114,6 +114,7 @@ pub fn active_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest
         status: ConsentStatus::Ativo,
         pgcc_id: "pgcc-0001".to_owned(),
         hash: hash_of(id),
+        hash_salt: "00112233445566778899aabbccddeeff".into(),
         criado_em: at("2026-05-01T12:00:01Z"),
         atualizado_em: at("2026-05-01T12:00:02Z"),
     }

@@ -31,8 +31,12 @@ pub struct Solicitacao {
     pub data_expiracao_consentimento: DateTime<Utc>,
     pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
     pub prova_coleta: Option<String>,
-    /// SHA-256 of the request's canonical content (docs/hash-consulta.md).
+    /// SHA-256 of the request's canonical content, salted (docs/hash-consulta.md).
     pub hash: String,
+    /// The hash's salt (32 hex digits), needed to recompute the hash; present only beside the
+    /// whole CPF (`mostrarCpf=true`, the subject export), never with a masked one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sal_hash: Option<String>,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
     /// Every status change, oldest first; present on reads of one request.
@@ -91,6 +95,7 @@ impl Solicitacao {
             data_titular_respondeu_consentimento: respondeu,
             prova_coleta: prova,
             hash: request.hash,
+            sal_hash: mostrar_cpf.then_some(request.hash_salt),
             criado_em: request.criado_em,
             atualizado_em: request.atualizado_em,
             historico: historico.map(|h| {
