@@ -184,6 +184,22 @@ impl Client {
         read(req.call())
     }
 
+    /// PATCH with a JSON body (`application/json`).
+    pub fn patch_json(&self, path: &str, body: &Value) -> Reply {
+        self.patch_raw(path, "application/json", &serde_json::to_vec(body).unwrap())
+    }
+
+    pub fn patch_raw(&self, path: &str, content_type: &str, body: &[u8]) -> Reply {
+        let mut req = self
+            .agent
+            .patch(format!("{}{path}", self.base_url))
+            .header("Content-Type", content_type);
+        if let Some(k) = &self.key {
+            req = req.header("Api-Key", k);
+        }
+        read(req.send(body))
+    }
+
     pub fn put_json(&self, path: &str, body: &Value) -> Reply {
         let req = self
             .agent

@@ -13,9 +13,10 @@ use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as Gatew
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
-    PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe, PgRetentionRepository,
-    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
-    ReleasingPgcc,
+    PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe,
+    PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgWebhookUrlRepository, PoolSettings, ReleasingPgcc, ReleasingTargetGuard,
+    ReleasingWebhookSender,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -156,18 +157,25 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         retention: Arc::new(PgRetentionRepository::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
+        events: Arc::new(PgEventLog::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
-        webhook_sender: Arc::new(UreqWebhookSender::new(SenderSettings {
-            timeout: settings.webhooks.timeout(),
-            user_agent: format!("consent-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
-        })),
-        target_guard: Arc::new(PolicyTargetGuard::new(GuardSettings {
-            require_https: settings.webhooks.require_https,
-            allow_non_public: settings.webhooks.allow_non_public_targets,
-            registration_dns_timeout: settings.webhooks.dns_timeout(),
-            // Before a delivery the lookup is part of the attempt: bounded by its timeout.
-            delivery_dns_timeout: settings.webhooks.timeout(),
-        })),
+        // A request waiting on a receiver (testar) or a name server gives its database
+        // connection back first, as for the PGCC; the background sender has none to give.
+        webhook_sender: Arc::new(ReleasingWebhookSender::new(Arc::new(
+            UreqWebhookSender::new(SenderSettings {
+                timeout: settings.webhooks.timeout(),
+                user_agent: format!("consent-api-webhooks/{}", env!("CARGO_PKG_VERSION")),
+            }),
+        ))),
+        target_guard: Arc::new(ReleasingTargetGuard::new(Arc::new(PolicyTargetGuard::new(
+            GuardSettings {
+                require_https: settings.webhooks.require_https,
+                allow_non_public: settings.webhooks.allow_non_public_targets,
+                registration_dns_timeout: settings.webhooks.dns_timeout(),
+                // Before a delivery the lookup is part of the attempt: bounded by its timeout.
+                delivery_dns_timeout: settings.webhooks.timeout(),
+            },
+        )))),
         secret_cipher: Arc::new(cipher),
         // Every PGCC call counted and timed (operation, outcome) without touching business
         // code, and made with the request's database connection back in the pool (a slow PGCC

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use cache::ChangeTracker;
 use ports::{
-    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, IdempotencyRepository,
-    PgccGateway, RetentionRepository, SecretCipher, TargetGuard, UseCaseRepository,
-    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
+    IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
+    UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod access;
@@ -68,12 +68,16 @@ pub use webhooks::deliver::{
 pub use webhooks::deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMITE, DELIVERY_LOG_MAX_LIMITE,
 };
+pub use webhooks::events::{EventListQuery, EventPage, ListEvents, ListEventsError};
 pub use webhooks::signing::{
     generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX,
 };
+pub use webhooks::test_url::{
+    TestWebhookError, TestWebhookUrl, WebhookTestResult, MAX_CONCURRENT_TESTS_PER_COMPANY,
+};
 pub use webhooks::urls::{
-    DeleteWebhookError, ReenableWebhookError, RegisterWebhookError, RegisteredWebhook,
-    RotateSecretError, WebhookUrls,
+    ChooseEventsError, DeleteWebhookError, ReenableWebhookError, RegisterWebhookError,
+    RegisteredWebhook, RotateSecretError, WebhookUrls,
 };
 
 /// Every port the services need, built once by the binary from the adapters.
@@ -85,6 +89,7 @@ pub struct Ports {
     pub consent_requests: Arc<dyn ConsentRequestRepository>,
     pub webhook_urls: Arc<dyn WebhookUrlRepository>,
     pub webhook_deliveries: Arc<dyn WebhookDeliveryRepository>,
+    pub events: Arc<dyn EventLog>,
     pub webhook_sender: Arc<dyn WebhookSender>,
     pub target_guard: Arc<dyn TargetGuard>,
     pub secret_cipher: Arc<dyn SecretCipher>,
@@ -106,11 +111,13 @@ pub struct Services {
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
     pub list_consent_requests: ListConsentRequests,
+    pub list_events: ListEvents,
     pub export_subject: ExportSubject,
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
+    pub test_webhook_url: TestWebhookUrl,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
 }
@@ -137,7 +144,8 @@ impl Services {
             consent_requests,
             webhook_urls,
             webhook_deliveries,
-            webhook_sender: _,
+            events,
+            webhook_sender,
             target_guard,
             secret_cipher,
             pgcc,
@@ -184,6 +192,7 @@ impl Services {
                 consent_requests.clone(),
                 clock.clone(),
             ),
+            list_events: ListEvents::new(events),
             export_subject: ExportSubject::new(consent_requests.clone(), clock.clone()),
             revoke_consent_request: RevokeConsentRequest::new(
                 consent_requests.clone(),
@@ -191,6 +200,19 @@ impl Services {
                 clock.clone(),
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
+            test_webhook_url: TestWebhookUrl::new(
+                webhook_deliveries.clone(),
+                DeliverWebhooks::new(
+                    webhook_deliveries.clone(),
+                    webhook_sender,
+                    target_guard.clone(),
+                    secret_cipher.clone(),
+                    clock.clone(),
+                    settings.clone(),
+                ),
+                clock.clone(),
+                settings.webhook_lease,
+            ),
             webhook_urls: WebhookUrls::new(
                 webhook_urls.clone(),
                 target_guard,
@@ -230,6 +252,7 @@ impl Workers {
             consent_requests,
             webhook_urls: _,
             webhook_deliveries,
+            events: _,
             webhook_sender,
             target_guard,
             secret_cipher,

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ConsentStatus;
+use crate::{ConsentStatus, Motivo};
 
 /// Why a status changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +51,9 @@ pub struct StatusChange {
     pub em: DateTime<Utc>,
     /// Why it happened (`causa`).
     pub causa: TransitionCause,
+    /// The reason given (`motivo`): by the company with its revocation, or by the subject on the
+    /// PGCC, when the PGCC reports one.
+    pub motivo: Option<Motivo>,
 }
 
 impl std::fmt::Display for TransitionCause {

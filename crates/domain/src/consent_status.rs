@@ -6,6 +6,7 @@
 //! ```text
 //! (none) --CreatedActive--> ativo      (none) --CreatedPending--> pendente
 //! pendente --SubjectAccepted--> ativo | --SubjectRefused--> recusado | --Expired--> expirado
+//! pendente --Revoked--> revogado (the company withdrew it before any answer)
 //! ativo --Revoked--> revogado | --Expired--> expirado
 //! recusado, expirado, revogado: terminal
 //! ```
@@ -25,7 +26,8 @@ pub enum ConsentStatus {
     Recusado,
     /// `expirado`: the expiry date passed before an answer or while active. Terminal.
     Expirado,
-    /// `revogado`: an active consent was revoked. Terminal.
+    /// `revogado`: an active consent was revoked, or a pending request withdrawn by the
+    /// company. Terminal.
     Revogado,
 }
 
@@ -42,7 +44,8 @@ pub enum ConsentEvent {
     SubjectRefused,
     /// The expiry date passed.
     Expired,
-    /// Revoked: by the subject on the PGCC, or by the company through us.
+    /// Revoked: an active consent by the subject on the PGCC or by the company through us, or a
+    /// pending request withdrawn by the company (through us).
     Revoked,
 }
 
@@ -109,6 +112,7 @@ impl ConsentStatus {
             (Some(Pendente), SubjectAccepted) => Ok(Ativo),
             (Some(Pendente), SubjectRefused) => Ok(Recusado),
             (Some(Pendente), Expired) => Ok(Expirado),
+            (Some(Pendente), Revoked) => Ok(Revogado),
             (Some(Ativo), Revoked) => Ok(Revogado),
             (Some(Ativo), Expired) => Ok(Expirado),
             (from, event) => Err(IllegalTransition { from, event }),
@@ -118,7 +122,7 @@ impl ConsentStatus {
     /// The event that moves an existing request from `from` to `to`, if the state machine has
     /// one: what the status poller applies when the PGCC reports `to` for a request stored as
     /// `from`. `None` for `from == to`, for any move out of a terminal status, and for moves the
-    /// machine does not allow (`ativo` back to `pendente`, `pendente` straight to `revogado`).
+    /// machine does not allow (`ativo` back to `pendente`, `recusado` to `ativo`).
     pub fn event_towards(from: ConsentStatus, to: ConsentStatus) -> Option<ConsentEvent> {
         ConsentEvent::ALL
             .into_iter()
@@ -252,13 +256,10 @@ mod tests {
     }
 
     #[test]
-    fn a_pending_request_cannot_be_revoked() {
+    fn a_pending_request_revoked_is_withdrawn_and_becomes_revogado() {
         assert_eq!(
             ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::Revoked),
-            Err(IllegalTransition {
-                from: Some(ConsentStatus::Pendente),
-                event: ConsentEvent::Revoked
-            })
+            Ok(ConsentStatus::Revogado)
         );
     }
 
@@ -325,6 +326,7 @@ mod tests {
                     (Some(Pendente), SubjectAccepted) => Ok(Ativo),
                     (Some(Pendente), SubjectRefused) => Ok(Recusado),
                     (Some(Pendente), Expired) => Ok(Expirado),
+                    (Some(Pendente), Revoked) => Ok(Revogado),
                     (Some(Ativo), Revoked) => Ok(Revogado),
                     (Some(Ativo), Expired) => Ok(Expirado),
                     _ => Err(IllegalTransition { from, event }),
@@ -338,7 +340,7 @@ mod tests {
             }
         }
         assert_eq!(pairs, 36);
-        assert_eq!(legal, 7);
+        assert_eq!(legal, 8);
     }
 
     #[test]
@@ -367,6 +369,7 @@ mod tests {
             (Pendente, Ativo, SubjectAccepted),
             (Pendente, Recusado, SubjectRefused),
             (Pendente, Expirado, Expired),
+            (Pendente, Revogado, Revoked),
             (Ativo, Revogado, Revoked),
             (Ativo, Expirado, Expired),
         ];
@@ -386,6 +389,7 @@ mod tests {
             (Pendente, Ativo),
             (Pendente, Recusado),
             (Pendente, Expirado),
+            (Pendente, Revogado),
             (Ativo, Revogado),
             (Ativo, Expirado),
         ];
@@ -403,8 +407,8 @@ mod tests {
                 );
             }
         }
-        // 25 pairs, 5 legal: staying put, going back, leaving a terminal status, skipping ahead
-        assert_eq!(checked, 20);
+        // 25 pairs, 6 legal: staying put, going back, leaving a terminal status, skipping ahead
+        assert_eq!(checked, 19);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! | [`validation`] | field-level errors, named by the JSON name of the field |
 //! | [`consent_status`] | the status of a request and its state machine |
 //! | [`consent_history`] | the history of status changes and their causes |
+//! | [`motivo`] | the reason given for a revocation or a refusal |
 //! | [`envelope`] | the shape of every response body of the public API |
 //! | [`pgcc_status_code`] | the status names that `pgccCodigoErro` may carry |
 //! | [`webhook_event`], [`webhook_url`] | what a company is notified of, and where |
@@ -173,12 +174,12 @@
 //! assert!(!ativo.is_terminal());
 //!
 //! // A refused move names where it started and what was tried.
-//! let err = ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::Revoked);
+//! let err = ConsentStatus::apply(Some(ConsentStatus::Ativo), ConsentEvent::SubjectRefused);
 //! assert_eq!(
 //!     err,
 //!     Err(IllegalTransition {
-//!         from: Some(ConsentStatus::Pendente),
-//!         event: ConsentEvent::Revoked,
+//!         from: Some(ConsentStatus::Ativo),
+//!         event: ConsentEvent::SubjectRefused,
 //!     })
 //! );
 //! // Creation applies only to a request not yet created.
@@ -268,6 +269,8 @@ pub mod consent_request;
 pub mod consent_status;
 pub mod cpf;
 pub mod envelope;
+pub mod event_selection;
+pub mod motivo;
 pub mod pgcc_status_code;
 pub mod use_case;
 pub mod validation;
@@ -285,8 +288,12 @@ pub use consent_request::{
 pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
+pub use event_selection::EventSelection;
+pub use motivo::{Motivo, MotivoError};
 pub use pgcc_status_code::PgccStatusCode;
 pub use use_case::{PgccUseCase, SyncCounts, UseCase};
 pub use validation::{FieldError, ValidationErrors};
-pub use webhook_event::{ConsentSnapshot, EventData, EventType, WebhookEvent, WebhookPayload};
+pub use webhook_event::{
+    ConsentSnapshot, EventData, EventType, TestData, WebhookEvent, WebhookPayload,
+};
 pub use webhook_url::{WebhookUrl, WebhookUrlError};

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::{CompanyId, ConsentRequest, ConsentStatus, SyncCounts};
+use crate::{CompanyId, ConsentRequest, ConsentStatus, Motivo, SyncCounts};
 
 /// The kind of a webhook event; its wire name ([`EventType::as_str`]) is the payload's `type`
 /// and part of the public API.
@@ -25,11 +25,27 @@ pub enum EventType {
     SolicitacaoRevogada,
     /// `casos-de-uso.sincronizados`: the company's use cases were synchronized with the PGCC.
     CasosDeUsoSincronizados,
+    /// `webhook.teste`: a test the company asked for, sent to one URL at once
+    /// (`POST /api/webhook-urls/{id}/testar`). Not an event of the company's data: no URL
+    /// subscribes to it and the catch-up list does not show it.
+    WebhookTeste,
 }
 
 impl EventType {
-    /// Every event type, consent request events first.
-    pub const ALL: [EventType; 6] = [
+    /// Every event type a delivery may carry, consent request events first, the test last.
+    pub const ALL: [EventType; 7] = [
+        EventType::SolicitacaoCriada,
+        EventType::SolicitacaoAtivada,
+        EventType::SolicitacaoRecusada,
+        EventType::SolicitacaoExpirada,
+        EventType::SolicitacaoRevogada,
+        EventType::CasosDeUsoSincronizados,
+        EventType::WebhookTeste,
+    ];
+
+    /// The events of the company's data: what a webhook URL may subscribe to (`eventos`) and
+    /// what `GET /api/eventos` lists. Every type but `webhook.teste`.
+    pub const SUBSCRIBABLE: [EventType; 6] = [
         EventType::SolicitacaoCriada,
         EventType::SolicitacaoAtivada,
         EventType::SolicitacaoRecusada,
@@ -39,7 +55,8 @@ impl EventType {
     ];
 
     /// `solicitacao.criada`, `solicitacao.ativada`, `solicitacao.recusada`,
-    /// `solicitacao.expirada`, `solicitacao.revogada`, `casos-de-uso.sincronizados`.
+    /// `solicitacao.expirada`, `solicitacao.revogada`, `casos-de-uso.sincronizados`,
+    /// `webhook.teste`.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::SolicitacaoCriada => "solicitacao.criada",
@@ -48,12 +65,27 @@ impl EventType {
             EventType::SolicitacaoExpirada => "solicitacao.expirada",
             EventType::SolicitacaoRevogada => "solicitacao.revogada",
             EventType::CasosDeUsoSincronizados => "casos-de-uso.sincronizados",
+            EventType::WebhookTeste => "webhook.teste",
         }
     }
 
     /// Parses the wire and database name; exact, lower-case names only.
     pub fn parse(raw: &str) -> Option<EventType> {
         EventType::ALL.into_iter().find(|t| t.as_str() == raw)
+    }
+
+    /// Whether a URL may subscribe to it (see [`EventType::SUBSCRIBABLE`]).
+    pub fn is_subscribable(self) -> bool {
+        self != EventType::WebhookTeste
+    }
+
+    /// Whether the event's `data` carries `motivo`: `solicitacao.recusada` and
+    /// `solicitacao.revogada`, the changes someone may give a reason for.
+    pub fn carries_motivo(self) -> bool {
+        matches!(
+            self,
+            EventType::SolicitacaoRecusada | EventType::SolicitacaoRevogada
+        )
     }
 
     /// The event of a status change to `to` (`pendente` has none: it is only ever a creation).
@@ -98,6 +130,10 @@ pub struct ConsentSnapshot {
     pub criado_em: DateTime<Utc>,
     /// `atualizadoEm`.
     pub atualizado_em: DateTime<Utc>,
+    /// `motivo`: only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other
+    /// events), the reason given with the change, `null` when none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motivo: Option<Option<Motivo>>,
 }
 
 impl ConsentSnapshot {
@@ -121,6 +157,7 @@ impl ConsentSnapshot {
             hash: request.hash.clone(),
             criado_em: request.criado_em,
             atualizado_em: request.atualizado_em,
+            motivo: None,
         }
     }
 }
@@ -136,6 +173,16 @@ pub enum EventData {
     Solicitacao(ConsentSnapshot),
     /// The counts, for `casos-de-uso.sincronizados`.
     Sincronizacao(SyncCounts),
+    /// The URL tested, for `webhook.teste`.
+    Teste(TestData),
+}
+
+/// The `data` of `webhook.teste`: which of the company's URLs was tested.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestData {
+    /// `webhookUrlId`: the URL the test was sent to.
+    pub webhook_url_id: Uuid,
 }
 
 /// One event for one company, delivered to each of its active webhook URLs.
@@ -166,15 +213,31 @@ pub struct WebhookPayload<'a> {
 }
 
 impl WebhookEvent {
-    /// The event about `request` (its snapshot as it is now, status = `request.status`).
+    /// The event about `request` (its snapshot as it is now, status = `request.status`); a
+    /// refusal or a revocation carries `motivo: null` (see [`WebhookEvent::with_motivo`]).
     pub fn consent(tipo: EventType, request: &ConsentRequest, at: DateTime<Utc>) -> WebhookEvent {
+        let mut snapshot = ConsentSnapshot::of(request);
+        if tipo.carries_motivo() {
+            snapshot.motivo = Some(None);
+        }
         WebhookEvent {
             id: Uuid::new_v4(),
             empresa_id: request.empresa_id,
             tipo,
             timestamp: at,
-            data: EventData::Solicitacao(ConsentSnapshot::of(request)),
+            data: EventData::Solicitacao(snapshot),
         }
+    }
+
+    /// The event with the reason given for its change, for the types that carry one
+    /// ([`EventType::carries_motivo`]); others are returned unchanged.
+    pub fn with_motivo(mut self, motivo: Option<Motivo>) -> WebhookEvent {
+        if let EventData::Solicitacao(snapshot) = &mut self.data {
+            if self.tipo.carries_motivo() {
+                snapshot.motivo = Some(motivo);
+            }
+        }
+        self
     }
 
     /// A company's use cases were synchronized.
@@ -185,6 +248,17 @@ impl WebhookEvent {
             tipo: EventType::CasosDeUsoSincronizados,
             timestamp: at,
             data: EventData::Sincronizacao(counts),
+        }
+    }
+
+    /// A test for the company's URL `webhook_url_id`.
+    pub fn test(company: CompanyId, webhook_url_id: Uuid, at: DateTime<Utc>) -> WebhookEvent {
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            empresa_id: company,
+            tipo: EventType::WebhookTeste,
+            timestamp: at,
+            data: EventData::Teste(TestData { webhook_url_id }),
         }
     }
 
@@ -264,6 +338,7 @@ mod tests {
     fn event_of(tipo: EventType) -> WebhookEvent {
         match tipo {
             EventType::CasosDeUsoSincronizados => WebhookEvent::sync(company(), counts(), at()),
+            EventType::WebhookTeste => WebhookEvent::test(company(), Uuid::from_u128(0x7e57), at()),
             _ => WebhookEvent::consent(tipo, &request(ConsentStatus::Ativo), at()),
         }
     }
@@ -312,7 +387,22 @@ mod tests {
                 "solicitacao.expirada",
                 "solicitacao.revogada",
                 "casos-de-uso.sincronizados",
+                "webhook.teste",
             ]
+        );
+        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..6]);
+        assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
+        assert!(!EventType::WebhookTeste.is_subscribable());
+    }
+
+    #[test]
+    fn a_test_event_names_the_url_tested() {
+        let event = WebhookEvent::test(company(), Uuid::from_u128(0x7e57), at());
+        let value = serde_json::to_value(event.payload()).unwrap();
+        assert_eq!(value["type"], "webhook.teste");
+        assert_eq!(
+            value["data"],
+            serde_json::json!({"webhookUrlId": Uuid::from_u128(0x7e57).to_string()})
         );
     }
 
@@ -382,6 +472,7 @@ mod tests {
                 hash: "ab".repeat(32),
                 criado_em: request.criado_em,
                 atualizado_em: request.atualizado_em,
+                motivo: Some(None),
             })
         );
     }
@@ -443,16 +534,20 @@ mod tests {
     #[test]
     fn the_data_of_a_consent_payload_has_exactly_the_snapshot_fields() {
         for tipo in EventType::ALL {
-            if tipo == EventType::CasosDeUsoSincronizados {
+            if matches!(
+                tipo,
+                EventType::CasosDeUsoSincronizados | EventType::WebhookTeste
+            ) {
                 continue;
             }
             let value = serde_json::to_value(event_of(tipo).payload()).unwrap();
 
-            assert_eq!(
-                keys(&value["data"]),
-                BTreeSet::from(SNAPSHOT_KEYS),
-                "{tipo:?}"
-            );
+            let mut expected = BTreeSet::from(SNAPSHOT_KEYS);
+            if tipo.carries_motivo() {
+                expected.insert("motivo");
+                assert_eq!(value["data"]["motivo"], Value::Null, "{tipo:?}");
+            }
+            assert_eq!(keys(&value["data"]), expected, "{tipo:?}");
         }
     }
 
@@ -489,6 +584,25 @@ mod tests {
             value["data"],
             serde_json::json!({"inseridos": 1, "atualizados": 2, "removidos": 3, "total": 4})
         );
+    }
+
+    #[test]
+    fn only_refusals_and_revocations_carry_the_reason_given() {
+        let motivo = crate::Motivo::parse("cliente encerrou a conta").unwrap();
+        for tipo in EventType::ALL {
+            let event = event_of(tipo).with_motivo(Some(motivo.clone()));
+            let value = serde_json::to_value(event.payload()).unwrap();
+            if tipo.carries_motivo() {
+                assert_eq!(
+                    value["data"]["motivo"], "cliente encerrou a conta",
+                    "{tipo:?}"
+                );
+            } else {
+                assert!(value["data"].get("motivo").is_none(), "{tipo:?}: {value}");
+            }
+        }
+        assert!(EventType::SolicitacaoRecusada.carries_motivo());
+        assert!(EventType::SolicitacaoRevogada.carries_motivo());
     }
 
     #[test]

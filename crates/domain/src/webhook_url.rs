@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::CompanyId;
+use crate::{CompanyId, EventSelection};
 
 /// A URL a company registered to receive its webhook events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,8 @@ pub struct WebhookUrl {
     /// Set when every delivery to it failed for the configured window (5 days by default):
     /// no new deliveries until the company registers it again.
     pub desativado_em: Option<DateTime<Utc>>,
+    /// The events it receives (`eventos`): all, or only the listed types.
+    pub eventos: EventSelection,
 }
 
 /// Why [`WebhookUrl::validate_url`] refused a URL; the messages are for the API client.

@@ -16,15 +16,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/solicitacoes", web::get().to(list_solicitacoes))
             .route(
                 "/solicitacoes/{id}/aceitar",
-                web::post().to(|s, id| mover(s, id, Move::Aceitar)),
+                web::post().to(|s, id, body| mover(s, id, body, Move::Aceitar)),
             )
             .route(
                 "/solicitacoes/{id}/recusar",
-                web::post().to(|s, id| mover(s, id, Move::Recusar)),
+                web::post().to(|s, id, body| mover(s, id, body, Move::Recusar)),
             )
             .route(
                 "/solicitacoes/{id}/revogar",
-                web::post().to(|s, id| mover(s, id, Move::Revogar)),
+                web::post().to(|s, id, body| mover(s, id, body, Move::Revogar)),
             )
             .route("/solicitacoes/{id}/status", web::post().to(definir_status))
             .route("/status-consultas", web::get().to(status_consultas))
@@ -67,14 +67,28 @@ async fn list_solicitacoes(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(store.solicitacoes())
 }
 
-/// `POST /_sim/solicitacoes/{id}/{aceitar|recusar|revogar}`
+/// The optional body of the subject's moves: the reason the subject gave.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Motivo {
+    motivo: Option<String>,
+}
+
+/// `POST /_sim/solicitacoes/{id}/{aceitar|recusar|revogar}`, with an optional body
+/// `{"motivo": "..."}` (no body, or an empty one: no reason). 400 bad body.
 async fn mover(
     state: web::Data<AppState>,
     id: web::Path<String>,
+    body: web::Bytes,
     mv: Move,
 ) -> Result<HttpResponse, SimError> {
+    let motivo = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        parse_json::<Motivo>(&body)?.motivo
+    };
     let mut store = state.store();
-    let i = store.mover(&id, mv)?;
+    let i = store.mover(&id, mv, motivo)?;
     Ok(HttpResponse::Ok().json(store.registrada(i)))
 }
 

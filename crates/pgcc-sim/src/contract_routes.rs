@@ -151,14 +151,15 @@ async fn consultar_status(
     Ok(HttpResponse::Ok().json(ConsultaStatusResponse { solicitacoes }))
 }
 
-/// `POST /pgcc/v1/solicitacoes/{id}/revogar`: revocation by the company; 409 unless `ativo` as
-/// read now (an expired request cannot be revoked).
+/// `POST /pgcc/v1/solicitacoes/{id}/revogar`: revocation by the company of an `ativo` request,
+/// or withdrawal of a `pendente` one; 409 otherwise, as read now (an expired request cannot be
+/// revoked). The body, if any, is not read.
 async fn revogar_solicitacao(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, SimError> {
     let mut store = state.store();
-    let i = store.mover(&id, Move::Revogar)?;
+    let i = store.mover(&id, Move::RevogarPelaEmpresa, None)?;
     Ok(HttpResponse::Ok().json(store.view_at(i, Utc::now())))
 }
 

@@ -136,6 +136,7 @@ impl Registro {
             status: Self::informado(status, bruto),
             referencia_externa: self.referencia,
             atualizado_em,
+            motivo: None,
         }
     }
 
@@ -151,6 +152,7 @@ impl Registro {
             id: id_de(self.tag, index),
             status: Self::informado(status, bruto),
             atualizado_em,
+            motivo: None,
         }
     }
 }

@@ -52,6 +52,10 @@ pub struct Solicitacao {
     /// not name); cleared by the next move. Listed as `statusBruto` when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_bruto: Option<String>,
+    /// The reason given with the last move (`{"motivo"}` on the admin routes), reported by the
+    /// status routes until the next move; listed as `motivo` when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motivo: Option<String>,
 }
 
 /// The status a contract route reports: a known one, or the raw text a test set.
@@ -70,6 +74,9 @@ pub struct SolicitacaoView {
     pub status: StatusInformado,
     pub referencia_externa: Uuid,
     pub atualizado_em: DateTime<Utc>,
+    /// The reason given with the last move, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motivo: Option<String>,
 }
 
 /// What the batch status route answers about one request.
@@ -79,6 +86,9 @@ pub struct SolicitacaoStatusView {
     pub id: String,
     pub status: StatusInformado,
     pub atualizado_em: DateTime<Utc>,
+    /// The reason given with the last move, when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motivo: Option<String>,
 }
 
 impl Solicitacao {
@@ -95,6 +105,7 @@ impl Solicitacao {
             status: self.informado(status),
             referencia_externa: self.dados.referencia_externa,
             atualizado_em,
+            motivo: self.motivo.clone(),
         }
     }
 
@@ -105,6 +116,7 @@ impl Solicitacao {
             id: self.id.clone(),
             status: self.informado(status),
             atualizado_em,
+            motivo: self.motivo.clone(),
         }
     }
 
@@ -256,6 +268,7 @@ mod tests {
             criado_em: criado,
             atualizado_em: criado,
             status_bruto: None,
+            motivo: None,
         }
     }
 

@@ -72,8 +72,11 @@ pub enum Move {
     Aceitar,
     /// pendente -> recusado
     Recusar,
-    /// ativo -> revogado
+    /// ativo -> revogado (the subject revokes, on the admin route)
     Revogar,
+    /// pendente or ativo -> revogado: the company's revocation (the contract route), which also
+    /// withdraws a request still waiting for the subject's answer
+    RevogarPelaEmpresa,
 }
 
 impl Move {
@@ -83,6 +86,7 @@ impl Move {
             (Move::Aceitar, Pendente) => Some(Ativo),
             (Move::Recusar, Pendente) => Some(Recusado),
             (Move::Revogar, Ativo) => Some(Revogado),
+            (Move::RevogarPelaEmpresa, Pendente | Ativo) => Some(Revogado),
             _ => None,
         }
     }
@@ -127,6 +131,9 @@ pub struct Store {
     referencias: Referencias,
     /// The raw status a test set (`POST /_sim/solicitacoes/{id}/status`), by record index.
     status_bruto: HashMap<usize, String>,
+    /// The reason given with a record's last move (`{"motivo"}` on the admin routes), by record
+    /// index; only the admin routes write it, so it grows only with what a test asks.
+    motivos: HashMap<usize, String>,
     /// How many calls of the batch status route asked about each PGCC id (known or not), up to
     /// [`MAX_CHAVES_CONTADAS`] ids. Kept when the seed is replaced; cleared by
     /// `DELETE /_sim/status-consultas`.
@@ -163,6 +170,7 @@ impl Store {
             janela,
             referencias: Referencias::default(),
             status_bruto: HashMap::new(),
+            motivos: HashMap::new(),
             status_consultas: BTreeMap::new(),
             casos_de_uso_consultas: BTreeMap::new(),
         };
@@ -217,6 +225,7 @@ impl Store {
             criado_em: detalhe.criado_em,
             atualizado_em: r.atualizado_em(),
             status_bruto: self.status_bruto.get(&i).cloned(),
+            motivo: self.motivos.get(&i).cloned(),
         })
     }
 
@@ -230,7 +239,9 @@ impl Store {
 
     /// The contract view of record `i`, its status as read at `agora`.
     pub fn view_at(&self, i: usize, agora: DateTime<Utc>) -> SolicitacaoView {
-        self.registros[i].view_em(i, self.status_bruto.get(&i), agora)
+        let mut view = self.registros[i].view_em(i, self.status_bruto.get(&i), agora);
+        view.motivo = self.motivos.get(&i).cloned();
+        view
     }
 
     /// The index of the record `id` names, if it is one of this run's.
@@ -347,13 +358,19 @@ impl Store {
         distintos
             .into_iter()
             .filter_map(|id| self.index(id))
-            .map(|i| self.registros[i].status_view_em(i, self.status_bruto.get(&i), agora))
+            .map(|i| {
+                let mut view =
+                    self.registros[i].status_view_em(i, self.status_bruto.get(&i), agora);
+                view.motivo = self.motivos.get(&i).cloned();
+                view
+            })
             .collect()
     }
 
-    /// Applies `mv` to request `id`: 404 when unknown, 409 when the move is illegal from its
-    /// status as read now (an expired request moves no more). Returns the record's index.
-    pub fn mover(&mut self, id: &str, mv: Move) -> Result<usize, SimError> {
+    /// Applies `mv` to request `id`, with `motivo` (the reason given, if any; reported by the
+    /// status routes until the next move): 404 when unknown, 409 when the move is illegal from
+    /// its status as read now (an expired request moves no more). Returns the record's index.
+    pub fn mover(&mut self, id: &str, mv: Move, motivo: Option<String>) -> Result<usize, SimError> {
         let i = self
             .index(id)
             .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
@@ -370,6 +387,10 @@ impl Store {
         registro.atualizado_us = micros(agora);
         // the move is what the PGCC reports from now on
         self.status_bruto.remove(&i);
+        match motivo {
+            Some(motivo) => self.motivos.insert(i, motivo),
+            None => self.motivos.remove(&i),
+        };
         Ok(i)
     }
 
@@ -505,7 +526,7 @@ mod tests {
             .is_none());
         let ids: Vec<String> = store.solicitacoes().into_iter().map(|s| s.id).collect();
         assert_eq!(ids, [first.id.clone(), second.id]);
-        let i = store.mover(&first.id, Move::Aceitar).unwrap();
+        let i = store.mover(&first.id, Move::Aceitar, None).unwrap();
         let moved = store.view_at(i, Utc::now());
         assert!(matches!(
             moved.status,
@@ -527,7 +548,7 @@ mod tests {
         assert!(store.get(&theirs.id).is_none());
         let past = crate::registro::id_de(0, 5);
         assert!(store.get(&past).is_none());
-        assert!(store.mover(&past, Move::Aceitar).is_err());
+        assert!(store.mover(&past, Move::Aceitar, None).is_err());
     }
 
     #[test]
@@ -553,7 +574,7 @@ mod tests {
             store.criar(nova(1, "11222333000181")),
             Ok(Created::Existing(v)) if v.id == old.id
         ));
-        let i = store.mover(&old.id, Move::Recusar).unwrap();
+        let i = store.mover(&old.id, Move::Recusar, None).unwrap();
         let Registrada::Resumida(view) = store.registrada(i) else {
             panic!("its body is no longer held");
         };
@@ -604,7 +625,7 @@ mod tests {
             .is_err());
 
         // moves start from the stored status, and report what they did
-        store.mover(&odd.id, Move::Aceitar).unwrap();
+        store.mover(&odd.id, Move::Aceitar, None).unwrap();
         assert_eq!(statuses(&mut store), ["ativo", "pendente"]);
     }
 

@@ -1,5 +1,7 @@
 use chrono::{DateTime, Utc};
-use domain::{Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, StatusChange, TransitionCause};
+use domain::{
+    Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, Motivo, StatusChange, TransitionCause,
+};
 use uuid::Uuid;
 
 use crate::RepoError;
@@ -221,11 +223,13 @@ pub trait ConsentRequestRepository: Send + Sync {
     ) -> Result<Option<ConsentRequest>, RepoError>;
 
     /// Compare-and-set: moves the company's request `id` from `from` to `to` and appends the
-    /// history entry, in one transaction. `false` (nothing changed) when the stored status is no
-    /// longer `from` (another process moved it first) or the request is absent.
+    /// history entry (with `motivo`, the reason given, if any), in one transaction. `false`
+    /// (nothing changed) when the stored status is no longer `from` (another process moved it
+    /// first) or the request is absent.
     ///
-    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::for_transition(to), <the updated request>, at)` and one pending delivery per webhook URL of
-    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
+    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::for_transition(to), <the updated request>, at).with_motivo(motivo)` and one pending delivery per webhook URL of
+    /// the company that is neither removed nor disabled and takes that event type (crates/ports/src/webhook_delivery_repository.rs).
+    #[allow(clippy::too_many_arguments)]
     fn transition(
         &self,
         company: CompanyId,
@@ -233,6 +237,7 @@ pub trait ConsentRequestRepository: Send + Sync {
         from: ConsentStatus,
         to: ConsentStatus,
         cause: TransitionCause,
+        motivo: Option<Motivo>,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 

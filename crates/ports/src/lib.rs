@@ -7,6 +7,7 @@ pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
 pub mod consent_request_repository;
+pub mod event_log;
 pub mod idempotency_repository;
 pub mod operations;
 pub mod pgcc_gateway;
@@ -29,6 +30,7 @@ pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
 };
+pub use event_log::{EventFilter, EventLog, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
@@ -58,6 +60,8 @@ pub use clock::MockClock;
 pub use company_repository::MockCompanyRepository;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
+#[cfg(feature = "mock")]
+pub use event_log::MockEventLog;
 #[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
 #[cfg(feature = "mock")]

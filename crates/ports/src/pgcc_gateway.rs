@@ -56,6 +56,9 @@ pub struct PgccConsentStatus {
     /// `None`: the PGCC answered a status outside the five the contract names. Reported per
     /// request, so that one odd answer never hides its neighbours' in the same batch.
     pub status: Option<ConsentStatus>,
+    /// The reason the PGCC reports for the request's last change (the subject's, when it
+    /// refused or revoked), as it sent it; `None` when it reports none.
+    pub motivo: Option<String>,
 }
 
 /// The external consent platform. Contract: `docs/pgcc.md`.
@@ -75,8 +78,8 @@ pub trait PgccGateway: Send + Sync {
     /// `status: None` for that request alone.
     fn consent_statuses(&self, pgcc_ids: &[String]) -> Result<Vec<PgccConsentStatus>, PgccError>;
 
-    /// Revokes an active request on the PGCC (the company's decision). A request that is not
-    /// active there is `Rejected { status: 409 }`.
+    /// Revokes an active request on the PGCC, or withdraws a pending one (the company's
+    /// decision). A request that is neither there is `Rejected { status: 409 }`.
     fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError>;
 
     /// The request the PGCC holds for company `cnpj_empresa` under our id `referencia_externa`

@@ -3,7 +3,7 @@
 //! transaction; this port claims, records and reports them.
 
 use chrono::{DateTime, Utc};
-use domain::CompanyId;
+use domain::{CompanyId, WebhookEvent};
 use uuid::Uuid;
 
 use crate::{EncryptedSecret, RepoError};
@@ -129,6 +129,19 @@ pub trait WebhookDeliveryRepository: Send + Sync {
         delivery_id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
+
+    /// Writes the company's test event `event` (`webhook.teste`) and its one delivery to the
+    /// company's non-removed URL `webhook_url_id` (disabled or not), in one transaction, the
+    /// delivery already claimed by the caller (leased until `lease_until`, so no background
+    /// sender takes it), and answers it as [`Self::claim_due`] would; `None` (nothing written)
+    /// when there is no such URL for the company. Record the attempt with
+    /// [`Self::record_attempt`].
+    fn begin_test(
+        &self,
+        webhook_url_id: Uuid,
+        event: &WebhookEvent,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Option<DueDelivery>, RepoError>;
 
     /// The signing secret of the most recently registered URL (any company, removed or not),
     /// if any: start-up decrypts it to prove the configured key is the one the stored secrets

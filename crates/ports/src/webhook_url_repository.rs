@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{CompanyId, WebhookUrl};
+use domain::{CompanyId, EventSelection, WebhookUrl};
 use uuid::Uuid;
 
 use crate::RepoError;
@@ -64,6 +64,16 @@ pub trait WebhookUrlRepository: Send + Sync {
         company: CompanyId,
         id: Uuid,
         now: DateTime<Utc>,
+    ) -> Result<Option<WebhookUrl>, RepoError>;
+
+    /// Sets which events the company's non-removed URL `id` receives, from the next event on
+    /// (deliveries already written are kept). The URL as it is afterwards; `None` when there is
+    /// no such URL for this company.
+    fn set_events(
+        &self,
+        company: CompanyId,
+        id: Uuid,
+        eventos: &EventSelection,
     ) -> Result<Option<WebhookUrl>, RepoError>;
 
     /// Replaces the signing secret of the company's non-removed URL `id`; the previous one keeps

@@ -35,7 +35,7 @@ fn a_wrong_method_is_405_with_allow() {
         .a
         .post_empty("/api/webhook-urls/7d0f7a56-6a36-4c43-9d0e-3b8c8f1b9a11")
         .expect(405);
-    assert_eq!(r.allow.as_deref(), Some("DELETE"));
+    assert_eq!(r.allow.as_deref(), Some("DELETE, PATCH"));
 }
 
 #[test]
@@ -85,6 +85,8 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         ("/api/webhook-urls", "get"),
         ("/api/webhook-urls", "post"),
         ("/api/webhook-urls/{webhookUrlId}", "delete"),
+        ("/api/webhook-urls/{webhookUrlId}", "patch"),
+        ("/api/webhook-urls/{webhookUrlId}/testar", "post"),
         (
             "/api/webhook-urls/{webhookUrlId}/rotacionar-segredo",
             "post",
@@ -95,6 +97,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
             "/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar",
             "post",
         ),
+        ("/api/eventos", "get"),
     ];
     for (path, method) in expected {
         let op = &doc["paths"][path][method];

@@ -209,22 +209,6 @@ fn a_pgcc_failure_during_revocation_leaves_the_consent_as_it_was() {
 }
 
 #[test]
-fn revoking_a_pending_request_is_409_and_nothing_changes() {
-    let app = synced_with(&[]);
-    let (id, pgcc_id) = create(&app.a, PENDENTE, &pending_body());
-    app.a
-        .post_empty(&format!("/api/solicitacao-consentimento/{id}/revogar"))
-        .expect(409);
-    assert_eq!(detail(&app.a, &id)["status"], "pendente");
-    let at_pgcc = app
-        .sim_requests()
-        .into_iter()
-        .find(|s| s["id"] == pgcc_id.as_str())
-        .unwrap();
-    assert_eq!(at_pgcc["status"], "pendente");
-}
-
-#[test]
 fn a_consent_past_its_expiry_is_never_reported_valid_even_before_the_worker_runs() {
     // No worker at all: only the read rules stand between the client and a stale "ativo".
     let app = synced_with(&[

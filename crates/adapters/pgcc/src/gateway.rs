@@ -149,9 +149,14 @@ impl PgccGateway for PgccHttpGateway {
                         "PGCC answered an unknown consent status"
                     );
                 }
+                let motivo = match item.motivo {
+                    Some(serde_json::Value::String(motivo)) => Some(motivo),
+                    _ => None,
+                };
                 statuses.push(PgccConsentStatus {
                     pgcc_id: item.id,
                     status,
+                    motivo,
                 });
             }
         }
@@ -161,9 +166,12 @@ impl PgccGateway for PgccHttpGateway {
     fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError> {
         let url = self.url(&format!("/solicitacoes/{}/revogar", path_segment(pgcc_id)));
         let result = self.authorize(self.agent.post(&url)).send_empty();
-        // the answer's body (the revoked request) is not needed
+        // the answer's body (the revoked or withdrawn request) is not needed
         check_answer("revoke_consent_request", result)?;
-        tracing::info!(pgcc_id, "consent request revoked on the PGCC");
+        tracing::info!(
+            pgcc_id,
+            "consent request revoked (or withdrawn) on the PGCC"
+        );
         Ok(())
     }
 

@@ -83,4 +83,9 @@ pub struct ConsultaStatusResponse {
 pub struct StatusSolicitacao {
     pub id: String,
     pub status: String,
+    /// The reason of the last change, when the PGCC reports one. Read as any JSON value and
+    /// kept only when it is a string: an odd reason must not make the whole batch unreadable
+    /// (the status is what matters).
+    #[serde(default)]
+    pub motivo: Option<serde_json::Value>,
 }

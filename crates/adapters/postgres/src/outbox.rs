@@ -15,9 +15,10 @@ use uuid::Uuid;
 
 use crate::fixed_sql::statement;
 
-/// The deliveries of the events of a CTE named `eventos` (columns `id`, `empresa_id`,
+/// The deliveries of the events of a CTE named `eventos` (columns `id`, `empresa_id`, `tipo`,
 /// `criado_em`): one `pendente` delivery per webhook URL of the event's company that is neither
-/// removed nor disabled, due at once (at the event's timestamp), created and updated at the
+/// removed nor disabled and takes the event's type (`eventos` NULL: every type; otherwise the
+/// listed ones), due at once (at the event's timestamp), created and updated at the
 /// event's timestamp. The URLs are read without locking them: a URL removed concurrently may
 /// still get a delivery, which stays pending and is never claimed (the claim skips removed and
 /// disabled URLs). One definition for every statement that writes events.
@@ -29,7 +30,8 @@ SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
        e.criado_em, e.criado_em, e.criado_em
 FROM eventos e
 JOIN webhook_urls u ON u.empresa_id = e.empresa_id
-WHERE u.removido_em IS NULL AND u.desativado_em IS NULL"
+WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
+  AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))"
     };
 }
 pub(crate) use deliveries_of_eventos;
@@ -50,7 +52,7 @@ statement! {
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
     SELECT * FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
                          $timestamps::timestamptz[])
-    RETURNING id, empresa_id, criado_em
+    RETURNING id, empresa_id, tipo, criado_em
 )
 ",
         deliveries_of_eventos!()

@@ -94,6 +94,7 @@ diesel::table! {
         para -> Text,
         em -> Timestamptz,
         causa -> Text,
+        motivo -> Nullable<Text>,
     }
 }
 
@@ -147,6 +148,7 @@ diesel::table! {
         desativado_em -> Nullable<Timestamptz>,
         url_normalizada -> Text,
         reativado_em -> Nullable<Timestamptz>,
+        eventos -> Nullable<Array<Text>>,
     }
 }
 

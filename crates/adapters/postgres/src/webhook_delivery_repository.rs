@@ -135,6 +135,16 @@ fn unexpected(e: anyhow::Error, operation: &'static str) -> RepoError {
 }
 
 impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
+    /// See `test_delivery.rs`.
+    fn begin_test(
+        &self,
+        webhook_url_id: Uuid,
+        event: &domain::WebhookEvent,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Option<DueDelivery>, RepoError> {
+        crate::test_delivery::begin_test(&self.pool, webhook_url_id, event, lease_until)
+    }
+
     /// See [`CLAIM_DUE`]; the claimed deliveries come back in no particular order.
     fn claim_due(
         &self,

@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::{count_star, exists};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use domain::{CompanyId, WebhookUrl};
+use domain::{CompanyId, EventSelection, WebhookUrl};
 use ports::{EncryptedSecret, InsertWebhookUrlError, RepoError, WebhookUrlRepository};
 use uuid::Uuid;
 
@@ -104,6 +104,29 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
                 .load(conn)
         })?;
         Ok(rows.into_iter().map(WebhookUrl::from).collect())
+    }
+
+    /// One `UPDATE ... RETURNING`, scoped by company and not removed.
+    fn set_events(
+        &self,
+        empresa: CompanyId,
+        id: Uuid,
+        eventos: &EventSelection,
+    ) -> Result<Option<WebhookUrl>, RepoError> {
+        let stored = crate::models::webhook_url::stored_selection(eventos);
+        let row = with_conn(&self.pool, "choosing the events of a webhook URL", |conn| {
+            diesel::update(
+                webhook_urls::table
+                    .filter(webhook_urls::id.eq(id))
+                    .filter(webhook_urls::empresa_id.eq(empresa.0))
+                    .filter(webhook_urls::removido_em.is_null()),
+            )
+            .set(webhook_urls::eventos.eq(stored))
+            .returning(WebhookUrlRow::as_returning())
+            .get_result(conn)
+            .optional()
+        })?;
+        Ok(row.map(WebhookUrl::from))
     }
 
     fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError> {

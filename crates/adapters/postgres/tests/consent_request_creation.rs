@@ -144,6 +144,7 @@ fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_inv
             ConsentStatus::Ativo,
             ConsentStatus::Revogado,
             TransitionCause::Empresa,
+            None,
             later(),
         )
         .unwrap());

@@ -113,10 +113,26 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
     let empresa = acme.company.id;
 
     let first = repo
-        .transition(empresa, id, Pendente, Ativo, TransitionCause::Pgcc, at1)
+        .transition(
+            empresa,
+            id,
+            Pendente,
+            Ativo,
+            TransitionCause::Pgcc,
+            None,
+            at1,
+        )
         .unwrap();
     let again = repo
-        .transition(empresa, id, Pendente, Ativo, TransitionCause::Pgcc, at2)
+        .transition(
+            empresa,
+            id,
+            Pendente,
+            Ativo,
+            TransitionCause::Pgcc,
+            None,
+            at2,
+        )
         .unwrap();
 
     assert!(first);
@@ -133,7 +149,15 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
 
     // From the new status it moves on.
     assert!(repo
-        .transition(empresa, id, Ativo, Revogado, TransitionCause::Empresa, at2)
+        .transition(
+            empresa,
+            id,
+            Ativo,
+            Revogado,
+            TransitionCause::Empresa,
+            None,
+            at2
+        )
         .unwrap());
     let entries = history(&db, id);
     assert_eq!(entries.len(), 3);
@@ -162,6 +186,7 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
             Pendente,
             Ativo,
             TransitionCause::Pgcc,
+            None,
             at1,
         )
         .unwrap();
@@ -172,6 +197,7 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
             Pendente,
             Ativo,
             TransitionCause::Pgcc,
+            None,
             at1,
         )
         .unwrap();
@@ -182,6 +208,7 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
             Ativo,
             Revogado,
             TransitionCause::Empresa,
+            None,
             at1,
         )
         .unwrap();
@@ -214,6 +241,7 @@ fn of_identical_transitions_racing_exactly_one_wins() {
                         Pendente,
                         Recusado,
                         TransitionCause::Pgcc,
+                        None,
                         now(),
                     )
                     .unwrap()

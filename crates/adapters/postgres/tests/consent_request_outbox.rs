@@ -15,8 +15,7 @@ use common::webhook::{
 };
 use diesel::connection::SimpleConnection;
 use domain::{
-    ConsentRequest, ConsentSnapshot, ConsentStatus, EventData, EventType, TransitionCause,
-    WebhookEvent, WebhookUrl,
+    ConsentRequest, ConsentStatus, EventType, Motivo, TransitionCause, WebhookEvent, WebhookUrl,
 };
 use ports::{ConsentRequestRepository, WebhookUrlRepository};
 use postgres_adapter::models::WebhookEventoRow;
@@ -98,13 +97,9 @@ fn assert_event(
     assert_eq!(event.tipo, tipo.as_str());
     assert_eq!(event.empresa_id, expected.empresa_id.0);
     assert_eq!(event.criado_em, at);
-    let domain_event = WebhookEvent {
-        id: event.id,
-        empresa_id: expected.empresa_id,
-        tipo,
-        timestamp: at,
-        data: EventData::Solicitacao(ConsentSnapshot::of(expected)),
-    };
+    // the domain's event of this type (a refusal or revocation with `motivo: null`)
+    let mut domain_event = WebhookEvent::consent(tipo, expected, at);
+    domain_event.id = event.id;
     assert_eq!(
         event.payload,
         serde_json::to_string(&domain_event.payload()).unwrap()
@@ -247,7 +242,15 @@ fn each_transition_writes_the_event_of_its_new_status_about_the_updated_request(
         let when = created() + TimeDelta::hours(1);
 
         assert!(repo
-            .transition(empresa, request.id, from, to, TransitionCause::Pgcc, when)
+            .transition(
+                empresa,
+                request.id,
+                from,
+                to,
+                TransitionCause::Pgcc,
+                None,
+                when
+            )
             .unwrap());
 
         let new: Vec<_> = consent_events(&w.db)
@@ -267,6 +270,57 @@ fn each_transition_writes_the_event_of_its_new_status_about_the_updated_request(
 }
 
 #[test]
+fn the_reason_given_with_a_transition_is_kept_in_its_history_entry_and_its_event() {
+    let w = world(2);
+    let repo = PgConsentRequestRepository::new(w.pool.clone());
+    let empresa = w.acme.company.id;
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let when = created() + TimeDelta::hours(1);
+    let motivo = Motivo::parse("criada por engano").unwrap();
+
+    assert!(repo
+        .transition(
+            empresa,
+            request.id,
+            Pendente,
+            Revogado,
+            TransitionCause::Empresa,
+            Some(motivo.clone()),
+            when,
+        )
+        .unwrap());
+
+    let record = repo.get(empresa, request.id).unwrap().unwrap();
+    let last = record.historico.last().unwrap();
+    assert_eq!(
+        (last.de, last.para, last.causa, last.motivo.clone()),
+        (
+            Some(Pendente),
+            Revogado,
+            TransitionCause::Empresa,
+            Some(motivo.clone())
+        )
+    );
+    let written = consent_events(&w.db);
+    let revoked = written.last().unwrap();
+    assert_eq!(revoked.tipo, "solicitacao.revogada");
+    let json: Value = serde_json::from_str(&revoked.payload).unwrap();
+    assert_eq!(json["data"]["motivo"], "criada por engano");
+    assert_eq!(json["data"]["status"], "revogado");
+    let mut expected = WebhookEvent::consent(
+        EventType::SolicitacaoRevogada,
+        &moved(&request, Revogado, when),
+        when,
+    )
+    .with_motivo(Some(motivo));
+    expected.id = revoked.id;
+    assert_eq!(
+        revoked.payload,
+        serde_json::to_string(&expected.payload()).unwrap()
+    );
+}
+
+#[test]
 fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
@@ -280,6 +334,7 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
             Pendente,
             Ativo,
             TransitionCause::Pgcc,
+            None,
             when
         )
         .unwrap());
@@ -293,6 +348,7 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
             Pendente,
             Recusado,
             TransitionCause::Pgcc,
+            None,
             when,
         )
         .unwrap();
@@ -303,6 +359,7 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
             Ativo,
             Revogado,
             TransitionCause::Empresa,
+            None,
             when,
         )
         .unwrap();
@@ -313,6 +370,7 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
             Ativo,
             Revogado,
             TransitionCause::Empresa,
+            None,
             when,
         )
         .unwrap();
@@ -336,6 +394,7 @@ fn a_transition_to_pendente_has_no_event() {
             Ativo,
             Pendente,
             TransitionCause::Pgcc,
+            None,
             now()
         )
         .unwrap());
@@ -363,6 +422,7 @@ fn of_identical_transitions_racing_exactly_one_writes_its_event() {
                         Pendente,
                         Recusado,
                         TransitionCause::Pgcc,
+                        None,
                         now(),
                     )
                     .unwrap()
@@ -515,6 +575,7 @@ fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
             Pendente,
             Ativo,
             TransitionCause::Pgcc,
+            None,
             now()
         )
         .is_err());

@@ -236,10 +236,18 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
         ConsentStatus::Revogado,
     );
     assert!(repo
-        .transition(acme.id, id, pendente, ativo, TransitionCause::Pgcc, t)
+        .transition(acme.id, id, pendente, ativo, TransitionCause::Pgcc, None, t)
         .unwrap());
     assert!(repo
-        .transition(acme.id, id, ativo, revogado, TransitionCause::Empresa, t)
+        .transition(
+            acme.id,
+            id,
+            ativo,
+            revogado,
+            TransitionCause::Empresa,
+            None,
+            t
+        )
         .unwrap());
 
     let record = repo.get(acme.id, id).unwrap().expect("the request");
@@ -256,18 +264,21 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
                 para: pendente,
                 em: t,
                 causa: TransitionCause::Empresa,
+                motivo: None,
             },
             StatusChange {
                 de: Some(pendente),
                 para: ativo,
                 em: t,
                 causa: TransitionCause::Pgcc,
+                motivo: None,
             },
             StatusChange {
                 de: Some(ativo),
                 para: revogado,
                 em: t,
                 causa: TransitionCause::Empresa,
+                motivo: None,
             },
         ]
     );
@@ -290,6 +301,7 @@ fn get_orders_the_history_by_instant_before_insertion() {
             ConsentStatus::Pendente,
             ConsentStatus::Recusado,
             TransitionCause::Pgcc,
+            None,
             earlier,
         )
         .unwrap());

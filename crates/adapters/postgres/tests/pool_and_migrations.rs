@@ -31,7 +31,7 @@ const TABLES: [&str; 12] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 26] = [
+const MIGRATION_NAMES: [&str; 29] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -55,6 +55,9 @@ const MIGRATION_NAMES: [&str; 26] = [
     "2026-11-26-001202_record_unknown_pgcc_status",
     "2026-11-26-001301_limit_and_reenable_webhook_urls",
     "2026-11-26-001302_add_retention_purge",
+    "2026-11-27-001421_add_motivo_to_solicitacoes_historico",
+    "2026-11-27-001422_index_webhook_eventos_by_company",
+    "2026-11-27-001423_choose_events_per_webhook_url",
     "2026-11-27-001442_index_solicitacoes_by_titular",
     "2026-11-27-001471_salt_consent_hashes",
     "2026-11-27-001541_create_replicas_ativas",
@@ -337,6 +340,7 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
             "desativado_em",
             "url_normalizada",
             "reativado_em",
+            "eventos",
         ]
     );
 
@@ -577,4 +581,121 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
              USING btree (id)",
         ]
     );
+}
+
+#[test]
+fn the_issue_14_migrations_add_the_reason_and_the_event_index_and_revert_exactly() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let history_columns = columns_of(&mut conn, "solicitacoes_historico");
+    assert_eq!(
+        history_columns,
+        [
+            "id",
+            "solicitacao_id",
+            "de",
+            "para",
+            "em",
+            "causa",
+            "motivo"
+        ]
+    );
+    let event_indexes = |conn: &mut PgConnection| {
+        names(
+            conn,
+            "SELECT indexname::text AS name FROM pg_indexes \
+             WHERE schemaname = 'public' AND tablename = 'webhook_eventos' ORDER BY indexname",
+        )
+    };
+    assert_eq!(
+        event_indexes(&mut conn),
+        [
+            "webhook_eventos_criado_em_idx",
+            "webhook_eventos_empresa_criado_em_idx",
+            "webhook_eventos_pkey"
+        ]
+    );
+    // the table itself bounds a reason (1 to 500 characters)
+    assert!(constraints_of(&mut conn, "solicitacoes_historico")
+        .contains(&"solicitacoes_historico_motivo_check".to_owned()));
+
+    revert_through(
+        &mut conn,
+        "2026-11-27-001421_add_motivo_to_solicitacoes_historico",
+    );
+
+    assert_eq!(
+        columns_of(&mut conn, "solicitacoes_historico"),
+        history_columns[..6]
+    );
+    assert_eq!(
+        event_indexes(&mut conn),
+        ["webhook_eventos_criado_em_idx", "webhook_eventos_pkey"]
+    );
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+    assert_eq!(
+        applied.len(),
+        from("2026-11-27-001421_add_motivo_to_solicitacoes_historico")
+    );
+    assert_eq!(
+        columns_of(&mut conn, "solicitacoes_historico"),
+        history_columns
+    );
+}
+
+#[test]
+fn the_per_url_events_migration_keeps_all_as_null_refuses_unknown_types_and_reverts_exactly() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    conn.batch_execute(
+        "INSERT INTO empresas (id, nome, cnpj) VALUES \
+             ('00000000-0000-0000-0000-00000000000e', 'ACME', '11222333000181'); \
+         INSERT INTO webhook_urls (id, empresa_id, url, segredo_cifrado, url_normalizada) VALUES \
+             ('00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-00000000000e', \
+              'https://acme.example/a', 'x', 'https://acme.example/a')",
+    )
+    .unwrap();
+    // a URL registered before (or without a choice) takes all: NULL
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT coalesce(eventos::text, 'NULL') AS name FROM webhook_urls"
+        ),
+        ["NULL"]
+    );
+    for bad in ["'{}'", "'{solicitacao.apagada}'", "'{webhook.teste}'"] {
+        let refused =
+            conn.batch_execute(&format!("UPDATE webhook_urls SET eventos = {bad}::text[]"));
+        assert!(refused.is_err(), "{bad} was accepted");
+    }
+    conn.batch_execute(
+        "UPDATE webhook_urls SET eventos = '{solicitacao.revogada}'::text[]; \
+         INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em) VALUES \
+             ('00000000-0000-0000-0000-0000000000e1', '00000000-0000-0000-0000-00000000000e', \
+              'webhook.teste', '{}', now()); \
+         INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
+             tentativas, criado_em, atualizado_em) VALUES \
+             ('00000000-0000-0000-0000-0000000000d1', '00000000-0000-0000-0000-0000000000e1', \
+              '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-00000000000e', \
+              'entregue', 1, now(), now())",
+    )
+    .unwrap();
+
+    revert_through(&mut conn, "2026-11-27-001423_choose_events_per_webhook_url");
+
+    assert!(!columns_of(&mut conn, "webhook_urls").contains(&"eventos".to_owned()));
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT count(*)::text AS name FROM webhook_eventos"
+        ),
+        ["0"],
+        "test events (and their deliveries) go with the migration"
+    );
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+    assert_eq!(
+        applied.len(),
+        from("2026-11-27-001423_choose_events_per_webhook_url")
+    );
+    assert!(columns_of(&mut conn, "webhook_urls").contains(&"eventos".to_owned()));
 }

@@ -911,6 +911,7 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
         criado_em: t0(),
         removido_em: None,
         desativado_em: None,
+        eventos: domain::EventSelection::All,
     };
     PgWebhookUrlRepository::new(w.pool.clone())
         .insert(&h, &EncryptedSecret("v1:segredo".to_owned()), u32::MAX)

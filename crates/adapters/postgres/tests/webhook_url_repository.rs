@@ -9,8 +9,8 @@ use common::{at, create_company, pool};
 use diesel::prelude::*;
 use domain::{Company, WebhookUrl};
 use ports::{
-    ClaimLimits, DeliveryAttempt, DeliveryOutcome, EncryptedSecret, WebhookDeliveryRepository,
-    WebhookUrlRepository,
+    ClaimLimits, ConsentRequestRepository, DeliveryAttempt, DeliveryOutcome, EncryptedSecret,
+    WebhookDeliveryRepository, WebhookUrlRepository,
 };
 use postgres_adapter::models::WebhookUrlRow;
 use postgres_adapter::schema::webhook_urls;
@@ -539,4 +539,174 @@ fn reenable_clears_the_disabling_keeps_the_secret_and_answers_none_for_removed_o
         .unwrap());
     assert_eq!(repo.reenable(acme.id, h.id, when).unwrap(), None);
     assert_eq!(repo.reenable(acme.id, Uuid::new_v4(), when).unwrap(), None);
+}
+
+// --- the events a URL receives (issue 14, part 6) ---
+
+#[test]
+fn a_url_receives_only_its_chosen_types_and_one_taking_all_receives_every_one() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let urls = PgWebhookUrlRepository::new(pool.clone());
+    let mut revocations = hook(
+        &acme.company,
+        "https://acme.example/r",
+        "2026-01-01T00:00:00Z",
+    );
+    revocations.eventos =
+        domain::EventSelection::Only(vec![domain::EventType::SolicitacaoRevogada]);
+    insert(&urls, &revocations);
+    let all = hook(
+        &acme.company,
+        "https://acme.example/all",
+        "2026-01-02T00:00:00Z",
+    );
+    insert(&urls, &all);
+    assert_eq!(
+        urls.get(acme.company.id, revocations.id).unwrap().unwrap(),
+        revocations,
+        "the choice is stored and read back"
+    );
+
+    let requests = PgConsentRequestRepository::new(pool.clone());
+    let request = acme.create(
+        &requests,
+        &Spec::new(at("2026-05-01T12:00:00Z")).status(domain::ConsentStatus::Ativo),
+    );
+    assert!(requests
+        .transition(
+            acme.company.id,
+            request.id,
+            domain::ConsentStatus::Ativo,
+            domain::ConsentStatus::Revogado,
+            domain::TransitionCause::Empresa,
+            None,
+            at("2026-05-01T13:00:00Z"),
+        )
+        .unwrap());
+
+    let to = |url: Uuid| -> Vec<String> {
+        let mut tipos: Vec<String> = common::webhook::events(&db)
+            .into_iter()
+            .filter(|e| {
+                deliveries(&db)
+                    .iter()
+                    .any(|d| d.evento_id == e.id && d.webhook_url_id == url)
+            })
+            .map(|e| e.tipo)
+            .collect();
+        tipos.sort();
+        tipos
+    };
+    assert_eq!(to(revocations.id), ["solicitacao.revogada"]);
+    assert_eq!(to(all.id), ["solicitacao.criada", "solicitacao.revogada"]);
+}
+
+#[test]
+fn choosing_events_changes_only_the_companys_url_not_removed_and_null_means_all() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "445556660001");
+    let repo = PgWebhookUrlRepository::new(pool);
+    let h = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
+    insert(&repo, &h);
+    let only = domain::EventSelection::Only(vec![
+        domain::EventType::SolicitacaoCriada,
+        domain::EventType::CasosDeUsoSincronizados,
+    ]);
+
+    assert_eq!(repo.set_events(globex.id, h.id, &only).unwrap(), None);
+    assert_eq!(
+        row(&db, h.id).eventos,
+        None,
+        "another company changes nothing"
+    );
+
+    let changed = repo.set_events(acme.id, h.id, &only).unwrap().unwrap();
+    assert_eq!(changed.eventos, only);
+    assert_eq!(
+        row(&db, h.id).eventos,
+        Some(vec![
+            "solicitacao.criada".to_owned(),
+            "casos-de-uso.sincronizados".to_owned()
+        ])
+    );
+    let back = repo
+        .set_events(acme.id, h.id, &domain::EventSelection::All)
+        .unwrap()
+        .unwrap();
+    assert_eq!(back.eventos, domain::EventSelection::All);
+    assert_eq!(row(&db, h.id).eventos, None);
+
+    assert!(repo
+        .soft_delete(acme.id, h.id, at("2026-02-01T00:00:00Z"))
+        .unwrap());
+    assert_eq!(repo.set_events(acme.id, h.id, &only).unwrap(), None);
+}
+
+#[test]
+fn a_test_delivery_is_written_leased_for_the_companys_url_only() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "445556660001");
+    let urls = PgWebhookUrlRepository::new(pool.clone());
+    let h = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
+    insert(&urls, &h);
+    set_disabled(&db, h.id, Some(at("2026-01-05T00:00:00Z")));
+    let sender = PgWebhookDeliveryRepository::new(pool);
+    let now = at("2026-06-01T12:00:00Z");
+    let lease_until = now + TimeDelta::minutes(2);
+
+    let other = domain::WebhookEvent::test(globex.id, h.id, now);
+    assert_eq!(sender.begin_test(h.id, &other, lease_until).unwrap(), None);
+    assert!(common::webhook::events(&db).is_empty(), "nothing written");
+
+    let event = domain::WebhookEvent::test(acme.id, h.id, now);
+    let due = sender
+        .begin_test(h.id, &event, lease_until)
+        .unwrap()
+        .expect("a disabled URL can be tested");
+
+    assert_eq!(
+        (
+            due.webhook_url_id,
+            due.evento_id,
+            due.tentativas,
+            due.url.as_str()
+        ),
+        (h.id, event.id, 0, "https://acme.example/a")
+    );
+    assert_eq!(due.secret, secret_of(h.id));
+    let stored = delivery(&db, due.id);
+    assert_eq!(stored.status, "pendente");
+    assert_eq!(stored.proxima_tentativa_em, Some(lease_until));
+    // the background claim does not take it while leased
+    let claimed = sender
+        .claim_due(
+            &ClaimLimits::total(10),
+            lease_until - TimeDelta::seconds(1),
+            lease_until,
+        )
+        .unwrap();
+    assert!(claimed.is_empty());
+    // its one attempt is recorded under the test's lease
+    assert!(sender
+        .record_attempt(
+            due.id,
+            due.lease,
+            &DeliveryAttempt {
+                em: now,
+                status_http: Some(204),
+                latencia_ms: 5,
+                erro: None
+            },
+            DeliveryOutcome::Delivered,
+        )
+        .unwrap());
+    let log = sender.list_for_url(acme.id, h.id, 10).unwrap().unwrap();
+    assert_eq!(log[0].tipo, "webhook.teste");
+    assert_eq!(log[0].status, "entregue");
 }

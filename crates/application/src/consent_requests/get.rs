@@ -65,6 +65,7 @@ mod tests {
                 para: status,
                 em: now() - Duration::days(1),
                 causa: TransitionCause::Empresa,
+                motivo: None,
             }],
         }
     }

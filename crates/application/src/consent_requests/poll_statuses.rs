@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use domain::{ConsentStatus, TransitionCause};
+use domain::{ConsentStatus, Motivo, TransitionCause};
 use ports::{Clock, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
 
 /// The outcome of one round.
@@ -85,13 +85,13 @@ impl PollConsentStatuses {
                 tracing::warn!(requests = claimed.len(), error = %e, "status poll: PGCC failed");
             })
             .map_err(PollError::Pgcc)?;
-        let mut by_pgcc_id: HashMap<&str, Option<ConsentStatus>> =
+        let mut by_pgcc_id: HashMap<&str, (Option<ConsentStatus>, Option<&str>)> =
             HashMap::with_capacity(answers.len());
         for answer in &answers {
             // the first answer for an id wins, as the PGCC answers a repeated id once
             by_pgcc_id
                 .entry(answer.pgcc_id.as_str())
-                .or_insert(answer.status);
+                .or_insert((answer.status, answer.motivo.as_deref()));
         }
 
         let mut report = PollReport {
@@ -99,7 +99,7 @@ impl PollConsentStatuses {
             ..PollReport::default()
         };
         for item in &claimed {
-            let Some(&reported) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
+            let Some(&(reported, motivo)) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
                 tracing::warn!(
                     empresa_id = %item.empresa_id,
                     solicitacao_id = %item.id,
@@ -146,6 +146,8 @@ impl PollConsentStatuses {
                 item.status,
                 reported,
                 TransitionCause::Pgcc,
+                // the subject's reason, as the PGCC reports it (cut to what we keep)
+                Motivo::from_pgcc(motivo),
                 now,
             )?;
             if moved {
@@ -231,6 +233,7 @@ mod tests {
         PgccConsentStatus {
             pgcc_id: format!("pgcc-{n}"),
             status: Some(status),
+            motivo: None,
         }
     }
 
@@ -239,6 +242,7 @@ mod tests {
         PgccConsentStatus {
             pgcc_id: format!("pgcc-{n}"),
             status: None,
+            motivo: None,
         }
     }
 
@@ -248,6 +252,7 @@ mod tests {
         ConsentStatus,
         ConsentStatus,
         TransitionCause,
+        Option<Motivo>,
         DateTime<Utc>,
     );
 
@@ -264,15 +269,15 @@ mod tests {
             .with(eq(10), eq(now()), eq(now() + Duration::seconds(30)))
             .times(1)
             .returning(move |_, _, _| Ok(claimed.clone()));
-        consent_requests
-            .expect_transition()
-            .returning(move |company, id, from, to, cause, at| {
+        consent_requests.expect_transition().returning(
+            move |company, id, from, to, cause, motivo, at| {
                 transitions
                     .lock()
                     .unwrap()
-                    .push((company, id, from, to, cause, at));
+                    .push((company, id, from, to, cause, motivo, at));
                 moved(id)
-            });
+            },
+        );
         consent_requests
     }
 
@@ -356,10 +361,55 @@ mod tests {
         .into_iter()
         .map(|(n, from, to)| {
             let it = item(n, from);
-            (it.empresa_id, it.id, from, to, TransitionCause::Pgcc, now())
+            (
+                it.empresa_id,
+                it.id,
+                from,
+                to,
+                TransitionCause::Pgcc,
+                None,
+                now(),
+            )
         })
         .collect();
         assert_eq!(*transitions.lock().unwrap(), expected);
+    }
+
+    #[test]
+    fn the_reason_the_pgcc_reports_is_stored_with_the_change_cut_to_500_characters() {
+        use ConsentStatus::*;
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let mut refused = answer(1, Recusado);
+        refused.motivo = Some("não reconheço esta empresa".to_owned());
+        let mut revoked = answer(2, Revogado);
+        revoked.motivo = Some("x".repeat(600));
+        let mut withdrawn = answer(3, Revogado);
+        withdrawn.motivo = Some("   ".to_owned());
+
+        run(
+            repository(
+                vec![item(1, Pendente), item(2, Ativo), item(3, Pendente)],
+                always_moved,
+                transitions.clone(),
+            ),
+            pgcc(Ok(vec![refused, revoked, withdrawn]), Arc::default()),
+        )
+        .unwrap();
+
+        let motivos: Vec<Option<String>> = transitions
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|t| t.5.as_ref().map(|m| m.as_str().to_owned()))
+            .collect();
+        assert_eq!(
+            motivos,
+            [
+                Some("não reconheço esta empresa".to_owned()),
+                Some("x".repeat(500)),
+                None
+            ]
+        );
     }
 
     #[test]
@@ -419,14 +469,14 @@ mod tests {
 
         let report = run(
             repository(
-                vec![item(1, Ativo), item(2, Pendente), item(3, Pendente)],
+                vec![item(1, Ativo), item(2, Ativo), item(3, Pendente)],
                 always_moved,
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
                     answer(1, Pendente),
-                    answer(2, Revogado),
+                    answer(2, Recusado),
                     answer(3, Ativo),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),

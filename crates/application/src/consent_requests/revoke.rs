@@ -1,9 +1,10 @@
-//! Revocation by the company (`POST /api/solicitacao-consentimento/{id}/revogar`): on the PGCC
-//! first, then here, so that a PGCC failure leaves everything as it was.
+//! Revocation by the company (`POST /api/solicitacao-consentimento/{id}/revogar`) of an active
+//! consent, or withdrawal of a pending request, with an optional reason: on the PGCC first, then
+//! here, so that a PGCC failure leaves everything as it was.
 
 use std::sync::Arc;
 
-use domain::{Company, ConsentStatus, TransitionCause};
+use domain::{Company, ConsentStatus, Motivo, TransitionCause};
 use ports::{
     Clock, ConsentRequestRecord, ConsentRequestRepository, PgccError, PgccGateway, RepoError,
 };
@@ -14,11 +15,11 @@ pub enum RevokeConsentError {
     /// No such request, or another company's.
     #[error("consent request not found")]
     NotFound,
-    /// Only an (effectively) active request can be revoked; this is its effective status now.
-    /// Nothing was sent to the PGCC, or (when another process moved it meanwhile) nothing was
-    /// stored.
-    #[error("consent request is {0}, not ativo")]
-    NotActive(ConsentStatus),
+    /// Only an (effectively) active or pending request can be revoked (a pending one is
+    /// withdrawn); this is its effective status now. Nothing was sent to the PGCC, or (when
+    /// another process moved it meanwhile) nothing was stored.
+    #[error("consent request is {0}, neither ativo nor pendente")]
+    NotRevocable(ConsentStatus),
     /// The PGCC refused or failed; nothing was stored.
     #[error(transparent)]
     Pgcc(PgccError),
@@ -46,19 +47,22 @@ impl RevokeConsentRequest {
         }
     }
 
-    /// Revokes the company's request `id` if it is effectively `ativo` now: on the PGCC, then
-    /// stored as `ativo -> revogado` (cause `empresa`) with a compare-and-set. Returns the request
-    /// as read after the change, with its history and effective status.
+    /// Revokes the company's request `id` if it is effectively `ativo` or `pendente` now (a
+    /// pending one is withdrawn before the subject answers): on the PGCC, then stored as
+    /// `<status> -> revogado` (cause `empresa`, with `motivo` in the history entry and the
+    /// `solicitacao.revogada` event) with a compare-and-set. Returns the request as read after
+    /// the change, with its history and effective status.
     pub fn execute(
         &self,
         company: &Company,
         id: Uuid,
+        motivo: Option<Motivo>,
     ) -> Result<ConsentRequestRecord, RevokeConsentError> {
         let now = self.clock.now();
         let record = self.read(company, id)?;
         let effective = record.request.effective_status(now);
-        if effective != ConsentStatus::Ativo {
-            return Err(RevokeConsentError::NotActive(effective));
+        if !matches!(effective, ConsentStatus::Ativo | ConsentStatus::Pendente) {
+            return Err(RevokeConsentError::NotRevocable(effective));
         }
 
         self.pgcc
@@ -76,9 +80,10 @@ impl RevokeConsentRequest {
         let moved = self.consent_requests.transition(
             company.id,
             id,
-            ConsentStatus::Ativo,
+            effective,
             ConsentStatus::Revogado,
             TransitionCause::Empresa,
+            motivo,
             now,
         )?;
         let mut current = self.read(company, id)?;
@@ -91,11 +96,12 @@ impl RevokeConsentRequest {
                 status = %current.request.status,
                 "consent revocation: revoked on the PGCC, but the request had already moved here"
             );
-            return Err(RevokeConsentError::NotActive(current.request.status));
+            return Err(RevokeConsentError::NotRevocable(current.request.status));
         }
         tracing::info!(
             empresa_id = %company.id,
             solicitacao_id = %id,
+            de = %effective,
             "consent request revoked by the company"
         );
         Ok(current)
@@ -134,6 +140,7 @@ mod tests {
                 para: status,
                 em: request.criado_em,
                 causa: TransitionCause::Empresa,
+                motivo: None,
             }],
             request,
         }
@@ -148,11 +155,18 @@ mod tests {
             para: ConsentStatus::Revogado,
             em: now(),
             causa: TransitionCause::Empresa,
+            motivo: None,
         });
         revoked
     }
 
-    type TransitionCall = (ConsentStatus, ConsentStatus, TransitionCause, DateTime<Utc>);
+    type TransitionCall = (
+        ConsentStatus,
+        ConsentStatus,
+        TransitionCause,
+        Option<Motivo>,
+        DateTime<Utc>,
+    );
 
     /// A repository whose `get` answers `reads` in turn (for the company and `ID` only) and whose
     /// `transition` answers `moved` (when given) and records its arguments.
@@ -178,11 +192,14 @@ mod tests {
                 let mut answer = Some(answer);
                 consent_requests
                     .expect_transition()
-                    .withf(move |company, id, _, _, _, _| *company == empresa_id && *id == ID)
+                    .withf(move |company, id, _, _, _, _, _| *company == empresa_id && *id == ID)
                     .times(1)
                     .in_sequence(&mut seq)
-                    .returning(move |_, _, from, to, cause, at| {
-                        transitions.lock().unwrap().push((from, to, cause, at));
+                    .returning(move |_, _, from, to, cause, motivo, at| {
+                        transitions
+                            .lock()
+                            .unwrap()
+                            .push((from, to, cause, motivo, at));
                         answer.take().unwrap()
                     });
             }
@@ -231,8 +248,16 @@ mod tests {
         consent_requests: MockConsentRequestRepository,
         pgcc: MockPgccGateway,
     ) -> Result<ConsentRequestRecord, RevokeConsentError> {
+        revoke_giving(consent_requests, pgcc, None)
+    }
+
+    fn revoke_giving(
+        consent_requests: MockConsentRequestRepository,
+        pgcc: MockPgccGateway,
+        motivo: Option<Motivo>,
+    ) -> Result<ConsentRequestRecord, RevokeConsentError> {
         RevokeConsentRequest::new(Arc::new(consent_requests), Arc::new(pgcc), fixed_clock())
-            .execute(&company(), ID)
+            .execute(&company(), ID, motivo)
     }
 
     #[test]
@@ -261,6 +286,7 @@ mod tests {
                 ConsentStatus::Ativo,
                 ConsentStatus::Revogado,
                 TransitionCause::Empresa,
+                None,
                 now()
             )]
         );
@@ -280,9 +306,45 @@ mod tests {
     }
 
     #[test]
-    fn a_request_that_is_not_active_is_refused_with_its_status_and_the_pgcc_is_not_called() {
+    fn a_pending_request_is_withdrawn_on_the_pgcc_then_here_with_the_reason_given() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let mut withdrawn = record(ConsentStatus::Pendente);
+        withdrawn.request.status = ConsentStatus::Revogado;
+        let motivo = Motivo::parse("criada por engano").unwrap();
+
+        let result = revoke_giving(
+            repository(
+                vec![
+                    Some(record(ConsentStatus::Pendente)),
+                    Some(withdrawn.clone()),
+                ],
+                Some(Ok(true)),
+                transitions.clone(),
+            ),
+            pgcc_answering(Ok(()), asked.clone()),
+            Some(motivo.clone()),
+        )
+        .unwrap();
+
+        assert_eq!(result, withdrawn);
+        assert_eq!(asked.lock().unwrap().len(), 1);
+        assert_eq!(
+            *transitions.lock().unwrap(),
+            vec![(
+                ConsentStatus::Pendente,
+                ConsentStatus::Revogado,
+                TransitionCause::Empresa,
+                Some(motivo),
+                now()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_request_neither_active_nor_pending_is_refused_with_its_status_and_the_pgcc_is_not_called()
+    {
         for status in [
-            ConsentStatus::Pendente,
             ConsentStatus::Recusado,
             ConsentStatus::Expirado,
             ConsentStatus::Revogado,
@@ -297,14 +359,14 @@ mod tests {
             );
 
             assert!(
-                matches!(result, Err(RevokeConsentError::NotActive(s)) if s == status),
+                matches!(result, Err(RevokeConsentError::NotRevocable(s)) if s == status),
                 "{status:?}: {result:?}"
             );
         }
     }
 
     #[test]
-    fn an_active_request_past_its_expiry_is_refused_as_expired_and_the_pgcc_is_not_called() {
+    fn a_request_past_its_expiry_is_refused_as_expired_and_the_pgcc_is_not_called() {
         let mut expired = record(ConsentStatus::Ativo);
         expired.request.dados.data_expiracao_consentimento = now();
 
@@ -316,7 +378,7 @@ mod tests {
         assert!(
             matches!(
                 result,
-                Err(RevokeConsentError::NotActive(ConsentStatus::Expirado))
+                Err(RevokeConsentError::NotRevocable(ConsentStatus::Expirado))
             ),
             "{result:?}"
         );
@@ -413,7 +475,7 @@ mod tests {
         assert!(
             matches!(
                 result,
-                Err(RevokeConsentError::NotActive(ConsentStatus::Expirado))
+                Err(RevokeConsentError::NotRevocable(ConsentStatus::Expirado))
             ),
             "{result:?}"
         );
@@ -472,10 +534,10 @@ mod tests {
             .returning(|_, _| Ok(Some(record(ConsentStatus::Ativo))));
         consent_requests
             .expect_transition()
-            .withf(move |company, id, _, _, _, _| *company == empresa_id && *id == ID)
+            .withf(move |company, id, _, _, _, _, _| *company == empresa_id && *id == ID)
             .times(1)
             .in_sequence(&mut seq)
-            .returning(|_, _, _, _, _, _| Ok(true));
+            .returning(|_, _, _, _, _, _, _| Ok(true));
         consent_requests
             .expect_get()
             .times(1)

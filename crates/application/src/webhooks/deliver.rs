@@ -189,7 +189,7 @@ impl DeliverWebhooks {
     }
 
     /// One attempt at `delivery`: what it gave and where the delivery goes next.
-    fn attempt(&self, delivery: &DueDelivery) -> (DeliveryAttempt, DeliveryOutcome) {
+    pub(crate) fn attempt(&self, delivery: &DueDelivery) -> (DeliveryAttempt, DeliveryOutcome) {
         let em = self.clock.now();
         let not_sent = |erro: &str, retry: bool| {
             let attempt = DeliveryAttempt {

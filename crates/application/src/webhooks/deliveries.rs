@@ -144,6 +144,7 @@ mod tests {
                 criado_em: now(),
                 removido_em: None,
                 desativado_em,
+                eventos: domain::EventSelection::All,
             }))
         });
         urls

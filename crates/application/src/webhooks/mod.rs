@@ -1,6 +1,9 @@
-//! Webhooks: the company's URLs, the delivery log, the sender and the signatures.
+//! Webhooks: the company's URLs, the event list, the delivery log, the sender, the test send and
+//! the signatures.
 
 pub mod deliver;
 pub mod deliveries;
+pub mod events;
 pub mod signing;
+pub mod test_url;
 pub mod urls;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use domain::{Company, ValidationErrors, WebhookUrl};
+use domain::{Company, EventSelection, ValidationErrors, WebhookUrl};
 use ports::{
     Clock, InsertWebhookUrlError, RepoError, SecretCipher, TargetGuard, WebhookUrlRepository,
 };
@@ -39,6 +39,19 @@ pub enum DeleteWebhookError {
 pub enum RotateSecretError {
     /// No active webhook URL of this company has this id (absent, another company's, or
     /// removed); nothing changed.
+    #[error("webhook URL not found")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChooseEventsError {
+    /// `eventos` names an unknown type or is empty (fields `eventos[i]`, `eventos`); nothing
+    /// changed.
+    #[error(transparent)]
+    Invalid(ValidationErrors),
+    /// No webhook URL of this company has this id (absent, another company's, or removed).
     #[error("webhook URL not found")]
     NotFound,
     #[error(transparent)]
@@ -113,7 +126,34 @@ impl WebhookUrls {
         company: &Company,
         url: &str,
     ) -> Result<RegisteredWebhook, RegisterWebhookError> {
-        let url = WebhookUrl::validate_url(url).map_err(|e| invalid_url(e.to_string()))?;
+        self.register_choosing(company, url, None)
+    }
+
+    /// [`WebhookUrls::register`] of a URL that receives only the types named in `eventos`
+    /// (`None`: every type, including ones added later; see [`EventSelection::parse`]). A
+    /// broken rule of `eventos` is reported with one of `url`, all at once, before the target
+    /// guard resolves anything.
+    pub fn register_choosing(
+        &self,
+        company: &Company,
+        url: &str,
+        eventos: Option<&[String]>,
+    ) -> Result<RegisteredWebhook, RegisterWebhookError> {
+        let url = WebhookUrl::validate_url(url).map_err(|e| e.to_string());
+        let eventos = EventSelection::parse(eventos);
+        let (url, eventos) = match (url, eventos) {
+            (Ok(url), Ok(eventos)) => (url, eventos),
+            (url, eventos) => {
+                let mut errors = ValidationErrors::default();
+                if let Err(mensagem) = url {
+                    errors.push("url", mensagem);
+                }
+                if let Err(broken) = eventos {
+                    errors.0.extend(broken.0);
+                }
+                return Err(RegisterWebhookError::Invalid(errors));
+            }
+        };
         self.guard
             .check(&url)
             .map_err(|refused| invalid_url(refused.to_string()))?;
@@ -126,6 +166,7 @@ impl WebhookUrls {
             criado_em: self.clock.now(),
             removido_em: None,
             desativado_em: None,
+            eventos,
         };
         self.webhook_urls
             .insert(&webhook, &encrypted, self.max_per_company)
@@ -176,6 +217,23 @@ impl WebhookUrls {
             .reenable(company.id, id, self.clock.now())?
             .ok_or(ReenableWebhookError::NotFound)?;
         tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook URL re-enabled");
+        Ok(webhook)
+    }
+
+    /// Sets which events the company's webhook URL `id` receives from now on: the types named
+    /// in `eventos`, or every type (including ones added later) for `None`.
+    pub fn choose_events(
+        &self,
+        company: &Company,
+        id: Uuid,
+        eventos: Option<&[String]>,
+    ) -> Result<WebhookUrl, ChooseEventsError> {
+        let eventos = EventSelection::parse(eventos).map_err(ChooseEventsError::Invalid)?;
+        let webhook = self
+            .webhook_urls
+            .set_events(company.id, id, &eventos)?
+            .ok_or(ChooseEventsError::NotFound)?;
+        tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook URL events chosen");
         Ok(webhook)
     }
 
@@ -264,7 +322,85 @@ mod tests {
             criado_em: now(),
             removido_em: None,
             desativado_em: None,
+            eventos: domain::EventSelection::All,
         }
+    }
+
+    fn names(raw: &[&str]) -> Vec<String> {
+        raw.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_registration_choosing_events_stores_only_those_types() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_insert()
+            .withf(|w, _, _| {
+                w.eventos == EventSelection::Only(vec![domain::EventType::SolicitacaoRevogada])
+            })
+            .times(1)
+            .returning(|_, _, _| Ok(()));
+
+        let registered = service(repo)
+            .register_choosing(
+                &company(),
+                "https://example.com/hook",
+                Some(&names(&["solicitacao.revogada"])),
+            )
+            .unwrap();
+
+        assert_eq!(
+            registered.webhook.eventos,
+            EventSelection::Only(vec![domain::EventType::SolicitacaoRevogada])
+        );
+    }
+
+    #[test]
+    fn a_bad_url_and_unknown_events_are_reported_together_and_nothing_is_checked_or_stored() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_insert().times(0);
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().times(0);
+
+        let result = service_with(repo, guard, cipher()).register_choosing(
+            &company(),
+            "ftp://x",
+            Some(&names(&["solicitacao.criada", "nada"])),
+        );
+
+        let Err(RegisterWebhookError::Invalid(errors)) = result else {
+            panic!("{result:?}");
+        };
+        let campos: Vec<&str> = errors.fields().iter().map(|e| e.campo.as_str()).collect();
+        assert_eq!(campos, ["url", "eventos[1]"]);
+    }
+
+    #[test]
+    fn choosing_events_stores_the_selection_and_answers_the_url_or_not_found() {
+        let mut repo = MockWebhookUrlRepository::new();
+        let id = Uuid::from_u128(7);
+        repo.expect_set_events()
+            .withf(move |e, i, sel| *e == company().id && *i == id && *sel == EventSelection::All)
+            .times(1)
+            .returning(|_, _, _| Ok(Some(webhook("https://example.com/hook"))));
+        repo.expect_set_events()
+            .withf(move |_, i, _| *i != id)
+            .times(1)
+            .returning(|_, _, _| Ok(None));
+        let service = service(repo);
+
+        assert!(service.choose_events(&company(), id, None).is_ok());
+        assert!(matches!(
+            service.choose_events(
+                &company(),
+                Uuid::from_u128(8),
+                Some(&names(&["solicitacao.criada"]))
+            ),
+            Err(ChooseEventsError::NotFound)
+        ));
+        assert!(matches!(
+            service.choose_events(&company(), id, Some(&[])),
+            Err(ChooseEventsError::Invalid(_))
+        ));
     }
 
     #[test]

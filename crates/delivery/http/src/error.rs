@@ -5,9 +5,10 @@ use actix_web::error::PayloadError;
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use application::{
-    AuthError, CheckConsentError, CreateConsentError, DeleteWebhookError, DeliveryLogError,
-    ExportSubjectError, GetConsentError, ListConsentError, ReenableWebhookError,
-    RegisterWebhookError, RevokeConsentError, RotateSecretError, SyncError,
+    AuthError, CheckConsentError, ChooseEventsError, CreateConsentError, DeleteWebhookError,
+    DeliveryLogError, ExportSubjectError, GetConsentError, ListConsentError, ListEventsError,
+    ReenableWebhookError, RegisterWebhookError, RevokeConsentError, RotateSecretError, SyncError,
+    TestWebhookError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
@@ -43,6 +44,9 @@ pub enum ApiError {
     /// The company is over its rate limit; the status carries the headers of the answer.
     #[error("rate limited")]
     RateLimited(crate::rate_limit::RateLimitStatus),
+    /// The company already has its maximum of webhook tests under way.
+    #[error("too many webhook tests under way")]
+    TooManyWebhookTests,
     /// The client's address failed to authenticate too often (see `failed_auth`).
     #[error("too many failed authentications")]
     TooManyFailedAuthentications { retry_after_seconds: u64 },
@@ -126,6 +130,10 @@ impl ApiError {
                 "Serviço temporariamente indisponível; tente novamente em instantes.".into()
             }
             ApiError::Internal(_) => "Erro interno inesperado.".into(),
+            ApiError::TooManyWebhookTests => format!(
+                "A empresa já tem {} testes de webhook em andamento; tente de novo em instantes.",
+                application::MAX_CONCURRENT_TESTS_PER_COMPANY
+            ),
         }
     }
 
@@ -151,9 +159,9 @@ impl ResponseError for ApiError {
                 StatusCode::UNSUPPORTED_MEDIA_TYPE
             }
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
-            ApiError::RateLimited(_) | ApiError::TooManyFailedAuthentications { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::RateLimited(_)
+            | ApiError::TooManyFailedAuthentications { .. }
+            | ApiError::TooManyWebhookTests => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -190,7 +198,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 response.insert_header((header::ALLOW, *allow));
             }
-            ApiError::Unavailable(_) => {
+            ApiError::Unavailable(_) | ApiError::TooManyWebhookTests => {
                 response.insert_header((header::RETRY_AFTER, "1"));
             }
             ApiError::Pgcc(PgccError::TryLater {
@@ -314,6 +322,15 @@ impl From<GetConsentError> for ApiError {
     }
 }
 
+impl From<ListEventsError> for ApiError {
+    fn from(e: ListEventsError) -> Self {
+        match e {
+            ListEventsError::Invalid(errors) => ApiError::Validation(errors),
+            ListEventsError::Repo(e) => e.into(),
+        }
+    }
+}
+
 impl From<ListConsentError> for ApiError {
     fn from(e: ListConsentError) -> Self {
         match e {
@@ -336,8 +353,8 @@ impl From<RevokeConsentError> for ApiError {
     fn from(e: RevokeConsentError) -> Self {
         match e {
             RevokeConsentError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
-            RevokeConsentError::NotActive(status) => ApiError::Conflict(format!(
-                "Só um consentimento ativo pode ser revogado; este está {status}."
+            RevokeConsentError::NotRevocable(status) => ApiError::Conflict(format!(
+                "Só um consentimento ativo ou uma solicitação pendente pode ser revogado; este está {status}."
             )),
             RevokeConsentError::Pgcc(e) => ApiError::Pgcc(e),
             RevokeConsentError::Repo(e) => e.into(),
@@ -360,6 +377,26 @@ impl From<RotateSecretError> for ApiError {
         match e {
             RotateSecretError::NotFound => ApiError::NotFound("Webhook URL"),
             RotateSecretError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<ChooseEventsError> for ApiError {
+    fn from(e: ChooseEventsError) -> Self {
+        match e {
+            ChooseEventsError::Invalid(errors) => ApiError::Validation(errors),
+            ChooseEventsError::NotFound => ApiError::NotFound("Webhook URL"),
+            ChooseEventsError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<TestWebhookError> for ApiError {
+    fn from(e: TestWebhookError) -> Self {
+        match e {
+            TestWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
+            TestWebhookError::TooMany => ApiError::TooManyWebhookTests,
+            TestWebhookError::Repo(e) => e.into(),
         }
     }
 }

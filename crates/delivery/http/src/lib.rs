@@ -11,6 +11,7 @@ pub mod failed_auth;
 pub mod idempotency;
 pub mod media;
 pub mod metrics;
+pub mod optional_json;
 pub mod query;
 pub mod rate_limit;
 pub mod request_id;

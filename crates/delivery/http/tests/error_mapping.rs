@@ -52,6 +52,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
                 consent_requests: Arc::new(MockConsentRequestRepository::new()),
                 webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
                 webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
+                events: Arc::new(ports::MockEventLog::new()),
                 webhook_sender: Arc::new(MockWebhookSender::new()),
                 target_guard: Arc::new(MockTargetGuard::new()),
                 secret_cipher: Arc::new(MockSecretCipher::new()),

@@ -112,6 +112,94 @@ fn every_operation_has_the_unique_camel_case_operation_id_docs_api_md_lists() {
     assert_eq!(unique.len(), documented.len(), "an operationId twice");
 }
 
+#[test]
+fn issue_14_operations_document_their_optional_body_enums_and_reason() {
+    let doc = delivery_http::openapi_json();
+    let schemas = &doc["components"]["schemas"];
+
+    // revogar: an optional body with a bounded reason; the reason in the history
+    let revogar = &doc["paths"]["/api/solicitacao-consentimento/{id}/revogar"]["post"];
+    assert_eq!(revogar["requestBody"]["required"], false);
+    for media in ["application/json", "text/json", "application/*+json"] {
+        assert!(
+            revogar["requestBody"]["content"][media].is_object(),
+            "{media}"
+        );
+    }
+    // the text rule, inline (beside `null`: the field is optional)
+    let motivo =
+        serde_json::to_string(&schemas["RevogarSolicitacao"]["properties"]["motivo"]).unwrap();
+    for rule in [
+        "\"minLength\":1",
+        "\"maxLength\":500",
+        "\"pattern\"",
+        "\"null\"",
+    ] {
+        assert!(motivo.contains(rule), "{rule} in {motivo}");
+    }
+    assert_eq!(
+        schemas["MudancaDeStatus"]["properties"]["motivo"]["maxLength"],
+        500
+    );
+
+    // the event types a URL may choose: the domain's list, without webhook.teste
+    let assinavel: Vec<&str> = schemas["TipoEventoAssinavel"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = domain::EventType::SUBSCRIBABLE
+        .iter()
+        .map(|t| t.as_str())
+        .collect();
+    assert_eq!(assinavel, expected);
+    for schema in [
+        "RegistrarWebhookUrl",
+        "AlterarEventosWebhookUrl",
+        "WebhookUrlRegistrada",
+    ] {
+        assert_eq!(
+            schemas[schema]["properties"]["eventos"]["items"]["$ref"],
+            "#/components/schemas/TipoEventoAssinavel",
+            "{schema}"
+        );
+    }
+    assert_eq!(
+        schemas["AlterarEventosWebhookUrl"]["required"],
+        serde_json::json!(["eventos"])
+    );
+    let tipo = doc["paths"]["/api/eventos"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "tipo")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        tipo["schema"]["$ref"],
+        "#/components/schemas/TipoEventoAssinavel"
+    );
+    // every new operation answers 429 and has its operation id
+    for (path, method, id) in [
+        ("/api/eventos", "get", "listarEventos"),
+        (
+            "/api/webhook-urls/{webhookUrlId}",
+            "patch",
+            "alterarEventosWebhookUrl",
+        ),
+        (
+            "/api/webhook-urls/{webhookUrlId}/testar",
+            "post",
+            "testarWebhookUrl",
+        ),
+    ] {
+        let op = &doc["paths"][path][method];
+        assert_eq!(op["operationId"], id);
+        assert!(op["responses"]["429"].is_object(), "{method} {path}");
+    }
+}
+
 /// Every operation object of `section` (`paths` or `webhooks`): `(method, path, operation)`.
 fn operations_of<'a>(doc: &'a Value, section: &str) -> Vec<(String, String, &'a Value)> {
     let mut found = Vec::new();
@@ -198,6 +286,7 @@ fn the_webhooks_section_documents_every_event_type_with_its_payload() {
         let data = body["properties"]["data"]["$ref"].as_str().unwrap();
         let expected = match tipo {
             domain::EventType::CasosDeUsoSincronizados => "#/components/schemas/Sincronizacao",
+            domain::EventType::WebhookTeste => "#/components/schemas/TesteNoEvento",
             _ => "#/components/schemas/SolicitacaoNoEvento",
         };
         assert_eq!(data, expected, "{}", tipo.as_str());

@@ -1,3 +1,5 @@
+use serde_json::json;
+
 use crate::helpers::{demo_sim, new_ref, nova, Client};
 
 fn created_id(client: &Client, status: &str) -> String {
@@ -67,6 +69,54 @@ fn illegal_moves_are_409_and_change_nothing() {
     let (_, received) = client.get("/_sim/solicitacoes");
     assert_eq!(received[0]["status"], "ativo");
     assert_eq!(received[1]["status"], "recusado");
+}
+
+#[test]
+fn a_move_keeps_the_reason_given_and_both_status_routes_report_it_until_the_next_move() {
+    let sim = demo_sim();
+    let client = Client::new(&sim);
+    let id = created_id(&client, "pendente");
+    let silent = created_id(&client, "pendente");
+
+    let (status, body) = client.post(
+        &format!("/_sim/solicitacoes/{id}/aceitar"),
+        &json!({ "motivo": "quero o crédito" }),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(body["motivo"], "quero o crédito");
+    let (_, read) = client.get(&format!("/pgcc/v1/solicitacoes/{id}"));
+    assert_eq!(read["motivo"], "quero o crédito");
+
+    let (status, _) = client.post(
+        &format!("/_sim/solicitacoes/{id}/revogar"),
+        &json!({ "motivo": "mudei de banco" }),
+    );
+    assert_eq!(status, 200);
+    client.post_empty(&format!("/_sim/solicitacoes/{silent}/recusar"));
+    let (_, batch) = client.post(
+        "/pgcc/v1/solicitacoes/status",
+        &json!({ "ids": [id.as_str(), silent.as_str()] }),
+    );
+    assert_eq!(batch["solicitacoes"][0]["status"], "revogado");
+    assert_eq!(batch["solicitacoes"][0]["motivo"], "mudei de banco");
+    assert_eq!(batch["solicitacoes"][1]["status"], "recusado");
+    assert!(
+        batch["solicitacoes"][1].get("motivo").is_none(),
+        "no reason given, none reported: {batch}"
+    );
+}
+
+#[test]
+fn a_move_with_a_bad_body_is_400_and_changes_nothing() {
+    let sim = demo_sim();
+    let client = Client::new(&sim);
+    let id = created_id(&client, "pendente");
+    for body in [json!({ "razao": "x" }), json!({ "motivo": 5 }), json!([])] {
+        let (status, _) = client.post(&format!("/_sim/solicitacoes/{id}/recusar"), &body);
+        assert_eq!(status, 400, "{body}");
+    }
+    let (_, read) = client.get(&format!("/pgcc/v1/solicitacoes/{id}"));
+    assert_eq!(read["status"], "pendente");
 }
 
 #[test]

@@ -145,31 +145,31 @@ fn a_request_is_read_by_its_pgcc_id_and_an_unknown_id_is_404() {
 }
 
 #[test]
-fn the_company_revokes_an_active_request_and_only_an_active_one() {
+fn the_company_revokes_an_active_request_and_withdraws_a_pending_one_but_nothing_else() {
     let sim = demo_sim();
     let client = Client::new(&sim);
     let (_, active) = client.criar(&nova(&new_ref(), "tpl-abertura-conta", "ativo"));
     let (_, pending) = client.criar(&nova(&new_ref(), "tpl-abertura-conta", "pendente"));
+    let (_, refused) = client.criar(&nova(&new_ref(), "tpl-abertura-conta", "pendente"));
+    let refused_id = refused["id"].as_str().unwrap();
+    client.post_empty(&format!("/_sim/solicitacoes/{refused_id}/recusar"));
 
-    let (status, revoked) = client.post(
-        &format!(
-            "/pgcc/v1/solicitacoes/{}/revogar",
-            active["id"].as_str().unwrap()
-        ),
-        &json!({}),
-    );
-    assert_eq!(status, 200);
-    assert_eq!(revoked["status"], "revogado");
+    for created in [&active, &pending] {
+        let id = created["id"].as_str().unwrap();
+        let (status, revoked) =
+            client.post(&format!("/pgcc/v1/solicitacoes/{id}/revogar"), &json!({}));
+        assert_eq!(status, 200, "{created}");
+        assert_eq!(revoked["status"], "revogado");
+        let (_, read) = client.get(&format!("/pgcc/v1/solicitacoes/{id}"));
+        assert_eq!(read["status"], "revogado");
+    }
 
-    let (status, body) = client.post(
-        &format!(
-            "/pgcc/v1/solicitacoes/{}/revogar",
-            pending["id"].as_str().unwrap()
-        ),
-        &json!({}),
-    );
-    assert_eq!(status, 409);
-    assert_eq!(body["codigo"], "Conflict");
+    for id in [refused_id, active["id"].as_str().unwrap()] {
+        let (status, body) =
+            client.post(&format!("/pgcc/v1/solicitacoes/{id}/revogar"), &json!({}));
+        assert_eq!(status, 409, "{id}");
+        assert_eq!(body["codigo"], "Conflict");
+    }
 
     let (status, _) = client.post("/pgcc/v1/solicitacoes/pgcc-nada/revogar", &json!({}));
     assert_eq!(status, 404);

@@ -22,21 +22,37 @@ fn revoking_an_active_request_succeeds_and_the_pgcc_holds_it_revoked() {
 }
 
 #[test]
-fn revoking_a_pending_or_already_revoked_request_is_rejected_409() {
+fn revoking_a_pending_request_withdraws_it_on_the_pgcc() {
+    let sim = sim();
+    let pending = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+
+    gateway(&sim)
+        .revoke_consent_request(&pending)
+        .expect("withdrawn");
+
+    assert_eq!(received(&sim)[0]["status"], "revogado");
+}
+
+#[test]
+fn revoking_an_already_revoked_or_refused_request_is_rejected_409() {
     let sim = sim();
     let gateway = gateway(&sim);
-    let pending = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let refused = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
     let active = create(&sim, &consent("tpl-credito", CreationVariant::Active));
     gateway.revoke_consent_request(&active).unwrap();
+    assert_eq!(
+        crate::helpers::admin_post(&sim, &format!("/_sim/solicitacoes/{refused}/recusar")),
+        200
+    );
 
-    for id in [&pending, &active] {
+    for id in [&refused, &active] {
         let error = gateway.revoke_consent_request(id).unwrap_err();
         assert!(
             matches!(error, PgccError::Rejected { status: 409 }),
             "{error:?}"
         );
     }
-    assert_eq!(received(&sim)[0]["status"], "pendente");
+    assert_eq!(received(&sim)[0]["status"], "recusado");
 }
 
 #[test]

@@ -17,7 +17,41 @@ fn status(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
     PgccConsentStatus {
         pgcc_id: pgcc_id.to_owned(),
         status: Some(status),
+        motivo: None,
     }
+}
+
+#[test]
+fn the_reason_the_simulator_reports_reaches_us_and_a_non_text_one_is_ignored() {
+    let sim = sim();
+    let refused = create(&sim, &consent("tpl-conta", CreationVariant::Pending));
+    let r = ureq::post(format!(
+        "{}/_sim/solicitacoes/{refused}/recusar",
+        sim.base_url
+    ))
+    .send_json(json!({"motivo": "não reconheço esta empresa"}))
+    .unwrap();
+    assert_eq!(r.status(), 200);
+
+    let answered = gateway(&sim)
+        .consent_statuses(std::slice::from_ref(&refused))
+        .unwrap();
+    assert_eq!(
+        answered,
+        [PgccConsentStatus {
+            pgcc_id: refused,
+            status: Some(ConsentStatus::Recusado),
+            motivo: Some("não reconheço esta empresa".to_owned()),
+        }]
+    );
+
+    let (base, server) =
+        one_shot_200(r#"{"solicitacoes":[{"id":"pgcc-1","status":"revogado","motivo":{"x":1}}]}"#);
+    let answered = gateway_to(&base, None, Duration::from_secs(2))
+        .consent_statuses(&["pgcc-1".to_owned()])
+        .unwrap();
+    server.join().unwrap();
+    assert_eq!(answered, [status("pgcc-1", ConsentStatus::Revogado)]);
 }
 
 #[test]
@@ -192,7 +226,8 @@ fn an_unknown_status_is_none_for_that_request_alone() {
         [
             PgccConsentStatus {
                 pgcc_id: "pgcc-1".to_owned(),
-                status: None
+                status: None,
+                motivo: None
             },
             status("pgcc-2", ConsentStatus::Ativo)
         ]
@@ -218,7 +253,8 @@ fn a_raw_status_set_on_the_simulator_reaches_us_as_unknown_beside_its_neighbours
         [
             PgccConsentStatus {
                 pgcc_id: odd,
-                status: None
+                status: None,
+                motivo: None
             },
             status(&plain, ConsentStatus::Pendente)
         ]

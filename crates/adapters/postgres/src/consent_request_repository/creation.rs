@@ -124,7 +124,7 @@ statement! {
 ), eventos AS (
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
     SELECT $event_id, empresa_id, $event_tipo, $event_payload, $event_at FROM confirmada
-    RETURNING id, empresa_id, criado_em
+    RETURNING id, empresa_id, tipo, criado_em
 ), entregas AS (
 ",
         deliveries_of_eventos!(),

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text, Timestamptz};
-use domain::{CompanyId, ConsentStatus, EventType, TransitionCause, WebhookEvent};
+use domain::{CompanyId, ConsentStatus, EventType, Motivo, TransitionCause, WebhookEvent};
 use ports::{RepoError, StatusCheckItem};
 use uuid::Uuid;
 
@@ -80,16 +80,30 @@ SELECT * FROM expiradas"
 /// history entry and the event of `to` (if it has one) about the returned row, with its
 /// deliveries. The row lock the update takes makes a concurrent identical transition wait, then
 /// find the status changed and answer `false` (writing nothing).
-pub(super) fn transition(
-    pool: &PgPool,
-    empresa: CompanyId,
-    id: Uuid,
-    from: ConsentStatus,
-    to: ConsentStatus,
-    cause: TransitionCause,
-    at: DateTime<Utc>,
-) -> Result<bool, RepoError> {
-    let entry = NewSolicitacaoHistorico::new(id, Some(from), to, at, cause);
+/// One status change as [`transition`] applies it (the port method's arguments).
+pub(super) struct Change {
+    pub empresa: CompanyId,
+    pub id: Uuid,
+    pub from: ConsentStatus,
+    pub to: ConsentStatus,
+    pub cause: TransitionCause,
+    /// The reason given, kept in the history entry and the event.
+    pub motivo: Option<Motivo>,
+    pub at: DateTime<Utc>,
+}
+
+pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoError> {
+    let Change {
+        empresa,
+        id,
+        from,
+        to,
+        cause,
+        motivo,
+        at,
+    } = change;
+    let entry =
+        NewSolicitacaoHistorico::new(id, Some(from), to, at, cause).with_motivo(motivo.as_ref());
     let tipo = EventType::for_transition(to);
     with_conn(pool, "changing the status of a consent request", |conn| {
         conn.transaction(|conn| {
@@ -112,7 +126,8 @@ pub(super) fn transition(
                 .execute(conn)?;
             if let Some(tipo) = tipo {
                 let request = into_domain_in_tx(updated)?;
-                outbox::write_event(conn, &WebhookEvent::consent(tipo, &request, at))?;
+                let event = WebhookEvent::consent(tipo, &request, at).with_motivo(motivo.clone());
+                outbox::write_event(conn, &event)?;
             }
             Ok(true)
         })

@@ -17,7 +17,7 @@ mod subject_records;
 use chrono::{DateTime, Utc};
 use diesel::result::Error as DieselError;
 use diesel::QueryResult;
-use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, TransitionCause};
+use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Motivo, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, RepoError, StatusCheckItem, UnfinishedCreation,
@@ -139,6 +139,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         reads::find_by_hash(&self.pool, empresa, hash)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn transition(
         &self,
         empresa: CompanyId,
@@ -146,9 +147,21 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         from: ConsentStatus,
         to: ConsentStatus,
         cause: TransitionCause,
+        motivo: Option<Motivo>,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
-        lifecycle::transition(&self.pool, empresa, id, from, to, cause, at)
+        lifecycle::transition(
+            &self.pool,
+            lifecycle::Change {
+                empresa,
+                id,
+                from,
+                to,
+                cause,
+                motivo,
+                at,
+            },
+        )
     }
 
     fn claim_for_status_check(

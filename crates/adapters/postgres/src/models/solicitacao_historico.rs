@@ -1,7 +1,7 @@
 use anyhow::anyhow;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::{ConsentStatus, StatusChange, TransitionCause};
+use domain::{ConsentStatus, Motivo, StatusChange, TransitionCause};
 use uuid::Uuid;
 
 use crate::schema::solicitacoes_historico;
@@ -17,6 +17,7 @@ pub struct SolicitacaoHistoricoRow {
     pub para: String,
     pub em: DateTime<Utc>,
     pub causa: String,
+    pub motivo: Option<String>,
 }
 
 impl SolicitacaoHistoricoRow {
@@ -36,6 +37,7 @@ impl SolicitacaoHistoricoRow {
             para,
             em: self.em,
             causa,
+            motivo: self.motivo.map(Motivo::stored),
         })
     }
 }
@@ -49,9 +51,16 @@ pub struct NewSolicitacaoHistorico {
     pub para: &'static str,
     pub em: DateTime<Utc>,
     pub causa: &'static str,
+    pub motivo: Option<String>,
 }
 
 impl NewSolicitacaoHistorico {
+    /// The entry with the reason given for the change.
+    pub fn with_motivo(mut self, motivo: Option<&Motivo>) -> Self {
+        self.motivo = motivo.map(|m| m.as_str().to_owned());
+        self
+    }
+
     /// Request `solicitacao_id` moved from `de` to `para` at `em`, because of `causa`.
     pub fn new(
         solicitacao_id: Uuid,
@@ -66,6 +75,7 @@ impl NewSolicitacaoHistorico {
             para: para.as_str(),
             em,
             causa: causa.as_str(),
+            motivo: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::{CompanyId, WebhookUrl};
+use domain::{CompanyId, EventSelection, EventType, WebhookUrl};
 use ports::EncryptedSecret;
 use uuid::Uuid;
 
@@ -18,6 +18,8 @@ pub struct WebhookUrlRow {
     pub criado_em: DateTime<Utc>,
     pub removido_em: Option<DateTime<Utc>>,
     pub desativado_em: Option<DateTime<Utc>>,
+    /// NULL: every event; otherwise the types listed (checked by `webhook_urls_eventos_check`).
+    pub eventos: Option<Vec<String>>,
 }
 
 impl From<WebhookUrlRow> for WebhookUrl {
@@ -29,8 +31,30 @@ impl From<WebhookUrlRow> for WebhookUrl {
             criado_em: row.criado_em,
             removido_em: row.removido_em,
             desativado_em: row.desativado_em,
+            eventos: selection_of(row.eventos),
         }
     }
+}
+
+/// The stored column as the domain's choice; a name this version does not know (written by a
+/// newer one) is left out rather than failing the read.
+pub fn selection_of(stored: Option<Vec<String>>) -> EventSelection {
+    match stored {
+        None => EventSelection::All,
+        Some(names) => EventSelection::Only(
+            EventType::SUBSCRIBABLE
+                .into_iter()
+                .filter(|t| names.iter().any(|n| n == t.as_str()))
+                .collect(),
+        ),
+    }
+}
+
+/// The column for `selection`: NULL for all, the wire names otherwise.
+pub fn stored_selection(selection: &EventSelection) -> Option<Vec<&'static str>> {
+    selection
+        .types()
+        .map(|types| types.iter().map(|t| t.as_str()).collect())
 }
 
 /// A new row of `webhook_urls`, with its encrypted signing secret (no previous one). Its `Debug`
@@ -47,6 +71,7 @@ pub struct NewWebhookUrl<'a> {
     pub segredo_cifrado: &'a str,
     /// `WebhookUrl::normalized` of `url`: what "the same URL" compares.
     pub url_normalizada: &'a str,
+    pub eventos: Option<Vec<&'static str>>,
 }
 
 impl<'a> NewWebhookUrl<'a> {
@@ -60,6 +85,7 @@ impl<'a> NewWebhookUrl<'a> {
             desativado_em: webhook.desativado_em,
             segredo_cifrado: &secret.0,
             url_normalizada: normalized,
+            eventos: stored_selection(&webhook.eventos),
         }
     }
 }
@@ -73,6 +99,7 @@ impl std::fmt::Debug for NewWebhookUrl<'_> {
             .field("criado_em", &self.criado_em)
             .field("removido_em", &self.removido_em)
             .field("desativado_em", &self.desativado_em)
+            .field("eventos", &self.eventos)
             .field("segredo_cifrado", &"<redacted>")
             .finish()
     }

@@ -27,6 +27,7 @@ pub fn webhook(empresa: &Company, url: &str, criado_em: DateTime<Utc>) -> Webhoo
         criado_em,
         removido_em: None,
         desativado_em: None,
+        eventos: domain::EventSelection::All,
     }
 }
 

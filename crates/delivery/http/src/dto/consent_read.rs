@@ -57,6 +57,10 @@ pub struct MudancaDeStatus {
     /// `pgcc` (the subject, on the PGCC), `empresa` (through this API) or `expiracao`.
     #[schema(value_type = CausaMudanca)]
     pub causa: String,
+    /// The reason given with the change: the company's, sent with `revogar`, or the subject's,
+    /// when the PGCC reports one for a refusal or revocation; `null` when none was given.
+    #[schema(max_length = 500)]
+    pub motivo: Option<String>,
 }
 
 impl Solicitacao {
@@ -101,6 +105,7 @@ impl Solicitacao {
                         para: c.para.as_str().to_owned(),
                         em: c.em,
                         causa: c.causa.as_str().to_owned(),
+                        motivo: c.motivo.map(|m| m.as_str().to_owned()),
                     })
                     .collect()
             }),

@@ -56,6 +56,11 @@ enumeration!(
     EventType::ALL.map(EventType::as_str)
 );
 enumeration!(
+    TipoEventoAssinavel,
+    "Tipo de um evento dos dados da empresa: o que uma URL pode assinar (`eventos`) e o que `GET /api/eventos` lista (todos menos `webhook.teste`).",
+    EventType::SUBSCRIBABLE.map(EventType::as_str)
+);
+enumeration!(
     StatusEntrega,
     "Status de uma entrega de webhook: `cancelada` quando a URL foi removida.",
     ["pendente", "entregue", "falhou", "cancelada"]
@@ -84,5 +89,11 @@ mod tests {
         assert_eq!(values::<CausaMudanca>(), ["pgcc", "empresa", "expiracao"]);
         assert_eq!(values::<TipoEvento>().len(), EventType::ALL.len());
         assert!(values::<TipoEvento>().contains(&"casos-de-uso.sincronizados".to_owned()));
+        assert!(values::<TipoEvento>().contains(&"webhook.teste".to_owned()));
+        assert_eq!(
+            values::<TipoEventoAssinavel>().len(),
+            EventType::SUBSCRIBABLE.len()
+        );
+        assert!(!values::<TipoEventoAssinavel>().contains(&"webhook.teste".to_owned()));
     }
 }

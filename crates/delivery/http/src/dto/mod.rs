@@ -5,6 +5,8 @@ pub mod consent_read;
 pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
+pub mod event;
+pub mod revocation;
 pub mod subject_export;
 pub mod sync;
 pub mod text_rules;

@@ -49,6 +49,15 @@ pub const WEBHOOK_URL_MAX_LENGTH: usize = domain::WebhookUrl::MAX_LEN;
 /// stated so that tools only send well-formed ones.
 pub const CURSOR_PATTERN: &str = r"^v1\.(?:0|-?[1-9][0-9]{0,15})\.[0-9a-f]{32}$";
 
+/// A reason (`motivo`, `domain::Motivo::parse`): no control character but tab, line feed and
+/// carriage return (Rust's `char::is_control`: U+0000-U+001F, U+007F-U+009F), and at least one
+/// character that is not white space (the same `White_Space` list as [`NON_BLANK_PATTERN`]).
+pub const MOTIVO_PATTERN: &str = concat!(
+    r"^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*",
+    r"[^\u0000-\u0020\u007f-\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]",
+    r"[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$",
+);
+
 /// A consent's hash: 64 lower-case hex digits.
 pub const HASH_PATTERN: &str = r"^[0-9a-f]{64}$";
 
@@ -88,6 +97,18 @@ macro_rules! text_rule {
         }
     };
 }
+
+text_rule!(
+    MotivoTexto,
+    "A reason: 1 to 500 characters, not only white space, no control characters but line breaks and tabs.",
+    text(
+        "Motivo: de 1 a 500 caracteres, não só espaços, sem caracteres de controle (quebras de linha e tabulações são aceitas).",
+        Some(MOTIVO_PATTERN),
+        Some(1),
+        Some(domain::motivo::MOTIVO_MAX_CHARS),
+        None,
+    )
+);
 
 text_rule!(
     Cpf,
@@ -253,6 +274,24 @@ mod tests {
             "https://:80/",
         ] {
             assert!(!matches(WEBHOOK_URL_PATTERN, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_reason_the_motivo_pattern_takes_is_one_the_domain_takes_and_back() {
+        let samples = [
+            ("x", true),
+            ("  cliente pediu\nno balcão\t", true),
+            ("", false),
+            (" \n\t\u{3000}", false),
+            ("a\u{0}b", false),
+            ("a\u{1b}[31m", false),
+            ("a\u{85}", false),
+            ("\u{a0}x", true),
+        ];
+        for (text, ok) in samples {
+            assert_eq!(matches(MOTIVO_PATTERN, text), ok, "{text:?}");
+            assert_eq!(domain::Motivo::parse(text).is_ok(), ok, "{text:?}");
         }
     }
 

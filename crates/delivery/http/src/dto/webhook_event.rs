@@ -40,6 +40,19 @@ pub struct SolicitacaoNoEvento {
     pub hash: String,
     pub criado_em: DateTime<Utc>,
     pub atualizado_em: DateTime<Utc>,
+    /// Only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other events):
+    /// the reason given with the change (the company's with `revogar`, or the subject's as the
+    /// PGCC reports it); `null` when none was given.
+    #[schema(max_length = 500)]
+    pub motivo: Option<String>,
+}
+
+/// The `data` of `webhook.teste`: the company's URL the test was sent to.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documentation only; events are serialized by domain::TestData
+pub struct TesteNoEvento {
+    pub webhook_url_id: Uuid,
 }
 
 #[cfg(test)]
@@ -92,12 +105,18 @@ mod tests {
             hash: "ab".repeat(32),
             criado_em: at,
             atualizado_em: at,
+            motivo: None,
         }));
         let (properties, required) = properties_and_required::<SolicitacaoNoEvento>();
-        assert_eq!(properties, sent);
+        let mut with_motivo = sent.clone();
+        with_motivo.insert("motivo".to_owned());
+        assert_eq!(
+            properties, with_motivo,
+            "motivo: only in refusals and revocations"
+        );
         assert_eq!(
             required, sent,
-            "every field is always sent (null when absent)"
+            "every other field is always sent (null when absent)"
         );
     }
 

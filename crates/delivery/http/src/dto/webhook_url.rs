@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::enumerations::{StatusEntrega, TipoEvento};
+use super::enumerations::{StatusEntrega, TipoEvento, TipoEventoAssinavel};
 use super::text_rules::WebhookUrlText;
 
 /// Body of `POST /api/webhook-urls`.
@@ -14,6 +14,60 @@ pub struct RegistrarWebhookUrl {
     /// Absolute http(s) URL that will receive the company's notifications.
     #[schema(value_type = WebhookUrlText, inline, example = "https://exemplo.com.br/webhooks/consentimento")]
     pub url: String,
+    /// The event types this URL receives (1 or more; repeats ignored). Absent or `null`: every
+    /// type, including types added later.
+    #[schema(value_type = Option<Vec<TipoEventoAssinavel>>, min_items = 1, example = json!(["solicitacao.revogada", "solicitacao.expirada"]))]
+    pub eventos: Option<Vec<String>>,
+}
+
+/// Body of `PATCH /api/webhook-urls/{webhookUrlId}`: `eventos` is required (`null` to receive
+/// every type again).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AlterarEventosWebhookUrl {
+    /// The event types the URL receives from now on (1 or more); `null`: every type, including
+    /// types added later.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Vec<TipoEventoAssinavel>>, required = true, min_items = 1, example = json!(["solicitacao.revogada"]))]
+    pub eventos: Option<Option<Vec<String>>>,
+}
+
+/// A field that must be present, even as `null` (`Some(None)`); absent it stays `None` (the
+/// `default`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// The answer to `POST /api/webhook-urls/{webhookUrlId}/testar`: the one attempt of the test,
+/// as the delivery log shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TesteWebhookUrl {
+    /// The test's delivery in the log (`entregas`).
+    pub entrega_id: Uuid,
+    /// The `webhook-id` the receiver got.
+    pub evento_id: Uuid,
+    /// The receiver's HTTP status; null when it did not answer.
+    pub status_http: Option<u16>,
+    pub latencia_ms: u32,
+    /// Why it failed (the log's generic text); null on a 2xx.
+    pub erro: Option<String>,
+}
+
+impl From<application::WebhookTestResult> for TesteWebhookUrl {
+    fn from(r: application::WebhookTestResult) -> Self {
+        TesteWebhookUrl {
+            entrega_id: r.entrega_id,
+            evento_id: r.evento_id,
+            status_http: r.status_http,
+            latencia_ms: r.latencia_ms,
+            erro: r.erro,
+        }
+    }
 }
 
 /// A webhook URL of the company (not removed).
@@ -26,6 +80,9 @@ pub struct WebhookUrlRegistrada {
     /// Set when every delivery to it failed for the configured window (5 days by default): it
     /// receives nothing more; remove it and register it again once it works.
     pub desativada_em: Option<DateTime<Utc>>,
+    /// The event types it receives; `null`: every type, including types added later.
+    #[schema(value_type = Option<Vec<TipoEventoAssinavel>>)]
+    pub eventos: Option<Vec<String>>,
     /// The signing secret (`whsec_...`), only in the answer to the registration: it is never
     /// shown again.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -39,6 +96,10 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
             url: w.url,
             criado_em: w.criado_em,
             desativada_em: w.desativado_em,
+            eventos: w
+                .eventos
+                .types()
+                .map(|types| types.iter().map(|t| t.as_str().to_owned()).collect()),
             segredo: None,
         }
     }

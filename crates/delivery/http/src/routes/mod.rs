@@ -2,6 +2,7 @@
 
 pub mod casos_de_uso;
 pub mod docs;
+pub mod eventos;
 pub mod hash_consulta;
 pub mod health;
 pub mod openapi;
@@ -53,6 +54,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/solicitacao-consentimento/{id}/revogar")
             .route(web::post().to(solicitacao_consentimento::revoke))
+            .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
@@ -89,7 +91,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/webhook-urls/{webhookUrlId}")
             .route(web::delete().to(webhook_urls::delete))
-            .default_service(not_allowed("DELETE")),
+            .route(web::patch().to(webhook_urls::choose_events))
+            .wrap(from_fn(media::limit_json_depth))
+            .default_service(not_allowed("DELETE, PATCH")),
+    )
+    .service(
+        web::resource("/api/webhook-urls/{webhookUrlId}/testar")
+            .route(web::post().to(webhook_urls::test))
+            .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/webhook-urls/{webhookUrlId}/rotacionar-segredo")
@@ -110,6 +119,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar")
             .route(web::post().to(webhook_urls::replay))
             .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/eventos")
+            .route(web::get().to(eventos::list))
+            .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/openapi.json")

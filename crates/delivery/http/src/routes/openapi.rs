@@ -9,7 +9,7 @@ use utoipa::{Modify, OpenApi};
 use crate::api_key::API_KEY_HEADER;
 use crate::dto;
 use crate::routes::{
-    casos_de_uso, hash_consulta, solicitacao_consentimento, titulares, webhook_urls,
+    casos_de_uso, eventos, hash_consulta, solicitacao_consentimento, titulares, webhook_urls,
 };
 
 mod cross_field_rules;
@@ -55,10 +55,13 @@ pub struct DocsServers {
         webhook_urls::register,
         webhook_urls::list,
         webhook_urls::delete,
+        webhook_urls::choose_events,
+        webhook_urls::test,
         webhook_urls::rotate_secret,
         webhook_urls::reenable,
         webhook_urls::deliveries,
         webhook_urls::replay,
+        eventos::list,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -72,6 +75,9 @@ pub struct DocsServers {
         dto::enumerations::CausaMudanca,
         dto::enumerations::TipoEvento,
         dto::enumerations::StatusEntrega,
+        dto::enumerations::TipoEventoAssinavel,
+        dto::event::Evento,
+        dto::event::PaginaEventos,
         dto::consent_request::CriarSolicitacaoAtiva,
         dto::consent_request::CriarSolicitacaoPendente,
         dto::consent_request::SolicitacaoCriada,
@@ -80,6 +86,7 @@ pub struct DocsServers {
         dto::sync::Sincronizacao,
         dto::consent_read::Solicitacao,
         dto::consent_read::MudancaDeStatus,
+        dto::revocation::RevogarSolicitacao,
         dto::consent_read::PaginaSolicitacoes,
         dto::consent_read::ConsultarConsentimento,
         dto::consent_read::ResultadoConsulta,
@@ -90,9 +97,12 @@ pub struct DocsServers {
         dto::webhook_url::RegistrarWebhookUrl,
         dto::webhook_url::WebhookUrlRegistrada,
         dto::webhook_url::SegredoRotacionado,
+        dto::webhook_url::AlterarEventosWebhookUrl,
+        dto::webhook_url::TesteWebhookUrl,
         dto::webhook_url::Entrega,
         dto::webhook_url::Tentativa,
         dto::webhook_event::SolicitacaoNoEvento,
+        dto::webhook_event::TesteNoEvento,
     )),
     tags(
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
@@ -334,6 +344,23 @@ fn api_key_parameter() -> Parameter {
         .build()
 }
 
+/// Bodies a route takes but does not require (utoipa marks every declared body required):
+/// `revogar`'s `{"motivo"}` (no body revokes without a reason).
+fn optional_bodies(doc: &mut utoipa::openapi::OpenApi) {
+    const OPTIONAL: [&str; 1] = ["/api/solicitacao-consentimento/{id}/revogar"];
+    for path in OPTIONAL {
+        let body = doc
+            .paths
+            .paths
+            .get_mut(path)
+            .and_then(|item| item.post.as_mut())
+            .and_then(|op| op.request_body.as_mut());
+        if let Some(body) = body {
+            body.required = Some(Required::False);
+        }
+    }
+}
+
 /// The document as served with no production or staging server configured.
 pub fn document_json() -> serde_json::Value {
     document_json_with(&DocsServers::default())
@@ -344,6 +371,7 @@ pub fn document_json() -> serde_json::Value {
 pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
     let mut doc = ApiDoc::openapi();
     examples::apply(&mut doc);
+    optional_bodies(&mut doc);
     let listed = doc.servers.get_or_insert_with(Vec::new);
     for (url, description) in [
         (&servers.production_url, "production"),

@@ -17,8 +17,10 @@ use crate::dto::consent_request::{
     CriarSolicitacaoAtiva, CriarSolicitacaoPendente, SolicitacaoCriada,
 };
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
+use crate::dto::revocation::RevogarSolicitacao;
 use crate::error::ApiError;
 use crate::idempotency::{self, IdempotentJson, IdempotentRequest};
+use crate::optional_json::OptionalJson;
 use crate::state::ApiState;
 
 /// Registers a consent request the subject has already answered (status `ativo`).
@@ -167,18 +169,30 @@ pub async fn list(
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 
-/// Revokes an active consent on the PGCC, then here. A PGCC failure leaves the request as it was.
+/// Revokes an active consent, or withdraws a pending request, on the PGCC, then here, with an
+/// optional reason. A PGCC failure leaves the request as it was.
 #[utoipa::path(
     post,
     path = "/api/solicitacao-consentimento/{id}/revogar",
     operation_id = "revogarSolicitacao",
     tag = "SolicitacaoConsentimento",
     params(("id" = Uuid, Path, description = "Our id of the request.")),
+    request_body(
+        description = "Optional: `{\"motivo\": \"...\"}`. No body (or an empty one) revokes without a reason.",
+        content(
+            (RevogarSolicitacao = "application/json"),
+            (RevogarSolicitacao = "text/json"),
+            (RevogarSolicitacao = "application/*+json"),
+        )
+    ),
     responses(
-        (status = 200, description = "Revoked; the request with its history.", body = EnvelopeDoc<Solicitacao>),
+        (status = 200, description = "Revoked (an active consent) or withdrawn (a pending request): status `revogado`, cause `empresa`; the request with its history, the reason in the last entry's `motivo`.", body = EnvelopeDoc<Solicitacao>),
+        (status = 400, description = "Malformed JSON or unknown field in the body.", body = EnvelopeDoc<Erro>),
         (status = 404, description = "No such request for the company.", body = EnvelopeDoc<Erro>),
-        (status = 409, description = "The request is not active (pending, refused, expired or already revoked).", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "The PGCC refused the revocation for good (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "The request is neither active nor pending (refused, expired or already revoked).", body = EnvelopeDoc<Erro>),
+        (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
+        (status = 415, description = "A body that is not JSON.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "`motivo` empty, over 500 characters or with control characters (field error, nothing sent to the PGCC); or the PGCC refused the revocation for good (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
         (status = 502, description = "The PGCC failed (its 5xx, 401, 403) or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
         (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
     )
@@ -187,10 +201,15 @@ pub async fn revoke(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
+    body: OptionalJson<RevogarSolicitacao>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
+    let motivo = match body.0 {
+        Some(body) => body.try_into_domain().map_err(ApiError::Validation)?,
+        None => None,
+    };
     let record = as_company(&state, key, move |s, company| {
-        Ok(s.revoke_consent_request.execute(company, id)?)
+        Ok(s.revoke_consent_request.execute(company, id, motivo)?)
     })
     .await?;
     let data = Solicitacao::from_domain(record.request, false, Some(record.historico));

@@ -1,5 +1,5 @@
-//! `/api/webhook-urls` (tag WebhookUrls): register, list, soft delete, rotate the secret,
-//! re-enable, the delivery log and replays.
+//! `/api/webhook-urls` (tag WebhookUrls): register, list, choose the events, soft delete,
+//! rotate the secret, re-enable, test, the delivery log and replays.
 
 use actix_web::{web, HttpResponse};
 
@@ -11,7 +11,8 @@ use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro, Vazio};
 use crate::dto::webhook_url::{
-    Entrega, LimiteEntregas, RegistrarWebhookUrl, SegredoRotacionado, WebhookUrlRegistrada,
+    AlterarEventosWebhookUrl, Entrega, LimiteEntregas, RegistrarWebhookUrl, SegredoRotacionado,
+    TesteWebhookUrl, WebhookUrlRegistrada,
 };
 use crate::error::ApiError;
 use crate::state::ApiState;
@@ -33,7 +34,7 @@ use crate::state::ApiState;
         (status = 409, description = "The company already has this URL (compared normalized: scheme and host in any case, default port, fragment) registered and not removed.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "On `url`: not an absolute http(s) URL, not https where required, resolving to a non-public address, or the company already has `webhooks.max_urls_per_company` URLs not removed (disabled ones count).", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "On `url`: not an absolute http(s) URL, not https where required, resolving to a non-public address, or the company already has `webhooks.max_urls_per_company` URLs not removed (disabled ones count). On `eventos` (empty) or `eventos[i]` (an unknown type). All broken rules at once.", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn register(
@@ -41,9 +42,10 @@ pub async fn register(
     key: ApiKeyHeader,
     body: web::Json<RegistrarWebhookUrl>,
 ) -> Result<HttpResponse, ApiError> {
-    let url = body.into_inner().url;
+    let RegistrarWebhookUrl { url, eventos } = body.into_inner();
     let registered = as_company(&state, key, move |s, company| {
-        Ok(s.webhook_urls.register(company, &url)?)
+        Ok(s.webhook_urls
+            .register_choosing(company, &url, eventos.as_deref())?)
     })
     .await?;
     let mut data = WebhookUrlRegistrada::from(registered.webhook);
@@ -71,6 +73,86 @@ pub async fn list(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpR
     .await?;
     let data: Vec<WebhookUrlRegistrada> = webhooks.into_iter().map(Into::into).collect();
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
+}
+
+/// Chooses which event types the URL receives from now on (deliveries already written are
+/// kept); `null` brings back every type, including types added later.
+#[utoipa::path(
+    patch,
+    path = "/api/webhook-urls/{webhookUrlId}",
+    operation_id = "alterarEventosWebhookUrl",
+    tag = "WebhookUrls",
+    params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
+    request_body(content(
+        (AlterarEventosWebhookUrl = "application/json"),
+        (AlterarEventosWebhookUrl = "text/json"),
+        (AlterarEventosWebhookUrl = "application/*+json"),
+    )),
+    responses(
+        (status = 200, description = "Changed; the URL as `GET /api/webhook-urls` lists it.", body = EnvelopeDoc<WebhookUrlRegistrada>),
+        (status = 400, description = "Malformed JSON, `eventos` missing, or an unknown field.", body = EnvelopeDoc<Erro>),
+        (status = 404, description = "No webhook URL with this id for the company (unknown, another company's, or removed); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
+        (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "`eventos` empty, or `eventos[i]` an unknown type; nothing changed.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn choose_events(
+    state: web::Data<ApiState>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+    body: web::Json<AlterarEventosWebhookUrl>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let Some(eventos) = body.into_inner().eventos else {
+        return Err(ApiError::BadRequest(
+            "campo obrigatório ausente `eventos` (use null para receber todos os tipos)".into(),
+        ));
+    };
+    let webhook = as_company(&state, key, move |s, company| {
+        Ok(s.webhook_urls
+            .choose_events(company, id, eventos.as_deref())?)
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
+        WebhookUrlRegistrada::from(webhook),
+        "Eventos da webhook URL alterados.",
+    )))
+}
+
+/// Sends a signed `webhook.teste` event to the URL now and answers that one attempt; it is kept
+/// in the delivery log like any other (`entregue` or `falhou`, not retried).
+#[utoipa::path(
+    post,
+    path = "/api/webhook-urls/{webhookUrlId}/testar",
+    operation_id = "testarWebhookUrl",
+    tag = "WebhookUrls",
+    params(("webhookUrlId" = Uuid, Path, description = "Id of the webhook URL.")),
+    responses(
+        (status = 200, description = "The test was attempted (whatever the receiver answered): `statusHttp`, `latenciaMs`, `erro`.", body = EnvelopeDoc<TesteWebhookUrl>),
+        (status = 404, description = "No webhook URL with this id for the company (unknown, another company's, or removed); nothing sent.", body = EnvelopeDoc<Erro>),
+        (status = 429, description = "The company already has 2 tests under way; nothing sent (`Retry-After`).", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn test(
+    state: web::Data<ApiState>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path)?;
+    let result = as_company(&state, key, move |s, company| {
+        Ok(s.test_webhook_url.execute(company, id)?)
+    })
+    .await?;
+    let mensagem = if result.erro.is_none() {
+        "Evento de teste entregue."
+    } else {
+        "Evento de teste não entregue; veja statusHttp e erro."
+    };
+    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
+        TesteWebhookUrl::from(result),
+        mensagem,
+    )))
 }
 
 /// Soft deletes one of the company's webhook URLs: it stops being listed and notified, and the

@@ -3,7 +3,7 @@
 //! made-up ids; errors carry the service's own messages. An operation's existing example is
 //! never replaced.
 
-use domain::{ConsentStatus, Cpf, TransitionCause};
+use domain::{ConsentStatus, Cpf, EventType, TransitionCause};
 use serde_json::{json, Value};
 use utoipa::openapi::example::ExampleBuilder;
 use utoipa::openapi::{Content, OpenApi, RefOr};
@@ -56,11 +56,12 @@ fn cpf_mascarado() -> String {
 fn solicitacao(status: ConsentStatus) -> Value {
     let company = TransitionCause::Empresa.as_str();
     let mut historico = vec![json!({"de": null, "para": ConsentStatus::Ativo.as_str(),
-        "em": "2026-01-10T12:00:05Z", "causa": company})];
+        "em": "2026-01-10T12:00:05Z", "causa": company, "motivo": null})];
     if status == ConsentStatus::Revogado {
         historico.push(
             json!({"de": ConsentStatus::Ativo.as_str(), "para": status.as_str(),
-            "em": "2026-02-01T09:30:00Z", "causa": company}),
+            "em": "2026-02-01T09:30:00Z", "causa": company,
+            "motivo": "Cliente encerrou a conta."}),
         );
     }
     json!({
@@ -83,7 +84,7 @@ fn consulta_valida() -> Value {
 
 fn webhook(segredo: bool) -> Value {
     let mut w = json!({"id": WEBHOOK_ID, "url": "https://exemplo.com.br/webhooks/consentimento",
-        "criadoEm": "2026-01-10T12:00:00Z", "desativadaEm": null});
+        "criadoEm": "2026-01-10T12:00:00Z", "desativadaEm": null, "eventos": null});
     if segredo {
         w["segredo"] = json!("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     }
@@ -154,12 +155,38 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
                 {"cpfTitular": "111.444.777-35", "casoDeUsoIdTemplate": "tpl-abertura-conta"}
             ]}),
         )],
-        "/api/webhook-urls" => vec![(
-            "registrar",
-            "Register a URL",
-            json!({
-            "url": "https://exemplo.com.br/webhooks/consentimento"}),
+        "/api/webhook-urls" => vec![
+            (
+                "registrar",
+                "Register a URL (every event type)",
+                json!({
+                "url": "https://exemplo.com.br/webhooks/consentimento"}),
+            ),
+            (
+                "alguns_eventos",
+                "Register a URL for some event types only",
+                json!({
+                "url": "https://exemplo.com.br/webhooks/revogacoes",
+                "eventos": [EventType::SolicitacaoRevogada.as_str(), EventType::SolicitacaoExpirada.as_str()]}),
+            ),
+        ],
+        "/api/solicitacao-consentimento/{id}/revogar" => vec![(
+            "com_motivo",
+            "Revoke (or withdraw a pending request) giving a reason",
+            json!({"motivo": "Solicitação criada por engano."}),
         )],
+        "/api/webhook-urls/{webhookUrlId}" => vec![
+            (
+                "alguns",
+                "Only these types from now on",
+                json!({"eventos": [EventType::SolicitacaoRevogada.as_str()]}),
+            ),
+            (
+                "todos",
+                "Every type again, future ones included",
+                json!({"eventos": null}),
+            ),
+        ],
         _ => vec![],
     }
 }
@@ -247,6 +274,42 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
                 "tentativas": [{"em": "2026-01-10T12:00:05Z", "statusHttp": 200,
                     "latenciaMs": 84, "erro": null}]}]),
         )],
+        ("/api/webhook-urls/{webhookUrlId}", "patch") => {
+            let mut w = webhook(false);
+            w["eventos"] = json!([EventType::SolicitacaoRevogada.as_str()]);
+            vec![("alterada", "The URL with its new event types", w)]
+        }
+        ("/api/webhook-urls/{webhookUrlId}/testar", _) => vec![
+            (
+                "entregue",
+                "The receiver answered 2xx",
+                json!({"entregaId": "c4d5e6f7-a8b9-4c0d-8e1f-2a3b4c5d6e7f",
+                    "eventoId": "d5e6f7a8-b9c0-4d1e-8f2a-3b4c5d6e7f80",
+                    "statusHttp": 200, "latenciaMs": 41, "erro": null}),
+            ),
+            (
+                "falhou",
+                "The receiver did not answer in time",
+                json!({"entregaId": "c4d5e6f7-a8b9-4c0d-8e1f-2a3b4c5d6e7f",
+                    "eventoId": "d5e6f7a8-b9c0-4d1e-8f2a-3b4c5d6e7f80",
+                    "statusHttp": null, "latenciaMs": 10000, "erro": "tempo esgotado"}),
+            ),
+        ],
+        ("/api/eventos", _) => vec![(
+            "pagina",
+            "A page of events, oldest first",
+            json!({"itens": [{"id": "d5e6f7a8-b9c0-4d1e-8f2a-3b4c5d6e7f80",
+                "type": EventType::SolicitacaoRevogada.as_str(),
+                "timestamp": "2026-02-01T09:30:00Z",
+                "data": {"id": ID, "pgccId": PGCC_ID, "status": ConsentStatus::Revogado.as_str(),
+                    "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": cpf_mascarado(),
+                    "tipoTitular": "PessoaFisica", "modalidadeAcesso": "Direto",
+                    "cnpjAnuente": null, "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z",
+                    "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z", "hash": HASH,
+                    "criadoEm": "2026-01-10T12:00:05Z", "atualizadoEm": "2026-02-01T09:30:00Z",
+                    "motivo": "Cliente encerrou a conta."}}],
+                "proximoCursor": null}),
+        )],
         ("/api/webhook-urls/{webhookUrlId}", _)
         | ("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar", _) => {
             vec![("feito", "Done", json!({}))]
@@ -266,8 +329,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             err("Api-Key ausente, inválida ou revogada.", json!({})))],
         "404" => vec![("nao_encontrado", "Not found for the company",
             err("Solicitação de consentimento não encontrado.", json!({})))],
-        "409" if path.ends_with("/revogar") => vec![("nao_ativo", "Not active",
-            err("Só um consentimento ativo pode ser revogado; este está pendente.", json!({})))],
+        "409" if path.ends_with("/revogar") => vec![("nao_revogavel", "Neither active nor pending",
+            err("Só um consentimento ativo ou uma solicitação pendente pode ser revogado; este está recusado.", json!({})))],
         "409" if path == "/api/webhook-urls" => vec![("duplicada", "The company already has this URL",
             err("A empresa já tem esta URL de webhook registrada; veja GET /api/webhook-urls.", json!({})))],
         "409" if path.ends_with("/reenviar") => vec![("desativada", "The URL is disabled",
@@ -298,6 +361,12 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "CPF inválido.")])));
             } else if path == "/api/hash-consulta/lote" {
                 list.push(("campos", "A broken item, named by its index", campos(&[("itens[1].cpfTitular", "CPF inválido.")])));
+            } else if path.ends_with("/revogar") {
+                list.push(("campos", "A field rule is broken", campos(&[("motivo", "o motivo deve ter no máximo 500 caracteres")])));
+            } else if path == "/api/webhook-urls/{webhookUrlId}" {
+                list.push(("campos", "An unknown event type, by its index", campos(&[("eventos[0]", "tipo de evento desconhecido")])));
+            } else if path == "/api/eventos" {
+                list.push(("campos", "A filter rule is broken", campos(&[("tipo", "tipo de evento desconhecido")])));
             } else if path == "/api/webhook-urls" {
                 list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
                 list.push(("limite_de_urls", "The company already has its maximum of URLs", campos(&[("url",
@@ -313,8 +382,15 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             }
             list
         }
-        "429" => vec![("limite", "Over the company's rate limit", err(
-            "Limite de requisições da empresa excedido; tente novamente em 1 s.", json!({})))],
+        "429" => {
+            let mut list = vec![("limite", "Over the company's rate limit", err(
+                "Limite de requisições da empresa excedido; tente novamente em 1 s.", json!({})))];
+            if path.ends_with("/testar") {
+                list.push(("testes_em_andamento", "The company already has 2 tests under way", err(
+                    "A empresa já tem 2 testes de webhook em andamento; tente de novo em instantes.", json!({}))));
+            }
+            list
+        }
         "500" => vec![("interno", "Unexpected error", err("Erro interno inesperado.", json!({})))],
         "502" => vec![
             ("pgcc_falhou", "The PGCC failed (401/403/5xx)", pgcc_err("ServiceUnavailable",

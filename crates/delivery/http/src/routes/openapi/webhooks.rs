@@ -12,6 +12,8 @@ enum Data {
     Solicitacao,
     /// The counts of a synchronization (`Sincronizacao`).
     Sincronizacao,
+    /// The URL a test was sent to (`TesteNoEvento`).
+    Teste,
 }
 
 /// How an event type is documented: its body's schema name, the operationId of its webhook, a
@@ -33,7 +35,7 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
         EventType::SolicitacaoRecusada => (
             "EventoSolicitacaoRecusada",
             "notificarSolicitacaoRecusada",
-            "The subject refused a pending request on the PGCC.",
+            "The subject refused a pending request on the PGCC; `data.motivo` is the PGCC's reason (null when none).",
             Data::Solicitacao,
         ),
         EventType::SolicitacaoExpirada => (
@@ -45,7 +47,7 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
         EventType::SolicitacaoRevogada => (
             "EventoSolicitacaoRevogada",
             "notificarSolicitacaoRevogada",
-            "A request was revoked, on the PGCC or through this API.",
+            "A request was revoked, on the PGCC or through this API, or the company withdrew a pending one; `data.motivo` is the reason given (null when none).",
             Data::Solicitacao,
         ),
         EventType::CasosDeUsoSincronizados => (
@@ -53,6 +55,12 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
             "notificarCasosDeUsoSincronizados",
             "A synchronization (on demand or scheduled) changed the company's use cases.",
             Data::Sincronizacao,
+        ),
+        EventType::WebhookTeste => (
+            "EventoWebhookTeste",
+            "notificarWebhookTeste",
+            "A test the company asked for (`POST /api/webhook-urls/{id}/testar`), sent to that URL only.",
+            Data::Teste,
         ),
     }
 }
@@ -94,6 +102,7 @@ pub(super) fn apply(doc: &mut Value) {
         let data = match data {
             Data::Solicitacao => "SolicitacaoNoEvento",
             Data::Sincronizacao => "Sincronizacao",
+            Data::Teste => "TesteNoEvento",
         };
         schemas.insert(
             schema.to_owned(),
@@ -117,7 +126,7 @@ pub(super) fn apply(doc: &mut Value) {
                 "tags": ["Webhooks"],
                 "summary": summary,
                 "description": "POSTed, signed (Standard Webhooks), to every active URL of the \
-                    company; retried until a 2xx (at least once: de-duplicate on `webhook-id`).",
+                    company that takes its type (`eventos`); retried until a 2xx (at least once: de-duplicate on `webhook-id`).",
                 "parameters": headers,
                 "requestBody": {"required": true, "content": {"application/json": {
                     "schema": {"$ref": format!("#/components/schemas/{schema}")}}}},

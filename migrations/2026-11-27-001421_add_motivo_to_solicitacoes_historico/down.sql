@@ -1,0 +1,2 @@
+ALTER TABLE solicitacoes_historico DROP CONSTRAINT solicitacoes_historico_motivo_check;
+ALTER TABLE solicitacoes_historico DROP COLUMN motivo;

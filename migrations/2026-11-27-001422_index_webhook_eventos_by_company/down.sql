@@ -1,0 +1,1 @@
+DROP INDEX webhook_eventos_empresa_criado_em_idx;
