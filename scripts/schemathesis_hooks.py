@@ -45,7 +45,7 @@ NOT_STATABLE_IN_A_SCHEMA = [
      "an order between two fields' values"),
     ("criadoAte", "criadoAte deve ser igual ou posterior a criadoDe",
      "an order between two parameters' values"),
-    ("atualizadoAte", "criadoAte deve ser igual ou posterior a criadoDe",
+    ("atualizadoAte", "atualizadoAte deve ser igual ou posterior a atualizadoDe",
      "an order between two parameters' values"),
     ("url", re.compile(r"^a empresa já tem o máximo de \d+ URLs de webhook"),
      "state: the company's quota of URLs is full"),

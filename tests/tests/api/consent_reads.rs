@@ -250,7 +250,14 @@ fn the_updated_filters_list_what_changed_since_a_moment_whenever_it_was_created(
         .map(|i| i["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, [untouched.as_str()]);
-    app.a
+    let refused = app
+        .a
         .get("/api/solicitacao-consentimento?atualizadoDe=2026-02-01T00:00:00Z&atualizadoAte=2026-01-01T00:00:00Z")
         .expect(422);
+    assert_eq!(error_fields(&refused), ["atualizadoAte"]);
+    assert_eq!(
+        refused.data()["erros"][0]["mensagem"],
+        "atualizadoAte deve ser igual ou posterior a atualizadoDe",
+        "the message names the parameters that were sent"
+    );
 }

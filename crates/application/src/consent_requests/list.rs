@@ -66,6 +66,7 @@ pub mod campo {
 
 const MSG_STATUS: &str = "o status deve ser pendente, ativo, recusado, expirado ou revogado";
 const MSG_PERIODO: &str = "criadoAte deve ser igual ou posterior a criadoDe";
+const MSG_PERIODO_ATUALIZADO: &str = "atualizadoAte deve ser igual ou posterior a atualizadoDe";
 const MSG_CURSOR: &str = "cursor inválido: use o proximoCursor da página anterior";
 const MSG_LIMITE: &str = "o limite deve estar entre 1 e 500";
 
@@ -143,7 +144,7 @@ fn validate(
     }
     if let (Some(de), Some(ate)) = (query.atualizado_de, query.atualizado_ate) {
         if de > ate {
-            errors.push(campo::ATUALIZADO_ATE, MSG_PERIODO);
+            errors.push(campo::ATUALIZADO_ATE, MSG_PERIODO_ATUALIZADO);
         }
     }
     let (after, limite) = page_position(query.cursor.as_deref(), query.limite, &mut errors);
