@@ -63,7 +63,7 @@ where
 }
 
 /// [`as_company`] for a request that counts as `weight` requests against the company's rate
-/// limit (a batch: see `routes::hash_consulta::check_batch`).
+/// limit (a batch: see `routes::consent_check::check_batch`).
 pub async fn as_company_weighing<T, F>(
     state: &web::Data<ApiState>,
     key: ApiKeyHeader,

@@ -1,13 +1,13 @@
 //! Every route of the service, registered in one `configure`.
 
-pub mod casos_de_uso;
+pub mod consent_check;
+pub mod consent_requests;
 pub mod docs;
-pub mod eventos;
-pub mod hash_consulta;
+pub mod events;
 pub mod health;
 pub mod openapi;
-pub mod solicitacao_consentimento;
-pub mod titulares;
+pub mod subjects;
+pub mod use_cases;
 pub mod webhook_urls;
 
 use actix_web::middleware::from_fn;
@@ -21,63 +21,63 @@ use crate::media;
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::resource("/api/casos-de-uso")
-            .route(web::get().to(casos_de_uso::list))
+            .route(web::get().to(use_cases::list))
             .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/api/casos-de-uso/sincronizar")
-            .route(web::post().to(casos_de_uso::sync))
+            .route(web::post().to(use_cases::sync))
             .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento/criar/ativo")
-            .route(web::post().to(solicitacao_consentimento::create_active))
+            .route(web::post().to(consent_requests::create_active))
             .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento/criar/pendente")
-            .route(web::post().to(solicitacao_consentimento::create_pending))
+            .route(web::post().to(consent_requests::create_pending))
             .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento")
-            .route(web::get().to(solicitacao_consentimento::list))
+            .route(web::get().to(consent_requests::list))
             .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento/{id}")
-            .route(web::get().to(solicitacao_consentimento::get))
+            .route(web::get().to(consent_requests::get))
             .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento/{id}/revogar")
-            .route(web::post().to(solicitacao_consentimento::revoke))
+            .route(web::post().to(consent_requests::revoke))
             .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/hash-consulta")
-            .route(web::post().to(hash_consulta::check))
+            .route(web::post().to(consent_check::check))
             .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
         // before `{hash}`, which would take `lote` for a hash
         web::resource("/api/hash-consulta/lote")
-            .route(web::post().to(hash_consulta::check_batch))
+            .route(web::post().to(consent_check::check_batch))
             .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
     .service(
         web::resource("/api/hash-consulta/{hash}")
-            .route(web::get().to(hash_consulta::by_hash))
+            .route(web::get().to(consent_check::by_hash))
             .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/api/titulares/consentimentos")
-            .route(web::post().to(titulares::export))
+            .route(web::post().to(subjects::export))
             .wrap(from_fn(media::limit_json_depth))
             .default_service(not_allowed("POST")),
     )
@@ -122,7 +122,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     )
     .service(
         web::resource("/api/eventos")
-            .route(web::get().to(eventos::list))
+            .route(web::get().to(events::list))
             .default_service(not_allowed("GET")),
     )
     .service(

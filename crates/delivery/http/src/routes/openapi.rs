@@ -8,9 +8,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api_key::API_KEY_HEADER;
 use crate::dto;
-use crate::routes::{
-    casos_de_uso, eventos, hash_consulta, solicitacao_consentimento, titulares, webhook_urls,
-};
+use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
 
 mod cross_field_rules;
 mod examples;
@@ -41,17 +39,17 @@ pub struct DocsServers {
         version = "dev",
     ),
     paths(
-        casos_de_uso::list,
-        casos_de_uso::sync,
-        solicitacao_consentimento::create_active,
-        solicitacao_consentimento::create_pending,
-        solicitacao_consentimento::get,
-        solicitacao_consentimento::list,
-        solicitacao_consentimento::revoke,
-        hash_consulta::check,
-        hash_consulta::check_batch,
-        hash_consulta::by_hash,
-        titulares::export,
+        use_cases::list,
+        use_cases::sync,
+        consent_requests::create_active,
+        consent_requests::create_pending,
+        consent_requests::get,
+        consent_requests::list,
+        consent_requests::revoke,
+        consent_check::check,
+        consent_check::check_batch,
+        consent_check::by_hash,
+        subjects::export,
         webhook_urls::register,
         webhook_urls::list,
         webhook_urls::delete,
@@ -61,7 +59,7 @@ pub struct DocsServers {
         webhook_urls::reenable,
         webhook_urls::deliveries,
         webhook_urls::replay,
-        eventos::list,
+        events::list,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -88,10 +86,10 @@ pub struct DocsServers {
         dto::consent_read::MudancaDeStatus,
         dto::revocation::RevogarSolicitacao,
         dto::consent_read::PaginaSolicitacoes,
-        dto::consent_read::ConsultarConsentimento,
-        dto::consent_read::ResultadoConsulta,
-        dto::consent_read::ConsultarLote,
-        dto::consent_read::ResultadoLote,
+        dto::consent_check::ConsultarConsentimento,
+        dto::consent_check::ResultadoConsulta,
+        dto::consent_check::ConsultarLote,
+        dto::consent_check::ResultadoLote,
         dto::subject_export::ExportarTitular,
         dto::subject_export::ConsentimentosDoTitular,
         dto::webhook_url::RegistrarWebhookUrl,

@@ -7,7 +7,7 @@ use domain::Envelope;
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::{as_company, as_company_weighing};
-use crate::dto::consent_read::{
+use crate::dto::consent_check::{
     ConsultarConsentimento, ConsultarLote, HashNoCaminho, ResultadoConsulta, ResultadoLote,
 };
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
