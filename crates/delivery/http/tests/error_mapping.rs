@@ -4,18 +4,15 @@
 use std::sync::Arc;
 
 use actix_web::{test, App};
-use application::{hash_api_key, Ports, ServiceSettings, Services};
+use application::hash_api_key;
 use chrono::Utc;
 use delivery_http::{configure, ApiState, HttpSettings};
 use domain::{Cnpj, Company, CompanyId};
-use ports::{
-    MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
-    MockPgccGateway, MockSecretCipher, MockTargetGuard, MockUseCaseRepository,
-    MockWebhookDeliveryRepository, MockWebhookSender, MockWebhookUrlRepository, RepoError,
-    ResolvedApiKey,
-};
+use ports::{MockApiKeyRepository, MockUseCaseRepository, RepoError, ResolvedApiKey};
 use serde_json::Value;
 use uuid::Uuid;
+
+mod common;
 
 const KEY: &str = "cak_00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 
@@ -41,31 +38,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
                 ultimo_uso_em: Some(Utc::now()),
             }))
         });
-    let mut clock = MockClock::new();
-    clock.expect_now().returning(Utc::now);
-    Arc::new(ApiState::new(
-        Services::new(
-            Ports {
-                companies: Arc::new(MockCompanyRepository::new()),
-                api_keys: Arc::new(api_keys),
-                use_cases: Arc::new(use_cases),
-                consent_requests: Arc::new(MockConsentRequestRepository::new()),
-                webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
-                webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
-                events: Arc::new(ports::MockEventLog::new()),
-                webhook_sender: Arc::new(MockWebhookSender::new()),
-                target_guard: Arc::new(MockTargetGuard::new()),
-                secret_cipher: Arc::new(MockSecretCipher::new()),
-                pgcc: Arc::new(MockPgccGateway::new()),
-                clock: Arc::new(clock),
-                idempotency_keys: Arc::new(ports::MockIdempotencyRepository::new()),
-                retention: Arc::new(ports::MockRetentionRepository::new()),
-            },
-            &ServiceSettings::default(),
-        ),
-        Arc::new(ports::MockIdempotencyRepository::new()),
-        Arc::new(ports::SystemClock),
-    ))
+    common::api_state(api_keys, use_cases)
 }
 
 async fn list_with(use_cases: MockUseCaseRepository) -> (u16, Option<String>, Value) {
