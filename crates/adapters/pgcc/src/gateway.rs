@@ -8,10 +8,12 @@ use domain::{Cnpj, ConsentStatus, CreationVariant, PgccUseCase};
 use ports::{PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent};
 use serde::de::DeserializeOwned;
 use ureq::http::Response;
+use ureq::unversioned::transport::DefaultConnector;
 use ureq::{Agent, Body, RequestBuilder};
 use uuid::Uuid;
 
 use crate::http_errors::{classify_body, classify_status, classify_transport};
+use crate::resolver::RememberingResolver;
 use crate::settings::PgccSettings;
 use crate::wire;
 
@@ -62,7 +64,12 @@ impl PgccHttpGateway {
             .max_idle_connections_per_host(IDLE_CONNECTIONS)
             .build();
         Self {
-            agent: config.into(),
+            // a thread per call otherwise: see crate::resolver
+            agent: Agent::with_parts(
+                config,
+                DefaultConnector::new(),
+                RememberingResolver::default(),
+            ),
             base_url: settings.base_url.trim_end_matches('/').to_owned(),
             authorization: settings.token.map(|t| format!("Bearer {t}")),
         }
@@ -116,7 +123,9 @@ impl PgccGateway for PgccHttpGateway {
                 "the PGCC created the request but answered an empty id"
             )));
         }
-        tracing::info!(
+        // debug: the creation's own info line (application) carries both ids; two lines of
+        // JSON per creation cost the hot path a formatted line and a write for nothing new
+        tracing::debug!(
             referencia_externa = %consent.referencia_externa,
             pgcc_id = %created.id,
             "consent request created on the PGCC"

@@ -6,6 +6,7 @@
 mod gateway;
 mod http_errors;
 mod probe;
+mod resolver;
 mod settings;
 mod wire;
 

@@ -187,6 +187,7 @@ impl CreateConsentRequest {
                 tracing::info!(
                     empresa_id = %company.id,
                     solicitacao_id = %id,
+                    pgcc_id = %created.pgcc_id,
                     status = ?request.status,
                     "consent request created"
                 );
