@@ -1,6 +1,7 @@
 -- What one creation (POST .../criar/ativo) asks the database, statement for statement, as captured
--- with log_statement = 'all' from the service (the same text, the same binds, prepared): the use
--- case by template, BEGIN_CREATION (the row `em_andamento`), then, after the PGCC answered,
+-- with log_statement = 'all' from the service (the same text, the same binds, prepared):
+-- BEGIN_CREATION (the template's use case found and the row stored `em_andamento`, one
+-- statement), then, after the PGCC answered,
 -- CONFIRM_CREATION (confirm + event + deliveries + history in one statement); each statement its
 -- own implicit transaction, as the service sends them. Left out: the API-key lookup (cached by the
 -- service) and its `ultimo_uso_em` update (once a minute per key).
@@ -13,19 +14,39 @@
 \set n random(1, :companies)
 \set j random(0, :use_cases - 1)
 \set cpf random(10000000000, 99999999999)
-\set one 1
-SELECT gen_random_uuid() AS id, gen_random_uuid() AS ev, now() AS ts, encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex') AS hash, 'pgcc-' || replace(gen_random_uuid()::text, '-', '') AS pgcc, '00000000-0000-4000-8000-' || lpad(:n::text, 12, '0') AS emp, format('00000000-0000-4000-a%s-%s', lpad(:j::text, 3, '0'), lpad(:n::text, 12, '0')) AS cu, format('tpl-%s-%s', lpad((:n - 1)::text, 4, '0'), lpad(:j::text, 3, '0')) AS tpl, 'PessoaFisica' AS tipo, 'Direto' AS modalidade, make_timestamptz(2030, 12, 31, 23, 59, 59, 'UTC') AS expira, make_timestamptz(2026, 1, 10, 12, 0, 0, 'UTC') AS respondeu, 'assinatura' || chr(58) || 'bench' AS prova, 'ativo' AS status, 'em_andamento' AS criacao, 'solicitacao.criada' AS tipo_evento, jsonb_build_object('type', 'solicitacao.criada', 'timestamp', now(), 'data', jsonb_build_object('id', gen_random_uuid(), 'pgccId', 'pgcc-c84a9a1f0c64474f0000000000000002', 'status', 'ativo', 'casoDeUsoIdTemplate', 'tpl-0000-003', 'cpfTitular', '***.033.922-**', 'tipoTitular', 'PessoaFisica', 'modalidadeAcesso', 'Direto', 'cnpjAnuente', NULL, 'dataExpiracaoConsentimento', '2030-12-31T23' || chr(58) || '59' || chr(58) || '59Z', 'dataTitularRespondeuConsentimento', '2026-01-10T12' || chr(58) || '00' || chr(58) || '00Z', 'hash', repeat('2f1d39b3', 8), 'criadoEm', now(), 'atualizadoEm', now()))::text AS payload \gset
-SELECT "casos_de_uso"."id", "casos_de_uso"."empresa_id", "casos_de_uso"."vinculo_id", "casos_de_uso"."titulo", "casos_de_uso"."pgcc_provider_template_id", "casos_de_uso"."data_inclusao", "casos_de_uso"."data_ultima_sincronizacao_pgcc", "casos_de_uso"."removido_em" FROM "casos_de_uso" WHERE ((("casos_de_uso"."empresa_id" = :emp) AND ("casos_de_uso"."pgcc_provider_template_id" = :tpl)) AND ("casos_de_uso"."removido_em" IS NULL)) LIMIT :one;
-INSERT INTO solicitacoes_consentimento AS s (
-    id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
-    modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
-    data_titular_respondeu_consentimento, prova_coleta, status, hash, criado_em, atualizado_em,
-    criacao, criacao_tentativa_em)
-VALUES (:id, :emp, :cu, :tpl, :cpf, :tipo, :modalidade, NULL, :expira, :respondeu, :prova, :status, :hash, :ts, :ts, :criacao, :ts)
-ON CONFLICT (id) DO UPDATE
-SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
-    criacao_nao_encontrada_em = NULL
-WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada';
+SELECT gen_random_uuid() AS id, gen_random_uuid() AS ev, now() AS ts, encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex') AS hash, replace(gen_random_uuid()::text, '-', '') AS sal, 'pgcc-' || replace(gen_random_uuid()::text, '-', '') AS pgcc, '00000000-0000-4000-8000-' || lpad(:n::text, 12, '0') AS emp, format('00000000-0000-4000-a%s-%s', lpad(:j::text, 3, '0'), lpad(:n::text, 12, '0')) AS cu, format('tpl-%s-%s', lpad((:n - 1)::text, 4, '0'), lpad(:j::text, 3, '0')) AS tpl, 'PessoaFisica' AS tipo, 'Direto' AS modalidade, make_timestamptz(2030, 12, 31, 23, 59, 59, 'UTC') AS expira, make_timestamptz(2026, 1, 10, 12, 0, 0, 'UTC') AS respondeu, 'assinatura' || chr(58) || 'bench' AS prova, 'ativo' AS status, 'em_andamento' AS criacao, 'solicitacao.criada' AS tipo_evento, jsonb_build_object('type', 'solicitacao.criada', 'timestamp', now(), 'data', jsonb_build_object('id', gen_random_uuid(), 'pgccId', 'pgcc-c84a9a1f0c64474f0000000000000002', 'status', 'ativo', 'casoDeUsoIdTemplate', 'tpl-0000-003', 'cpfTitular', '***.033.922-**', 'tipoTitular', 'PessoaFisica', 'modalidadeAcesso', 'Direto', 'cnpjAnuente', NULL, 'dataExpiracaoConsentimento', '2030-12-31T23' || chr(58) || '59' || chr(58) || '59Z', 'dataTitularRespondeuConsentimento', '2026-01-10T12' || chr(58) || '00' || chr(58) || '00Z', 'hash', repeat('2f1d39b3', 8), 'criadoEm', now(), 'atualizadoEm', now()))::text AS payload \gset
+WITH caso AS (
+    SELECT id, vinculo_id FROM casos_de_uso
+    WHERE empresa_id = :emp AND pgcc_provider_template_id = :tpl
+      AND removido_em IS NULL
+    LIMIT 1
+), alvo AS (
+    SELECT COALESCE(
+        (SELECT id FROM caso),
+        (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE id = :id)
+    ) AS caso_de_uso_id
+), gravada AS (
+    INSERT INTO solicitacoes_consentimento AS s (
+        id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
+        modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
+        data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
+        atualizado_em, criacao, criacao_tentativa_em)
+    SELECT
+        :id, :emp, alvo.caso_de_uso_id, :tpl, :cpf,
+        :tipo, :modalidade, NULL, :expira,
+        :respondeu, :prova, :status, :hash, :sal,
+        :ts, :ts, 'em_andamento', :ts
+    FROM alvo
+    WHERE alvo.caso_de_uso_id IS NOT NULL
+    ON CONFLICT (id) DO UPDATE
+    SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
+        criacao_nao_encontrada_em = NULL
+    WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM gravada) AS gravadas,
+       EXISTS (SELECT 1 FROM caso) AS caso_encontrado,
+       (SELECT vinculo_id FROM caso) AS vinculo_id;
 WITH confirmada AS (
     UPDATE solicitacoes_consentimento
     SET criacao = 'confirmada', pgcc_id = :pgcc, criacao_tentativa_em = NULL, criacao_nao_encontrada_em = NULL, proximo_status_em = :ts

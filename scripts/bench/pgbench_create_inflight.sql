@@ -1,5 +1,5 @@
 -- Lever of issue 15, measured, not built: a separate in-flight table. The same creation as
--- pgbench_create.sql (same prelude, same use-case lookup, same binds), but the row `em_andamento`
+-- pgbench_create.sql (same prelude, the use case found in the first insert as BEGIN_CREATION does, same binds), but the row `em_andamento`
 -- goes to bench_em_andamento (created by bench.sh: LIKE solicitacoes_consentimento, primary key
 -- only), and the confirmation moves it: DELETE from there, INSERT the confirmed row once into
 -- solicitacoes_consentimento (no insert-then-update: one heap tuple and one entry per index
@@ -9,15 +9,18 @@
 \set n random(1, :companies)
 \set j random(0, :use_cases - 1)
 \set cpf random(10000000000, 99999999999)
-\set one 1
 SELECT gen_random_uuid() AS id, gen_random_uuid() AS ev, now() AS ts, encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex') AS hash, 'pgcc-' || replace(gen_random_uuid()::text, '-', '') AS pgcc, '00000000-0000-4000-8000-' || lpad(:n::text, 12, '0') AS emp, format('00000000-0000-4000-a%s-%s', lpad(:j::text, 3, '0'), lpad(:n::text, 12, '0')) AS cu, format('tpl-%s-%s', lpad((:n - 1)::text, 4, '0'), lpad(:j::text, 3, '0')) AS tpl, 'PessoaFisica' AS tipo, 'Direto' AS modalidade, make_timestamptz(2030, 12, 31, 23, 59, 59, 'UTC') AS expira, make_timestamptz(2026, 1, 10, 12, 0, 0, 'UTC') AS respondeu, 'assinatura' || chr(58) || 'bench' AS prova, 'ativo' AS status, 'em_andamento' AS criacao, 'solicitacao.criada' AS tipo_evento, jsonb_build_object('type', 'solicitacao.criada', 'timestamp', now(), 'data', jsonb_build_object('id', gen_random_uuid(), 'pgccId', 'pgcc-c84a9a1f0c64474f0000000000000002', 'status', 'ativo', 'casoDeUsoIdTemplate', 'tpl-0000-003', 'cpfTitular', '***.033.922-**', 'tipoTitular', 'PessoaFisica', 'modalidadeAcesso', 'Direto', 'cnpjAnuente', NULL, 'dataExpiracaoConsentimento', '2030-12-31T23' || chr(58) || '59' || chr(58) || '59Z', 'dataTitularRespondeuConsentimento', '2026-01-10T12' || chr(58) || '00' || chr(58) || '00Z', 'hash', repeat('2f1d39b3', 8), 'criadoEm', now(), 'atualizadoEm', now()))::text AS payload \gset
-SELECT "casos_de_uso"."id", "casos_de_uso"."empresa_id", "casos_de_uso"."vinculo_id", "casos_de_uso"."titulo", "casos_de_uso"."pgcc_provider_template_id", "casos_de_uso"."data_inclusao", "casos_de_uso"."data_ultima_sincronizacao_pgcc", "casos_de_uso"."removido_em" FROM "casos_de_uso" WHERE ((("casos_de_uso"."empresa_id" = :emp) AND ("casos_de_uso"."pgcc_provider_template_id" = :tpl)) AND ("casos_de_uso"."removido_em" IS NULL)) LIMIT :one;
+WITH caso AS (
+    SELECT id, vinculo_id FROM casos_de_uso
+    WHERE empresa_id = :emp AND pgcc_provider_template_id = :tpl AND removido_em IS NULL
+    LIMIT 1
+)
 INSERT INTO bench_em_andamento AS s (
     id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
     modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
     data_titular_respondeu_consentimento, prova_coleta, status, hash, criado_em, atualizado_em,
     criacao, criacao_tentativa_em)
-VALUES (:id, :emp, :cu, :tpl, :cpf, :tipo, :modalidade, NULL, :expira, :respondeu, :prova, :status, :hash, :ts, :ts, :criacao, :ts)
+SELECT :id, :emp, caso.id, :tpl, :cpf, :tipo, :modalidade, NULL, :expira, :respondeu, :prova, :status, :hash, :ts, :ts, :criacao, :ts FROM caso
 ON CONFLICT (id) DO UPDATE
 SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
     criacao_nao_encontrada_em = NULL

@@ -35,7 +35,7 @@ LABEL = {
     "health": "GET /health/live",
     "pg_list": "pgbench: list query alone",
     "pg_key_list": "pgbench: key lookup + list query",
-    "pg_create": "pgbench: one creation's statements (use case, begin, confirm)",
+    "pg_create": "pgbench: one creation's statements (begin with the template check, confirm)",
     "pg_create_inflight": "pgbench: the same with an in-flight table (lever)",
     "pg_status_claim": "pgbench: the status worker's claim, 200 rows a transaction (rows/s = 200 x req/s)",
     "pg_create_net": "pgbench: one creation's statements, less the bind-making prelude (estimate)",

@@ -174,8 +174,6 @@ pub struct CacheSettings {
     pub api_keys: u64,
     /// Bytes of rendered use-case lists kept.
     pub use_case_lists_bytes: u64,
-    /// Bytes of use cases kept for the template check of creations.
-    pub use_case_templates_bytes: u64,
     /// Caches are bypassed when the change feed has not confirmed its connection for this
     /// long: the longest a key revoked elsewhere can still be accepted.
     pub max_silence_ms: u64,
@@ -204,7 +202,6 @@ impl CacheSettings {
         application::CacheSettings {
             enabled: self.enabled,
             api_keys: self.api_keys,
-            use_case_template_bytes: self.use_case_templates_bytes,
             max_silence: self.max_silence(),
             unknown_api_keys: self.unknown_api_keys,
             unknown_api_key_ttl: Duration::from_secs(self.unknown_api_key_ttl_seconds),

@@ -176,13 +176,6 @@ impl Services {
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(
-                // the template check of every creation, from memory while the company's use
-                // cases do not change
-                Arc::new(cache::CachedTemplates::new(
-                    use_cases,
-                    change_tracker.clone(),
-                    settings.cache.use_case_template_bytes,
-                )),
                 pgcc.clone(),
                 consent_requests.clone(),
                 clock.clone(),

@@ -38,8 +38,6 @@ pub struct CacheSettings {
     pub enabled: bool,
     /// Resolved API keys kept (0 = none).
     pub api_keys: u64,
-    /// Bytes of use cases kept for the template check of creations (0 = none).
-    pub use_case_template_bytes: u64,
     /// Caches are bypassed when the change feed has not confirmed its connection for this
     /// long: the bound on how long a revoked key can still be accepted.
     pub max_silence: Duration,
@@ -54,13 +52,12 @@ pub struct CacheSettings {
 }
 
 impl Default for CacheSettings {
-    /// On; 100,000 keys; 8 MiB of templates; 1 s; 100,000 unknown keys for
+    /// On; 100,000 keys; 1 s; 100,000 unknown keys for
     /// 10 s; keys read again after 60 s.
     fn default() -> Self {
         Self {
             enabled: true,
             api_keys: 100_000,
-            use_case_template_bytes: 8 * 1024 * 1024,
             max_silence: Duration::from_secs(1),
             unknown_api_keys: 100_000,
             unknown_api_key_ttl: Duration::from_secs(10),

@@ -45,7 +45,6 @@ pub fn consent_request(id: Uuid, status: ConsentStatus) -> ConsentRequest {
     let mut request = ConsentRequest {
         id,
         empresa_id: company().id,
-        caso_de_uso_id: Uuid::from_u128(0xca5e),
         dados: ValidConsentRequest {
             variant: CreationVariant::Active,
             caso_de_uso_id_template: "tpl-credito".to_owned(),

@@ -364,8 +364,6 @@ pub struct ConsentRequest {
     pub id: Uuid,
     /// The company that created it.
     pub empresa_id: CompanyId,
-    /// Our id of the [`UseCase`](crate::UseCase) its template names.
-    pub caso_de_uso_id: Uuid,
     /// What the company submitted, validated.
     pub dados: ValidConsentRequest,
     /// The stored status; see [`ConsentRequest::effective_status`] for what to report.
@@ -1104,7 +1102,6 @@ mod tests {
         ConsentRequest {
             id: Uuid::from_u128(1),
             empresa_id: CompanyId(Uuid::from_u128(2)),
-            caso_de_uso_id: Uuid::from_u128(3),
             dados: active_draft()
                 .validate(CreationVariant::Active, now())
                 .unwrap(),

@@ -302,7 +302,6 @@ mod tests {
         ConsentRequest {
             id: Uuid::from_u128(0x5011),
             empresa_id: company(),
-            caso_de_uso_id: Uuid::from_u128(0xca5e),
             dados: ValidConsentRequest {
                 variant: CreationVariant::Active,
                 caso_de_uso_id_template: "tpl-credito".to_owned(),

@@ -67,8 +67,13 @@ pub enum CreationRecord {
 /// What [`ConsentRequestRepository::begin_creation`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreationStart {
-    /// The row is stored `em_andamento` and stamped with this attempt: ask the PGCC now.
-    Started,
+    /// The row is stored `em_andamento` and stamped with this attempt: ask the PGCC now,
+    /// under `link`, the PGCC link of the company's live use case for the template (`None`: it
+    /// has none, or the use case was removed since a first attempt stored the request).
+    Started { link: Option<Uuid> },
+    /// No live use case of the company has the request's template and no request with this id
+    /// is stored: nothing was stored.
+    UnknownTemplate,
     /// A request with this id is already confirmed: nothing changed, nothing to ask.
     AlreadyConfirmed { pgcc_id: String },
 }
@@ -111,7 +116,9 @@ pub struct UnfinishedCreation {
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait ConsentRequestRepository: Send + Sync {
     /// First phase of a creation: stores `request` as `em_andamento` (no PGCC id: `pgcc_id` is
-    /// ignored; no history, no event) with `attempt_at` as its last attempt. If a request with
+    /// ignored; no history, no event) with `attempt_at` as its last attempt, under the
+    /// company's live use case for its template, looked up in the same round trip (none:
+    /// `UnknownTemplate`, nothing stored). If a request with
     /// this id already exists for the company (a retry under the same idempotency key), it is
     /// taken over instead (back to `em_andamento` if it was cancelled, stamped with `attempt_at`;
     /// its stored content is kept), unless it is confirmed: then nothing changes and the PGCC id

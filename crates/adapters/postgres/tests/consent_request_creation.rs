@@ -10,15 +10,16 @@ use std::thread;
 
 use chrono::{DateTime, Utc};
 use common::at;
-use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant};
+use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant, LINK};
 use common::webhook::{deliveries, events_of, register};
 use diesel::prelude::*;
-use domain::{ConsentRequest, ConsentStatus, TransitionCause};
+use domain::{ConsentRequest, ConsentStatus, PgccUseCase, TransitionCause};
 use ports::{
-    Confirmation, ConsentFilter, ConsentRequestRepository, CreationRecord, CreationStart, RepoError,
+    Confirmation, ConsentFilter, ConsentRequestRepository, CreationRecord, CreationStart,
+    RepoError, UseCaseRepository,
 };
 use postgres_adapter::schema::solicitacoes_consentimento as sc;
-use postgres_adapter::{PgConsentRequestRepository, PgPool};
+use postgres_adapter::{PgConsentRequestRepository, PgPool, PgUseCaseRepository};
 use testkit::TestDb;
 use uuid::Uuid;
 
@@ -104,6 +105,77 @@ fn seen_anywhere(w: &World, request: &ConsentRequest) -> Vec<&'static str> {
     seen
 }
 
+/// Synchronizes `tenant`'s use cases to `templates` only (the others are removed).
+fn sync_only(w: &World, tenant: &Tenant, templates: &[&str]) {
+    let listed: Vec<PgccUseCase> = templates
+        .iter()
+        .map(|template| PgccUseCase {
+            vinculo_id: LINK,
+            template_id: (*template).to_owned(),
+            titulo: "Crédito".to_owned(),
+        })
+        .collect();
+    PgUseCaseRepository::new(w.pool.clone())
+        .apply_sync(tenant.company.id, &listed, later())
+        .unwrap();
+}
+
+#[test]
+fn a_request_is_stored_under_the_companys_use_case_for_its_template() {
+    let w = world();
+    let mut request = new_request(&w.acme, ConsentStatus::Ativo);
+    request.dados.caso_de_uso_id_template = "tpl-2".to_owned();
+
+    let start = w.repo.begin_creation(&request, attempt()).unwrap();
+
+    assert_eq!(start, CreationStart::Started { link: Some(LINK) });
+    // the template check and the insert are one statement: the use case is ACME's tpl-2, not
+    // its tpl-1 nor Globex's tpl-2
+    assert_eq!(stored(&w.db, request.id).caso_de_uso_id, w.acme.tpl2);
+    assert_ne!(w.acme.tpl2, w.globex.tpl2);
+}
+
+#[test]
+fn a_template_without_a_live_use_case_of_the_company_stores_nothing() {
+    let w = world();
+    let mut unknown = new_request(&w.acme, ConsentStatus::Ativo);
+    unknown.dados.caso_de_uso_id_template = "tpl-9".to_owned();
+    sync_only(&w, &w.acme, &["tpl-2"]);
+    let removed = new_request(&w.acme, ConsentStatus::Ativo); // tpl-1, removed just now
+
+    for request in [&unknown, &removed] {
+        assert_eq!(
+            w.repo.begin_creation(request, attempt()).unwrap(),
+            CreationStart::UnknownTemplate
+        );
+    }
+
+    let rows: i64 = sc::table.count().get_result(&mut w.db.conn()).unwrap();
+    assert_eq!(rows, 0);
+}
+
+#[test]
+fn a_takeover_keeps_the_use_case_it_was_stored_under_even_once_removed() {
+    let w = world();
+    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    assert_eq!(
+        w.repo.begin_creation(&request, attempt()).unwrap(),
+        CreationStart::Started { link: Some(LINK) }
+    );
+    sync_only(&w, &w.acme, &["tpl-2"]);
+
+    // a retry under the same idempotency key: taken over, sent to the PGCC without a link
+    let start = w.repo.begin_creation(&request, later()).unwrap();
+
+    assert_eq!(start, CreationStart::Started { link: None });
+    let row = stored(&w.db, request.id);
+    assert_eq!(row.caso_de_uso_id, w.acme.tpl1);
+    assert_eq!(
+        criacao(&w.db, request.id),
+        ("em_andamento".to_owned(), None, Some(later()))
+    );
+}
+
 #[test]
 fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_invisible() {
     let w = world();
@@ -117,7 +189,7 @@ fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_inv
 
     let start = w.repo.begin_creation(&request, attempt()).unwrap();
 
-    assert_eq!(start, CreationStart::Started);
+    assert_eq!(start, CreationStart::Started { link: Some(LINK) });
     assert_eq!(
         criacao(&w.db, request.id),
         ("em_andamento".to_owned(), None, Some(attempt()))
@@ -409,7 +481,7 @@ fn beginning_an_existing_id_takes_it_over_keeps_its_content_and_revives_a_cancel
 
     assert_eq!(
         w.repo.begin_creation(&retry, later()).unwrap(),
-        CreationStart::Started
+        CreationStart::Started { link: Some(LINK) }
     );
     assert_eq!(
         criacao(&w.db, request.id),
@@ -424,7 +496,7 @@ fn beginning_an_existing_id_takes_it_over_keeps_its_content_and_revives_a_cancel
     let third = at("2026-05-01T12:10:00Z");
     assert_eq!(
         w.repo.begin_creation(&retry, third).unwrap(),
-        CreationStart::Started
+        CreationStart::Started { link: Some(LINK) }
     );
     assert_eq!(
         criacao(&w.db, request.id),
@@ -738,7 +810,7 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
     for (i, request) in requests.iter().enumerate() {
         assert_eq!(
             repo.begin_creation(request, attempt()).unwrap(),
-            CreationStart::Started
+            CreationStart::Started { link: Some(LINK) }
         );
         assert_eq!(
             repo.confirm_creation(request, &format!("pgcc-{i}"), later())
@@ -798,7 +870,7 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
     let prepared = diesel::sql_query(
         "SELECT (custom_plans + generic_plans)::bigint AS n FROM pg_prepared_statements \
          WHERE statement LIKE 'WITH confirmada AS%' \
-            OR statement LIKE 'INSERT INTO solicitacoes_consentimento AS s%' \
+            OR statement LIKE 'WITH caso AS%' \
          ORDER BY statement",
     )
     .load::<Executions>(&mut conn)

@@ -33,7 +33,7 @@ fn an_active_request_is_stored_with_every_field_flattened() {
     let db = TestDb::new();
     let pool = pool(&db);
     let (acme, caso_de_uso_id) = company_with_use_case(&pool);
-    let request = active_request(&acme, caso_de_uso_id);
+    let request = active_request(&acme);
 
     create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
@@ -66,8 +66,8 @@ fn an_active_request_is_stored_with_every_field_flattened() {
 fn a_pending_request_is_stored_without_an_answer() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
-    let request = pending_request(&acme, caso_de_uso_id);
+    let (acme, _) = company_with_use_case(&pool);
+    let request = pending_request(&acme);
 
     create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
@@ -84,11 +84,11 @@ fn a_pending_request_is_stored_without_an_answer() {
 fn a_second_request_with_the_same_pgcc_id_for_the_company_is_refused() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let (acme, _) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
-    let first = active_request(&acme, caso_de_uso_id);
+    let first = active_request(&acme);
     create(&repo, &first).unwrap();
-    let mut again = active_request(&acme, caso_de_uso_id);
+    let mut again = active_request(&acme);
     again.pgcc_id = first.pgcc_id.clone();
 
     let result = create(&repo, &again);
@@ -111,10 +111,12 @@ fn a_failed_creation_names_the_operation_and_never_the_cpf() {
     let db = TestDb::new();
     let pool = pool(&db);
     let (acme, _) = company_with_use_case(&pool);
-    let unknown_use_case = Uuid::new_v4();
+    let mut request = active_request(&acme);
+    // not 32 hex digits: the table's check refuses the row
+    request.hash_salt = "not-a-salt".to_owned();
 
     let error = PgConsentRequestRepository::new(pool)
-        .begin_creation(&active_request(&acme, unknown_use_case), now())
+        .begin_creation(&request, now())
         .unwrap_err();
 
     let text = match &error {
@@ -126,15 +128,15 @@ fn a_failed_creation_names_the_operation_and_never_the_cpf() {
         "{text}"
     );
     assert!(!text.contains(CPF), "{text}");
-    assert!(!text.contains(&unknown_use_case.to_string()), "{text}");
+    assert!(!text.contains("not-a-salt"), "{text}");
 }
 
 #[test]
 fn the_status_column_refuses_a_value_outside_the_five_statuses() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
-    let request = active_request(&acme, caso_de_uso_id);
+    let (acme, _) = company_with_use_case(&pool);
+    let request = active_request(&acme);
     create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
     let result = diesel::update(solicitacoes_consentimento::table.find(request.id))
@@ -149,10 +151,10 @@ fn the_status_column_refuses_a_value_outside_the_five_statuses() {
 fn creation_writes_the_first_history_entry_and_makes_the_request_due() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let (acme, _) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
-    let active = active_request(&acme, caso_de_uso_id);
-    let pending = pending_request(&acme, caso_de_uso_id);
+    let active = active_request(&acme);
+    let pending = pending_request(&acme);
     let before = now();
 
     create(&repo, &active).unwrap();
@@ -180,11 +182,11 @@ fn creation_writes_the_first_history_entry_and_makes_the_request_due() {
 fn a_second_request_with_the_same_hash_for_the_company_is_refused_without_history() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let (acme, _) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
-    let first = active_request(&acme, caso_de_uso_id);
+    let first = active_request(&acme);
     create(&repo, &first).unwrap();
-    let mut again = pending_request(&acme, caso_de_uso_id);
+    let mut again = pending_request(&acme);
     again.hash = first.hash.clone();
 
     let result = create(&repo, &again);
@@ -223,9 +225,9 @@ fn two_companies_may_store_the_same_hash() {
 fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let (acme, _) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
-    let request = pending_request(&acme, caso_de_uso_id);
+    let request = pending_request(&acme);
     create(&repo, &request).unwrap();
     // Both changes at the creation instant: only the insertion order tells them apart.
     let t = request.criado_em;
@@ -288,9 +290,9 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
 fn get_orders_the_history_by_instant_before_insertion() {
     let db = TestDb::new();
     let pool = pool(&db);
-    let (acme, caso_de_uso_id) = company_with_use_case(&pool);
+    let (acme, _) = company_with_use_case(&pool);
     let repo = PgConsentRequestRepository::new(pool);
-    let request = pending_request(&acme, caso_de_uso_id);
+    let request = pending_request(&acme);
     create(&repo, &request).unwrap();
     // An entry inserted last but earlier in time (a clock behind another process's) sorts first.
     let earlier = request.criado_em - chrono::TimeDelta::seconds(1);

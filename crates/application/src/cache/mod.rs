@@ -5,17 +5,14 @@
 //! - [`ChangeTracker`]: which companies changed, as told by a [`ports::ChangeFeed`], and
 //!   whether the feed is alive (if not, every cache is bypassed).
 //! - [`StampedCache`]: a bounded map whose entries are valid only under the tracker's verdict.
-//! - [`CachedTemplates`]: a creation's template lookup from memory.
 //! - [`UnknownKeys`]: hashes of keys the database does not know, for a short while.
 //! - [`follow_changes`]: one step of the loop that feeds the tracker.
 
-mod cached_templates;
 mod change_tracker;
 mod follow_changes;
 mod stamped_cache;
 mod unknown_keys;
 
-pub use cached_templates::CachedTemplates;
 pub use change_tracker::{ChangeTracker, Stamp};
 pub use follow_changes::follow_changes;
 pub use stamped_cache::{CacheStats, StampedCache, Weighted};

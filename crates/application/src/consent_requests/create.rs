@@ -19,7 +19,7 @@ use domain::{
 };
 use ports::{
     Clock, Confirmation, ConsentRequestRepository, CreationRecord, CreationStart, PgccError,
-    PgccGateway, PgccNewConsent, RepoError, UseCaseRepository,
+    PgccGateway, PgccNewConsent, RepoError,
 };
 use uuid::Uuid;
 
@@ -48,7 +48,6 @@ pub enum CreateConsentError {
 
 #[derive(Clone)]
 pub struct CreateConsentRequest {
-    use_cases: Arc<dyn UseCaseRepository>,
     pgcc: Arc<dyn PgccGateway>,
     consent_requests: Arc<dyn ConsentRequestRepository>,
     clock: Arc<dyn Clock>,
@@ -56,13 +55,11 @@ pub struct CreateConsentRequest {
 
 impl CreateConsentRequest {
     pub fn new(
-        use_cases: Arc<dyn UseCaseRepository>,
         pgcc: Arc<dyn PgccGateway>,
         consent_requests: Arc<dyn ConsentRequestRepository>,
         clock: Arc<dyn Clock>,
     ) -> Self {
         Self {
-            use_cases,
             pgcc,
             consent_requests,
             clock,
@@ -97,12 +94,9 @@ impl CreateConsentRequest {
                 return Ok(CreatedConsentRequest { id, pgcc_id });
             }
             Some(CreationRecord::InProgress(stored)) => {
-                // the link is read again: the use case may be gone since (then sent without one)
-                let vinculo_id = self
-                    .use_cases
-                    .find_by_template(company.id, &stored.dados.caso_de_uso_id_template)?
-                    .and_then(|use_case| use_case.vinculo_id);
-                return self.attempt(company, &stored, vinculo_id, self.clock.now());
+                // taking it over reads the link again: the use case may be gone since (then
+                // it is sent without one)
+                return self.attempt(company, &stored, self.clock.now());
             }
             Some(CreationRecord::Cancelled) | None => {}
         }
@@ -120,15 +114,6 @@ impl CreateConsentRequest {
         let request = draft
             .validate(variant, now)
             .map_err(CreateConsentError::Invalid)?;
-        let use_case = self
-            .use_cases
-            .find_by_template(company.id, &request.caso_de_uso_id_template)?
-            .ok_or_else(|| {
-                CreateConsentError::Invalid(ValidationErrors::single(
-                    "casoDeUsoIdTemplate",
-                    "nenhum caso de uso sincronizado da empresa tem este template",
-                ))
-            })?;
         let event = match variant {
             CreationVariant::Active => ConsentEvent::CreatedActive,
             CreationVariant::Pending => ConsentEvent::CreatedPending,
@@ -139,7 +124,6 @@ impl CreateConsentRequest {
         let mut stored = ConsentRequest {
             id,
             empresa_id: company.id,
-            caso_de_uso_id: use_case.id,
             dados: request,
             status,
             // the PGCC's id is known once it created the request
@@ -152,24 +136,30 @@ impl CreateConsentRequest {
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
-        self.attempt(company, &stored, use_case.vinculo_id, now)
+        self.attempt(company, &stored, now)
     }
 
-    /// Stores (or takes over) the request `em_andamento`, asks the PGCC and settles the row by
-    /// its answer.
+    /// Stores (or takes over) the request `em_andamento` under its template's use case, asks
+    /// the PGCC and settles the row by its answer.
     fn attempt(
         &self,
         company: &Company,
         request: &ConsentRequest,
-        vinculo_id: Option<Uuid>,
         attempt_at: DateTime<Utc>,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
         let id = request.id;
-        if let CreationStart::AlreadyConfirmed { pgcc_id } =
-            self.consent_requests.begin_creation(request, attempt_at)?
-        {
-            return Ok(CreatedConsentRequest { id, pgcc_id });
-        }
+        let vinculo_id = match self.consent_requests.begin_creation(request, attempt_at)? {
+            CreationStart::Started { link } => link,
+            CreationStart::AlreadyConfirmed { pgcc_id } => {
+                return Ok(CreatedConsentRequest { id, pgcc_id });
+            }
+            CreationStart::UnknownTemplate => {
+                return Err(CreateConsentError::Invalid(ValidationErrors::single(
+                    "casoDeUsoIdTemplate",
+                    "nenhum caso de uso sincronizado da empresa tem este template",
+                )));
+            }
+        };
         let created = match self.pgcc.create_consent_request(&PgccNewConsent {
             referencia_externa: id,
             cnpj_empresa: company.cnpj.clone(),
@@ -259,10 +249,8 @@ mod tests {
     use std::sync::Mutex;
 
     use chrono::Duration;
-    use domain::{UseCase, ValidConsentRequest};
-    use ports::{
-        MockConsentRequestRepository, MockPgccGateway, MockUseCaseRepository, PgccConsentCreated,
-    };
+    use domain::ValidConsentRequest;
+    use ports::{MockConsentRequestRepository, MockPgccGateway, PgccConsentCreated};
 
     use super::*;
     use crate::test_support::{company, fixed_clock, now, VALID_CPF};
@@ -271,18 +259,6 @@ mod tests {
 
     fn vinculo() -> Uuid {
         Uuid::from_u128(0xa11c)
-    }
-
-    fn use_case() -> UseCase {
-        UseCase {
-            id: Uuid::from_u128(0xca5e),
-            empresa_id: company().id,
-            vinculo_id: Some(vinculo()),
-            titulo: "Análise de crédito".to_owned(),
-            pgcc_provider_template_id: Some(TEMPLATE.to_owned()),
-            data_inclusao: now(),
-            data_ultima_sincronizacao_pgcc: Some(now()),
-        }
     }
 
     fn pending_draft() -> ConsentRequestDraft {
@@ -321,7 +297,6 @@ mod tests {
         let mut expected = ConsentRequest {
             id,
             empresa_id: company().id,
-            caso_de_uso_id: use_case().id,
             dados: validated(draft, variant),
             status,
             pgcc_id: String::new(),
@@ -341,24 +316,6 @@ mod tests {
             .chars()
             .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c)));
         assert_ne!(row.hash_salt, "0".repeat(32));
-    }
-
-    /// A use case repository that knows `use_case()` under `TEMPLATE` for the test company.
-    fn use_cases_knowing_the_template() -> MockUseCaseRepository {
-        let empresa_id = company().id;
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases
-            .expect_find_by_template()
-            .withf(move |company, template| *company == empresa_id && template == TEMPLATE)
-            .times(1)
-            .returning(|_, _| Ok(Some(use_case())));
-        use_cases
-    }
-
-    fn untouched_use_cases() -> MockUseCaseRepository {
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases.expect_find_by_template().times(0);
-        use_cases
     }
 
     /// A PGCC that records what it was sent and answers `pgcc-123`.
@@ -416,7 +373,11 @@ mod tests {
         fn new() -> Self {
             Store {
                 calls: Arc::new(Mutex::new(Vec::new())),
-                begin: Some(|| Ok(CreationStart::Started)),
+                begin: Some(|| {
+                    Ok(CreationStart::Started {
+                        link: Some(vinculo()),
+                    })
+                }),
                 confirm: Some(|| Ok(Confirmation::Confirmed)),
                 cancel: None,
                 found: None,
@@ -504,17 +465,8 @@ mod tests {
         }
     }
 
-    fn service(
-        use_cases: MockUseCaseRepository,
-        pgcc: MockPgccGateway,
-        store: &Store,
-    ) -> CreateConsentRequest {
-        CreateConsentRequest::new(
-            Arc::new(use_cases),
-            Arc::new(pgcc),
-            Arc::new(store.mock()),
-            fixed_clock(),
-        )
+    fn service(pgcc: MockPgccGateway, store: &Store) -> CreateConsentRequest {
+        CreateConsentRequest::new(Arc::new(pgcc), Arc::new(store.mock()), fixed_clock())
     }
 
     fn creates_and_confirms(variant: CreationVariant, draft: ConsentRequestDraft) -> ConsentStatus {
@@ -522,13 +474,9 @@ mod tests {
         let store = Store::new();
         let expected_request = validated(&draft, variant);
 
-        let created = service(
-            use_cases_knowing_the_template(),
-            recording_pgcc(sent.clone()),
-            &store,
-        )
-        .execute(&company(), draft.clone(), variant)
-        .unwrap();
+        let created = service(recording_pgcc(sent.clone()), &store)
+            .execute(&company(), draft.clone(), variant)
+            .unwrap();
 
         assert_eq!(created.pgcc_id, "pgcc-123");
         assert_eq!(created.id.get_version_num(), 4);
@@ -577,19 +525,13 @@ mod tests {
 
     #[test]
     fn a_use_case_without_a_link_is_sent_without_a_link() {
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases
-            .expect_find_by_template()
-            .times(1)
-            .returning(|_, _| {
-                Ok(Some(UseCase {
-                    vinculo_id: None,
-                    ..use_case()
-                }))
-            });
+        let store = Store {
+            begin: Some(|| Ok(CreationStart::Started { link: None })),
+            ..Store::new()
+        };
         let sent = Arc::new(Mutex::new(Vec::new()));
 
-        service(use_cases, recording_pgcc(sent.clone()), &Store::new())
+        service(recording_pgcc(sent.clone()), &store)
             .execute(&company(), pending_draft(), CreationVariant::Pending)
             .unwrap();
 
@@ -603,7 +545,7 @@ mod tests {
             ..pending_draft()
         };
 
-        let result = service(untouched_use_cases(), untouched_pgcc(), &untouched_store()).execute(
+        let result = service(untouched_pgcc(), &untouched_store()).execute(
             &company(),
             draft,
             CreationVariant::Pending,
@@ -620,7 +562,7 @@ mod tests {
 
     #[test]
     fn a_pending_draft_sent_to_the_active_endpoint_is_invalid_and_nothing_else_is_called() {
-        let result = service(untouched_use_cases(), untouched_pgcc(), &untouched_store()).execute(
+        let result = service(untouched_pgcc(), &untouched_store()).execute(
             &company(),
             pending_draft(),
             CreationVariant::Active,
@@ -633,14 +575,15 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_template_is_invalid_on_its_field_and_nothing_is_sent_or_stored() {
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases
-            .expect_find_by_template()
-            .times(1)
-            .returning(|_, _| Ok(None));
+    fn an_unknown_template_is_invalid_on_its_field_and_nothing_is_sent_or_confirmed() {
+        // the store checks the template as it stores (one round trip) and stores nothing
+        let store = Store {
+            begin: Some(|| Ok(CreationStart::UnknownTemplate)),
+            confirm: None,
+            ..Store::new()
+        };
 
-        let result = service(use_cases, untouched_pgcc(), &untouched_store()).execute(
+        let result = service(untouched_pgcc(), &store).execute(
             &company(),
             pending_draft(),
             CreationVariant::Pending,
@@ -654,28 +597,10 @@ mod tests {
             }
             other => panic!("expected Invalid, got {other:?}"),
         }
-    }
-
-    #[test]
-    fn a_failing_template_lookup_is_a_repository_error_and_nothing_is_sent() {
-        let mut use_cases = MockUseCaseRepository::new();
-        use_cases
-            .expect_find_by_template()
-            .times(1)
-            .returning(|_, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
-
-        let result = service(use_cases, untouched_pgcc(), &untouched_store()).execute(
-            &company(),
-            pending_draft(),
-            CreationVariant::Pending,
-        );
-
         assert!(
-            matches!(
-                result,
-                Err(CreateConsentError::Repo(RepoError::Unavailable(_)))
-            ),
-            "{result:?}"
+            matches!(store.calls()[..], [Call::Begin(..)]),
+            "{:?}",
+            store.calls()
         );
     }
 
@@ -687,7 +612,7 @@ mod tests {
             ..Store::new()
         };
 
-        let result = service(use_cases_knowing_the_template(), untouched_pgcc(), &store).execute(
+        let result = service(untouched_pgcc(), &store).execute(
             &company(),
             pending_draft(),
             CreationVariant::Pending,
@@ -710,12 +635,11 @@ mod tests {
             ..Store::new()
         };
 
-        let result = service(
-            use_cases_knowing_the_template(),
-            failing_pgcc(|| PgccError::Rejected { status: 409 }),
-            &store,
-        )
-        .execute(&company(), active_draft(), CreationVariant::Active);
+        let result = service(failing_pgcc(|| PgccError::Rejected { status: 409 }), &store).execute(
+            &company(),
+            active_draft(),
+            CreationVariant::Active,
+        );
 
         assert!(
             matches!(
@@ -741,12 +665,11 @@ mod tests {
             ..Store::new()
         };
 
-        let result = service(
-            use_cases_knowing_the_template(),
-            failing_pgcc(|| PgccError::Rejected { status: 404 }),
-            &store,
-        )
-        .execute(&company(), pending_draft(), CreationVariant::Pending);
+        let result = service(failing_pgcc(|| PgccError::Rejected { status: 404 }), &store).execute(
+            &company(),
+            pending_draft(),
+            CreationVariant::Pending,
+        );
 
         assert!(
             matches!(
@@ -785,12 +708,11 @@ mod tests {
                 ..Store::new()
             };
 
-            let result = service(
-                use_cases_knowing_the_template(),
-                failing_pgcc(failure),
-                &store,
-            )
-            .execute(&company(), pending_draft(), CreationVariant::Pending);
+            let result = service(failing_pgcc(failure), &store).execute(
+                &company(),
+                pending_draft(),
+                CreationVariant::Pending,
+            );
 
             assert!(
                 matches!(result, Err(CreateConsentError::Pgcc(_))),
@@ -813,12 +735,11 @@ mod tests {
             ..Store::new()
         };
 
-        let result = service(
-            use_cases_knowing_the_template(),
-            recording_pgcc(Arc::new(Mutex::new(Vec::new()))),
-            &store,
-        )
-        .execute(&company(), pending_draft(), CreationVariant::Pending);
+        let result = service(recording_pgcc(Arc::new(Mutex::new(Vec::new()))), &store).execute(
+            &company(),
+            pending_draft(),
+            CreationVariant::Pending,
+        );
 
         assert!(
             matches!(
@@ -840,13 +761,9 @@ mod tests {
             ..Store::new()
         };
 
-        let created = service(
-            use_cases_knowing_the_template(),
-            recording_pgcc(Arc::new(Mutex::new(Vec::new()))),
-            &store,
-        )
-        .execute(&company(), pending_draft(), CreationVariant::Pending)
-        .unwrap();
+        let created = service(recording_pgcc(Arc::new(Mutex::new(Vec::new()))), &store)
+            .execute(&company(), pending_draft(), CreationVariant::Pending)
+            .unwrap();
 
         assert_eq!(created.pgcc_id, "pgcc-123");
     }
@@ -858,12 +775,11 @@ mod tests {
             ..Store::new()
         };
 
-        let result = service(
-            use_cases_knowing_the_template(),
-            recording_pgcc(Arc::new(Mutex::new(Vec::new()))),
-            &store,
-        )
-        .execute(&company(), pending_draft(), CreationVariant::Pending);
+        let result = service(recording_pgcc(Arc::new(Mutex::new(Vec::new()))), &store).execute(
+            &company(),
+            pending_draft(),
+            CreationVariant::Pending,
+        );
 
         assert!(
             matches!(
@@ -889,7 +805,7 @@ mod tests {
             ..untouched_store()
         };
 
-        let created = service(untouched_use_cases(), untouched_pgcc(), &store)
+        let created = service(untouched_pgcc(), &store)
             .execute_with_id(
                 &company(),
                 ConsentRequestDraft::default(),
@@ -926,18 +842,14 @@ mod tests {
         let sent = Arc::new(Mutex::new(Vec::new()));
 
         // an empty draft would be invalid: it is not looked at
-        let created = service(
-            use_cases_knowing_the_template(),
-            recording_pgcc(sent.clone()),
-            &store,
-        )
-        .execute_with_id(
-            &company(),
-            ConsentRequestDraft::default(),
-            CreationVariant::Pending,
-            reserved_id(),
-        )
-        .unwrap();
+        let created = service(recording_pgcc(sent.clone()), &store)
+            .execute_with_id(
+                &company(),
+                ConsentRequestDraft::default(),
+                CreationVariant::Pending,
+                reserved_id(),
+            )
+            .unwrap();
 
         assert_eq!(created.id, reserved_id());
         assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
@@ -965,18 +877,14 @@ mod tests {
             };
             let sent = Arc::new(Mutex::new(Vec::new()));
 
-            let created = service(
-                use_cases_knowing_the_template(),
-                recording_pgcc(sent.clone()),
-                &store,
-            )
-            .execute_with_id(
-                &company(),
-                active_draft(),
-                CreationVariant::Active,
-                reserved_id(),
-            )
-            .unwrap();
+            let created = service(recording_pgcc(sent.clone()), &store)
+                .execute_with_id(
+                    &company(),
+                    active_draft(),
+                    CreationVariant::Active,
+                    reserved_id(),
+                )
+                .unwrap();
 
             assert_eq!(created.id, reserved_id());
             assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
@@ -1008,7 +916,7 @@ mod tests {
             ..untouched_store()
         };
 
-        let result = service(untouched_use_cases(), untouched_pgcc(), &store).execute_with_id(
+        let result = service(untouched_pgcc(), &store).execute_with_id(
             &company(),
             ConsentRequestDraft::default(),
             CreationVariant::Pending,
@@ -1033,7 +941,7 @@ mod tests {
             ..Store::new()
         };
 
-        let created = service(use_cases_knowing_the_template(), untouched_pgcc(), &store)
+        let created = service(untouched_pgcc(), &store)
             .execute(&company(), pending_draft(), CreationVariant::Pending)
             .unwrap();
 

@@ -146,7 +146,6 @@ mod tests {
         ConsentRequest {
             id: Uuid::parse_str("0f8d5b7e-3c1a-4f2b-9d6e-5a4b3c2d1e0f").unwrap(),
             empresa_id: CompanyId(Uuid::parse_str("6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e01").unwrap()),
-            caso_de_uso_id: Uuid::from_u128(0xca5e),
             dados: ValidConsentRequest {
                 variant: CreationVariant::Active,
                 caso_de_uso_id_template: "tpl-credito-consignado".to_owned(),
@@ -256,12 +255,11 @@ mod tests {
     }
 
     #[test]
-    fn status_pgcc_id_use_case_and_update_time_do_not_change_the_hash() {
+    fn status_pgcc_id_and_update_time_do_not_change_the_hash() {
         let original = consent_hash(&vector_request());
         let mut changed = vector_request();
         changed.status = ConsentStatus::Revogado;
         changed.pgcc_id = "another".to_owned();
-        changed.caso_de_uso_id = Uuid::from_u128(1);
         changed.atualizado_em += Duration::days(3);
         changed.hash = "stale".to_owned();
         assert_eq!(consent_hash(&changed), original);

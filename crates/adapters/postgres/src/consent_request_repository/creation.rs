@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{Cnpj, CompanyId, ConsentRequest, EventType, WebhookEvent};
 use ports::{Confirmation, CreationRecord, CreationStart, RepoError, UnfinishedCreation};
 use uuid::Uuid;
@@ -22,15 +22,18 @@ use crate::schema::solicitacoes_consentimento as sc;
 use crate::PgPool;
 
 statement! {
-    /// `begin_creation` in one statement: insert the row `em_andamento` (no PGCC id;
-    /// `proximo_status_em` takes its default) or, when the id exists, take it over (back to
-    /// `em_andamento`, stamped with this attempt, any recorded "not found" forgotten: this
-    /// attempt may create it) unless it is confirmed or another company's. One row is inserted
-    /// or updated exactly when the creation may go on.
+    /// `begin_creation` in one statement, the template check included (one round trip where a
+    /// separate lookup of the use case made two): `caso` is the company's live use case for the
+    /// template; the row is inserted `em_andamento` under it (no PGCC id; `proximo_status_em`
+    /// takes its default) or, when the id exists, taken over (back to `em_andamento`, stamped
+    /// with this attempt, any recorded "not found" forgotten: this attempt may create it) unless
+    /// it is confirmed or another company's. A takeover keeps the use case the row was stored
+    /// under, even one removed since (`COALESCE` looks at the stored row only when `caso` is
+    /// empty). One row comes back: how many rows were stored (1 exactly when the creation may
+    /// go on), whether the template has a live use case, and that use case's PGCC link.
     struct BeginCreation<'a> {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
-        caso_de_uso_id: Uuid as SqlUuid,
         caso_de_uso_id_template: &'a str as Text,
         cpf_titular: &'a str as Text,
         tipo_titular: &'static str as Text,
@@ -46,20 +49,49 @@ statement! {
         atualizado_em: DateTime<Utc> as Timestamptz,
         attempt_at: DateTime<Utc> as Timestamptz,
     }
-    "INSERT INTO solicitacoes_consentimento AS s (
-    id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
-    modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
-    data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
-    atualizado_em, criacao, criacao_tentativa_em)
-VALUES (
-    $id, $empresa_id, $caso_de_uso_id, $caso_de_uso_id_template, $cpf_titular, $tipo_titular,
-    $modalidade_acesso, $cnpj_anuente, $data_expiracao_consentimento,
-    $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $sal_hash,
-    $criado_em, $atualizado_em, 'em_andamento', $attempt_at)
-ON CONFLICT (id) DO UPDATE
-SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
-    criacao_nao_encontrada_em = NULL
-WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'"
+    "WITH caso AS (
+    SELECT id, vinculo_id FROM casos_de_uso
+    WHERE empresa_id = $empresa_id AND pgcc_provider_template_id = $caso_de_uso_id_template
+      AND removido_em IS NULL
+    LIMIT 1
+), alvo AS (
+    SELECT COALESCE(
+        (SELECT id FROM caso),
+        (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE id = $id)
+    ) AS caso_de_uso_id
+), gravada AS (
+    INSERT INTO solicitacoes_consentimento AS s (
+        id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
+        modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
+        data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
+        atualizado_em, criacao, criacao_tentativa_em)
+    SELECT
+        $id, $empresa_id, alvo.caso_de_uso_id, $caso_de_uso_id_template, $cpf_titular,
+        $tipo_titular, $modalidade_acesso, $cnpj_anuente, $data_expiracao_consentimento,
+        $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $sal_hash,
+        $criado_em, $atualizado_em, 'em_andamento', $attempt_at
+    FROM alvo
+    WHERE alvo.caso_de_uso_id IS NOT NULL
+    ON CONFLICT (id) DO UPDATE
+    SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
+        criacao_nao_encontrada_em = NULL
+    WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM gravada) AS gravadas,
+       EXISTS (SELECT 1 FROM caso) AS caso_encontrado,
+       (SELECT vinculo_id FROM caso) AS vinculo_id"
+}
+
+/// What [`BeginCreation`] answers.
+#[derive(QueryableByName)]
+struct BeginOutcome {
+    #[diesel(sql_type = BigInt)]
+    gravadas: i64,
+    #[diesel(sql_type = Bool)]
+    caso_encontrado: bool,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    vinculo_id: Option<Uuid>,
 }
 
 impl<'a> BeginCreation<'a> {
@@ -69,7 +101,6 @@ impl<'a> BeginCreation<'a> {
         BeginCreation {
             id: request.id,
             empresa_id: request.empresa_id.0,
-            caso_de_uso_id: request.caso_de_uso_id,
             caso_de_uso_id_template: &dados.caso_de_uso_id_template,
             cpf_titular: dados.cpf_titular.as_str(),
             tipo_titular: dados.tipo_titular.as_str(),
@@ -158,8 +189,9 @@ WHERE e.id = s.empresa_id AND s.id IN (
 RETURNING s.*, e.cnpj"
 }
 
-/// [`BeginCreation`]: one statement, one round trip; only when it changed no row (the id is
-/// confirmed, or another company's) a second one reads the confirmed row's PGCC id.
+/// [`BeginCreation`]: one statement, one round trip; only when it stored nothing for a
+/// template that exists (the id is confirmed, or another company's) a second one reads the
+/// confirmed row's PGCC id.
 pub(super) fn begin(
     pool: &PgPool,
     request: &ConsentRequest,
@@ -167,26 +199,30 @@ pub(super) fn begin(
 ) -> Result<CreationStart, RepoError> {
     const OPERATION: &str = "storing a consent request before the PGCC creates it";
     let found = with_conn(pool, OPERATION, |conn| {
-        if BeginCreation::of(request, attempt_at).execute(conn)? == 1 {
-            return Ok(Some(None));
+        let outcome = BeginCreation::of(request, attempt_at).get_result::<BeginOutcome>(conn)?;
+        if outcome.gravadas == 1 {
+            return Ok(Ok(CreationStart::Started {
+                link: outcome.vinculo_id,
+            }));
         }
         // confirmed (Some(Some(pgcc_id))), or another company's id (None); a confirmed row
         // never goes back, so this read cannot miss a row the statement above skipped
-        sc::table
+        let stored = sc::table
             .filter(sc::id.eq(request.id))
             .filter(sc::empresa_id.eq(request.empresa_id.0))
             .select(sc::pgcc_id)
             .first::<Option<String>>(conn)
-            .optional()
+            .optional()?;
+        Ok(match stored {
+            Some(Some(pgcc_id)) => Ok(CreationStart::AlreadyConfirmed { pgcc_id }),
+            // nothing stored under this id and no live use case for the template
+            None if !outcome.caso_encontrado => Ok(CreationStart::UnknownTemplate),
+            None => Err("the consent request id is taken by another company"),
+            // an unconfirmed row of the company is always taken over: a bug if not
+            Some(None) => Err("an unconfirmed consent request was not taken over"),
+        })
     })?;
-    match found {
-        Some(None) => Ok(CreationStart::Started),
-        Some(Some(pgcc_id)) => Ok(CreationStart::AlreadyConfirmed { pgcc_id }),
-        None => Err(RepoError::Unexpected(
-            anyhow::anyhow!("the consent request id is taken by another company")
-                .context(OPERATION),
-        )),
-    }
+    found.map_err(|reason| RepoError::Unexpected(anyhow::anyhow!(reason).context(OPERATION)))
 }
 
 /// [`ConfirmCreation`] of `stored` straight away (one round trip on every creation); only when

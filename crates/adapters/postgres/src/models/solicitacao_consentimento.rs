@@ -137,7 +137,6 @@ impl SolicitacaoConsentimentoRow {
         Ok(ConsentRequest {
             id: self.id,
             empresa_id: CompanyId(self.empresa_id),
-            caso_de_uso_id: self.caso_de_uso_id,
             dados: ValidConsentRequest {
                 variant,
                 caso_de_uso_id_template: self.caso_de_uso_id_template,

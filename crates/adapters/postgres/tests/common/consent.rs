@@ -42,6 +42,9 @@ pub fn pool_of(db: &TestDb, size: u32) -> PgPool {
     .expect("build the pool")
 }
 
+/// The PGCC link of both use cases of a [`tenant`].
+pub const LINK: Uuid = Uuid::from_u128(0xa);
+
 /// A company with the use cases `tpl-1` and `tpl-2`.
 pub struct Tenant {
     pub company: Company,
@@ -58,12 +61,12 @@ pub fn tenant(pool: &PgPool, nome: &str, cnpj_base: &str) -> Tenant {
             company.id,
             &[
                 PgccUseCase {
-                    vinculo_id: Uuid::from_u128(0xa),
+                    vinculo_id: LINK,
                     template_id: "tpl-1".to_owned(),
                     titulo: "Crédito".to_owned(),
                 },
                 PgccUseCase {
-                    vinculo_id: Uuid::from_u128(0xa),
+                    vinculo_id: LINK,
                     template_id: "tpl-2".to_owned(),
                     titulo: "Seguro".to_owned(),
                 },
@@ -92,12 +95,11 @@ pub fn hash_of(id: Uuid) -> String {
 }
 
 /// An active request of `tpl-1` with every optional field set; `pgcc_id` is `pgcc-0001`.
-pub fn active_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest {
+pub fn active_request(empresa: &Company) -> ConsentRequest {
     let id = Uuid::new_v4();
     ConsentRequest {
         id,
         empresa_id: empresa.id,
-        caso_de_uso_id,
         dados: ValidConsentRequest {
             variant: CreationVariant::Active,
             caso_de_uso_id_template: "tpl-1".to_owned(),
@@ -121,8 +123,8 @@ pub fn active_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest
 }
 
 /// A pending request of `tpl-1` (no answer, `Direto`); `pgcc_id` is `pgcc-0002`.
-pub fn pending_request(empresa: &Company, caso_de_uso_id: Uuid) -> ConsentRequest {
-    let mut request = active_request(empresa, caso_de_uso_id);
+pub fn pending_request(empresa: &Company) -> ConsentRequest {
+    let mut request = active_request(empresa);
     request.dados.variant = CreationVariant::Pending;
     request.dados.resposta = None;
     request.dados.modalidade_acesso = ModalidadeAcesso::Direto;
@@ -188,10 +190,8 @@ impl Tenant {
     /// requests carry no answer.
     pub fn request(&self, spec: &Spec) -> ConsentRequest {
         let mut request = match spec.status {
-            ConsentStatus::Pendente | ConsentStatus::Recusado => {
-                pending_request(&self.company, self.use_case(spec.template))
-            }
-            _ => active_request(&self.company, self.use_case(spec.template)),
+            ConsentStatus::Pendente | ConsentStatus::Recusado => pending_request(&self.company),
+            _ => active_request(&self.company),
         };
         request.dados.caso_de_uso_id_template = spec.template.to_owned();
         request.dados.cpf_titular = cpf(spec.cpf);
@@ -221,7 +221,7 @@ pub fn create(
     request: &ConsentRequest,
 ) -> Result<(), RepoError> {
     match repo.begin_creation(request, request.criado_em)? {
-        CreationStart::Started => {}
+        CreationStart::Started { .. } => {}
         start => {
             return Err(RepoError::Unexpected(anyhow::anyhow!(
                 "the creation did not start: {start:?}"
