@@ -13,7 +13,7 @@ use super::{ChangeTracker, StampedCache, Weighted};
 impl Weighted for Arc<UseCase> {
     /// Bytes held, roughly: the struct, its strings, the key and the map's own share.
     fn weight(&self) -> u64 {
-        let strings = self.titulo.len()
+        let strings = self.title.len()
             + self
                 .pgcc_provider_template_id
                 .as_ref()
@@ -45,12 +45,8 @@ impl CachedTemplates {
 }
 
 impl UseCaseRepository for CachedTemplates {
-    fn list(
-        &self,
-        company: CompanyId,
-        vinculo_id: Option<Uuid>,
-    ) -> Result<Vec<UseCase>, RepoError> {
-        self.inner.list(company, vinculo_id)
+    fn list(&self, company: CompanyId, link_id: Option<Uuid>) -> Result<Vec<UseCase>, RepoError> {
+        self.inner.list(company, link_id)
     }
 
     fn find_by_template(
@@ -95,12 +91,12 @@ mod tests {
     fn use_case() -> UseCase {
         UseCase {
             id: Uuid::from_u128(5),
-            empresa_id: company().id,
-            vinculo_id: Some(Uuid::from_u128(7)),
-            titulo: "Marketing".to_owned(),
+            company_id: company().id,
+            link_id: Some(Uuid::from_u128(7)),
+            title: "Marketing".to_owned(),
             pgcc_provider_template_id: Some("tpl-1".to_owned()),
-            data_inclusao: now(),
-            data_ultima_sincronizacao_pgcc: Some(now()),
+            added_at: now(),
+            last_synced_at: Some(now()),
         }
     }
 

@@ -98,11 +98,11 @@ impl CreateConsentRequest {
             }
             Some(CreationRecord::InProgress(stored)) => {
                 // the link is read again: the use case may be gone since (then sent without one)
-                let vinculo_id = self
+                let link_id = self
                     .use_cases
-                    .find_by_template(company.id, &stored.dados.caso_de_uso_id_template)?
-                    .and_then(|use_case| use_case.vinculo_id);
-                return self.attempt(company, &stored, vinculo_id, self.clock.now());
+                    .find_by_template(company.id, &stored.content.template_id)?
+                    .and_then(|use_case| use_case.link_id);
+                return self.attempt(company, &stored, link_id, self.clock.now());
             }
             Some(CreationRecord::Cancelled) | None => {}
         }
@@ -122,7 +122,7 @@ impl CreateConsentRequest {
             .map_err(CreateConsentError::Invalid)?;
         let use_case = self
             .use_cases
-            .find_by_template(company.id, &request.caso_de_uso_id_template)?
+            .find_by_template(company.id, &request.template_id)?
             .ok_or_else(|| {
                 CreateConsentError::Invalid(ValidationErrors::single(
                     "casoDeUsoIdTemplate",
@@ -138,21 +138,21 @@ impl CreateConsentRequest {
             .map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
         let mut stored = ConsentRequest {
             id,
-            empresa_id: company.id,
-            caso_de_uso_id: use_case.id,
-            dados: request,
+            company_id: company.id,
+            use_case_id: use_case.id,
+            content: request,
             status,
             // the PGCC's id is known once it created the request
             pgcc_id: String::new(),
             hash: String::new(),
             // drawn from the OS's random source (uuid v4: 122 random bits)
             hash_salt: Uuid::new_v4().simple().to_string(),
-            criado_em: now,
-            atualizado_em: now,
+            created_at: now,
+            updated_at: now,
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
-        self.attempt(company, &stored, use_case.vinculo_id, now)
+        self.attempt(company, &stored, use_case.link_id, now)
     }
 
     /// Stores (or takes over) the request `em_andamento`, asks the PGCC and settles the row by
@@ -161,7 +161,7 @@ impl CreateConsentRequest {
         &self,
         company: &Company,
         request: &ConsentRequest,
-        vinculo_id: Option<Uuid>,
+        link_id: Option<Uuid>,
         attempt_at: DateTime<Utc>,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
         let id = request.id;
@@ -172,9 +172,9 @@ impl CreateConsentRequest {
         }
         let created = match self.pgcc.create_consent_request(&PgccNewConsent {
             referencia_externa: id,
-            cnpj_empresa: company.cnpj.clone(),
-            vinculo_id,
-            request: request.dados.clone(),
+            company_cnpj: company.cnpj.clone(),
+            link_id,
+            request: request.content.clone(),
         }) {
             Ok(created) => created,
             Err(error) => return Err(self.settle_failure(company, id, attempt_at, error)),
@@ -268,37 +268,37 @@ mod tests {
 
     const TEMPLATE: &str = "tpl-credito";
 
-    fn vinculo() -> Uuid {
+    fn link() -> Uuid {
         Uuid::from_u128(0xa11c)
     }
 
     fn use_case() -> UseCase {
         UseCase {
             id: Uuid::from_u128(0xca5e),
-            empresa_id: company().id,
-            vinculo_id: Some(vinculo()),
-            titulo: "Análise de crédito".to_owned(),
+            company_id: company().id,
+            link_id: Some(link()),
+            title: "Análise de crédito".to_owned(),
             pgcc_provider_template_id: Some(TEMPLATE.to_owned()),
-            data_inclusao: now(),
-            data_ultima_sincronizacao_pgcc: Some(now()),
+            added_at: now(),
+            last_synced_at: Some(now()),
         }
     }
 
     fn pending_draft() -> ConsentRequestDraft {
         ConsentRequestDraft {
-            caso_de_uso_id_template: Some(TEMPLATE.to_owned()),
-            cpf_titular: Some(VALID_CPF.to_owned()),
-            modalidade_acesso: Some("Direto".to_owned()),
-            tipo_titular: Some("PessoaFisica".to_owned()),
-            data_expiracao_consentimento: Some(now() + Duration::days(365)),
+            template_id: Some(TEMPLATE.to_owned()),
+            subject_cpf: Some(VALID_CPF.to_owned()),
+            access_mode: Some("Direto".to_owned()),
+            subject_type: Some("PessoaFisica".to_owned()),
+            consent_expires_at: Some(now() + Duration::days(365)),
             ..ConsentRequestDraft::default()
         }
     }
 
     fn active_draft() -> ConsentRequestDraft {
         ConsentRequestDraft {
-            data_titular_respondeu_consentimento: Some(now() - Duration::hours(1)),
-            prova_coleta: Some("aceite eletrônico registrado".to_owned()),
+            subject_answered_at: Some(now() - Duration::hours(1)),
+            proof_of_collection: Some("aceite eletrônico registrado".to_owned()),
             ..pending_draft()
         }
     }
@@ -319,15 +319,15 @@ mod tests {
     ) -> ConsentRequest {
         let mut expected = ConsentRequest {
             id,
-            empresa_id: company().id,
-            caso_de_uso_id: use_case().id,
-            dados: validated(draft, variant),
+            company_id: company().id,
+            use_case_id: use_case().id,
+            content: validated(draft, variant),
             status,
             pgcc_id: String::new(),
             hash: String::new(),
             hash_salt: salt.to_owned(),
-            criado_em: now(),
-            atualizado_em: now(),
+            created_at: now(),
+            updated_at: now(),
         };
         expected.hash = consent_hash(&expected);
         expected
@@ -344,11 +344,11 @@ mod tests {
 
     /// A use case repository that knows `use_case()` under `TEMPLATE` for the test company.
     fn use_cases_knowing_the_template() -> MockUseCaseRepository {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_find_by_template()
-            .withf(move |company, template| *company == empresa_id && template == TEMPLATE)
+            .withf(move |company, template| *company == company_id && template == TEMPLATE)
             .times(1)
             .returning(|_, _| Ok(Some(use_case())));
         use_cases
@@ -427,7 +427,7 @@ mod tests {
         }
 
         fn mock(&self) -> MockConsentRequestRepository {
-            let empresa_id = company().id;
+            let company_id = company().id;
             let mut store = MockConsentRequestRepository::new();
             let calls = self.calls.clone();
             match self.begin {
@@ -449,7 +449,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_confirm_creation()
-                        .withf(move |stored, _, _| stored.empresa_id == empresa_id)
+                        .withf(move |stored, _, _| stored.company_id == company_id)
                         .returning(move |stored, pgcc_id, at| {
                             calls.lock().unwrap().push(Call::Confirm(
                                 stored.id,
@@ -468,7 +468,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_cancel_creation()
-                        .withf(move |company, _, _| *company == empresa_id)
+                        .withf(move |company, _, _| *company == company_id)
                         .times(1)
                         .returning(move |_, id, at| {
                             calls.lock().unwrap().push(Call::Cancel(id, at));
@@ -483,7 +483,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_find_creation()
-                        .withf(move |company, _| *company == empresa_id)
+                        .withf(move |company, _| *company == company_id)
                         .times(1)
                         .returning(move |_, _| Ok(answer()));
                 }
@@ -535,8 +535,8 @@ mod tests {
             *sent.lock().unwrap(),
             vec![PgccNewConsent {
                 referencia_externa: created.id,
-                cnpj_empresa: company().cnpj,
-                vinculo_id: Some(vinculo()),
+                company_cnpj: company().cnpj,
+                link_id: Some(link()),
                 request: expected_request,
             }]
         );
@@ -564,14 +564,14 @@ mod tests {
     fn an_active_request_is_stored_first_then_sent_to_the_pgcc_with_our_id_then_confirmed() {
         let status = creates_and_confirms(CreationVariant::Active, active_draft());
 
-        assert_eq!(status, ConsentStatus::Ativo);
+        assert_eq!(status, ConsentStatus::Active);
     }
 
     #[test]
     fn a_pending_request_is_stored_first_then_sent_to_the_pgcc_with_our_id_then_confirmed() {
         let status = creates_and_confirms(CreationVariant::Pending, pending_draft());
 
-        assert_eq!(status, ConsentStatus::Pendente);
+        assert_eq!(status, ConsentStatus::Pending);
     }
 
     #[test]
@@ -582,7 +582,7 @@ mod tests {
             .times(1)
             .returning(|_, _| {
                 Ok(Some(UseCase {
-                    vinculo_id: None,
+                    link_id: None,
                     ..use_case()
                 }))
             });
@@ -592,13 +592,13 @@ mod tests {
             .execute(&company(), pending_draft(), CreationVariant::Pending)
             .unwrap();
 
-        assert_eq!(sent.lock().unwrap()[0].vinculo_id, None);
+        assert_eq!(sent.lock().unwrap()[0].link_id, None);
     }
 
     #[test]
     fn an_invalid_draft_is_reported_by_field_and_nothing_else_is_called() {
         let draft = ConsentRequestDraft {
-            cpf_titular: Some("52998224724".to_owned()),
+            subject_cpf: Some("52998224724".to_owned()),
             ..pending_draft()
         };
 
@@ -610,7 +610,7 @@ mod tests {
 
         match result {
             Err(CreateConsentError::Invalid(errors)) => {
-                let fields: Vec<_> = errors.fields().iter().map(|f| f.campo.as_str()).collect();
+                let fields: Vec<_> = errors.fields().iter().map(|f| f.field.as_str()).collect();
                 assert_eq!(fields, ["cpfTitular"]);
             }
             other => panic!("expected Invalid, got {other:?}"),
@@ -648,8 +648,8 @@ mod tests {
         match result {
             Err(CreateConsentError::Invalid(errors)) => {
                 assert_eq!(errors.fields().len(), 1);
-                assert_eq!(errors.fields()[0].campo, "casoDeUsoIdTemplate");
-                assert!(!errors.fields()[0].mensagem.is_empty());
+                assert_eq!(errors.fields()[0].field, "casoDeUsoIdTemplate");
+                assert!(!errors.fields()[0].message.is_empty());
             }
             other => panic!("expected Invalid, got {other:?}"),
         }
@@ -914,7 +914,7 @@ mod tests {
                 reserved_id(),
                 &draft,
                 CreationVariant::Pending,
-                ConsentStatus::Pendente,
+                ConsentStatus::Pending,
                 "00112233445566778899aabbccddeeff",
             ))))
         };
@@ -940,7 +940,7 @@ mod tests {
 
         assert_eq!(created.id, reserved_id());
         assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
-        assert_eq!(sent.lock().unwrap()[0].vinculo_id, Some(vinculo()));
+        assert_eq!(sent.lock().unwrap()[0].link_id, Some(link()));
         let Some(CreationRecord::InProgress(row)) = stored() else {
             unreachable!()
         };
@@ -991,7 +991,7 @@ mod tests {
                         reserved_id(),
                         &active_draft(),
                         CreationVariant::Active,
-                        ConsentStatus::Ativo,
+                        ConsentStatus::Active,
                         &row.hash_salt,
                     ),
                     now()

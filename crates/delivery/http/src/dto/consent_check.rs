@@ -67,7 +67,7 @@ impl ResultadoConsulta {
     /// The answer of a check (`check.request` already has its effective status).
     pub fn of_check(check: &application::ConsentCheck) -> Self {
         match &check.request {
-            Some(request) if check.valido => ResultadoConsulta::of(request),
+            Some(request) if check.valid => ResultadoConsulta::of(request),
             _ => ResultadoConsulta::none(),
         }
     }
@@ -86,12 +86,12 @@ impl ResultadoConsulta {
     /// `request.status` must already be the effective status.
     pub fn of(request: &ConsentRequest) -> Self {
         ResultadoConsulta {
-            valido: request.status == domain::ConsentStatus::Ativo,
+            valido: request.status == domain::ConsentStatus::Active,
             id: Some(request.id),
             status: Some(request.status.as_str().to_owned()),
-            data_expiracao_consentimento: Some(request.dados.data_expiracao_consentimento),
+            data_expiracao_consentimento: Some(request.content.consent_expires_at),
             hash: Some(request.hash.clone()),
-            caso_de_uso_id_template: Some(request.dados.caso_de_uso_id_template.clone()),
+            caso_de_uso_id_template: Some(request.content.template_id.clone()),
         }
     }
 }

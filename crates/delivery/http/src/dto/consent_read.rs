@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::consent_request::{ModalidadeAcesso, TipoTitular};
+use super::consent_request::{AccessMode, SubjectType};
 use super::enumerations::{CausaMudanca, StatusSolicitacao};
 use super::text_rules::{Cpf, Cursor};
 
@@ -24,9 +24,9 @@ pub struct Solicitacao {
     pub caso_de_uso_id_template: String,
     /// Masked (`***.456.789-**`) unless the request asked `mostrarCpf=true`.
     pub cpf_titular: String,
-    #[schema(value_type = TipoTitular)]
+    #[schema(value_type = SubjectType)]
     pub tipo_titular: String,
-    #[schema(value_type = ModalidadeAcesso)]
+    #[schema(value_type = AccessMode)]
     pub modalidade_acesso: String,
     pub cnpj_anuente: Option<String>,
     pub data_expiracao_consentimento: DateTime<Utc>,
@@ -71,42 +71,39 @@ impl Solicitacao {
         mostrar_cpf: bool,
         historico: Option<Vec<StatusChange>>,
     ) -> Self {
-        let dados = request.dados;
-        let (respondeu, prova) = match dados.resposta {
-            Some(r) => (
-                Some(r.data_titular_respondeu_consentimento),
-                Some(r.prova_coleta),
-            ),
+        let dados = request.content;
+        let (respondeu, prova) = match dados.answer {
+            Some(r) => (Some(r.subject_answered_at), Some(r.proof_of_collection)),
             None => (None, None),
         };
         Solicitacao {
             id: request.id,
             pgcc_id: request.pgcc_id,
             status: request.status.as_str().to_owned(),
-            caso_de_uso_id_template: dados.caso_de_uso_id_template,
+            caso_de_uso_id_template: dados.template_id,
             cpf_titular: if mostrar_cpf {
-                dados.cpf_titular.as_str().to_owned()
+                dados.subject_cpf.as_str().to_owned()
             } else {
-                dados.cpf_titular.masked()
+                dados.subject_cpf.masked()
             },
-            tipo_titular: dados.tipo_titular.as_str().to_owned(),
-            modalidade_acesso: dados.modalidade_acesso.as_str().to_owned(),
-            cnpj_anuente: dados.cnpj_anuente.map(|c| c.as_str().to_owned()),
-            data_expiracao_consentimento: dados.data_expiracao_consentimento,
+            tipo_titular: dados.subject_type.as_str().to_owned(),
+            modalidade_acesso: dados.access_mode.as_str().to_owned(),
+            cnpj_anuente: dados.consenting_cnpj.map(|c| c.as_str().to_owned()),
+            data_expiracao_consentimento: dados.consent_expires_at,
             data_titular_respondeu_consentimento: respondeu,
             prova_coleta: prova,
             hash: request.hash,
             sal_hash: mostrar_cpf.then_some(request.hash_salt),
-            criado_em: request.criado_em,
-            atualizado_em: request.atualizado_em,
+            criado_em: request.created_at,
+            atualizado_em: request.updated_at,
             historico: historico.map(|h| {
                 h.into_iter()
                     .map(|c| MudancaDeStatus {
-                        de: c.de.map(|s| s.as_str().to_owned()),
-                        para: c.para.as_str().to_owned(),
-                        em: c.em,
-                        causa: c.causa.as_str().to_owned(),
-                        motivo: c.motivo.map(|m| m.as_str().to_owned()),
+                        de: c.from.map(|s| s.as_str().to_owned()),
+                        para: c.to.as_str().to_owned(),
+                        em: c.at,
+                        causa: c.cause.as_str().to_owned(),
+                        motivo: c.reason.map(|m| m.as_str().to_owned()),
                     })
                     .collect()
             }),

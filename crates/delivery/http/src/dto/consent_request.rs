@@ -2,7 +2,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use domain::{
-    ConsentRequestDraft, ModalidadeAcesso as DomainModalidade, TipoTitular as DomainTipoTitular,
+    AccessMode as DomainModalidade, ConsentRequestDraft, SubjectType as DomainTipoTitular,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::Schema;
@@ -30,12 +30,12 @@ pub struct CriarSolicitacaoAtiva {
     pub cpf_titular: Option<String>,
     /// Access modality: `Direto` or `Indireto` (then `cnpjAnuente` is required).
     #[schema(example = "Direto")]
-    #[schema(required = true, value_type = ModalidadeAcesso)]
-    pub modalidade_acesso: Option<ModalidadeAcesso>,
+    #[schema(required = true, value_type = AccessMode)]
+    pub modalidade_acesso: Option<AccessMode>,
     /// Kind of data subject: only `PessoaFisica`.
     #[schema(example = "PessoaFisica")]
-    #[schema(required = true, value_type = TipoTitular)]
-    pub tipo_titular: Option<TipoTitular>,
+    #[schema(required = true, value_type = SubjectType)]
+    pub tipo_titular: Option<SubjectType>,
     /// When the consent expires; must be in the future.
     #[schema(required = true, value_type = String, format = DateTime)]
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,
@@ -62,11 +62,11 @@ pub struct CriarSolicitacaoPendente {
     #[schema(required = true, value_type = Cpf, inline)]
     pub cpf_titular: Option<String>,
     #[schema(example = "Direto")]
-    #[schema(required = true, value_type = ModalidadeAcesso)]
-    pub modalidade_acesso: Option<ModalidadeAcesso>,
+    #[schema(required = true, value_type = AccessMode)]
+    pub modalidade_acesso: Option<AccessMode>,
     #[schema(example = "PessoaFisica")]
-    #[schema(required = true, value_type = TipoTitular)]
-    pub tipo_titular: Option<TipoTitular>,
+    #[schema(required = true, value_type = SubjectType)]
+    pub tipo_titular: Option<SubjectType>,
     #[schema(required = true, value_type = String, format = DateTime)]
     pub data_expiracao_consentimento: Option<DateTime<Utc>>,
     #[schema(value_type = Option<Cnpj>, inline)]
@@ -83,18 +83,18 @@ pub struct CriarSolicitacaoPendente {
 /// 422 naming the field, like every other rule.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct ModalidadeAcesso(pub String);
+pub struct AccessMode(pub String);
 
 /// `tipoTitular`: documented as its enumeration, decoded as text (see [`ModalidadeAcesso`]).
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct TipoTitular(pub String);
+pub struct SubjectType(pub String);
 
-impl PartialSchema for ModalidadeAcesso {
+impl PartialSchema for AccessMode {
     fn schema() -> RefOr<Schema> {
         let values = [
-            DomainModalidade::Direto.as_str(),
-            DomainModalidade::Indireto.as_str(),
+            DomainModalidade::Direct.as_str(),
+            DomainModalidade::Indirect.as_str(),
         ];
         text_enumeration(
             "Modalidade de acesso; `Indireto` exige `cnpjAnuente`.",
@@ -103,22 +103,22 @@ impl PartialSchema for ModalidadeAcesso {
     }
 }
 
-impl ToSchema for ModalidadeAcesso {
+impl ToSchema for AccessMode {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("ModalidadeAcesso")
     }
 }
 
-impl PartialSchema for TipoTitular {
+impl PartialSchema for SubjectType {
     fn schema() -> RefOr<Schema> {
         text_enumeration(
             "Tipo de titular dos dados.",
-            [DomainTipoTitular::PessoaFisica.as_str()],
+            [DomainTipoTitular::NaturalPerson.as_str()],
         )
     }
 }
 
-impl ToSchema for TipoTitular {
+impl ToSchema for SubjectType {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("TipoTitular")
     }
@@ -127,14 +127,14 @@ impl ToSchema for TipoTitular {
 impl From<CriarSolicitacaoAtiva> for ConsentRequestDraft {
     fn from(b: CriarSolicitacaoAtiva) -> Self {
         ConsentRequestDraft {
-            caso_de_uso_id_template: b.caso_de_uso_id_template,
-            cpf_titular: b.cpf_titular,
-            modalidade_acesso: b.modalidade_acesso.map(|m| m.0),
-            tipo_titular: b.tipo_titular.map(|t| t.0),
-            data_expiracao_consentimento: b.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: b.data_titular_respondeu_consentimento,
-            prova_coleta: b.prova_coleta,
-            cnpj_anuente: b.cnpj_anuente,
+            template_id: b.caso_de_uso_id_template,
+            subject_cpf: b.cpf_titular,
+            access_mode: b.modalidade_acesso.map(|m| m.0),
+            subject_type: b.tipo_titular.map(|t| t.0),
+            consent_expires_at: b.data_expiracao_consentimento,
+            subject_answered_at: b.data_titular_respondeu_consentimento,
+            proof_of_collection: b.prova_coleta,
+            consenting_cnpj: b.cnpj_anuente,
         }
     }
 }
@@ -142,14 +142,14 @@ impl From<CriarSolicitacaoAtiva> for ConsentRequestDraft {
 impl From<CriarSolicitacaoPendente> for ConsentRequestDraft {
     fn from(b: CriarSolicitacaoPendente) -> Self {
         ConsentRequestDraft {
-            caso_de_uso_id_template: b.caso_de_uso_id_template,
-            cpf_titular: b.cpf_titular,
-            modalidade_acesso: b.modalidade_acesso.map(|m| m.0),
-            tipo_titular: b.tipo_titular.map(|t| t.0),
-            data_expiracao_consentimento: b.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: b.data_titular_respondeu_consentimento,
-            prova_coleta: b.prova_coleta,
-            cnpj_anuente: b.cnpj_anuente,
+            template_id: b.caso_de_uso_id_template,
+            subject_cpf: b.cpf_titular,
+            access_mode: b.modalidade_acesso.map(|m| m.0),
+            subject_type: b.tipo_titular.map(|t| t.0),
+            consent_expires_at: b.data_expiracao_consentimento,
+            subject_answered_at: b.data_titular_respondeu_consentimento,
+            proof_of_collection: b.prova_coleta,
+            consenting_cnpj: b.cnpj_anuente,
         }
     }
 }

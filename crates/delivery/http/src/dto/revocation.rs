@@ -1,6 +1,6 @@
 //! Body of `POST /api/solicitacao-consentimento/{id}/revogar` (optional).
 
-use domain::{Motivo, ValidationErrors};
+use domain::{Reason, ValidationErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -20,9 +20,9 @@ pub struct RevogarSolicitacao {
 
 impl RevogarSolicitacao {
     /// The reason as the domain takes it; a broken rule is a field error on `motivo`.
-    pub fn try_into_domain(self) -> Result<Option<Motivo>, ValidationErrors> {
+    pub fn try_into_domain(self) -> Result<Option<Reason>, ValidationErrors> {
         self.motivo
-            .map(|raw| Motivo::parse(&raw))
+            .map(|raw| Reason::parse(&raw))
             .transpose()
             .map_err(|e| ValidationErrors::single("motivo", e.to_string()))
     }

@@ -19,9 +19,9 @@ pub struct Sincronizacao {
 impl From<SyncCounts> for Sincronizacao {
     fn from(c: SyncCounts) -> Self {
         Sincronizacao {
-            inseridos: c.inseridos,
-            atualizados: c.atualizados,
-            removidos: c.removidos,
+            inseridos: c.inserted,
+            atualizados: c.updated,
+            removidos: c.removed,
             total: c.total,
         }
     }

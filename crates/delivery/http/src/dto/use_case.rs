@@ -22,11 +22,11 @@ impl From<UseCase> for CasoDeUso {
     fn from(u: UseCase) -> Self {
         CasoDeUso {
             id: u.id,
-            vinculo_id: u.vinculo_id,
-            titulo: u.titulo,
+            vinculo_id: u.link_id,
+            titulo: u.title,
             pgcc_provider_template_id: u.pgcc_provider_template_id,
-            data_inclusao: u.data_inclusao,
-            data_ultima_sincronizacao_pgcc: u.data_ultima_sincronizacao_pgcc,
+            data_inclusao: u.added_at,
+            data_ultima_sincronizacao_pgcc: u.last_synced_at,
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::consent_request::{ModalidadeAcesso, TipoTitular};
+use super::consent_request::{AccessMode, SubjectType};
 use super::enumerations::StatusSolicitacao;
 
 /// A consent request as an event shows it, right after the change: the CPF masked, never the
@@ -25,9 +25,9 @@ pub struct SolicitacaoNoEvento {
     /// Masked: `***.982.247-**`.
     #[schema(example = "***.982.247-**")]
     pub cpf_titular: String,
-    #[schema(value_type = TipoTitular)]
+    #[schema(value_type = SubjectType)]
     pub tipo_titular: String,
-    #[schema(value_type = ModalidadeAcesso)]
+    #[schema(value_type = AccessMode)]
     pub modalidade_acesso: String,
     /// 14 characters, unmasked; `null` when absent.
     #[schema(required = true)]
@@ -91,27 +91,27 @@ mod tests {
     #[test]
     fn the_documented_snapshot_has_exactly_the_fields_the_domain_sends_all_required() {
         let at = Utc.with_ymd_and_hms(2026, 1, 10, 12, 0, 0).unwrap();
-        let sent = keys(EventData::Solicitacao(ConsentSnapshot {
+        let sent = keys(EventData::Consent(ConsentSnapshot {
             id: Uuid::nil(),
             pgcc_id: "pgcc-1".into(),
-            status: ConsentStatus::Ativo,
-            caso_de_uso_id_template: "tpl".into(),
-            cpf_titular: "***.982.247-**".into(),
-            tipo_titular: "PessoaFisica",
-            modalidade_acesso: "Direto",
-            cnpj_anuente: None,
-            data_expiracao_consentimento: at,
-            data_titular_respondeu_consentimento: None,
+            status: ConsentStatus::Active,
+            template_id: "tpl".into(),
+            subject_cpf: "***.982.247-**".into(),
+            subject_type: "PessoaFisica",
+            access_mode: "Direto",
+            consenting_cnpj: None,
+            consent_expires_at: at,
+            subject_answered_at: None,
             hash: "ab".repeat(32),
-            criado_em: at,
-            atualizado_em: at,
-            motivo: None,
+            created_at: at,
+            updated_at: at,
+            reason: None,
         }));
         let (properties, required) = properties_and_required::<SolicitacaoNoEvento>();
-        let mut with_motivo = sent.clone();
-        with_motivo.insert("motivo".to_owned());
+        let mut with_reason = sent.clone();
+        with_reason.insert("motivo".to_owned());
         assert_eq!(
-            properties, with_motivo,
+            properties, with_reason,
             "motivo: only in refusals and revocations"
         );
         assert_eq!(
@@ -122,10 +122,10 @@ mod tests {
 
     #[test]
     fn the_documented_sync_counts_are_the_fields_the_domain_sends() {
-        let sent = keys(EventData::Sincronizacao(SyncCounts {
-            inseridos: 1,
-            atualizados: 2,
-            removidos: 3,
+        let sent = keys(EventData::Sync(SyncCounts {
+            inserted: 1,
+            updated: 2,
+            removed: 3,
             total: 4,
         }));
         let (properties, required) = properties_and_required::<super::super::sync::Sincronizacao>();

@@ -61,11 +61,11 @@ pub struct TesteWebhookUrl {
 impl From<application::WebhookTestResult> for TesteWebhookUrl {
     fn from(r: application::WebhookTestResult) -> Self {
         TesteWebhookUrl {
-            entrega_id: r.entrega_id,
-            evento_id: r.evento_id,
-            status_http: r.status_http,
-            latencia_ms: r.latencia_ms,
-            erro: r.erro,
+            entrega_id: r.delivery_id,
+            evento_id: r.event_id,
+            status_http: r.http_status,
+            latencia_ms: r.latency_ms,
+            erro: r.error,
         }
     }
 }
@@ -94,10 +94,10 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
         WebhookUrlRegistrada {
             id: w.id,
             url: w.url,
-            criado_em: w.criado_em,
-            desativada_em: w.desativado_em,
+            criado_em: w.created_at,
+            desativada_em: w.disabled_at,
             eventos: w
-                .eventos
+                .events
                 .types()
                 .map(|types| types.iter().map(|t| t.as_str().to_owned()).collect()),
             segredo: None,
@@ -149,19 +149,19 @@ impl From<ports::DeliveryRecord> for Entrega {
     fn from(d: ports::DeliveryRecord) -> Self {
         Entrega {
             id: d.id,
-            evento_id: d.evento_id,
-            tipo: d.tipo,
+            evento_id: d.event_id,
+            tipo: d.event_type,
             status: d.status,
-            criado_em: d.criado_em,
-            proxima_tentativa_em: d.proxima_tentativa_em,
+            criado_em: d.created_at,
+            proxima_tentativa_em: d.next_attempt_at,
             tentativas: d
-                .tentativas
+                .attempts
                 .into_iter()
                 .map(|t| Tentativa {
-                    em: t.em,
-                    status_http: t.status_http,
-                    latencia_ms: t.latencia_ms,
-                    erro: t.erro,
+                    em: t.at,
+                    status_http: t.http_status,
+                    latencia_ms: t.latency_ms,
+                    erro: t.error,
                 })
                 .collect(),
         }

@@ -119,7 +119,7 @@ pub async fn get(
         Ok(s.get_consent_request.execute(company, id)?)
     })
     .await?;
-    let data = Solicitacao::from_domain(record.request, mostrar_cpf, Some(record.historico));
+    let data = Solicitacao::from_domain(record.request, mostrar_cpf, Some(record.history));
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 
@@ -145,14 +145,14 @@ pub async fn list(
     let mostrar_cpf = q.mostrar_cpf;
     let list_query = ConsentListQuery {
         status: q.status,
-        caso_de_uso_id_template: q.caso_de_uso_id_template,
-        cpf_titular: q.cpf_titular,
-        criado_de: q.criado_de,
-        criado_ate: q.criado_ate,
-        atualizado_de: q.atualizado_de,
-        atualizado_ate: q.atualizado_ate,
+        template_id: q.caso_de_uso_id_template,
+        subject_cpf: q.cpf_titular,
+        created_from: q.criado_de,
+        created_until: q.criado_ate,
+        updated_from: q.atualizado_de,
+        updated_until: q.atualizado_ate,
         cursor: q.cursor,
-        limite: q.limite,
+        limit: q.limite,
     };
     let page = as_company(&state, key, move |s, company| {
         Ok(s.list_consent_requests.execute(company, list_query)?)
@@ -160,11 +160,11 @@ pub async fn list(
     .await?;
     let data = PaginaSolicitacoes {
         itens: page
-            .itens
+            .items
             .into_iter()
             .map(|r| Solicitacao::from_domain(r, mostrar_cpf, None))
             .collect(),
-        proximo_cursor: page.proximo_cursor,
+        proximo_cursor: page.next_cursor,
     };
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
@@ -212,7 +212,7 @@ pub async fn revoke(
         Ok(s.revoke_consent_request.execute(company, id, motivo)?)
     })
     .await?;
-    let data = Solicitacao::from_domain(record.request, false, Some(record.historico));
+    let data = Solicitacao::from_domain(record.request, false, Some(record.history));
     Ok(HttpResponse::Ok().json(Envelope::ok_with_message(data, "Consentimento revogado.")))
 }
 

@@ -144,7 +144,7 @@ pub async fn test(
         Ok(s.test_webhook_url.execute(company, id)?)
     })
     .await?;
-    let mensagem = if result.erro.is_none() {
+    let mensagem = if result.error.is_none() {
         "Evento de teste entregue."
     } else {
         "Evento de teste não entregue; veja statusHttp e erro."
