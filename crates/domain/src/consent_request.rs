@@ -148,7 +148,7 @@ impl ConsentRequestDraft {
     ///
     /// Each field is reported at most once (its first broken rule), in the order above; no
     /// message quotes the submitted value. On success the template is trimmed, the CPF and CNPJ
-    /// are normalized, and `resposta` is `Some` exactly for [`CreationVariant::Active`].
+    /// are normalized, and `answer` is `Some` exactly for [`CreationVariant::Active`].
     pub fn validate(
         self,
         variant: CreationVariant,
@@ -332,7 +332,7 @@ mod msg {
         "o CNPJ anuente é obrigatório quando a modalidade de acesso é Indireto";
 }
 
-/// Records a broken rule of `campo` and yields no value for it.
+/// Records a broken rule of `field` and yields no value for it.
 fn reject<T>(errors: &mut ValidationErrors, field: &str, message: &str) -> Option<T> {
     errors.push(field, message);
     None
@@ -438,7 +438,7 @@ mod tests {
         errors.fields().iter().map(|e| e.field.as_str()).collect()
     }
 
-    /// Exactly one error, on `campo`; returns its message.
+    /// Exactly one error, on `field`; returns its message.
     fn only_error(draft: ConsentRequestDraft, variant: CreationVariant, field: &str) -> String {
         let errors = errors_of(draft, variant);
         assert_eq!(fields(&errors), [field], "{errors:?}");

@@ -68,12 +68,24 @@ impl ConsentEvent {
 /// An event the state machine does not allow from a status: [`ConsentStatus::apply`] refuses
 /// it and the request is left as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("transição inválida: {event:?} a partir de {from:?}")]
+#[error("transição inválida: {event:?} a partir de {}", wire_debug(.from))]
 pub struct IllegalTransition {
     /// The status the request was in (`None`: not yet created).
     pub from: Option<ConsentStatus>,
     /// The event that was refused.
     pub event: ConsentEvent,
+}
+
+/// `from` as the message has always spelled it (`Some(Ativo)`, `None`): the status's wire name,
+/// capitalized, whatever the Rust variant is called.
+fn wire_debug(from: &Option<ConsentStatus>) -> String {
+    match from {
+        None => "None".to_owned(),
+        Some(status) => {
+            let name = status.as_str();
+            format!("Some({}{})", name[..1].to_uppercase(), &name[1..])
+        }
+    }
 }
 
 impl ConsentStatus {

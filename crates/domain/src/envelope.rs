@@ -13,7 +13,7 @@ pub struct Envelope<T> {
     /// `isPgccErro`: whether the failure came from the PGCC rather than from this service.
     #[serde(rename = "isPgccErro")]
     pub is_pgcc_error: bool,
-    /// `OK` whenever `is_pgcc_erro` is false; the PGCC's status name otherwise.
+    /// `OK` whenever `is_pgcc_error` is false; the PGCC's status name otherwise.
     #[serde(rename = "pgccCodigoErro")]
     pub pgcc_error_code: PgccStatusCode,
     /// `mensagem`: a message for the human reading the answer; always set on failures.

@@ -11,7 +11,7 @@
 //! | [`validation`] | field-level errors, named by the JSON name of the field |
 //! | [`consent_status`] | the status of a request and its state machine |
 //! | [`consent_history`] | the history of status changes and their causes |
-//! | [`motivo`] | the reason given for a revocation or a refusal |
+//! | [`reason`] | the reason (`motivo`) given for a revocation or a refusal |
 //! | [`envelope`] | the shape of every response body of the public API |
 //! | [`pgcc_status_code`] | the status names that `pgccCodigoErro` may carry |
 //! | [`webhook_event`], [`webhook_url`] | what a company is notified of, and where |
@@ -164,14 +164,14 @@
 //! ```
 //! use domain::{ConsentEvent, ConsentStatus, IllegalTransition};
 //!
-//! let pendente = ConsentStatus::apply(None, ConsentEvent::CreatedPending)?;
-//! assert_eq!(pendente, ConsentStatus::Pending);
-//! let ativo = ConsentStatus::apply(Some(pendente), ConsentEvent::SubjectAccepted)?;
-//! assert_eq!(ativo, ConsentStatus::Active);
-//! let revogado = ConsentStatus::apply(Some(ativo), ConsentEvent::Revoked)?;
-//! assert_eq!(revogado, ConsentStatus::Revoked);
-//! assert!(revogado.is_terminal());
-//! assert!(!ativo.is_terminal());
+//! let pending = ConsentStatus::apply(None, ConsentEvent::CreatedPending)?;
+//! assert_eq!(pending, ConsentStatus::Pending);
+//! let active = ConsentStatus::apply(Some(pending), ConsentEvent::SubjectAccepted)?;
+//! assert_eq!(active, ConsentStatus::Active);
+//! let revoked = ConsentStatus::apply(Some(active), ConsentEvent::Revoked)?;
+//! assert_eq!(revoked, ConsentStatus::Revoked);
+//! assert!(revoked.is_terminal());
+//! assert!(!active.is_terminal());
 //!
 //! // A refused move names where it started and what was tried.
 //! let err = ConsentStatus::apply(Some(ConsentStatus::Active), ConsentEvent::SubjectRefused);
@@ -183,10 +183,10 @@
 //!     })
 //! );
 //! // Creation applies only to a request not yet created.
-//! assert!(ConsentStatus::apply(Some(ativo), ConsentEvent::CreatedActive).is_err());
+//! assert!(ConsentStatus::apply(Some(active), ConsentEvent::CreatedActive).is_err());
 //! // A terminal status accepts no event at all.
 //! for event in ConsentEvent::ALL {
-//!     assert!(ConsentStatus::apply(Some(revogado), event).is_err());
+//!     assert!(ConsentStatus::apply(Some(revoked), event).is_err());
 //! }
 //!
 //! // The event that explains an observed change of status, if the machine allows it.

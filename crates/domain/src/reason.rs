@@ -1,5 +1,5 @@
-//! The reason given for a status change (`motivo`): by the company when it revokes or withdraws
-//! a request, or by the subject on the PGCC when it refuses or revokes.
+//! The reason given for a status change (`motivo` on the wire): by the company when it revokes
+//! or withdraws a request, or by the subject on the PGCC when it refuses or revokes.
 
 use serde::Serialize;
 

@@ -2,10 +2,11 @@
 
 use serde::Serialize;
 
-/// One broken rule on one input field. `campo` is the field's name on the wire (camelCase).
+/// One broken rule on one input field, serialized as `{"campo", "mensagem"}`; `field` is the
+/// field's name on the wire (camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldError {
-    /// The field's JSON name (`cpfTitular`); see [`crate::consent_request::campo`].
+    /// The field's JSON name (`cpfTitular`); see [`crate::consent_request::field`].
     #[serde(rename = "campo")]
     pub field: String,
     /// What is wrong, for the client, in Portuguese; never quotes the submitted value.
@@ -14,7 +15,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    /// The error `mensagem` on the field `campo`.
+    /// The error `message` on the field `field`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),
