@@ -15,13 +15,14 @@ pub struct RevogarSolicitacao {
     /// (`historico[].motivo`) and sent in the `solicitacao.revogada` event. 1 to 500 characters,
     /// not only white space, no control characters other than line breaks and tabs.
     #[schema(value_type = Option<MotivoTexto>, inline, example = "Solicitação criada por engano.")]
-    pub motivo: Option<String>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<String>,
 }
 
 impl RevogarSolicitacao {
     /// The reason as the domain takes it; a broken rule is a field error on `motivo`.
     pub fn try_into_domain(self) -> Result<Option<Reason>, ValidationErrors> {
-        self.motivo
+        self.reason
             .map(|raw| Reason::parse(&raw))
             .transpose()
             .map_err(|e| ValidationErrors::single("motivo", e.to_string()))

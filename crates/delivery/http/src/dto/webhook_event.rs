@@ -21,30 +21,40 @@ pub struct SolicitacaoNoEvento {
     /// The status right after the change.
     #[schema(value_type = StatusSolicitacao)]
     pub status: String,
-    pub caso_de_uso_id_template: String,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: String,
     /// Masked: `***.982.247-**`.
     #[schema(example = "***.982.247-**")]
-    pub cpf_titular: String,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: String,
     #[schema(value_type = SubjectType)]
-    pub tipo_titular: String,
+    #[serde(rename = "tipoTitular")]
+    pub subject_type: String,
     #[schema(value_type = AccessMode)]
-    pub modalidade_acesso: String,
+    #[serde(rename = "modalidadeAcesso")]
+    pub access_mode: String,
     /// 14 characters, unmasked; `null` when absent.
     #[schema(required = true)]
-    pub cnpj_anuente: Option<String>,
-    pub data_expiracao_consentimento: DateTime<Utc>,
+    #[serde(rename = "cnpjAnuente")]
+    pub consenting_cnpj: Option<String>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: DateTime<Utc>,
     /// `null` unless the request was created active.
     #[schema(required = true)]
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataTitularRespondeuConsentimento")]
+    pub subject_answered_at: Option<DateTime<Utc>>,
     /// The request's content hash (docs/hash-consulta.md).
     pub hash: String,
-    pub criado_em: DateTime<Utc>,
-    pub atualizado_em: DateTime<Utc>,
+    #[serde(rename = "criadoEm")]
+    pub created_at: DateTime<Utc>,
+    #[serde(rename = "atualizadoEm")]
+    pub updated_at: DateTime<Utc>,
     /// Only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other events):
     /// the reason given with the change (the company's with `revogar`, or the subject's as the
     /// PGCC reports it); `null` when none was given.
     #[schema(max_length = 500)]
-    pub motivo: Option<String>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<String>,
 }
 
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.

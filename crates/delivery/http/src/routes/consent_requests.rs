@@ -114,7 +114,7 @@ pub async fn get(
     query: crate::query::Query<MostrarCpf>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let mostrar_cpf = query.mostrar_cpf;
+    let mostrar_cpf = query.show_cpf;
     let record = as_company(&state, key, move |s, company| {
         Ok(s.get_consent_request.execute(company, id)?)
     })
@@ -142,29 +142,29 @@ pub async fn list(
     query: crate::query::Query<FiltroSolicitacoes>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    let mostrar_cpf = q.mostrar_cpf;
+    let mostrar_cpf = q.show_cpf;
     let list_query = ConsentListQuery {
         status: q.status,
-        template_id: q.caso_de_uso_id_template,
-        subject_cpf: q.cpf_titular,
-        created_from: q.criado_de,
-        created_until: q.criado_ate,
-        updated_from: q.atualizado_de,
-        updated_until: q.atualizado_ate,
+        template_id: q.template_id,
+        subject_cpf: q.subject_cpf,
+        created_from: q.created_from,
+        created_until: q.created_until,
+        updated_from: q.updated_from,
+        updated_until: q.updated_until,
         cursor: q.cursor,
-        limit: q.limite,
+        limit: q.limit,
     };
     let page = as_company(&state, key, move |s, company| {
         Ok(s.list_consent_requests.execute(company, list_query)?)
     })
     .await?;
     let data = PaginaSolicitacoes {
-        itens: page
+        items: page
             .items
             .into_iter()
             .map(|r| Solicitacao::from_domain(r, mostrar_cpf, None))
             .collect(),
-        proximo_cursor: page.next_cursor,
+        next_cursor: page.next_cursor,
     };
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }

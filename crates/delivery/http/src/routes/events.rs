@@ -34,10 +34,10 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
     let list_query = EventListQuery {
-        event_type: q.tipo,
-        since: q.desde,
+        event_type: q.event_type,
+        since: q.since,
         cursor: q.cursor,
-        limit: q.limite,
+        limit: q.limit,
     };
     let page = as_company(&state, key, move |s, company| {
         Ok(s.list_events.execute(company, list_query)?)
@@ -50,7 +50,7 @@ pub async fn list(
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(ApiError::Internal)?;
     Ok(HttpResponse::Ok().json(Envelope::ok(PaginaEventos {
-        itens,
-        proximo_cursor: page.next_cursor,
+        items: itens,
+        next_cursor: page.next_cursor,
     })))
 }
