@@ -50,17 +50,14 @@ fuzz_target!(|data: &[u8]| {
         };
         match draft.validate(variant, now) {
             Ok(valid) => {
-                assert!(!valid.caso_de_uso_id_template.trim().is_empty());
-                assert_eq!(
-                    valid.caso_de_uso_id_template,
-                    valid.caso_de_uso_id_template.trim()
-                );
-                assert!(Cpf::parse(valid.cpf_titular.as_str()).is_ok());
-                if let Some(cnpj) = &valid.cnpj_anuente {
+                assert!(!valid.template_id.trim().is_empty());
+                assert_eq!(valid.template_id, valid.template_id.trim());
+                assert!(Cpf::parse(valid.subject_cpf.as_str()).is_ok());
+                if let Some(cnpj) = &valid.consenting_cnpj {
                     assert!(Cnpj::parse(cnpj.as_str()).is_ok());
                 }
-                assert!(valid.data_expiracao_consentimento > now);
-                assert_eq!(valid.resposta.is_some(), variant == CreationVariant::Active);
+                assert!(valid.consent_expires_at > now);
+                assert_eq!(valid.answer.is_some(), variant == CreationVariant::Active);
             }
             Err(errors) => assert!(!errors.fields().is_empty()),
         }

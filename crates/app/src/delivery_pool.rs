@@ -132,7 +132,7 @@ fn dispatch(
                     in_flight
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .take(delivery.empresa_id);
+                        .take(delivery.company_id);
                     crate::wiring::metrics().webhook_in_flight(1);
                     if !hand_over(delivery) {
                         return;
@@ -182,7 +182,7 @@ fn sender(
         in_flight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .release(delivery.empresa_id);
+            .release(delivery.company_id);
         metrics.webhook_in_flight(-1);
     }
 }

@@ -46,8 +46,7 @@ pub use consent_requests::export_subject::{
 pub use consent_requests::get::{GetConsentError, GetConsentRequest};
 pub use consent_requests::hash::{canonical_content, consent_hash};
 pub use consent_requests::list::{
-    ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMITE,
-    MAX_LIMITE,
+    ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMIT, MAX_LIMIT,
 };
 pub use consent_requests::poll_statuses::{PollConsentStatuses, PollError, PollReport};
 pub use consent_requests::reconcile_creations::{
@@ -62,11 +61,11 @@ pub use use_cases::list::ListUseCases;
 pub use use_cases::sync::{SyncError, SyncUseCases};
 pub use use_cases::sync_all_companies::{SyncAllCompanies, SyncAllReport};
 pub use webhooks::deliver::{
-    check_encryption_key, generic_erro, AttemptResult, DeliverWebhooks, DeliveryReport,
+    check_encryption_key, generic_error, AttemptResult, DeliverWebhooks, DeliveryReport,
     KeyCheckError,
 };
 pub use webhooks::deliveries::{
-    DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMITE, DELIVERY_LOG_MAX_LIMITE,
+    DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT,
 };
 pub use webhooks::events::{EventListQuery, EventPage, ListEvents, ListEventsError};
 pub use webhooks::signing::{

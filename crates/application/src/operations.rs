@@ -222,8 +222,8 @@ pub fn outcome<T>(result: &Result<T, PgccError>) -> &'static str {
 }
 
 impl PgccGateway for ObservedPgcc {
-    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
-        self.observe("list_use_cases", || self.inner.list_use_cases(cnpj_empresa))
+    fn list_use_cases(&self, company_cnpj: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
+        self.observe("list_use_cases", || self.inner.list_use_cases(company_cnpj))
     }
 
     fn create_consent_request(
@@ -247,12 +247,12 @@ impl PgccGateway for ObservedPgcc {
 
     fn find_by_external_reference(
         &self,
-        cnpj_empresa: &Cnpj,
+        company_cnpj: &Cnpj,
         referencia_externa: Uuid,
     ) -> Result<Option<PgccConsentCreated>, PgccError> {
         self.observe("find_by_external_reference", || {
             self.inner
-                .find_by_external_reference(cnpj_empresa, referencia_externa)
+                .find_by_external_reference(company_cnpj, referencia_externa)
         })
     }
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use domain::{
-    ActiveAnswer, Cnpj, Company, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
-    ModalidadeAcesso, TipoTitular, ValidConsentRequest,
+    AccessMode, ActiveAnswer, Cnpj, Company, CompanyId, ConsentRequest, ConsentStatus, Cpf,
+    CreationVariant, SubjectType, ValidConsentRequest,
 };
 use ports::{Clock, MockClock};
 use uuid::Uuid;
@@ -32,38 +32,38 @@ pub const VALID_CPF: &str = "52998224725";
 pub fn company() -> Company {
     Company {
         id: CompanyId(Uuid::from_u128(0x0e4a_0000_0000_4000_8000_0000_0000_0001)),
-        nome: "Empresa Exemplo Ltda".to_owned(),
+        name: "Empresa Exemplo Ltda".to_owned(),
         cnpj: Cnpj::parse(VALID_CNPJ).unwrap(),
-        criado_em: now(),
+        created_at: now(),
     }
 }
 
 /// A request of [`company`] for [`VALID_CPF`] and template `tpl-credito`, created a day before
 /// [`now`], expiring a year after it, stored with `status` and its hash.
 pub fn consent_request(id: Uuid, status: ConsentStatus) -> ConsentRequest {
-    let criado_em = now() - Duration::days(1);
+    let created_at = now() - Duration::days(1);
     let mut request = ConsentRequest {
         id,
-        empresa_id: company().id,
-        dados: ValidConsentRequest {
+        company_id: company().id,
+        content: ValidConsentRequest {
             variant: CreationVariant::Active,
-            caso_de_uso_id_template: "tpl-credito".to_owned(),
-            cpf_titular: Cpf::parse(VALID_CPF).unwrap(),
-            modalidade_acesso: ModalidadeAcesso::Direto,
-            tipo_titular: TipoTitular::PessoaFisica,
-            data_expiracao_consentimento: now() + Duration::days(365),
-            resposta: Some(ActiveAnswer {
-                data_titular_respondeu_consentimento: criado_em - Duration::hours(1),
-                prova_coleta: "aceite eletrônico registrado".to_owned(),
+            template_id: "tpl-credito".to_owned(),
+            subject_cpf: Cpf::parse(VALID_CPF).unwrap(),
+            access_mode: AccessMode::Direct,
+            subject_type: SubjectType::NaturalPerson,
+            consent_expires_at: now() + Duration::days(365),
+            answer: Some(ActiveAnswer {
+                subject_answered_at: created_at - Duration::hours(1),
+                proof_of_collection: "aceite eletrônico registrado".to_owned(),
             }),
-            cnpj_anuente: None,
+            consenting_cnpj: None,
         },
         status,
         pgcc_id: format!("pgcc-{}", id.simple()),
         hash: String::new(),
         hash_salt: "00112233445566778899aabbccddeeff".into(),
-        criado_em,
-        atualizado_em: criado_em,
+        created_at,
+        updated_at: created_at,
     };
     request.hash = consent_hash(&request);
     request

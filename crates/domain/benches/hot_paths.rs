@@ -51,12 +51,12 @@ fn cnpj(c: &mut Criterion) {
 #[serde(rename_all = "camelCase")]
 struct UseCaseWire {
     id: Uuid,
-    empresa_id: Uuid,
-    vinculo_id: Option<Uuid>,
-    titulo: String,
+    company_id: Uuid,
+    link_id: Option<Uuid>,
+    title: String,
     pgcc_provider_template_id: Option<String>,
-    data_inclusao: DateTime<Utc>,
-    data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+    added_at: DateTime<Utc>,
+    last_synced_at: Option<DateTime<Utc>>,
 }
 
 fn use_cases(n: usize) -> Vec<UseCaseWire> {
@@ -65,12 +65,12 @@ fn use_cases(n: usize) -> Vec<UseCaseWire> {
     (0..n)
         .map(|i| UseCaseWire {
             id: Uuid::from_u128(0x2000 + i as u128),
-            empresa_id: company,
-            vinculo_id: Some(Uuid::from_u128(0x3000 + (i % 4) as u128)),
-            titulo: format!("Caso de uso número {i:03} — análise de crédito"),
+            company_id: company,
+            link_id: Some(Uuid::from_u128(0x3000 + (i % 4) as u128)),
+            title: format!("Caso de uso número {i:03} — análise de crédito"),
             pgcc_provider_template_id: Some(format!("tpl-bench-{i:03}")),
-            data_inclusao: at,
-            data_ultima_sincronizacao_pgcc: Some(at),
+            added_at: at,
+            last_synced_at: Some(at),
         })
         .collect()
 }

@@ -25,11 +25,11 @@ pub struct Company {
     /// Its id, which scopes all of its data.
     pub id: CompanyId,
     /// Its name (`nome`), as registered by the operator.
-    pub nome: String,
+    pub name: String,
     /// Its tax identifier.
     pub cnpj: Cnpj,
     /// When it was registered.
-    pub criado_em: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
 }
 
 #[cfg(test)]

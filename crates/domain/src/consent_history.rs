@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::{ConsentStatus, Motivo};
+use crate::{ConsentStatus, Reason};
 
 /// Why a status changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -10,25 +10,25 @@ pub enum TransitionCause {
     /// Reported by the PGCC: the subject answered or revoked there.
     Pgcc,
     /// Done by the company through this API (creation, revocation).
-    Empresa,
+    Company,
     /// The expiry date passed.
-    Expiracao,
+    Expiry,
 }
 
 impl TransitionCause {
     /// Every cause.
     pub const ALL: [TransitionCause; 3] = [
         TransitionCause::Pgcc,
-        TransitionCause::Empresa,
-        TransitionCause::Expiracao,
+        TransitionCause::Company,
+        TransitionCause::Expiry,
     ];
 
     /// The wire and database name: `pgcc`, `empresa`, `expiracao`.
     pub fn as_str(self) -> &'static str {
         match self {
             TransitionCause::Pgcc => "pgcc",
-            TransitionCause::Empresa => "empresa",
-            TransitionCause::Expiracao => "expiracao",
+            TransitionCause::Company => "empresa",
+            TransitionCause::Expiry => "expiracao",
         }
     }
 
@@ -44,16 +44,16 @@ impl TransitionCause {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusChange {
     /// The status before (`de`); `None` for the creation.
-    pub de: Option<ConsentStatus>,
+    pub from: Option<ConsentStatus>,
     /// The status after (`para`).
-    pub para: ConsentStatus,
+    pub to: ConsentStatus,
     /// When the change happened (`em`).
-    pub em: DateTime<Utc>,
+    pub at: DateTime<Utc>,
     /// Why it happened (`causa`).
-    pub causa: TransitionCause,
+    pub cause: TransitionCause,
     /// The reason given (`motivo`): by the company with its revocation, or by the subject on the
     /// PGCC, when the PGCC reports one.
-    pub motivo: Option<Motivo>,
+    pub reason: Option<Reason>,
 }
 
 impl std::fmt::Display for TransitionCause {
@@ -96,6 +96,6 @@ mod tests {
 
     #[test]
     fn display_writes_the_wire_name() {
-        assert_eq!(TransitionCause::Expiracao.to_string(), "expiracao");
+        assert_eq!(TransitionCause::Expiry.to_string(), "expiracao");
     }
 }

@@ -17,27 +17,27 @@ pub enum CreationVariant {
 
 /// The access modality (`modalidadeAcesso`). `Indireto` requires `cnpjAnuente`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ModalidadeAcesso {
+pub enum AccessMode {
     /// `Direto`: no consenting company; `cnpjAnuente` is optional.
-    Direto,
+    Direct,
     /// `Indireto`: access through a consenting company, whose CNPJ (`cnpjAnuente`) is required.
-    Indireto,
+    Indirect,
 }
 
-impl ModalidadeAcesso {
+impl AccessMode {
     /// The wire name: `"Direto"` or `"Indireto"`.
     pub fn as_str(self) -> &'static str {
         match self {
-            ModalidadeAcesso::Direto => "Direto",
-            ModalidadeAcesso::Indireto => "Indireto",
+            AccessMode::Direct => "Direto",
+            AccessMode::Indirect => "Indireto",
         }
     }
 
     /// The wire name, exact spelling only (`"Direto"`, `"Indireto"`).
-    pub fn parse(raw: &str) -> Option<ModalidadeAcesso> {
+    pub fn parse(raw: &str) -> Option<AccessMode> {
         match raw {
-            "Direto" => Some(ModalidadeAcesso::Direto),
-            "Indireto" => Some(ModalidadeAcesso::Indireto),
+            "Direto" => Some(AccessMode::Direct),
+            "Indireto" => Some(AccessMode::Indirect),
             _ => None,
         }
     }
@@ -45,20 +45,20 @@ impl ModalidadeAcesso {
 
 /// The kind of data subject (`tipoTitular`): only natural persons.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TipoTitular {
+pub enum SubjectType {
     /// `PessoaFisica`: a natural person, identified by a CPF.
-    PessoaFisica,
+    NaturalPerson,
 }
 
-impl TipoTitular {
+impl SubjectType {
     /// The wire name: `"PessoaFisica"`.
     pub fn as_str(self) -> &'static str {
         "PessoaFisica"
     }
 
     /// The wire name, exact spelling only (`"PessoaFisica"`).
-    pub fn parse(raw: &str) -> Option<TipoTitular> {
-        (raw == "PessoaFisica").then_some(TipoTitular::PessoaFisica)
+    pub fn parse(raw: &str) -> Option<SubjectType> {
+        (raw == "PessoaFisica").then_some(SubjectType::NaturalPerson)
     }
 }
 
@@ -70,30 +70,30 @@ impl TipoTitular {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConsentRequestDraft {
     /// `casoDeUsoIdTemplate`: the PGCC template id of one of the company's use cases.
-    pub caso_de_uso_id_template: Option<String>,
+    pub template_id: Option<String>,
     /// `cpfTitular`: the data subject's CPF, formatted or digits only.
-    pub cpf_titular: Option<String>,
+    pub subject_cpf: Option<String>,
     /// `modalidadeAcesso`: `Direto` or `Indireto`, as text.
-    pub modalidade_acesso: Option<String>,
+    pub access_mode: Option<String>,
     /// `tipoTitular`: `PessoaFisica`, as text.
-    pub tipo_titular: Option<String>,
+    pub subject_type: Option<String>,
     /// `dataExpiracaoConsentimento`: when the consent stops holding.
-    pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    pub consent_expires_at: Option<DateTime<Utc>>,
     /// `dataTitularRespondeuConsentimento`: when the subject answered (active requests only).
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    pub subject_answered_at: Option<DateTime<Utc>>,
     /// `provaColeta`: the proof that the subject consented (active requests only).
-    pub prova_coleta: Option<String>,
+    pub proof_of_collection: Option<String>,
     /// `cnpjAnuente`: the consenting company's CNPJ (required for `Indireto`).
-    pub cnpj_anuente: Option<String>,
+    pub consenting_cnpj: Option<String>,
 }
 
 /// The subject's answer, present only on requests created active.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ActiveAnswer {
     /// When the subject answered; before the request's expiry and not in the future.
-    pub data_titular_respondeu_consentimento: DateTime<Utc>,
+    pub subject_answered_at: DateTime<Utc>,
     /// Proof of consent: personal data, never logged.
-    pub prova_coleta: String,
+    pub proof_of_collection: String,
 }
 
 impl std::fmt::Debug for ActiveAnswer {
@@ -101,7 +101,7 @@ impl std::fmt::Debug for ActiveAnswer {
         f.debug_struct("ActiveAnswer")
             .field(
                 "data_titular_respondeu_consentimento",
-                &self.data_titular_respondeu_consentimento,
+                &self.subject_answered_at,
             )
             .field("prova_coleta", &"<redacted>")
             .finish()
@@ -116,39 +116,39 @@ pub struct ValidConsentRequest {
     /// Which creation endpoint it came through.
     pub variant: CreationVariant,
     /// `casoDeUsoIdTemplate`, trimmed.
-    pub caso_de_uso_id_template: String,
+    pub template_id: String,
     /// `cpfTitular`, checked and normalized.
-    pub cpf_titular: Cpf,
+    pub subject_cpf: Cpf,
     /// `modalidadeAcesso`.
-    pub modalidade_acesso: ModalidadeAcesso,
+    pub access_mode: AccessMode,
     /// `tipoTitular`.
-    pub tipo_titular: TipoTitular,
+    pub subject_type: SubjectType,
     /// `dataExpiracaoConsentimento`; after the instant of validation.
-    pub data_expiracao_consentimento: DateTime<Utc>,
+    pub consent_expires_at: DateTime<Utc>,
     /// `Some` exactly when `variant` is `Active`.
-    pub resposta: Option<ActiveAnswer>,
+    pub answer: Option<ActiveAnswer>,
     /// `cnpjAnuente`, checked and normalized; always `Some` for `Indireto`.
-    pub cnpj_anuente: Option<Cnpj>,
+    pub consenting_cnpj: Option<Cnpj>,
 }
 
 impl ConsentRequestDraft {
     /// Checks every rule of `variant` at instant `now` and reports all broken ones, each under
     /// the JSON name of its field:
     /// - required (both variants): casoDeUsoIdTemplate (non-blank, at most
-    ///   [`MAX_CASO_DE_USO_ID_TEMPLATE`] characters once trimmed, no U+0000), cpfTitular (valid CPF),
+    ///   [`MAX_TEMPLATE_ID`] characters once trimmed, no U+0000), cpfTitular (valid CPF),
     ///   modalidadeAcesso (`Direto` | `Indireto`, exact spelling), tipoTitular (`PessoaFisica`
     ///   only), dataExpiracaoConsentimento (strictly after `now`);
     /// - cnpjAnuente: required and valid for `Indireto`; when given for `Direto`, must be valid
     ///   (a blank string counts as absent);
     /// - active: dataTitularRespondeuConsentimento required, not after `now`, strictly before the
-    ///   expiry; provaColeta required and non-blank (at most [`MAX_PROVA_COLETA`] characters, no
+    ///   expiry; provaColeta required and non-blank (at most [`MAX_PROOF_OF_COLLECTION`] characters, no
     ///   U+0000);
     /// - pending: dataTitularRespondeuConsentimento and provaColeta must be absent (`None`; an
     ///   empty string is still present).
     ///
     /// Each field is reported at most once (its first broken rule), in the order above; no
     /// message quotes the submitted value. On success the template is trimmed, the CPF and CNPJ
-    /// are normalized, and `resposta` is `Some` exactly for [`CreationVariant::Active`].
+    /// are normalized, and `answer` is `Some` exactly for [`CreationVariant::Active`].
     pub fn validate(
         self,
         variant: CreationVariant,
@@ -156,139 +156,126 @@ impl ConsentRequestDraft {
     ) -> Result<ValidConsentRequest, ValidationErrors> {
         let mut errors = ValidationErrors::default();
 
-        let template = match non_blank(self.caso_de_uso_id_template.as_deref()).map(str::trim) {
-            None => reject(
-                &mut errors,
-                campo::CASO_DE_USO_ID_TEMPLATE,
-                msg::OBRIGATORIO,
-            ),
-            Some(t) if t.chars().count() > MAX_CASO_DE_USO_ID_TEMPLATE => reject(
-                &mut errors,
-                campo::CASO_DE_USO_ID_TEMPLATE,
-                msg::TEMPLATE_LONGO,
-            ),
-            Some(t) if t.contains('\0') => reject(
-                &mut errors,
-                campo::CASO_DE_USO_ID_TEMPLATE,
-                NUL_CHARACTER_MESSAGE,
-            ),
+        let template = match non_blank(self.template_id.as_deref()).map(str::trim) {
+            None => reject(&mut errors, field::TEMPLATE_ID, msg::REQUIRED),
+            Some(t) if t.chars().count() > MAX_TEMPLATE_ID => {
+                reject(&mut errors, field::TEMPLATE_ID, msg::TEMPLATE_TOO_LONG)
+            }
+            Some(t) if t.contains('\0') => {
+                reject(&mut errors, field::TEMPLATE_ID, NUL_CHARACTER_MESSAGE)
+            }
             Some(t) => Some(t.to_owned()),
         };
 
-        let cpf = match non_blank(self.cpf_titular.as_deref()) {
-            None => reject(&mut errors, campo::CPF_TITULAR, msg::OBRIGATORIO),
+        let cpf = match non_blank(self.subject_cpf.as_deref()) {
+            None => reject(&mut errors, field::SUBJECT_CPF, msg::REQUIRED),
             Some(raw) => Cpf::parse(raw)
-                .map_err(|e| errors.push(campo::CPF_TITULAR, e.to_string()))
+                .map_err(|e| errors.push(field::SUBJECT_CPF, e.to_string()))
                 .ok(),
         };
 
-        let modalidade = match non_blank(self.modalidade_acesso.as_deref()) {
-            None => reject(&mut errors, campo::MODALIDADE_ACESSO, msg::OBRIGATORIO),
-            Some(raw) => ModalidadeAcesso::parse(raw).or_else(|| {
-                reject(
-                    &mut errors,
-                    campo::MODALIDADE_ACESSO,
-                    msg::MODALIDADE_INVALIDA,
-                )
-            }),
+        let access_mode = match non_blank(self.access_mode.as_deref()) {
+            None => reject(&mut errors, field::ACCESS_MODE, msg::REQUIRED),
+            Some(raw) => AccessMode::parse(raw)
+                .or_else(|| reject(&mut errors, field::ACCESS_MODE, msg::INVALID_ACCESS_MODE)),
         };
 
-        let tipo = match non_blank(self.tipo_titular.as_deref()) {
-            None => reject(&mut errors, campo::TIPO_TITULAR, msg::OBRIGATORIO),
-            Some(raw) => TipoTitular::parse(raw)
-                .or_else(|| reject(&mut errors, campo::TIPO_TITULAR, msg::TIPO_TITULAR_INVALIDO)),
+        let event_type = match non_blank(self.subject_type.as_deref()) {
+            None => reject(&mut errors, field::SUBJECT_TYPE, msg::REQUIRED),
+            Some(raw) => SubjectType::parse(raw)
+                .or_else(|| reject(&mut errors, field::SUBJECT_TYPE, msg::INVALID_SUBJECT_TYPE)),
         };
 
-        let expiracao = match self.data_expiracao_consentimento {
-            None => reject(&mut errors, campo::DATA_EXPIRACAO, msg::OBRIGATORIO),
-            Some(exp) if exp <= now => {
-                reject(&mut errors, campo::DATA_EXPIRACAO, msg::EXPIRACAO_PASSADA)
-            }
+        let expiry = match self.consent_expires_at {
+            None => reject(&mut errors, field::CONSENT_EXPIRES_AT, msg::REQUIRED),
+            Some(exp) if exp <= now => reject(
+                &mut errors,
+                field::CONSENT_EXPIRES_AT,
+                msg::EXPIRY_IN_THE_PAST,
+            ),
             Some(exp) => Some(exp),
         };
 
         // `Some(answer)` when the answer rules of the variant hold: `Some(Some(_))` for active,
         // `Some(None)` for pending.
-        let resposta = match variant {
+        let answer = match variant {
             CreationVariant::Active => {
-                let respondeu = match self.data_titular_respondeu_consentimento {
-                    None => reject(&mut errors, campo::DATA_RESPOSTA, msg::OBRIGATORIO),
-                    Some(r) if r > now => {
-                        reject(&mut errors, campo::DATA_RESPOSTA, msg::RESPOSTA_FUTURA)
-                    }
-                    Some(r)
-                        if self
-                            .data_expiracao_consentimento
-                            .is_some_and(|exp| r >= exp) =>
-                    {
-                        reject(
-                            &mut errors,
-                            campo::DATA_RESPOSTA,
-                            msg::RESPOSTA_APOS_EXPIRACAO,
-                        )
-                    }
+                let answered_at = match self.subject_answered_at {
+                    None => reject(&mut errors, field::SUBJECT_ANSWERED_AT, msg::REQUIRED),
+                    Some(r) if r > now => reject(
+                        &mut errors,
+                        field::SUBJECT_ANSWERED_AT,
+                        msg::ANSWER_IN_THE_FUTURE,
+                    ),
+                    Some(r) if self.consent_expires_at.is_some_and(|exp| r >= exp) => reject(
+                        &mut errors,
+                        field::SUBJECT_ANSWERED_AT,
+                        msg::ANSWER_AFTER_EXPIRY,
+                    ),
                     Some(r) => Some(r),
                 };
-                let prova = match self.prova_coleta {
-                    None => reject(&mut errors, campo::PROVA_COLETA, msg::OBRIGATORIO),
+                let proof = match self.proof_of_collection {
+                    None => reject(&mut errors, field::PROOF_OF_COLLECTION, msg::REQUIRED),
                     Some(p) if p.trim().is_empty() => {
-                        reject(&mut errors, campo::PROVA_COLETA, msg::OBRIGATORIO)
+                        reject(&mut errors, field::PROOF_OF_COLLECTION, msg::REQUIRED)
                     }
-                    Some(p) if p.chars().count() > MAX_PROVA_COLETA => {
-                        reject(&mut errors, campo::PROVA_COLETA, msg::PROVA_LONGA)
+                    Some(p) if p.chars().count() > MAX_PROOF_OF_COLLECTION => {
+                        reject(&mut errors, field::PROOF_OF_COLLECTION, msg::PROOF_TOO_LONG)
                     }
-                    Some(p) if p.contains('\0') => {
-                        reject(&mut errors, campo::PROVA_COLETA, NUL_CHARACTER_MESSAGE)
-                    }
+                    Some(p) if p.contains('\0') => reject(
+                        &mut errors,
+                        field::PROOF_OF_COLLECTION,
+                        NUL_CHARACTER_MESSAGE,
+                    ),
                     Some(p) => Some(p),
                 };
-                respondeu.zip(prova).map(|(data, prova_coleta)| {
+                answered_at.zip(proof).map(|(data, proof_of_collection)| {
                     Some(ActiveAnswer {
-                        data_titular_respondeu_consentimento: data,
-                        prova_coleta,
+                        subject_answered_at: data,
+                        proof_of_collection,
                     })
                 })
             }
             CreationVariant::Pending => {
-                if self.data_titular_respondeu_consentimento.is_some() {
-                    errors.push(campo::DATA_RESPOSTA, msg::NAO_ACEITO_EM_PENDENTE);
+                if self.subject_answered_at.is_some() {
+                    errors.push(field::SUBJECT_ANSWERED_AT, msg::NOT_ACCEPTED_WHEN_PENDING);
                 }
-                if self.prova_coleta.is_some() {
-                    errors.push(campo::PROVA_COLETA, msg::NAO_ACEITO_EM_PENDENTE);
+                if self.proof_of_collection.is_some() {
+                    errors.push(field::PROOF_OF_COLLECTION, msg::NOT_ACCEPTED_WHEN_PENDING);
                 }
                 Some(None)
             }
         };
 
-        let cnpj = match non_blank(self.cnpj_anuente.as_deref()) {
-            None if modalidade == Some(ModalidadeAcesso::Indireto) => reject(
+        let cnpj = match non_blank(self.consenting_cnpj.as_deref()) {
+            None if access_mode == Some(AccessMode::Indirect) => reject(
                 &mut errors,
-                campo::CNPJ_ANUENTE,
-                msg::CNPJ_OBRIGATORIO_INDIRETO,
+                field::CONSENTING_CNPJ,
+                msg::CNPJ_REQUIRED_WHEN_INDIRECT,
             ),
             None => None,
             Some(raw) => Cnpj::parse(raw)
-                .map_err(|e| errors.push(campo::CNPJ_ANUENTE, e.to_string()))
+                .map_err(|e| errors.push(field::CONSENTING_CNPJ, e.to_string()))
                 .ok(),
         };
 
-        match (template, cpf, modalidade, tipo, expiracao, resposta) {
+        match (template, cpf, access_mode, event_type, expiry, answer) {
             (
                 Some(template),
                 Some(cpf),
-                Some(modalidade),
-                Some(tipo),
-                Some(expiracao),
-                Some(resposta),
+                Some(access_mode),
+                Some(event_type),
+                Some(expiry),
+                Some(answer),
             ) if errors.is_empty() => Ok(ValidConsentRequest {
                 variant,
-                caso_de_uso_id_template: template,
-                cpf_titular: cpf,
-                modalidade_acesso: modalidade,
-                tipo_titular: tipo,
-                data_expiracao_consentimento: expiracao,
-                resposta,
-                cnpj_anuente: cnpj,
+                template_id: template,
+                subject_cpf: cpf,
+                access_mode,
+                subject_type: event_type,
+                consent_expires_at: expiry,
+                answer,
+                consenting_cnpj: cnpj,
             }),
             _ => {
                 debug_assert!(!errors.is_empty(), "a field was rejected without an error");
@@ -303,51 +290,51 @@ impl ConsentRequestDraft {
 pub const NUL_CHARACTER_MESSAGE: &str = "o texto não pode conter o caractere nulo (U+0000)";
 
 /// Longest accepted `casoDeUsoIdTemplate`, in characters, after trimming.
-pub const MAX_CASO_DE_USO_ID_TEMPLATE: usize = 200;
+pub const MAX_TEMPLATE_ID: usize = 200;
 /// Longest accepted `provaColeta`, in characters.
-pub const MAX_PROVA_COLETA: usize = 100_000;
+pub const MAX_PROOF_OF_COLLECTION: usize = 100_000;
 
 /// The JSON names of the fields of a consent request, as reported in [`ValidationErrors`].
-pub mod campo {
+pub mod field {
     /// The use case template id.
-    pub const CASO_DE_USO_ID_TEMPLATE: &str = "casoDeUsoIdTemplate";
+    pub const TEMPLATE_ID: &str = "casoDeUsoIdTemplate";
     /// The data subject's CPF.
-    pub const CPF_TITULAR: &str = "cpfTitular";
+    pub const SUBJECT_CPF: &str = "cpfTitular";
     /// The access modality.
-    pub const MODALIDADE_ACESSO: &str = "modalidadeAcesso";
+    pub const ACCESS_MODE: &str = "modalidadeAcesso";
     /// The kind of data subject.
-    pub const TIPO_TITULAR: &str = "tipoTitular";
+    pub const SUBJECT_TYPE: &str = "tipoTitular";
     /// The expiry of the consent.
-    pub const DATA_EXPIRACAO: &str = "dataExpiracaoConsentimento";
+    pub const CONSENT_EXPIRES_AT: &str = "dataExpiracaoConsentimento";
     /// When the subject answered.
-    pub const DATA_RESPOSTA: &str = "dataTitularRespondeuConsentimento";
+    pub const SUBJECT_ANSWERED_AT: &str = "dataTitularRespondeuConsentimento";
     /// The proof of consent.
-    pub const PROVA_COLETA: &str = "provaColeta";
+    pub const PROOF_OF_COLLECTION: &str = "provaColeta";
     /// The consenting company's CNPJ.
-    pub const CNPJ_ANUENTE: &str = "cnpjAnuente";
+    pub const CONSENTING_CNPJ: &str = "cnpjAnuente";
 }
 
 /// Messages of the broken rules. None of them quotes the submitted value: a CPF, a CNPJ or a
 /// proof of consent is personal data and must never appear in an error.
 mod msg {
-    pub const OBRIGATORIO: &str = "o campo é obrigatório";
-    pub const TEMPLATE_LONGO: &str =
+    pub const REQUIRED: &str = "o campo é obrigatório";
+    pub const TEMPLATE_TOO_LONG: &str =
         "o identificador do template deve ter no máximo 200 caracteres";
-    pub const MODALIDADE_INVALIDA: &str = "a modalidade de acesso deve ser Direto ou Indireto";
-    pub const TIPO_TITULAR_INVALIDO: &str = "o tipo de titular deve ser PessoaFisica";
-    pub const EXPIRACAO_PASSADA: &str = "a data de expiração deve ser posterior ao momento atual";
-    pub const RESPOSTA_FUTURA: &str = "a data da resposta do titular não pode estar no futuro";
-    pub const RESPOSTA_APOS_EXPIRACAO: &str =
+    pub const INVALID_ACCESS_MODE: &str = "a modalidade de acesso deve ser Direto ou Indireto";
+    pub const INVALID_SUBJECT_TYPE: &str = "o tipo de titular deve ser PessoaFisica";
+    pub const EXPIRY_IN_THE_PAST: &str = "a data de expiração deve ser posterior ao momento atual";
+    pub const ANSWER_IN_THE_FUTURE: &str = "a data da resposta do titular não pode estar no futuro";
+    pub const ANSWER_AFTER_EXPIRY: &str =
         "a data da resposta do titular deve ser anterior à data de expiração";
-    pub const PROVA_LONGA: &str = "a prova de coleta deve ter no máximo 100000 caracteres";
-    pub const NAO_ACEITO_EM_PENDENTE: &str = "não é aceito em solicitação pendente";
-    pub const CNPJ_OBRIGATORIO_INDIRETO: &str =
+    pub const PROOF_TOO_LONG: &str = "a prova de coleta deve ter no máximo 100000 caracteres";
+    pub const NOT_ACCEPTED_WHEN_PENDING: &str = "não é aceito em solicitação pendente";
+    pub const CNPJ_REQUIRED_WHEN_INDIRECT: &str =
         "o CNPJ anuente é obrigatório quando a modalidade de acesso é Indireto";
 }
 
-/// Records a broken rule of `campo` and yields no value for it.
-fn reject<T>(errors: &mut ValidationErrors, campo: &str, mensagem: &str) -> Option<T> {
-    errors.push(campo, mensagem);
+/// Records a broken rule of `field` and yields no value for it.
+fn reject<T>(errors: &mut ValidationErrors, field: &str, message: &str) -> Option<T> {
+    errors.push(field, message);
     None
 }
 
@@ -363,9 +350,9 @@ pub struct ConsentRequest {
     /// Our id of the request (`id` on the wire).
     pub id: Uuid,
     /// The company that created it.
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     /// What the company submitted, validated.
-    pub dados: ValidConsentRequest,
+    pub content: ValidConsentRequest,
     /// The stored status; see [`ConsentRequest::effective_status`] for what to report.
     pub status: ConsentStatus,
     /// The PGCC's id of the request (`pgccId` on the wire).
@@ -378,9 +365,9 @@ pub struct ConsentRequest {
     /// the CPF. Shown only where the CPF is shown in full (docs/hash-consulta.md).
     pub hash_salt: String,
     /// When it was created (`criadoEm`).
-    pub criado_em: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
     /// When it last changed (`atualizadoEm`).
-    pub atualizado_em: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
 }
 
 impl ConsentRequest {
@@ -388,10 +375,10 @@ impl ConsentRequest {
     /// `now` is `expirado`, even before the expiry worker has stored it.
     pub fn effective_status(&self, now: DateTime<Utc>) -> ConsentStatus {
         match self.status {
-            ConsentStatus::Pendente | ConsentStatus::Ativo
-                if self.dados.data_expiracao_consentimento <= now =>
+            ConsentStatus::Pending | ConsentStatus::Active
+                if self.content.consent_expires_at <= now =>
             {
-                ConsentStatus::Expirado
+                ConsentStatus::Expired
             }
             stored => stored,
         }
@@ -399,7 +386,7 @@ impl ConsentRequest {
 
     /// Whether the consent holds at `now`: effectively `ativo`.
     pub fn is_valid_at(&self, now: DateTime<Utc>) -> bool {
-        self.effective_status(now) == ConsentStatus::Ativo
+        self.effective_status(now) == ConsentStatus::Active
     }
 }
 
@@ -412,7 +399,7 @@ mod tests {
 
     const CPF: &str = "123.456.789-09";
     const CNPJ: &str = "11.222.333/0001-81";
-    const PROVA: &str = "assinatura-digital-do-titular";
+    const PROOF: &str = "assinatura-digital-do-titular";
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).unwrap()
@@ -420,21 +407,21 @@ mod tests {
 
     fn active_draft() -> ConsentRequestDraft {
         ConsentRequestDraft {
-            caso_de_uso_id_template: Some("tpl-marketing".into()),
-            cpf_titular: Some(CPF.into()),
-            modalidade_acesso: Some("Direto".into()),
-            tipo_titular: Some("PessoaFisica".into()),
-            data_expiracao_consentimento: Some(now() + Duration::days(365)),
-            data_titular_respondeu_consentimento: Some(now() - Duration::hours(1)),
-            prova_coleta: Some(PROVA.into()),
-            cnpj_anuente: None,
+            template_id: Some("tpl-marketing".into()),
+            subject_cpf: Some(CPF.into()),
+            access_mode: Some("Direto".into()),
+            subject_type: Some("PessoaFisica".into()),
+            consent_expires_at: Some(now() + Duration::days(365)),
+            subject_answered_at: Some(now() - Duration::hours(1)),
+            proof_of_collection: Some(PROOF.into()),
+            consenting_cnpj: None,
         }
     }
 
     fn pending_draft() -> ConsentRequestDraft {
         ConsentRequestDraft {
-            data_titular_respondeu_consentimento: None,
-            prova_coleta: None,
+            subject_answered_at: None,
+            proof_of_collection: None,
             ..active_draft()
         }
     }
@@ -445,15 +432,15 @@ mod tests {
             .expect_err("the draft should be rejected")
     }
 
-    fn campos(errors: &ValidationErrors) -> Vec<&str> {
-        errors.fields().iter().map(|e| e.campo.as_str()).collect()
+    fn fields(errors: &ValidationErrors) -> Vec<&str> {
+        errors.fields().iter().map(|e| e.field.as_str()).collect()
     }
 
-    /// Exactly one error, on `campo`; returns its message.
-    fn only_error(draft: ConsentRequestDraft, variant: CreationVariant, campo: &str) -> String {
+    /// Exactly one error, on `field`; returns its message.
+    fn only_error(draft: ConsentRequestDraft, variant: CreationVariant, field: &str) -> String {
         let errors = errors_of(draft, variant);
-        assert_eq!(campos(&errors), [campo], "{errors:?}");
-        errors.0.into_iter().next().unwrap().mensagem
+        assert_eq!(fields(&errors), [field], "{errors:?}");
+        errors.0.into_iter().next().unwrap().message
     }
 
     fn both_variants() -> [(CreationVariant, ConsentRequestDraft); 2] {
@@ -471,22 +458,19 @@ mod tests {
             .validate(CreationVariant::Active, now())
             .unwrap();
         assert_eq!(valid.variant, CreationVariant::Active);
-        assert_eq!(valid.caso_de_uso_id_template, "tpl-marketing");
-        assert_eq!(valid.cpf_titular.as_str(), "12345678909");
-        assert_eq!(valid.modalidade_acesso, ModalidadeAcesso::Direto);
-        assert_eq!(valid.tipo_titular, TipoTitular::PessoaFisica);
+        assert_eq!(valid.template_id, "tpl-marketing");
+        assert_eq!(valid.subject_cpf.as_str(), "12345678909");
+        assert_eq!(valid.access_mode, AccessMode::Direct);
+        assert_eq!(valid.subject_type, SubjectType::NaturalPerson);
+        assert_eq!(valid.consent_expires_at, now() + Duration::days(365));
         assert_eq!(
-            valid.data_expiracao_consentimento,
-            now() + Duration::days(365)
-        );
-        assert_eq!(
-            valid.resposta,
+            valid.answer,
             Some(ActiveAnswer {
-                data_titular_respondeu_consentimento: now() - Duration::hours(1),
-                prova_coleta: PROVA.into(),
+                subject_answered_at: now() - Duration::hours(1),
+                proof_of_collection: PROOF.into(),
             })
         );
-        assert_eq!(valid.cnpj_anuente, None);
+        assert_eq!(valid.consenting_cnpj, None);
     }
 
     #[test]
@@ -495,43 +479,43 @@ mod tests {
             .validate(CreationVariant::Pending, now())
             .unwrap();
         assert_eq!(valid.variant, CreationVariant::Pending);
-        assert_eq!(valid.cpf_titular.as_str(), "12345678909");
-        assert_eq!(valid.resposta, None);
-        assert_eq!(valid.cnpj_anuente, None);
+        assert_eq!(valid.subject_cpf.as_str(), "12345678909");
+        assert_eq!(valid.answer, None);
+        assert_eq!(valid.consenting_cnpj, None);
     }
 
     #[test]
     fn template_is_trimmed() {
         let draft = ConsentRequestDraft {
-            caso_de_uso_id_template: Some("  tpl-1 \t".into()),
+            template_id: Some("  tpl-1 \t".into()),
             ..active_draft()
         };
         let valid = draft.validate(CreationVariant::Active, now()).unwrap();
-        assert_eq!(valid.caso_de_uso_id_template, "tpl-1");
+        assert_eq!(valid.template_id, "tpl-1");
     }
 
     #[test]
     fn template_of_exactly_200_characters_after_trimming_is_accepted() {
         let draft = ConsentRequestDraft {
-            caso_de_uso_id_template: Some(format!("  {}  ", "é".repeat(200))),
+            template_id: Some(format!("  {}  ", "é".repeat(200))),
             ..active_draft()
         };
         let valid = draft.validate(CreationVariant::Active, now()).unwrap();
-        assert_eq!(valid.caso_de_uso_id_template.chars().count(), 200);
+        assert_eq!(valid.template_id.chars().count(), 200);
     }
 
     #[test]
     fn indireto_with_a_valid_cnpj_anuente_is_accepted_and_normalized() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                modalidade_acesso: Some("Indireto".into()),
-                cnpj_anuente: Some("12.abc.345/01de-35".into()),
+                access_mode: Some("Indireto".into()),
+                consenting_cnpj: Some("12.abc.345/01de-35".into()),
                 ..draft
             };
             let valid = draft.validate(variant, now()).unwrap();
-            assert_eq!(valid.modalidade_acesso, ModalidadeAcesso::Indireto);
+            assert_eq!(valid.access_mode, AccessMode::Indirect);
             assert_eq!(
-                valid.cnpj_anuente.as_ref().map(Cnpj::as_str),
+                valid.consenting_cnpj.as_ref().map(Cnpj::as_str),
                 Some("12ABC34501DE35")
             );
         }
@@ -540,12 +524,12 @@ mod tests {
     #[test]
     fn direto_with_a_valid_cnpj_anuente_keeps_it() {
         let draft = ConsentRequestDraft {
-            cnpj_anuente: Some(CNPJ.into()),
+            consenting_cnpj: Some(CNPJ.into()),
             ..active_draft()
         };
         let valid = draft.validate(CreationVariant::Active, now()).unwrap();
         assert_eq!(
-            valid.cnpj_anuente.as_ref().map(Cnpj::as_str),
+            valid.consenting_cnpj.as_ref().map(Cnpj::as_str),
             Some("11222333000181")
         );
     }
@@ -554,18 +538,18 @@ mod tests {
     fn direto_with_a_blank_cnpj_anuente_treats_it_as_absent() {
         for blank in ["", "   "] {
             let draft = ConsentRequestDraft {
-                cnpj_anuente: Some(blank.into()),
+                consenting_cnpj: Some(blank.into()),
                 ..active_draft()
             };
             let valid = draft.validate(CreationVariant::Active, now()).unwrap();
-            assert_eq!(valid.cnpj_anuente, None);
+            assert_eq!(valid.consenting_cnpj, None);
         }
     }
 
     #[test]
     fn answer_given_exactly_now_is_accepted() {
         let draft = ConsentRequestDraft {
-            data_titular_respondeu_consentimento: Some(now()),
+            subject_answered_at: Some(now()),
             ..active_draft()
         };
         assert!(draft.validate(CreationVariant::Active, now()).is_ok());
@@ -574,7 +558,7 @@ mod tests {
     #[test]
     fn expiry_one_second_after_now_is_accepted() {
         let draft = ConsentRequestDraft {
-            data_expiracao_consentimento: Some(now() + Duration::seconds(1)),
+            consent_expires_at: Some(now() + Duration::seconds(1)),
             ..pending_draft()
         };
         assert!(draft.validate(CreationVariant::Pending, now()).is_ok());
@@ -583,7 +567,7 @@ mod tests {
     #[test]
     fn prova_coleta_of_exactly_100000_characters_is_accepted() {
         let draft = ConsentRequestDraft {
-            prova_coleta: Some("x".repeat(MAX_PROVA_COLETA)),
+            proof_of_collection: Some("x".repeat(MAX_PROOF_OF_COLLECTION)),
             ..active_draft()
         };
         assert!(draft.validate(CreationVariant::Active, now()).is_ok());
@@ -595,7 +579,7 @@ mod tests {
     fn missing_template_is_reported_on_caso_de_uso_id_template_only() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                caso_de_uso_id_template: None,
+                template_id: None,
                 ..draft
             };
             let message = only_error(draft, variant, "casoDeUsoIdTemplate");
@@ -607,7 +591,7 @@ mod tests {
     fn blank_template_is_reported_as_missing() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                caso_de_uso_id_template: Some(" \t ".into()),
+                template_id: Some(" \t ".into()),
                 ..draft
             };
             let message = only_error(draft, variant, "casoDeUsoIdTemplate");
@@ -618,7 +602,7 @@ mod tests {
     #[test]
     fn template_longer_than_200_characters_is_rejected() {
         let draft = ConsentRequestDraft {
-            caso_de_uso_id_template: Some("a".repeat(201)),
+            template_id: Some("a".repeat(201)),
             ..active_draft()
         };
         let message = only_error(draft, CreationVariant::Active, "casoDeUsoIdTemplate");
@@ -632,7 +616,7 @@ mod tests {
         for (variant, draft) in both_variants() {
             for cpf in [None, Some("   ".to_string())] {
                 let draft = ConsentRequestDraft {
-                    cpf_titular: cpf,
+                    subject_cpf: cpf,
                     ..draft.clone()
                 };
                 let message = only_error(draft, variant, "cpfTitular");
@@ -645,7 +629,7 @@ mod tests {
     fn cpf_with_wrong_check_digits_is_reported_with_the_cpf_error_message() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                cpf_titular: Some("123.456.789-00".into()),
+                subject_cpf: Some("123.456.789-00".into()),
                 ..draft
             };
             let message = only_error(draft, variant, "cpfTitular");
@@ -662,7 +646,7 @@ mod tests {
         ];
         for (raw, expected) in cases {
             let draft = ConsentRequestDraft {
-                cpf_titular: Some(raw.into()),
+                subject_cpf: Some(raw.into()),
                 ..active_draft()
             };
             let message = only_error(draft, CreationVariant::Active, "cpfTitular");
@@ -676,7 +660,7 @@ mod tests {
     fn missing_modalidade_is_reported_on_modalidade_acesso_only() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                modalidade_acesso: None,
+                access_mode: None,
                 ..draft
             };
             let message = only_error(draft, variant, "modalidadeAcesso");
@@ -688,7 +672,7 @@ mod tests {
     fn modalidade_other_than_exactly_direto_or_indireto_is_rejected() {
         for raw in ["direto", "INDIRETO", " Direto", "Indireto ", "Misto", "0"] {
             let draft = ConsentRequestDraft {
-                modalidade_acesso: Some(raw.into()),
+                access_mode: Some(raw.into()),
                 ..active_draft()
             };
             let message = only_error(draft, CreationVariant::Active, "modalidadeAcesso");
@@ -705,7 +689,7 @@ mod tests {
     fn missing_tipo_titular_is_reported_on_tipo_titular_only() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                tipo_titular: None,
+                subject_type: None,
                 ..draft
             };
             let message = only_error(draft, variant, "tipoTitular");
@@ -722,7 +706,7 @@ mod tests {
             "PessoaFisica ",
         ] {
             let draft = ConsentRequestDraft {
-                tipo_titular: Some(raw.into()),
+                subject_type: Some(raw.into()),
                 ..pending_draft()
             };
             let message = only_error(draft, CreationVariant::Pending, "tipoTitular");
@@ -736,7 +720,7 @@ mod tests {
     fn missing_expiry_is_reported_on_data_expiracao_consentimento_only() {
         for (variant, draft) in both_variants() {
             let draft = ConsentRequestDraft {
-                data_expiracao_consentimento: None,
+                consent_expires_at: None,
                 ..draft
             };
             let message = only_error(draft, variant, "dataExpiracaoConsentimento");
@@ -747,7 +731,7 @@ mod tests {
     #[test]
     fn expiry_equal_to_now_is_rejected() {
         let draft = ConsentRequestDraft {
-            data_expiracao_consentimento: Some(now()),
+            consent_expires_at: Some(now()),
             ..pending_draft()
         };
         let message = only_error(
@@ -764,7 +748,7 @@ mod tests {
     #[test]
     fn expiry_in_the_past_is_rejected() {
         let draft = ConsentRequestDraft {
-            data_expiracao_consentimento: Some(now() - Duration::days(1)),
+            consent_expires_at: Some(now() - Duration::days(1)),
             ..pending_draft()
         };
         only_error(
@@ -779,7 +763,7 @@ mod tests {
     #[test]
     fn active_request_without_answer_date_is_rejected() {
         let draft = ConsentRequestDraft {
-            data_titular_respondeu_consentimento: None,
+            subject_answered_at: None,
             ..active_draft()
         };
         let message = only_error(
@@ -793,7 +777,7 @@ mod tests {
     #[test]
     fn active_request_with_answer_date_in_the_future_is_rejected() {
         let draft = ConsentRequestDraft {
-            data_titular_respondeu_consentimento: Some(now() + Duration::seconds(1)),
+            subject_answered_at: Some(now() + Duration::seconds(1)),
             ..active_draft()
         };
         let message = only_error(
@@ -814,20 +798,20 @@ mod tests {
         let expiry = now() - Duration::days(2);
         for answer in [expiry, now() - Duration::days(1)] {
             let draft = ConsentRequestDraft {
-                data_expiracao_consentimento: Some(expiry),
-                data_titular_respondeu_consentimento: Some(answer),
+                consent_expires_at: Some(expiry),
+                subject_answered_at: Some(answer),
                 ..active_draft()
             };
             let errors = errors_of(draft, CreationVariant::Active);
             assert_eq!(
-                campos(&errors),
+                fields(&errors),
                 [
                     "dataExpiracaoConsentimento",
                     "dataTitularRespondeuConsentimento"
                 ]
             );
             assert_eq!(
-                errors.fields()[1].mensagem,
+                errors.fields()[1].message,
                 "a data da resposta do titular deve ser anterior à data de expiração"
             );
         }
@@ -836,8 +820,8 @@ mod tests {
     #[test]
     fn answer_date_before_an_expired_expiry_is_only_an_expiry_error() {
         let draft = ConsentRequestDraft {
-            data_expiracao_consentimento: Some(now() - Duration::days(1)),
-            data_titular_respondeu_consentimento: Some(now() - Duration::days(2)),
+            consent_expires_at: Some(now() - Duration::days(1)),
+            subject_answered_at: Some(now() - Duration::days(2)),
             ..active_draft()
         };
         only_error(draft, CreationVariant::Active, "dataExpiracaoConsentimento");
@@ -846,7 +830,7 @@ mod tests {
     #[test]
     fn pending_request_with_answer_date_is_rejected() {
         let draft = ConsentRequestDraft {
-            data_titular_respondeu_consentimento: Some(now() - Duration::hours(1)),
+            subject_answered_at: Some(now() - Duration::hours(1)),
             ..pending_draft()
         };
         let message = only_error(
@@ -861,9 +845,9 @@ mod tests {
 
     #[test]
     fn active_request_without_prova_coleta_is_rejected() {
-        for prova in [None, Some(String::new()), Some(" \n ".to_string())] {
+        for proof in [None, Some(String::new()), Some(" \n ".to_string())] {
             let draft = ConsentRequestDraft {
-                prova_coleta: prova,
+                proof_of_collection: proof,
                 ..active_draft()
             };
             let message = only_error(draft, CreationVariant::Active, "provaColeta");
@@ -874,7 +858,7 @@ mod tests {
     #[test]
     fn prova_coleta_longer_than_100000_characters_is_rejected() {
         let draft = ConsentRequestDraft {
-            prova_coleta: Some("x".repeat(MAX_PROVA_COLETA + 1)),
+            proof_of_collection: Some("x".repeat(MAX_PROOF_OF_COLLECTION + 1)),
             ..active_draft()
         };
         let message = only_error(draft, CreationVariant::Active, "provaColeta");
@@ -885,13 +869,13 @@ mod tests {
     fn a_nul_character_in_the_template_or_the_proof_is_refused_by_name() {
         // PostgreSQL text cannot hold U+0000: a 422 naming the field, not a database error
         let draft = ConsentRequestDraft {
-            caso_de_uso_id_template: Some("tpl\0".into()),
+            template_id: Some("tpl\0".into()),
             ..active_draft()
         };
         let message = only_error(draft, CreationVariant::Active, "casoDeUsoIdTemplate");
         assert_eq!(message, NUL_CHARACTER_MESSAGE);
         let draft = ConsentRequestDraft {
-            prova_coleta: Some("assinatura\0".into()),
+            proof_of_collection: Some("assinatura\0".into()),
             ..active_draft()
         };
         let message = only_error(draft, CreationVariant::Active, "provaColeta");
@@ -900,9 +884,9 @@ mod tests {
 
     #[test]
     fn pending_request_with_prova_coleta_is_rejected_even_when_blank() {
-        for prova in [PROVA, ""] {
+        for proof in [PROOF, ""] {
             let draft = ConsentRequestDraft {
-                prova_coleta: Some(prova.into()),
+                proof_of_collection: Some(proof.into()),
                 ..pending_draft()
             };
             let message = only_error(draft, CreationVariant::Pending, "provaColeta");
@@ -917,8 +901,8 @@ mod tests {
         for (variant, draft) in both_variants() {
             for cnpj in [None, Some(String::new()), Some("  ".to_string())] {
                 let draft = ConsentRequestDraft {
-                    modalidade_acesso: Some("Indireto".into()),
-                    cnpj_anuente: cnpj,
+                    access_mode: Some("Indireto".into()),
+                    consenting_cnpj: cnpj,
                     ..draft.clone()
                 };
                 let message = only_error(draft, variant, "cnpjAnuente");
@@ -933,8 +917,8 @@ mod tests {
     #[test]
     fn indireto_with_an_invalid_cnpj_anuente_uses_the_cnpj_error_message() {
         let draft = ConsentRequestDraft {
-            modalidade_acesso: Some("Indireto".into()),
-            cnpj_anuente: Some("11.222.333/0001-82".into()),
+            access_mode: Some("Indireto".into()),
+            consenting_cnpj: Some("11.222.333/0001-82".into()),
             ..active_draft()
         };
         let message = only_error(draft, CreationVariant::Active, "cnpjAnuente");
@@ -950,7 +934,7 @@ mod tests {
             ("12.ABC.345/01DE-36", CnpjError::CheckDigits),
         ] {
             let draft = ConsentRequestDraft {
-                cnpj_anuente: Some(raw.into()),
+                consenting_cnpj: Some(raw.into()),
                 ..pending_draft()
             };
             let message = only_error(draft, CreationVariant::Pending, "cnpjAnuente");
@@ -961,8 +945,8 @@ mod tests {
     #[test]
     fn invalid_modalidade_does_not_also_require_cnpj_anuente() {
         let draft = ConsentRequestDraft {
-            modalidade_acesso: Some("indireto".into()),
-            cnpj_anuente: None,
+            access_mode: Some("indireto".into()),
+            consenting_cnpj: None,
             ..active_draft()
         };
         only_error(draft, CreationVariant::Active, "modalidadeAcesso");
@@ -974,7 +958,7 @@ mod tests {
     fn empty_active_draft_reports_every_required_field_in_order() {
         let errors = errors_of(ConsentRequestDraft::default(), CreationVariant::Active);
         assert_eq!(
-            campos(&errors),
+            fields(&errors),
             [
                 "casoDeUsoIdTemplate",
                 "cpfTitular",
@@ -991,7 +975,7 @@ mod tests {
     fn empty_pending_draft_reports_the_five_common_required_fields() {
         let errors = errors_of(ConsentRequestDraft::default(), CreationVariant::Pending);
         assert_eq!(
-            campos(&errors),
+            fields(&errors),
             [
                 "casoDeUsoIdTemplate",
                 "cpfTitular",
@@ -1005,17 +989,17 @@ mod tests {
     #[test]
     fn several_broken_rules_are_reported_together() {
         let draft = ConsentRequestDraft {
-            cpf_titular: Some("111.111.111-11".into()),
-            modalidade_acesso: Some("Indireto".into()),
-            data_expiracao_consentimento: Some(now() - Duration::days(1)),
-            data_titular_respondeu_consentimento: Some(now() - Duration::hours(1)),
-            prova_coleta: Some(PROVA.into()),
-            cnpj_anuente: None,
+            subject_cpf: Some("111.111.111-11".into()),
+            access_mode: Some("Indireto".into()),
+            consent_expires_at: Some(now() - Duration::days(1)),
+            subject_answered_at: Some(now() - Duration::hours(1)),
+            proof_of_collection: Some(PROOF.into()),
+            consenting_cnpj: None,
             ..pending_draft()
         };
         let errors = errors_of(draft, CreationVariant::Pending);
         assert_eq!(
-            campos(&errors),
+            fields(&errors),
             [
                 "cpfTitular",
                 "dataExpiracaoConsentimento",
@@ -1030,13 +1014,13 @@ mod tests {
     #[test]
     fn each_field_is_reported_at_most_once() {
         let draft = ConsentRequestDraft {
-            data_expiracao_consentimento: Some(now() - Duration::days(1)),
-            data_titular_respondeu_consentimento: Some(now() + Duration::days(1)),
+            consent_expires_at: Some(now() - Duration::days(1)),
+            subject_answered_at: Some(now() + Duration::days(1)),
             ..active_draft()
         };
         let errors = errors_of(draft, CreationVariant::Active);
         assert_eq!(
-            campos(&errors),
+            fields(&errors),
             [
                 "dataExpiracaoConsentimento",
                 "dataTitularRespondeuConsentimento"
@@ -1050,16 +1034,16 @@ mod tests {
     fn error_messages_never_contain_the_submitted_personal_data() {
         let cpf = "529.982.247-26";
         let cnpj = "11.222.333/0001-82";
-        let prova = format!("prova-secreta-{}", "y".repeat(MAX_PROVA_COLETA));
+        let proof = format!("prova-secreta-{}", "y".repeat(MAX_PROOF_OF_COLLECTION));
         let draft = ConsentRequestDraft {
-            cpf_titular: Some(cpf.into()),
-            cnpj_anuente: Some(cnpj.into()),
-            prova_coleta: Some(prova),
+            subject_cpf: Some(cpf.into()),
+            consenting_cnpj: Some(cnpj.into()),
+            proof_of_collection: Some(proof),
             ..active_draft()
         };
         let errors = errors_of(draft, CreationVariant::Active);
         assert_eq!(
-            campos(&errors),
+            fields(&errors),
             ["cpfTitular", "provaColeta", "cnpjAnuente"]
         );
         let rendered = format!("{errors:?} {errors}");
@@ -1075,7 +1059,7 @@ mod tests {
             .unwrap();
         let debug = format!("{valid:?}");
         assert!(!debug.contains("12345678909"), "{debug}");
-        assert!(!debug.contains(PROVA), "{debug}");
+        assert!(!debug.contains(PROOF), "{debug}");
         assert!(debug.contains("***.456.789-**"), "{debug}");
     }
 
@@ -1083,17 +1067,17 @@ mod tests {
 
     #[test]
     fn modalidade_parse_round_trips_with_as_str() {
-        for m in [ModalidadeAcesso::Direto, ModalidadeAcesso::Indireto] {
-            assert_eq!(ModalidadeAcesso::parse(m.as_str()), Some(m));
+        for m in [AccessMode::Direct, AccessMode::Indirect] {
+            assert_eq!(AccessMode::parse(m.as_str()), Some(m));
         }
-        assert_eq!(ModalidadeAcesso::parse("direto"), None);
+        assert_eq!(AccessMode::parse("direto"), None);
     }
 
     #[test]
     fn tipo_titular_parse_round_trips_with_as_str() {
-        let t = TipoTitular::PessoaFisica;
-        assert_eq!(TipoTitular::parse(t.as_str()), Some(t));
-        assert_eq!(TipoTitular::parse("PessoaJuridica"), None);
+        let t = SubjectType::NaturalPerson;
+        assert_eq!(SubjectType::parse(t.as_str()), Some(t));
+        assert_eq!(SubjectType::parse("PessoaJuridica"), None);
     }
 
     // --- effective status ---
@@ -1101,21 +1085,21 @@ mod tests {
     fn stored(status: ConsentStatus) -> ConsentRequest {
         ConsentRequest {
             id: Uuid::from_u128(1),
-            empresa_id: CompanyId(Uuid::from_u128(2)),
-            dados: active_draft()
+            company_id: CompanyId(Uuid::from_u128(2)),
+            content: active_draft()
                 .validate(CreationVariant::Active, now())
                 .unwrap(),
             status,
             pgcc_id: "pgcc-1".into(),
             hash: "0".repeat(64),
             hash_salt: "00112233445566778899aabbccddeeff".into(),
-            criado_em: now(),
-            atualizado_em: now(),
+            created_at: now(),
+            updated_at: now(),
         }
     }
 
     fn expiry_of(request: &ConsentRequest) -> DateTime<Utc> {
-        request.dados.data_expiracao_consentimento
+        request.content.consent_expires_at
     }
 
     #[test]
@@ -1130,11 +1114,11 @@ mod tests {
 
     #[test]
     fn a_pending_or_active_request_is_expired_at_the_very_instant_of_its_expiry() {
-        for status in [ConsentStatus::Pendente, ConsentStatus::Ativo] {
+        for status in [ConsentStatus::Pending, ConsentStatus::Active] {
             let request = stored(status);
             assert_eq!(
                 request.effective_status(expiry_of(&request)),
-                ConsentStatus::Expirado,
+                ConsentStatus::Expired,
                 "{status:?}"
             );
         }
@@ -1142,12 +1126,12 @@ mod tests {
 
     #[test]
     fn a_pending_or_active_request_is_expired_after_its_expiry() {
-        for status in [ConsentStatus::Pendente, ConsentStatus::Ativo] {
+        for status in [ConsentStatus::Pending, ConsentStatus::Active] {
             let request = stored(status);
             let later = expiry_of(&request) + Duration::days(30);
             assert_eq!(
                 request.effective_status(later),
-                ConsentStatus::Expirado,
+                ConsentStatus::Expired,
                 "{status:?}"
             );
         }
@@ -1156,9 +1140,9 @@ mod tests {
     #[test]
     fn a_terminal_request_keeps_its_stored_status_after_its_expiry() {
         for status in [
-            ConsentStatus::Recusado,
-            ConsentStatus::Expirado,
-            ConsentStatus::Revogado,
+            ConsentStatus::Refused,
+            ConsentStatus::Expired,
+            ConsentStatus::Revoked,
         ] {
             let request = stored(status);
             let later = expiry_of(&request) + Duration::days(30);
@@ -1168,14 +1152,14 @@ mod tests {
 
     #[test]
     fn an_active_request_is_valid_until_just_before_its_expiry() {
-        let request = stored(ConsentStatus::Ativo);
+        let request = stored(ConsentStatus::Active);
         assert!(request.is_valid_at(now()));
         assert!(request.is_valid_at(expiry_of(&request) - Duration::microseconds(1)));
     }
 
     #[test]
     fn an_active_request_is_not_valid_from_the_instant_of_its_expiry() {
-        let request = stored(ConsentStatus::Ativo);
+        let request = stored(ConsentStatus::Active);
         assert!(!request.is_valid_at(expiry_of(&request)));
         assert!(!request.is_valid_at(expiry_of(&request) + Duration::seconds(1)));
     }
@@ -1183,10 +1167,10 @@ mod tests {
     #[test]
     fn a_request_that_is_not_active_is_never_valid() {
         for status in [
-            ConsentStatus::Pendente,
-            ConsentStatus::Recusado,
-            ConsentStatus::Expirado,
-            ConsentStatus::Revogado,
+            ConsentStatus::Pending,
+            ConsentStatus::Refused,
+            ConsentStatus::Expired,
+            ConsentStatus::Revoked,
         ] {
             assert!(!stored(status).is_valid_at(now()), "{status:?}");
         }

@@ -16,19 +16,23 @@ use serde::{Deserialize, Serialize};
 /// The status of a consent request. Serialized, displayed and stored as its lower-case
 /// Portuguese name ([`ConsentStatus::as_str`]); those names are part of the public API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
 pub enum ConsentStatus {
     /// `pendente`: waiting for the subject's answer.
-    Pendente,
+    #[serde(rename = "pendente")]
+    Pending,
     /// `ativo`: the subject consented; the consent holds until it expires or is revoked.
-    Ativo,
+    #[serde(rename = "ativo")]
+    Active,
     /// `recusado`: the subject refused. Terminal.
-    Recusado,
+    #[serde(rename = "recusado")]
+    Refused,
     /// `expirado`: the expiry date passed before an answer or while active. Terminal.
-    Expirado,
+    #[serde(rename = "expirado")]
+    Expired,
     /// `revogado`: an active consent was revoked, or a pending request withdrawn by the
     /// company. Terminal.
-    Revogado,
+    #[serde(rename = "revogado")]
+    Revoked,
 }
 
 /// What happens to a consent request.
@@ -64,7 +68,7 @@ impl ConsentEvent {
 /// An event the state machine does not allow from a status: [`ConsentStatus::apply`] refuses
 /// it and the request is left as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("transição inválida: {event:?} a partir de {from:?}")]
+#[error("transição inválida: {event:?} a partir de {}", wire_debug(.from))]
 pub struct IllegalTransition {
     /// The status the request was in (`None`: not yet created).
     pub from: Option<ConsentStatus>,
@@ -72,24 +76,36 @@ pub struct IllegalTransition {
     pub event: ConsentEvent,
 }
 
+/// `from` as the message has always spelled it (`Some(Ativo)`, `None`): the status's wire name,
+/// capitalized, whatever the Rust variant is called.
+fn wire_debug(from: &Option<ConsentStatus>) -> String {
+    match from {
+        None => "None".to_owned(),
+        Some(status) => {
+            let name = status.as_str();
+            format!("Some({}{})", name[..1].to_uppercase(), &name[1..])
+        }
+    }
+}
+
 impl ConsentStatus {
     /// Every status, in the order of the lifecycle (pendente, ativo, then the terminal ones).
     pub const ALL: [ConsentStatus; 5] = [
-        ConsentStatus::Pendente,
-        ConsentStatus::Ativo,
-        ConsentStatus::Recusado,
-        ConsentStatus::Expirado,
-        ConsentStatus::Revogado,
+        ConsentStatus::Pending,
+        ConsentStatus::Active,
+        ConsentStatus::Refused,
+        ConsentStatus::Expired,
+        ConsentStatus::Revoked,
     ];
 
     /// The wire and database name (`"pendente"`).
     pub fn as_str(self) -> &'static str {
         match self {
-            ConsentStatus::Pendente => "pendente",
-            ConsentStatus::Ativo => "ativo",
-            ConsentStatus::Recusado => "recusado",
-            ConsentStatus::Expirado => "expirado",
-            ConsentStatus::Revogado => "revogado",
+            ConsentStatus::Pending => "pendente",
+            ConsentStatus::Active => "ativo",
+            ConsentStatus::Refused => "recusado",
+            ConsentStatus::Expired => "expirado",
+            ConsentStatus::Revoked => "revogado",
         }
     }
 
@@ -104,17 +120,17 @@ impl ConsentStatus {
         from: Option<ConsentStatus>,
         event: ConsentEvent,
     ) -> Result<ConsentStatus, IllegalTransition> {
-        use ConsentEvent::*;
+        use ConsentEvent::{CreatedActive, CreatedPending, SubjectAccepted, SubjectRefused};
         use ConsentStatus::*;
         match (from, event) {
-            (None, CreatedActive) => Ok(Ativo),
-            (None, CreatedPending) => Ok(Pendente),
-            (Some(Pendente), SubjectAccepted) => Ok(Ativo),
-            (Some(Pendente), SubjectRefused) => Ok(Recusado),
-            (Some(Pendente), Expired) => Ok(Expirado),
-            (Some(Pendente), Revoked) => Ok(Revogado),
-            (Some(Ativo), Revoked) => Ok(Revogado),
-            (Some(Ativo), Expired) => Ok(Expirado),
+            (None, CreatedActive) => Ok(Active),
+            (None, CreatedPending) => Ok(Pending),
+            (Some(Pending), SubjectAccepted) => Ok(Active),
+            (Some(Pending), SubjectRefused) => Ok(Refused),
+            (Some(Pending), ConsentEvent::Expired) => Ok(Expired),
+            (Some(Pending), ConsentEvent::Revoked) => Ok(Revoked),
+            (Some(Active), ConsentEvent::Revoked) => Ok(Revoked),
+            (Some(Active), ConsentEvent::Expired) => Ok(Expired),
             (from, event) => Err(IllegalTransition { from, event }),
         }
     }
@@ -132,8 +148,8 @@ impl ConsentStatus {
     /// No event moves a request out of a terminal status.
     pub fn is_terminal(self) -> bool {
         match self {
-            ConsentStatus::Recusado | ConsentStatus::Expirado | ConsentStatus::Revogado => true,
-            ConsentStatus::Pendente | ConsentStatus::Ativo => false,
+            ConsentStatus::Refused | ConsentStatus::Expired | ConsentStatus::Revoked => true,
+            ConsentStatus::Pending | ConsentStatus::Active => false,
         }
     }
 }
@@ -185,14 +201,14 @@ mod tests {
 
     #[test]
     fn display_writes_the_wire_name() {
-        assert_eq!(ConsentStatus::Revogado.to_string(), "revogado");
+        assert_eq!(ConsentStatus::Revoked.to_string(), "revogado");
     }
 
     #[test]
     fn creating_active_from_nothing_gives_ativo() {
         assert_eq!(
             ConsentStatus::apply(None, ConsentEvent::CreatedActive),
-            Ok(ConsentStatus::Ativo)
+            Ok(ConsentStatus::Active)
         );
     }
 
@@ -200,7 +216,7 @@ mod tests {
     fn creating_pending_from_nothing_gives_pendente() {
         assert_eq!(
             ConsentStatus::apply(None, ConsentEvent::CreatedPending),
-            Ok(ConsentStatus::Pendente)
+            Ok(ConsentStatus::Pending)
         );
     }
 
@@ -223,25 +239,25 @@ mod tests {
     #[test]
     fn a_pending_request_accepted_by_the_subject_becomes_ativo() {
         assert_eq!(
-            ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::SubjectAccepted),
-            Ok(ConsentStatus::Ativo)
+            ConsentStatus::apply(Some(ConsentStatus::Pending), ConsentEvent::SubjectAccepted),
+            Ok(ConsentStatus::Active)
         );
     }
 
     #[test]
     fn a_pending_request_refused_by_the_subject_becomes_recusado() {
         assert_eq!(
-            ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::SubjectRefused),
-            Ok(ConsentStatus::Recusado)
+            ConsentStatus::apply(Some(ConsentStatus::Pending), ConsentEvent::SubjectRefused),
+            Ok(ConsentStatus::Refused)
         );
     }
 
     #[test]
     fn a_pending_or_active_request_past_its_expiry_becomes_expirado() {
-        for from in [ConsentStatus::Pendente, ConsentStatus::Ativo] {
+        for from in [ConsentStatus::Pending, ConsentStatus::Active] {
             assert_eq!(
                 ConsentStatus::apply(Some(from), ConsentEvent::Expired),
-                Ok(ConsentStatus::Expirado),
+                Ok(ConsentStatus::Expired),
                 "{from:?}"
             );
         }
@@ -250,16 +266,16 @@ mod tests {
     #[test]
     fn an_active_request_revoked_becomes_revogado() {
         assert_eq!(
-            ConsentStatus::apply(Some(ConsentStatus::Ativo), ConsentEvent::Revoked),
-            Ok(ConsentStatus::Revogado)
+            ConsentStatus::apply(Some(ConsentStatus::Active), ConsentEvent::Revoked),
+            Ok(ConsentStatus::Revoked)
         );
     }
 
     #[test]
     fn a_pending_request_revoked_is_withdrawn_and_becomes_revogado() {
         assert_eq!(
-            ConsentStatus::apply(Some(ConsentStatus::Pendente), ConsentEvent::Revoked),
-            Ok(ConsentStatus::Revogado)
+            ConsentStatus::apply(Some(ConsentStatus::Pending), ConsentEvent::Revoked),
+            Ok(ConsentStatus::Revoked)
         );
     }
 
@@ -267,9 +283,9 @@ mod tests {
     fn an_active_request_cannot_be_answered_again() {
         for event in [ConsentEvent::SubjectAccepted, ConsentEvent::SubjectRefused] {
             assert_eq!(
-                ConsentStatus::apply(Some(ConsentStatus::Ativo), event),
+                ConsentStatus::apply(Some(ConsentStatus::Active), event),
                 Err(IllegalTransition {
-                    from: Some(ConsentStatus::Ativo),
+                    from: Some(ConsentStatus::Active),
                     event
                 }),
                 "{event:?}"
@@ -311,7 +327,7 @@ mod tests {
 
     #[test]
     fn every_pair_of_state_and_event_has_the_expected_outcome() {
-        use ConsentEvent::*;
+        use ConsentEvent::{CreatedActive, CreatedPending, SubjectAccepted, SubjectRefused};
         use ConsentStatus::*;
         let froms = std::iter::once(None).chain(ConsentStatus::ALL.map(Some));
         let mut pairs = 0;
@@ -321,14 +337,14 @@ mod tests {
                 pairs += 1;
                 // written out independently of `apply`, so a wrong arm there shows here
                 let expected = match (from, event) {
-                    (None, CreatedActive) => Ok(Ativo),
-                    (None, CreatedPending) => Ok(Pendente),
-                    (Some(Pendente), SubjectAccepted) => Ok(Ativo),
-                    (Some(Pendente), SubjectRefused) => Ok(Recusado),
-                    (Some(Pendente), Expired) => Ok(Expirado),
-                    (Some(Pendente), Revoked) => Ok(Revogado),
-                    (Some(Ativo), Revoked) => Ok(Revogado),
-                    (Some(Ativo), Expired) => Ok(Expirado),
+                    (None, CreatedActive) => Ok(Active),
+                    (None, CreatedPending) => Ok(Pending),
+                    (Some(Pending), SubjectAccepted) => Ok(Active),
+                    (Some(Pending), SubjectRefused) => Ok(Refused),
+                    (Some(Pending), ConsentEvent::Expired) => Ok(Expired),
+                    (Some(Pending), ConsentEvent::Revoked) => Ok(Revoked),
+                    (Some(Active), ConsentEvent::Revoked) => Ok(Revoked),
+                    (Some(Active), ConsentEvent::Expired) => Ok(Expired),
                     _ => Err(IllegalTransition { from, event }),
                 };
                 legal += usize::from(expected.is_ok());
@@ -363,15 +379,15 @@ mod tests {
 
     #[test]
     fn event_towards_names_the_event_of_each_legal_move() {
-        use ConsentEvent::*;
+        use ConsentEvent::{SubjectAccepted, SubjectRefused};
         use ConsentStatus::*;
         let cases = [
-            (Pendente, Ativo, SubjectAccepted),
-            (Pendente, Recusado, SubjectRefused),
-            (Pendente, Expirado, Expired),
-            (Pendente, Revogado, Revoked),
-            (Ativo, Revogado, Revoked),
-            (Ativo, Expirado, Expired),
+            (Pending, Active, SubjectAccepted),
+            (Pending, Refused, SubjectRefused),
+            (Pending, Expired, ConsentEvent::Expired),
+            (Pending, Revoked, ConsentEvent::Revoked),
+            (Active, Revoked, ConsentEvent::Revoked),
+            (Active, Expired, ConsentEvent::Expired),
         ];
         for (from, to, event) in cases {
             assert_eq!(
@@ -386,12 +402,12 @@ mod tests {
     fn event_towards_is_none_for_every_move_the_machine_does_not_allow() {
         use ConsentStatus::*;
         let legal = [
-            (Pendente, Ativo),
-            (Pendente, Recusado),
-            (Pendente, Expirado),
-            (Pendente, Revogado),
-            (Ativo, Revogado),
-            (Ativo, Expirado),
+            (Pending, Active),
+            (Pending, Refused),
+            (Pending, Expired),
+            (Pending, Revoked),
+            (Active, Revoked),
+            (Active, Expired),
         ];
         let mut checked = 0;
         for from in ConsentStatus::ALL {
@@ -424,20 +440,20 @@ mod tests {
 
     #[test]
     fn recusado_expirado_and_revogado_are_terminal() {
-        assert!(ConsentStatus::Recusado.is_terminal());
-        assert!(ConsentStatus::Expirado.is_terminal());
-        assert!(ConsentStatus::Revogado.is_terminal());
+        assert!(ConsentStatus::Refused.is_terminal());
+        assert!(ConsentStatus::Expired.is_terminal());
+        assert!(ConsentStatus::Revoked.is_terminal());
     }
 
     #[test]
     fn pendente_and_ativo_are_not_terminal() {
-        assert!(!ConsentStatus::Pendente.is_terminal());
-        assert!(!ConsentStatus::Ativo.is_terminal());
+        assert!(!ConsentStatus::Pending.is_terminal());
+        assert!(!ConsentStatus::Active.is_terminal());
     }
 
     #[test]
     fn illegal_transition_message_names_the_state_and_event() {
-        let err = ConsentStatus::apply(Some(ConsentStatus::Ativo), ConsentEvent::CreatedPending)
+        let err = ConsentStatus::apply(Some(ConsentStatus::Active), ConsentEvent::CreatedPending)
             .unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -6,16 +6,19 @@ use crate::PgccStatusCode;
 
 /// Exactly the five fields of the spec, in its wire names.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
 pub struct Envelope<T> {
     /// `sucesso`: whether the request did what was asked.
-    pub sucesso: bool,
+    #[serde(rename = "sucesso")]
+    pub success: bool,
     /// `isPgccErro`: whether the failure came from the PGCC rather than from this service.
-    pub is_pgcc_erro: bool,
-    /// `OK` whenever `is_pgcc_erro` is false; the PGCC's status name otherwise.
-    pub pgcc_codigo_erro: PgccStatusCode,
+    #[serde(rename = "isPgccErro")]
+    pub is_pgcc_error: bool,
+    /// `OK` whenever `is_pgcc_error` is false; the PGCC's status name otherwise.
+    #[serde(rename = "pgccCodigoErro")]
+    pub pgcc_error_code: PgccStatusCode,
     /// `mensagem`: a message for the human reading the answer; always set on failures.
-    pub mensagem: Option<String>,
+    #[serde(rename = "mensagem")]
+    pub message: Option<String>,
     /// `data`: the payload of the answer (an object, a list, field errors...).
     pub data: T,
 }
@@ -24,40 +27,40 @@ impl<T> Envelope<T> {
     /// A success: `sucesso: true`, `pgccCodigoErro: OK`, no message.
     pub fn ok(data: T) -> Self {
         Self {
-            sucesso: true,
-            is_pgcc_erro: false,
-            pgcc_codigo_erro: PgccStatusCode::OK,
-            mensagem: None,
+            success: true,
+            is_pgcc_error: false,
+            pgcc_error_code: PgccStatusCode::OK,
+            message: None,
             data,
         }
     }
 
     /// A success with a message for the human reading it.
-    pub fn ok_with_message(data: T, mensagem: impl Into<String>) -> Self {
+    pub fn ok_with_message(data: T, message: impl Into<String>) -> Self {
         Self {
-            mensagem: Some(mensagem.into()),
+            message: Some(message.into()),
             ..Self::ok(data)
         }
     }
 
     /// A failure of ours (validation, auth, not found...): `isPgccErro: false`, code `OK`.
-    pub fn failure(mensagem: impl Into<String>, data: T) -> Self {
+    pub fn failure(message: impl Into<String>, data: T) -> Self {
         Self {
-            sucesso: false,
-            is_pgcc_erro: false,
-            pgcc_codigo_erro: PgccStatusCode::OK,
-            mensagem: Some(mensagem.into()),
+            success: false,
+            is_pgcc_error: false,
+            pgcc_error_code: PgccStatusCode::OK,
+            message: Some(message.into()),
             data,
         }
     }
 
     /// A failure that came from the PGCC, carrying the PGCC's status name.
-    pub fn pgcc_failure(codigo: PgccStatusCode, mensagem: impl Into<String>, data: T) -> Self {
+    pub fn pgcc_failure(code: PgccStatusCode, message: impl Into<String>, data: T) -> Self {
         Self {
-            sucesso: false,
-            is_pgcc_erro: true,
-            pgcc_codigo_erro: codigo,
-            mensagem: Some(mensagem.into()),
+            success: false,
+            is_pgcc_error: true,
+            pgcc_error_code: code,
+            message: Some(message.into()),
             data,
         }
     }
@@ -76,40 +79,40 @@ mod tests {
     #[test]
     fn ok_is_a_success_without_message_and_code_ok() {
         let e = Envelope::ok(42);
-        assert!(e.sucesso);
-        assert!(!e.is_pgcc_erro);
-        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::OK);
-        assert_eq!(e.mensagem, None);
+        assert!(e.success);
+        assert!(!e.is_pgcc_error);
+        assert_eq!(e.pgcc_error_code, PgccStatusCode::OK);
+        assert_eq!(e.message, None);
         assert_eq!(e.data, 42);
     }
 
     #[test]
     fn ok_with_message_is_a_success_carrying_the_message() {
         let e = Envelope::ok_with_message("x", "tudo certo");
-        assert!(e.sucesso);
-        assert!(!e.is_pgcc_erro);
-        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::OK);
-        assert_eq!(e.mensagem.as_deref(), Some("tudo certo"));
+        assert!(e.success);
+        assert!(!e.is_pgcc_error);
+        assert_eq!(e.pgcc_error_code, PgccStatusCode::OK);
+        assert_eq!(e.message.as_deref(), Some("tudo certo"));
         assert_eq!(e.data, "x");
     }
 
     #[test]
     fn failure_is_not_a_pgcc_error_and_keeps_code_ok() {
         let e = Envelope::failure("campo inválido", vec![1, 2]);
-        assert!(!e.sucesso);
-        assert!(!e.is_pgcc_erro);
-        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::OK);
-        assert_eq!(e.mensagem.as_deref(), Some("campo inválido"));
+        assert!(!e.success);
+        assert!(!e.is_pgcc_error);
+        assert_eq!(e.pgcc_error_code, PgccStatusCode::OK);
+        assert_eq!(e.message.as_deref(), Some("campo inválido"));
         assert_eq!(e.data, vec![1, 2]);
     }
 
     #[test]
     fn pgcc_failure_is_a_pgcc_error_carrying_the_given_code() {
         let e = Envelope::pgcc_failure(PgccStatusCode::Conflict, "conflito no PGCC", ());
-        assert!(!e.sucesso);
-        assert!(e.is_pgcc_erro);
-        assert_eq!(e.pgcc_codigo_erro, PgccStatusCode::Conflict);
-        assert_eq!(e.mensagem.as_deref(), Some("conflito no PGCC"));
+        assert!(!e.success);
+        assert!(e.is_pgcc_error);
+        assert_eq!(e.pgcc_error_code, PgccStatusCode::Conflict);
+        assert_eq!(e.message.as_deref(), Some("conflito no PGCC"));
     }
 
     #[test]

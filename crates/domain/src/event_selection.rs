@@ -33,7 +33,7 @@ impl EventSelection {
         let mut chosen = Vec::with_capacity(names.len());
         for (i, name) in names.iter().enumerate() {
             match EventType::parse(name).filter(|t| t.is_subscribable()) {
-                Some(tipo) => chosen.push(tipo),
+                Some(event_type) => chosen.push(event_type),
                 None => errors.push(format!("eventos[{i}]"), "tipo de evento desconhecido"),
             }
         }
@@ -45,10 +45,10 @@ impl EventSelection {
     }
 
     /// Whether a URL with this selection receives events of type `tipo`.
-    pub fn includes(&self, tipo: EventType) -> bool {
+    pub fn includes(&self, event_type: EventType) -> bool {
         match self {
             EventSelection::All => true,
-            EventSelection::Only(types) => types.contains(&tipo),
+            EventSelection::Only(types) => types.contains(&event_type),
         }
     }
 
@@ -87,11 +87,11 @@ mod tests {
         .unwrap();
         assert_eq!(
             chosen.types(),
-            Some(&[EventType::SolicitacaoCriada, EventType::SolicitacaoRevogada][..])
+            Some(&[EventType::RequestCreated, EventType::RequestRevoked][..])
         );
-        assert!(chosen.includes(EventType::SolicitacaoRevogada));
-        assert!(!chosen.includes(EventType::SolicitacaoAtivada));
-        assert!(!chosen.includes(EventType::CasosDeUsoSincronizados));
+        assert!(chosen.includes(EventType::RequestRevoked));
+        assert!(!chosen.includes(EventType::RequestActivated));
+        assert!(!chosen.includes(EventType::UseCasesSynced));
     }
 
     #[test]
@@ -103,10 +103,10 @@ mod tests {
             "SOLICITACAO.CRIADA",
         ])))
         .unwrap_err();
-        let campos: Vec<&str> = errors.fields().iter().map(|e| e.campo.as_str()).collect();
-        assert_eq!(campos, ["eventos[1]", "eventos[2]", "eventos[3]"]);
+        let fields: Vec<&str> = errors.fields().iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["eventos[1]", "eventos[2]", "eventos[3]"]);
 
         let errors = EventSelection::parse(Some(&[])).unwrap_err();
-        assert_eq!(errors.fields()[0].campo, "eventos");
+        assert_eq!(errors.fields()[0].field, "eventos");
     }
 }

@@ -11,7 +11,7 @@
 //! | [`validation`] | field-level errors, named by the JSON name of the field |
 //! | [`consent_status`] | the status of a request and its state machine |
 //! | [`consent_history`] | the history of status changes and their causes |
-//! | [`motivo`] | the reason given for a revocation or a refusal |
+//! | [`reason`] | the reason (`motivo`) given for a revocation or a refusal |
 //! | [`envelope`] | the shape of every response body of the public API |
 //! | [`pgcc_status_code`] | the status names that `pgccCodigoErro` may carry |
 //! | [`webhook_event`], [`webhook_url`] | what a company is notified of, and where |
@@ -75,44 +75,44 @@
 //!
 //! A creation body arrives as a [`ConsentRequestDraft`]: every field optional and the
 //! enumerations as text, so that [`ConsentRequestDraft::validate`] can report every broken rule
-//! at once, each under the JSON name of its field ([`consent_request::campo`]), instead of
+//! at once, each under the JSON name of its field ([`consent_request::field`]), instead of
 //! stopping at the first. It takes the creation variant and the current instant (the caller's
 //! clock, so validation is deterministic).
 //!
 //! ```
 //! use chrono::{Duration, TimeZone, Utc};
-//! use domain::consent_request::campo;
-//! use domain::{ConsentRequestDraft, CreationVariant, ModalidadeAcesso};
+//! use domain::consent_request::field;
+//! use domain::{ConsentRequestDraft, CreationVariant, AccessMode};
 //!
 //! let now = Utc.with_ymd_and_hms(2025, 6, 1, 12, 0, 0).unwrap();
 //!
 //! // A request created active: the subject has already answered.
 //! let draft = ConsentRequestDraft {
-//!     caso_de_uso_id_template: Some(" tpl-marketing ".into()),
-//!     cpf_titular: Some("123.456.789-09".into()),
-//!     modalidade_acesso: Some("Direto".into()),
-//!     tipo_titular: Some("PessoaFisica".into()),
-//!     data_expiracao_consentimento: Some(now + Duration::days(365)),
-//!     data_titular_respondeu_consentimento: Some(now - Duration::hours(1)),
-//!     prova_coleta: Some("assinatura-digital-do-titular".into()),
-//!     cnpj_anuente: None,
+//!     template_id: Some(" tpl-marketing ".into()),
+//!     subject_cpf: Some("123.456.789-09".into()),
+//!     access_mode: Some("Direto".into()),
+//!     subject_type: Some("PessoaFisica".into()),
+//!     consent_expires_at: Some(now + Duration::days(365)),
+//!     subject_answered_at: Some(now - Duration::hours(1)),
+//!     proof_of_collection: Some("assinatura-digital-do-titular".into()),
+//!     consenting_cnpj: None,
 //! };
 //! let valid = draft.clone().validate(CreationVariant::Active, now).unwrap();
-//! assert_eq!(valid.caso_de_uso_id_template, "tpl-marketing"); // trimmed
-//! assert_eq!(valid.cpf_titular.as_str(), "12345678909"); // normalized
-//! assert_eq!(valid.modalidade_acesso, ModalidadeAcesso::Direto);
-//! assert!(valid.resposta.is_some());
+//! assert_eq!(valid.template_id, "tpl-marketing"); // trimmed
+//! assert_eq!(valid.subject_cpf.as_str(), "12345678909"); // normalized
+//! assert_eq!(valid.access_mode, AccessMode::Direct);
+//! assert!(valid.answer.is_some());
 //!
 //! // A broken draft: every field's first broken rule is reported, in a fixed order.
 //! let broken = ConsentRequestDraft {
-//!     caso_de_uso_id_template: Some("   ".into()),
-//!     cpf_titular: Some("123.456.789-00".into()),
-//!     modalidade_acesso: Some("Indireto".into()), // so cnpjAnuente is required
-//!     tipo_titular: Some("PessoaJuridica".into()),
-//!     data_expiracao_consentimento: Some(now - Duration::days(1)),
-//!     data_titular_respondeu_consentimento: Some(now + Duration::hours(1)),
-//!     prova_coleta: Some(String::new()),
-//!     cnpj_anuente: None,
+//!     template_id: Some("   ".into()),
+//!     subject_cpf: Some("123.456.789-00".into()),
+//!     access_mode: Some("Indireto".into()), // so cnpjAnuente is required
+//!     subject_type: Some("PessoaJuridica".into()),
+//!     consent_expires_at: Some(now - Duration::days(1)),
+//!     subject_answered_at: Some(now + Duration::hours(1)),
+//!     proof_of_collection: Some(String::new()),
+//!     consenting_cnpj: None,
 //! };
 //! let errors = broken.validate(CreationVariant::Active, now).unwrap_err();
 //! assert_eq!(errors.to_string(), "7 campo(s) inválido(s)");
@@ -120,39 +120,39 @@
 //! let reported: Vec<(&str, &str)> = errors
 //!     .fields()
 //!     .iter()
-//!     .map(|e| (e.campo.as_str(), e.mensagem.as_str()))
+//!     .map(|e| (e.field.as_str(), e.message.as_str()))
 //!     .collect();
 //! assert_eq!(
 //!     reported,
 //!     [
-//!         (campo::CASO_DE_USO_ID_TEMPLATE, "o campo é obrigatório"),
-//!         (campo::CPF_TITULAR, "os dígitos verificadores do CPF não conferem"),
-//!         (campo::TIPO_TITULAR, "o tipo de titular deve ser PessoaFisica"),
+//!         (field::TEMPLATE_ID, "o campo é obrigatório"),
+//!         (field::SUBJECT_CPF, "os dígitos verificadores do CPF não conferem"),
+//!         (field::SUBJECT_TYPE, "o tipo de titular deve ser PessoaFisica"),
 //!         (
-//!             campo::DATA_EXPIRACAO,
+//!             field::CONSENT_EXPIRES_AT,
 //!             "a data de expiração deve ser posterior ao momento atual",
 //!         ),
 //!         (
-//!             campo::DATA_RESPOSTA,
+//!             field::SUBJECT_ANSWERED_AT,
 //!             "a data da resposta do titular não pode estar no futuro",
 //!         ),
-//!         (campo::PROVA_COLETA, "o campo é obrigatório"),
+//!         (field::PROOF_OF_COLLECTION, "o campo é obrigatório"),
 //!         (
-//!             campo::CNPJ_ANUENTE,
+//!             field::CONSENTING_CNPJ,
 //!             "o CNPJ anuente é obrigatório quando a modalidade de acesso é Indireto",
 //!         ),
 //!     ]
 //! );
 //! // The field names are the JSON names of the public API.
-//! assert_eq!(campo::CPF_TITULAR, "cpfTitular");
+//! assert_eq!(field::SUBJECT_CPF, "cpfTitular");
 //! // No message quotes the submitted value.
-//! assert!(errors.fields().iter().all(|e| !e.mensagem.contains("123")));
+//! assert!(errors.fields().iter().all(|e| !e.message.contains("123")));
 //!
 //! // A pending request must not carry the subject's answer.
 //! let errors = draft.validate(CreationVariant::Pending, now).unwrap_err();
-//! let campos: Vec<&str> = errors.fields().iter().map(|e| e.campo.as_str()).collect();
-//! assert_eq!(campos, [campo::DATA_RESPOSTA, campo::PROVA_COLETA]);
-//! assert_eq!(errors.fields()[0].mensagem, "não é aceito em solicitação pendente");
+//! let fields: Vec<&str> = errors.fields().iter().map(|e| e.field.as_str()).collect();
+//! assert_eq!(fields, [field::SUBJECT_ANSWERED_AT, field::PROOF_OF_COLLECTION]);
+//! assert_eq!(errors.fields()[0].message, "não é aceito em solicitação pendente");
 //! ```
 //!
 //! # Walking the state machine
@@ -164,45 +164,45 @@
 //! ```
 //! use domain::{ConsentEvent, ConsentStatus, IllegalTransition};
 //!
-//! let pendente = ConsentStatus::apply(None, ConsentEvent::CreatedPending)?;
-//! assert_eq!(pendente, ConsentStatus::Pendente);
-//! let ativo = ConsentStatus::apply(Some(pendente), ConsentEvent::SubjectAccepted)?;
-//! assert_eq!(ativo, ConsentStatus::Ativo);
-//! let revogado = ConsentStatus::apply(Some(ativo), ConsentEvent::Revoked)?;
-//! assert_eq!(revogado, ConsentStatus::Revogado);
-//! assert!(revogado.is_terminal());
-//! assert!(!ativo.is_terminal());
+//! let pending = ConsentStatus::apply(None, ConsentEvent::CreatedPending)?;
+//! assert_eq!(pending, ConsentStatus::Pending);
+//! let active = ConsentStatus::apply(Some(pending), ConsentEvent::SubjectAccepted)?;
+//! assert_eq!(active, ConsentStatus::Active);
+//! let revoked = ConsentStatus::apply(Some(active), ConsentEvent::Revoked)?;
+//! assert_eq!(revoked, ConsentStatus::Revoked);
+//! assert!(revoked.is_terminal());
+//! assert!(!active.is_terminal());
 //!
 //! // A refused move names where it started and what was tried.
-//! let err = ConsentStatus::apply(Some(ConsentStatus::Ativo), ConsentEvent::SubjectRefused);
+//! let err = ConsentStatus::apply(Some(ConsentStatus::Active), ConsentEvent::SubjectRefused);
 //! assert_eq!(
 //!     err,
 //!     Err(IllegalTransition {
-//!         from: Some(ConsentStatus::Ativo),
+//!         from: Some(ConsentStatus::Active),
 //!         event: ConsentEvent::SubjectRefused,
 //!     })
 //! );
 //! // Creation applies only to a request not yet created.
-//! assert!(ConsentStatus::apply(Some(ativo), ConsentEvent::CreatedActive).is_err());
+//! assert!(ConsentStatus::apply(Some(active), ConsentEvent::CreatedActive).is_err());
 //! // A terminal status accepts no event at all.
 //! for event in ConsentEvent::ALL {
-//!     assert!(ConsentStatus::apply(Some(revogado), event).is_err());
+//!     assert!(ConsentStatus::apply(Some(revoked), event).is_err());
 //! }
 //!
 //! // The event that explains an observed change of status, if the machine allows it.
 //! assert_eq!(
-//!     ConsentStatus::event_towards(ConsentStatus::Ativo, ConsentStatus::Expirado),
+//!     ConsentStatus::event_towards(ConsentStatus::Active, ConsentStatus::Expired),
 //!     Some(ConsentEvent::Expired)
 //! );
 //! assert_eq!(
-//!     ConsentStatus::event_towards(ConsentStatus::Ativo, ConsentStatus::Pendente),
+//!     ConsentStatus::event_towards(ConsentStatus::Active, ConsentStatus::Pending),
 //!     None
 //! );
 //!
 //! // Wire names: lower-case Portuguese, the same in JSON, in `Display` and in the database.
-//! assert_eq!(ConsentStatus::Ativo.as_str(), "ativo");
-//! assert_eq!(serde_json::to_string(&ConsentStatus::Ativo).unwrap(), r#""ativo""#);
-//! assert_eq!(ConsentStatus::parse("revogado"), Some(ConsentStatus::Revogado));
+//! assert_eq!(ConsentStatus::Active.as_str(), "ativo");
+//! assert_eq!(serde_json::to_string(&ConsentStatus::Active).unwrap(), r#""ativo""#);
+//! assert_eq!(ConsentStatus::parse("revogado"), Some(ConsentStatus::Revoked));
 //! assert_eq!(ConsentStatus::parse("Ativo"), None);
 //! # Ok::<(), IllegalTransition>(())
 //! ```
@@ -270,8 +270,8 @@ pub mod consent_status;
 pub mod cpf;
 pub mod envelope;
 pub mod event_selection;
-pub mod motivo;
 pub mod pgcc_status_code;
+pub mod reason;
 pub mod use_case;
 pub mod validation;
 pub mod webhook_event;
@@ -281,16 +281,15 @@ pub use cnpj::{Cnpj, CnpjError};
 pub use company::{Company, CompanyId};
 pub use consent_history::{StatusChange, TransitionCause};
 pub use consent_request::{
-    ActiveAnswer, ConsentRequest, ConsentRequestDraft, CreationVariant, ModalidadeAcesso,
-    TipoTitular, ValidConsentRequest, MAX_CASO_DE_USO_ID_TEMPLATE, MAX_PROVA_COLETA,
-    NUL_CHARACTER_MESSAGE,
+    AccessMode, ActiveAnswer, ConsentRequest, ConsentRequestDraft, CreationVariant, SubjectType,
+    ValidConsentRequest, MAX_PROOF_OF_COLLECTION, MAX_TEMPLATE_ID, NUL_CHARACTER_MESSAGE,
 };
 pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
 pub use event_selection::EventSelection;
-pub use motivo::{Motivo, MotivoError};
 pub use pgcc_status_code::PgccStatusCode;
+pub use reason::{Reason, ReasonError};
 pub use use_case::{PgccUseCase, SyncCounts, UseCase};
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{

@@ -12,30 +12,30 @@ pub struct UseCase {
     /// Our id of the use case.
     pub id: Uuid,
     /// The company it belongs to.
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     /// The PGCC's id of the link between the company and the template (`vinculoId`), when
     /// known.
-    pub vinculo_id: Option<Uuid>,
+    pub link_id: Option<Uuid>,
     /// Its title (`titulo`), as the PGCC names it.
-    pub titulo: String,
+    pub title: String,
     /// The PGCC's template id (`pgccProviderTemplateId`): what a consent request names in
     /// `casoDeUsoIdTemplate`.
     pub pgcc_provider_template_id: Option<String>,
     /// When we first stored it (`dataInclusao`).
-    pub data_inclusao: DateTime<Utc>,
+    pub added_at: DateTime<Utc>,
     /// When a synchronization last saw it on the PGCC (`dataUltimaSincronizacaoPgcc`).
-    pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+    pub last_synced_at: Option<DateTime<Utc>>,
 }
 
 /// A use case as the PGCC reports it during a synchronization.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgccUseCase {
     /// The PGCC's id of the link between the company and the template.
-    pub vinculo_id: Uuid,
+    pub link_id: Uuid,
     /// The PGCC's template id; the key matched against our copy.
     pub template_id: String,
     /// The title of the use case.
-    pub titulo: String,
+    pub title: String,
 }
 
 /// What one synchronization changed in our copy.
@@ -43,11 +43,14 @@ pub struct PgccUseCase {
 #[serde(rename_all = "camelCase")]
 pub struct SyncCounts {
     /// New use cases stored.
-    pub inseridos: u32,
+    #[serde(rename = "inseridos")]
+    pub inserted: u32,
     /// Existing use cases refreshed (title, link, sync time).
-    pub atualizados: u32,
+    #[serde(rename = "atualizados")]
+    pub updated: u32,
     /// Use cases gone from the PGCC, now marked removed.
-    pub removidos: u32,
+    #[serde(rename = "removidos")]
+    pub removed: u32,
     /// Use cases listed after the sync.
     pub total: u32,
 }
@@ -61,9 +64,9 @@ mod tests {
     #[test]
     fn sync_counts_serialize_with_their_portuguese_camel_case_names() {
         let counts = SyncCounts {
-            inseridos: 1,
-            atualizados: 2,
-            removidos: 3,
+            inserted: 1,
+            updated: 2,
+            removed: 3,
             total: 4,
         };
         assert_eq!(
@@ -77,9 +80,9 @@ mod tests {
         let counts = SyncCounts::default();
         assert_eq!(
             (
-                counts.inseridos,
-                counts.atualizados,
-                counts.removidos,
+                counts.inserted,
+                counts.updated,
+                counts.removed,
                 counts.total
             ),
             (0, 0, 0, 0)

@@ -2,21 +2,24 @@
 
 use serde::Serialize;
 
-/// One broken rule on one input field. `campo` is the field's name on the wire (camelCase).
+/// One broken rule on one input field, serialized as `{"campo", "mensagem"}`; `field` is the
+/// field's name on the wire (camelCase).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldError {
-    /// The field's JSON name (`cpfTitular`); see [`crate::consent_request::campo`].
-    pub campo: String,
+    /// The field's JSON name (`cpfTitular`); see [`crate::consent_request::field`].
+    #[serde(rename = "campo")]
+    pub field: String,
     /// What is wrong, for the client, in Portuguese; never quotes the submitted value.
-    pub mensagem: String,
+    #[serde(rename = "mensagem")]
+    pub message: String,
 }
 
 impl FieldError {
-    /// The error `mensagem` on the field `campo`.
-    pub fn new(campo: impl Into<String>, mensagem: impl Into<String>) -> Self {
+    /// The error `message` on the field `field`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            campo: campo.into(),
-            mensagem: mensagem.into(),
+            field: field.into(),
+            message: message.into(),
         }
     }
 }
@@ -28,13 +31,13 @@ pub struct ValidationErrors(pub Vec<FieldError>);
 
 impl ValidationErrors {
     /// Exactly one broken rule, for checks that have a single field.
-    pub fn single(campo: impl Into<String>, mensagem: impl Into<String>) -> Self {
-        Self(vec![FieldError::new(campo, mensagem)])
+    pub fn single(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self(vec![FieldError::new(field, message)])
     }
 
     /// Records one more broken rule.
-    pub fn push(&mut self, campo: impl Into<String>, mensagem: impl Into<String>) {
-        self.0.push(FieldError::new(campo, mensagem));
+    pub fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError::new(field, message));
     }
 
     /// Whether no rule was broken.
@@ -88,8 +91,8 @@ mod tests {
         assert!(errors.is_empty());
         errors.push("x", "1");
         errors.push("y", "2");
-        let campos: Vec<&str> = errors.fields().iter().map(|e| e.campo.as_str()).collect();
-        assert_eq!(campos, ["x", "y"]);
+        let fields: Vec<&str> = errors.fields().iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["x", "y"]);
     }
 
     #[test]

@@ -7,51 +7,51 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::{CompanyId, ConsentRequest, ConsentStatus, Motivo, SyncCounts};
+use crate::{CompanyId, ConsentRequest, ConsentStatus, Reason, SyncCounts};
 
 /// The kind of a webhook event; its wire name ([`EventType::as_str`]) is the payload's `type`
 /// and part of the public API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventType {
     /// `solicitacao.criada`: a consent request was created (active or pending).
-    SolicitacaoCriada,
+    RequestCreated,
     /// `solicitacao.ativada`: a consent request became `ativo`.
-    SolicitacaoAtivada,
+    RequestActivated,
     /// `solicitacao.recusada`: a consent request became `recusado`.
-    SolicitacaoRecusada,
+    RequestRefused,
     /// `solicitacao.expirada`: a consent request became `expirado`.
-    SolicitacaoExpirada,
+    RequestExpired,
     /// `solicitacao.revogada`: a consent request became `revogado`.
-    SolicitacaoRevogada,
+    RequestRevoked,
     /// `casos-de-uso.sincronizados`: the company's use cases were synchronized with the PGCC.
-    CasosDeUsoSincronizados,
+    UseCasesSynced,
     /// `webhook.teste`: a test the company asked for, sent to one URL at once
     /// (`POST /api/webhook-urls/{id}/testar`). Not an event of the company's data: no URL
     /// subscribes to it and the catch-up list does not show it.
-    WebhookTeste,
+    WebhookTest,
 }
 
 impl EventType {
     /// Every event type a delivery may carry, consent request events first, the test last.
     pub const ALL: [EventType; 7] = [
-        EventType::SolicitacaoCriada,
-        EventType::SolicitacaoAtivada,
-        EventType::SolicitacaoRecusada,
-        EventType::SolicitacaoExpirada,
-        EventType::SolicitacaoRevogada,
-        EventType::CasosDeUsoSincronizados,
-        EventType::WebhookTeste,
+        EventType::RequestCreated,
+        EventType::RequestActivated,
+        EventType::RequestRefused,
+        EventType::RequestExpired,
+        EventType::RequestRevoked,
+        EventType::UseCasesSynced,
+        EventType::WebhookTest,
     ];
 
     /// The events of the company's data: what a webhook URL may subscribe to (`eventos`) and
     /// what `GET /api/eventos` lists. Every type but `webhook.teste`.
     pub const SUBSCRIBABLE: [EventType; 6] = [
-        EventType::SolicitacaoCriada,
-        EventType::SolicitacaoAtivada,
-        EventType::SolicitacaoRecusada,
-        EventType::SolicitacaoExpirada,
-        EventType::SolicitacaoRevogada,
-        EventType::CasosDeUsoSincronizados,
+        EventType::RequestCreated,
+        EventType::RequestActivated,
+        EventType::RequestRefused,
+        EventType::RequestExpired,
+        EventType::RequestRevoked,
+        EventType::UseCasesSynced,
     ];
 
     /// `solicitacao.criada`, `solicitacao.ativada`, `solicitacao.recusada`,
@@ -59,13 +59,13 @@ impl EventType {
     /// `webhook.teste`.
     pub fn as_str(self) -> &'static str {
         match self {
-            EventType::SolicitacaoCriada => "solicitacao.criada",
-            EventType::SolicitacaoAtivada => "solicitacao.ativada",
-            EventType::SolicitacaoRecusada => "solicitacao.recusada",
-            EventType::SolicitacaoExpirada => "solicitacao.expirada",
-            EventType::SolicitacaoRevogada => "solicitacao.revogada",
-            EventType::CasosDeUsoSincronizados => "casos-de-uso.sincronizados",
-            EventType::WebhookTeste => "webhook.teste",
+            EventType::RequestCreated => "solicitacao.criada",
+            EventType::RequestActivated => "solicitacao.ativada",
+            EventType::RequestRefused => "solicitacao.recusada",
+            EventType::RequestExpired => "solicitacao.expirada",
+            EventType::RequestRevoked => "solicitacao.revogada",
+            EventType::UseCasesSynced => "casos-de-uso.sincronizados",
+            EventType::WebhookTest => "webhook.teste",
         }
     }
 
@@ -76,26 +76,23 @@ impl EventType {
 
     /// Whether a URL may subscribe to it (see [`EventType::SUBSCRIBABLE`]).
     pub fn is_subscribable(self) -> bool {
-        self != EventType::WebhookTeste
+        self != EventType::WebhookTest
     }
 
     /// Whether the event's `data` carries `motivo`: `solicitacao.recusada` and
     /// `solicitacao.revogada`, the changes someone may give a reason for.
-    pub fn carries_motivo(self) -> bool {
-        matches!(
-            self,
-            EventType::SolicitacaoRecusada | EventType::SolicitacaoRevogada
-        )
+    pub fn carries_reason(self) -> bool {
+        matches!(self, EventType::RequestRefused | EventType::RequestRevoked)
     }
 
     /// The event of a status change to `to` (`pendente` has none: it is only ever a creation).
     pub fn for_transition(to: ConsentStatus) -> Option<EventType> {
         match to {
-            ConsentStatus::Pendente => None,
-            ConsentStatus::Ativo => Some(EventType::SolicitacaoAtivada),
-            ConsentStatus::Recusado => Some(EventType::SolicitacaoRecusada),
-            ConsentStatus::Expirado => Some(EventType::SolicitacaoExpirada),
-            ConsentStatus::Revogado => Some(EventType::SolicitacaoRevogada),
+            ConsentStatus::Pending => None,
+            ConsentStatus::Active => Some(EventType::RequestActivated),
+            ConsentStatus::Refused => Some(EventType::RequestRefused),
+            ConsentStatus::Expired => Some(EventType::RequestExpired),
+            ConsentStatus::Revoked => Some(EventType::RequestRevoked),
         }
     }
 }
@@ -111,53 +108,63 @@ pub struct ConsentSnapshot {
     /// `status`: the stored status at the time of the event.
     pub status: ConsentStatus,
     /// `casoDeUsoIdTemplate`.
-    pub caso_de_uso_id_template: String,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: String,
     /// Masked: `***.456.789-**`.
-    pub cpf_titular: String,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: String,
     /// `tipoTitular`: `PessoaFisica`.
-    pub tipo_titular: &'static str,
+    #[serde(rename = "tipoTitular")]
+    pub subject_type: &'static str,
     /// `modalidadeAcesso`: `Direto` or `Indireto`.
-    pub modalidade_acesso: &'static str,
+    #[serde(rename = "modalidadeAcesso")]
+    pub access_mode: &'static str,
     /// `cnpjAnuente`: 14 characters, unmasked; `null` when absent.
-    pub cnpj_anuente: Option<String>,
+    #[serde(rename = "cnpjAnuente")]
+    pub consenting_cnpj: Option<String>,
     /// `dataExpiracaoConsentimento`.
-    pub data_expiracao_consentimento: DateTime<Utc>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: DateTime<Utc>,
     /// `dataTitularRespondeuConsentimento`: `null` unless the request was created active.
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataTitularRespondeuConsentimento")]
+    pub subject_answered_at: Option<DateTime<Utc>>,
     /// `hash`: the request's content hash (docs/hash-consulta.md).
     pub hash: String,
     /// `criadoEm`.
-    pub criado_em: DateTime<Utc>,
+    #[serde(rename = "criadoEm")]
+    pub created_at: DateTime<Utc>,
     /// `atualizadoEm`.
-    pub atualizado_em: DateTime<Utc>,
+    #[serde(rename = "atualizadoEm")]
+    pub updated_at: DateTime<Utc>,
     /// `motivo`: only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other
     /// events), the reason given with the change, `null` when none was.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub motivo: Option<Option<Motivo>>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<Option<Reason>>,
 }
 
 impl ConsentSnapshot {
     /// `request` as it is now: CPF masked, proof of consent left out.
     pub fn of(request: &ConsentRequest) -> ConsentSnapshot {
-        let dados = &request.dados;
+        let content = &request.content;
         ConsentSnapshot {
             id: request.id,
             pgcc_id: request.pgcc_id.clone(),
             status: request.status,
-            caso_de_uso_id_template: dados.caso_de_uso_id_template.clone(),
-            cpf_titular: dados.cpf_titular.masked(),
-            tipo_titular: dados.tipo_titular.as_str(),
-            modalidade_acesso: dados.modalidade_acesso.as_str(),
-            cnpj_anuente: dados.cnpj_anuente.as_ref().map(|c| c.as_str().to_owned()),
-            data_expiracao_consentimento: dados.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: dados
-                .resposta
+            template_id: content.template_id.clone(),
+            subject_cpf: content.subject_cpf.masked(),
+            subject_type: content.subject_type.as_str(),
+            access_mode: content.access_mode.as_str(),
+            consenting_cnpj: content
+                .consenting_cnpj
                 .as_ref()
-                .map(|r| r.data_titular_respondeu_consentimento),
+                .map(|c| c.as_str().to_owned()),
+            consent_expires_at: content.consent_expires_at,
+            subject_answered_at: content.answer.as_ref().map(|r| r.subject_answered_at),
             hash: request.hash.clone(),
-            criado_em: request.criado_em,
-            atualizado_em: request.atualizado_em,
-            motivo: None,
+            created_at: request.created_at,
+            updated_at: request.updated_at,
+            reason: None,
         }
     }
 }
@@ -170,11 +177,11 @@ impl ConsentSnapshot {
 #[serde(untagged)]
 pub enum EventData {
     /// The request, for the `solicitacao.*` events.
-    Solicitacao(ConsentSnapshot),
+    Consent(ConsentSnapshot),
     /// The counts, for `casos-de-uso.sincronizados`.
-    Sincronizacao(SyncCounts),
+    Sync(SyncCounts),
     /// The URL tested, for `webhook.teste`.
-    Teste(TestData),
+    Test(TestData),
 }
 
 /// The `data` of `webhook.teste`: which of the company's URLs was tested.
@@ -191,9 +198,9 @@ pub struct WebhookEvent {
     /// Also the `webhook-id` header: the same on every attempt and replay.
     pub id: Uuid,
     /// The company notified.
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     /// What happened.
-    pub tipo: EventType,
+    pub event_type: EventType,
     /// When it happened; the payload's `timestamp`.
     pub timestamp: DateTime<Utc>,
     /// The payload's `data`.
@@ -205,7 +212,7 @@ pub struct WebhookEvent {
 pub struct WebhookPayload<'a> {
     /// `type`: the event type's wire name.
     #[serde(rename = "type")]
-    pub tipo: &'static str,
+    pub event_type: &'static str,
     /// `timestamp`: when the event happened.
     pub timestamp: DateTime<Utc>,
     /// `data`: the snapshot or the counts.
@@ -214,27 +221,31 @@ pub struct WebhookPayload<'a> {
 
 impl WebhookEvent {
     /// The event about `request` (its snapshot as it is now, status = `request.status`); a
-    /// refusal or a revocation carries `motivo: null` (see [`WebhookEvent::with_motivo`]).
-    pub fn consent(tipo: EventType, request: &ConsentRequest, at: DateTime<Utc>) -> WebhookEvent {
+    /// refusal or a revocation carries `motivo: null` (see [`WebhookEvent::with_reason`]).
+    pub fn consent(
+        event_type: EventType,
+        request: &ConsentRequest,
+        at: DateTime<Utc>,
+    ) -> WebhookEvent {
         let mut snapshot = ConsentSnapshot::of(request);
-        if tipo.carries_motivo() {
-            snapshot.motivo = Some(None);
+        if event_type.carries_reason() {
+            snapshot.reason = Some(None);
         }
         WebhookEvent {
             id: Uuid::new_v4(),
-            empresa_id: request.empresa_id,
-            tipo,
+            company_id: request.company_id,
+            event_type,
             timestamp: at,
-            data: EventData::Solicitacao(snapshot),
+            data: EventData::Consent(snapshot),
         }
     }
 
     /// The event with the reason given for its change, for the types that carry one
-    /// ([`EventType::carries_motivo`]); others are returned unchanged.
-    pub fn with_motivo(mut self, motivo: Option<Motivo>) -> WebhookEvent {
-        if let EventData::Solicitacao(snapshot) = &mut self.data {
-            if self.tipo.carries_motivo() {
-                snapshot.motivo = Some(motivo);
+    /// ([`EventType::carries_reason`]); others are returned unchanged.
+    pub fn with_reason(mut self, reason: Option<Reason>) -> WebhookEvent {
+        if let EventData::Consent(snapshot) = &mut self.data {
+            if self.event_type.carries_reason() {
+                snapshot.reason = Some(reason);
             }
         }
         self
@@ -244,10 +255,10 @@ impl WebhookEvent {
     pub fn sync(company: CompanyId, counts: SyncCounts, at: DateTime<Utc>) -> WebhookEvent {
         WebhookEvent {
             id: Uuid::new_v4(),
-            empresa_id: company,
-            tipo: EventType::CasosDeUsoSincronizados,
+            company_id: company,
+            event_type: EventType::UseCasesSynced,
             timestamp: at,
-            data: EventData::Sincronizacao(counts),
+            data: EventData::Sync(counts),
         }
     }
 
@@ -255,17 +266,17 @@ impl WebhookEvent {
     pub fn test(company: CompanyId, webhook_url_id: Uuid, at: DateTime<Utc>) -> WebhookEvent {
         WebhookEvent {
             id: Uuid::new_v4(),
-            empresa_id: company,
-            tipo: EventType::WebhookTeste,
+            company_id: company,
+            event_type: EventType::WebhookTest,
             timestamp: at,
-            data: EventData::Teste(TestData { webhook_url_id }),
+            data: EventData::Test(TestData { webhook_url_id }),
         }
     }
 
     /// What is serialized as the request body.
     pub fn payload(&self) -> WebhookPayload<'_> {
         WebhookPayload {
-            tipo: self.tipo.as_str(),
+            event_type: self.event_type.as_str(),
             timestamp: self.timestamp,
             data: &self.data,
         }
@@ -281,13 +292,12 @@ mod tests {
 
     use super::*;
     use crate::{
-        ActiveAnswer, Cnpj, Cpf, CreationVariant, ModalidadeAcesso, TipoTitular,
-        ValidConsentRequest,
+        AccessMode, ActiveAnswer, Cnpj, Cpf, CreationVariant, SubjectType, ValidConsentRequest,
     };
 
     const CPF: &str = "52998224725";
     const CNPJ: &str = "11222333000181";
-    const PROVA: &str = "aceite eletrônico registrado pelo titular";
+    const PROOF: &str = "aceite eletrônico registrado pelo titular";
 
     fn at() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
@@ -298,47 +308,47 @@ mod tests {
     }
 
     fn request(status: ConsentStatus) -> ConsentRequest {
-        let criado_em = at() - Duration::days(1);
+        let created_at = at() - Duration::days(1);
         ConsentRequest {
             id: Uuid::from_u128(0x5011),
-            empresa_id: company(),
-            dados: ValidConsentRequest {
+            company_id: company(),
+            content: ValidConsentRequest {
                 variant: CreationVariant::Active,
-                caso_de_uso_id_template: "tpl-credito".to_owned(),
-                cpf_titular: Cpf::parse(CPF).unwrap(),
-                modalidade_acesso: ModalidadeAcesso::Indireto,
-                tipo_titular: TipoTitular::PessoaFisica,
-                data_expiracao_consentimento: at() + Duration::days(365),
-                resposta: Some(ActiveAnswer {
-                    data_titular_respondeu_consentimento: criado_em - Duration::hours(1),
-                    prova_coleta: PROVA.to_owned(),
+                template_id: "tpl-credito".to_owned(),
+                subject_cpf: Cpf::parse(CPF).unwrap(),
+                access_mode: AccessMode::Indirect,
+                subject_type: SubjectType::NaturalPerson,
+                consent_expires_at: at() + Duration::days(365),
+                answer: Some(ActiveAnswer {
+                    subject_answered_at: created_at - Duration::hours(1),
+                    proof_of_collection: PROOF.to_owned(),
                 }),
-                cnpj_anuente: Some(Cnpj::parse(CNPJ).unwrap()),
+                consenting_cnpj: Some(Cnpj::parse(CNPJ).unwrap()),
             },
             status,
             pgcc_id: "pgcc-5011".to_owned(),
             hash: "ab".repeat(32),
             hash_salt: "00112233445566778899aabbccddeeff".into(),
-            criado_em,
-            atualizado_em: criado_em + Duration::minutes(5),
+            created_at,
+            updated_at: created_at + Duration::minutes(5),
         }
     }
 
     fn counts() -> SyncCounts {
         SyncCounts {
-            inseridos: 1,
-            atualizados: 2,
-            removidos: 3,
+            inserted: 1,
+            updated: 2,
+            removed: 3,
             total: 4,
         }
     }
 
     /// The event of type `tipo`: about [`request`] or, for a synchronization, [`counts`].
-    fn event_of(tipo: EventType) -> WebhookEvent {
-        match tipo {
-            EventType::CasosDeUsoSincronizados => WebhookEvent::sync(company(), counts(), at()),
-            EventType::WebhookTeste => WebhookEvent::test(company(), Uuid::from_u128(0x7e57), at()),
-            _ => WebhookEvent::consent(tipo, &request(ConsentStatus::Ativo), at()),
+    fn event_of(event_type: EventType) -> WebhookEvent {
+        match event_type {
+            EventType::UseCasesSynced => WebhookEvent::sync(company(), counts(), at()),
+            EventType::WebhookTest => WebhookEvent::test(company(), Uuid::from_u128(0x7e57), at()),
+            _ => WebhookEvent::consent(event_type, &request(ConsentStatus::Active), at()),
         }
     }
 
@@ -369,8 +379,12 @@ mod tests {
 
     #[test]
     fn every_event_type_name_parses_back_to_itself() {
-        for tipo in EventType::ALL {
-            assert_eq!(EventType::parse(tipo.as_str()), Some(tipo), "{tipo:?}");
+        for event_type in EventType::ALL {
+            assert_eq!(
+                EventType::parse(event_type.as_str()),
+                Some(event_type),
+                "{event_type:?}"
+            );
         }
     }
 
@@ -391,7 +405,7 @@ mod tests {
         );
         assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..6]);
         assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
-        assert!(!EventType::WebhookTeste.is_subscribable());
+        assert!(!EventType::WebhookTest.is_subscribable());
     }
 
     #[test]
@@ -422,20 +436,11 @@ mod tests {
     #[test]
     fn each_status_change_names_its_event_and_pendente_has_none() {
         let expected = [
-            (ConsentStatus::Pendente, None),
-            (ConsentStatus::Ativo, Some(EventType::SolicitacaoAtivada)),
-            (
-                ConsentStatus::Recusado,
-                Some(EventType::SolicitacaoRecusada),
-            ),
-            (
-                ConsentStatus::Expirado,
-                Some(EventType::SolicitacaoExpirada),
-            ),
-            (
-                ConsentStatus::Revogado,
-                Some(EventType::SolicitacaoRevogada),
-            ),
+            (ConsentStatus::Pending, None),
+            (ConsentStatus::Active, Some(EventType::RequestActivated)),
+            (ConsentStatus::Refused, Some(EventType::RequestRefused)),
+            (ConsentStatus::Expired, Some(EventType::RequestExpired)),
+            (ConsentStatus::Revoked, Some(EventType::RequestRevoked)),
         ];
         assert_eq!(expected.len(), ConsentStatus::ALL.len());
         for (status, event) in expected {
@@ -445,61 +450,59 @@ mod tests {
 
     #[test]
     fn a_consent_event_snapshots_the_request_for_its_company_at_the_given_time() {
-        let request = request(ConsentStatus::Revogado);
+        let request = request(ConsentStatus::Revoked);
 
-        let event = WebhookEvent::consent(EventType::SolicitacaoRevogada, &request, at());
+        let event = WebhookEvent::consent(EventType::RequestRevoked, &request, at());
 
         assert_eq!(event.id.get_version_num(), 4);
-        assert_eq!(event.empresa_id, company());
-        assert_eq!(event.tipo, EventType::SolicitacaoRevogada);
+        assert_eq!(event.company_id, company());
+        assert_eq!(event.event_type, EventType::RequestRevoked);
         assert_eq!(event.timestamp, at());
         assert_eq!(
             event.data,
-            EventData::Solicitacao(ConsentSnapshot {
+            EventData::Consent(ConsentSnapshot {
                 id: request.id,
                 pgcc_id: "pgcc-5011".to_owned(),
-                status: ConsentStatus::Revogado,
-                caso_de_uso_id_template: "tpl-credito".to_owned(),
-                cpf_titular: "***.982.247-**".to_owned(),
-                tipo_titular: "PessoaFisica",
-                modalidade_acesso: "Indireto",
-                cnpj_anuente: Some(CNPJ.to_owned()),
-                data_expiracao_consentimento: request.dados.data_expiracao_consentimento,
-                data_titular_respondeu_consentimento: Some(
-                    at() - Duration::days(1) - Duration::hours(1)
-                ),
+                status: ConsentStatus::Revoked,
+                template_id: "tpl-credito".to_owned(),
+                subject_cpf: "***.982.247-**".to_owned(),
+                subject_type: "PessoaFisica",
+                access_mode: "Indireto",
+                consenting_cnpj: Some(CNPJ.to_owned()),
+                consent_expires_at: request.content.consent_expires_at,
+                subject_answered_at: Some(at() - Duration::days(1) - Duration::hours(1)),
                 hash: "ab".repeat(32),
-                criado_em: request.criado_em,
-                atualizado_em: request.atualizado_em,
-                motivo: Some(None),
+                created_at: request.created_at,
+                updated_at: request.updated_at,
+                reason: Some(None),
             })
         );
     }
 
     #[test]
     fn a_pending_direct_request_snapshots_without_answer_date_or_consenting_cnpj() {
-        let mut request = request(ConsentStatus::Pendente);
-        request.dados.variant = CreationVariant::Pending;
-        request.dados.resposta = None;
-        request.dados.modalidade_acesso = ModalidadeAcesso::Direto;
-        request.dados.cnpj_anuente = None;
+        let mut request = request(ConsentStatus::Pending);
+        request.content.variant = CreationVariant::Pending;
+        request.content.answer = None;
+        request.content.access_mode = AccessMode::Direct;
+        request.content.consenting_cnpj = None;
 
-        let event = WebhookEvent::consent(EventType::SolicitacaoCriada, &request, at());
+        let event = WebhookEvent::consent(EventType::RequestCreated, &request, at());
 
-        let EventData::Solicitacao(snapshot) = &event.data else {
+        let EventData::Consent(snapshot) = &event.data else {
             panic!("{:?}", event.data);
         };
-        assert_eq!(snapshot.status, ConsentStatus::Pendente);
-        assert_eq!(snapshot.modalidade_acesso, "Direto");
-        assert_eq!(snapshot.cnpj_anuente, None);
-        assert_eq!(snapshot.data_titular_respondeu_consentimento, None);
+        assert_eq!(snapshot.status, ConsentStatus::Pending);
+        assert_eq!(snapshot.access_mode, "Direto");
+        assert_eq!(snapshot.consenting_cnpj, None);
+        assert_eq!(snapshot.subject_answered_at, None);
     }
 
     #[test]
     fn every_consent_event_gets_a_new_id() {
-        let request = request(ConsentStatus::Ativo);
-        let a = WebhookEvent::consent(EventType::SolicitacaoAtivada, &request, at());
-        let b = WebhookEvent::consent(EventType::SolicitacaoAtivada, &request, at());
+        let request = request(ConsentStatus::Active);
+        let a = WebhookEvent::consent(EventType::RequestActivated, &request, at());
+        let b = WebhookEvent::consent(EventType::RequestActivated, &request, at());
         assert_ne!(a.id, b.id);
     }
 
@@ -508,52 +511,51 @@ mod tests {
         let event = WebhookEvent::sync(company(), counts(), at());
 
         assert_eq!(event.id.get_version_num(), 4);
-        assert_eq!(event.empresa_id, company());
-        assert_eq!(event.tipo, EventType::CasosDeUsoSincronizados);
+        assert_eq!(event.company_id, company());
+        assert_eq!(event.event_type, EventType::UseCasesSynced);
         assert_eq!(event.timestamp, at());
-        assert_eq!(event.data, EventData::Sincronizacao(counts()));
+        assert_eq!(event.data, EventData::Sync(counts()));
         assert_ne!(event.id, WebhookEvent::sync(company(), counts(), at()).id);
     }
 
     #[test]
     fn every_payload_has_exactly_type_timestamp_and_data() {
-        for tipo in EventType::ALL {
-            let value = serde_json::to_value(event_of(tipo).payload()).unwrap();
+        for event_type in EventType::ALL {
+            let value = serde_json::to_value(event_of(event_type).payload()).unwrap();
 
             assert_eq!(
                 keys(&value),
                 BTreeSet::from(["type", "timestamp", "data"]),
-                "{tipo:?}"
+                "{event_type:?}"
             );
-            assert_eq!(value["type"], tipo.as_str(), "{tipo:?}");
-            assert_eq!(value["timestamp"], "2025-03-14T12:00:00Z", "{tipo:?}");
+            assert_eq!(value["type"], event_type.as_str(), "{event_type:?}");
+            assert_eq!(value["timestamp"], "2025-03-14T12:00:00Z", "{event_type:?}");
         }
     }
 
     #[test]
     fn the_data_of_a_consent_payload_has_exactly_the_snapshot_fields() {
-        for tipo in EventType::ALL {
+        for event_type in EventType::ALL {
             if matches!(
-                tipo,
-                EventType::CasosDeUsoSincronizados | EventType::WebhookTeste
+                event_type,
+                EventType::UseCasesSynced | EventType::WebhookTest
             ) {
                 continue;
             }
-            let value = serde_json::to_value(event_of(tipo).payload()).unwrap();
+            let value = serde_json::to_value(event_of(event_type).payload()).unwrap();
 
             let mut expected = BTreeSet::from(SNAPSHOT_KEYS);
-            if tipo.carries_motivo() {
+            if event_type.carries_reason() {
                 expected.insert("motivo");
-                assert_eq!(value["data"]["motivo"], Value::Null, "{tipo:?}");
+                assert_eq!(value["data"]["motivo"], Value::Null, "{event_type:?}");
             }
-            assert_eq!(keys(&value["data"]), expected, "{tipo:?}");
+            assert_eq!(keys(&value["data"]), expected, "{event_type:?}");
         }
     }
 
     #[test]
     fn the_snapshot_fields_carry_the_wire_values() {
-        let value =
-            serde_json::to_value(event_of(EventType::SolicitacaoAtivada).payload()).unwrap();
+        let value = serde_json::to_value(event_of(EventType::RequestActivated).payload()).unwrap();
         let data = &value["data"];
 
         assert_eq!(data["id"], Uuid::from_u128(0x5011).to_string());
@@ -576,8 +578,7 @@ mod tests {
 
     #[test]
     fn the_data_of_a_sync_payload_has_exactly_the_counts() {
-        let value =
-            serde_json::to_value(event_of(EventType::CasosDeUsoSincronizados).payload()).unwrap();
+        let value = serde_json::to_value(event_of(EventType::UseCasesSynced).payload()).unwrap();
 
         assert_eq!(
             value["data"],
@@ -587,32 +588,35 @@ mod tests {
 
     #[test]
     fn only_refusals_and_revocations_carry_the_reason_given() {
-        let motivo = crate::Motivo::parse("cliente encerrou a conta").unwrap();
-        for tipo in EventType::ALL {
-            let event = event_of(tipo).with_motivo(Some(motivo.clone()));
+        let reason = crate::Reason::parse("cliente encerrou a conta").unwrap();
+        for event_type in EventType::ALL {
+            let event = event_of(event_type).with_reason(Some(reason.clone()));
             let value = serde_json::to_value(event.payload()).unwrap();
-            if tipo.carries_motivo() {
+            if event_type.carries_reason() {
                 assert_eq!(
                     value["data"]["motivo"], "cliente encerrou a conta",
-                    "{tipo:?}"
+                    "{event_type:?}"
                 );
             } else {
-                assert!(value["data"].get("motivo").is_none(), "{tipo:?}: {value}");
+                assert!(
+                    value["data"].get("motivo").is_none(),
+                    "{event_type:?}: {value}"
+                );
             }
         }
-        assert!(EventType::SolicitacaoRecusada.carries_motivo());
-        assert!(EventType::SolicitacaoRevogada.carries_motivo());
+        assert!(EventType::RequestRefused.carries_reason());
+        assert!(EventType::RequestRevoked.carries_reason());
     }
 
     #[test]
     fn no_payload_contains_the_full_cpf_or_the_proof_of_consent() {
-        for tipo in EventType::ALL {
-            let body = serde_json::to_string(&event_of(tipo).payload()).unwrap();
+        for event_type in EventType::ALL {
+            let body = serde_json::to_string(&event_of(event_type).payload()).unwrap();
 
-            assert!(!body.contains(CPF), "{tipo:?}: {body}");
-            assert!(!body.contains("529.982.247-25"), "{tipo:?}: {body}");
-            assert!(!body.contains(PROVA), "{tipo:?}: {body}");
-            assert!(!body.contains("provaColeta"), "{tipo:?}: {body}");
+            assert!(!body.contains(CPF), "{event_type:?}: {body}");
+            assert!(!body.contains("529.982.247-25"), "{event_type:?}: {body}");
+            assert!(!body.contains(PROOF), "{event_type:?}: {body}");
+            assert!(!body.contains("provaColeta"), "{event_type:?}: {body}");
         }
     }
 }

@@ -11,18 +11,18 @@ pub struct WebhookUrl {
     /// Our id of the registration.
     pub id: Uuid,
     /// The company it notifies.
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     /// The URL, as accepted by [`WebhookUrl::validate_url`].
     pub url: String,
     /// When it was registered.
-    pub criado_em: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
     /// When the company removed it; `None` while registered.
-    pub removido_em: Option<DateTime<Utc>>,
+    pub removed_at: Option<DateTime<Utc>>,
     /// Set when every delivery to it failed for the configured window (5 days by default):
     /// no new deliveries until the company registers it again.
-    pub desativado_em: Option<DateTime<Utc>>,
+    pub disabled_at: Option<DateTime<Utc>>,
     /// The events it receives (`eventos`): all, or only the listed types.
-    pub eventos: EventSelection,
+    pub events: EventSelection,
 }
 
 /// Why [`WebhookUrl::validate_url`] refused a URL; the messages are for the API client.

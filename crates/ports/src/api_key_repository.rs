@@ -8,24 +8,24 @@ use crate::RepoError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiKeyRecord {
     pub id: Uuid,
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     /// Lower-case hex SHA-256 of the whole key.
     pub hash: String,
     /// The first characters of the key, enough for an operator to recognize it.
     pub prefixo: String,
-    pub criado_em: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
 }
 
 /// What an operator may see of a stored key: never the key, never its hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiKeySummary {
     pub id: Uuid,
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     pub prefixo: String,
-    pub criado_em: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
     /// When the key was last seen authenticating a request (recorded at most once a minute).
-    pub ultimo_uso_em: Option<DateTime<Utc>>,
-    pub revogado_em: Option<DateTime<Utc>>,
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
 }
 
 /// A non-revoked key found by its hash, with the company it authenticates.
@@ -33,7 +33,7 @@ pub struct ApiKeySummary {
 pub struct ResolvedApiKey {
     pub id: Uuid,
     pub company: Company,
-    pub ultimo_uso_em: Option<DateTime<Utc>>,
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// The outcome of revoking a key by id.

@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use domain::{
-    Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, Motivo, StatusChange, TransitionCause,
+    Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, StatusChange, TransitionCause,
 };
 use uuid::Uuid;
 
@@ -10,7 +10,7 @@ use crate::RepoError;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsentRequestRecord {
     pub request: ConsentRequest,
-    pub historico: Vec<StatusChange>,
+    pub history: Vec<StatusChange>,
 }
 
 /// Filters of the list; `None` = no filter. All are combined with AND.
@@ -19,23 +19,23 @@ pub struct ConsentFilter {
     /// Effective status at the `now` passed to `list`: `ativo` excludes requests whose expiry
     /// passed, `expirado` includes `pendente`/`ativo` requests whose expiry passed.
     pub status: Option<ConsentStatus>,
-    pub caso_de_uso_id_template: Option<String>,
-    pub cpf_titular: Option<Cpf>,
+    pub template_id: Option<String>,
+    pub subject_cpf: Option<Cpf>,
     /// Created at or after.
-    pub criado_de: Option<DateTime<Utc>>,
+    pub created_from: Option<DateTime<Utc>>,
     /// Created strictly before.
-    pub criado_ate: Option<DateTime<Utc>>,
+    pub created_until: Option<DateTime<Utc>>,
     /// Last changed (created, or its status changed) at or after: catching up after an outage.
-    pub atualizado_de: Option<DateTime<Utc>>,
+    pub updated_from: Option<DateTime<Utc>>,
     /// Last changed strictly before.
-    pub atualizado_ate: Option<DateTime<Utc>>,
+    pub updated_until: Option<DateTime<Utc>>,
 }
 
 /// Keyset position: the list is ordered by (criado_em, id) ascending and resumes strictly after
 /// this pair, so pages never repeat or skip rows even while new requests are created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ListCursor {
-    pub criado_em: DateTime<Utc>,
+    pub created_at: DateTime<Utc>,
     pub id: Uuid,
 }
 
@@ -43,7 +43,7 @@ pub struct ListCursor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusCheckItem {
     pub id: Uuid,
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     pub pgcc_id: String,
     pub status: ConsentStatus,
     /// Since when the PGCC has answered a status we do not know for this request (`None`: it
@@ -93,9 +93,9 @@ pub enum Confirmation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnfinishedCreation {
     pub id: Uuid,
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     /// The company's CNPJ, to ask the PGCC by external reference.
-    pub cnpj_empresa: Cnpj,
+    pub company_cnpj: Cnpj,
     /// The instant the claim stamped on the row: pass it back to
     /// [`ConsentRequestRepository::cancel_creation`].
     pub claimed_at: DateTime<Utc>,
@@ -135,7 +135,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// (the PGCC's word beats our guess) to `confirmada` with `pgcc_id`, due for a status check
     /// at `at`, and writes its creation as the first history entry (`de: None`, `para: status`,
     /// at `criado_em`, cause `empresa`) and, in the same transaction, the outbox event
-    /// `WebhookEvent::consent(EventType::SolicitacaoCriada, <the confirmed request>, criado_em)`
+    /// `WebhookEvent::consent(EventType::RequestCreated, <the confirmed request>, criado_em)`
     /// with one pending delivery per active webhook URL of the company. If the stored row no
     /// longer holds `stored`'s content, it is confirmed from its content as stored.
     fn confirm_creation(
@@ -218,7 +218,7 @@ pub trait ConsentRequestRepository: Send + Sync {
         &self,
         company: CompanyId,
         cpf: &Cpf,
-        caso_de_uso_id_template: &str,
+        template_id: &str,
         now: DateTime<Utc>,
     ) -> Result<Option<ConsentRequest>, RepoError>;
 
@@ -234,7 +234,7 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// (nothing changed) when the stored status is no longer `from` (another process moved it
     /// first) or the request is absent.
     ///
-    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::for_transition(to), <the updated request>, at).with_motivo(motivo)` and one pending delivery per webhook URL of
+    /// Outbox: in the same transaction, writes `WebhookEvent::consent(EventType::for_transition(to), <the updated request>, at).with_reason(motivo)` and one pending delivery per webhook URL of
     /// the company that is neither removed nor disabled and takes that event type (crates/ports/src/webhook_delivery_repository.rs).
     #[allow(clippy::too_many_arguments)]
     fn transition(
@@ -244,7 +244,7 @@ pub trait ConsentRequestRepository: Send + Sync {
         from: ConsentStatus,
         to: ConsentStatus,
         cause: TransitionCause,
-        motivo: Option<Motivo>,
+        reason: Option<Reason>,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 

@@ -10,9 +10,9 @@ use crate::{ListCursor, RepoError};
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventFilter {
     /// Only events of this type.
-    pub tipo: Option<EventType>,
+    pub event_type: Option<EventType>,
     /// Only events whose timestamp is at or after this instant.
-    pub desde: Option<DateTime<Utc>>,
+    pub since: Option<DateTime<Utc>>,
 }
 
 /// One stored event: its id (the `webhook-id` of its deliveries), type, timestamp and the exact
@@ -20,7 +20,7 @@ pub struct EventFilter {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredEvent {
     pub id: Uuid,
-    pub tipo: String,
+    pub event_type: String,
     pub timestamp: DateTime<Utc>,
     pub payload: String,
 }

@@ -38,9 +38,9 @@ pub enum PgccError {
 pub struct PgccNewConsent {
     /// Our id of the request, sent as the PGCC's external reference.
     pub referencia_externa: Uuid,
-    pub cnpj_empresa: Cnpj,
+    pub company_cnpj: Cnpj,
     /// The PGCC link the use case belongs to.
-    pub vinculo_id: Option<Uuid>,
+    pub link_id: Option<Uuid>,
     pub request: ValidConsentRequest,
 }
 
@@ -58,14 +58,14 @@ pub struct PgccConsentStatus {
     pub status: Option<ConsentStatus>,
     /// The reason the PGCC reports for the request's last change (the subject's, when it
     /// refused or revoked), as it sent it; `None` when it reports none.
-    pub motivo: Option<String>,
+    pub reason: Option<String>,
 }
 
 /// The external consent platform. Contract: `docs/pgcc.md`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait PgccGateway: Send + Sync {
     /// Every use case of every link of the company, as the PGCC holds them now.
-    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError>;
+    fn list_use_cases(&self, company_cnpj: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError>;
 
     /// Creates the consent request (in its variant's initial status) and returns the PGCC id.
     fn create_consent_request(
@@ -87,7 +87,7 @@ pub trait PgccGateway: Send + Sync {
     /// failure in disguise (any failure to ask is an `Err`).
     fn find_by_external_reference(
         &self,
-        cnpj_empresa: &Cnpj,
+        company_cnpj: &Cnpj,
         referencia_externa: Uuid,
     ) -> Result<Option<PgccConsentCreated>, PgccError>;
 }

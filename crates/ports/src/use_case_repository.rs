@@ -9,8 +9,7 @@ use crate::RepoError;
 pub trait UseCaseRepository: Send + Sync {
     /// The company's use cases not marked removed, optionally only those of one PGCC link,
     /// ordered by title then id (a stable order for clients).
-    fn list(&self, company: CompanyId, vinculo_id: Option<Uuid>)
-        -> Result<Vec<UseCase>, RepoError>;
+    fn list(&self, company: CompanyId, link_id: Option<Uuid>) -> Result<Vec<UseCase>, RepoError>;
 
     /// The company's non-removed use case with this PGCC template id.
     fn find_by_template(

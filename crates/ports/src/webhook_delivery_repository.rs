@@ -12,15 +12,15 @@ use crate::{EncryptedSecret, RepoError};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DueDelivery {
     pub id: Uuid,
-    pub empresa_id: CompanyId,
+    pub company_id: CompanyId,
     pub webhook_url_id: Uuid,
     pub url: String,
     /// The event id: the `webhook-id` header, the same on every attempt.
-    pub evento_id: Uuid,
+    pub event_id: Uuid,
     /// The exact body, serialized once when the event was written.
     pub payload: String,
     /// Attempts made before this one.
-    pub tentativas: u32,
+    pub attempts: u32,
     pub secret: EncryptedSecret,
     /// The previous secret while its rotation overlap lasts.
     pub previous_secret: Option<EncryptedSecret>,
@@ -54,12 +54,12 @@ impl ClaimLimits {
 /// What one attempt gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryAttempt {
-    pub em: DateTime<Utc>,
+    pub at: DateTime<Utc>,
     /// The receiver's HTTP status, if it answered.
-    pub status_http: Option<u16>,
-    pub latencia_ms: u32,
+    pub http_status: Option<u16>,
+    pub latency_ms: u32,
     /// Why it failed, in a few words (never the body, never a secret).
-    pub erro: Option<String>,
+    pub error: Option<String>,
 }
 
 /// Where the delivery goes after an attempt.
@@ -75,13 +75,13 @@ pub enum DeliveryOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryRecord {
     pub id: Uuid,
-    pub evento_id: Uuid,
-    pub tipo: String,
+    pub event_id: Uuid,
+    pub event_type: String,
     /// `pendente`, `entregue`, `falhou`, `cancelada`.
     pub status: String,
-    pub criado_em: DateTime<Utc>,
-    pub proxima_tentativa_em: Option<DateTime<Utc>>,
-    pub tentativas: Vec<DeliveryAttempt>,
+    pub created_at: DateTime<Utc>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    pub attempts: Vec<DeliveryAttempt>,
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]

@@ -73,7 +73,7 @@ pub trait WebhookUrlRepository: Send + Sync {
         &self,
         company: CompanyId,
         id: Uuid,
-        eventos: &EventSelection,
+        events: &EventSelection,
     ) -> Result<Option<WebhookUrl>, RepoError>;
 
     /// Replaces the signing secret of the company's non-removed URL `id`; the previous one keeps

@@ -101,9 +101,9 @@ impl PgccGateway for PgccHttpGateway {
                     .casos_de_uso
                     .into_iter()
                     .map(move |caso| PgccUseCase {
-                        vinculo_id: vinculo.id,
+                        link_id: vinculo.id,
                         template_id: caso.template_id,
-                        titulo: caso.titulo,
+                        title: caso.titulo,
                     })
             })
             .collect())
@@ -165,7 +165,7 @@ impl PgccGateway for PgccHttpGateway {
                 statuses.push(PgccConsentStatus {
                     pgcc_id: item.id,
                     status,
-                    motivo,
+                    reason: motivo,
                 });
             }
         }
@@ -251,20 +251,23 @@ fn creation_body(consent: &PgccNewConsent) -> wire::NovaSolicitacao<'_> {
     };
     wire::NovaSolicitacao {
         referencia_externa: consent.referencia_externa,
-        cnpj_empresa: consent.cnpj_empresa.as_str(),
-        vinculo_id: consent.vinculo_id,
-        template_id: &request.caso_de_uso_id_template,
-        cpf_titular: request.cpf_titular.as_str(),
-        tipo_titular: request.tipo_titular.as_str(),
-        modalidade_acesso: request.modalidade_acesso.as_str(),
-        cnpj_anuente: request.cnpj_anuente.as_ref().map(Cnpj::as_str),
-        data_expiracao_consentimento: rfc3339(request.data_expiracao_consentimento),
+        cnpj_empresa: consent.company_cnpj.as_str(),
+        vinculo_id: consent.link_id,
+        template_id: &request.template_id,
+        cpf_titular: request.subject_cpf.as_str(),
+        tipo_titular: request.subject_type.as_str(),
+        modalidade_acesso: request.access_mode.as_str(),
+        cnpj_anuente: request.consenting_cnpj.as_ref().map(Cnpj::as_str),
+        data_expiracao_consentimento: rfc3339(request.consent_expires_at),
         status,
         data_titular_respondeu_consentimento: request
-            .resposta
+            .answer
             .as_ref()
-            .map(|r| rfc3339(r.data_titular_respondeu_consentimento)),
-        prova_coleta: request.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
+            .map(|r| rfc3339(r.subject_answered_at)),
+        prova_coleta: request
+            .answer
+            .as_ref()
+            .map(|r| r.proof_of_collection.as_str()),
     }
 }
 

@@ -58,7 +58,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
         Ok(Some(ResolvedApiKey {
             id,
             company,
-            ultimo_uso_em,
+            last_used_at: ultimo_uso_em,
         }))
     }
 

@@ -39,19 +39,19 @@ impl EventLog for PgEventLog {
         let rows = with_conn(&self.pool, "listing events", |conn| {
             let mut query = ev::table
                 .filter(ev::empresa_id.eq(empresa.0))
-                .filter(ev::tipo.ne(EventType::WebhookTeste.as_str()))
+                .filter(ev::tipo.ne(EventType::WebhookTest.as_str()))
                 .select(WebhookEventoRow::as_select())
                 .into_boxed();
-            if let Some(tipo) = filter.tipo {
+            if let Some(tipo) = filter.event_type {
                 query = query.filter(ev::tipo.eq(tipo.as_str()));
             }
-            if let Some(desde) = filter.desde {
+            if let Some(desde) = filter.since {
                 query = query.filter(ev::criado_em.ge(desde));
             }
             if let Some(cursor) = after {
                 query = query.filter(
                     sql::<Bool>("(webhook_eventos.criado_em, webhook_eventos.id) > (")
-                        .bind::<Timestamptz, _>(cursor.criado_em)
+                        .bind::<Timestamptz, _>(cursor.created_at)
                         .sql(", ")
                         .bind::<SqlUuid, _>(cursor.id)
                         .sql(")"),
@@ -66,7 +66,7 @@ impl EventLog for PgEventLog {
             .into_iter()
             .map(|row| StoredEvent {
                 id: row.id,
-                tipo: row.tipo,
+                event_type: row.tipo,
                 timestamp: row.criado_em,
                 payload: row.payload,
             })

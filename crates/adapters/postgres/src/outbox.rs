@@ -79,8 +79,8 @@ pub(crate) fn write_events(conn: &mut PgConnection, events: &[WebhookEvent]) -> 
     };
     for event in events {
         batch.ids.push(event.id);
-        batch.empresas.push(event.empresa_id.0);
-        batch.tipos.push(event.tipo.as_str());
+        batch.empresas.push(event.company_id.0);
+        batch.tipos.push(event.event_type.as_str());
         batch.payloads.push(payload(event)?);
         batch.timestamps.push(event.timestamp);
     }

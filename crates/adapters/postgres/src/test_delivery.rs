@@ -53,7 +53,7 @@ pub(crate) fn begin_test(
         let payload = outbox::payload(event)?;
         diesel::sql_query(BEGIN_TEST)
             .bind::<SqlUuid, _>(webhook_url_id)
-            .bind::<SqlUuid, _>(event.empresa_id.0)
+            .bind::<SqlUuid, _>(event.company_id.0)
             .bind::<SqlUuid, _>(event.id)
             .bind::<Text, _>(payload)
             .bind::<Timestamptz, _>(event.timestamp)

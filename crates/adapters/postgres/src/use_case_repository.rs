@@ -147,8 +147,8 @@ impl UseCaseRepository for PgUseCaseRepository {
                         .returning(sql::<Bool>("xmax = 0"))
                         .get_results(conn)?;
                     let new = inserted.iter().filter(|&&new| new).count();
-                    counts.inseridos += count_u32(new);
-                    counts.atualizados += count_u32(inserted.len() - new);
+                    counts.inserted += count_u32(new);
+                    counts.updated += count_u32(inserted.len() - new);
                 }
 
                 let removed = diesel::update(
@@ -163,7 +163,7 @@ impl UseCaseRepository for PgUseCaseRepository {
                 )
                 .set(casos_de_uso::removido_em.eq(now))
                 .execute(conn)?;
-                counts.removidos = count_u32(removed);
+                counts.removed = count_u32(removed);
 
                 let total: i64 = casos_de_uso::table
                     .filter(casos_de_uso::empresa_id.eq(empresa.0))
@@ -173,7 +173,7 @@ impl UseCaseRepository for PgUseCaseRepository {
                 counts.total = count_u32(total);
                 // Subscribers hear of a change only: a sync that inserts, changes and removes
                 // nothing writes no event (`atualizados` still counts every template refreshed).
-                if changed_rows > 0 || counts.removidos > 0 {
+                if changed_rows > 0 || counts.removed > 0 {
                     outbox::write_event(conn, &WebhookEvent::sync(empresa, counts, now))?;
                 }
                 Ok(counts)

@@ -198,7 +198,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
             conn.transaction(|conn| {
                 let changed = diesel::sql_query(RECORD_ATTEMPT)
                     .bind::<SqlUuid, _>(delivery_id)
-                    .bind::<Timestamptz, _>(attempt.em)
+                    .bind::<Timestamptz, _>(attempt.at)
                     .bind::<Text, _>(next_status)
                     .bind::<Nullable<Timestamptz>, _>(next_attempt)
                     .bind::<SqlUuid, _>(lease)

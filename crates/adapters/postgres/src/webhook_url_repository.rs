@@ -50,7 +50,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
         max_active: u32,
     ) -> Result<(), InsertWebhookUrlError> {
         let normalized = WebhookUrl::normalized(&webhook.url);
-        let empresa = webhook.empresa_id.0;
+        let empresa = webhook.company_id.0;
         let outcome = with_conn(&self.pool, "inserting a webhook URL", |conn| {
             let result = conn.transaction(|conn| {
                 empresas::table

@@ -13,10 +13,10 @@ use uuid::Uuid;
 fn key(empresa: &domain::Company, hash: &str) -> ApiKeyRecord {
     ApiKeyRecord {
         id: Uuid::new_v4(),
-        empresa_id: empresa.id,
+        company_id: empresa.id,
         hash: hash.to_owned(),
         prefixo: "ck_live_ab12".to_owned(),
-        criado_em: now(),
+        created_at: now(),
     }
 }
 
@@ -46,7 +46,7 @@ fn a_stored_key_is_kept_as_its_hash_and_finds_its_company() {
         Some(ResolvedApiKey {
             id: record.id,
             company: acme,
-            ultimo_uso_em: None,
+            last_used_at: None,
         })
     );
     let row = row(&db, record.id);
@@ -176,7 +176,7 @@ fn recording_a_use_sets_the_last_use_unless_one_was_recorded_since_the_given_ins
         repo.find_by_hash(&record.hash)
             .unwrap()
             .unwrap()
-            .ultimo_uso_em,
+            .last_used_at,
         Some(later)
     );
 }
@@ -189,9 +189,9 @@ fn listing_answers_the_companys_keys_oldest_first_without_hashes() {
     let other = create_company(&pool, "Outra", "998887770001");
     let repo = PgApiKeyRepository::new(pool);
     let mut older = key(&acme, &"a1".repeat(32));
-    older.criado_em = at("2026-01-01T00:00:00Z");
+    older.created_at = at("2026-01-01T00:00:00Z");
     let mut newer = key(&acme, &"a2".repeat(32));
-    newer.criado_em = at("2026-02-01T00:00:00Z");
+    newer.created_at = at("2026-02-01T00:00:00Z");
     repo.insert(&newer).unwrap();
     repo.insert(&older).unwrap();
     repo.insert(&key(&other, &"b2".repeat(32))).unwrap();
@@ -205,19 +205,19 @@ fn listing_answers_the_companys_keys_oldest_first_without_hashes() {
         vec![
             ApiKeySummary {
                 id: older.id,
-                empresa_id: acme.id,
+                company_id: acme.id,
                 prefixo: older.prefixo.clone(),
-                criado_em: older.criado_em,
-                ultimo_uso_em: None,
-                revogado_em: Some(revoked_at),
+                created_at: older.created_at,
+                last_used_at: None,
+                revoked_at: Some(revoked_at),
             },
             ApiKeySummary {
                 id: newer.id,
-                empresa_id: acme.id,
+                company_id: acme.id,
                 prefixo: newer.prefixo.clone(),
-                criado_em: newer.criado_em,
-                ultimo_uso_em: None,
-                revogado_em: None,
+                created_at: newer.created_at,
+                last_used_at: None,
+                revoked_at: None,
             },
         ]
     );
@@ -242,14 +242,14 @@ fn revoking_sets_the_revocation_once_and_tells_a_revoked_key_from_an_unknown_one
 
     let outcome = repo.revoke(record.id, first).unwrap();
     assert!(
-        matches!(&outcome, RevokeApiKeyOutcome::Revoked(s) if s.id == record.id && s.revogado_em == Some(first)),
+        matches!(&outcome, RevokeApiKeyOutcome::Revoked(s) if s.id == record.id && s.revoked_at == Some(first)),
         "{outcome:?}"
     );
     assert_eq!(repo.find_by_hash(&record.hash).unwrap(), None);
 
     let again = repo.revoke(record.id, first + Duration::hours(1)).unwrap();
     assert!(
-        matches!(&again, RevokeApiKeyOutcome::AlreadyRevoked(s) if s.revogado_em == Some(first)),
+        matches!(&again, RevokeApiKeyOutcome::AlreadyRevoked(s) if s.revoked_at == Some(first)),
         "{again:?}"
     );
     assert_eq!(row(&db, record.id).revogado_em, Some(first));

@@ -42,10 +42,10 @@ fn connected(db: &TestDb) -> PgChangeFeed {
 fn stored_key(repo: &PgApiKeyRepository, empresa: &domain::Company) -> ApiKeyRecord {
     let record = ApiKeyRecord {
         id: Uuid::new_v4(),
-        empresa_id: empresa.id,
+        company_id: empresa.id,
         hash: format!("{:064x}", Uuid::new_v4().as_u128()),
         prefixo: "cak_0123".to_owned(),
-        criado_em: now(),
+        created_at: now(),
     };
     repo.insert(&record).unwrap();
     record
@@ -104,9 +104,9 @@ fn a_synchronization_is_told_once_for_its_company_however_many_rows_it_writes() 
     let use_cases = PgUseCaseRepository::new(pool.clone());
     let items: Vec<PgccUseCase> = (0..50)
         .map(|i| PgccUseCase {
-            vinculo_id: Uuid::from_u128(7),
+            link_id: Uuid::from_u128(7),
             template_id: format!("tpl-{i}"),
-            titulo: format!("Caso {i}"),
+            title: format!("Caso {i}"),
         })
         .collect();
     let mut feed = connected(&db);

@@ -89,9 +89,9 @@ fn listing_companies_returns_every_company_oldest_first() {
     let pool = pool(&db);
     let repo = PgCompanyRepository::new(pool.clone());
     let mut newer = company("Nova", "112223330001");
-    newer.criado_em = at("2026-03-01T10:00:00.000001Z");
+    newer.created_at = at("2026-03-01T10:00:00.000001Z");
     let mut older = company("Antiga", "998887770001");
-    older.criado_em = at("2025-01-01T10:00:00Z");
+    older.created_at = at("2025-01-01T10:00:00Z");
     repo.create(&newer).unwrap();
     repo.create(&older).unwrap();
 

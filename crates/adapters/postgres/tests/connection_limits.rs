@@ -99,10 +99,10 @@ fn a_repository_call_stuck_behind_a_lock_is_unavailable_after_the_timeout() {
     let keys = PgApiKeyRepository::new(pool.clone());
     let key = ports::ApiKeyRecord {
         id: uuid::Uuid::new_v4(),
-        empresa_id: acme.id,
+        company_id: acme.id,
         hash: "ab".repeat(32),
         prefixo: "cak_0123".to_owned(),
-        criado_em: common::now(),
+        created_at: common::now(),
     };
     keys.insert(&key).unwrap();
     let mut holder = db.conn();
@@ -192,10 +192,10 @@ fn without_prepared_statements_the_hand_written_statements_run_unnamed() {
     };
 
     for _ in 0..3 {
-        acme.create(&repo, &spec(ConsentStatus::Ativo));
+        acme.create(&repo, &spec(ConsentStatus::Active));
     }
-    let pending = acme.create(&repo, &spec(ConsentStatus::Pendente));
-    let unfinished = acme.request(&spec(ConsentStatus::Ativo));
+    let pending = acme.create(&repo, &spec(ConsentStatus::Pending));
+    let unfinished = acme.request(&spec(ConsentStatus::Active));
     repo.begin_creation(&unfinished, now - TimeDelta::hours(1))
         .unwrap();
 
@@ -214,8 +214,8 @@ fn without_prepared_statements_the_hand_written_statements_run_unnamed() {
     );
     assert_eq!(expired, 4);
     let stored = repo.get(acme.company.id, pending.id).unwrap().unwrap();
-    assert_eq!(stored.request.status, ConsentStatus::Expirado);
-    assert_eq!(stored.historico.len(), 2, "created, then expired");
+    assert_eq!(stored.request.status, ConsentStatus::Expired);
+    assert_eq!(stored.history.len(), 2, "created, then expired");
     let named = with_conn(&pool, "counting prepared statements", |conn| {
         diesel::sql_query("SELECT count(*)::text AS value FROM pg_prepared_statements")
             .get_result::<Setting>(conn)

@@ -75,7 +75,7 @@ fn criacao(db: &TestDb, id: Uuid) -> (String, Option<String>, Option<DateTime<Ut
 /// Every read and worker of the port, as the request's company and at a later instant: does any
 /// of them see `request`?
 fn seen_anywhere(w: &World, request: &ConsentRequest) -> Vec<&'static str> {
-    let empresa = request.empresa_id;
+    let empresa = request.company_id;
     let mut seen = Vec::new();
     if w.repo.get(empresa, request.id).unwrap().is_some() {
         seen.push("get");
@@ -87,7 +87,7 @@ fn seen_anywhere(w: &World, request: &ConsentRequest) -> Vec<&'static str> {
     if listed.iter().any(|r| r.id == request.id) {
         seen.push("list");
     }
-    let cpf = request.dados.cpf_titular.clone();
+    let cpf = request.content.subject_cpf.clone();
     if w.repo
         .find_valid(empresa, &cpf, "tpl-1", later())
         .unwrap()
@@ -110,9 +110,9 @@ fn sync_only(w: &World, tenant: &Tenant, templates: &[&str]) {
     let listed: Vec<PgccUseCase> = templates
         .iter()
         .map(|template| PgccUseCase {
-            vinculo_id: LINK,
+            link_id: LINK,
             template_id: (*template).to_owned(),
-            titulo: "Crédito".to_owned(),
+            title: "Crédito".to_owned(),
         })
         .collect();
     PgUseCaseRepository::new(w.pool.clone())
@@ -123,8 +123,8 @@ fn sync_only(w: &World, tenant: &Tenant, templates: &[&str]) {
 #[test]
 fn a_request_is_stored_under_the_companys_use_case_for_its_template() {
     let w = world();
-    let mut request = new_request(&w.acme, ConsentStatus::Ativo);
-    request.dados.caso_de_uso_id_template = "tpl-2".to_owned();
+    let mut request = new_request(&w.acme, ConsentStatus::Active);
+    request.content.template_id = "tpl-2".to_owned();
 
     let start = w.repo.begin_creation(&request, attempt()).unwrap();
 
@@ -138,10 +138,10 @@ fn a_request_is_stored_under_the_companys_use_case_for_its_template() {
 #[test]
 fn a_template_without_a_live_use_case_of_the_company_stores_nothing() {
     let w = world();
-    let mut unknown = new_request(&w.acme, ConsentStatus::Ativo);
-    unknown.dados.caso_de_uso_id_template = "tpl-9".to_owned();
+    let mut unknown = new_request(&w.acme, ConsentStatus::Active);
+    unknown.content.template_id = "tpl-9".to_owned();
     sync_only(&w, &w.acme, &["tpl-2"]);
-    let removed = new_request(&w.acme, ConsentStatus::Ativo); // tpl-1, removed just now
+    let removed = new_request(&w.acme, ConsentStatus::Active); // tpl-1, removed just now
 
     for request in [&unknown, &removed] {
         assert_eq!(
@@ -157,7 +157,7 @@ fn a_template_without_a_live_use_case_of_the_company_stores_nothing() {
 #[test]
 fn a_takeover_keeps_the_use_case_it_was_stored_under_even_once_removed() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     assert_eq!(
         w.repo.begin_creation(&request, attempt()).unwrap(),
         CreationStart::Started { link: Some(LINK) }
@@ -185,7 +185,7 @@ fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_inv
         "https://acme.example/1",
         created(),
     );
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
 
     let start = w.repo.begin_creation(&request, attempt()).unwrap();
 
@@ -213,9 +213,9 @@ fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_inv
         .transition(
             w.acme.company.id,
             request.id,
-            ConsentStatus::Ativo,
-            ConsentStatus::Revogado,
-            TransitionCause::Empresa,
+            ConsentStatus::Active,
+            ConsentStatus::Revoked,
+            TransitionCause::Company,
             None,
             later(),
         )
@@ -231,7 +231,7 @@ fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visibl
         "https://acme.example/1",
         created(),
     );
-    let request = new_request(&w.acme, ConsentStatus::Pendente);
+    let request = new_request(&w.acme, ConsentStatus::Pending);
     w.repo.begin_creation(&request, attempt()).unwrap();
 
     let confirmation = w
@@ -254,7 +254,7 @@ fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visibl
         .unwrap()
         .expect("visible once confirmed");
     assert_eq!(record.request, expected);
-    assert_eq!(record.historico.len(), 1);
+    assert_eq!(record.history.len(), 1);
     let first = &history(&w.db, request.id)[0];
     assert_eq!(
         (
@@ -292,7 +292,7 @@ fn confirming_a_copy_that_is_not_what_was_stored_confirms_the_stored_content() {
         "https://acme.example/1",
         created(),
     );
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
         .cancel_creation(w.acme.company.id, request.id, attempt())
@@ -300,7 +300,7 @@ fn confirming_a_copy_that_is_not_what_was_stored_confirms_the_stored_content() {
     // a retry after the cancellation builds the request again (another creation instant and
     // hash) and takes the row over, which keeps its content
     let retry = ConsentRequest {
-        criado_em: later(),
+        created_at: later(),
         hash: "f".repeat(64),
         ..request.clone()
     };
@@ -338,7 +338,7 @@ fn confirming_a_copy_that_is_not_what_was_stored_confirms_the_stored_content() {
 #[test]
 fn confirming_a_request_that_is_no_longer_unconfirmed_falls_back_to_what_the_row_says() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
         .confirm_creation(&request, "pgcc-1", later())
@@ -371,7 +371,7 @@ fn confirming_a_request_that_is_no_longer_unconfirmed_falls_back_to_what_the_row
 #[test]
 fn a_second_confirmation_changes_nothing_and_answers_the_first_pgcc_id() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
         .confirm_creation(&request, "pgcc-1", later())
@@ -395,7 +395,7 @@ fn a_second_confirmation_changes_nothing_and_answers_the_first_pgcc_id() {
 #[test]
 fn confirming_an_unknown_id_or_another_companys_is_missing_and_writes_nothing() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
 
     let unknown = ConsentRequest {
@@ -407,7 +407,7 @@ fn confirming_an_unknown_id_or_another_companys_is_missing_and_writes_nothing() 
         .confirm_creation(&unknown, "pgcc-1", later())
         .unwrap();
     let theirs = ConsentRequest {
-        empresa_id: w.globex.company.id,
+        company_id: w.globex.company.id,
         ..request.clone()
     };
     let theirs = w.repo.confirm_creation(&theirs, "pgcc-1", later()).unwrap();
@@ -421,7 +421,7 @@ fn confirming_an_unknown_id_or_another_companys_is_missing_and_writes_nothing() 
 #[test]
 fn a_refused_creation_is_cancelled_only_by_the_attempt_that_stamped_it() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
 
     let stale = w
@@ -452,7 +452,7 @@ fn a_refused_creation_is_cancelled_only_by_the_attempt_that_stamped_it() {
 #[test]
 fn the_pgccs_word_beats_a_cancellation() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
         .cancel_creation(w.acme.company.id, request.id, attempt())
@@ -470,11 +470,11 @@ fn the_pgccs_word_beats_a_cancellation() {
 #[test]
 fn beginning_an_existing_id_takes_it_over_keeps_its_content_and_revives_a_cancelled_one() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
     // a retry builds the request again: another creation instant (and hash)
     let retry = ConsentRequest {
-        criado_em: later(),
+        created_at: later(),
         hash: "f".repeat(64),
         ..request.clone()
     };
@@ -507,7 +507,7 @@ fn beginning_an_existing_id_takes_it_over_keeps_its_content_and_revives_a_cancel
 #[test]
 fn beginning_a_confirmed_id_changes_nothing_and_answers_its_pgcc_id() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
     w.repo
         .confirm_creation(&request, "pgcc-9", later())
@@ -527,9 +527,9 @@ fn beginning_a_confirmed_id_changes_nothing_and_answers_its_pgcc_id() {
 #[test]
 fn beginning_another_companys_id_is_unexpected_and_changes_nothing() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
-    let mut theirs = new_request(&w.globex, ConsentStatus::Ativo);
+    let mut theirs = new_request(&w.globex, ConsentStatus::Active);
     theirs.id = request.id;
 
     let result = w.repo.begin_creation(&theirs, later());
@@ -545,9 +545,9 @@ fn beginning_another_companys_id_is_unexpected_and_changes_nothing() {
 #[test]
 fn find_creation_tells_each_state_and_only_to_the_owning_company() {
     let w = world();
-    let in_progress = new_request(&w.acme, ConsentStatus::Pendente);
-    let confirmed = new_request(&w.acme, ConsentStatus::Ativo);
-    let cancelled = new_request(&w.acme, ConsentStatus::Ativo);
+    let in_progress = new_request(&w.acme, ConsentStatus::Pending);
+    let confirmed = new_request(&w.acme, ConsentStatus::Active);
+    let cancelled = new_request(&w.acme, ConsentStatus::Active);
     for r in [&in_progress, &confirmed, &cancelled] {
         w.repo.begin_creation(r, attempt()).unwrap();
     }
@@ -586,11 +586,11 @@ fn find_creation_tells_each_state_and_only_to_the_owning_company() {
 fn the_reconciler_claims_unfinished_creations_past_the_grace_oldest_first_with_their_cnpj() {
     let w = world();
     let t = |s: u32| at(&format!("2026-05-01T12:00:{s:02}Z"));
-    let old_acme = new_request(&w.acme, ConsentStatus::Ativo);
-    let old_globex = new_request(&w.globex, ConsentStatus::Ativo);
-    let recent = new_request(&w.acme, ConsentStatus::Ativo);
-    let done = new_request(&w.acme, ConsentStatus::Ativo);
-    let refused = new_request(&w.acme, ConsentStatus::Ativo);
+    let old_acme = new_request(&w.acme, ConsentStatus::Active);
+    let old_globex = new_request(&w.globex, ConsentStatus::Active);
+    let recent = new_request(&w.acme, ConsentStatus::Active);
+    let done = new_request(&w.acme, ConsentStatus::Active);
+    let refused = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&old_globex, t(1)).unwrap();
     w.repo.begin_creation(&old_acme, t(2)).unwrap();
     w.repo.begin_creation(&done, t(3)).unwrap();
@@ -608,15 +608,15 @@ fn the_reconciler_claims_unfinished_creations_past_the_grace_oldest_first_with_t
 
     assert_eq!(first.len(), 1);
     assert_eq!(first[0].id, old_globex.id, "oldest attempt first");
-    assert_eq!(first[0].empresa_id, w.globex.company.id);
-    assert_eq!(first[0].cnpj_empresa, w.globex.company.cnpj);
+    assert_eq!(first[0].company_id, w.globex.company.id);
+    assert_eq!(first[0].company_cnpj, w.globex.company.cnpj);
     assert_eq!(first[0].claimed_at, now);
     assert_eq!(
         second.iter().map(|c| c.id).collect::<Vec<_>>(),
         [old_acme.id],
         "not the recent one, the confirmed one nor the cancelled one"
     );
-    assert_eq!(second[0].cnpj_empresa, w.acme.company.cnpj);
+    assert_eq!(second[0].company_cnpj, w.acme.company.cnpj);
     assert!(third.is_empty(), "a claim waits another grace");
     assert_eq!(criacao(&w.db, old_acme.id).2, Some(now));
     assert!(w
@@ -629,7 +629,7 @@ fn the_reconciler_claims_unfinished_creations_past_the_grace_oldest_first_with_t
 #[test]
 fn a_claimed_creation_is_cancelled_only_if_no_retry_attempted_it_since_the_claim() {
     let w = world();
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, created()).unwrap();
     let claimed = w
         .repo
@@ -660,7 +660,7 @@ fn not_found_since(db: &TestDb, id: Uuid) -> Option<DateTime<Utc>> {
 fn the_first_not_found_is_recorded_kept_and_claimed_back_and_a_retry_forgets_it() {
     let w = world();
     let acme = w.acme.company.id;
-    let request = new_request(&w.acme, ConsentStatus::Ativo);
+    let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, created()).unwrap();
     let claimed = w
         .repo
@@ -707,7 +707,7 @@ fn concurrent_reconcilers_never_claim_the_same_creation() {
     let w = world();
     let mut ids = HashSet::new();
     for _ in 0..40 {
-        let request = new_request(&w.acme, ConsentStatus::Ativo);
+        let request = new_request(&w.acme, ConsentStatus::Active);
         w.repo.begin_creation(&request, created()).unwrap();
         ids.insert(request.id);
     }
@@ -743,8 +743,8 @@ fn concurrent_reconcilers_never_claim_the_same_creation() {
 #[test]
 fn a_creation_confirmed_from_the_reconcilers_claim_reads_back_as_one_confirmed_by_its_caller() {
     let w = world();
-    let by_caller = new_request(&w.acme, ConsentStatus::Ativo);
-    let by_reconciler = new_request(&w.acme, ConsentStatus::Ativo);
+    let by_caller = new_request(&w.acme, ConsentStatus::Active);
+    let by_reconciler = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&by_caller, created()).unwrap();
     w.repo.begin_creation(&by_reconciler, created()).unwrap();
     w.repo
@@ -782,7 +782,7 @@ fn a_creation_confirmed_from_the_reconcilers_claim_reads_back_as_one_confirmed_b
             ..by_reconciler
         }
     );
-    assert_eq!(a.historico.len(), b.historico.len());
+    assert_eq!(a.history.len(), b.history.len());
     assert_eq!(events_of(&w.db, "solicitacao.criada").len(), 2);
 }
 
@@ -799,9 +799,9 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
     let requests: Vec<_> = (0..8)
         .map(|i| {
             let status = if i % 2 == 0 {
-                ConsentStatus::Ativo
+                ConsentStatus::Active
             } else {
-                ConsentStatus::Pendente
+                ConsentStatus::Pending
             };
             new_request(&acme, status)
         })
@@ -897,20 +897,15 @@ fn a_consent_check_is_prepared_once_per_connection_not_planned_per_call() {
     let pool = pool_of(&db, 1);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool.clone());
-    let request = new_request(&acme, ConsentStatus::Ativo);
+    let request = new_request(&acme, ConsentStatus::Active);
     repo.begin_creation(&request, attempt()).unwrap();
     repo.confirm_creation(&request, "pgcc-1", attempt())
         .unwrap();
-    let cpf = request.dados.cpf_titular.clone();
+    let cpf = request.content.subject_cpf.clone();
 
     for _ in 0..5 {
         let found = repo
-            .find_valid(
-                acme.company.id,
-                &cpf,
-                &request.dados.caso_de_uso_id_template,
-                later(),
-            )
+            .find_valid(acme.company.id, &cpf, &request.content.template_id, later())
             .unwrap();
         assert_eq!(found.map(|r| r.id), Some(request.id));
     }

@@ -20,7 +20,7 @@ use postgres_adapter::PgConsentRequestRepository;
 use testkit::TestDb;
 use uuid::Uuid;
 
-use ConsentStatus::{Ativo, Expirado, Pendente, Recusado, Revogado};
+use ConsentStatus::{Active, Expired, Pending, Refused, Revoked};
 
 /// The instant of `find_valid` and `expire_due` in these tests.
 fn now() -> DateTime<Utc> {
@@ -50,18 +50,18 @@ fn find_valid_picks_the_active_request_expiring_last_of_the_company_subject_and_
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
     let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
-    acme.create(&repo, &spec(Ativo, now() + days(1)));
-    let last = acme.create(&repo, &spec(Ativo, now() + days(30)));
-    acme.create(&repo, &spec(Ativo, now()));
-    acme.create(&repo, &spec(Ativo, now() - days(1)));
+    acme.create(&repo, &spec(Active, now() + days(1)));
+    let last = acme.create(&repo, &spec(Active, now() + days(30)));
+    acme.create(&repo, &spec(Active, now()));
+    acme.create(&repo, &spec(Active, now() - days(1)));
     // Not active, though expiring later.
-    acme.create(&repo, &spec(Expirado, now() + days(60)));
-    acme.create(&repo, &spec(Revogado, now() + days(60)));
-    acme.create(&repo, &spec(Pendente, now() + days(60)));
+    acme.create(&repo, &spec(Expired, now() + days(60)));
+    acme.create(&repo, &spec(Revoked, now() + days(60)));
+    acme.create(&repo, &spec(Pending, now() + days(60)));
     // Another template, another subject, another company.
-    let tpl2 = acme.create(&repo, &spec(Ativo, now() + days(90)).template("tpl-2"));
-    let other_cpf = acme.create(&repo, &spec(Ativo, now() + days(90)).cpf(OTHER_CPF));
-    let theirs = globex.create(&repo, &spec(Ativo, now() + days(90)));
+    let tpl2 = acme.create(&repo, &spec(Active, now() + days(90)).template("tpl-2"));
+    let other_cpf = acme.create(&repo, &spec(Active, now() + days(90)).cpf(OTHER_CPF));
+    let theirs = globex.create(&repo, &spec(Active, now() + days(90)));
     let acme_id = acme.company.id;
 
     let found = repo.find_valid(acme_id, &cpf(CPF), "tpl-1", now()).unwrap();
@@ -87,13 +87,8 @@ fn find_valid_picks_the_active_request_expiring_last_of_the_company_subject_and_
     );
     // At the instant the last one expires, none of the company's tpl-1 requests is valid.
     assert_eq!(
-        repo.find_valid(
-            acme_id,
-            &cpf(CPF),
-            "tpl-1",
-            last.dados.data_expiracao_consentimento
-        )
-        .unwrap(),
+        repo.find_valid(acme_id, &cpf(CPF), "tpl-1", last.content.consent_expires_at)
+            .unwrap(),
         None
     );
 }
@@ -106,7 +101,7 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = acme.create(&repo, &Spec::new(created()).status(Pending));
     let at1 = created() + TimeDelta::hours(1);
     let at2 = created() + TimeDelta::hours(2);
     let id = request.id;
@@ -116,8 +111,8 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
         .transition(
             empresa,
             id,
-            Pendente,
-            Ativo,
+            Pending,
+            Active,
             TransitionCause::Pgcc,
             None,
             at1,
@@ -127,8 +122,8 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
         .transition(
             empresa,
             id,
-            Pendente,
-            Ativo,
+            Pending,
+            Active,
             TransitionCause::Pgcc,
             None,
             at2,
@@ -152,9 +147,9 @@ fn transition_is_a_compare_and_set_with_its_history_entry() {
         .transition(
             empresa,
             id,
-            Ativo,
-            Revogado,
-            TransitionCause::Empresa,
+            Active,
+            Revoked,
+            TransitionCause::Company,
             None,
             at2
         )
@@ -176,15 +171,15 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = acme.create(&repo, &Spec::new(created()).status(Pending));
     let at1 = created() + TimeDelta::hours(1);
 
     let by_other = repo
         .transition(
             globex.company.id,
             request.id,
-            Pendente,
-            Ativo,
+            Pending,
+            Active,
             TransitionCause::Pgcc,
             None,
             at1,
@@ -194,8 +189,8 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
         .transition(
             acme.company.id,
             Uuid::new_v4(),
-            Pendente,
-            Ativo,
+            Pending,
+            Active,
             TransitionCause::Pgcc,
             None,
             at1,
@@ -205,9 +200,9 @@ fn transition_of_another_companys_or_an_unknown_request_changes_nothing() {
         .transition(
             acme.company.id,
             request.id,
-            Ativo,
-            Revogado,
-            TransitionCause::Empresa,
+            Active,
+            Revoked,
+            TransitionCause::Company,
             None,
             at1,
         )
@@ -227,7 +222,7 @@ fn of_identical_transitions_racing_exactly_one_wins() {
     let pool = pool_of(&db, RACERS as u32);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool);
-    let request = acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = acme.create(&repo, &Spec::new(created()).status(Pending));
     let barrier = Barrier::new(RACERS);
 
     let wins: Vec<bool> = thread::scope(|s| {
@@ -238,8 +233,8 @@ fn of_identical_transitions_racing_exactly_one_wins() {
                     repo.transition(
                         acme.company.id,
                         request.id,
-                        Pendente,
-                        Recusado,
+                        Pending,
+                        Refused,
                         TransitionCause::Pgcc,
                         None,
                         now(),
@@ -267,12 +262,12 @@ fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
     let spec = |status| Spec::new(created()).status(status);
-    let a = acme.create(&repo, &spec(Ativo));
-    let b = globex.create(&repo, &spec(Pendente));
-    let c = acme.create(&repo, &spec(Pendente));
-    let d = acme.create(&repo, &spec(Ativo));
-    let terminal = acme.create(&repo, &spec(Revogado));
-    let not_due = acme.create(&repo, &spec(Ativo));
+    let a = acme.create(&repo, &spec(Active));
+    let b = globex.create(&repo, &spec(Pending));
+    let c = acme.create(&repo, &spec(Pending));
+    let d = acme.create(&repo, &spec(Active));
+    let terminal = acme.create(&repo, &spec(Revoked));
+    let not_due = acme.create(&repo, &spec(Active));
     for (request, when) in [
         (&a, t0 - minutes(4)),
         (&b, t0 - minutes(3)),
@@ -299,9 +294,9 @@ fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_
         *b_item,
         StatusCheckItem {
             id: b.id,
-            empresa_id: globex.company.id,
+            company_id: globex.company.id,
             pgcc_id: b.pgcc_id.clone(),
-            status: Pendente,
+            status: Pending,
             unknown_status_since: None,
         }
     );
@@ -339,8 +334,8 @@ fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
     let repo = PgConsentRequestRepository::new(pool);
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
-    let odd = acme.create(&repo, &Spec::new(created()).status(Ativo));
-    let plain = acme.create(&repo, &Spec::new(created()).status(Ativo));
+    let odd = acme.create(&repo, &Spec::new(created()).status(Active));
+    let plain = acme.create(&repo, &Spec::new(created()).status(Active));
     for request in [&odd, &plain] {
         set_next_check(&db, request.id, t0);
     }
@@ -391,7 +386,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
     let repo = PgConsentRequestRepository::new(pool);
     let all: HashSet<Uuid> = (0..ROWS)
         .map(|i| {
-            let status = if i % 2 == 0 { Ativo } else { Pendente };
+            let status = if i % 2 == 0 { Active } else { Pending };
             acme.create(&repo, &Spec::new(created()).status(status)).id
         })
         .collect();
@@ -443,13 +438,13 @@ fn expire_due_moves_exactly_the_due_requests_with_their_history() {
     let globex = tenant(&pool, "Globex", "445556660001");
     let repo = PgConsentRequestRepository::new(pool);
     let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
-    let ativo_past = acme.create(&repo, &spec(Ativo, now() - days(1)));
-    let pendente_at_now = globex.create(&repo, &spec(Pendente, now()));
-    let ativo_live = acme.create(&repo, &spec(Ativo, now() + TimeDelta::microseconds(1)));
-    let pendente_live = acme.create(&repo, &spec(Pendente, now() + days(1)));
-    let refused = acme.create(&repo, &spec(Recusado, now() - days(1)));
-    let revoked = acme.create(&repo, &spec(Revogado, now() - days(1)));
-    let expired = acme.create(&repo, &spec(Expirado, now() - days(1)));
+    let ativo_past = acme.create(&repo, &spec(Active, now() - days(1)));
+    let pendente_at_now = globex.create(&repo, &spec(Pending, now()));
+    let ativo_live = acme.create(&repo, &spec(Active, now() + TimeDelta::microseconds(1)));
+    let pendente_live = acme.create(&repo, &spec(Pending, now() + days(1)));
+    let refused = acme.create(&repo, &spec(Refused, now() - days(1)));
+    let revoked = acme.create(&repo, &spec(Revoked, now() - days(1)));
+    let expired = acme.create(&repo, &spec(Expired, now() - days(1)));
 
     let moved = repo.expire_due(now(), 100).unwrap();
 
@@ -506,7 +501,7 @@ fn two_expiry_workers_at_once_expire_each_request_once() {
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool);
     for i in 0..ROWS {
-        let status = if i % 2 == 0 { Ativo } else { Pendente };
+        let status = if i % 2 == 0 { Active } else { Pending };
         acme.create(
             &repo,
             &Spec::new(created())

@@ -31,7 +31,7 @@ fn ids(requests: &[ConsentRequest]) -> Vec<Uuid> {
 /// The ids of the requests, in the order of the list.
 fn expected(requests: &[&ConsentRequest]) -> Vec<Uuid> {
     let mut sorted: Vec<&ConsentRequest> = requests.to_vec();
-    sorted.sort_by_key(|r| (r.criado_em, r.id));
+    sorted.sort_by_key(|r| (r.created_at, r.id));
     sorted.iter().map(|r| r.id).collect()
 }
 
@@ -99,37 +99,37 @@ fn each_filter_alone() {
     let base = listing.create(Spec::new(t));
     let tpl2 = listing.create(Spec::new(t + minutes(1)).template("tpl-2"));
     let other_cpf = listing.create(Spec::new(t + minutes(2)).cpf(OTHER_CPF));
-    let refused = listing.create(Spec::new(t + minutes(3)).status(ConsentStatus::Recusado));
+    let refused = listing.create(Spec::new(t + minutes(3)).status(ConsentStatus::Refused));
     let all = [&base, &tpl2, &other_cpf, &refused];
 
     let by_template = ConsentFilter {
-        caso_de_uso_id_template: Some("tpl-2".to_owned()),
+        template_id: Some("tpl-2".to_owned()),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&by_template), [tpl2.id]);
 
     let by_cpf = ConsentFilter {
-        cpf_titular: Some(cpf(OTHER_CPF)),
+        subject_cpf: Some(cpf(OTHER_CPF)),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&by_cpf), [other_cpf.id]);
 
     let by_status = ConsentFilter {
-        status: Some(ConsentStatus::Recusado),
+        status: Some(ConsentStatus::Refused),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&by_status), [refused.id]);
 
     // criado_de is inclusive.
     let from = ConsentFilter {
-        criado_de: Some(t + minutes(2)),
+        created_from: Some(t + minutes(2)),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&from), [other_cpf.id, refused.id]);
 
     // criado_ate is exclusive.
     let until = ConsentFilter {
-        criado_ate: Some(t + minutes(2)),
+        created_until: Some(t + minutes(2)),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&until), [base.id, tpl2.id]);
@@ -145,14 +145,14 @@ fn filters_combine_with_and() {
         Spec::new(t + minutes(5))
             .template("tpl-2")
             .cpf(OTHER_CPF)
-            .status(ConsentStatus::Ativo)
+            .status(ConsentStatus::Active)
     };
     let hit = listing.create(spec());
-    let hit_too = listing.create(spec().status(ConsentStatus::Ativo));
+    let hit_too = listing.create(spec().status(ConsentStatus::Active));
     // Each of these misses exactly one condition.
     listing.create(spec().template("tpl-1"));
     listing.create(spec().cpf(CPF));
-    listing.create(spec().status(ConsentStatus::Revogado));
+    listing.create(spec().status(ConsentStatus::Revoked));
     listing.create(spec().expira_em(now())); // effectively expirado at `now`
     listing.create(Spec {
         criado_em: t,
@@ -164,11 +164,11 @@ fn filters_combine_with_and() {
     });
 
     let filter = ConsentFilter {
-        status: Some(ConsentStatus::Ativo),
-        caso_de_uso_id_template: Some("tpl-2".to_owned()),
-        cpf_titular: Some(cpf(OTHER_CPF)),
-        criado_de: Some(t + minutes(1)),
-        criado_ate: Some(t + minutes(10)),
+        status: Some(ConsentStatus::Active),
+        template_id: Some("tpl-2".to_owned()),
+        subject_cpf: Some(cpf(OTHER_CPF)),
+        created_from: Some(t + minutes(1)),
+        created_until: Some(t + minutes(10)),
         ..ConsentFilter::default()
     };
 
@@ -193,18 +193,18 @@ fn the_updated_filters_find_what_changed_in_a_window_whenever_it_was_created() {
 
     // atualizado_de is inclusive, atualizado_ate exclusive
     let since = ConsentFilter {
-        atualizado_de: Some(t + minutes(3)),
+        updated_from: Some(t + minutes(3)),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&since), [changed.id, recent.id]);
     let until = ConsentFilter {
-        atualizado_ate: Some(t + minutes(3)),
+        updated_until: Some(t + minutes(3)),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&until), [old.id]);
     let window = ConsentFilter {
-        atualizado_de: Some(t + minutes(30)),
-        atualizado_ate: Some(t + minutes(61)),
+        updated_from: Some(t + minutes(30)),
+        updated_until: Some(t + minutes(61)),
         ..ConsentFilter::default()
     };
     assert_eq!(listing.list(&window), [changed.id]);
@@ -225,17 +225,17 @@ fn the_status_filter_is_the_effective_status_at_now() {
     };
     let before = now() - TimeDelta::microseconds(1);
     let after = now() + TimeDelta::microseconds(1);
-    let ativo_live = insert(ConsentStatus::Ativo, after);
-    let ativo_at_now = insert(ConsentStatus::Ativo, now());
-    let ativo_past = insert(ConsentStatus::Ativo, before);
-    let pendente_live = insert(ConsentStatus::Pendente, after);
-    let pendente_at_now = insert(ConsentStatus::Pendente, now());
-    let pendente_past = insert(ConsentStatus::Pendente, before);
-    let expirado = insert(ConsentStatus::Expirado, before);
-    let recusado_past = insert(ConsentStatus::Recusado, before);
-    let recusado_live = insert(ConsentStatus::Recusado, after);
-    let revogado_past = insert(ConsentStatus::Revogado, before);
-    let revogado_live = insert(ConsentStatus::Revogado, after);
+    let ativo_live = insert(ConsentStatus::Active, after);
+    let ativo_at_now = insert(ConsentStatus::Active, now());
+    let ativo_past = insert(ConsentStatus::Active, before);
+    let pendente_live = insert(ConsentStatus::Pending, after);
+    let pendente_at_now = insert(ConsentStatus::Pending, now());
+    let pendente_past = insert(ConsentStatus::Pending, before);
+    let expirado = insert(ConsentStatus::Expired, before);
+    let recusado_past = insert(ConsentStatus::Refused, before);
+    let recusado_live = insert(ConsentStatus::Refused, after);
+    let revogado_past = insert(ConsentStatus::Revoked, before);
+    let revogado_live = insert(ConsentStatus::Revoked, after);
     let of = |status| {
         listing.list(&ConsentFilter {
             status: Some(status),
@@ -243,10 +243,10 @@ fn the_status_filter_is_the_effective_status_at_now() {
         })
     };
 
-    assert_eq!(of(ConsentStatus::Ativo), [ativo_live.id]);
-    assert_eq!(of(ConsentStatus::Pendente), [pendente_live.id]);
+    assert_eq!(of(ConsentStatus::Active), [ativo_live.id]);
+    assert_eq!(of(ConsentStatus::Pending), [pendente_live.id]);
     assert_eq!(
-        of(ConsentStatus::Expirado),
+        of(ConsentStatus::Expired),
         expected(&[
             &ativo_at_now,
             &ativo_past,
@@ -256,11 +256,11 @@ fn the_status_filter_is_the_effective_status_at_now() {
         ])
     );
     assert_eq!(
-        of(ConsentStatus::Recusado),
+        of(ConsentStatus::Refused),
         expected(&[&recusado_past, &recusado_live])
     );
     assert_eq!(
-        of(ConsentStatus::Revogado),
+        of(ConsentStatus::Revoked),
         expected(&[&revogado_past, &revogado_live])
     );
     // Listed a day earlier, the same rows are still live.
@@ -269,7 +269,7 @@ fn the_status_filter_is_the_effective_status_at_now() {
         .list(
             listing.acme.company.id,
             &ConsentFilter {
-                status: Some(ConsentStatus::Ativo),
+                status: Some(ConsentStatus::Active),
                 ..ConsentFilter::default()
             },
             None,
@@ -291,7 +291,7 @@ fn keyset_pages_give_every_row_once_in_order() {
     let mut all: Vec<ConsentRequest> = (0..120)
         .map(|i| listing.create(Spec::new(t + TimeDelta::seconds(i / 3))))
         .collect();
-    all.sort_by_key(|r| (r.criado_em, r.id));
+    all.sort_by_key(|r| (r.created_at, r.id));
 
     let mut pages = Vec::new();
     let mut cursor = None;
@@ -311,7 +311,7 @@ fn keyset_pages_give_every_row_once_in_order() {
         }
         let last = page.last().unwrap();
         cursor = Some(ListCursor {
-            criado_em: last.criado_em,
+            created_at: last.created_at,
             id: last.id,
         });
         pages.push(page);
@@ -353,7 +353,7 @@ fn a_page_resumes_strictly_after_the_cursor_even_when_rows_arrive_meanwhile() {
             listing.acme.company.id,
             &ConsentFilter::default(),
             Some(ListCursor {
-                criado_em: last.criado_em,
+                created_at: last.created_at,
                 id: last.id,
             }),
             50,
@@ -379,7 +379,7 @@ fn a_cursor_between_two_rows_of_the_same_instant_resumes_by_id() {
             listing.acme.company.id,
             &ConsentFilter::default(),
             Some(ListCursor {
-                criado_em: t,
+                created_at: t,
                 id: low.id,
             }),
             50,

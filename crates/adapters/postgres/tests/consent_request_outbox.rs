@@ -15,7 +15,7 @@ use common::webhook::{
 };
 use diesel::connection::SimpleConnection;
 use domain::{
-    ConsentRequest, ConsentStatus, EventType, Motivo, TransitionCause, WebhookEvent, WebhookUrl,
+    ConsentRequest, ConsentStatus, EventType, Reason, TransitionCause, WebhookEvent, WebhookUrl,
 };
 use ports::{ConsentRequestRepository, WebhookUrlRepository};
 use postgres_adapter::models::WebhookEventoRow;
@@ -24,7 +24,7 @@ use serde_json::Value;
 use testkit::TestDb;
 use uuid::Uuid;
 
-use ConsentStatus::{Ativo, Expirado, Pendente, Recusado, Revogado};
+use ConsentStatus::{Active, Expired, Pending, Refused, Revoked};
 
 fn created() -> DateTime<Utc> {
     at("2026-05-01T12:00:00Z")
@@ -95,7 +95,7 @@ fn assert_event(
     urls: &[Uuid],
 ) {
     assert_eq!(event.tipo, tipo.as_str());
-    assert_eq!(event.empresa_id, expected.empresa_id.0);
+    assert_eq!(event.empresa_id, expected.company_id.0);
     assert_eq!(event.criado_em, at);
     // the domain's event of this type (a refusal or revocation with `motivo: null`)
     let mut domain_event = WebhookEvent::consent(tipo, expected, at);
@@ -112,7 +112,7 @@ fn assert_event(
     let sent = deliveries_of(db, event.id);
     assert_eq!(url_ids(&sent), urls, "one delivery per active URL");
     for d in &sent {
-        assert_eq!(d.empresa_id, expected.empresa_id.0);
+        assert_eq!(d.empresa_id, expected.company_id.0);
         assert_eq!(d.status, "pendente");
         assert_eq!(d.tentativas, 0);
         assert_eq!(d.proxima_tentativa_em, Some(at), "due at once");
@@ -156,7 +156,7 @@ fn assert_payload_shape(payload: &str, tipo: EventType, at: DateTime<Utc>) {
 fn moved(request: &ConsentRequest, to: ConsentStatus, at: DateTime<Utc>) -> ConsentRequest {
     let mut request = request.clone();
     request.status = to;
-    request.atualizado_em = at;
+    request.updated_at = at;
     request
 }
 
@@ -167,16 +167,16 @@ fn creating_a_request_writes_one_event_and_one_delivery_per_active_url_of_the_co
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
 
-    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pending));
 
     let written = consent_events(&w.db);
     assert_eq!(written.len(), 1, "{written:?}");
     assert_event(
         &w.db,
         &written[0],
-        EventType::SolicitacaoCriada,
+        EventType::RequestCreated,
         &request,
-        request.criado_em,
+        request.created_at,
         &w.acme_active,
     );
     assert_eq!(
@@ -195,7 +195,7 @@ fn creating_a_request_writes_one_event_and_one_delivery_per_active_url_of_the_co
     assert_event(
         &w.db,
         event,
-        EventType::SolicitacaoCriada,
+        EventType::RequestCreated,
         &theirs,
         created(),
         &w.globex_active,
@@ -216,7 +216,7 @@ fn a_company_without_webhook_urls_gets_its_event_and_no_delivery() {
     assert_event(
         &db,
         &written[0],
-        EventType::SolicitacaoCriada,
+        EventType::RequestCreated,
         &request,
         created(),
         &[],
@@ -232,10 +232,10 @@ fn each_transition_writes_the_event_of_its_new_status_about_the_updated_request(
     let repo = PgConsentRequestRepository::new(w.pool.clone());
     let empresa = w.acme.company.id;
     for (from, to, tipo) in [
-        (Pendente, Ativo, EventType::SolicitacaoAtivada),
-        (Pendente, Recusado, EventType::SolicitacaoRecusada),
-        (Ativo, Revogado, EventType::SolicitacaoRevogada),
-        (Ativo, Expirado, EventType::SolicitacaoExpirada),
+        (Pending, Active, EventType::RequestActivated),
+        (Pending, Refused, EventType::RequestRefused),
+        (Active, Revoked, EventType::RequestRevoked),
+        (Active, Expired, EventType::RequestExpired),
     ] {
         let request = w.acme.create(&repo, &Spec::new(created()).status(from));
         let before: Vec<Uuid> = consent_events(&w.db).iter().map(|e| e.id).collect();
@@ -274,30 +274,30 @@ fn the_reason_given_with_a_transition_is_kept_in_its_history_entry_and_its_event
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
     let empresa = w.acme.company.id;
-    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pending));
     let when = created() + TimeDelta::hours(1);
-    let motivo = Motivo::parse("criada por engano").unwrap();
+    let motivo = Reason::parse("criada por engano").unwrap();
 
     assert!(repo
         .transition(
             empresa,
             request.id,
-            Pendente,
-            Revogado,
-            TransitionCause::Empresa,
+            Pending,
+            Revoked,
+            TransitionCause::Company,
             Some(motivo.clone()),
             when,
         )
         .unwrap());
 
     let record = repo.get(empresa, request.id).unwrap().unwrap();
-    let last = record.historico.last().unwrap();
+    let last = record.history.last().unwrap();
     assert_eq!(
-        (last.de, last.para, last.causa, last.motivo.clone()),
+        (last.from, last.to, last.cause, last.reason.clone()),
         (
-            Some(Pendente),
-            Revogado,
-            TransitionCause::Empresa,
+            Some(Pending),
+            Revoked,
+            TransitionCause::Company,
             Some(motivo.clone())
         )
     );
@@ -308,11 +308,11 @@ fn the_reason_given_with_a_transition_is_kept_in_its_history_entry_and_its_event
     assert_eq!(json["data"]["motivo"], "criada por engano");
     assert_eq!(json["data"]["status"], "revogado");
     let mut expected = WebhookEvent::consent(
-        EventType::SolicitacaoRevogada,
-        &moved(&request, Revogado, when),
+        EventType::RequestRevoked,
+        &moved(&request, Revoked, when),
         when,
     )
-    .with_motivo(Some(motivo));
+    .with_reason(Some(motivo));
     expected.id = revoked.id;
     assert_eq!(
         revoked.payload,
@@ -324,15 +324,15 @@ fn the_reason_given_with_a_transition_is_kept_in_its_history_entry_and_its_event
 fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pending));
     let when = created() + TimeDelta::hours(1);
     let empresa = w.acme.company.id;
     assert!(repo
         .transition(
             empresa,
             request.id,
-            Pendente,
-            Ativo,
+            Pending,
+            Active,
             TransitionCause::Pgcc,
             None,
             when
@@ -345,8 +345,8 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
         .transition(
             empresa,
             request.id,
-            Pendente,
-            Recusado,
+            Pending,
+            Refused,
             TransitionCause::Pgcc,
             None,
             when,
@@ -356,9 +356,9 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
         .transition(
             w.globex.company.id,
             request.id,
-            Ativo,
-            Revogado,
-            TransitionCause::Empresa,
+            Active,
+            Revoked,
+            TransitionCause::Company,
             None,
             when,
         )
@@ -367,9 +367,9 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
         .transition(
             empresa,
             Uuid::new_v4(),
-            Ativo,
-            Revogado,
-            TransitionCause::Empresa,
+            Active,
+            Revoked,
+            TransitionCause::Company,
             None,
             when,
         )
@@ -384,15 +384,15 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
 fn a_transition_to_pendente_has_no_event() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let request = w.acme.create(&repo, &Spec::new(created()).status(Ativo));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Active));
     let events_before = events(&w.db);
 
     assert!(repo
         .transition(
             w.acme.company.id,
             request.id,
-            Ativo,
-            Pendente,
+            Active,
+            Pending,
             TransitionCause::Pgcc,
             None,
             now()
@@ -408,7 +408,7 @@ fn of_identical_transitions_racing_exactly_one_writes_its_event() {
     const RACERS: usize = 6;
     let w = world(RACERS as u32);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let request = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let request = w.acme.create(&repo, &Spec::new(created()).status(Pending));
     let barrier = Barrier::new(RACERS);
 
     let wins = thread::scope(|s| {
@@ -419,8 +419,8 @@ fn of_identical_transitions_racing_exactly_one_writes_its_event() {
                     repo.transition(
                         w.acme.company.id,
                         request.id,
-                        Pendente,
-                        Recusado,
+                        Pending,
+                        Refused,
                         TransitionCause::Pgcc,
                         None,
                         now(),
@@ -454,14 +454,14 @@ fn expiry_writes_one_event_per_expired_request_about_it_expired() {
     let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
     let acme_due = w
         .acme
-        .create(&repo, &spec(Ativo, now() - TimeDelta::days(1)));
-    let globex_due = w.globex.create(&repo, &spec(Pendente, now()));
+        .create(&repo, &spec(Active, now() - TimeDelta::days(1)));
+    let globex_due = w.globex.create(&repo, &spec(Pending, now()));
     let live = w
         .acme
-        .create(&repo, &spec(Ativo, now() + TimeDelta::days(1)));
+        .create(&repo, &spec(Active, now() + TimeDelta::days(1)));
     let refused = w
         .acme
-        .create(&repo, &spec(Recusado, now() - TimeDelta::days(1)));
+        .create(&repo, &spec(Refused, now() - TimeDelta::days(1)));
 
     assert_eq!(repo.expire_due(now(), 100).unwrap(), 2);
 
@@ -475,8 +475,8 @@ fn expiry_writes_one_event_per_expired_request_about_it_expired() {
         assert_event(
             &w.db,
             event,
-            EventType::SolicitacaoExpirada,
-            &moved(request, Expirado, now()),
+            EventType::RequestExpired,
+            &moved(request, Expired, now()),
             now(),
             urls,
         );
@@ -554,7 +554,7 @@ fn two_expiry_workers_write_exactly_one_event_per_request() {
 fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
-    let pending = w.acme.create(&repo, &Spec::new(created()).status(Pendente));
+    let pending = w.acme.create(&repo, &Spec::new(created()).status(Pending));
     let due = w.acme.create(
         &repo,
         &Spec::new(created()).expira_em(now() - TimeDelta::days(1)),
@@ -572,8 +572,8 @@ fn when_the_event_cannot_be_written_the_change_is_not_made_either() {
         .transition(
             w.acme.company.id,
             pending.id,
-            Pendente,
-            Ativo,
+            Pending,
+            Active,
             TransitionCause::Pgcc,
             None,
             now()

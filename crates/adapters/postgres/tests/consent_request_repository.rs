@@ -167,7 +167,7 @@ fn creation_writes_the_first_history_entry_and_makes_the_request_due() {
         assert_eq!(first.solicitacao_id, request.id);
         assert_eq!(first.de, None);
         assert_eq!(first.para, request.status.as_str());
-        assert_eq!(first.em, request.criado_em);
+        assert_eq!(first.em, request.created_at);
         assert_eq!(first.causa, "empresa");
         let due = stored(&db, request.id).proximo_status_em;
         assert!(
@@ -230,12 +230,12 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
     let request = pending_request(&acme);
     create(&repo, &request).unwrap();
     // Both changes at the creation instant: only the insertion order tells them apart.
-    let t = request.criado_em;
+    let t = request.created_at;
     let id = request.id;
     let (pendente, ativo, revogado) = (
-        ConsentStatus::Pendente,
-        ConsentStatus::Ativo,
-        ConsentStatus::Revogado,
+        ConsentStatus::Pending,
+        ConsentStatus::Active,
+        ConsentStatus::Revoked,
     );
     assert!(repo
         .transition(acme.id, id, pendente, ativo, TransitionCause::Pgcc, None, t)
@@ -246,7 +246,7 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
             id,
             ativo,
             revogado,
-            TransitionCause::Empresa,
+            TransitionCause::Company,
             None,
             t
         )
@@ -256,31 +256,31 @@ fn get_returns_the_request_and_its_history_in_order_even_at_the_same_instant() {
 
     let mut expected = request.clone();
     expected.status = revogado;
-    expected.atualizado_em = t;
+    expected.updated_at = t;
     assert_eq!(record.request, expected);
     assert_eq!(
-        record.historico,
+        record.history,
         [
             StatusChange {
-                de: None,
-                para: pendente,
-                em: t,
-                causa: TransitionCause::Empresa,
-                motivo: None,
+                from: None,
+                to: pendente,
+                at: t,
+                cause: TransitionCause::Company,
+                reason: None,
             },
             StatusChange {
-                de: Some(pendente),
-                para: ativo,
-                em: t,
-                causa: TransitionCause::Pgcc,
-                motivo: None,
+                from: Some(pendente),
+                to: ativo,
+                at: t,
+                cause: TransitionCause::Pgcc,
+                reason: None,
             },
             StatusChange {
-                de: Some(ativo),
-                para: revogado,
-                em: t,
-                causa: TransitionCause::Empresa,
-                motivo: None,
+                from: Some(ativo),
+                to: revogado,
+                at: t,
+                cause: TransitionCause::Company,
+                reason: None,
             },
         ]
     );
@@ -295,13 +295,13 @@ fn get_orders_the_history_by_instant_before_insertion() {
     let request = pending_request(&acme);
     create(&repo, &request).unwrap();
     // An entry inserted last but earlier in time (a clock behind another process's) sorts first.
-    let earlier = request.criado_em - chrono::TimeDelta::seconds(1);
+    let earlier = request.created_at - chrono::TimeDelta::seconds(1);
     assert!(repo
         .transition(
             acme.id,
             request.id,
-            ConsentStatus::Pendente,
-            ConsentStatus::Recusado,
+            ConsentStatus::Pending,
+            ConsentStatus::Refused,
             TransitionCause::Pgcc,
             None,
             earlier,
@@ -310,12 +310,12 @@ fn get_orders_the_history_by_instant_before_insertion() {
 
     let record = repo.get(acme.id, request.id).unwrap().unwrap();
 
-    let order: Vec<_> = record.historico.iter().map(|c| (c.de, c.em)).collect();
+    let order: Vec<_> = record.history.iter().map(|c| (c.from, c.at)).collect();
     assert_eq!(
         order,
         [
-            (Some(ConsentStatus::Pendente), earlier),
-            (None, request.criado_em)
+            (Some(ConsentStatus::Pending), earlier),
+            (None, request.created_at)
         ]
     );
 }

@@ -33,7 +33,7 @@ fn may_still_move(status: ConsentStatus) -> bool {
 /// `Expired` happen to its status, and its expiry is not after `now`.
 fn expires(request: &ConsentRequest, now: DateTime<Utc>) -> bool {
     ConsentStatus::apply(Some(request.status), ConsentEvent::Expired).is_ok()
-        && request.dados.data_expiracao_consentimento <= now
+        && request.content.consent_expires_at <= now
 }
 
 /// One stored request per (status, expiry relative to `now`), each of its own company (so
@@ -73,7 +73,7 @@ fn cases(pool: &postgres_adapter::PgPool, repo: &PgConsentRequestRepository) -> 
 fn label(case: &Case) -> String {
     format!(
         "{} expiring at {}",
-        case.request.status, case.request.dados.data_expiracao_consentimento
+        case.request.status, case.request.content.consent_expires_at
     )
 }
 
@@ -111,8 +111,8 @@ fn the_lists_status_filter_and_hash_consulta_answer_the_domains_effective_status
         let valid = repo
             .find_valid(
                 empresa,
-                &case.request.dados.cpf_titular,
-                &case.request.dados.caso_de_uso_id_template,
+                &case.request.content.subject_cpf,
+                &case.request.content.template_id,
                 now(),
             )
             .unwrap();
@@ -144,7 +144,7 @@ fn expiry_moves_exactly_what_the_state_machine_expires_to_the_effective_status()
             .expect("the request")
             .request;
         let expected = if expires(&case.request, now()) {
-            ConsentStatus::Expirado
+            ConsentStatus::Expired
         } else {
             case.request.status
         };

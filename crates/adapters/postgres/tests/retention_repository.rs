@@ -68,7 +68,7 @@ fn delivery(
     .bind::<SqlUuid, _>(id)
     .bind::<SqlUuid, _>(evento)
     .bind::<SqlUuid, _>(url.id)
-    .bind::<SqlUuid, _>(url.empresa_id.0)
+    .bind::<SqlUuid, _>(url.company_id.0)
     .bind::<Text, _>(status)
     .bind::<diesel::sql_types::Integer, _>(attempts as i32)
     .bind::<Nullable<Timestamptz>, _>(next)

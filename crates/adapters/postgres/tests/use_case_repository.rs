@@ -18,9 +18,9 @@ const VINCULO_B: Uuid = Uuid::from_u128(0xb);
 
 fn item(vinculo_id: Uuid, template_id: &str, titulo: &str) -> PgccUseCase {
     PgccUseCase {
-        vinculo_id,
+        link_id: vinculo_id,
         template_id: template_id.to_owned(),
-        titulo: titulo.to_owned(),
+        title: titulo.to_owned(),
     }
 }
 
@@ -35,7 +35,7 @@ fn rows_of(db: &TestDb, empresa: &Company) -> Vec<CasoDeUsoRow> {
 }
 
 fn titles(use_cases: &[UseCase]) -> Vec<&str> {
-    use_cases.iter().map(|u| u.titulo.as_str()).collect()
+    use_cases.iter().map(|u| u.title.as_str()).collect()
 }
 
 #[test]
@@ -60,9 +60,9 @@ fn a_first_sync_inserts_every_template_with_a_new_id_included_and_synced_now() {
     assert_eq!(
         counts,
         SyncCounts {
-            inseridos: 2,
-            atualizados: 0,
-            removidos: 0,
+            inserted: 2,
+            updated: 0,
+            removed: 0,
             total: 2
         }
     );
@@ -113,9 +113,9 @@ fn a_later_sync_updates_known_templates_inserts_new_ones_and_removes_missing_one
     assert_eq!(
         counts,
         SyncCounts {
-            inseridos: 1,
-            atualizados: 1,
-            removidos: 1,
+            inserted: 1,
+            updated: 1,
+            removed: 1,
             total: 2
         }
     );
@@ -155,9 +155,9 @@ fn a_removed_template_that_comes_back_is_restored_with_its_id_and_counted_as_upd
     assert_eq!(
         gone,
         SyncCounts {
-            inseridos: 0,
-            atualizados: 0,
-            removidos: 1,
+            inserted: 0,
+            updated: 0,
+            removed: 1,
             total: 0
         }
     );
@@ -171,9 +171,9 @@ fn a_removed_template_that_comes_back_is_restored_with_its_id_and_counted_as_upd
     assert_eq!(
         back,
         SyncCounts {
-            inseridos: 0,
-            atualizados: 1,
-            removidos: 0,
+            inserted: 0,
+            updated: 1,
+            removed: 0,
             total: 1
         }
     );
@@ -205,9 +205,9 @@ fn syncing_the_same_list_again_refreshes_every_row_and_removes_nothing() {
     assert_eq!(
         counts,
         SyncCounts {
-            inseridos: 0,
-            atualizados: 2,
-            removidos: 0,
+            inserted: 0,
+            updated: 2,
+            removed: 0,
             total: 2
         }
     );
@@ -234,9 +234,9 @@ fn a_template_listed_twice_in_one_sync_is_stored_once() {
     assert_eq!(
         counts,
         SyncCounts {
-            inseridos: 1,
-            atualizados: 0,
-            removidos: 0,
+            inserted: 1,
+            updated: 0,
+            removed: 0,
             total: 1
         }
     );
@@ -299,7 +299,7 @@ fn listing_orders_by_title_then_id_and_filters_by_vinculo() {
     assert_eq!(titles(&only_a), ["Abertura de conta", "Crédito", "Seguro"]);
     assert!(only_a
         .iter()
-        .all(|u| u.vinculo_id == Some(VINCULO_A) && u.empresa_id == acme.id));
+        .all(|u| u.link_id == Some(VINCULO_A) && u.company_id == acme.id));
     assert_eq!(none, vec![]);
 }
 
@@ -324,7 +324,7 @@ fn two_companies_never_see_or_touch_each_others_use_cases() {
     assert_eq!(
         repo.find_by_template(globex.id, "tpl-1")
             .unwrap()
-            .map(|u| u.titulo),
+            .map(|u| u.title),
         Some("Crédito Globex".to_owned())
     );
 
@@ -332,7 +332,7 @@ fn two_companies_never_see_or_touch_each_others_use_cases() {
         .apply_sync(acme.id, &[], at("2026-05-02T12:00:00Z"))
         .unwrap();
 
-    assert_eq!(counts.removidos, 1);
+    assert_eq!(counts.removed, 1);
     assert_eq!(
         titles(&repo.list(globex.id, None).unwrap()),
         ["Crédito Globex"]
@@ -358,12 +358,12 @@ fn find_by_template_returns_the_companys_use_case() {
         found,
         Some(UseCase {
             id: row.id,
-            empresa_id: acme.id,
-            vinculo_id: Some(VINCULO_A),
-            titulo: "Crédito".to_owned(),
+            company_id: acme.id,
+            link_id: Some(VINCULO_A),
+            title: "Crédito".to_owned(),
             pgcc_provider_template_id: Some("tpl-1".to_owned()),
-            data_inclusao: t1,
-            data_ultima_sincronizacao_pgcc: Some(t1),
+            added_at: t1,
+            last_synced_at: Some(t1),
         })
     );
     assert_eq!(repo.find_by_template(acme.id, "tpl-9").unwrap(), None);
@@ -444,7 +444,7 @@ fn each_sync_that_changes_something_writes_one_event_with_its_counts_to_the_comp
             serde_json::to_string(&expected.payload()).unwrap()
         );
         let json: Value = serde_json::from_str(&event.payload).unwrap();
-        assert_eq!(json["type"], EventType::CasosDeUsoSincronizados.as_str());
+        assert_eq!(json["type"], EventType::UseCasesSynced.as_str());
         assert_eq!(json["data"]["total"], 1);
         let sent = deliveries_of(&db, event.id);
         assert_eq!(url_ids(&sent), sorted(vec![a1.id, a2.id]));
@@ -455,9 +455,9 @@ fn each_sync_that_changes_something_writes_one_event_with_its_counts_to_the_comp
             );
         }
     }
-    assert_eq!(counts.inseridos, 1);
-    assert_eq!(unchanged.atualizados, 1, "refreshed, if unchanged");
-    assert_eq!(renamed.atualizados, 1);
+    assert_eq!(counts.inserted, 1);
+    assert_eq!(unchanged.updated, 1, "refreshed, if unchanged");
+    assert_eq!(renamed.updated, 1);
 }
 
 #[test]

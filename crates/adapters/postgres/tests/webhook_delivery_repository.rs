@@ -67,7 +67,7 @@ fn seed(
     criado_em: DateTime<Utc>,
     due: Option<DateTime<Utc>>,
 ) -> Uuid {
-    let evento = event(db, url.empresa_id, criado_em);
+    let evento = event(db, url.company_id, criado_em);
     deliver(db, evento, url, status, criado_em, due)
 }
 
@@ -86,7 +86,7 @@ fn deliver(
             we::id.eq(id),
             we::evento_id.eq(evento),
             we::webhook_url_id.eq(url.id),
-            we::empresa_id.eq(url.empresa_id.0),
+            we::empresa_id.eq(url.company_id.0),
             we::status.eq(status),
             we::proxima_tentativa_em.eq(due),
             we::criado_em.eq(criado_em),
@@ -122,10 +122,10 @@ fn ids(claimed: &[DueDelivery]) -> Vec<Uuid> {
 
 fn attempt(em: DateTime<Utc>, status_http: Option<u16>, erro: Option<&str>) -> DeliveryAttempt {
     DeliveryAttempt {
-        em,
-        status_http,
-        latencia_ms: 120,
-        erro: erro.map(str::to_owned),
+        at: em,
+        http_status: status_http,
+        latency_ms: 120,
+        error: erro.map(str::to_owned),
     }
 }
 
@@ -203,12 +203,12 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
         *claimed_g1,
         DueDelivery {
             id: g1,
-            empresa_id: w.globex.id,
+            company_id: w.globex.id,
             webhook_url_id: g.id,
             url: "https://globex.example/g".to_owned(),
-            evento_id: evento_of(db, g1),
+            event_id: evento_of(db, g1),
             payload: body(evento_of(db, g1)),
-            tentativas: 0,
+            attempts: 0,
             secret: secret_of(g.id),
             previous_secret: None,
             // A new token, checked by the record (see the record_attempt tests).
@@ -553,7 +553,7 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
         .claim_due(&ClaimLimits::total(10), retry_at, retry_at + minutes(5))
         .unwrap();
     assert_eq!(ids(&claimed), [d]);
-    assert_eq!(claimed[0].tentativas, 1, "attempts made before this one");
+    assert_eq!(claimed[0].attempts, 1, "attempts made before this one");
 
     let em2 = retry_at + TimeDelta::seconds(30);
     repo.record_attempt(
@@ -636,7 +636,7 @@ fn a_huge_latency_is_stored_saturated_and_an_unknown_delivery_is_an_error() {
     let d = pending(&w.db, &a, t0());
     let repo = w.repo();
     let slow = DeliveryAttempt {
-        latencia_ms: u32::MAX,
+        latency_ms: u32::MAX,
         ..attempt(t0(), None, Some("timeout"))
     };
 
@@ -696,21 +696,21 @@ fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts()
         vec![
             DeliveryRecord {
                 id: newest,
-                evento_id: evento_of(db, newest),
-                tipo: "solicitacao.criada".to_owned(),
+                event_id: evento_of(db, newest),
+                event_type: "solicitacao.criada".to_owned(),
                 status: "pendente".to_owned(),
-                criado_em: t0() - minutes(1),
-                proxima_tentativa_em: Some(t0() - minutes(1)),
-                tentativas: vec![],
+                created_at: t0() - minutes(1),
+                next_attempt_at: Some(t0() - minutes(1)),
+                attempts: vec![],
             },
             DeliveryRecord {
                 id: middle,
-                evento_id: evento_of(db, middle),
-                tipo: "solicitacao.criada".to_owned(),
+                event_id: evento_of(db, middle),
+                event_type: "solicitacao.criada".to_owned(),
                 status: "entregue".to_owned(),
-                criado_em: t0() - minutes(2),
-                proxima_tentativa_em: None,
-                tentativas: vec![
+                created_at: t0() - minutes(2),
+                next_attempt_at: None,
+                attempts: vec![
                     attempt(em1, Some(500), Some("HTTP 500")),
                     attempt(em2, Some(200), None),
                 ],
@@ -792,9 +792,7 @@ fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
         .unwrap();
     assert_eq!(ids(&claimed), sorted(vec![failed, delivered]));
     assert!(
-        claimed
-            .iter()
-            .all(|d| d.evento_id == evento_of(&w.db, d.id)),
+        claimed.iter().all(|d| d.event_id == evento_of(&w.db, d.id)),
         "same event id"
     );
 }
@@ -890,7 +888,7 @@ fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
         "the first disabling time stays"
     );
     let listed = urls.get(w.acme.id, failing.id).unwrap().unwrap();
-    assert_eq!(listed.desativado_em, Some(now));
+    assert_eq!(listed.disabled_at, Some(now));
     // Its pending delivery is no longer claimed.
     assert_eq!(
         repo.claim_due(&ClaimLimits::total(10), now, now)
@@ -906,12 +904,12 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
     let w = world(2);
     let h = domain::WebhookUrl {
         id: Uuid::new_v4(),
-        empresa_id: w.acme.id,
+        company_id: w.acme.id,
         url: "https://acme.example/x".to_owned(),
-        criado_em: t0(),
-        removido_em: None,
-        desativado_em: None,
-        eventos: domain::EventSelection::All,
+        created_at: t0(),
+        removed_at: None,
+        disabled_at: None,
+        events: domain::EventSelection::All,
     };
     PgWebhookUrlRepository::new(w.pool.clone())
         .insert(&h, &EncryptedSecret("v1:segredo".to_owned()), u32::MAX)
@@ -948,13 +946,13 @@ fn a_reenabled_url_is_not_disabled_again_for_the_failures_before_its_reenabling_
         .unwrap()
         .unwrap();
 
-    assert_eq!(back.desativado_em, None);
+    assert_eq!(back.disabled_at, None);
     assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 0);
     // A failure after the re-enabling counts again.
     seed(db, &url, "falhou", now - minutes(5), None);
     assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 1);
     assert_eq!(
-        urls.get(w.acme.id, url.id).unwrap().unwrap().desativado_em,
+        urls.get(w.acme.id, url.id).unwrap().unwrap().disabled_at,
         Some(now)
     );
 }

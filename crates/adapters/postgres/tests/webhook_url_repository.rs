@@ -82,7 +82,7 @@ fn disabled_urls_are_listed_with_their_disabling_time_and_removed_ones_are_not()
     assert!(repo
         .soft_delete(acme.id, removed.id, at("2026-03-02T00:00:00Z"))
         .unwrap());
-    disabled.desativado_em = Some(when);
+    disabled.disabled_at = Some(when);
 
     assert_eq!(
         repo.list_active(acme.id).unwrap(),
@@ -169,17 +169,17 @@ fn soft_delete_cancels_the_urls_pending_deliveries_only() {
     acme.create(&requests, &Spec::new(at("2026-05-03T00:00:00Z")));
     let delivered = deliveries(&db)
         .into_iter()
-        .find(|d| d.webhook_url_id == gone.id && d.criado_em == first.criado_em)
+        .find(|d| d.webhook_url_id == gone.id && d.criado_em == first.created_at)
         .unwrap();
     PgWebhookDeliveryRepository::new(pool.clone())
         .record_attempt(
             delivered.id,
             held(&db, delivered.id),
             &DeliveryAttempt {
-                em: at("2026-05-02T00:00:01Z"),
-                status_http: Some(204),
-                latencia_ms: 12,
-                erro: None,
+                at: at("2026-05-02T00:00:01Z"),
+                http_status: Some(204),
+                latency_ms: 12,
+                error: None,
             },
             DeliveryOutcome::Delivered,
         )
@@ -554,8 +554,7 @@ fn a_url_receives_only_its_chosen_types_and_one_taking_all_receives_every_one() 
         "https://acme.example/r",
         "2026-01-01T00:00:00Z",
     );
-    revocations.eventos =
-        domain::EventSelection::Only(vec![domain::EventType::SolicitacaoRevogada]);
+    revocations.events = domain::EventSelection::Only(vec![domain::EventType::RequestRevoked]);
     insert(&urls, &revocations);
     let all = hook(
         &acme.company,
@@ -572,15 +571,15 @@ fn a_url_receives_only_its_chosen_types_and_one_taking_all_receives_every_one() 
     let requests = PgConsentRequestRepository::new(pool.clone());
     let request = acme.create(
         &requests,
-        &Spec::new(at("2026-05-01T12:00:00Z")).status(domain::ConsentStatus::Ativo),
+        &Spec::new(at("2026-05-01T12:00:00Z")).status(domain::ConsentStatus::Active),
     );
     assert!(requests
         .transition(
             acme.company.id,
             request.id,
-            domain::ConsentStatus::Ativo,
-            domain::ConsentStatus::Revogado,
-            domain::TransitionCause::Empresa,
+            domain::ConsentStatus::Active,
+            domain::ConsentStatus::Revoked,
+            domain::TransitionCause::Company,
             None,
             at("2026-05-01T13:00:00Z"),
         )
@@ -613,8 +612,8 @@ fn choosing_events_changes_only_the_companys_url_not_removed_and_null_means_all(
     let h = hook(&acme, "https://acme.example/a", "2026-01-01T00:00:00Z");
     insert(&repo, &h);
     let only = domain::EventSelection::Only(vec![
-        domain::EventType::SolicitacaoCriada,
-        domain::EventType::CasosDeUsoSincronizados,
+        domain::EventType::RequestCreated,
+        domain::EventType::UseCasesSynced,
     ]);
 
     assert_eq!(repo.set_events(globex.id, h.id, &only).unwrap(), None);
@@ -625,7 +624,7 @@ fn choosing_events_changes_only_the_companys_url_not_removed_and_null_means_all(
     );
 
     let changed = repo.set_events(acme.id, h.id, &only).unwrap().unwrap();
-    assert_eq!(changed.eventos, only);
+    assert_eq!(changed.events, only);
     assert_eq!(
         row(&db, h.id).eventos,
         Some(vec![
@@ -637,7 +636,7 @@ fn choosing_events_changes_only_the_companys_url_not_removed_and_null_means_all(
         .set_events(acme.id, h.id, &domain::EventSelection::All)
         .unwrap()
         .unwrap();
-    assert_eq!(back.eventos, domain::EventSelection::All);
+    assert_eq!(back.events, domain::EventSelection::All);
     assert_eq!(row(&db, h.id).eventos, None);
 
     assert!(repo
@@ -673,8 +672,8 @@ fn a_test_delivery_is_written_leased_for_the_companys_url_only() {
     assert_eq!(
         (
             due.webhook_url_id,
-            due.evento_id,
-            due.tentativas,
+            due.event_id,
+            due.attempts,
             due.url.as_str()
         ),
         (h.id, event.id, 0, "https://acme.example/a")
@@ -698,15 +697,15 @@ fn a_test_delivery_is_written_leased_for_the_companys_url_only() {
             due.id,
             due.lease,
             &DeliveryAttempt {
-                em: now,
-                status_http: Some(204),
-                latencia_ms: 5,
-                erro: None
+                at: now,
+                http_status: Some(204),
+                latency_ms: 5,
+                error: None
             },
             DeliveryOutcome::Delivered,
         )
         .unwrap());
     let log = sender.list_for_url(acme.id, h.id, 10).unwrap().unwrap();
-    assert_eq!(log[0].tipo, "webhook.teste");
+    assert_eq!(log[0].event_type, "webhook.teste");
     assert_eq!(log[0].status, "entregue");
 }

@@ -55,7 +55,7 @@ pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
         Ok(revoked) if revoked.already_revoked => {
             eprintln!(
                 "api key {id} was already revoked at {}; nothing changed",
-                instant(revoked.key.revogado_em)
+                instant(revoked.key.revoked_at)
             );
             Ok(())
         }
@@ -70,7 +70,7 @@ pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
             eprintln!(
                 "api key {id} (prefix {}) revoked at {}; every instance refuses it from now on",
                 revoked.key.prefixo,
-                instant(revoked.key.revogado_em)
+                instant(revoked.key.revoked_at)
             );
             Ok(())
         }
@@ -89,9 +89,9 @@ fn list_line(key: &ApiKeySummary) -> String {
         "{}\t{}\t{}\t{}\t{}",
         key.id,
         key.prefixo,
-        instant(Some(key.criado_em)),
-        instant(key.ultimo_uso_em),
-        instant(key.revogado_em)
+        instant(Some(key.created_at)),
+        instant(key.last_used_at),
+        instant(key.revoked_at)
     )
 }
 
@@ -112,11 +112,11 @@ mod tests {
     fn a_list_line_starts_with_the_id_then_prefix_created_last_use_and_revocation() {
         let key = ApiKeySummary {
             id: Uuid::from_u128(1),
-            empresa_id: CompanyId(Uuid::from_u128(2)),
+            company_id: CompanyId(Uuid::from_u128(2)),
             prefixo: "cak_0a1b2c3d".to_owned(),
-            criado_em: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
-            ultimo_uso_em: None,
-            revogado_em: Some(Utc.with_ymd_and_hms(2026, 2, 3, 4, 5, 6).unwrap()),
+            created_at: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
+            last_used_at: None,
+            revoked_at: Some(Utc.with_ymd_and_hms(2026, 2, 3, 4, 5, 6).unwrap()),
         };
 
         assert_eq!(

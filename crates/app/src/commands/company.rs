@@ -16,7 +16,7 @@ pub fn create(settings: &Settings, nome: &str, cnpj: &str) -> anyhow::Result<()>
             let fields: Vec<String> = errors
                 .fields()
                 .iter()
-                .map(|e| format!("{}: {}", e.campo, e.mensagem))
+                .map(|e| format!("{}: {}", e.field, e.message))
                 .collect();
             bail!("invalid company: {}", fields.join("; "))
         }

@@ -164,10 +164,10 @@ impl ApiKeyIssuer {
         let prefixo = key[..PREFIX_LEN].to_owned();
         let record = ApiKeyRecord {
             id: Uuid::new_v4(),
-            empresa_id: company,
+            company_id: company,
             hash: hash_api_key(&key),
             prefixo: prefixo.clone(),
-            criado_em: self.clock.now(),
+            created_at: self.clock.now(),
         };
         self.api_keys.insert(&record)?;
         tracing::info!(empresa_id = %company, api_key_id = %record.id, "API key issued");
@@ -192,7 +192,7 @@ impl ApiKeyIssuer {
     pub fn revoke(&self, id: Uuid) -> Result<RevokedApiKey, RevokeApiKeyError> {
         match self.api_keys.revoke(id, self.clock.now())? {
             RevokeApiKeyOutcome::Revoked(key) => {
-                tracing::info!(empresa_id = %key.empresa_id, api_key_id = %key.id, "API key revoked");
+                tracing::info!(empresa_id = %key.company_id, api_key_id = %key.id, "API key revoked");
                 Ok(RevokedApiKey {
                     key,
                     already_revoked: false,
@@ -242,14 +242,14 @@ mod tests {
         format!("{body}_{sum}")
     }
 
-    fn summary(revogado_em: Option<chrono::DateTime<chrono::Utc>>) -> ApiKeySummary {
+    fn summary(revoked_at: Option<chrono::DateTime<chrono::Utc>>) -> ApiKeySummary {
         ApiKeySummary {
             id: Uuid::from_u128(7),
-            empresa_id: company().id,
+            company_id: company().id,
             prefixo: "cak_0a0a0a0a".to_owned(),
-            criado_em: now() - Duration::days(3),
-            ultimo_uso_em: Some(now() - Duration::hours(1)),
-            revogado_em,
+            created_at: now() - Duration::days(3),
+            last_used_at: Some(now() - Duration::hours(1)),
+            revoked_at,
         }
     }
 
@@ -332,11 +332,11 @@ mod tests {
     #[test]
     fn issuing_stores_only_the_hash_and_prefix_and_returns_a_checksummed_key_once() {
         let company = company();
-        let empresa_id = company.id;
+        let company_id = company.id;
         let mut companies = MockCompanyRepository::new();
         companies
             .expect_get()
-            .withf(move |id| *id == empresa_id)
+            .withf(move |id| *id == company_id)
             .times(1)
             .returning(move |_| Ok(Some(company.clone())));
         let stored = Arc::new(Mutex::new(Vec::<ApiKeyRecord>::new()));
@@ -348,7 +348,7 @@ mod tests {
         });
         api_keys.expect_find_by_hash().times(0);
 
-        let issued = issuer(companies, api_keys).issue(empresa_id).unwrap();
+        let issued = issuer(companies, api_keys).issue(company_id).unwrap();
 
         assert_eq!(
             api_key_format(&issued.key),
@@ -364,10 +364,10 @@ mod tests {
             *record,
             ApiKeyRecord {
                 id: issued.id,
-                empresa_id,
+                company_id,
                 hash: hash_api_key(&issued.key),
                 prefixo: issued.prefixo.clone(),
-                criado_em: now(),
+                created_at: now(),
             }
         );
         assert_ne!(record.hash, issued.key);
@@ -459,15 +459,15 @@ mod tests {
 
     #[test]
     fn listing_answers_the_companys_keys_as_stored() {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut api_keys = MockApiKeyRepository::new();
         api_keys
             .expect_list_by_company()
-            .withf(move |id| *id == empresa_id)
+            .withf(move |id| *id == company_id)
             .times(1)
             .returning(|_| Ok(vec![summary(None), summary(Some(now()))]));
 
-        let listed = issuer(known_company(), api_keys).list(empresa_id).unwrap();
+        let listed = issuer(known_company(), api_keys).list(company_id).unwrap();
 
         assert_eq!(listed, vec![summary(None), summary(Some(now()))]);
     }
@@ -523,7 +523,7 @@ mod tests {
             .unwrap();
 
         assert!(revoked.already_revoked);
-        assert_eq!(revoked.key.revogado_em, Some(earlier));
+        assert_eq!(revoked.key.revoked_at, Some(earlier));
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub struct CachedApiKey {
 impl CachedApiKey {
     fn new(key: ResolvedApiKey) -> Self {
         let last_use = key
-            .ultimo_uso_em
+            .last_used_at
             .map_or(i64::MIN, |at| at.timestamp_micros());
         Self {
             key,
@@ -246,11 +246,11 @@ mod tests {
         format!("cak_{}", "5f".repeat(32))
     }
 
-    fn resolved(ultimo_uso_em: Option<DateTime<Utc>>) -> ResolvedApiKey {
+    fn resolved(last_used_at: Option<DateTime<Utc>>) -> ResolvedApiKey {
         ResolvedApiKey {
             id: Uuid::from_u128(42),
             company: company(),
-            ultimo_uso_em,
+            last_used_at,
         }
     }
 

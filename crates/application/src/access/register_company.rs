@@ -7,7 +7,7 @@ use ports::{Clock, CompanyRepository, CreateCompanyError, RepoError};
 use uuid::Uuid;
 
 /// Longest company name, in characters.
-const MAX_NOME_LEN: usize = 200;
+const MAX_NAME_LEN: usize = 200;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RegisterCompanyError {
@@ -33,15 +33,15 @@ impl CompanyRegistrar {
     }
 
     /// Stores a new company with a new id; reports every broken field rule at once.
-    pub fn create(&self, nome: &str, cnpj: &str) -> Result<Company, RegisterCompanyError> {
+    pub fn create(&self, name: &str, cnpj: &str) -> Result<Company, RegisterCompanyError> {
         let mut errors = ValidationErrors::default();
-        let nome = nome.trim();
-        if nome.is_empty() {
+        let name = name.trim();
+        if name.is_empty() {
             errors.push("nome", "o nome é obrigatório");
-        } else if nome.chars().count() > MAX_NOME_LEN {
+        } else if name.chars().count() > MAX_NAME_LEN {
             errors.push(
                 "nome",
-                format!("o nome tem mais de {MAX_NOME_LEN} caracteres"),
+                format!("o nome tem mais de {MAX_NAME_LEN} caracteres"),
             );
         }
         let cnpj = match Cnpj::parse(cnpj) {
@@ -57,9 +57,9 @@ impl CompanyRegistrar {
 
         let company = Company {
             id: CompanyId(Uuid::new_v4()),
-            nome: nome.to_owned(),
+            name: name.to_owned(),
             cnpj,
-            criado_em: self.clock.now(),
+            created_at: self.clock.now(),
         };
         self.companies.create(&company).map_err(|e| match e {
             CreateCompanyError::DuplicateCnpj => RegisterCompanyError::DuplicateCnpj,
@@ -92,7 +92,7 @@ mod tests {
     fn invalid_fields(result: Result<Company, RegisterCompanyError>) -> Vec<String> {
         match result {
             Err(RegisterCompanyError::Invalid(errors)) => {
-                errors.fields().iter().map(|f| f.campo.clone()).collect()
+                errors.fields().iter().map(|f| f.field.clone()).collect()
             }
             other => panic!("expected Invalid, got {other:?}"),
         }
@@ -112,9 +112,9 @@ mod tests {
             .create("  Empresa Exemplo Ltda  ", "11.222.333/0001-81")
             .unwrap();
 
-        assert_eq!(company.nome, "Empresa Exemplo Ltda");
+        assert_eq!(company.name, "Empresa Exemplo Ltda");
         assert_eq!(company.cnpj, Cnpj::parse(VALID_CNPJ).unwrap());
-        assert_eq!(company.criado_em, now());
+        assert_eq!(company.created_at, now());
         assert_eq!(company.id.0.get_version_num(), 4);
         assert_eq!(*stored.lock().unwrap(), vec![company]);
     }
@@ -147,7 +147,7 @@ mod tests {
             .create(&"é".repeat(200), VALID_CNPJ)
             .unwrap();
 
-        assert_eq!(company.nome.chars().count(), 200);
+        assert_eq!(company.name.chars().count(), 200);
     }
 
     #[test]

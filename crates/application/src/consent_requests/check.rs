@@ -9,7 +9,7 @@ use ports::{Clock, ConsentRequestRepository, RepoError};
 /// The answer to a check: `request` is present exactly when `valido`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsentCheck {
-    pub valido: bool,
+    pub valid: bool,
     /// The valid consent, its status the effective one (`ativo`).
     pub request: Option<ConsentRequest>,
 }
@@ -32,35 +32,30 @@ pub const MAX_BATCH: usize = 500;
 /// The subject's CPF and the template, both required and the CPF valid; field errors are named
 /// `<prefix><field>` (`itens[3].cpfTitular` in a batch).
 fn validate<'a>(
-    cpf_titular: Option<&str>,
-    caso_de_uso_id_template: Option<&'a str>,
+    subject_cpf: Option<&str>,
+    template_id: Option<&'a str>,
     prefix: &str,
 ) -> Result<(Cpf, &'a str), ValidationErrors> {
     let mut errors = ValidationErrors::default();
-    let field = |name: &str| format!("{prefix}{name}");
-    let cpf = match cpf_titular.filter(|raw| !raw.trim().is_empty()) {
+    let prefixed = |name: &str| format!("{prefix}{name}");
+    let cpf = match subject_cpf.filter(|raw| !raw.trim().is_empty()) {
         None => {
-            errors.push(field(campo::CPF_TITULAR), MSG_OBRIGATORIO);
+            errors.push(prefixed(field::SUBJECT_CPF), MSG_REQUIRED);
             None
         }
         Some(raw) => Cpf::parse(raw)
-            .map_err(|e| errors.push(field(campo::CPF_TITULAR), e.to_string()))
+            .map_err(|e| errors.push(prefixed(field::SUBJECT_CPF), e.to_string()))
             .ok(),
     };
-    let template = caso_de_uso_id_template
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let template = template_id.map(str::trim).filter(|t| !t.is_empty());
     let template = match template {
         None => {
-            errors.push(field(campo::CASO_DE_USO_ID_TEMPLATE), MSG_OBRIGATORIO);
+            errors.push(prefixed(field::TEMPLATE_ID), MSG_REQUIRED);
             None
         }
         // PostgreSQL text cannot hold it: refused here rather than failing the lookup
         Some(t) if t.contains('\0') => {
-            errors.push(
-                field(campo::CASO_DE_USO_ID_TEMPLATE),
-                domain::NUL_CHARACTER_MESSAGE,
-            );
+            errors.push(prefixed(field::TEMPLATE_ID), domain::NUL_CHARACTER_MESSAGE);
             None
         }
         Some(t) => Some(t),
@@ -72,14 +67,14 @@ fn validate<'a>(
 }
 
 /// The JSON names of the check's fields, as reported in [`ValidationErrors`].
-pub mod campo {
-    pub const CPF_TITULAR: &str = "cpfTitular";
-    pub const CASO_DE_USO_ID_TEMPLATE: &str = "casoDeUsoIdTemplate";
+pub mod field {
+    pub const SUBJECT_CPF: &str = "cpfTitular";
+    pub const TEMPLATE_ID: &str = "casoDeUsoIdTemplate";
     /// The items of a batch check.
-    pub const ITENS: &str = "itens";
+    pub const ITEMS: &str = "itens";
 }
 
-const MSG_OBRIGATORIO: &str = "o campo é obrigatório";
+const MSG_REQUIRED: &str = "o campo é obrigatório";
 
 #[derive(Clone)]
 pub struct CheckConsent {
@@ -100,11 +95,11 @@ impl CheckConsent {
     pub fn check(
         &self,
         company: &Company,
-        cpf_titular: Option<&str>,
-        caso_de_uso_id_template: Option<&str>,
+        subject_cpf: Option<&str>,
+        template_id: Option<&str>,
     ) -> Result<ConsentCheck, CheckConsentError> {
-        let (cpf, template) = validate(cpf_titular, caso_de_uso_id_template, "")
-            .map_err(CheckConsentError::Invalid)?;
+        let (cpf, template) =
+            validate(subject_cpf, template_id, "").map_err(CheckConsentError::Invalid)?;
         self.find(company, &cpf, template)
     }
 
@@ -119,19 +114,19 @@ impl CheckConsent {
     ) -> Result<Vec<ConsentCheck>, CheckConsentError> {
         if items.is_empty() || items.len() > MAX_BATCH {
             return Err(CheckConsentError::Invalid(ValidationErrors::single(
-                campo::ITENS,
+                field::ITEMS,
                 format!("deve ter de 1 a {MAX_BATCH} itens"),
             )));
         }
         let mut errors = ValidationErrors::default();
         let mut valid = Vec::with_capacity(items.len());
         for (index, (cpf, template)) in items.iter().enumerate() {
-            match validate(*cpf, *template, &format!("{}[{index}].", campo::ITENS)) {
+            match validate(*cpf, *template, &format!("{}[{index}].", field::ITEMS)) {
                 Ok(checked) => valid.push(checked),
                 Err(broken) => broken
                     .fields()
                     .iter()
-                    .for_each(|f| errors.push(f.campo.clone(), f.mensagem.clone())),
+                    .for_each(|f| errors.push(f.field.clone(), f.message.clone())),
             }
         }
         if !errors.is_empty() {
@@ -160,7 +155,7 @@ impl CheckConsent {
             r
         });
         Ok(ConsentCheck {
-            valido: request.is_some(),
+            valid: request.is_some(),
             request,
         })
     }
@@ -202,7 +197,7 @@ mod tests {
     use crate::test_support::{company, consent_request, fixed_clock, now, VALID_CPF};
 
     fn active() -> ConsentRequest {
-        consent_request(Uuid::from_u128(0xc0), ConsentStatus::Ativo)
+        consent_request(Uuid::from_u128(0xc0), ConsentStatus::Active)
     }
 
     type FindValidCall = (Cpf, String, DateTime<Utc>);
@@ -211,11 +206,11 @@ mod tests {
         answer: Option<ConsentRequest>,
         calls: Arc<Mutex<Vec<FindValidCall>>>,
     ) -> MockConsentRequestRepository {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_find_valid()
-            .withf(move |company, _, _, _| *company == empresa_id)
+            .withf(move |company, _, _, _| *company == company_id)
             .times(1)
             .returning(move |_, cpf, template, now| {
                 calls
@@ -251,9 +246,9 @@ mod tests {
         else {
             panic!("not invalid");
         };
-        let campos: Vec<&str> = errors.fields().iter().map(|f| f.campo.as_str()).collect();
+        let fields: Vec<&str> = errors.fields().iter().map(|f| f.field.as_str()).collect();
         assert_eq!(
-            campos,
+            fields,
             ["itens[1].cpfTitular", "itens[2].casoDeUsoIdTemplate"]
         );
     }
@@ -275,7 +270,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            answers.iter().map(|a| a.valido).collect::<Vec<_>>(),
+            answers.iter().map(|a| a.valid).collect::<Vec<_>>(),
             [false, true]
         );
 
@@ -285,7 +280,7 @@ mod tests {
         ] {
             let result = service(untouched_repository()).check_batch(&company(), &items);
             assert!(
-                matches!(&result, Err(CheckConsentError::Invalid(e)) if e.fields()[0].campo == "itens"),
+                matches!(&result, Err(CheckConsentError::Invalid(e)) if e.fields()[0].field == "itens"),
                 "{} items",
                 items.len()
             );
@@ -297,7 +292,7 @@ mod tests {
             Err(CheckConsentError::Invalid(errors)) => errors
                 .fields()
                 .iter()
-                .map(|f| (f.campo.clone(), f.mensagem.clone()))
+                .map(|f| (f.field.clone(), f.message.clone()))
                 .collect(),
             other => panic!("expected Invalid, got {other:?}"),
         }
@@ -316,7 +311,7 @@ mod tests {
         assert_eq!(
             answer,
             ConsentCheck {
-                valido: true,
+                valid: true,
                 request: Some(active())
             }
         );
@@ -339,7 +334,7 @@ mod tests {
         assert_eq!(
             answer,
             ConsentCheck {
-                valido: false,
+                valid: false,
                 request: None
             }
         );
@@ -348,8 +343,8 @@ mod tests {
     #[test]
     fn an_expired_or_revoked_consent_from_a_lax_repository_is_answered_not_valid() {
         let mut expired = active();
-        expired.dados.data_expiracao_consentimento = now();
-        let revoked = consent_request(Uuid::from_u128(0xc1), ConsentStatus::Revogado);
+        expired.content.consent_expires_at = now();
+        let revoked = consent_request(Uuid::from_u128(0xc1), ConsentStatus::Revoked);
         for wrong in [expired, revoked] {
             let answer = service(find_valid_answering(
                 Some(wrong),
@@ -361,7 +356,7 @@ mod tests {
             assert_eq!(
                 answer,
                 ConsentCheck {
-                    valido: false,
+                    valid: false,
                     request: None
                 }
             );
@@ -455,11 +450,11 @@ mod tests {
         hash: String,
         answer: Option<ConsentRequest>,
     ) -> MockConsentRequestRepository {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_find_by_hash()
-            .withf(move |company, h| *company == empresa_id && h == hash)
+            .withf(move |company, h| *company == company_id && h == hash)
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
         consent_requests.expect_find_valid().times(0);
@@ -483,7 +478,7 @@ mod tests {
     #[test]
     fn a_consent_found_by_hash_past_its_expiry_is_reported_expired() {
         let mut request = active();
-        request.dados.data_expiracao_consentimento = now() - Duration::days(1);
+        request.content.consent_expires_at = now() - Duration::days(1);
 
         let found = service(find_by_hash_answering(
             request.hash.clone(),
@@ -492,7 +487,7 @@ mod tests {
         .by_hash(&company(), &request.hash)
         .unwrap();
 
-        assert_eq!(found.status, ConsentStatus::Expirado);
+        assert_eq!(found.status, ConsentStatus::Expired);
         assert_eq!(found.id, request.id);
     }
 

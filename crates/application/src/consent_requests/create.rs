@@ -123,16 +123,16 @@ impl CreateConsentRequest {
             .map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
         let mut stored = ConsentRequest {
             id,
-            empresa_id: company.id,
-            dados: request,
+            company_id: company.id,
+            content: request,
             status,
             // the PGCC's id is known once it created the request
             pgcc_id: String::new(),
             hash: String::new(),
             // drawn from the OS's random source (uuid v4: 122 random bits)
             hash_salt: Uuid::new_v4().simple().to_string(),
-            criado_em: now,
-            atualizado_em: now,
+            created_at: now,
+            updated_at: now,
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
@@ -148,7 +148,7 @@ impl CreateConsentRequest {
         attempt_at: DateTime<Utc>,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
         let id = request.id;
-        let vinculo_id = match self.consent_requests.begin_creation(request, attempt_at)? {
+        let link_id = match self.consent_requests.begin_creation(request, attempt_at)? {
             CreationStart::Started { link } => link,
             CreationStart::AlreadyConfirmed { pgcc_id } => {
                 return Ok(CreatedConsentRequest { id, pgcc_id });
@@ -162,9 +162,9 @@ impl CreateConsentRequest {
         };
         let created = match self.pgcc.create_consent_request(&PgccNewConsent {
             referencia_externa: id,
-            cnpj_empresa: company.cnpj.clone(),
-            vinculo_id,
-            request: request.dados.clone(),
+            company_cnpj: company.cnpj.clone(),
+            link_id,
+            request: request.content.clone(),
         }) {
             Ok(created) => created,
             Err(error) => return Err(self.settle_failure(company, id, attempt_at, error)),
@@ -257,25 +257,25 @@ mod tests {
 
     const TEMPLATE: &str = "tpl-credito";
 
-    fn vinculo() -> Uuid {
+    fn link() -> Uuid {
         Uuid::from_u128(0xa11c)
     }
 
     fn pending_draft() -> ConsentRequestDraft {
         ConsentRequestDraft {
-            caso_de_uso_id_template: Some(TEMPLATE.to_owned()),
-            cpf_titular: Some(VALID_CPF.to_owned()),
-            modalidade_acesso: Some("Direto".to_owned()),
-            tipo_titular: Some("PessoaFisica".to_owned()),
-            data_expiracao_consentimento: Some(now() + Duration::days(365)),
+            template_id: Some(TEMPLATE.to_owned()),
+            subject_cpf: Some(VALID_CPF.to_owned()),
+            access_mode: Some("Direto".to_owned()),
+            subject_type: Some("PessoaFisica".to_owned()),
+            consent_expires_at: Some(now() + Duration::days(365)),
             ..ConsentRequestDraft::default()
         }
     }
 
     fn active_draft() -> ConsentRequestDraft {
         ConsentRequestDraft {
-            data_titular_respondeu_consentimento: Some(now() - Duration::hours(1)),
-            prova_coleta: Some("aceite eletrônico registrado".to_owned()),
+            subject_answered_at: Some(now() - Duration::hours(1)),
+            proof_of_collection: Some("aceite eletrônico registrado".to_owned()),
             ..pending_draft()
         }
     }
@@ -296,14 +296,14 @@ mod tests {
     ) -> ConsentRequest {
         let mut expected = ConsentRequest {
             id,
-            empresa_id: company().id,
-            dados: validated(draft, variant),
+            company_id: company().id,
+            content: validated(draft, variant),
             status,
             pgcc_id: String::new(),
             hash: String::new(),
             hash_salt: salt.to_owned(),
-            criado_em: now(),
-            atualizado_em: now(),
+            created_at: now(),
+            updated_at: now(),
         };
         expected.hash = consent_hash(&expected);
         expected
@@ -373,11 +373,7 @@ mod tests {
         fn new() -> Self {
             Store {
                 calls: Arc::new(Mutex::new(Vec::new())),
-                begin: Some(|| {
-                    Ok(CreationStart::Started {
-                        link: Some(vinculo()),
-                    })
-                }),
+                begin: Some(|| Ok(CreationStart::Started { link: Some(link()) })),
                 confirm: Some(|| Ok(Confirmation::Confirmed)),
                 cancel: None,
                 found: None,
@@ -389,7 +385,7 @@ mod tests {
         }
 
         fn mock(&self) -> MockConsentRequestRepository {
-            let empresa_id = company().id;
+            let company_id = company().id;
             let mut store = MockConsentRequestRepository::new();
             let calls = self.calls.clone();
             match self.begin {
@@ -411,7 +407,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_confirm_creation()
-                        .withf(move |stored, _, _| stored.empresa_id == empresa_id)
+                        .withf(move |stored, _, _| stored.company_id == company_id)
                         .returning(move |stored, pgcc_id, at| {
                             calls.lock().unwrap().push(Call::Confirm(
                                 stored.id,
@@ -430,7 +426,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_cancel_creation()
-                        .withf(move |company, _, _| *company == empresa_id)
+                        .withf(move |company, _, _| *company == company_id)
                         .times(1)
                         .returning(move |_, id, at| {
                             calls.lock().unwrap().push(Call::Cancel(id, at));
@@ -445,7 +441,7 @@ mod tests {
                 Some(answer) => {
                     store
                         .expect_find_creation()
-                        .withf(move |company, _| *company == empresa_id)
+                        .withf(move |company, _| *company == company_id)
                         .times(1)
                         .returning(move |_, _| Ok(answer()));
                 }
@@ -484,8 +480,8 @@ mod tests {
             *sent.lock().unwrap(),
             vec![PgccNewConsent {
                 referencia_externa: created.id,
-                cnpj_empresa: company().cnpj,
-                vinculo_id: Some(vinculo()),
+                company_cnpj: company().cnpj,
+                link_id: Some(link()),
                 request: expected_request,
             }]
         );
@@ -513,14 +509,14 @@ mod tests {
     fn an_active_request_is_stored_first_then_sent_to_the_pgcc_with_our_id_then_confirmed() {
         let status = creates_and_confirms(CreationVariant::Active, active_draft());
 
-        assert_eq!(status, ConsentStatus::Ativo);
+        assert_eq!(status, ConsentStatus::Active);
     }
 
     #[test]
     fn a_pending_request_is_stored_first_then_sent_to_the_pgcc_with_our_id_then_confirmed() {
         let status = creates_and_confirms(CreationVariant::Pending, pending_draft());
 
-        assert_eq!(status, ConsentStatus::Pendente);
+        assert_eq!(status, ConsentStatus::Pending);
     }
 
     #[test]
@@ -535,13 +531,13 @@ mod tests {
             .execute(&company(), pending_draft(), CreationVariant::Pending)
             .unwrap();
 
-        assert_eq!(sent.lock().unwrap()[0].vinculo_id, None);
+        assert_eq!(sent.lock().unwrap()[0].link_id, None);
     }
 
     #[test]
     fn an_invalid_draft_is_reported_by_field_and_nothing_else_is_called() {
         let draft = ConsentRequestDraft {
-            cpf_titular: Some("52998224724".to_owned()),
+            subject_cpf: Some("52998224724".to_owned()),
             ..pending_draft()
         };
 
@@ -553,7 +549,7 @@ mod tests {
 
         match result {
             Err(CreateConsentError::Invalid(errors)) => {
-                let fields: Vec<_> = errors.fields().iter().map(|f| f.campo.as_str()).collect();
+                let fields: Vec<_> = errors.fields().iter().map(|f| f.field.as_str()).collect();
                 assert_eq!(fields, ["cpfTitular"]);
             }
             other => panic!("expected Invalid, got {other:?}"),
@@ -592,8 +588,8 @@ mod tests {
         match result {
             Err(CreateConsentError::Invalid(errors)) => {
                 assert_eq!(errors.fields().len(), 1);
-                assert_eq!(errors.fields()[0].campo, "casoDeUsoIdTemplate");
-                assert!(!errors.fields()[0].mensagem.is_empty());
+                assert_eq!(errors.fields()[0].field, "casoDeUsoIdTemplate");
+                assert!(!errors.fields()[0].message.is_empty());
             }
             other => panic!("expected Invalid, got {other:?}"),
         }
@@ -831,7 +827,7 @@ mod tests {
                 reserved_id(),
                 &draft,
                 CreationVariant::Pending,
-                ConsentStatus::Pendente,
+                ConsentStatus::Pending,
                 "00112233445566778899aabbccddeeff",
             ))))
         };
@@ -853,7 +849,7 @@ mod tests {
 
         assert_eq!(created.id, reserved_id());
         assert_eq!(sent.lock().unwrap()[0].referencia_externa, reserved_id());
-        assert_eq!(sent.lock().unwrap()[0].vinculo_id, Some(vinculo()));
+        assert_eq!(sent.lock().unwrap()[0].link_id, Some(link()));
         let Some(CreationRecord::InProgress(row)) = stored() else {
             unreachable!()
         };
@@ -900,7 +896,7 @@ mod tests {
                         reserved_id(),
                         &active_draft(),
                         CreationVariant::Active,
-                        ConsentStatus::Ativo,
+                        ConsentStatus::Active,
                         &row.hash_salt,
                     ),
                     now()

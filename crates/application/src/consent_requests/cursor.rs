@@ -19,7 +19,7 @@ pub struct InvalidCursor;
 pub fn encode_cursor(position: &ListCursor) -> String {
     format!(
         "{PREFIX}.{}.{}",
-        position.criado_em.timestamp_micros(),
+        position.created_at.timestamp_micros(),
         position.id.simple()
     )
 }
@@ -35,9 +35,9 @@ pub fn decode_cursor(raw: &str) -> Result<ListCursor, InvalidCursor> {
         return Err(InvalidCursor);
     };
     let micros: i64 = micros.parse().map_err(|_| InvalidCursor)?;
-    let criado_em = DateTime::from_timestamp_micros(micros).ok_or(InvalidCursor)?;
+    let created_at = DateTime::from_timestamp_micros(micros).ok_or(InvalidCursor)?;
     let id = Uuid::try_parse(id).map_err(|_| InvalidCursor)?;
-    let position = ListCursor { criado_em, id };
+    let position = ListCursor { created_at, id };
     if encode_cursor(&position) != raw {
         return Err(InvalidCursor);
     }
@@ -52,7 +52,7 @@ mod tests {
 
     fn position() -> ListCursor {
         ListCursor {
-            criado_em: Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
+            created_at: Utc.with_ymd_and_hms(2025, 3, 14, 12, 0, 0).unwrap()
                 + Duration::microseconds(123_456),
             id: Uuid::parse_str("0f8d5b7e-3c1a-4f2b-9d6e-5a4b3c2d1e0f").unwrap(),
         }
@@ -74,7 +74,7 @@ mod tests {
     #[test]
     fn instants_before_1970_and_the_nil_uuid_round_trip_too() {
         let position = ListCursor {
-            criado_em: Utc.with_ymd_and_hms(1969, 12, 31, 23, 59, 59).unwrap()
+            created_at: Utc.with_ymd_and_hms(1969, 12, 31, 23, 59, 59).unwrap()
                 + Duration::microseconds(1),
             id: Uuid::nil(),
         };
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn cursors_keep_the_order_of_positions_apart_from_instants() {
         let later = ListCursor {
-            criado_em: position().criado_em + Duration::microseconds(1),
+            created_at: position().created_at + Duration::microseconds(1),
             ..position()
         };
         assert_ne!(encode_cursor(&position()), encode_cursor(&later));

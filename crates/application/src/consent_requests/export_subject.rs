@@ -7,25 +7,25 @@ use std::sync::Arc;
 use domain::{Company, Cpf, ValidationErrors};
 use ports::{Clock, ConsentRequestRecord, ConsentRequestRepository, ListCursor, RepoError};
 
-use crate::consent_requests::list::{campo, next_cursor, page_position};
+use crate::consent_requests::list::{field, next_cursor, page_position};
 
 /// The export's request: the subject (body) and the page (query).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubjectExportQuery {
     /// A CPF, formatted (`529.982.247-25`) or digits only.
-    pub cpf_titular: Option<String>,
+    pub subject_cpf: Option<String>,
     /// The previous page's `proximo_cursor`.
     pub cursor: Option<String>,
     /// 1..=500, default 50.
-    pub limite: Option<u32>,
+    pub limit: Option<u32>,
 }
 
 /// One page of the subject's requests, oldest first, each with its effective status and history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubjectExportPage {
-    pub itens: Vec<ConsentRequestRecord>,
+    pub items: Vec<ConsentRequestRecord>,
     /// The cursor of the next page; `None` on the last page.
-    pub proximo_cursor: Option<String>,
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +37,7 @@ pub enum ExportSubjectError {
     Repo(#[from] RepoError),
 }
 
-const MSG_CPF_OBRIGATORIO: &str = "cpfTitular é obrigatório";
+const MSG_CPF_REQUIRED: &str = "cpfTitular é obrigatório";
 
 #[derive(Clone)]
 pub struct ExportSubject {
@@ -62,36 +62,33 @@ impl ExportSubject {
         query: SubjectExportQuery,
     ) -> Result<SubjectExportPage, ExportSubjectError> {
         let mut errors = ValidationErrors::default();
-        let cpf = match query.cpf_titular.as_deref() {
+        let cpf = match query.subject_cpf.as_deref() {
             None => {
-                errors.push(campo::CPF_TITULAR, MSG_CPF_OBRIGATORIO);
+                errors.push(field::SUBJECT_CPF, MSG_CPF_REQUIRED);
                 None
             }
             Some(raw) => Cpf::parse(raw)
-                .map_err(|e| errors.push(campo::CPF_TITULAR, e.to_string()))
+                .map_err(|e| errors.push(field::SUBJECT_CPF, e.to_string()))
                 .ok(),
         };
-        let (after, limite) = page_position(query.cursor.as_deref(), query.limite, &mut errors);
+        let (after, limit) = page_position(query.cursor.as_deref(), query.limit, &mut errors);
         let cpf = errors
             .into_result(cpf)
             .map_err(ExportSubjectError::Invalid)?
             .expect("a CPF when no rule is broken");
 
-        let mut itens =
+        let mut items =
             self.consent_requests
-                .list_of_subject(company.id, &cpf, after, limite + 1)?;
-        let proximo_cursor = next_cursor(&mut itens, limite, |last| ListCursor {
-            criado_em: last.request.criado_em,
+                .list_of_subject(company.id, &cpf, after, limit + 1)?;
+        let next_cursor = next_cursor(&mut items, limit, |last| ListCursor {
+            created_at: last.request.created_at,
             id: last.request.id,
         });
         let now = self.clock.now();
-        for item in &mut itens {
+        for item in &mut items {
             item.request.status = item.request.effective_status(now);
         }
-        Ok(SubjectExportPage {
-            itens,
-            proximo_cursor,
-        })
+        Ok(SubjectExportPage { items, next_cursor })
     }
 }
 
@@ -107,10 +104,10 @@ mod tests {
 
     fn record(n: u128, status: ConsentStatus) -> ConsentRequestRecord {
         let mut request = consent_request(Uuid::from_u128(n), status);
-        request.criado_em = now() - Duration::days(1) + Duration::seconds(n as i64);
+        request.created_at = now() - Duration::days(1) + Duration::seconds(n as i64);
         ConsentRequestRecord {
             request,
-            historico: Vec::new(),
+            history: Vec::new(),
         }
     }
 
@@ -126,21 +123,23 @@ mod tests {
                 cpf.as_str() == "52998224725" && after.is_none() && *limit == 3
             })
             .times(1)
-            .returning(|_, _, _, _| Ok((1..=3).map(|n| record(n, ConsentStatus::Ativo)).collect()));
+            .returning(|_, _, _, _| {
+                Ok((1..=3).map(|n| record(n, ConsentStatus::Active)).collect())
+            });
 
         let page = service(repo)
             .execute(
                 &company(),
                 SubjectExportQuery {
-                    cpf_titular: Some(VALID_CPF.to_owned()),
+                    subject_cpf: Some(VALID_CPF.to_owned()),
                     cursor: None,
-                    limite: Some(2),
+                    limit: Some(2),
                 },
             )
             .unwrap();
 
-        assert_eq!(page.itens.len(), 2);
-        let next = crate::decode_cursor(page.proximo_cursor.as_deref().unwrap()).unwrap();
+        assert_eq!(page.items.len(), 2);
+        let next = crate::decode_cursor(page.next_cursor.as_deref().unwrap()).unwrap();
         assert_eq!(next.id, Uuid::from_u128(2));
     }
 
@@ -148,8 +147,8 @@ mod tests {
     fn answers_effective_statuses() {
         let mut repo = MockConsentRequestRepository::new();
         repo.expect_list_of_subject().returning(|_, _, _, _| {
-            let mut expired = record(1, ConsentStatus::Ativo);
-            expired.request.dados.data_expiracao_consentimento = now() - Duration::seconds(1);
+            let mut expired = record(1, ConsentStatus::Active);
+            expired.request.content.consent_expires_at = now() - Duration::seconds(1);
             Ok(vec![expired])
         });
 
@@ -157,14 +156,14 @@ mod tests {
             .execute(
                 &company(),
                 SubjectExportQuery {
-                    cpf_titular: Some(VALID_CPF.to_owned()),
+                    subject_cpf: Some(VALID_CPF.to_owned()),
                     ..Default::default()
                 },
             )
             .unwrap();
 
-        assert_eq!(page.itens[0].request.status, ConsentStatus::Expirado);
-        assert_eq!(page.proximo_cursor, None);
+        assert_eq!(page.items[0].request.status, ConsentStatus::Expired);
+        assert_eq!(page.next_cursor, None);
     }
 
     #[test]
@@ -174,16 +173,16 @@ mod tests {
             .execute(
                 &company(),
                 SubjectExportQuery {
-                    cpf_titular: None,
+                    subject_cpf: None,
                     cursor: Some("garbage".into()),
-                    limite: Some(0),
+                    limit: Some(0),
                 },
             )
             .unwrap_err();
         let ExportSubjectError::Invalid(errors) = missing else {
             panic!("{missing:?}")
         };
-        let fields: Vec<&str> = errors.0.iter().map(|e| e.campo.as_str()).collect();
+        let fields: Vec<&str> = errors.0.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["cpfTitular", "cursor", "limite"]);
 
         let repo = MockConsentRequestRepository::new();
@@ -191,7 +190,7 @@ mod tests {
             .execute(
                 &company(),
                 SubjectExportQuery {
-                    cpf_titular: Some("111.111.111-11".into()),
+                    subject_cpf: Some("111.111.111-11".into()),
                     ..Default::default()
                 },
             )

@@ -57,25 +57,25 @@ mod tests {
 
     fn record(status: ConsentStatus, expires_in: Duration) -> ConsentRequestRecord {
         let mut request = consent_request(Uuid::from_u128(0x501), status);
-        request.dados.data_expiracao_consentimento = now() + expires_in;
+        request.content.consent_expires_at = now() + expires_in;
         ConsentRequestRecord {
             request,
-            historico: vec![StatusChange {
-                de: None,
-                para: status,
-                em: now() - Duration::days(1),
-                causa: TransitionCause::Empresa,
-                motivo: None,
+            history: vec![StatusChange {
+                from: None,
+                to: status,
+                at: now() - Duration::days(1),
+                cause: TransitionCause::Company,
+                reason: None,
             }],
         }
     }
 
     fn repository_answering(answer: Option<ConsentRequestRecord>) -> MockConsentRequestRepository {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_get()
-            .withf(move |company, id| *company == empresa_id && *id == Uuid::from_u128(0x501))
+            .withf(move |company, id| *company == company_id && *id == Uuid::from_u128(0x501))
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
         consent_requests
@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn reading_returns_the_companys_request_with_its_history() {
-        let stored = record(ConsentStatus::Ativo, Duration::days(30));
+        let stored = record(ConsentStatus::Active, Duration::days(30));
 
         let read = get(repository_answering(Some(stored.clone()))).unwrap();
 
@@ -99,31 +99,31 @@ mod tests {
 
     #[test]
     fn an_active_request_past_its_expiry_is_read_as_expired_with_its_stored_history() {
-        let stored = record(ConsentStatus::Ativo, Duration::zero());
+        let stored = record(ConsentStatus::Active, Duration::zero());
 
         let read = get(repository_answering(Some(stored.clone()))).unwrap();
 
-        assert_eq!(read.request.status, ConsentStatus::Expirado);
-        assert_eq!(read.historico, stored.historico);
+        assert_eq!(read.request.status, ConsentStatus::Expired);
+        assert_eq!(read.history, stored.history);
         assert_eq!(read.request.id, stored.request.id);
     }
 
     #[test]
     fn a_pending_request_past_its_expiry_is_read_as_expired() {
-        let stored = record(ConsentStatus::Pendente, -Duration::seconds(1));
+        let stored = record(ConsentStatus::Pending, -Duration::seconds(1));
 
         let read = get(repository_answering(Some(stored))).unwrap();
 
-        assert_eq!(read.request.status, ConsentStatus::Expirado);
+        assert_eq!(read.request.status, ConsentStatus::Expired);
     }
 
     #[test]
     fn a_revoked_request_past_its_expiry_is_still_read_as_revoked() {
-        let stored = record(ConsentStatus::Revogado, -Duration::days(1));
+        let stored = record(ConsentStatus::Revoked, -Duration::days(1));
 
         let read = get(repository_answering(Some(stored))).unwrap();
 
-        assert_eq!(read.request.status, ConsentStatus::Revogado);
+        assert_eq!(read.request.status, ConsentStatus::Revoked);
     }
 
     #[test]

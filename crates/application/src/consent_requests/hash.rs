@@ -37,30 +37,36 @@ pub fn consent_hash(request: &ConsentRequest) -> String {
 
 /// The canonical content of `request`: see the module documentation.
 pub fn canonical_content(request: &ConsentRequest) -> String {
-    let dados = &request.dados;
-    let resposta = dados.resposta.as_ref();
+    let content = &request.content;
+    let answer = content.answer.as_ref();
     let fields: [(&str, Option<String>); 12] = [
         (
             "casoDeUsoIdTemplate",
-            Some(json_string(&dados.caso_de_uso_id_template)),
+            Some(json_string(&content.template_id)),
         ),
         (
             "cnpjAnuente",
-            dados.cnpj_anuente.as_ref().map(|c| json_string(c.as_str())),
+            content
+                .consenting_cnpj
+                .as_ref()
+                .map(|c| json_string(c.as_str())),
         ),
-        ("cpfTitular", Some(json_string(dados.cpf_titular.as_str()))),
-        ("criadoEm", Some(json_instant(request.criado_em))),
+        (
+            "cpfTitular",
+            Some(json_string(content.subject_cpf.as_str())),
+        ),
+        ("criadoEm", Some(json_instant(request.created_at))),
         (
             "dataExpiracaoConsentimento",
-            Some(json_instant(dados.data_expiracao_consentimento)),
+            Some(json_instant(content.consent_expires_at)),
         ),
         (
             "dataTitularRespondeuConsentimento",
-            resposta.map(|r| json_instant(r.data_titular_respondeu_consentimento)),
+            answer.map(|r| json_instant(r.subject_answered_at)),
         ),
         (
             "empresaId",
-            Some(json_string(&request.empresa_id.0.hyphenated().to_string())),
+            Some(json_string(&request.company_id.0.hyphenated().to_string())),
         ),
         (
             "id",
@@ -68,16 +74,16 @@ pub fn canonical_content(request: &ConsentRequest) -> String {
         ),
         (
             "modalidadeAcesso",
-            Some(json_string(dados.modalidade_acesso.as_str())),
+            Some(json_string(content.access_mode.as_str())),
         ),
         (
             "provaColeta",
-            resposta.map(|r| json_string(&r.prova_coleta)),
+            answer.map(|r| json_string(&r.proof_of_collection)),
         ),
         ("sal", Some(json_string(&request.hash_salt))),
         (
             "tipoTitular",
-            Some(json_string(dados.tipo_titular.as_str())),
+            Some(json_string(content.subject_type.as_str())),
         ),
     ];
 
@@ -130,8 +136,8 @@ fn json_instant(at: DateTime<Utc>) -> String {
 mod tests {
     use chrono::{Duration, TimeZone};
     use domain::{
-        ActiveAnswer, Cnpj, CompanyId, ConsentStatus, Cpf, CreationVariant, ModalidadeAcesso,
-        TipoTitular, ValidConsentRequest,
+        AccessMode, ActiveAnswer, Cnpj, CompanyId, ConsentStatus, Cpf, CreationVariant,
+        SubjectType, ValidConsentRequest,
     };
     use uuid::Uuid;
 
@@ -145,26 +151,26 @@ mod tests {
     fn vector_request() -> ConsentRequest {
         ConsentRequest {
             id: Uuid::parse_str("0f8d5b7e-3c1a-4f2b-9d6e-5a4b3c2d1e0f").unwrap(),
-            empresa_id: CompanyId(Uuid::parse_str("6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e01").unwrap()),
-            dados: ValidConsentRequest {
+            company_id: CompanyId(Uuid::parse_str("6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e01").unwrap()),
+            content: ValidConsentRequest {
                 variant: CreationVariant::Active,
-                caso_de_uso_id_template: "tpl-credito-consignado".to_owned(),
-                cpf_titular: Cpf::parse("529.982.247-25").unwrap(),
-                modalidade_acesso: ModalidadeAcesso::Indireto,
-                tipo_titular: TipoTitular::PessoaFisica,
-                data_expiracao_consentimento: at(2030, 1, 2, 3, 4, 5, 0),
-                resposta: Some(ActiveAnswer {
-                    data_titular_respondeu_consentimento: at(2025, 3, 4, 5, 6, 7, 890_000),
-                    prova_coleta: "aceite \"eletrônico\"\nlinha 2".to_owned(),
+                template_id: "tpl-credito-consignado".to_owned(),
+                subject_cpf: Cpf::parse("529.982.247-25").unwrap(),
+                access_mode: AccessMode::Indirect,
+                subject_type: SubjectType::NaturalPerson,
+                consent_expires_at: at(2030, 1, 2, 3, 4, 5, 0),
+                answer: Some(ActiveAnswer {
+                    subject_answered_at: at(2025, 3, 4, 5, 6, 7, 890_000),
+                    proof_of_collection: "aceite \"eletrônico\"\nlinha 2".to_owned(),
                 }),
-                cnpj_anuente: Some(Cnpj::parse("11.222.333/0001-81").unwrap()),
+                consenting_cnpj: Some(Cnpj::parse("11.222.333/0001-81").unwrap()),
             },
-            status: ConsentStatus::Ativo,
+            status: ConsentStatus::Active,
             pgcc_id: "pgcc-3b9f".to_owned(),
             hash: String::new(),
             hash_salt: "3f2a9c1e5b7d40a8b6c2e9f1d3a5b7c9".into(),
-            criado_em: at(2025, 3, 14, 12, 0, 0, 123_456),
-            atualizado_em: at(2025, 3, 14, 12, 0, 0, 123_456),
+            created_at: at(2025, 3, 14, 12, 0, 0, 123_456),
+            updated_at: at(2025, 3, 14, 12, 0, 0, 123_456),
         }
     }
 
@@ -184,11 +190,11 @@ mod tests {
     /// A pending, direct request: no CNPJ, no answer.
     fn pending_request() -> ConsentRequest {
         let mut request = vector_request();
-        request.dados.variant = CreationVariant::Pending;
-        request.dados.modalidade_acesso = ModalidadeAcesso::Direto;
-        request.dados.cnpj_anuente = None;
-        request.dados.resposta = None;
-        request.status = ConsentStatus::Pendente;
+        request.content.variant = CreationVariant::Pending;
+        request.content.access_mode = AccessMode::Direct;
+        request.content.consenting_cnpj = None;
+        request.content.answer = None;
+        request.status = ConsentStatus::Pending;
         request
     }
 
@@ -258,9 +264,9 @@ mod tests {
     fn status_pgcc_id_and_update_time_do_not_change_the_hash() {
         let original = consent_hash(&vector_request());
         let mut changed = vector_request();
-        changed.status = ConsentStatus::Revogado;
+        changed.status = ConsentStatus::Revoked;
         changed.pgcc_id = "another".to_owned();
-        changed.atualizado_em += Duration::days(3);
+        changed.updated_at += Duration::days(3);
         changed.hash = "stale".to_owned();
         assert_eq!(consent_hash(&changed), original);
     }
@@ -270,30 +276,28 @@ mod tests {
         let original = consent_hash(&vector_request());
         type Edit = (&'static str, fn(&mut ConsentRequest));
         let edits: Vec<Edit> = vec![
-            ("template", |r| r.dados.caso_de_uso_id_template.push('x')),
+            ("template", |r| r.content.template_id.push('x')),
             ("cnpj", |r| {
-                r.dados.cnpj_anuente = Some(Cnpj::parse("12.ABC.345/01DE-35").unwrap())
+                r.content.consenting_cnpj = Some(Cnpj::parse("12.ABC.345/01DE-35").unwrap())
             }),
             ("cpf", |r| {
-                r.dados.cpf_titular = Cpf::parse("111.444.777-35").unwrap()
+                r.content.subject_cpf = Cpf::parse("111.444.777-35").unwrap()
             }),
-            ("criadoEm", |r| r.criado_em += Duration::microseconds(1)),
+            ("criadoEm", |r| r.created_at += Duration::microseconds(1)),
             ("expiry", |r| {
-                r.dados.data_expiracao_consentimento += Duration::microseconds(1)
+                r.content.consent_expires_at += Duration::microseconds(1)
             }),
             ("answer date", |r| {
-                if let Some(a) = r.dados.resposta.as_mut() {
-                    a.data_titular_respondeu_consentimento += Duration::microseconds(1)
+                if let Some(a) = r.content.answer.as_mut() {
+                    a.subject_answered_at += Duration::microseconds(1)
                 }
             }),
-            ("empresa", |r| r.empresa_id = CompanyId(Uuid::from_u128(9))),
+            ("empresa", |r| r.company_id = CompanyId(Uuid::from_u128(9))),
             ("id", |r| r.id = Uuid::from_u128(9)),
-            ("modalidade", |r| {
-                r.dados.modalidade_acesso = ModalidadeAcesso::Direto
-            }),
+            ("modalidade", |r| r.content.access_mode = AccessMode::Direct),
             ("prova", |r| {
-                if let Some(a) = r.dados.resposta.as_mut() {
-                    a.prova_coleta.push(' ')
+                if let Some(a) = r.content.answer.as_mut() {
+                    a.proof_of_collection.push(' ')
                 }
             }),
         ];

@@ -9,9 +9,9 @@ use ports::{Clock, ConsentFilter, ConsentRequestRepository, ListCursor, RepoErro
 use crate::consent_requests::cursor::{decode_cursor, encode_cursor};
 
 /// Page size when the query names none.
-pub const DEFAULT_LIMITE: u32 = 50;
+pub const DEFAULT_LIMIT: u32 = 50;
 /// Largest page a query may ask for.
-pub const MAX_LIMITE: u32 = 500;
+pub const MAX_LIMIT: u32 = 500;
 
 /// The list's query as received: every filter optional, as text where a rule applies, so each
 /// broken rule is reported by its wire name (422).
@@ -20,29 +20,29 @@ pub struct ConsentListQuery {
     /// An effective status (`pendente`, `ativo`, ...).
     pub status: Option<String>,
     /// Exact template; blank means no filter.
-    pub caso_de_uso_id_template: Option<String>,
+    pub template_id: Option<String>,
     /// A CPF, masked or not.
-    pub cpf_titular: Option<String>,
+    pub subject_cpf: Option<String>,
     /// Created at or after.
-    pub criado_de: Option<DateTime<Utc>>,
+    pub created_from: Option<DateTime<Utc>>,
     /// Created strictly before.
-    pub criado_ate: Option<DateTime<Utc>>,
+    pub created_until: Option<DateTime<Utc>>,
     /// Last changed at or after (a status change moves it): catching up after an outage.
-    pub atualizado_de: Option<DateTime<Utc>>,
+    pub updated_from: Option<DateTime<Utc>>,
     /// Last changed strictly before.
-    pub atualizado_ate: Option<DateTime<Utc>>,
+    pub updated_until: Option<DateTime<Utc>>,
     /// The previous page's `proximo_cursor`.
     pub cursor: Option<String>,
     /// 1..=500, default 50.
-    pub limite: Option<u32>,
+    pub limit: Option<u32>,
 }
 
 /// One page of requests, each with its effective status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsentPage {
-    pub itens: Vec<ConsentRequest>,
+    pub items: Vec<ConsentRequest>,
     /// The cursor of the next page; `None` on the last page.
-    pub proximo_cursor: Option<String>,
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -55,20 +55,20 @@ pub enum ListConsentError {
 }
 
 /// The wire names of the query's fields, as reported in [`ValidationErrors`].
-pub mod campo {
+pub mod field {
     pub const STATUS: &str = "status";
-    pub const CPF_TITULAR: &str = "cpfTitular";
-    pub const CRIADO_ATE: &str = "criadoAte";
-    pub const ATUALIZADO_ATE: &str = "atualizadoAte";
+    pub const SUBJECT_CPF: &str = "cpfTitular";
+    pub const CREATED_UNTIL: &str = "criadoAte";
+    pub const UPDATED_UNTIL: &str = "atualizadoAte";
     pub const CURSOR: &str = "cursor";
-    pub const LIMITE: &str = "limite";
+    pub const LIMIT: &str = "limite";
 }
 
 const MSG_STATUS: &str = "o status deve ser pendente, ativo, recusado, expirado ou revogado";
-const MSG_PERIODO: &str = "criadoAte deve ser igual ou posterior a criadoDe";
-const MSG_PERIODO_ATUALIZADO: &str = "atualizadoAte deve ser igual ou posterior a atualizadoDe";
+const MSG_CREATED_PERIOD: &str = "criadoAte deve ser igual ou posterior a criadoDe";
+const MSG_UPDATED_PERIOD: &str = "atualizadoAte deve ser igual ou posterior a atualizadoDe";
 const MSG_CURSOR: &str = "cursor inválido: use o proximoCursor da página anterior";
-const MSG_LIMITE: &str = "o limite deve estar entre 1 e 500";
+const MSG_LIMIT: &str = "o limite deve estar entre 1 e 500";
 
 #[derive(Clone)]
 pub struct ListConsentRequests {
@@ -93,23 +93,20 @@ impl ListConsentRequests {
         company: &Company,
         query: ConsentListQuery,
     ) -> Result<ConsentPage, ListConsentError> {
-        let (filter, after, limite) = validate(query).map_err(ListConsentError::Invalid)?;
+        let (filter, after, limit) = validate(query).map_err(ListConsentError::Invalid)?;
         let now = self.clock.now();
         // one more than asked tells whether a next page exists
-        let mut itens = self
+        let mut items = self
             .consent_requests
-            .list(company.id, &filter, after, limite + 1, now)?;
-        let proximo_cursor = next_cursor(&mut itens, limite, |last| ListCursor {
-            criado_em: last.criado_em,
+            .list(company.id, &filter, after, limit + 1, now)?;
+        let next_cursor = next_cursor(&mut items, limit, |last| ListCursor {
+            created_at: last.created_at,
             id: last.id,
         });
-        for item in &mut itens {
+        for item in &mut items {
             item.status = item.effective_status(now);
         }
-        Ok(ConsentPage {
-            itens,
-            proximo_cursor,
-        })
+        Ok(ConsentPage { items, next_cursor })
     }
 }
 
@@ -122,45 +119,45 @@ fn validate(
     let status = query.status.as_deref().and_then(|raw| {
         let parsed = ConsentStatus::parse(raw);
         if parsed.is_none() {
-            errors.push(campo::STATUS, MSG_STATUS);
+            errors.push(field::STATUS, MSG_STATUS);
         }
         parsed
     });
-    let caso_de_uso_id_template = query
-        .caso_de_uso_id_template
+    let template_id = query
+        .template_id
         .as_deref()
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .map(str::to_owned);
-    let cpf_titular = query.cpf_titular.as_deref().and_then(|raw| {
+    let subject_cpf = query.subject_cpf.as_deref().and_then(|raw| {
         Cpf::parse(raw)
-            .map_err(|e| errors.push(campo::CPF_TITULAR, e.to_string()))
+            .map_err(|e| errors.push(field::SUBJECT_CPF, e.to_string()))
             .ok()
     });
-    if let (Some(de), Some(ate)) = (query.criado_de, query.criado_ate) {
-        if de > ate {
-            errors.push(campo::CRIADO_ATE, MSG_PERIODO);
+    if let (Some(from), Some(until)) = (query.created_from, query.created_until) {
+        if from > until {
+            errors.push(field::CREATED_UNTIL, MSG_CREATED_PERIOD);
         }
     }
-    if let (Some(de), Some(ate)) = (query.atualizado_de, query.atualizado_ate) {
-        if de > ate {
-            errors.push(campo::ATUALIZADO_ATE, MSG_PERIODO_ATUALIZADO);
+    if let (Some(from), Some(until)) = (query.updated_from, query.updated_until) {
+        if from > until {
+            errors.push(field::UPDATED_UNTIL, MSG_UPDATED_PERIOD);
         }
     }
-    let (after, limite) = page_position(query.cursor.as_deref(), query.limite, &mut errors);
+    let (after, limit) = page_position(query.cursor.as_deref(), query.limit, &mut errors);
 
     errors.into_result((
         ConsentFilter {
             status,
-            caso_de_uso_id_template,
-            cpf_titular,
-            criado_de: query.criado_de,
-            criado_ate: query.criado_ate,
-            atualizado_de: query.atualizado_de,
-            atualizado_ate: query.atualizado_ate,
+            template_id,
+            subject_cpf,
+            created_from: query.created_from,
+            created_until: query.created_until,
+            updated_from: query.updated_from,
+            updated_until: query.updated_until,
         },
         after,
-        limite,
+        limit,
     ))
 }
 
@@ -168,32 +165,32 @@ fn validate(
 /// alike, each broken rule pushed to `errors` by its wire name.
 pub(crate) fn page_position(
     cursor: Option<&str>,
-    limite: Option<u32>,
+    limit: Option<u32>,
     errors: &mut ValidationErrors,
 ) -> (Option<ListCursor>, u32) {
     let after = cursor.and_then(|raw| {
         decode_cursor(raw)
-            .map_err(|_| errors.push(campo::CURSOR, MSG_CURSOR))
+            .map_err(|_| errors.push(field::CURSOR, MSG_CURSOR))
             .ok()
     });
-    let limite = limite.unwrap_or(DEFAULT_LIMITE);
-    if !(1..=MAX_LIMITE).contains(&limite) {
-        errors.push(campo::LIMITE, MSG_LIMITE);
+    let limit = limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        errors.push(field::LIMIT, MSG_LIMIT);
     }
-    (after, limite)
+    (after, limit)
 }
 
 /// The cursor of the page after `items`, when more than `limite` were read (one more than asked
 /// tells that a next page exists); truncates `items` to `limite`.
 pub(crate) fn next_cursor<T>(
     items: &mut Vec<T>,
-    limite: u32,
+    limit: u32,
     position: impl Fn(&T) -> ListCursor,
 ) -> Option<String> {
-    if items.len() <= limite as usize {
+    if items.len() <= limit as usize {
         return None;
     }
-    items.truncate(limite as usize);
+    items.truncate(limit as usize);
     items.last().map(|last| encode_cursor(&position(last)))
 }
 
@@ -215,8 +212,8 @@ mod tests {
     fn requests(n: u128) -> Vec<ConsentRequest> {
         (1..=n)
             .map(|i| {
-                let mut r = consent_request(Uuid::from_u128(i), ConsentStatus::Ativo);
-                r.criado_em = now() - Duration::days(1) + Duration::seconds(i as i64);
+                let mut r = consent_request(Uuid::from_u128(i), ConsentStatus::Active);
+                r.created_at = now() - Duration::days(1) + Duration::seconds(i as i64);
                 r
             })
             .collect()
@@ -226,11 +223,11 @@ mod tests {
         answer: Vec<ConsentRequest>,
         calls: Arc<Mutex<Vec<ListCall>>>,
     ) -> MockConsentRequestRepository {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_list()
-            .withf(move |company, _, _, _, _| *company == empresa_id)
+            .withf(move |company, _, _, _, _| *company == company_id)
             .times(1)
             .returning(move |_, filter, after, limit, now| {
                 calls
@@ -259,7 +256,7 @@ mod tests {
     fn invalid_fields(result: Result<ConsentPage, ListConsentError>) -> Vec<String> {
         match result {
             Err(ListConsentError::Invalid(errors)) => {
-                errors.fields().iter().map(|f| f.campo.clone()).collect()
+                errors.fields().iter().map(|f| f.field.clone()).collect()
             }
             other => panic!("expected Invalid, got {other:?}"),
         }
@@ -275,8 +272,8 @@ mod tests {
         )
         .unwrap();
 
-        assert_eq!(page.itens, requests(3));
-        assert_eq!(page.proximo_cursor, None);
+        assert_eq!(page.items, requests(3));
+        assert_eq!(page.next_cursor, None);
         assert_eq!(
             *calls.lock().unwrap(),
             vec![(ConsentFilter::default(), None, 51, now())]
@@ -286,10 +283,10 @@ mod tests {
     #[test]
     fn every_filter_reaches_the_repository_parsed_and_normalized() {
         let calls = Arc::new(Mutex::new(Vec::new()));
-        let de = now() - Duration::days(10);
-        let ate = now();
+        let from = now() - Duration::days(10);
+        let until = now();
         let position = ListCursor {
-            criado_em: now() - Duration::days(2),
+            created_at: now() - Duration::days(2),
             id: Uuid::from_u128(77),
         };
 
@@ -297,14 +294,14 @@ mod tests {
             recording_repository(Vec::new(), calls.clone()),
             ConsentListQuery {
                 status: Some("expirado".to_owned()),
-                caso_de_uso_id_template: Some("  tpl-credito ".to_owned()),
-                cpf_titular: Some("529.982.247-25".to_owned()),
-                criado_de: Some(de),
-                criado_ate: Some(ate),
-                atualizado_de: Some(de),
-                atualizado_ate: Some(ate),
+                template_id: Some("  tpl-credito ".to_owned()),
+                subject_cpf: Some("529.982.247-25".to_owned()),
+                created_from: Some(from),
+                created_until: Some(until),
+                updated_from: Some(from),
+                updated_until: Some(until),
                 cursor: Some(encode_cursor(&position)),
-                limite: Some(10),
+                limit: Some(10),
             },
         )
         .unwrap();
@@ -313,13 +310,13 @@ mod tests {
             *calls.lock().unwrap(),
             vec![(
                 ConsentFilter {
-                    status: Some(ConsentStatus::Expirado),
-                    caso_de_uso_id_template: Some("tpl-credito".to_owned()),
-                    cpf_titular: Some(Cpf::parse(VALID_CPF).unwrap()),
-                    criado_de: Some(de),
-                    criado_ate: Some(ate),
-                    atualizado_de: Some(de),
-                    atualizado_ate: Some(ate),
+                    status: Some(ConsentStatus::Expired),
+                    template_id: Some("tpl-credito".to_owned()),
+                    subject_cpf: Some(Cpf::parse(VALID_CPF).unwrap()),
+                    created_from: Some(from),
+                    created_until: Some(until),
+                    updated_from: Some(from),
+                    updated_until: Some(until),
                 },
                 Some(position),
                 11,
@@ -335,13 +332,13 @@ mod tests {
         list(
             recording_repository(Vec::new(), calls.clone()),
             ConsentListQuery {
-                caso_de_uso_id_template: Some("   ".to_owned()),
+                template_id: Some("   ".to_owned()),
                 ..ConsentListQuery::default()
             },
         )
         .unwrap();
 
-        assert_eq!(calls.lock().unwrap()[0].0.caso_de_uso_id_template, None);
+        assert_eq!(calls.lock().unwrap()[0].0.template_id, None);
     }
 
     #[test]
@@ -351,7 +348,7 @@ mod tests {
         let page = list(
             recording_repository(requests(3), calls.clone()),
             ConsentListQuery {
-                limite: Some(2),
+                limit: Some(2),
                 ..ConsentListQuery::default()
             },
         )
@@ -359,12 +356,12 @@ mod tests {
 
         assert_eq!(calls.lock().unwrap()[0].2, 3);
         let expected = requests(2);
-        assert_eq!(page.itens, expected);
-        let cursor = page.proximo_cursor.expect("a next page");
+        assert_eq!(page.items, expected);
+        let cursor = page.next_cursor.expect("a next page");
         assert_eq!(
             decode_cursor(&cursor),
             Ok(ListCursor {
-                criado_em: expected[1].criado_em,
+                created_at: expected[1].created_at,
                 id: expected[1].id,
             })
         );
@@ -375,14 +372,14 @@ mod tests {
         let page = list(
             recording_repository(requests(2), Arc::new(Mutex::new(Vec::new()))),
             ConsentListQuery {
-                limite: Some(2),
+                limit: Some(2),
                 ..ConsentListQuery::default()
             },
         )
         .unwrap();
 
-        assert_eq!(page.itens.len(), 2);
-        assert_eq!(page.proximo_cursor, None);
+        assert_eq!(page.items.len(), 2);
+        assert_eq!(page.next_cursor, None);
     }
 
     #[test]
@@ -396,38 +393,38 @@ mod tests {
         assert_eq!(
             page,
             ConsentPage {
-                itens: Vec::new(),
-                proximo_cursor: None
+                items: Vec::new(),
+                next_cursor: None
             }
         );
     }
 
     #[test]
     fn the_limits_1_and_500_are_accepted() {
-        for limite in [1, 500] {
+        for limit in [1, 500] {
             let calls = Arc::new(Mutex::new(Vec::new()));
             list(
                 recording_repository(Vec::new(), calls.clone()),
                 ConsentListQuery {
-                    limite: Some(limite),
+                    limit: Some(limit),
                     ..ConsentListQuery::default()
                 },
             )
             .unwrap();
-            assert_eq!(calls.lock().unwrap()[0].2, limite + 1);
+            assert_eq!(calls.lock().unwrap()[0].2, limit + 1);
         }
     }
 
     #[test]
     fn items_past_their_expiry_are_listed_as_expired() {
         let mut expired = requests(2);
-        expired[0].dados.data_expiracao_consentimento = now();
-        expired[1].status = ConsentStatus::Pendente;
-        expired[1].dados.data_expiracao_consentimento = now() - Duration::hours(1);
+        expired[0].content.consent_expires_at = now();
+        expired[1].status = ConsentStatus::Pending;
+        expired[1].content.consent_expires_at = now() - Duration::hours(1);
         let mut revoked = requests(1).remove(0);
         revoked.id = Uuid::from_u128(9);
-        revoked.status = ConsentStatus::Revogado;
-        revoked.dados.data_expiracao_consentimento = now() - Duration::hours(1);
+        revoked.status = ConsentStatus::Revoked;
+        revoked.content.consent_expires_at = now() - Duration::hours(1);
         let answer = vec![expired[0].clone(), expired[1].clone(), revoked];
 
         let page = list(
@@ -436,13 +433,13 @@ mod tests {
         )
         .unwrap();
 
-        let statuses: Vec<_> = page.itens.iter().map(|r| r.status).collect();
+        let statuses: Vec<_> = page.items.iter().map(|r| r.status).collect();
         assert_eq!(
             statuses,
             [
-                ConsentStatus::Expirado,
-                ConsentStatus::Expirado,
-                ConsentStatus::Revogado
+                ConsentStatus::Expired,
+                ConsentStatus::Expired,
+                ConsentStatus::Revoked
             ]
         );
     }
@@ -466,7 +463,7 @@ mod tests {
         let result = list(
             untouched_repository(),
             ConsentListQuery {
-                cpf_titular: Some("529.982.247-24".to_owned()),
+                subject_cpf: Some("529.982.247-24".to_owned()),
                 ..ConsentListQuery::default()
             },
         );
@@ -474,9 +471,9 @@ mod tests {
         match result {
             Err(ListConsentError::Invalid(errors)) => {
                 assert_eq!(errors.fields().len(), 1);
-                assert_eq!(errors.fields()[0].campo, "cpfTitular");
+                assert_eq!(errors.fields()[0].field, "cpfTitular");
                 assert_eq!(
-                    errors.fields()[0].mensagem,
+                    errors.fields()[0].message,
                     domain::CpfError::CheckDigits.to_string()
                 );
                 assert!(!errors.to_string().contains("52998224724"));
@@ -487,15 +484,15 @@ mod tests {
 
     #[test]
     fn a_limit_of_0_or_above_500_is_invalid_and_the_repository_is_not_asked() {
-        for limite in [0, 501, u32::MAX] {
+        for limit in [0, 501, u32::MAX] {
             let result = list(
                 untouched_repository(),
                 ConsentListQuery {
-                    limite: Some(limite),
+                    limit: Some(limit),
                     ..ConsentListQuery::default()
                 },
             );
-            assert_eq!(invalid_fields(result), ["limite"], "{limite}");
+            assert_eq!(invalid_fields(result), ["limite"], "{limit}");
         }
     }
 
@@ -518,8 +515,8 @@ mod tests {
         let result = list(
             untouched_repository(),
             ConsentListQuery {
-                criado_de: Some(now()),
-                criado_ate: Some(now() - Duration::microseconds(1)),
+                created_from: Some(now()),
+                created_until: Some(now() - Duration::microseconds(1)),
                 ..ConsentListQuery::default()
             },
         );
@@ -534,8 +531,8 @@ mod tests {
         list(
             recording_repository(Vec::new(), calls.clone()),
             ConsentListQuery {
-                criado_de: Some(now()),
-                criado_ate: Some(now()),
+                created_from: Some(now()),
+                created_until: Some(now()),
                 ..ConsentListQuery::default()
             },
         )
@@ -550,14 +547,14 @@ mod tests {
             untouched_repository(),
             ConsentListQuery {
                 status: Some("ativa".to_owned()),
-                caso_de_uso_id_template: Some("tpl".to_owned()),
-                cpf_titular: Some("123".to_owned()),
-                criado_de: Some(now()),
-                criado_ate: Some(now() - Duration::days(1)),
-                atualizado_de: Some(now()),
-                atualizado_ate: Some(now() - Duration::days(1)),
+                template_id: Some("tpl".to_owned()),
+                subject_cpf: Some("123".to_owned()),
+                created_from: Some(now()),
+                created_until: Some(now() - Duration::days(1)),
+                updated_from: Some(now()),
+                updated_until: Some(now() - Duration::days(1)),
                 cursor: Some("garbage".to_owned()),
-                limite: Some(0),
+                limit: Some(0),
             },
         );
 

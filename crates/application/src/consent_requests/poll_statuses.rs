@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use domain::{ConsentStatus, Motivo, TransitionCause};
+use domain::{ConsentStatus, Reason, TransitionCause};
 use ports::{Clock, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
 
 /// The outcome of one round.
@@ -91,7 +91,7 @@ impl PollConsentStatuses {
             // the first answer for an id wins, as the PGCC answers a repeated id once
             by_pgcc_id
                 .entry(answer.pgcc_id.as_str())
-                .or_insert((answer.status, answer.motivo.as_deref()));
+                .or_insert((answer.status, answer.reason.as_deref()));
         }
 
         let mut report = PollReport {
@@ -99,9 +99,9 @@ impl PollConsentStatuses {
             ..PollReport::default()
         };
         for item in &claimed {
-            let Some(&(reported, motivo)) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
+            let Some(&(reported, reason)) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
                 tracing::warn!(
-                    empresa_id = %item.empresa_id,
+                    empresa_id = %item.company_id,
                     solicitacao_id = %item.id,
                     pgcc_id = %item.pgcc_id,
                     "status poll: the PGCC does not know this request"
@@ -117,7 +117,7 @@ impl PollConsentStatuses {
                 // sense again: a later oddity starts its backoff afresh
                 if let Err(e) = self
                     .consent_requests
-                    .clear_unknown_status(item.empresa_id, item.id)
+                    .clear_unknown_status(item.company_id, item.id)
                 {
                     tracing::warn!(
                         solicitacao_id = %item.id,
@@ -131,7 +131,7 @@ impl PollConsentStatuses {
             }
             if ConsentStatus::event_towards(item.status, reported).is_none() {
                 tracing::warn!(
-                    empresa_id = %item.empresa_id,
+                    empresa_id = %item.company_id,
                     solicitacao_id = %item.id,
                     pgcc_id = %item.pgcc_id,
                     stored = %item.status,
@@ -141,19 +141,19 @@ impl PollConsentStatuses {
                 continue;
             }
             let moved = self.consent_requests.transition(
-                item.empresa_id,
+                item.company_id,
                 item.id,
                 item.status,
                 reported,
                 TransitionCause::Pgcc,
                 // the subject's reason, as the PGCC reports it (cut to what we keep)
-                Motivo::from_pgcc(motivo),
+                Reason::from_pgcc(reason),
                 now,
             )?;
             if moved {
                 report.changed += 1;
                 tracing::info!(
-                    empresa_id = %item.empresa_id,
+                    empresa_id = %item.company_id,
                     solicitacao_id = %item.id,
                     de = %item.status,
                     para = %reported,
@@ -176,7 +176,7 @@ impl PollConsentStatuses {
         let since = item.unknown_status_since.unwrap_or(now);
         let next_check_at = now + unknown_status_backoff(now - since, recheck_after);
         tracing::warn!(
-            empresa_id = %item.empresa_id,
+            empresa_id = %item.company_id,
             solicitacao_id = %item.id,
             pgcc_id = %item.pgcc_id,
             desde = %since,
@@ -185,7 +185,7 @@ impl PollConsentStatuses {
         );
         if let Err(e) =
             self.consent_requests
-                .defer_status_check(item.empresa_id, item.id, since, next_check_at)
+                .defer_status_check(item.company_id, item.id, since, next_check_at)
         {
             tracing::warn!(
                 solicitacao_id = %item.id,
@@ -222,7 +222,7 @@ mod tests {
     fn item(n: u128, status: ConsentStatus) -> StatusCheckItem {
         StatusCheckItem {
             id: Uuid::from_u128(n),
-            empresa_id: CompanyId(Uuid::from_u128(0xe0 + n % 2)),
+            company_id: CompanyId(Uuid::from_u128(0xe0 + n % 2)),
             pgcc_id: format!("pgcc-{n}"),
             status,
             unknown_status_since: None,
@@ -233,7 +233,7 @@ mod tests {
         PgccConsentStatus {
             pgcc_id: format!("pgcc-{n}"),
             status: Some(status),
-            motivo: None,
+            reason: None,
         }
     }
 
@@ -242,7 +242,7 @@ mod tests {
         PgccConsentStatus {
             pgcc_id: format!("pgcc-{n}"),
             status: None,
-            motivo: None,
+            reason: None,
         }
     }
 
@@ -252,7 +252,7 @@ mod tests {
         ConsentStatus,
         ConsentStatus,
         TransitionCause,
-        Option<Motivo>,
+        Option<Reason>,
         DateTime<Utc>,
     );
 
@@ -270,11 +270,11 @@ mod tests {
             .times(1)
             .returning(move |_, _, _| Ok(claimed.clone()));
         consent_requests.expect_transition().returning(
-            move |company, id, from, to, cause, motivo, at| {
+            move |company, id, from, to, cause, reason, at| {
                 transitions
                     .lock()
                     .unwrap()
-                    .push((company, id, from, to, cause, motivo, at));
+                    .push((company, id, from, to, cause, reason, at));
                 moved(id)
             },
         );
@@ -315,11 +315,11 @@ mod tests {
     fn every_difference_the_pgcc_reports_is_stored_as_a_pgcc_transition() {
         use ConsentStatus::*;
         let claimed = vec![
-            item(1, Pendente),
-            item(2, Pendente),
-            item(3, Ativo),
-            item(4, Pendente),
-            item(5, Ativo),
+            item(1, Pending),
+            item(2, Pending),
+            item(3, Active),
+            item(4, Pending),
+            item(5, Active),
         ];
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let asked = Arc::new(Mutex::new(Vec::new()));
@@ -328,11 +328,11 @@ mod tests {
             repository(claimed.clone(), always_moved, transitions.clone()),
             pgcc(
                 Ok(vec![
-                    answer(1, Ativo),
-                    answer(2, Recusado),
-                    answer(3, Revogado),
-                    answer(4, Expirado),
-                    answer(5, Expirado),
+                    answer(1, Active),
+                    answer(2, Refused),
+                    answer(3, Revoked),
+                    answer(4, Expired),
+                    answer(5, Expired),
                 ]),
                 asked.clone(),
             ),
@@ -352,17 +352,17 @@ mod tests {
             vec![vec!["pgcc-1", "pgcc-2", "pgcc-3", "pgcc-4", "pgcc-5"]]
         );
         let expected: Vec<TransitionCall> = [
-            (1, Pendente, Ativo),
-            (2, Pendente, Recusado),
-            (3, Ativo, Revogado),
-            (4, Pendente, Expirado),
-            (5, Ativo, Expirado),
+            (1, Pending, Active),
+            (2, Pending, Refused),
+            (3, Active, Revoked),
+            (4, Pending, Expired),
+            (5, Active, Expired),
         ]
         .into_iter()
         .map(|(n, from, to)| {
             let it = item(n, from);
             (
-                it.empresa_id,
+                it.company_id,
                 it.id,
                 from,
                 to,
@@ -379,16 +379,16 @@ mod tests {
     fn the_reason_the_pgcc_reports_is_stored_with_the_change_cut_to_500_characters() {
         use ConsentStatus::*;
         let transitions = Arc::new(Mutex::new(Vec::new()));
-        let mut refused = answer(1, Recusado);
-        refused.motivo = Some("não reconheço esta empresa".to_owned());
-        let mut revoked = answer(2, Revogado);
-        revoked.motivo = Some("x".repeat(600));
-        let mut withdrawn = answer(3, Revogado);
-        withdrawn.motivo = Some("   ".to_owned());
+        let mut refused = answer(1, Refused);
+        refused.reason = Some("não reconheço esta empresa".to_owned());
+        let mut revoked = answer(2, Revoked);
+        revoked.reason = Some("x".repeat(600));
+        let mut withdrawn = answer(3, Revoked);
+        withdrawn.reason = Some("   ".to_owned());
 
         run(
             repository(
-                vec![item(1, Pendente), item(2, Ativo), item(3, Pendente)],
+                vec![item(1, Pending), item(2, Active), item(3, Pending)],
                 always_moved,
                 transitions.clone(),
             ),
@@ -396,14 +396,14 @@ mod tests {
         )
         .unwrap();
 
-        let motivos: Vec<Option<String>> = transitions
+        let reasons: Vec<Option<String>> = transitions
             .lock()
             .unwrap()
             .iter()
             .map(|t| t.5.as_ref().map(|m| m.as_str().to_owned()))
             .collect();
         assert_eq!(
-            motivos,
+            reasons,
             [
                 Some("não reconheço esta empresa".to_owned()),
                 Some("x".repeat(500)),
@@ -419,16 +419,16 @@ mod tests {
         let report = run(
             repository(
                 vec![
-                    item(1, ConsentStatus::Ativo),
-                    item(2, ConsentStatus::Pendente),
+                    item(1, ConsentStatus::Active),
+                    item(2, ConsentStatus::Pending),
                 ],
                 always_moved,
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
-                    answer(1, ConsentStatus::Ativo),
-                    answer(2, ConsentStatus::Pendente),
+                    answer(1, ConsentStatus::Active),
+                    answer(2, ConsentStatus::Pending),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -469,15 +469,15 @@ mod tests {
 
         let report = run(
             repository(
-                vec![item(1, Ativo), item(2, Ativo), item(3, Pendente)],
+                vec![item(1, Active), item(2, Active), item(3, Pending)],
                 always_moved,
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
-                    answer(1, Pendente),
-                    answer(2, Recusado),
-                    answer(3, Ativo),
+                    answer(1, Pending),
+                    answer(2, Refused),
+                    answer(3, Active),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -495,7 +495,7 @@ mod tests {
         let transitions = transitions.lock().unwrap();
         assert_eq!(transitions.len(), 1);
         assert_eq!(transitions[0].1, Uuid::from_u128(3));
-        assert_eq!((transitions[0].2, transitions[0].3), (Pendente, Ativo));
+        assert_eq!((transitions[0].2, transitions[0].3), (Pending, Active));
     }
 
     #[test]
@@ -505,14 +505,14 @@ mod tests {
         let report = run(
             repository(
                 vec![
-                    item(1, ConsentStatus::Pendente),
-                    item(2, ConsentStatus::Pendente),
+                    item(1, ConsentStatus::Pending),
+                    item(2, ConsentStatus::Pending),
                 ],
                 always_moved,
                 transitions.clone(),
             ),
             pgcc(
-                Ok(vec![answer(2, ConsentStatus::Ativo)]),
+                Ok(vec![answer(2, ConsentStatus::Active)]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
         )
@@ -535,14 +535,14 @@ mod tests {
 
         let report = run(
             repository(
-                vec![item(1, ConsentStatus::Pendente)],
+                vec![item(1, ConsentStatus::Pending)],
                 always_moved,
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
-                    answer(9, ConsentStatus::Ativo),
-                    answer(1, ConsentStatus::Pendente),
+                    answer(9, ConsentStatus::Active),
+                    answer(1, ConsentStatus::Pending),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -567,16 +567,16 @@ mod tests {
         let report = run(
             repository(
                 vec![
-                    item(1, ConsentStatus::Pendente),
-                    item(2, ConsentStatus::Ativo),
+                    item(1, ConsentStatus::Pending),
+                    item(2, ConsentStatus::Active),
                 ],
                 |id| Ok(id != Uuid::from_u128(1)),
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
-                    answer(1, ConsentStatus::Ativo),
-                    answer(2, ConsentStatus::Revogado),
+                    answer(1, ConsentStatus::Active),
+                    answer(2, ConsentStatus::Revoked),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -600,7 +600,7 @@ mod tests {
 
         let result = run(
             repository(
-                vec![item(1, ConsentStatus::Pendente)],
+                vec![item(1, ConsentStatus::Pending)],
                 always_moved,
                 transitions.clone(),
             ),
@@ -646,16 +646,16 @@ mod tests {
         let result = run(
             repository(
                 vec![
-                    item(1, ConsentStatus::Pendente),
-                    item(2, ConsentStatus::Pendente),
+                    item(1, ConsentStatus::Pending),
+                    item(2, ConsentStatus::Pending),
                 ],
                 |_| Err(RepoError::Unexpected(anyhow::anyhow!("deadlock"))),
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
-                    answer(1, ConsentStatus::Ativo),
-                    answer(2, ConsentStatus::Ativo),
+                    answer(1, ConsentStatus::Active),
+                    answer(2, ConsentStatus::Active),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -676,7 +676,7 @@ mod tests {
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let deferred: Arc<Mutex<Vec<Deferral>>> = Arc::default();
         let mut consent_requests = repository(
-            vec![item(1, Pendente), item(2, Ativo), item(3, Pendente)],
+            vec![item(1, Pending), item(2, Active), item(3, Pending)],
             always_moved,
             transitions.clone(),
         );
@@ -693,7 +693,7 @@ mod tests {
         let report = run(
             consent_requests,
             pgcc(
-                Ok(vec![answer(1, Ativo), odd_answer(2), answer(3, Recusado)]),
+                Ok(vec![answer(1, Active), odd_answer(2), answer(3, Refused)]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
         )
@@ -715,13 +715,13 @@ mod tests {
             .collect();
         assert_eq!(
             moved,
-            [(Uuid::from_u128(1), Ativo), (Uuid::from_u128(3), Recusado)],
+            [(Uuid::from_u128(1), Active), (Uuid::from_u128(3), Refused)],
             "its neighbours are applied"
         );
-        let odd = item(2, Ativo);
+        let odd = item(2, Active);
         assert_eq!(
             *deferred.lock().unwrap(),
-            [(odd.empresa_id, odd.id, now(), now() + Duration::seconds(60))],
+            [(odd.company_id, odd.id, now(), now() + Duration::seconds(60))],
             "first time: since now, checked again after twice the interval"
         );
     }
@@ -750,7 +750,7 @@ mod tests {
             Duration::seconds(UNKNOWN_STATUS_MAX_BACKOFF_SECONDS)
         );
 
-        let mut odd = item(2, ConsentStatus::Ativo);
+        let mut odd = item(2, ConsentStatus::Active);
         odd.unknown_status_since = Some(now() - Duration::seconds(240));
         let deferred: Arc<Mutex<Vec<Deferral>>> = Arc::default();
         let mut consent_requests = repository(vec![odd.clone()], always_moved, Arc::default());
@@ -772,7 +772,7 @@ mod tests {
         assert_eq!(
             *deferred.lock().unwrap(),
             [(
-                odd.empresa_id,
+                odd.company_id,
                 odd.id,
                 now() - Duration::seconds(240),
                 now() + Duration::seconds(240)
@@ -786,8 +786,8 @@ mod tests {
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let mut consent_requests = repository(
             vec![
-                item(1, ConsentStatus::Ativo),
-                item(2, ConsentStatus::Pendente),
+                item(1, ConsentStatus::Active),
+                item(2, ConsentStatus::Pending),
             ],
             always_moved,
             transitions.clone(),
@@ -800,7 +800,7 @@ mod tests {
         let report = run(
             consent_requests,
             pgcc(
-                Ok(vec![odd_answer(1), answer(2, ConsentStatus::Ativo)]),
+                Ok(vec![odd_answer(1), answer(2, ConsentStatus::Active)]),
                 Arc::default(),
             ),
         )
@@ -812,26 +812,26 @@ mod tests {
 
     #[test]
     fn a_known_status_again_forgets_the_oddity_and_is_applied() {
-        let mut back = item(1, ConsentStatus::Ativo);
+        let mut back = item(1, ConsentStatus::Active);
         back.unknown_status_since = Some(now() - Duration::seconds(600));
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let mut consent_requests =
             repository(vec![back.clone()], always_moved, transitions.clone());
         consent_requests
             .expect_clear_unknown_status()
-            .with(eq(back.empresa_id), eq(back.id))
+            .with(eq(back.company_id), eq(back.id))
             .times(1)
             .returning(|_, _| Ok(()));
         consent_requests.expect_defer_status_check().times(0);
 
         let report = run(
             consent_requests,
-            pgcc(Ok(vec![answer(1, ConsentStatus::Revogado)]), Arc::default()),
+            pgcc(Ok(vec![answer(1, ConsentStatus::Revoked)]), Arc::default()),
         )
         .unwrap();
 
         assert_eq!((report.changed, report.unknown), (1, 0));
-        assert_eq!(transitions.lock().unwrap()[0].3, ConsentStatus::Revogado);
+        assert_eq!(transitions.lock().unwrap()[0].3, ConsentStatus::Revoked);
     }
 
     #[test]

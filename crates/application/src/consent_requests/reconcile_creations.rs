@@ -78,7 +78,7 @@ impl ReconcileCreations {
         for creation in claimed {
             let found = self
                 .pgcc
-                .find_by_external_reference(&creation.cnpj_empresa, creation.id)
+                .find_by_external_reference(&creation.company_cnpj, creation.id)
                 .map_err(|e| {
                     tracing::warn!(
                         solicitacao_id = %creation.id,
@@ -99,7 +99,7 @@ impl ReconcileCreations {
                     if confirmation == Confirmation::Confirmed {
                         report.confirmed += 1;
                         tracing::info!(
-                            empresa_id = %creation.empresa_id,
+                            empresa_id = %creation.company_id,
                             solicitacao_id = %creation.id,
                             "reconciler: the PGCC holds it; confirmed"
                         );
@@ -111,14 +111,14 @@ impl ReconcileCreations {
                         report.not_found += 1;
                         if creation.not_found_since.is_none() {
                             self.consent_requests.record_creation_not_found(
-                                creation.empresa_id,
+                                creation.company_id,
                                 creation.id,
                                 creation.claimed_at,
                                 now,
                             )?;
                         }
                         tracing::info!(
-                            empresa_id = %creation.empresa_id,
+                            empresa_id = %creation.company_id,
                             solicitacao_id = %creation.id,
                             nao_encontrada_desde = %first_not_found,
                             "reconciler: the PGCC does not hold it yet; asked again later"
@@ -126,13 +126,13 @@ impl ReconcileCreations {
                         continue;
                     }
                     if self.consent_requests.cancel_creation(
-                        creation.empresa_id,
+                        creation.company_id,
                         creation.id,
                         creation.claimed_at,
                     )? {
                         report.cancelled += 1;
                         tracing::info!(
-                            empresa_id = %creation.empresa_id,
+                            empresa_id = %creation.company_id,
                             solicitacao_id = %creation.id,
                             nao_encontrada_desde = %first_not_found,
                             "reconciler: the PGCC has not held it for the whole window; cancelled"
@@ -166,12 +166,12 @@ mod tests {
     type NotFoundRecord = (CompanyId, Uuid, DateTime<Utc>, DateTime<Utc>);
 
     fn creation(n: u128) -> UnfinishedCreation {
-        let mut request = consent_request(Uuid::from_u128(n), ConsentStatus::Ativo);
+        let mut request = consent_request(Uuid::from_u128(n), ConsentStatus::Active);
         request.pgcc_id = String::new();
         UnfinishedCreation {
             id: request.id,
-            empresa_id: request.empresa_id,
-            cnpj_empresa: company().cnpj,
+            company_id: request.company_id,
+            company_cnpj: company().cnpj,
             claimed_at: now(),
             not_found_since: None,
             request: Box::new(request),
@@ -234,7 +234,7 @@ mod tests {
             .times(2)
             .returning(move |stored, pgcc_id, at| {
                 recorded.lock().unwrap().push((
-                    stored.empresa_id,
+                    stored.company_id,
                     stored.id,
                     pgcc_id.to_owned(),
                     at,

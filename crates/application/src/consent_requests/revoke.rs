@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use domain::{Company, ConsentStatus, Motivo, TransitionCause};
+use domain::{Company, ConsentStatus, Reason, TransitionCause};
 use ports::{
     Clock, ConsentRequestRecord, ConsentRequestRepository, PgccError, PgccGateway, RepoError,
 };
@@ -56,12 +56,12 @@ impl RevokeConsentRequest {
         &self,
         company: &Company,
         id: Uuid,
-        motivo: Option<Motivo>,
+        reason: Option<Reason>,
     ) -> Result<ConsentRequestRecord, RevokeConsentError> {
         let now = self.clock.now();
         let record = self.read(company, id)?;
         let effective = record.request.effective_status(now);
-        if !matches!(effective, ConsentStatus::Ativo | ConsentStatus::Pendente) {
+        if !matches!(effective, ConsentStatus::Active | ConsentStatus::Pending) {
             return Err(RevokeConsentError::NotRevocable(effective));
         }
 
@@ -81,9 +81,9 @@ impl RevokeConsentRequest {
             company.id,
             id,
             effective,
-            ConsentStatus::Revogado,
-            TransitionCause::Empresa,
-            motivo,
+            ConsentStatus::Revoked,
+            TransitionCause::Company,
+            reason,
             now,
         )?;
         let mut current = self.read(company, id)?;
@@ -135,27 +135,27 @@ mod tests {
     fn record(status: ConsentStatus) -> ConsentRequestRecord {
         let request = consent_request(ID, status);
         ConsentRequestRecord {
-            historico: vec![StatusChange {
-                de: None,
-                para: status,
-                em: request.criado_em,
-                causa: TransitionCause::Empresa,
-                motivo: None,
+            history: vec![StatusChange {
+                from: None,
+                to: status,
+                at: request.created_at,
+                cause: TransitionCause::Company,
+                reason: None,
             }],
             request,
         }
     }
 
     fn revoked_record() -> ConsentRequestRecord {
-        let mut revoked = record(ConsentStatus::Ativo);
-        revoked.request.status = ConsentStatus::Revogado;
-        revoked.request.atualizado_em = now();
-        revoked.historico.push(StatusChange {
-            de: Some(ConsentStatus::Ativo),
-            para: ConsentStatus::Revogado,
-            em: now(),
-            causa: TransitionCause::Empresa,
-            motivo: None,
+        let mut revoked = record(ConsentStatus::Active);
+        revoked.request.status = ConsentStatus::Revoked;
+        revoked.request.updated_at = now();
+        revoked.history.push(StatusChange {
+            from: Some(ConsentStatus::Active),
+            to: ConsentStatus::Revoked,
+            at: now(),
+            cause: TransitionCause::Company,
+            reason: None,
         });
         revoked
     }
@@ -164,7 +164,7 @@ mod tests {
         ConsentStatus,
         ConsentStatus,
         TransitionCause,
-        Option<Motivo>,
+        Option<Reason>,
         DateTime<Utc>,
     );
 
@@ -175,14 +175,14 @@ mod tests {
         moved: Option<Result<bool, RepoError>>,
         transitions: Arc<Mutex<Vec<TransitionCall>>>,
     ) -> MockConsentRequestRepository {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut consent_requests = MockConsentRequestRepository::new();
         let mut seq = Sequence::new();
         let mut reads = reads.into_iter();
         if let Some(first) = reads.next() {
             consent_requests
                 .expect_get()
-                .withf(move |company, id| *company == empresa_id && *id == ID)
+                .withf(move |company, id| *company == company_id && *id == ID)
                 .times(1)
                 .in_sequence(&mut seq)
                 .returning(move |_, _| Ok(first.clone()));
@@ -192,14 +192,14 @@ mod tests {
                 let mut answer = Some(answer);
                 consent_requests
                     .expect_transition()
-                    .withf(move |company, id, _, _, _, _, _| *company == empresa_id && *id == ID)
+                    .withf(move |company, id, _, _, _, _, _| *company == company_id && *id == ID)
                     .times(1)
                     .in_sequence(&mut seq)
-                    .returning(move |_, _, from, to, cause, motivo, at| {
+                    .returning(move |_, _, from, to, cause, reason, at| {
                         transitions
                             .lock()
                             .unwrap()
-                            .push((from, to, cause, motivo, at));
+                            .push((from, to, cause, reason, at));
                         answer.take().unwrap()
                     });
             }
@@ -210,7 +210,7 @@ mod tests {
         for later in reads {
             consent_requests
                 .expect_get()
-                .withf(move |company, id| *company == empresa_id && *id == ID)
+                .withf(move |company, id| *company == company_id && *id == ID)
                 .times(1)
                 .in_sequence(&mut seq)
                 .returning(move |_, _| Ok(later.clone()));
@@ -254,10 +254,10 @@ mod tests {
     fn revoke_giving(
         consent_requests: MockConsentRequestRepository,
         pgcc: MockPgccGateway,
-        motivo: Option<Motivo>,
+        reason: Option<Reason>,
     ) -> Result<ConsentRequestRecord, RevokeConsentError> {
         RevokeConsentRequest::new(Arc::new(consent_requests), Arc::new(pgcc), fixed_clock())
-            .execute(&company(), ID, motivo)
+            .execute(&company(), ID, reason)
     }
 
     #[test]
@@ -267,7 +267,7 @@ mod tests {
 
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo)), Some(revoked_record())],
+                vec![Some(record(ConsentStatus::Active)), Some(revoked_record())],
                 Some(Ok(true)),
                 transitions.clone(),
             ),
@@ -278,14 +278,14 @@ mod tests {
         assert_eq!(result, revoked_record());
         assert_eq!(
             *asked.lock().unwrap(),
-            [record(ConsentStatus::Ativo).request.pgcc_id]
+            [record(ConsentStatus::Active).request.pgcc_id]
         );
         assert_eq!(
             *transitions.lock().unwrap(),
             vec![(
-                ConsentStatus::Ativo,
-                ConsentStatus::Revogado,
-                TransitionCause::Empresa,
+                ConsentStatus::Active,
+                ConsentStatus::Revoked,
+                TransitionCause::Company,
                 None,
                 now()
             )]
@@ -309,21 +309,21 @@ mod tests {
     fn a_pending_request_is_withdrawn_on_the_pgcc_then_here_with_the_reason_given() {
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let asked = Arc::new(Mutex::new(Vec::new()));
-        let mut withdrawn = record(ConsentStatus::Pendente);
-        withdrawn.request.status = ConsentStatus::Revogado;
-        let motivo = Motivo::parse("criada por engano").unwrap();
+        let mut withdrawn = record(ConsentStatus::Pending);
+        withdrawn.request.status = ConsentStatus::Revoked;
+        let reason = Reason::parse("criada por engano").unwrap();
 
         let result = revoke_giving(
             repository(
                 vec![
-                    Some(record(ConsentStatus::Pendente)),
+                    Some(record(ConsentStatus::Pending)),
                     Some(withdrawn.clone()),
                 ],
                 Some(Ok(true)),
                 transitions.clone(),
             ),
             pgcc_answering(Ok(()), asked.clone()),
-            Some(motivo.clone()),
+            Some(reason.clone()),
         )
         .unwrap();
 
@@ -332,10 +332,10 @@ mod tests {
         assert_eq!(
             *transitions.lock().unwrap(),
             vec![(
-                ConsentStatus::Pendente,
-                ConsentStatus::Revogado,
-                TransitionCause::Empresa,
-                Some(motivo),
+                ConsentStatus::Pending,
+                ConsentStatus::Revoked,
+                TransitionCause::Company,
+                Some(reason),
                 now()
             )]
         );
@@ -345,9 +345,9 @@ mod tests {
     fn a_request_neither_active_nor_pending_is_refused_with_its_status_and_the_pgcc_is_not_called()
     {
         for status in [
-            ConsentStatus::Recusado,
-            ConsentStatus::Expirado,
-            ConsentStatus::Revogado,
+            ConsentStatus::Refused,
+            ConsentStatus::Expired,
+            ConsentStatus::Revoked,
         ] {
             let result = revoke(
                 repository(
@@ -367,8 +367,8 @@ mod tests {
 
     #[test]
     fn a_request_past_its_expiry_is_refused_as_expired_and_the_pgcc_is_not_called() {
-        let mut expired = record(ConsentStatus::Ativo);
-        expired.request.dados.data_expiracao_consentimento = now();
+        let mut expired = record(ConsentStatus::Active);
+        expired.request.content.consent_expires_at = now();
 
         let result = revoke(
             repository(vec![Some(expired)], None, Arc::new(Mutex::new(Vec::new()))),
@@ -378,7 +378,7 @@ mod tests {
         assert!(
             matches!(
                 result,
-                Err(RevokeConsentError::NotRevocable(ConsentStatus::Expirado))
+                Err(RevokeConsentError::NotRevocable(ConsentStatus::Expired))
             ),
             "{result:?}"
         );
@@ -388,7 +388,7 @@ mod tests {
     fn a_pgcc_refusal_is_reported_and_nothing_is_stored() {
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo))],
+                vec![Some(record(ConsentStatus::Active))],
                 None,
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -413,7 +413,7 @@ mod tests {
     fn a_pgcc_timeout_is_reported_and_nothing_is_stored() {
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo))],
+                vec![Some(record(ConsentStatus::Active))],
                 None,
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -431,7 +431,7 @@ mod tests {
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo))],
+                vec![Some(record(ConsentStatus::Active))],
                 None,
                 transitions.clone(),
             ),
@@ -459,13 +459,13 @@ mod tests {
 
     #[test]
     fn a_request_moved_by_another_process_meanwhile_is_reported_with_its_current_status() {
-        let mut expired_meanwhile = record(ConsentStatus::Ativo);
-        expired_meanwhile.request.status = ConsentStatus::Expirado;
+        let mut expired_meanwhile = record(ConsentStatus::Active);
+        expired_meanwhile.request.status = ConsentStatus::Expired;
         let transitions = Arc::new(Mutex::new(Vec::new()));
 
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo)), Some(expired_meanwhile)],
+                vec![Some(record(ConsentStatus::Active)), Some(expired_meanwhile)],
                 Some(Ok(false)),
                 transitions.clone(),
             ),
@@ -475,7 +475,7 @@ mod tests {
         assert!(
             matches!(
                 result,
-                Err(RevokeConsentError::NotRevocable(ConsentStatus::Expirado))
+                Err(RevokeConsentError::NotRevocable(ConsentStatus::Expired))
             ),
             "{result:?}"
         );
@@ -506,7 +506,7 @@ mod tests {
     fn a_failing_transition_after_the_pgcc_revoked_is_a_repository_error() {
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo))],
+                vec![Some(record(ConsentStatus::Active))],
                 Some(Err(RepoError::Unexpected(anyhow::anyhow!("deadlock")))),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -524,17 +524,17 @@ mod tests {
 
     #[test]
     fn a_failing_read_after_the_transition_is_a_repository_error() {
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut consent_requests = MockConsentRequestRepository::new();
         let mut seq = Sequence::new();
         consent_requests
             .expect_get()
             .times(1)
             .in_sequence(&mut seq)
-            .returning(|_, _| Ok(Some(record(ConsentStatus::Ativo))));
+            .returning(|_, _| Ok(Some(record(ConsentStatus::Active))));
         consent_requests
             .expect_transition()
-            .withf(move |company, id, _, _, _, _, _| *company == empresa_id && *id == ID)
+            .withf(move |company, id, _, _, _, _, _| *company == company_id && *id == ID)
             .times(1)
             .in_sequence(&mut seq)
             .returning(|_, _, _, _, _, _, _| Ok(true));
@@ -562,7 +562,7 @@ mod tests {
     fn a_request_gone_after_the_transition_is_not_found() {
         let result = revoke(
             repository(
-                vec![Some(record(ConsentStatus::Ativo)), None],
+                vec![Some(record(ConsentStatus::Active)), None],
                 Some(Ok(true)),
                 Arc::new(Mutex::new(Vec::new())),
             ),
@@ -578,11 +578,10 @@ mod tests {
     #[test]
     fn the_request_is_judged_active_at_the_clock_time_not_at_its_expiry_margin() {
         // expires one microsecond after now: still active, so revocable
-        let mut nearly_expired = record(ConsentStatus::Ativo);
-        nearly_expired.request.dados.data_expiracao_consentimento =
-            now() + Duration::microseconds(1);
+        let mut nearly_expired = record(ConsentStatus::Active);
+        nearly_expired.request.content.consent_expires_at = now() + Duration::microseconds(1);
         let mut after = nearly_expired.clone();
-        after.request.status = ConsentStatus::Revogado;
+        after.request.status = ConsentStatus::Revoked;
 
         let result = revoke(
             repository(
@@ -594,6 +593,6 @@ mod tests {
         )
         .unwrap();
 
-        assert_eq!(result.request.status, ConsentStatus::Revogado);
+        assert_eq!(result.request.status, ConsentStatus::Revoked);
     }
 }

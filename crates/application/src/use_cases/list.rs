@@ -22,9 +22,9 @@ impl ListUseCases {
     pub fn execute(
         &self,
         company: &Company,
-        vinculo_id: Option<Uuid>,
+        link_id: Option<Uuid>,
     ) -> Result<Vec<UseCase>, RepoError> {
-        self.use_cases.list(company.id, vinculo_id)
+        self.use_cases.list(company.id, link_id)
     }
 }
 
@@ -35,28 +35,28 @@ mod tests {
     use super::*;
     use crate::test_support::{company, now};
 
-    fn use_case(titulo: &str, vinculo_id: Uuid) -> UseCase {
+    fn use_case(title: &str, link_id: Uuid) -> UseCase {
         UseCase {
             id: Uuid::new_v4(),
-            empresa_id: company().id,
-            vinculo_id: Some(vinculo_id),
-            titulo: titulo.to_owned(),
-            pgcc_provider_template_id: Some(format!("tpl-{titulo}")),
-            data_inclusao: now(),
-            data_ultima_sincronizacao_pgcc: Some(now()),
+            company_id: company().id,
+            link_id: Some(link_id),
+            title: title.to_owned(),
+            pgcc_provider_template_id: Some(format!("tpl-{title}")),
+            added_at: now(),
+            last_synced_at: Some(now()),
         }
     }
 
     #[test]
     fn listing_returns_the_companys_use_cases_in_the_repository_order() {
-        let vinculo = Uuid::new_v4();
-        let expected = vec![use_case("A", vinculo), use_case("B", vinculo)];
+        let link = Uuid::new_v4();
+        let expected = vec![use_case("A", link), use_case("B", link)];
         let answer = expected.clone();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_list()
-            .withf(move |company, vinculo| *company == empresa_id && vinculo.is_none())
+            .withf(move |company, link| *company == company_id && link.is_none())
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
         use_cases.expect_apply_sync().times(0);
@@ -70,19 +70,19 @@ mod tests {
 
     #[test]
     fn listing_by_link_passes_the_link_to_the_repository() {
-        let vinculo = Uuid::new_v4();
-        let expected = vec![use_case("A", vinculo)];
+        let link = Uuid::new_v4();
+        let expected = vec![use_case("A", link)];
         let answer = expected.clone();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut use_cases = MockUseCaseRepository::new();
         use_cases
             .expect_list()
-            .withf(move |company, v| *company == empresa_id && *v == Some(vinculo))
+            .withf(move |company, v| *company == company_id && *v == Some(link))
             .times(1)
             .returning(move |_, _| Ok(answer.clone()));
 
         let listed = ListUseCases::new(Arc::new(use_cases))
-            .execute(&company(), Some(vinculo))
+            .execute(&company(), Some(link))
             .unwrap();
 
         assert_eq!(listed, expected);

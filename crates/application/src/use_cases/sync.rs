@@ -63,9 +63,9 @@ impl SyncUseCases {
         }
         tracing::info!(
             empresa_id = %company.id,
-            inseridos = counts.inseridos,
-            atualizados = counts.atualizados,
-            removidos = counts.removidos,
+            inseridos = counts.inserted,
+            atualizados = counts.updated,
+            removidos = counts.removed,
             total = counts.total,
             "use cases synchronized"
         );
@@ -88,17 +88,17 @@ mod tests {
     }
 
     fn pgcc_items() -> Vec<PgccUseCase> {
-        let vinculo = Uuid::from_u128(7);
+        let link = Uuid::from_u128(7);
         vec![
             PgccUseCase {
-                vinculo_id: vinculo,
+                link_id: link,
                 template_id: "tpl-1".to_owned(),
-                titulo: "Crédito".to_owned(),
+                title: "Crédito".to_owned(),
             },
             PgccUseCase {
-                vinculo_id: vinculo,
+                link_id: link,
                 template_id: "tpl-2".to_owned(),
-                titulo: "Seguro".to_owned(),
+                title: "Seguro".to_owned(),
             },
         ]
     }
@@ -106,11 +106,11 @@ mod tests {
     #[test]
     fn syncing_applies_what_the_pgcc_lists_at_the_clock_time_and_returns_the_counts() {
         let cnpj = company().cnpj;
-        let empresa_id = company().id;
+        let company_id = company().id;
         let counts = SyncCounts {
-            inseridos: 1,
-            atualizados: 1,
-            removidos: 3,
+            inserted: 1,
+            updated: 1,
+            removed: 3,
             total: 2,
         };
         let mut pgcc = MockPgccGateway::new();
@@ -123,7 +123,7 @@ mod tests {
         use_cases
             .expect_apply_sync()
             .withf(move |company, items, at| {
-                *company == empresa_id && items == pgcc_items().as_slice() && *at == now()
+                *company == company_id && items == pgcc_items().as_slice() && *at == now()
             })
             .times(1)
             .returning(move |_, _, _| Ok(counts));
@@ -146,14 +146,14 @@ mod tests {
             .times(1)
             .returning(|_, _, _| {
                 Ok(SyncCounts {
-                    removidos: 2,
+                    removed: 2,
                     ..SyncCounts::default()
                 })
             });
 
         let result = service(pgcc, use_cases).execute(&company()).unwrap();
 
-        assert_eq!(result.removidos, 2);
+        assert_eq!(result.removed, 2);
     }
 
     #[test]

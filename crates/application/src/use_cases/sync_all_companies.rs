@@ -101,9 +101,9 @@ mod tests {
     fn company(n: u128, cnpj: &str) -> Company {
         Company {
             id: CompanyId(Uuid::from_u128(n)),
-            nome: format!("Empresa {n}"),
+            name: format!("Empresa {n}"),
             cnpj: Cnpj::parse(cnpj).unwrap(),
-            criado_em: now() - Duration::days(n as i64),
+            created_at: now() - Duration::days(n as i64),
         }
     }
 

@@ -21,7 +21,7 @@ use crate::webhooks::signing::signature_header;
 /// The texts of the delivery log, one per failure class: they say what kind of failure it
 /// was and nothing of the target (no host, no address, no error text of a library), so the log
 /// cannot be used to tell internal hosts apart.
-pub mod erro {
+pub mod error {
     pub const TIMEOUT: &str = "tempo esgotado";
     pub const DNS: &str = "falha de DNS";
     pub const REFUSED: &str = "conexão recusada";
@@ -170,7 +170,7 @@ impl DeliverWebhooks {
         tracing::debug!(
             delivery_id = %delivery.id,
             webhook_url_id = %delivery.webhook_url_id,
-            status_http = ?attempt.status_http,
+            status_http = ?attempt.http_status,
             outcome = ?outcome,
             "webhook delivery attempted"
         );
@@ -190,13 +190,13 @@ impl DeliverWebhooks {
 
     /// One attempt at `delivery`: what it gave and where the delivery goes next.
     pub(crate) fn attempt(&self, delivery: &DueDelivery) -> (DeliveryAttempt, DeliveryOutcome) {
-        let em = self.clock.now();
-        let not_sent = |erro: &str, retry: bool| {
+        let at = self.clock.now();
+        let not_sent = |error: &str, retry: bool| {
             let attempt = DeliveryAttempt {
-                em,
-                status_http: None,
-                latencia_ms: 0,
-                erro: Some(erro.to_owned()),
+                at,
+                http_status: None,
+                latency_ms: 0,
+                error: Some(error.to_owned()),
             };
             let outcome = if retry {
                 self.next(delivery, None)
@@ -217,21 +217,21 @@ impl DeliverWebhooks {
                 );
                 return match refused {
                     TargetRefused::DnsFailure | TargetRefused::DnsTimeout => {
-                        not_sent(erro::DNS, true)
+                        not_sent(error::DNS, true)
                     }
-                    _ => not_sent(erro::NOT_ALLOWED, false),
+                    _ => not_sent(error::NOT_ALLOWED, false),
                 };
             }
         };
 
-        let webhook_id = delivery.evento_id.hyphenated().to_string();
-        let timestamp = em.timestamp();
+        let webhook_id = delivery.event_id.hyphenated().to_string();
+        let timestamp = at.timestamp();
         let Some(signature) = self.signature(delivery, &webhook_id, timestamp) else {
             tracing::error!(
                 delivery_id = %delivery.id,
                 "webhook delivery: unreadable secret (is webhooks.encryption_key the key it was encrypted with?); retried on the schedule"
             );
-            return not_sent(erro::UNREADABLE_SECRET, true);
+            return not_sent(error::UNREADABLE_SECRET, true);
         };
         let headers = [
             ("webhook-id", webhook_id),
@@ -245,10 +245,10 @@ impl DeliverWebhooks {
             .sender
             .send(&delivery.url, &target, &headers, &delivery.payload);
         let attempt = DeliveryAttempt {
-            em,
-            status_http: sent.status,
-            latencia_ms: u32::try_from(sent.latency.as_millis()).unwrap_or(u32::MAX),
-            erro: erro_of(&sent),
+            at,
+            http_status: sent.status,
+            latency_ms: u32::try_from(sent.latency.as_millis()).unwrap_or(u32::MAX),
+            error: error_of(&sent),
         };
         if matches!(sent.status, Some(200..=299)) {
             return (attempt, DeliveryOutcome::Delivered);
@@ -260,7 +260,7 @@ impl DeliverWebhooks {
     /// After a failed attempt: retry at the schedule's next delay (see [`retry_delay`]), or
     /// failed when the schedule is exhausted.
     fn next(&self, delivery: &DueDelivery, retry_after: Option<Duration>) -> DeliveryOutcome {
-        let attempts_made = delivery.tentativas.saturating_add(1);
+        let attempts_made = delivery.attempts.saturating_add(1);
         let unit = rand::thread_rng().gen_range(-1.0..=1.0);
         match retry_delay(
             &self.settings.webhook_retry_schedule,
@@ -294,19 +294,19 @@ impl DeliverWebhooks {
 }
 
 /// Why a non-2xx attempt failed, as its class's text; `None` for a 2xx.
-fn erro_of(sent: &SendReport) -> Option<String> {
+fn error_of(sent: &SendReport) -> Option<String> {
     match sent.status {
         Some(200..=299) => None,
-        Some(status) => Some(erro::status(status)),
+        Some(status) => Some(error::status(status)),
         None => Some(
             match sent.error {
-                Some(SendFailure::Timeout) => erro::TIMEOUT,
-                Some(SendFailure::Dns) => erro::DNS,
-                Some(SendFailure::ConnectionRefused) => erro::REFUSED,
-                Some(SendFailure::ConnectionClosed) => erro::CLOSED,
-                Some(SendFailure::Tls) => erro::TLS,
-                Some(SendFailure::InvalidResponse) => erro::INVALID_RESPONSE,
-                Some(SendFailure::Connection) | None => erro::CONNECTION,
+                Some(SendFailure::Timeout) => error::TIMEOUT,
+                Some(SendFailure::Dns) => error::DNS,
+                Some(SendFailure::ConnectionRefused) => error::REFUSED,
+                Some(SendFailure::ConnectionClosed) => error::CLOSED,
+                Some(SendFailure::Tls) => error::TLS,
+                Some(SendFailure::InvalidResponse) => error::INVALID_RESPONSE,
+                Some(SendFailure::Connection) | None => error::CONNECTION,
             }
             .to_owned(),
         ),
@@ -316,17 +316,17 @@ fn erro_of(sent: &SendReport) -> Option<String> {
 /// The log's text for an attempt's stored `erro`: the texts of [`erro`] as they are, and those
 /// older versions stored (`HTTP 500`, `timeout`, `destino recusado: ...`, `host inacessível`,
 /// any other) mapped to their class, so the log never shows anything but the classes' texts.
-pub fn generic_erro(stored: &str) -> String {
+pub fn generic_error(stored: &str) -> String {
     const CLASSES: [&str; 9] = [
-        erro::TIMEOUT,
-        erro::DNS,
-        erro::REFUSED,
-        erro::CLOSED,
-        erro::TLS,
-        erro::INVALID_RESPONSE,
-        erro::CONNECTION,
-        erro::NOT_ALLOWED,
-        erro::UNREADABLE_SECRET,
+        error::TIMEOUT,
+        error::DNS,
+        error::REFUSED,
+        error::CLOSED,
+        error::TLS,
+        error::INVALID_RESPONSE,
+        error::CONNECTION,
+        error::NOT_ALLOWED,
+        error::UNREADABLE_SECRET,
     ];
     if CLASSES.contains(&stored) {
         return stored.to_owned();
@@ -342,13 +342,13 @@ pub fn generic_erro(stored: &str) -> String {
         .or_else(|| stored.strip_prefix("HTTP "))
         .and_then(status)
     {
-        return erro::status(s);
+        return error::status(s);
     }
     match stored {
-        "timeout" => erro::TIMEOUT,
-        "sem resposta" => erro::CONNECTION,
-        _ if stored.starts_with("destino recusado") => erro::NOT_ALLOWED,
-        _ => erro::CONNECTION,
+        "timeout" => error::TIMEOUT,
+        "sem resposta" => error::CONNECTION,
+        _ if stored.starts_with("destino recusado") => error::NOT_ALLOWED,
+        _ => error::CONNECTION,
     }
     .to_owned()
 }
@@ -408,15 +408,15 @@ mod tests {
         EncryptedSecret(format!("enc:{plain}"))
     }
 
-    fn due(tentativas: u32) -> DueDelivery {
+    fn due(attempts: u32) -> DueDelivery {
         DueDelivery {
             id: Uuid::new_v4(),
-            empresa_id: CompanyId(Uuid::from_u128(1)),
+            company_id: CompanyId(Uuid::from_u128(1)),
             webhook_url_id: Uuid::new_v4(),
             url: URL.to_owned(),
-            evento_id: Uuid::new_v4(),
+            event_id: Uuid::new_v4(),
             payload: BODY.to_owned(),
-            tentativas,
+            attempts,
             secret: encrypted(CURRENT),
             previous_secret: None,
             lease: Uuid::new_v4(),
@@ -604,7 +604,7 @@ mod tests {
         assert_eq!(url, URL);
         assert_eq!(body, BODY);
         assert_eq!(headers.len(), 4, "{headers:?}");
-        let webhook_id = delivery.evento_id.hyphenated().to_string();
+        let webhook_id = delivery.event_id.hyphenated().to_string();
         assert_eq!(header(headers, "webhook-id"), webhook_id);
         assert_eq!(
             header(headers, "webhook-timestamp"),
@@ -619,10 +619,10 @@ mod tests {
             only_record(&recorded, &delivery),
             (
                 DeliveryAttempt {
-                    em: now(),
-                    status_http: Some(204),
-                    latencia_ms: 35,
-                    erro: None
+                    at: now(),
+                    http_status: Some(204),
+                    latency_ms: 35,
+                    error: None
                 },
                 DeliveryOutcome::Delivered
             )
@@ -668,7 +668,7 @@ mod tests {
 
         let sent = sent.lock().unwrap();
         let signature = header(&sent[0].1, "webhook-signature");
-        let webhook_id = delivery.evento_id.hyphenated().to_string();
+        let webhook_id = delivery.event_id.hyphenated().to_string();
         let ts = now().timestamp();
         assert_eq!(
             signature.split(' ').collect::<Vec<_>>(),
@@ -709,10 +709,10 @@ mod tests {
         assert_eq!(
             attempt,
             DeliveryAttempt {
-                em: now(),
-                status_http: Some(500),
-                latencia_ms: 35,
-                erro: Some("resposta HTTP 500".to_owned())
+                at: now(),
+                http_status: Some(500),
+                latency_ms: 35,
+                error: Some("resposta HTTP 500".to_owned())
             }
         );
         assert_within(
@@ -725,8 +725,8 @@ mod tests {
     #[test]
     fn each_failed_attempt_waits_the_schedule_entry_after_it() {
         let schedule = ServiceSettings::default().webhook_retry_schedule;
-        for tentativas in 0..7u32 {
-            let delivery = due(tentativas);
+        for attempts in 0..7u32 {
+            let delivery = due(attempts);
             let recorded = Recorded::default();
             let worker = worker(
                 repo(vec![delivery.clone()], &recorded),
@@ -737,7 +737,7 @@ mod tests {
 
             worker.run_once(10).unwrap();
 
-            let delay = schedule[tentativas as usize + 1];
+            let delay = schedule[attempts as usize + 1];
             let (_, outcome) = only_record(&recorded, &delivery);
             assert_within(retry_at(outcome), delay.mul_f64(0.9), delay.mul_f64(1.1));
         }
@@ -758,7 +758,7 @@ mod tests {
             worker.run_once(10).unwrap();
 
             let (attempt, outcome) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.erro, Some(format!("resposta HTTP {status}")));
+            assert_eq!(attempt.error, Some(format!("resposta HTTP {status}")));
             assert_within(retry_at(outcome), secs(270), secs(330));
         }
     }
@@ -781,10 +781,10 @@ mod tests {
         assert_eq!(
             attempt,
             DeliveryAttempt {
-                em: now(),
-                status_http: None,
-                latencia_ms: 35,
-                erro: Some("conexão recusada".to_owned())
+                at: now(),
+                http_status: None,
+                latency_ms: 35,
+                error: Some("conexão recusada".to_owned())
             }
         );
         retry_at(outcome);
@@ -823,8 +823,8 @@ mod tests {
             worker.run_once(10).unwrap();
 
             let (attempt, outcome) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.erro.as_deref(), Some(expected));
-            assert_eq!(attempt.latencia_ms, 10_000);
+            assert_eq!(attempt.error.as_deref(), Some(expected));
+            assert_eq!(attempt.latency_ms, 10_000);
             retry_at(outcome);
         }
     }
@@ -845,7 +845,7 @@ mod tests {
             ("HTTP 99999", "falha de conexão"),
             ("anything at 10.0.0.7:8080", "falha de conexão"),
         ] {
-            assert_eq!(generic_erro(stored), shown, "{stored}");
+            assert_eq!(generic_error(stored), shown, "{stored}");
         }
     }
 
@@ -873,8 +873,8 @@ mod tests {
 
             assert_eq!(report.retried, 1, "{refused:?}");
             let (attempt, outcome) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.erro.as_deref(), Some("falha de DNS"));
-            assert_eq!(attempt.status_http, None);
+            assert_eq!(attempt.error.as_deref(), Some("falha de DNS"));
+            assert_eq!(attempt.http_status, None);
             // The schedule's second delay: 5 s ± 10%.
             assert_within(retry_at(outcome), secs(4), secs(6));
         }
@@ -949,7 +949,7 @@ mod tests {
         worker.run_once(10).unwrap();
 
         let (attempt, outcome) = only_record(&recorded, &delivery);
-        assert_eq!(attempt.erro, Some("resposta HTTP 429".to_owned()));
+        assert_eq!(attempt.error, Some("resposta HTTP 429".to_owned()));
         assert_within(retry_at(outcome), secs(3_600), secs(3_960));
     }
 
@@ -1023,8 +1023,8 @@ mod tests {
                 }
             );
             let (attempt, outcome) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.status_http, Some(500));
-            assert_eq!(attempt.erro, Some("resposta HTTP 500".to_owned()));
+            assert_eq!(attempt.http_status, Some(500));
+            assert_eq!(attempt.error, Some("resposta HTTP 500".to_owned()));
             assert_eq!(outcome, DeliveryOutcome::Failed);
         }
     }
@@ -1035,8 +1035,8 @@ mod tests {
             webhook_retry_schedule: vec![Duration::ZERO, secs(60)],
             ..ServiceSettings::default()
         };
-        for (tentativas, retried) in [(0, true), (1, false)] {
-            let delivery = due(tentativas);
+        for (attempts, retried) in [(0, true), (1, false)] {
+            let delivery = due(attempts);
             let recorded = Recorded::default();
             let worker = worker_with(
                 repo(vec![delivery.clone()], &recorded),
@@ -1093,10 +1093,10 @@ mod tests {
             only_record(&recorded, &delivery),
             (
                 DeliveryAttempt {
-                    em: now(),
-                    status_http: None,
-                    latencia_ms: 0,
-                    erro: Some("destino não permitido".to_owned())
+                    at: now(),
+                    http_status: None,
+                    latency_ms: 0,
+                    error: Some("destino não permitido".to_owned())
                 },
                 DeliveryOutcome::Failed
             )
@@ -1134,10 +1134,10 @@ mod tests {
             assert_eq!(
                 attempt,
                 DeliveryAttempt {
-                    em: now(),
-                    status_http: None,
-                    latencia_ms: 0,
-                    erro: Some("segredo ilegível".to_owned())
+                    at: now(),
+                    http_status: None,
+                    latency_ms: 0,
+                    error: Some("segredo ilegível".to_owned())
                 },
                 "{delivery:?}"
             );
@@ -1161,14 +1161,14 @@ mod tests {
                 Err(TargetRefused::NonPublicAddress)
             }
         });
-        let ok_evento = ok.evento_id.hyphenated().to_string();
+        let ok_event = ok.event_id.hyphenated().to_string();
         let mut sender = MockWebhookSender::new();
         sender
             .expect_send()
             .times(3)
             .returning(move |_, _, headers, _| {
                 let id = header(headers, "webhook-id");
-                answer(Some(if id == ok_evento { 200 } else { 500 }))
+                answer(Some(if id == ok_event { 200 } else { 500 }))
             });
         let worker = worker(
             repo(

@@ -5,15 +5,15 @@ use std::sync::Arc;
 use domain::{Company, ValidationErrors};
 use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository, WebhookUrlRepository};
 
-use crate::webhooks::deliver::generic_erro;
+use crate::webhooks::deliver::generic_error;
 use uuid::Uuid;
 
 /// How many deliveries the log lists when no `limite` is given.
-pub const DELIVERY_LOG_DEFAULT_LIMITE: u32 = 50;
+pub const DELIVERY_LOG_DEFAULT_LIMIT: u32 = 50;
 /// The largest `limite` of the delivery log.
-pub const DELIVERY_LOG_MAX_LIMITE: u32 = 200;
+pub const DELIVERY_LOG_MAX_LIMIT: u32 = 200;
 
-const MSG_LIMITE: &str = "o limite deve estar entre 1 e 200";
+const MSG_LIMIT: &str = "o limite deve estar entre 1 e 200";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryLogError {
@@ -50,8 +50,8 @@ impl WebhookDeliveries {
         }
     }
 
-    /// The newest `limit` (default [`DELIVERY_LOG_DEFAULT_LIMITE`], 1..=
-    /// [`DELIVERY_LOG_MAX_LIMITE`]) deliveries to the company's URL `webhook_url_id`, removed
+    /// The newest `limit` (default [`DELIVERY_LOG_DEFAULT_LIMIT`], 1..=
+    /// [`DELIVERY_LOG_MAX_LIMIT`]) deliveries to the company's URL `webhook_url_id`, removed
     /// URLs included, with their attempts. Each attempt's `erro` is its class's generic text
     /// ([`generic_erro`]), whatever version stored it.
     pub fn list(
@@ -60,18 +60,18 @@ impl WebhookDeliveries {
         webhook_url_id: Uuid,
         limit: Option<u32>,
     ) -> Result<Vec<DeliveryRecord>, DeliveryLogError> {
-        let limit = limit.unwrap_or(DELIVERY_LOG_DEFAULT_LIMITE);
-        if !(1..=DELIVERY_LOG_MAX_LIMITE).contains(&limit) {
+        let limit = limit.unwrap_or(DELIVERY_LOG_DEFAULT_LIMIT);
+        if !(1..=DELIVERY_LOG_MAX_LIMIT).contains(&limit) {
             return Err(DeliveryLogError::Invalid(ValidationErrors::single(
-                "limite", MSG_LIMITE,
+                "limite", MSG_LIMIT,
             )));
         }
         let mut deliveries = self
             .deliveries
             .list_for_url(company.id, webhook_url_id, limit)?
             .ok_or(DeliveryLogError::NotFound)?;
-        for attempt in deliveries.iter_mut().flat_map(|d| d.tentativas.iter_mut()) {
-            attempt.erro = attempt.erro.as_deref().map(generic_erro);
+        for attempt in deliveries.iter_mut().flat_map(|d| d.attempts.iter_mut()) {
+            attempt.error = attempt.error.as_deref().map(generic_error);
         }
         Ok(deliveries)
     }
@@ -91,7 +91,7 @@ impl WebhookDeliveries {
             .webhook_urls
             .get(company.id, webhook_url_id)?
             .ok_or(DeliveryLogError::NotFound)?;
-        if webhook.desativado_em.is_some() {
+        if webhook.disabled_at.is_some() {
             return Err(DeliveryLogError::UrlDisabled);
         }
         if !self
@@ -137,14 +137,14 @@ mod tests {
     ) -> MockWebhookUrlRepository {
         let mut urls = MockWebhookUrlRepository::new();
         urls.expect_get().returning(move |company, id| {
-            Ok(url.map(|desativado_em| WebhookUrl {
+            Ok(url.map(|disabled_at| WebhookUrl {
                 id,
-                empresa_id: company,
+                company_id: company,
                 url: "https://a.example/h".to_owned(),
-                criado_em: now(),
-                removido_em: None,
-                desativado_em,
-                eventos: domain::EventSelection::All,
+                created_at: now(),
+                removed_at: None,
+                disabled_at,
+                events: domain::EventSelection::All,
             }))
         });
         urls
@@ -153,16 +153,16 @@ mod tests {
     fn record() -> DeliveryRecord {
         DeliveryRecord {
             id: Uuid::new_v4(),
-            evento_id: Uuid::new_v4(),
-            tipo: "solicitacao.criada".to_owned(),
+            event_id: Uuid::new_v4(),
+            event_type: "solicitacao.criada".to_owned(),
             status: "pendente".to_owned(),
-            criado_em: now(),
-            proxima_tentativa_em: Some(now()),
-            tentativas: vec![DeliveryAttempt {
-                em: now(),
-                status_http: Some(500),
-                latencia_ms: 12,
-                erro: Some("resposta HTTP 500".to_owned()),
+            created_at: now(),
+            next_attempt_at: Some(now()),
+            attempts: vec![DeliveryAttempt {
+                at: now(),
+                http_status: Some(500),
+                latency_ms: 12,
+                error: Some("resposta HTTP 500".to_owned()),
             }],
         }
     }
@@ -173,9 +173,9 @@ mod tests {
         limit: u32,
         answer: Option<Vec<DeliveryRecord>>,
     ) {
-        let empresa_id = company().id;
+        let company_id = company().id;
         repo.expect_list_for_url()
-            .withf(move |company, got, l| *company == empresa_id && *got == url_id && *l == limit)
+            .withf(move |company, got, l| *company == company_id && *got == url_id && *l == limit)
             .times(1)
             .returning(move |_, _, _| Ok(answer.clone()));
     }
@@ -196,10 +196,10 @@ mod tests {
     fn the_log_shows_each_failure_as_its_class_never_a_stored_detail() {
         let url_id = Uuid::new_v4();
         let mut stored = record();
-        stored.tentativas[0].erro = Some("HTTP 502".to_owned());
-        stored.tentativas.push(DeliveryAttempt {
-            erro: Some("destino recusado: o host aponta para um endereço não público".to_owned()),
-            ..stored.tentativas[0].clone()
+        stored.attempts[0].error = Some("HTTP 502".to_owned());
+        stored.attempts.push(DeliveryAttempt {
+            error: Some("destino recusado: o host aponta para um endereço não público".to_owned()),
+            ..stored.attempts[0].clone()
         });
         let mut repo = MockWebhookDeliveryRepository::new();
         expect_list(&mut repo, url_id, 50, Some(vec![stored]));
@@ -207,9 +207,9 @@ mod tests {
         let listed = service(repo).list(&company(), url_id, None).unwrap();
 
         let texts: Vec<Option<&str>> = listed[0]
-            .tentativas
+            .attempts
             .iter()
-            .map(|t| t.erro.as_deref())
+            .map(|t| t.error.as_deref())
             .collect();
         assert_eq!(
             texts,
@@ -288,11 +288,11 @@ mod tests {
     fn replaying_makes_the_companys_delivery_due_at_the_clock_time() {
         let url_id = Uuid::new_v4();
         let delivery_id = Uuid::new_v4();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut repo = MockWebhookDeliveryRepository::new();
         repo.expect_replay()
             .withf(move |company, url, delivery, at| {
-                *company == empresa_id && *url == url_id && *delivery == delivery_id && *at == now()
+                *company == company_id && *url == url_id && *delivery == delivery_id && *at == now()
             })
             .times(1)
             .returning(|_, _, _, _| Ok(true));

@@ -8,27 +8,27 @@ use domain::{Company, EventType, ValidationErrors};
 use ports::{EventFilter, EventLog, ListCursor, RepoError, StoredEvent};
 
 use crate::consent_requests::cursor::{decode_cursor, encode_cursor};
-use crate::consent_requests::list::{DEFAULT_LIMITE, MAX_LIMITE};
+use crate::consent_requests::list::{DEFAULT_LIMIT, MAX_LIMIT};
 
 /// The query as received; `tipo` as text so a wrong one is reported by name (422).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventListQuery {
     /// An event type (`solicitacao.revogada`, ...).
-    pub tipo: Option<String>,
+    pub event_type: Option<String>,
     /// Events whose timestamp is at or after this instant.
-    pub desde: Option<DateTime<Utc>>,
+    pub since: Option<DateTime<Utc>>,
     /// The previous page's `proximo_cursor`.
     pub cursor: Option<String>,
     /// 1..=500, default 50 (as the consent list).
-    pub limite: Option<u32>,
+    pub limit: Option<u32>,
 }
 
 /// One page of events, oldest first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventPage {
-    pub itens: Vec<StoredEvent>,
+    pub items: Vec<StoredEvent>,
     /// The cursor of the next page; `None` on the last page.
-    pub proximo_cursor: Option<String>,
+    pub next_cursor: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -40,9 +40,9 @@ pub enum ListEventsError {
     Repo(#[from] RepoError),
 }
 
-const MSG_TIPO: &str = "tipo de evento desconhecido";
+const MSG_EVENT_TYPE: &str = "tipo de evento desconhecido";
 const MSG_CURSOR: &str = "cursor inválido: use o proximoCursor da página anterior";
-const MSG_LIMITE: &str = "o limite deve estar entre 1 e 500";
+const MSG_LIMIT: &str = "o limite deve estar entre 1 e 500";
 
 #[derive(Clone)]
 pub struct ListEvents {
@@ -62,24 +62,21 @@ impl ListEvents {
         company: &Company,
         query: EventListQuery,
     ) -> Result<EventPage, ListEventsError> {
-        let (filter, after, limite) = validate(query).map_err(ListEventsError::Invalid)?;
+        let (filter, after, limit) = validate(query).map_err(ListEventsError::Invalid)?;
         // one more than asked tells whether a next page exists
-        let mut itens = self.events.list(company.id, &filter, after, limite + 1)?;
-        let proximo_cursor = if itens.len() > limite as usize {
-            itens.truncate(limite as usize);
-            itens.last().map(|last| {
+        let mut items = self.events.list(company.id, &filter, after, limit + 1)?;
+        let next_cursor = if items.len() > limit as usize {
+            items.truncate(limit as usize);
+            items.last().map(|last| {
                 encode_cursor(&ListCursor {
-                    criado_em: last.timestamp,
+                    created_at: last.timestamp,
                     id: last.id,
                 })
             })
         } else {
             None
         };
-        Ok(EventPage {
-            itens,
-            proximo_cursor,
-        })
+        Ok(EventPage { items, next_cursor })
     }
 }
 
@@ -87,10 +84,10 @@ fn validate(
     query: EventListQuery,
 ) -> Result<(EventFilter, Option<ListCursor>, u32), ValidationErrors> {
     let mut errors = ValidationErrors::default();
-    let tipo = query.tipo.as_deref().and_then(|raw| {
+    let event_type = query.event_type.as_deref().and_then(|raw| {
         let parsed = EventType::parse(raw).filter(|t| t.is_subscribable());
         if parsed.is_none() {
-            errors.push("tipo", MSG_TIPO);
+            errors.push("tipo", MSG_EVENT_TYPE);
         }
         parsed
     });
@@ -99,17 +96,17 @@ fn validate(
             .map_err(|_| errors.push("cursor", MSG_CURSOR))
             .ok()
     });
-    let limite = query.limite.unwrap_or(DEFAULT_LIMITE);
-    if !(1..=MAX_LIMITE).contains(&limite) {
-        errors.push("limite", MSG_LIMITE);
+    let limit = query.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        errors.push("limite", MSG_LIMIT);
     }
     errors.into_result((
         EventFilter {
-            tipo,
-            desde: query.desde,
+            event_type,
+            since: query.since,
         },
         after,
-        limite,
+        limit,
     ))
 }
 
@@ -131,7 +128,7 @@ mod tests {
         (1..=n)
             .map(|i| StoredEvent {
                 id: Uuid::from_u128(i),
-                tipo: "solicitacao.criada".to_owned(),
+                event_type: "solicitacao.criada".to_owned(),
                 timestamp: now() + Duration::seconds(i as i64),
                 payload: "{}".to_owned(),
             })
@@ -159,20 +156,20 @@ mod tests {
             .execute(
                 &company(),
                 EventListQuery {
-                    tipo: Some("solicitacao.revogada".to_owned()),
-                    desde: Some(now()),
-                    limite: Some(2),
+                    event_type: Some("solicitacao.revogada".to_owned()),
+                    since: Some(now()),
+                    limit: Some(2),
                     ..EventListQuery::default()
                 },
             )
             .unwrap();
 
-        assert_eq!(page.itens, events(2));
-        let cursor = page.proximo_cursor.unwrap();
+        assert_eq!(page.items, events(2));
+        let cursor = page.next_cursor.unwrap();
         assert_eq!(
             decode_cursor(&cursor).unwrap(),
             ListCursor {
-                criado_em: events(2)[1].timestamp,
+                created_at: events(2)[1].timestamp,
                 id: Uuid::from_u128(2)
             }
         );
@@ -180,8 +177,8 @@ mod tests {
             *calls.lock().unwrap(),
             [(
                 EventFilter {
-                    tipo: Some(EventType::SolicitacaoRevogada),
-                    desde: Some(now())
+                    event_type: Some(EventType::RequestRevoked),
+                    since: Some(now())
                 },
                 None,
                 3
@@ -198,9 +195,9 @@ mod tests {
                 },
             )
             .unwrap();
-        assert_eq!(page.proximo_cursor, None);
+        assert_eq!(page.next_cursor, None);
         assert_eq!(calls.lock().unwrap()[1].1.unwrap().id, Uuid::from_u128(2));
-        assert_eq!(calls.lock().unwrap()[1].2, DEFAULT_LIMITE + 1);
+        assert_eq!(calls.lock().unwrap()[1].2, DEFAULT_LIMIT + 1);
     }
 
     #[test]
@@ -212,17 +209,17 @@ mod tests {
         for (query, fields) in [
             (
                 EventListQuery {
-                    tipo: Some("webhook.teste".to_owned()),
+                    event_type: Some("webhook.teste".to_owned()),
                     cursor: Some("v1.x".to_owned()),
-                    limite: Some(0),
+                    limit: Some(0),
                     ..EventListQuery::default()
                 },
                 vec!["tipo", "cursor", "limite"],
             ),
             (
                 EventListQuery {
-                    tipo: Some("Solicitacao.Criada".to_owned()),
-                    limite: Some(501),
+                    event_type: Some("Solicitacao.Criada".to_owned()),
+                    limit: Some(501),
                     ..EventListQuery::default()
                 },
                 vec!["tipo", "limite"],
@@ -231,12 +228,12 @@ mod tests {
             let Err(ListEventsError::Invalid(errors)) = service.execute(&company(), query) else {
                 panic!("expected a validation error");
             };
-            let campos: Vec<&str> = errors
+            let reported: Vec<&str> = errors
                 .fields()
                 .iter()
-                .map(|FieldError { campo, .. }| campo.as_str())
+                .map(|FieldError { field, .. }| field.as_str())
                 .collect();
-            assert_eq!(campos, fields);
+            assert_eq!(reported, fields);
         }
     }
 }

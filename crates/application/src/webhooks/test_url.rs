@@ -36,14 +36,14 @@ pub enum TestWebhookError {
 /// The one attempt of a test, as the delivery log shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookTestResult {
-    pub entrega_id: Uuid,
+    pub delivery_id: Uuid,
     /// The `webhook-id` the receiver got.
-    pub evento_id: Uuid,
+    pub event_id: Uuid,
     /// The receiver's status, if it answered.
-    pub status_http: Option<u16>,
-    pub latencia_ms: u32,
+    pub http_status: Option<u16>,
+    pub latency_ms: u32,
     /// Why it failed, as the log says it (never a host or a library's text); `None` on a 2xx.
-    pub erro: Option<String>,
+    pub error: Option<String>,
 }
 
 #[derive(Clone)]
@@ -109,7 +109,7 @@ impl TestWebhookUrl {
             .begin_test(id, &event, now + self.lease)?
             .ok_or(TestWebhookError::NotFound)?;
         let (attempt, _) = self.deliver.attempt(&delivery);
-        let outcome = if matches!(attempt.status_http, Some(200..=299)) {
+        let outcome = if matches!(attempt.http_status, Some(200..=299)) {
             DeliveryOutcome::Delivered
         } else {
             DeliveryOutcome::Failed
@@ -120,15 +120,15 @@ impl TestWebhookUrl {
             empresa_id = %company.id,
             webhook_url_id = %id,
             delivery_id = %delivery.id,
-            status_http = ?attempt.status_http,
+            status_http = ?attempt.http_status,
             "webhook URL tested"
         );
         Ok(WebhookTestResult {
-            entrega_id: delivery.id,
-            evento_id: delivery.evento_id,
-            status_http: attempt.status_http,
-            latencia_ms: attempt.latencia_ms,
-            erro: attempt.erro,
+            delivery_id: delivery.id,
+            event_id: delivery.event_id,
+            http_status: attempt.http_status,
+            latency_ms: attempt.latency_ms,
+            error: attempt.error,
         })
     }
 
@@ -164,12 +164,12 @@ mod tests {
     fn due(event: &WebhookEvent) -> DueDelivery {
         DueDelivery {
             id: Uuid::from_u128(0xde1),
-            empresa_id: company().id,
+            company_id: company().id,
             webhook_url_id: URL_ID,
             url: "https://receiver.example/hook".to_owned(),
-            evento_id: event.id,
+            event_id: event.id,
             payload: "{}".to_owned(),
-            tentativas: 0,
+            attempts: 0,
             secret: EncryptedSecret("enc".to_owned()),
             previous_secret: None,
             lease: Uuid::from_u128(0x1ea5e),
@@ -231,7 +231,7 @@ mod tests {
         deliveries
             .expect_begin_test()
             .returning(|url, event, lease_until| {
-                assert_eq!(event.tipo, domain::EventType::WebhookTeste);
+                assert_eq!(event.event_type, domain::EventType::WebhookTest);
                 assert_eq!(lease_until, now() + chrono::Duration::minutes(2));
                 Ok((url == URL_ID).then(|| due(event)))
             });
@@ -252,21 +252,21 @@ mod tests {
 
         let result = service.execute(&company(), URL_ID).unwrap();
 
-        assert_eq!(result.status_http, Some(204));
-        assert_eq!(result.latencia_ms, 12);
-        assert_eq!(result.erro, None);
-        assert_eq!(result.entrega_id, Uuid::from_u128(0xde1));
+        assert_eq!(result.http_status, Some(204));
+        assert_eq!(result.latency_ms, 12);
+        assert_eq!(result.error, None);
+        assert_eq!(result.delivery_id, Uuid::from_u128(0xde1));
         assert_eq!(*outcomes.lock().unwrap(), [DeliveryOutcome::Delivered]);
     }
 
     #[test]
     fn a_failure_is_answered_with_its_generic_text_and_recorded_failed_not_retried() {
         let outcomes = Arc::new(Mutex::new(Vec::new()));
-        for (status, erro) in [(Some(500), "resposta HTTP 500"), (None, "tempo esgotado")] {
+        for (status, error) in [(Some(500), "resposta HTTP 500"), (None, "tempo esgotado")] {
             let service = service(repository(outcomes.clone()), sender_answering(status));
             let result = service.execute(&company(), URL_ID).unwrap();
-            assert_eq!(result.status_http, status);
-            assert_eq!(result.erro.as_deref(), Some(erro));
+            assert_eq!(result.http_status, status);
+            assert_eq!(result.error.as_deref(), Some(error));
         }
         assert_eq!(
             *outcomes.lock().unwrap(),

@@ -137,18 +137,18 @@ impl WebhookUrls {
         &self,
         company: &Company,
         url: &str,
-        eventos: Option<&[String]>,
+        events: Option<&[String]>,
     ) -> Result<RegisteredWebhook, RegisterWebhookError> {
         let url = WebhookUrl::validate_url(url).map_err(|e| e.to_string());
-        let eventos = EventSelection::parse(eventos);
-        let (url, eventos) = match (url, eventos) {
-            (Ok(url), Ok(eventos)) => (url, eventos),
-            (url, eventos) => {
+        let events = EventSelection::parse(events);
+        let (url, events) = match (url, events) {
+            (Ok(url), Ok(events)) => (url, events),
+            (url, events) => {
                 let mut errors = ValidationErrors::default();
-                if let Err(mensagem) = url {
-                    errors.push("url", mensagem);
+                if let Err(message) = url {
+                    errors.push("url", message);
                 }
-                if let Err(broken) = eventos {
+                if let Err(broken) = events {
                     errors.0.extend(broken.0);
                 }
                 return Err(RegisterWebhookError::Invalid(errors));
@@ -161,12 +161,12 @@ impl WebhookUrls {
         let encrypted = self.cipher.encrypt(&segredo);
         let webhook = WebhookUrl {
             id: Uuid::new_v4(),
-            empresa_id: company.id,
+            company_id: company.id,
             url,
-            criado_em: self.clock.now(),
-            removido_em: None,
-            desativado_em: None,
-            eventos,
+            created_at: self.clock.now(),
+            removed_at: None,
+            disabled_at: None,
+            events,
         };
         self.webhook_urls
             .insert(&webhook, &encrypted, self.max_per_company)
@@ -226,12 +226,12 @@ impl WebhookUrls {
         &self,
         company: &Company,
         id: Uuid,
-        eventos: Option<&[String]>,
+        events: Option<&[String]>,
     ) -> Result<WebhookUrl, ChooseEventsError> {
-        let eventos = EventSelection::parse(eventos).map_err(ChooseEventsError::Invalid)?;
+        let events = EventSelection::parse(events).map_err(ChooseEventsError::Invalid)?;
         let webhook = self
             .webhook_urls
-            .set_events(company.id, id, &eventos)?
+            .set_events(company.id, id, &events)?
             .ok_or(ChooseEventsError::NotFound)?;
         tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook URL events chosen");
         Ok(webhook)
@@ -250,8 +250,8 @@ impl WebhookUrls {
     }
 }
 
-fn invalid_url(mensagem: String) -> RegisterWebhookError {
-    RegisterWebhookError::Invalid(ValidationErrors::single("url", mensagem))
+fn invalid_url(message: String) -> RegisterWebhookError {
+    RegisterWebhookError::Invalid(ValidationErrors::single("url", message))
 }
 
 #[cfg(test)]
@@ -317,12 +317,12 @@ mod tests {
     fn webhook(url: &str) -> WebhookUrl {
         WebhookUrl {
             id: Uuid::new_v4(),
-            empresa_id: company().id,
+            company_id: company().id,
             url: url.to_owned(),
-            criado_em: now(),
-            removido_em: None,
-            desativado_em: None,
-            eventos: domain::EventSelection::All,
+            created_at: now(),
+            removed_at: None,
+            disabled_at: None,
+            events: domain::EventSelection::All,
         }
     }
 
@@ -335,7 +335,7 @@ mod tests {
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_insert()
             .withf(|w, _, _| {
-                w.eventos == EventSelection::Only(vec![domain::EventType::SolicitacaoRevogada])
+                w.events == EventSelection::Only(vec![domain::EventType::RequestRevoked])
             })
             .times(1)
             .returning(|_, _, _| Ok(()));
@@ -349,8 +349,8 @@ mod tests {
             .unwrap();
 
         assert_eq!(
-            registered.webhook.eventos,
-            EventSelection::Only(vec![domain::EventType::SolicitacaoRevogada])
+            registered.webhook.events,
+            EventSelection::Only(vec![domain::EventType::RequestRevoked])
         );
     }
 
@@ -370,8 +370,8 @@ mod tests {
         let Err(RegisterWebhookError::Invalid(errors)) = result else {
             panic!("{result:?}");
         };
-        let campos: Vec<&str> = errors.fields().iter().map(|e| e.campo.as_str()).collect();
-        assert_eq!(campos, ["url", "eventos[1]"]);
+        let fields: Vec<&str> = errors.fields().iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["url", "eventos[1]"]);
     }
 
     #[test]
@@ -429,10 +429,10 @@ mod tests {
 
         let webhook = &registered.webhook;
         assert_eq!(webhook.url, "https://example.com/hooks/consent");
-        assert_eq!(webhook.empresa_id, company().id);
-        assert_eq!(webhook.criado_em, now());
-        assert_eq!(webhook.removido_em, None);
-        assert_eq!(webhook.desativado_em, None);
+        assert_eq!(webhook.company_id, company().id);
+        assert_eq!(webhook.created_at, now());
+        assert_eq!(webhook.removed_at, None);
+        assert_eq!(webhook.disabled_at, None);
         assert_eq!(webhook.id.get_version_num(), 4);
         assert!(
             registered.segredo.starts_with("whsec_"),
@@ -495,7 +495,7 @@ mod tests {
             match service.register(&company(), raw) {
                 Err(RegisterWebhookError::Invalid(errors)) => {
                     assert_eq!(errors.fields().len(), 1, "{raw:?}");
-                    assert_eq!(errors.fields()[0].campo, "url", "{raw:?}");
+                    assert_eq!(errors.fields()[0].field, "url", "{raw:?}");
                 }
                 other => panic!("{raw:?}: expected Invalid, got {other:?}"),
             }
@@ -574,13 +574,13 @@ mod tests {
     #[test]
     fn rotating_stores_a_new_encrypted_secret_keeping_the_previous_one_for_the_overlap() {
         let id = Uuid::new_v4();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let stored = Arc::new(Mutex::new(Vec::<EncryptedSecret>::new()));
         let sink = stored.clone();
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_rotate_secret()
             .withf(move |company, got, _, until| {
-                *company == empresa_id && *got == id && *until == now() + overlap()
+                *company == company_id && *got == id && *until == now() + overlap()
             })
             .times(1)
             .returning(move |_, _, secret, _| {
@@ -644,10 +644,10 @@ mod tests {
             webhook("https://b.example/h"),
         ];
         let answer = expected.clone();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_list_active()
-            .withf(move |company| *company == empresa_id)
+            .withf(move |company| *company == company_id)
             .times(1)
             .returning(move |_| Ok(answer.clone()));
 
@@ -674,10 +674,10 @@ mod tests {
     #[test]
     fn deleting_an_active_url_soft_deletes_it_for_the_company_at_the_clock_time() {
         let id = Uuid::new_v4();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_soft_delete()
-            .withf(move |company, got, at| *company == empresa_id && *got == id && *at == now())
+            .withf(move |company, got, at| *company == company_id && *got == id && *at == now())
             .times(1)
             .returning(|_, _, _| Ok(true));
 
@@ -730,9 +730,9 @@ mod tests {
         match result {
             Err(RegisterWebhookError::Invalid(errors)) => {
                 assert_eq!(errors.fields().len(), 1);
-                assert_eq!(errors.fields()[0].campo, "url");
+                assert_eq!(errors.fields()[0].field, "url");
                 assert!(
-                    errors.fields()[0].mensagem.contains("10"),
+                    errors.fields()[0].message.contains("10"),
                     "{:?}",
                     errors.fields()
                 );
@@ -759,12 +759,12 @@ mod tests {
     #[test]
     fn reenabling_clears_the_disabling_of_the_companys_url_at_the_clock_time_and_answers_it() {
         let id = Uuid::new_v4();
-        let empresa_id = company().id;
+        let company_id = company().id;
         let answer = webhook("https://a.example/h");
         let expected = answer.clone();
         let mut repo = MockWebhookUrlRepository::new();
         repo.expect_reenable()
-            .withf(move |company, got, at| *company == empresa_id && *got == id && *at == now())
+            .withf(move |company, got, at| *company == company_id && *got == id && *at == now())
             .times(1)
             .returning(move |_, _, _| Ok(Some(answer.clone())));
 

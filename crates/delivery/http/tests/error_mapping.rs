@@ -19,9 +19,9 @@ const KEY: &str = "cak_00112233445566778899aabbccddeeff00112233445566778899aabbc
 fn company() -> Company {
     Company {
         id: CompanyId(Uuid::nil()),
-        nome: "Empresa".into(),
+        name: "Empresa".into(),
         cnpj: Cnpj::parse("11222333000181").unwrap(),
-        criado_em: Utc::now(),
+        created_at: Utc::now(),
     }
 }
 
@@ -35,7 +35,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
                 id: Uuid::nil(),
                 company: company(),
                 // used a moment ago: no last-use write
-                ultimo_uso_em: Some(Utc::now()),
+                last_used_at: Some(Utc::now()),
             }))
         });
     common::api_state(api_keys, use_cases)

@@ -285,8 +285,8 @@ fn the_webhooks_section_documents_every_event_type_with_its_payload() {
         );
         let data = body["properties"]["data"]["$ref"].as_str().unwrap();
         let expected = match tipo {
-            domain::EventType::CasosDeUsoSincronizados => "#/components/schemas/Sincronizacao",
-            domain::EventType::WebhookTeste => "#/components/schemas/TesteNoEvento",
+            domain::EventType::UseCasesSynced => "#/components/schemas/Sincronizacao",
+            domain::EventType::WebhookTest => "#/components/schemas/TesteNoEvento",
             _ => "#/components/schemas/SolicitacaoNoEvento",
         };
         assert_eq!(data, expected, "{}", tipo.as_str());

@@ -24,9 +24,9 @@ const KEY_B: &str = "cak_ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554
 fn company(n: u128) -> Company {
     Company {
         id: CompanyId(Uuid::from_u128(n)),
-        nome: format!("Empresa {n}"),
+        name: format!("Empresa {n}"),
         cnpj: Cnpj::parse("11222333000181").unwrap(),
-        criado_em: Utc::now(),
+        created_at: Utc::now(),
     }
 }
 
@@ -44,7 +44,7 @@ fn services(lists: usize) -> Arc<ApiState> {
         Ok(Some(ResolvedApiKey {
             id: Uuid::from_u128(n),
             company: company(n),
-            ultimo_uso_em: Some(Utc::now()),
+            last_used_at: Some(Utc::now()),
         }))
     });
     let mut use_cases = MockUseCaseRepository::new();

@@ -1,4 +1,4 @@
-use domain::{Cnpj, CreationVariant, ModalidadeAcesso};
+use domain::{AccessMode, Cnpj, CreationVariant};
 use ports::PgccGateway;
 use serde_json::json;
 
@@ -46,9 +46,9 @@ fn creating_an_active_request_returns_the_pgcc_id_and_sends_every_field() {
 fn a_pending_indirect_request_sends_status_pendente_the_consenter_and_no_answer() {
     let sim = sim();
     let mut consent = consent("tpl-conta", CreationVariant::Pending);
-    consent.vinculo_id = None;
-    consent.request.modalidade_acesso = ModalidadeAcesso::Indireto;
-    consent.request.cnpj_anuente = Some(Cnpj::parse(CNPJ_ANUENTE).unwrap());
+    consent.link_id = None;
+    consent.request.access_mode = AccessMode::Indirect;
+    consent.request.consenting_cnpj = Some(Cnpj::parse(CNPJ_ANUENTE).unwrap());
 
     gateway(&sim)
         .create_consent_request(&consent)

@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use chrono::{TimeZone, Utc};
 use domain::{
-    ActiveAnswer, Cnpj, Cpf, CreationVariant, ModalidadeAcesso, TipoTitular, ValidConsentRequest,
+    AccessMode, ActiveAnswer, Cnpj, Cpf, CreationVariant, SubjectType, ValidConsentRequest,
 };
 use pgcc_adapter::{PgccHttpGateway, PgccSettings};
 use pgcc_sim::{Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo, SpawnedSim};
@@ -67,26 +67,24 @@ pub fn cnpj() -> Cnpj {
 pub fn consent(template: &str, variant: CreationVariant) -> PgccNewConsent {
     let resposta = match variant {
         CreationVariant::Active => Some(ActiveAnswer {
-            data_titular_respondeu_consentimento: Utc
-                .with_ymd_and_hms(2025, 3, 4, 5, 6, 7)
-                .unwrap(),
-            prova_coleta: "assinatura-eletronica-123".into(),
+            subject_answered_at: Utc.with_ymd_and_hms(2025, 3, 4, 5, 6, 7).unwrap(),
+            proof_of_collection: "assinatura-eletronica-123".into(),
         }),
         CreationVariant::Pending => None,
     };
     PgccNewConsent {
         referencia_externa: Uuid::new_v4(),
-        cnpj_empresa: cnpj(),
-        vinculo_id: Some(VINCULO_1),
+        company_cnpj: cnpj(),
+        link_id: Some(VINCULO_1),
         request: ValidConsentRequest {
             variant,
-            caso_de_uso_id_template: template.into(),
-            cpf_titular: Cpf::parse(CPF).expect("valid CPF"),
-            modalidade_acesso: ModalidadeAcesso::Direto,
-            tipo_titular: TipoTitular::PessoaFisica,
-            data_expiracao_consentimento: Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap(),
-            resposta,
-            cnpj_anuente: None,
+            template_id: template.into(),
+            subject_cpf: Cpf::parse(CPF).expect("valid CPF"),
+            access_mode: AccessMode::Direct,
+            subject_type: SubjectType::NaturalPerson,
+            consent_expires_at: Utc.with_ymd_and_hms(2030, 1, 2, 3, 4, 5).unwrap(),
+            answer: resposta,
+            consenting_cnpj: None,
         },
     }
 }

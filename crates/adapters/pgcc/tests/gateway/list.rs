@@ -9,7 +9,7 @@ fn listing_flattens_every_link_into_use_cases_carrying_their_link() {
 
     let seen: Vec<_> = use_cases
         .iter()
-        .map(|u| (u.vinculo_id, u.template_id.as_str(), u.titulo.as_str()))
+        .map(|u| (u.link_id, u.template_id.as_str(), u.title.as_str()))
         .collect();
     assert_eq!(
         seen,

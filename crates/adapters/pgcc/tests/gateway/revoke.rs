@@ -18,7 +18,7 @@ fn revoking_an_active_request_succeeds_and_the_pgcc_holds_it_revoked() {
 
     assert_eq!(received(&sim)[0]["status"], "revogado");
     let statuses = gateway(&sim).consent_statuses(&[id]).unwrap();
-    assert_eq!(statuses[0].status, Some(ConsentStatus::Revogado));
+    assert_eq!(statuses[0].status, Some(ConsentStatus::Revoked));
 }
 
 #[test]
@@ -59,8 +59,7 @@ fn revoking_an_already_revoked_or_refused_request_is_rejected_409() {
 fn revoking_an_expired_request_is_rejected_409() {
     let sim = sim();
     let mut expired = consent("tpl-credito", CreationVariant::Active);
-    expired.request.data_expiracao_consentimento =
-        Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
+    expired.request.consent_expires_at = Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
     let id = create(&sim, &expired);
 
     let error = gateway(&sim).revoke_consent_request(&id).unwrap_err();

@@ -17,7 +17,7 @@ fn status(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
     PgccConsentStatus {
         pgcc_id: pgcc_id.to_owned(),
         status: Some(status),
-        motivo: None,
+        reason: None,
     }
 }
 
@@ -40,8 +40,8 @@ fn the_reason_the_simulator_reports_reaches_us_and_a_non_text_one_is_ignored() {
         answered,
         [PgccConsentStatus {
             pgcc_id: refused,
-            status: Some(ConsentStatus::Recusado),
-            motivo: Some("não reconheço esta empresa".to_owned()),
+            status: Some(ConsentStatus::Refused),
+            reason: Some("não reconheço esta empresa".to_owned()),
         }]
     );
 
@@ -51,7 +51,7 @@ fn the_reason_the_simulator_reports_reaches_us_and_a_non_text_one_is_ignored() {
         .consent_statuses(&["pgcc-1".to_owned()])
         .unwrap();
     server.join().unwrap();
-    assert_eq!(answered, [status("pgcc-1", ConsentStatus::Revogado)]);
+    assert_eq!(answered, [status("pgcc-1", ConsentStatus::Revoked)]);
 }
 
 #[test]
@@ -88,11 +88,11 @@ fn statuses_follow_the_subjects_moves_in_the_order_asked_and_unknown_ids_are_lef
     assert_eq!(
         statuses,
         vec![
-            status(&revoked, ConsentStatus::Revogado),
-            status(&pending, ConsentStatus::Pendente),
-            status(&refused, ConsentStatus::Recusado),
-            status(&active, ConsentStatus::Ativo),
-            status(&accepted, ConsentStatus::Ativo),
+            status(&revoked, ConsentStatus::Revoked),
+            status(&pending, ConsentStatus::Pending),
+            status(&refused, ConsentStatus::Refused),
+            status(&active, ConsentStatus::Active),
+            status(&accepted, ConsentStatus::Active),
         ]
     );
 }
@@ -145,9 +145,9 @@ fn six_hundred_ids_are_asked_in_two_calls_of_at_most_500() {
     assert_eq!(
         statuses,
         vec![
-            status(&first, ConsentStatus::Pendente),
-            status(&last_of_first_chunk, ConsentStatus::Ativo),
-            status(&in_second_chunk, ConsentStatus::Pendente),
+            status(&first, ConsentStatus::Pending),
+            status(&last_of_first_chunk, ConsentStatus::Active),
+            status(&in_second_chunk, ConsentStatus::Pending),
         ]
     );
     let counts = status_consultas(&sim);
@@ -169,11 +169,9 @@ fn six_hundred_ids_are_asked_in_two_calls_of_at_most_500() {
 fn a_request_whose_expiry_has_passed_reports_expirado() {
     let sim = sim();
     let mut expired_active = consent("tpl-credito", CreationVariant::Active);
-    expired_active.request.data_expiracao_consentimento =
-        Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
+    expired_active.request.consent_expires_at = Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
     let mut expired_pending = consent("tpl-conta", CreationVariant::Pending);
-    expired_pending.request.data_expiracao_consentimento =
-        Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
+    expired_pending.request.consent_expires_at = Utc.with_ymd_and_hms(2020, 1, 2, 3, 4, 5).unwrap();
     let active = create(&sim, &expired_active);
     let pending = create(&sim, &expired_pending);
 
@@ -184,8 +182,8 @@ fn a_request_whose_expiry_has_passed_reports_expirado() {
     assert_eq!(
         statuses,
         vec![
-            status(&active, ConsentStatus::Expirado),
-            status(&pending, ConsentStatus::Expirado),
+            status(&active, ConsentStatus::Expired),
+            status(&pending, ConsentStatus::Expired),
         ]
     );
     let stored = received(&sim);
@@ -227,9 +225,9 @@ fn an_unknown_status_is_none_for_that_request_alone() {
             PgccConsentStatus {
                 pgcc_id: "pgcc-1".to_owned(),
                 status: None,
-                motivo: None
+                reason: None
             },
-            status("pgcc-2", ConsentStatus::Ativo)
+            status("pgcc-2", ConsentStatus::Active)
         ]
     );
 }
@@ -254,9 +252,9 @@ fn a_raw_status_set_on_the_simulator_reaches_us_as_unknown_beside_its_neighbours
             PgccConsentStatus {
                 pgcc_id: odd,
                 status: None,
-                motivo: None
+                reason: None
             },
-            status(&plain, ConsentStatus::Pendente)
+            status(&plain, ConsentStatus::Pending)
         ]
     );
 }

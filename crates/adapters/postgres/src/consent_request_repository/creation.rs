@@ -97,26 +97,29 @@ struct BeginOutcome {
 impl<'a> BeginCreation<'a> {
     /// `request` as a row: the CPF as its 11 digits, the enumerations by their wire names.
     fn of(request: &'a ConsentRequest, attempt_at: DateTime<Utc>) -> Self {
-        let dados = &request.dados;
+        let dados = &request.content;
         BeginCreation {
             id: request.id,
-            empresa_id: request.empresa_id.0,
-            caso_de_uso_id_template: &dados.caso_de_uso_id_template,
-            cpf_titular: dados.cpf_titular.as_str(),
-            tipo_titular: dados.tipo_titular.as_str(),
-            modalidade_acesso: dados.modalidade_acesso.as_str(),
-            cnpj_anuente: dados.cnpj_anuente.as_ref().map(Cnpj::as_str),
-            data_expiracao_consentimento: dados.data_expiracao_consentimento,
+            empresa_id: request.company_id.0,
+            caso_de_uso_id_template: &dados.template_id,
+            cpf_titular: dados.subject_cpf.as_str(),
+            tipo_titular: dados.subject_type.as_str(),
+            modalidade_acesso: dados.access_mode.as_str(),
+            cnpj_anuente: dados.consenting_cnpj.as_ref().map(Cnpj::as_str),
+            data_expiracao_consentimento: dados.consent_expires_at,
             data_titular_respondeu_consentimento: dados
-                .resposta
+                .answer
                 .as_ref()
-                .map(|r| r.data_titular_respondeu_consentimento),
-            prova_coleta: dados.resposta.as_ref().map(|r| r.prova_coleta.as_str()),
+                .map(|r| r.subject_answered_at),
+            prova_coleta: dados
+                .answer
+                .as_ref()
+                .map(|r| r.proof_of_collection.as_str()),
             status: request.status.as_str(),
             hash: &request.hash,
             sal_hash: &request.hash_salt,
-            criado_em: request.criado_em,
-            atualizado_em: request.atualizado_em,
+            criado_em: request.created_at,
+            atualizado_em: request.updated_at,
             attempt_at,
         }
     }
@@ -209,7 +212,7 @@ pub(super) fn begin(
         // never goes back, so this read cannot miss a row the statement above skipped
         let stored = sc::table
             .filter(sc::id.eq(request.id))
-            .filter(sc::empresa_id.eq(request.empresa_id.0))
+            .filter(sc::empresa_id.eq(request.company_id.0))
             .select(sc::pgcc_id)
             .first::<Option<String>>(conn)
             .optional()?;
@@ -246,7 +249,7 @@ pub(super) fn confirm(
             for _ in 0..2 {
                 let Some((criacao, row)) = sc::table
                     .filter(sc::id.eq(stored.id))
-                    .filter(sc::empresa_id.eq(stored.empresa_id.0))
+                    .filter(sc::empresa_id.eq(stored.company_id.0))
                     .select((sc::criacao, SolicitacaoConsentimentoRow::as_select()))
                     .first::<(String, SolicitacaoConsentimentoRow)>(conn)
                     .optional()?
@@ -285,21 +288,17 @@ fn confirm_if_unchanged(
 ) -> QueryResult<bool> {
     let mut confirmed = request.clone();
     confirmed.pgcc_id = pgcc_id.to_owned();
-    let event = WebhookEvent::consent(
-        EventType::SolicitacaoCriada,
-        &confirmed,
-        confirmed.criado_em,
-    );
+    let event = WebhookEvent::consent(EventType::RequestCreated, &confirmed, confirmed.created_at);
     let changed = ConfirmCreation {
         id: request.id,
-        empresa_id: request.empresa_id.0,
+        empresa_id: request.company_id.0,
         pgcc_id,
         next_check_at: at,
         hash: &request.hash,
         status: request.status.as_str(),
-        atualizado_em: request.atualizado_em,
+        atualizado_em: request.updated_at,
         event_id: event.id,
-        event_tipo: event.tipo.as_str(),
+        event_tipo: event.event_type.as_str(),
         event_payload: outbox::payload(&event)?,
         event_at: event.timestamp,
     }

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text, Timestamptz};
-use domain::{CompanyId, ConsentStatus, EventType, Motivo, TransitionCause, WebhookEvent};
+use domain::{CompanyId, ConsentStatus, EventType, Reason, TransitionCause, WebhookEvent};
 use ports::{RepoError, StatusCheckItem};
 use uuid::Uuid;
 
@@ -88,7 +88,7 @@ pub(super) struct Change {
     pub to: ConsentStatus,
     pub cause: TransitionCause,
     /// The reason given, kept in the history entry and the event.
-    pub motivo: Option<Motivo>,
+    pub motivo: Option<Reason>,
     pub at: DateTime<Utc>,
 }
 
@@ -103,7 +103,7 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
         at,
     } = change;
     let entry =
-        NewSolicitacaoHistorico::new(id, Some(from), to, at, cause).with_motivo(motivo.as_ref());
+        NewSolicitacaoHistorico::new(id, Some(from), to, at, cause).with_reason(motivo.as_ref());
     let tipo = EventType::for_transition(to);
     with_conn(pool, "changing the status of a consent request", |conn| {
         conn.transaction(|conn| {
@@ -126,7 +126,7 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
                 .execute(conn)?;
             if let Some(tipo) = tipo {
                 let request = into_domain_in_tx(updated)?;
-                let event = WebhookEvent::consent(tipo, &request, at).with_motivo(motivo.clone());
+                let event = WebhookEvent::consent(tipo, &request, at).with_reason(motivo.clone());
                 outbox::write_event(conn, &event)?;
             }
             Ok(true)
@@ -219,8 +219,8 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
             let expired = ExpireDue {
                 now,
                 limit: sql_limit(limit),
-                expirado: ConsentStatus::Expirado.as_str(),
-                expiracao: TransitionCause::Expiracao.as_str(),
+                expirado: ConsentStatus::Expired.as_str(),
+                expiracao: TransitionCause::Expiry.as_str(),
             }
             .load::<SolicitacaoConsentimentoRow>(conn)?;
             let events = expired
@@ -228,7 +228,7 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
                 .map(|row| {
                     let request = into_domain_in_tx(row)?;
                     Ok(WebhookEvent::consent(
-                        EventType::SolicitacaoExpirada,
+                        EventType::RequestExpired,
                         &request,
                         now,
                     ))

@@ -17,7 +17,7 @@ mod subject_records;
 use chrono::{DateTime, Utc};
 use diesel::result::Error as DieselError;
 use diesel::QueryResult;
-use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Motivo, TransitionCause};
+use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, RepoError, StatusCheckItem, UnfinishedCreation,
@@ -147,7 +147,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         from: ConsentStatus,
         to: ConsentStatus,
         cause: TransitionCause,
-        motivo: Option<Motivo>,
+        motivo: Option<Reason>,
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
         lifecycle::transition(

@@ -74,7 +74,7 @@ pub(super) fn get(
         .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?;
     Ok(Some(ConsentRequestRecord {
         request: into_domain(row, OPERATION)?,
-        historico,
+        history: historico,
     }))
 }
 
@@ -102,40 +102,38 @@ pub(super) fn list(
             .into_boxed();
         if let Some(status) = filter.status {
             query = match status {
-                ConsentStatus::Pendente | ConsentStatus::Ativo => query
+                ConsentStatus::Pending | ConsentStatus::Active => query
                     .filter(sc::status.eq(status.as_str()))
                     .filter(sc::data_expiracao_consentimento.gt(now)),
-                ConsentStatus::Expirado => query.filter(
-                    sc::status
-                        .eq(ConsentStatus::Expirado.as_str())
-                        .or(sc::status
-                            .eq_any([
-                                ConsentStatus::Pendente.as_str(),
-                                ConsentStatus::Ativo.as_str(),
-                            ])
-                            .and(sc::data_expiracao_consentimento.le(now))),
+                ConsentStatus::Expired => query.filter(
+                    sc::status.eq(ConsentStatus::Expired.as_str()).or(sc::status
+                        .eq_any([
+                            ConsentStatus::Pending.as_str(),
+                            ConsentStatus::Active.as_str(),
+                        ])
+                        .and(sc::data_expiracao_consentimento.le(now))),
                 ),
-                ConsentStatus::Recusado | ConsentStatus::Revogado => {
+                ConsentStatus::Refused | ConsentStatus::Revoked => {
                     query.filter(sc::status.eq(status.as_str()))
                 }
             };
         }
-        if let Some(template) = &filter.caso_de_uso_id_template {
+        if let Some(template) = &filter.template_id {
             query = query.filter(sc::caso_de_uso_id_template.eq(template.as_str()));
         }
-        if let Some(cpf) = &filter.cpf_titular {
+        if let Some(cpf) = &filter.subject_cpf {
             query = query.filter(sc::cpf_titular.eq(cpf.as_str()));
         }
-        if let Some(from) = filter.criado_de {
+        if let Some(from) = filter.created_from {
             query = query.filter(sc::criado_em.ge(from));
         }
-        if let Some(until) = filter.criado_ate {
+        if let Some(until) = filter.created_until {
             query = query.filter(sc::criado_em.lt(until));
         }
-        if let Some(from) = filter.atualizado_de {
+        if let Some(from) = filter.updated_from {
             query = query.filter(sc::atualizado_em.ge(from));
         }
-        if let Some(until) = filter.atualizado_ate {
+        if let Some(until) = filter.updated_until {
             query = query.filter(sc::atualizado_em.lt(until));
         }
         if let Some(cursor) = after {
@@ -143,7 +141,7 @@ pub(super) fn list(
                 sql::<Bool>(
                     "(solicitacoes_consentimento.criado_em, solicitacoes_consentimento.id) > (",
                 )
-                .bind::<Timestamptz, _>(cursor.criado_em)
+                .bind::<Timestamptz, _>(cursor.created_at)
                 .sql(", ")
                 .bind::<diesel::sql_types::Uuid, _>(cursor.id)
                 .sql(")"),

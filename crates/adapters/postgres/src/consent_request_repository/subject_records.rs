@@ -47,7 +47,7 @@ pub(super) fn list_of_subject(
                         sql::<Bool>(
                             "(solicitacoes_consentimento.criado_em, solicitacoes_consentimento.id) > (",
                         )
-                        .bind::<Timestamptz, _>(cursor.criado_em)
+                        .bind::<Timestamptz, _>(cursor.created_at)
                         .sql(", ")
                         .bind::<SqlUuid, _>(cursor.id)
                         .sql(")"),
@@ -77,7 +77,10 @@ pub(super) fn list_of_subject(
         .map(|row| {
             let historico = histories.remove(&row.id).unwrap_or_default();
             let request = row.try_into_domain().map_err(unexpected)?;
-            Ok(ConsentRequestRecord { request, historico })
+            Ok(ConsentRequestRecord {
+                request,
+                history: historico,
+            })
         })
         .collect()
 }

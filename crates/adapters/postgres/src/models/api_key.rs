@@ -23,10 +23,10 @@ impl From<ApiKeyRow> for ApiKeyRecord {
     fn from(row: ApiKeyRow) -> Self {
         ApiKeyRecord {
             id: row.id,
-            empresa_id: CompanyId(row.empresa_id),
+            company_id: CompanyId(row.empresa_id),
             hash: row.hash,
             prefixo: row.prefixo,
-            criado_em: row.criado_em,
+            created_at: row.criado_em,
         }
     }
 }
@@ -36,11 +36,11 @@ impl From<ApiKeyRow> for ApiKeySummary {
     fn from(row: ApiKeyRow) -> Self {
         ApiKeySummary {
             id: row.id,
-            empresa_id: CompanyId(row.empresa_id),
+            company_id: CompanyId(row.empresa_id),
             prefixo: row.prefixo,
-            criado_em: row.criado_em,
-            ultimo_uso_em: row.ultimo_uso_em,
-            revogado_em: row.revogado_em,
+            created_at: row.criado_em,
+            last_used_at: row.ultimo_uso_em,
+            revoked_at: row.revogado_em,
         }
     }
 }
@@ -60,10 +60,10 @@ impl<'a> From<&'a ApiKeyRecord> for NewApiKey<'a> {
     fn from(key: &'a ApiKeyRecord) -> Self {
         NewApiKey {
             id: key.id,
-            empresa_id: key.empresa_id.0,
+            empresa_id: key.company_id.0,
             hash: &key.hash,
             prefixo: &key.prefixo,
-            criado_em: key.criado_em,
+            criado_em: key.created_at,
         }
     }
 }

@@ -23,12 +23,12 @@ impl From<CasoDeUsoRow> for UseCase {
     fn from(row: CasoDeUsoRow) -> Self {
         UseCase {
             id: row.id,
-            empresa_id: CompanyId(row.empresa_id),
-            vinculo_id: row.vinculo_id,
-            titulo: row.titulo,
+            company_id: CompanyId(row.empresa_id),
+            link_id: row.vinculo_id,
+            title: row.titulo,
             pgcc_provider_template_id: row.pgcc_provider_template_id,
-            data_inclusao: row.data_inclusao,
-            data_ultima_sincronizacao_pgcc: row.data_ultima_sincronizacao_pgcc,
+            added_at: row.data_inclusao,
+            last_synced_at: row.data_ultima_sincronizacao_pgcc,
         }
     }
 }
@@ -52,8 +52,8 @@ impl<'a> NewCasoDeUso<'a> {
         NewCasoDeUso {
             id: Uuid::new_v4(),
             empresa_id: empresa.0,
-            vinculo_id: Some(item.vinculo_id),
-            titulo: &item.titulo,
+            vinculo_id: Some(item.link_id),
+            titulo: &item.title,
             pgcc_provider_template_id: Some(&item.template_id),
             data_inclusao: now,
             data_ultima_sincronizacao_pgcc: Some(now),

@@ -22,9 +22,9 @@ impl EmpresaRow {
         let cnpj = Cnpj::parse(&self.cnpj).context("a stored company has an invalid CNPJ")?;
         Ok(Company {
             id: CompanyId(self.id),
-            nome: self.nome,
+            name: self.nome,
             cnpj,
-            criado_em: self.criado_em,
+            created_at: self.criado_em,
         })
     }
 }
@@ -43,9 +43,9 @@ impl<'a> From<&'a Company> for NewEmpresa<'a> {
     fn from(company: &'a Company) -> Self {
         NewEmpresa {
             id: company.id.0,
-            nome: &company.nome,
+            nome: &company.name,
             cnpj: company.cnpj.as_str(),
-            criado_em: company.criado_em,
+            criado_em: company.created_at,
         }
     }
 }

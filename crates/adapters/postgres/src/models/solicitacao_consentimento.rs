@@ -2,8 +2,8 @@ use anyhow::{anyhow, Context};
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::{
-    ActiveAnswer, Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
-    ModalidadeAcesso, TipoTitular, ValidConsentRequest,
+    AccessMode, ActiveAnswer, Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
+    SubjectType, ValidConsentRequest,
 };
 use ports::{StatusCheckItem, UnfinishedCreation};
 use uuid::Uuid;
@@ -98,8 +98,8 @@ impl SolicitacaoConsentimentoRow {
             .transpose()
             .context("a stored consent request has an invalid cnpj_anuente")?;
         let modalidade_acesso = match self.modalidade_acesso.as_str() {
-            "Direto" => ModalidadeAcesso::Direto,
-            "Indireto" => ModalidadeAcesso::Indireto,
+            "Direto" => AccessMode::Direct,
+            "Indireto" => AccessMode::Indirect,
             _ => {
                 return Err(anyhow!(
                     "a stored consent request has an unknown modalidade_acesso"
@@ -107,7 +107,7 @@ impl SolicitacaoConsentimentoRow {
             }
         };
         let tipo_titular = match self.tipo_titular.as_str() {
-            "PessoaFisica" => TipoTitular::PessoaFisica,
+            "PessoaFisica" => SubjectType::NaturalPerson,
             _ => {
                 return Err(anyhow!(
                     "a stored consent request has an unknown tipo_titular"
@@ -118,8 +118,8 @@ impl SolicitacaoConsentimentoRow {
             .ok_or_else(|| anyhow!("a stored consent request has an unknown status"))?;
         let resposta = match (self.data_titular_respondeu_consentimento, self.prova_coleta) {
             (Some(data), Some(prova_coleta)) => Some(ActiveAnswer {
-                data_titular_respondeu_consentimento: data,
-                prova_coleta,
+                subject_answered_at: data,
+                proof_of_collection: prova_coleta,
             }),
             (None, None) => None,
             _ => {
@@ -136,23 +136,23 @@ impl SolicitacaoConsentimentoRow {
         };
         Ok(ConsentRequest {
             id: self.id,
-            empresa_id: CompanyId(self.empresa_id),
-            dados: ValidConsentRequest {
+            company_id: CompanyId(self.empresa_id),
+            content: ValidConsentRequest {
                 variant,
-                caso_de_uso_id_template: self.caso_de_uso_id_template,
-                cpf_titular,
-                modalidade_acesso,
-                tipo_titular,
-                data_expiracao_consentimento: self.data_expiracao_consentimento,
-                resposta,
-                cnpj_anuente,
+                template_id: self.caso_de_uso_id_template,
+                subject_cpf: cpf_titular,
+                access_mode: modalidade_acesso,
+                subject_type: tipo_titular,
+                consent_expires_at: self.data_expiracao_consentimento,
+                answer: resposta,
+                consenting_cnpj: cnpj_anuente,
             },
             status,
             pgcc_id: self.pgcc_id.unwrap_or_default(),
             hash: self.hash,
             hash_salt: self.sal_hash,
-            criado_em: self.criado_em,
-            atualizado_em: self.atualizado_em,
+            created_at: self.criado_em,
+            updated_at: self.atualizado_em,
         })
     }
 }
@@ -183,8 +183,8 @@ impl UnfinishedCreationRow {
         let request = self.solicitacao.try_into_domain_any_creation()?;
         Ok(UnfinishedCreation {
             id: request.id,
-            empresa_id: request.empresa_id,
-            cnpj_empresa,
+            company_id: request.company_id,
+            company_cnpj: cnpj_empresa,
             claimed_at: self.criacao_tentativa_em,
             not_found_since: self.criacao_nao_encontrada_em,
             request: Box::new(request),
@@ -213,7 +213,7 @@ impl StatusCheckRow {
             .ok_or_else(|| anyhow!("a request claimed for a status check has no pgcc_id"))?;
         Ok(StatusCheckItem {
             id: self.id,
-            empresa_id: CompanyId(self.empresa_id),
+            company_id: CompanyId(self.empresa_id),
             pgcc_id,
             status,
             unknown_status_since: self.status_desconhecido_desde,

@@ -1,7 +1,7 @@
 use anyhow::anyhow;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::{ConsentStatus, Motivo, StatusChange, TransitionCause};
+use domain::{ConsentStatus, Reason, StatusChange, TransitionCause};
 use uuid::Uuid;
 
 use crate::schema::solicitacoes_historico;
@@ -33,11 +33,11 @@ impl SolicitacaoHistoricoRow {
         let causa = TransitionCause::parse(&self.causa)
             .ok_or_else(|| anyhow!("a stored history entry has an unknown causa"))?;
         Ok(StatusChange {
-            de,
-            para,
-            em: self.em,
-            causa,
-            motivo: self.motivo.map(Motivo::stored),
+            from: de,
+            to: para,
+            at: self.em,
+            cause: causa,
+            reason: self.motivo.map(Reason::stored),
         })
     }
 }
@@ -56,7 +56,7 @@ pub struct NewSolicitacaoHistorico {
 
 impl NewSolicitacaoHistorico {
     /// The entry with the reason given for the change.
-    pub fn with_motivo(mut self, motivo: Option<&Motivo>) -> Self {
+    pub fn with_reason(mut self, motivo: Option<&Reason>) -> Self {
         self.motivo = motivo.map(|m| m.as_str().to_owned());
         self
     }

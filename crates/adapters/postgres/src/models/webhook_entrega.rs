@@ -81,12 +81,12 @@ impl DueDeliveryRow {
             .context("a claimed delivery has a negative tentativas")?;
         Ok(DueDelivery {
             id: self.id,
-            empresa_id: CompanyId(self.empresa_id),
+            company_id: CompanyId(self.empresa_id),
             webhook_url_id: self.webhook_url_id,
             url: self.url,
-            evento_id: self.evento_id,
+            event_id: self.evento_id,
             payload: self.payload,
-            tentativas,
+            attempts: tentativas,
             secret: EncryptedSecret(self.segredo_cifrado),
             previous_secret: self.segredo_anterior_cifrado.map(EncryptedSecret),
             lease: self.token_reivindicacao,
@@ -110,12 +110,12 @@ impl DeliveryLogRow {
     pub fn into_domain(self, tentativas: Vec<DeliveryAttempt>) -> DeliveryRecord {
         DeliveryRecord {
             id: self.id,
-            evento_id: self.evento_id,
-            tipo: self.tipo,
+            event_id: self.evento_id,
+            event_type: self.tipo,
             status: self.status,
-            criado_em: self.criado_em,
-            proxima_tentativa_em: self.proxima_tentativa_em,
-            tentativas,
+            created_at: self.criado_em,
+            next_attempt_at: self.proxima_tentativa_em,
+            attempts: tentativas,
         }
     }
 }
@@ -143,10 +143,10 @@ impl WebhookTentativaRow {
         let latencia_ms = u32::try_from(self.latencia_ms)
             .context("a stored delivery attempt has a negative latencia_ms")?;
         Ok(DeliveryAttempt {
-            em: self.em,
-            status_http,
-            latencia_ms,
-            erro: self.erro,
+            at: self.em,
+            http_status: status_http,
+            latency_ms: latencia_ms,
+            error: self.erro,
         })
     }
 }
@@ -167,10 +167,10 @@ impl<'a> NewWebhookTentativa<'a> {
     pub fn new(entrega_id: Uuid, attempt: &'a DeliveryAttempt) -> Self {
         NewWebhookTentativa {
             entrega_id,
-            em: attempt.em,
-            status_http: attempt.status_http.map(i32::from),
-            latencia_ms: i32::try_from(attempt.latencia_ms).unwrap_or(i32::MAX),
-            erro: attempt.erro.as_deref(),
+            em: attempt.at,
+            status_http: attempt.http_status.map(i32::from),
+            latencia_ms: i32::try_from(attempt.latency_ms).unwrap_or(i32::MAX),
+            erro: attempt.error.as_deref(),
         }
     }
 }

@@ -26,12 +26,12 @@ impl From<WebhookUrlRow> for WebhookUrl {
     fn from(row: WebhookUrlRow) -> Self {
         WebhookUrl {
             id: row.id,
-            empresa_id: CompanyId(row.empresa_id),
+            company_id: CompanyId(row.empresa_id),
             url: row.url,
-            criado_em: row.criado_em,
-            removido_em: row.removido_em,
-            desativado_em: row.desativado_em,
-            eventos: selection_of(row.eventos),
+            created_at: row.criado_em,
+            removed_at: row.removido_em,
+            disabled_at: row.desativado_em,
+            events: selection_of(row.eventos),
         }
     }
 }
@@ -78,14 +78,14 @@ impl<'a> NewWebhookUrl<'a> {
     pub fn new(webhook: &'a WebhookUrl, normalized: &'a str, secret: &'a EncryptedSecret) -> Self {
         NewWebhookUrl {
             id: webhook.id,
-            empresa_id: webhook.empresa_id.0,
+            empresa_id: webhook.company_id.0,
             url: &webhook.url,
-            criado_em: webhook.criado_em,
-            removido_em: webhook.removido_em,
-            desativado_em: webhook.desativado_em,
+            criado_em: webhook.created_at,
+            removido_em: webhook.removed_at,
+            desativado_em: webhook.disabled_at,
             segredo_cifrado: &secret.0,
             url_normalizada: normalized,
-            eventos: stored_selection(&webhook.eventos),
+            eventos: stored_selection(&webhook.events),
         }
     }
 }

@@ -6,8 +6,8 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::{
-    ActiveAnswer, Company, ConsentRequest, ConsentStatus, Cpf, CreationVariant, ModalidadeAcesso,
-    PgccUseCase, TipoTitular, ValidConsentRequest,
+    AccessMode, ActiveAnswer, Company, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
+    PgccUseCase, SubjectType, ValidConsentRequest,
 };
 use ports::{Confirmation, ConsentRequestRepository, CreationStart, RepoError, UseCaseRepository};
 use postgres_adapter::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow};
@@ -61,14 +61,14 @@ pub fn tenant(pool: &PgPool, nome: &str, cnpj_base: &str) -> Tenant {
             company.id,
             &[
                 PgccUseCase {
-                    vinculo_id: LINK,
+                    link_id: LINK,
                     template_id: "tpl-1".to_owned(),
-                    titulo: "Crédito".to_owned(),
+                    title: "Crédito".to_owned(),
                 },
                 PgccUseCase {
-                    vinculo_id: LINK,
+                    link_id: LINK,
                     template_id: "tpl-2".to_owned(),
-                    titulo: "Seguro".to_owned(),
+                    title: "Seguro".to_owned(),
                 },
             ],
             at("2026-05-01T12:00:00Z"),
@@ -99,37 +99,37 @@ pub fn active_request(empresa: &Company) -> ConsentRequest {
     let id = Uuid::new_v4();
     ConsentRequest {
         id,
-        empresa_id: empresa.id,
-        dados: ValidConsentRequest {
+        company_id: empresa.id,
+        content: ValidConsentRequest {
             variant: CreationVariant::Active,
-            caso_de_uso_id_template: "tpl-1".to_owned(),
-            cpf_titular: Cpf::parse("529.982.247-25").unwrap(),
-            modalidade_acesso: ModalidadeAcesso::Indireto,
-            tipo_titular: TipoTitular::PessoaFisica,
-            data_expiracao_consentimento: at("2027-05-01T12:00:00Z"),
-            resposta: Some(ActiveAnswer {
-                data_titular_respondeu_consentimento: at("2026-05-01T11:59:59.654321Z"),
-                prova_coleta: "assinatura digital 123".to_owned(),
+            template_id: "tpl-1".to_owned(),
+            subject_cpf: Cpf::parse("529.982.247-25").unwrap(),
+            access_mode: AccessMode::Indirect,
+            subject_type: SubjectType::NaturalPerson,
+            consent_expires_at: at("2027-05-01T12:00:00Z"),
+            answer: Some(ActiveAnswer {
+                subject_answered_at: at("2026-05-01T11:59:59.654321Z"),
+                proof_of_collection: "assinatura digital 123".to_owned(),
             }),
-            cnpj_anuente: Some(cnpj("998887770001")),
+            consenting_cnpj: Some(cnpj("998887770001")),
         },
-        status: ConsentStatus::Ativo,
+        status: ConsentStatus::Active,
         pgcc_id: "pgcc-0001".to_owned(),
         hash: hash_of(id),
         hash_salt: "00112233445566778899aabbccddeeff".into(),
-        criado_em: at("2026-05-01T12:00:01Z"),
-        atualizado_em: at("2026-05-01T12:00:02Z"),
+        created_at: at("2026-05-01T12:00:01Z"),
+        updated_at: at("2026-05-01T12:00:02Z"),
     }
 }
 
 /// A pending request of `tpl-1` (no answer, `Direto`); `pgcc_id` is `pgcc-0002`.
 pub fn pending_request(empresa: &Company) -> ConsentRequest {
     let mut request = active_request(empresa);
-    request.dados.variant = CreationVariant::Pending;
-    request.dados.resposta = None;
-    request.dados.modalidade_acesso = ModalidadeAcesso::Direto;
-    request.dados.cnpj_anuente = None;
-    request.status = ConsentStatus::Pendente;
+    request.content.variant = CreationVariant::Pending;
+    request.content.answer = None;
+    request.content.access_mode = AccessMode::Direct;
+    request.content.consenting_cnpj = None;
+    request.status = ConsentStatus::Pending;
     request.pgcc_id = "pgcc-0002".to_owned();
     request
 }
@@ -150,7 +150,7 @@ impl Spec {
         Spec {
             template: "tpl-1",
             cpf: CPF,
-            status: ConsentStatus::Ativo,
+            status: ConsentStatus::Active,
             criado_em,
             expira_em: at("2027-05-01T12:00:00Z"),
         }
@@ -190,16 +190,16 @@ impl Tenant {
     /// requests carry no answer.
     pub fn request(&self, spec: &Spec) -> ConsentRequest {
         let mut request = match spec.status {
-            ConsentStatus::Pendente | ConsentStatus::Recusado => pending_request(&self.company),
+            ConsentStatus::Pending | ConsentStatus::Refused => pending_request(&self.company),
             _ => active_request(&self.company),
         };
-        request.dados.caso_de_uso_id_template = spec.template.to_owned();
-        request.dados.cpf_titular = cpf(spec.cpf);
-        request.dados.data_expiracao_consentimento = spec.expira_em;
+        request.content.template_id = spec.template.to_owned();
+        request.content.subject_cpf = cpf(spec.cpf);
+        request.content.consent_expires_at = spec.expira_em;
         request.status = spec.status;
         request.pgcc_id = format!("pgcc-{}", request.id.simple());
-        request.criado_em = spec.criado_em;
-        request.atualizado_em = spec.criado_em;
+        request.created_at = spec.criado_em;
+        request.updated_at = spec.criado_em;
         request
     }
 
@@ -220,7 +220,7 @@ pub fn create(
     repo: &PgConsentRequestRepository,
     request: &ConsentRequest,
 ) -> Result<(), RepoError> {
-    match repo.begin_creation(request, request.criado_em)? {
+    match repo.begin_creation(request, request.created_at)? {
         CreationStart::Started { .. } => {}
         start => {
             return Err(RepoError::Unexpected(anyhow::anyhow!(

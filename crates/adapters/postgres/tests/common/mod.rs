@@ -68,9 +68,9 @@ pub fn cnpj(base: &str) -> Cnpj {
 pub fn company(nome: &str, cnpj_base: &str) -> Company {
     Company {
         id: CompanyId(Uuid::new_v4()),
-        nome: nome.to_owned(),
+        name: nome.to_owned(),
         cnpj: cnpj(cnpj_base),
-        criado_em: now(),
+        created_at: now(),
     }
 }
 

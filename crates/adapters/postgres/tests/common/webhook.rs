@@ -22,12 +22,12 @@ pub fn secret_of(id: Uuid) -> EncryptedSecret {
 pub fn webhook(empresa: &Company, url: &str, criado_em: DateTime<Utc>) -> WebhookUrl {
     WebhookUrl {
         id: Uuid::new_v4(),
-        empresa_id: empresa.id,
+        company_id: empresa.id,
         url: url.to_owned(),
-        criado_em,
-        removido_em: None,
-        desativado_em: None,
-        eventos: domain::EventSelection::All,
+        created_at: criado_em,
+        removed_at: None,
+        disabled_at: None,
+        events: domain::EventSelection::All,
     }
 }
 

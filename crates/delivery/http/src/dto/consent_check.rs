@@ -14,9 +14,11 @@ use super::text_rules::{Cpf, Hash, TemplateIdConsulta};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConsultarConsentimento {
     #[schema(required = true, value_type = Cpf, inline, example = "529.982.247-25")]
-    pub cpf_titular: Option<String>,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: Option<String>,
     #[schema(required = true, value_type = TemplateIdConsulta, inline, example = "tpl-abertura-conta")]
-    pub caso_de_uso_id_template: Option<String>,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: Option<String>,
 }
 
 /// The `{hash}` of `GET /api/hash-consulta/{hash}`, read as text: a hash of no consent of the
@@ -34,18 +36,21 @@ pub struct HashNoCaminho {
 #[serde(rename_all = "camelCase")]
 pub struct ResultadoConsulta {
     /// `true` when the consent is `ativo` and unexpired right now.
-    pub valido: bool,
+    #[serde(rename = "valido")]
+    pub valid: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<Uuid>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<StatusSolicitacao>)]
     pub status: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: Option<DateTime<Utc>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hash: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub caso_de_uso_id_template: Option<String>,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: Option<String>,
 }
 
 /// Body of `POST /api/hash-consulta/lote`: 1 to 500 checks at once.
@@ -53,45 +58,47 @@ pub struct ResultadoConsulta {
 #[serde(deny_unknown_fields)]
 pub struct ConsultarLote {
     #[schema(min_items = 1, max_items = 500)]
-    pub itens: Vec<ConsultarConsentimento>,
+    #[serde(rename = "itens")]
+    pub items: Vec<ConsultarConsentimento>,
 }
 
 /// One result per item of the batch, in the order sent, each as `POST /api/hash-consulta`
 /// answers it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ResultadoLote {
-    pub itens: Vec<ResultadoConsulta>,
+    #[serde(rename = "itens")]
+    pub items: Vec<ResultadoConsulta>,
 }
 
 impl ResultadoConsulta {
     /// The answer of a check (`check.request` already has its effective status).
     pub fn of_check(check: &application::ConsentCheck) -> Self {
         match &check.request {
-            Some(request) if check.valido => ResultadoConsulta::of(request),
+            Some(request) if check.valid => ResultadoConsulta::of(request),
             _ => ResultadoConsulta::none(),
         }
     }
 
     pub fn none() -> Self {
         ResultadoConsulta {
-            valido: false,
+            valid: false,
             id: None,
             status: None,
-            data_expiracao_consentimento: None,
+            consent_expires_at: None,
             hash: None,
-            caso_de_uso_id_template: None,
+            template_id: None,
         }
     }
 
     /// `request.status` must already be the effective status.
     pub fn of(request: &ConsentRequest) -> Self {
         ResultadoConsulta {
-            valido: request.status == domain::ConsentStatus::Ativo,
+            valid: request.status == domain::ConsentStatus::Active,
             id: Some(request.id),
             status: Some(request.status.as_str().to_owned()),
-            data_expiracao_consentimento: Some(request.dados.data_expiracao_consentimento),
+            consent_expires_at: Some(request.content.consent_expires_at),
             hash: Some(request.hash.clone()),
-            caso_de_uso_id_template: Some(request.dados.caso_de_uso_id_template.clone()),
+            template_id: Some(request.content.template_id.clone()),
         }
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::consent_request::{ModalidadeAcesso, TipoTitular};
+use super::consent_request::{AccessMode, SubjectType};
 use super::enumerations::{CausaMudanca, StatusSolicitacao};
 use super::text_rules::{Cpf, Cursor};
 
@@ -21,28 +21,40 @@ pub struct Solicitacao {
     /// `pendente`, `ativo`, `recusado`, `expirado` or `revogado`.
     #[schema(value_type = StatusSolicitacao, example = "ativo")]
     pub status: String,
-    pub caso_de_uso_id_template: String,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: String,
     /// Masked (`***.456.789-**`) unless the request asked `mostrarCpf=true`.
-    pub cpf_titular: String,
-    #[schema(value_type = TipoTitular)]
-    pub tipo_titular: String,
-    #[schema(value_type = ModalidadeAcesso)]
-    pub modalidade_acesso: String,
-    pub cnpj_anuente: Option<String>,
-    pub data_expiracao_consentimento: DateTime<Utc>,
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
-    pub prova_coleta: Option<String>,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: String,
+    #[schema(value_type = SubjectType)]
+    #[serde(rename = "tipoTitular")]
+    pub subject_type: String,
+    #[schema(value_type = AccessMode)]
+    #[serde(rename = "modalidadeAcesso")]
+    pub access_mode: String,
+    #[serde(rename = "cnpjAnuente")]
+    pub consenting_cnpj: Option<String>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: DateTime<Utc>,
+    #[serde(rename = "dataTitularRespondeuConsentimento")]
+    pub subject_answered_at: Option<DateTime<Utc>>,
+    #[serde(rename = "provaColeta")]
+    pub proof_of_collection: Option<String>,
     /// SHA-256 of the request's canonical content, salted (docs/hash-consulta.md).
     pub hash: String,
     /// The hash's salt (32 hex digits), needed to recompute the hash; present only beside the
     /// whole CPF (`mostrarCpf=true`, the subject export), never with a masked one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sal_hash: Option<String>,
-    pub criado_em: DateTime<Utc>,
-    pub atualizado_em: DateTime<Utc>,
+    #[serde(rename = "salHash")]
+    pub hash_salt: Option<String>,
+    #[serde(rename = "criadoEm")]
+    pub created_at: DateTime<Utc>,
+    #[serde(rename = "atualizadoEm")]
+    pub updated_at: DateTime<Utc>,
     /// Every status change, oldest first; present on reads of one request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub historico: Option<Vec<MudancaDeStatus>>,
+    #[serde(rename = "historico")]
+    pub history: Option<Vec<MudancaDeStatus>>,
 }
 
 /// One status change.
@@ -51,17 +63,22 @@ pub struct Solicitacao {
 pub struct MudancaDeStatus {
     /// `null` for the creation.
     #[schema(value_type = Option<StatusSolicitacao>)]
-    pub de: Option<String>,
+    #[serde(rename = "de")]
+    pub from: Option<String>,
     #[schema(value_type = StatusSolicitacao)]
-    pub para: String,
-    pub em: DateTime<Utc>,
+    #[serde(rename = "para")]
+    pub to: String,
+    #[serde(rename = "em")]
+    pub at: DateTime<Utc>,
     /// `pgcc` (the subject, on the PGCC), `empresa` (through this API) or `expiracao`.
     #[schema(value_type = CausaMudanca)]
-    pub causa: String,
+    #[serde(rename = "causa")]
+    pub cause: String,
     /// The reason given with the change: the company's, sent with `revogar`, or the subject's,
     /// when the PGCC reports one for a refusal or revocation; `null` when none was given.
     #[schema(max_length = 500)]
-    pub motivo: Option<String>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<String>,
 }
 
 impl Solicitacao {
@@ -71,42 +88,39 @@ impl Solicitacao {
         mostrar_cpf: bool,
         historico: Option<Vec<StatusChange>>,
     ) -> Self {
-        let dados = request.dados;
-        let (respondeu, prova) = match dados.resposta {
-            Some(r) => (
-                Some(r.data_titular_respondeu_consentimento),
-                Some(r.prova_coleta),
-            ),
+        let dados = request.content;
+        let (respondeu, prova) = match dados.answer {
+            Some(r) => (Some(r.subject_answered_at), Some(r.proof_of_collection)),
             None => (None, None),
         };
         Solicitacao {
             id: request.id,
             pgcc_id: request.pgcc_id,
             status: request.status.as_str().to_owned(),
-            caso_de_uso_id_template: dados.caso_de_uso_id_template,
-            cpf_titular: if mostrar_cpf {
-                dados.cpf_titular.as_str().to_owned()
+            template_id: dados.template_id,
+            subject_cpf: if mostrar_cpf {
+                dados.subject_cpf.as_str().to_owned()
             } else {
-                dados.cpf_titular.masked()
+                dados.subject_cpf.masked()
             },
-            tipo_titular: dados.tipo_titular.as_str().to_owned(),
-            modalidade_acesso: dados.modalidade_acesso.as_str().to_owned(),
-            cnpj_anuente: dados.cnpj_anuente.map(|c| c.as_str().to_owned()),
-            data_expiracao_consentimento: dados.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: respondeu,
-            prova_coleta: prova,
+            subject_type: dados.subject_type.as_str().to_owned(),
+            access_mode: dados.access_mode.as_str().to_owned(),
+            consenting_cnpj: dados.consenting_cnpj.map(|c| c.as_str().to_owned()),
+            consent_expires_at: dados.consent_expires_at,
+            subject_answered_at: respondeu,
+            proof_of_collection: prova,
             hash: request.hash,
-            sal_hash: mostrar_cpf.then_some(request.hash_salt),
-            criado_em: request.criado_em,
-            atualizado_em: request.atualizado_em,
-            historico: historico.map(|h| {
+            hash_salt: mostrar_cpf.then_some(request.hash_salt),
+            created_at: request.created_at,
+            updated_at: request.updated_at,
+            history: historico.map(|h| {
                 h.into_iter()
                     .map(|c| MudancaDeStatus {
-                        de: c.de.map(|s| s.as_str().to_owned()),
-                        para: c.para.as_str().to_owned(),
-                        em: c.em,
-                        causa: c.causa.as_str().to_owned(),
-                        motivo: c.motivo.map(|m| m.as_str().to_owned()),
+                        from: c.from.map(|s| s.as_str().to_owned()),
+                        to: c.to.as_str().to_owned(),
+                        at: c.at,
+                        cause: c.cause.as_str().to_owned(),
+                        reason: c.reason.map(|m| m.as_str().to_owned()),
                     })
                     .collect()
             }),
@@ -121,7 +135,8 @@ impl Solicitacao {
 pub struct MostrarCpf {
     /// `true` to receive the subject's full CPF; masked otherwise.
     #[serde(default)]
-    pub mostrar_cpf: bool,
+    #[serde(rename = "mostrarCpf")]
+    pub show_cpf: bool,
 }
 
 /// Filters and paging of `GET /api/solicitacao-consentimento`.
@@ -132,35 +147,45 @@ pub struct FiltroSolicitacoes {
     /// Effective status: `pendente`, `ativo`, `recusado`, `expirado`, `revogado`.
     #[param(value_type = Option<StatusSolicitacao>)]
     pub status: Option<String>,
-    pub caso_de_uso_id_template: Option<String>,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: Option<String>,
     /// The subject's CPF (masked or not). Prefer POST /api/hash-consulta for single checks.
     #[param(value_type = Option<Cpf>, inline)]
-    pub cpf_titular: Option<String>,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: Option<String>,
     /// Created at or after (ISO 8601).
-    pub criado_de: Option<DateTime<Utc>>,
+    #[serde(rename = "criadoDe")]
+    pub created_from: Option<DateTime<Utc>>,
     /// Created before (ISO 8601).
-    pub criado_ate: Option<DateTime<Utc>>,
+    #[serde(rename = "criadoAte")]
+    pub created_until: Option<DateTime<Utc>>,
     /// Last changed (created, or its status changed) at or after (ISO 8601): what changed while
     /// your webhook receiver was down.
-    pub atualizado_de: Option<DateTime<Utc>>,
+    #[serde(rename = "atualizadoDe")]
+    pub updated_from: Option<DateTime<Utc>>,
     /// Last changed before (ISO 8601).
-    pub atualizado_ate: Option<DateTime<Utc>>,
+    #[serde(rename = "atualizadoAte")]
+    pub updated_until: Option<DateTime<Utc>>,
     /// `proximoCursor` of the previous page.
     #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
-    pub limite: Option<u32>,
+    #[serde(rename = "limite")]
+    pub limit: Option<u32>,
     /// `true` to receive full CPFs.
     #[serde(default)]
-    pub mostrar_cpf: bool,
+    #[serde(rename = "mostrarCpf")]
+    pub show_cpf: bool,
 }
 
 /// A page of consent requests, oldest first.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PaginaSolicitacoes {
-    pub itens: Vec<Solicitacao>,
+    #[serde(rename = "itens")]
+    pub items: Vec<Solicitacao>,
     /// Pass as `cursor` for the next page; `null` on the last page.
-    pub proximo_cursor: Option<String>,
+    #[serde(rename = "proximoCursor")]
+    pub next_cursor: Option<String>,
 }

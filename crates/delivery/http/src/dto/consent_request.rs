@@ -2,7 +2,7 @@ use std::borrow::Cow;
 
 use chrono::{DateTime, Utc};
 use domain::{
-    ConsentRequestDraft, ModalidadeAcesso as DomainModalidade, TipoTitular as DomainTipoTitular,
+    AccessMode as DomainModalidade, ConsentRequestDraft, SubjectType as DomainTipoTitular,
 };
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::Schema;
@@ -23,31 +23,39 @@ pub struct CriarSolicitacaoAtiva {
     /// `pgccProviderTemplateId` of one of the company's use cases.
     #[schema(example = "tpl-marketing-email")]
     #[schema(required = true, value_type = TemplateId, inline)]
-    pub caso_de_uso_id_template: Option<String>,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: Option<String>,
     /// The subject's CPF: 11 digits, masked (`123.456.789-09`) or not.
     #[schema(example = "529.982.247-25")]
     #[schema(required = true, value_type = Cpf, inline)]
-    pub cpf_titular: Option<String>,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: Option<String>,
     /// Access modality: `Direto` or `Indireto` (then `cnpjAnuente` is required).
     #[schema(example = "Direto")]
-    #[schema(required = true, value_type = ModalidadeAcesso)]
-    pub modalidade_acesso: Option<ModalidadeAcesso>,
+    #[schema(required = true, value_type = AccessMode)]
+    #[serde(rename = "modalidadeAcesso")]
+    pub access_mode: Option<AccessMode>,
     /// Kind of data subject: only `PessoaFisica`.
     #[schema(example = "PessoaFisica")]
-    #[schema(required = true, value_type = TipoTitular)]
-    pub tipo_titular: Option<TipoTitular>,
+    #[schema(required = true, value_type = SubjectType)]
+    #[serde(rename = "tipoTitular")]
+    pub subject_type: Option<SubjectType>,
     /// When the consent expires; must be in the future.
     #[schema(required = true, value_type = String, format = DateTime)]
-    pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: Option<DateTime<Utc>>,
     /// When the subject answered; not in the future, before the expiry.
     #[schema(required = true, value_type = String, format = DateTime)]
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataTitularRespondeuConsentimento")]
+    pub subject_answered_at: Option<DateTime<Utc>>,
     /// Proof that the consent was collected.
     #[schema(required = true, value_type = ProvaColeta, inline)]
-    pub prova_coleta: Option<String>,
+    #[serde(rename = "provaColeta")]
+    pub proof_of_collection: Option<String>,
     /// CNPJ of the consenting party (numeric or alphanumeric, masked or not); required for `Indireto`.
     #[schema(value_type = Option<Cnpj>, inline)]
-    pub cnpj_anuente: Option<String>,
+    #[serde(rename = "cnpjAnuente")]
+    pub consenting_cnpj: Option<String>,
 }
 
 /// Body of `POST /api/solicitacao-consentimento/criar/pendente`: the service waits for the
@@ -57,44 +65,52 @@ pub struct CriarSolicitacaoAtiva {
 pub struct CriarSolicitacaoPendente {
     #[schema(example = "tpl-marketing-email")]
     #[schema(required = true, value_type = TemplateId, inline)]
-    pub caso_de_uso_id_template: Option<String>,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: Option<String>,
     #[schema(example = "529.982.247-25")]
     #[schema(required = true, value_type = Cpf, inline)]
-    pub cpf_titular: Option<String>,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: Option<String>,
     #[schema(example = "Direto")]
-    #[schema(required = true, value_type = ModalidadeAcesso)]
-    pub modalidade_acesso: Option<ModalidadeAcesso>,
+    #[schema(required = true, value_type = AccessMode)]
+    #[serde(rename = "modalidadeAcesso")]
+    pub access_mode: Option<AccessMode>,
     #[schema(example = "PessoaFisica")]
-    #[schema(required = true, value_type = TipoTitular)]
-    pub tipo_titular: Option<TipoTitular>,
+    #[schema(required = true, value_type = SubjectType)]
+    #[serde(rename = "tipoTitular")]
+    pub subject_type: Option<SubjectType>,
     #[schema(required = true, value_type = String, format = DateTime)]
-    pub data_expiracao_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: Option<DateTime<Utc>>,
     #[schema(value_type = Option<Cnpj>, inline)]
-    pub cnpj_anuente: Option<String>,
+    #[serde(rename = "cnpjAnuente")]
+    pub consenting_cnpj: Option<String>,
     /// Not part of the pending variant: accepted only to answer a clear 422 instead of a 400.
     #[schema(ignore)]
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataTitularRespondeuConsentimento")]
+    pub subject_answered_at: Option<DateTime<Utc>>,
     /// Not part of the pending variant: accepted only to answer a clear 422 instead of a 400.
     #[schema(ignore)]
-    pub prova_coleta: Option<String>,
+    #[serde(rename = "provaColeta")]
+    pub proof_of_collection: Option<String>,
 }
 
 /// `modalidadeAcesso`: documented as its enumeration, decoded as text so that a wrong value is a
 /// 422 naming the field, like every other rule.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct ModalidadeAcesso(pub String);
+pub struct AccessMode(pub String);
 
 /// `tipoTitular`: documented as its enumeration, decoded as text (see [`ModalidadeAcesso`]).
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-pub struct TipoTitular(pub String);
+pub struct SubjectType(pub String);
 
-impl PartialSchema for ModalidadeAcesso {
+impl PartialSchema for AccessMode {
     fn schema() -> RefOr<Schema> {
         let values = [
-            DomainModalidade::Direto.as_str(),
-            DomainModalidade::Indireto.as_str(),
+            DomainModalidade::Direct.as_str(),
+            DomainModalidade::Indirect.as_str(),
         ];
         text_enumeration(
             "Modalidade de acesso; `Indireto` exige `cnpjAnuente`.",
@@ -103,22 +119,22 @@ impl PartialSchema for ModalidadeAcesso {
     }
 }
 
-impl ToSchema for ModalidadeAcesso {
+impl ToSchema for AccessMode {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("ModalidadeAcesso")
     }
 }
 
-impl PartialSchema for TipoTitular {
+impl PartialSchema for SubjectType {
     fn schema() -> RefOr<Schema> {
         text_enumeration(
             "Tipo de titular dos dados.",
-            [DomainTipoTitular::PessoaFisica.as_str()],
+            [DomainTipoTitular::NaturalPerson.as_str()],
         )
     }
 }
 
-impl ToSchema for TipoTitular {
+impl ToSchema for SubjectType {
     fn name() -> Cow<'static, str> {
         Cow::Borrowed("TipoTitular")
     }
@@ -127,14 +143,14 @@ impl ToSchema for TipoTitular {
 impl From<CriarSolicitacaoAtiva> for ConsentRequestDraft {
     fn from(b: CriarSolicitacaoAtiva) -> Self {
         ConsentRequestDraft {
-            caso_de_uso_id_template: b.caso_de_uso_id_template,
-            cpf_titular: b.cpf_titular,
-            modalidade_acesso: b.modalidade_acesso.map(|m| m.0),
-            tipo_titular: b.tipo_titular.map(|t| t.0),
-            data_expiracao_consentimento: b.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: b.data_titular_respondeu_consentimento,
-            prova_coleta: b.prova_coleta,
-            cnpj_anuente: b.cnpj_anuente,
+            template_id: b.template_id,
+            subject_cpf: b.subject_cpf,
+            access_mode: b.access_mode.map(|m| m.0),
+            subject_type: b.subject_type.map(|t| t.0),
+            consent_expires_at: b.consent_expires_at,
+            subject_answered_at: b.subject_answered_at,
+            proof_of_collection: b.proof_of_collection,
+            consenting_cnpj: b.consenting_cnpj,
         }
     }
 }
@@ -142,14 +158,14 @@ impl From<CriarSolicitacaoAtiva> for ConsentRequestDraft {
 impl From<CriarSolicitacaoPendente> for ConsentRequestDraft {
     fn from(b: CriarSolicitacaoPendente) -> Self {
         ConsentRequestDraft {
-            caso_de_uso_id_template: b.caso_de_uso_id_template,
-            cpf_titular: b.cpf_titular,
-            modalidade_acesso: b.modalidade_acesso.map(|m| m.0),
-            tipo_titular: b.tipo_titular.map(|t| t.0),
-            data_expiracao_consentimento: b.data_expiracao_consentimento,
-            data_titular_respondeu_consentimento: b.data_titular_respondeu_consentimento,
-            prova_coleta: b.prova_coleta,
-            cnpj_anuente: b.cnpj_anuente,
+            template_id: b.template_id,
+            subject_cpf: b.subject_cpf,
+            access_mode: b.access_mode.map(|m| m.0),
+            subject_type: b.subject_type.map(|t| t.0),
+            consent_expires_at: b.consent_expires_at,
+            subject_answered_at: b.subject_answered_at,
+            proof_of_collection: b.proof_of_collection,
+            consenting_cnpj: b.consenting_cnpj,
         }
     }
 }

@@ -14,13 +14,17 @@ use utoipa::{PartialSchema, ToSchema};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Envelope<T: ToSchema> {
     /// Whether the operation succeeded.
-    pub sucesso: bool,
+    #[serde(rename = "sucesso")]
+    pub success: bool,
     /// Whether the failure came from the PGCC (the external consent platform).
-    pub is_pgcc_erro: bool,
+    #[serde(rename = "isPgccErro")]
+    pub is_pgcc_error: bool,
     /// `OK` unless `isPgccErro`; then the name of the PGCC's HTTP status.
-    pub pgcc_codigo_erro: PgccCodigoErro,
+    #[serde(rename = "pgccCodigoErro")]
+    pub pgcc_error_code: PgccCodigoErro,
     /// A sentence for people; never parse it.
-    pub mensagem: Option<String>,
+    #[serde(rename = "mensagem")]
+    pub message: Option<String>,
     pub data: T,
 }
 
@@ -49,14 +53,17 @@ impl ToSchema for PgccCodigoErro {
 #[serde(rename_all = "camelCase")]
 pub struct Erro {
     /// Present on 422 validation failures: one entry per broken rule.
-    pub erros: Option<Vec<CampoInvalido>>,
+    #[serde(rename = "erros")]
+    pub errors: Option<Vec<CampoInvalido>>,
 }
 
 #[derive(Serialize, ToSchema)]
 pub struct CampoInvalido {
     /// The JSON name of the field.
-    pub campo: String,
-    pub mensagem: String,
+    #[serde(rename = "campo")]
+    pub field: String,
+    #[serde(rename = "mensagem")]
+    pub message: String,
 }
 
 /// `data` of a success that has nothing to return.

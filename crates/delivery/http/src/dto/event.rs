@@ -16,15 +16,18 @@ use super::text_rules::Cursor;
 pub struct FiltroEventos {
     /// Only events of this type.
     #[param(value_type = Option<TipoEventoAssinavel>)]
-    pub tipo: Option<String>,
+    #[serde(rename = "tipo")]
+    pub event_type: Option<String>,
     /// Only events whose `timestamp` is at or after this instant (ISO 8601).
-    pub desde: Option<DateTime<Utc>>,
+    #[serde(rename = "desde")]
+    pub since: Option<DateTime<Utc>>,
     /// `proximoCursor` of the previous page.
     #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
-    pub limite: Option<u32>,
+    #[serde(rename = "limite")]
+    pub limit: Option<u32>,
 }
 
 /// One event: exactly the body its webhook deliveries carry (`type`, `timestamp`, `data`), plus
@@ -36,7 +39,7 @@ pub struct Evento {
     /// The event type.
     #[serde(rename = "type")]
     #[schema(value_type = TipoEventoAssinavel)]
-    pub tipo: String,
+    pub event_type: String,
     /// When it happened (the webhook body's `timestamp`).
     #[schema(value_type = DateTime<Utc>)]
     pub timestamp: Value,
@@ -50,16 +53,18 @@ pub struct Evento {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PaginaEventos {
-    pub itens: Vec<Evento>,
+    #[serde(rename = "itens")]
+    pub items: Vec<Evento>,
     /// Pass as `cursor` for the next page; `null` on the last page.
-    pub proximo_cursor: Option<String>,
+    #[serde(rename = "proximoCursor")]
+    pub next_cursor: Option<String>,
 }
 
 /// The stored body `{"type", "timestamp", "data"}`, read back as sent.
 #[derive(Deserialize)]
 struct Body {
     #[serde(rename = "type")]
-    tipo: String,
+    event_type: String,
     timestamp: Value,
     data: Value,
 }
@@ -72,7 +77,7 @@ impl Evento {
             .map_err(|e| anyhow::anyhow!("a stored event's payload is unreadable: {e}"))?;
         Ok(Evento {
             id: event.id,
-            tipo: body.tipo,
+            event_type: body.event_type,
             timestamp: body.timestamp,
             data: body.data,
         })

@@ -1,6 +1,6 @@
 //! Body of `POST /api/solicitacao-consentimento/{id}/revogar` (optional).
 
-use domain::{Motivo, ValidationErrors};
+use domain::{Reason, ValidationErrors};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -15,14 +15,15 @@ pub struct RevogarSolicitacao {
     /// (`historico[].motivo`) and sent in the `solicitacao.revogada` event. 1 to 500 characters,
     /// not only white space, no control characters other than line breaks and tabs.
     #[schema(value_type = Option<MotivoTexto>, inline, example = "Solicitação criada por engano.")]
-    pub motivo: Option<String>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<String>,
 }
 
 impl RevogarSolicitacao {
     /// The reason as the domain takes it; a broken rule is a field error on `motivo`.
-    pub fn try_into_domain(self) -> Result<Option<Motivo>, ValidationErrors> {
-        self.motivo
-            .map(|raw| Motivo::parse(&raw))
+    pub fn try_into_domain(self) -> Result<Option<Reason>, ValidationErrors> {
+        self.reason
+            .map(|raw| Reason::parse(&raw))
             .transpose()
             .map_err(|e| ValidationErrors::single("motivo", e.to_string()))
     }

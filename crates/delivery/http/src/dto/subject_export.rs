@@ -13,7 +13,8 @@ use super::text_rules::{Cpf, Cursor};
 pub struct ExportarTitular {
     /// The subject's CPF, formatted (`529.982.247-25`) or digits only.
     #[schema(required = true, value_type = Cpf, inline, example = "529.982.247-25")]
-    pub cpf_titular: Option<String>,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: Option<String>,
 }
 
 /// Paging of the export.
@@ -26,7 +27,8 @@ pub struct PaginaExportacao {
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
-    pub limite: Option<u32>,
+    #[serde(rename = "limite")]
+    pub limit: Option<u32>,
 }
 
 /// A page of the subject's requests, oldest first, each with its history, its proof of
@@ -34,7 +36,9 @@ pub struct PaginaExportacao {
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsentimentosDoTitular {
-    pub itens: Vec<Solicitacao>,
+    #[serde(rename = "itens")]
+    pub items: Vec<Solicitacao>,
     /// Pass as `cursor` for the next page; `null` on the last page.
-    pub proximo_cursor: Option<String>,
+    #[serde(rename = "proximoCursor")]
+    pub next_cursor: Option<String>,
 }

@@ -7,11 +7,14 @@ use utoipa::ToSchema;
 #[serde(rename_all = "camelCase")]
 pub struct Sincronizacao {
     /// Use cases new on the PGCC, now stored.
-    pub inseridos: u32,
+    #[serde(rename = "inseridos")]
+    pub inserted: u32,
     /// Use cases already stored, refreshed.
-    pub atualizados: u32,
+    #[serde(rename = "atualizados")]
+    pub updated: u32,
     /// Use cases gone from the PGCC, no longer listed.
-    pub removidos: u32,
+    #[serde(rename = "removidos")]
+    pub removed: u32,
     /// Use cases listed after the synchronization.
     pub total: u32,
 }
@@ -19,9 +22,9 @@ pub struct Sincronizacao {
 impl From<SyncCounts> for Sincronizacao {
     fn from(c: SyncCounts) -> Self {
         Sincronizacao {
-            inseridos: c.inseridos,
-            atualizados: c.atualizados,
-            removidos: c.removidos,
+            inserted: c.inserted,
+            updated: c.updated,
+            removed: c.removed,
             total: c.total,
         }
     }

@@ -105,7 +105,7 @@ text_rule!(
         "Motivo: de 1 a 500 caracteres, não só espaços, sem caracteres de controle (quebras de linha e tabulações são aceitas).",
         Some(MOTIVO_PATTERN),
         Some(1),
-        Some(domain::motivo::MOTIVO_MAX_CHARS),
+        Some(domain::reason::REASON_MAX_CHARS),
         None,
     )
 );
@@ -141,7 +141,7 @@ text_rule!(
         "`pgccProviderTemplateId` de um dos casos de uso sincronizados da empresa: não vazio, no máximo 200 caracteres.",
         Some(NON_BLANK_PATTERN),
         Some(1),
-        Some(domain::MAX_CASO_DE_USO_ID_TEMPLATE),
+        Some(domain::MAX_TEMPLATE_ID),
         None,
     )
 );
@@ -165,7 +165,7 @@ text_rule!(
         "Prova de que o consentimento foi coletado: não vazia, no máximo 100000 caracteres.",
         Some(NON_BLANK_PATTERN),
         Some(1),
-        Some(domain::MAX_PROVA_COLETA),
+        Some(domain::MAX_PROOF_OF_COLLECTION),
         None,
     )
 );
@@ -291,7 +291,7 @@ mod tests {
         ];
         for (text, ok) in samples {
             assert_eq!(matches(MOTIVO_PATTERN, text), ok, "{text:?}");
-            assert_eq!(domain::Motivo::parse(text).is_ok(), ok, "{text:?}");
+            assert_eq!(domain::Reason::parse(text).is_ok(), ok, "{text:?}");
         }
     }
 

@@ -10,23 +10,27 @@ use uuid::Uuid;
 pub struct CasoDeUso {
     pub id: Uuid,
     /// The PGCC link (vínculo) the use case belongs to.
-    pub vinculo_id: Option<Uuid>,
-    pub titulo: String,
+    #[serde(rename = "vinculoId")]
+    pub link_id: Option<Uuid>,
+    #[serde(rename = "titulo")]
+    pub title: String,
     /// The use case template's id on the PGCC: the `casoDeUsoIdTemplate` of consent requests.
     pub pgcc_provider_template_id: Option<String>,
-    pub data_inclusao: DateTime<Utc>,
-    pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+    #[serde(rename = "dataInclusao")]
+    pub added_at: DateTime<Utc>,
+    #[serde(rename = "dataUltimaSincronizacaoPgcc")]
+    pub last_synced_at: Option<DateTime<Utc>>,
 }
 
 impl From<UseCase> for CasoDeUso {
     fn from(u: UseCase) -> Self {
         CasoDeUso {
             id: u.id,
-            vinculo_id: u.vinculo_id,
-            titulo: u.titulo,
+            link_id: u.link_id,
+            title: u.title,
             pgcc_provider_template_id: u.pgcc_provider_template_id,
-            data_inclusao: u.data_inclusao,
-            data_ultima_sincronizacao_pgcc: u.data_ultima_sincronizacao_pgcc,
+            added_at: u.added_at,
+            last_synced_at: u.last_synced_at,
         }
     }
 }

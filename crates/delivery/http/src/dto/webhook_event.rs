@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use super::consent_request::{ModalidadeAcesso, TipoTitular};
+use super::consent_request::{AccessMode, SubjectType};
 use super::enumerations::StatusSolicitacao;
 
 /// A consent request as an event shows it, right after the change: the CPF masked, never the
@@ -21,30 +21,40 @@ pub struct SolicitacaoNoEvento {
     /// The status right after the change.
     #[schema(value_type = StatusSolicitacao)]
     pub status: String,
-    pub caso_de_uso_id_template: String,
+    #[serde(rename = "casoDeUsoIdTemplate")]
+    pub template_id: String,
     /// Masked: `***.982.247-**`.
     #[schema(example = "***.982.247-**")]
-    pub cpf_titular: String,
-    #[schema(value_type = TipoTitular)]
-    pub tipo_titular: String,
-    #[schema(value_type = ModalidadeAcesso)]
-    pub modalidade_acesso: String,
+    #[serde(rename = "cpfTitular")]
+    pub subject_cpf: String,
+    #[schema(value_type = SubjectType)]
+    #[serde(rename = "tipoTitular")]
+    pub subject_type: String,
+    #[schema(value_type = AccessMode)]
+    #[serde(rename = "modalidadeAcesso")]
+    pub access_mode: String,
     /// 14 characters, unmasked; `null` when absent.
     #[schema(required = true)]
-    pub cnpj_anuente: Option<String>,
-    pub data_expiracao_consentimento: DateTime<Utc>,
+    #[serde(rename = "cnpjAnuente")]
+    pub consenting_cnpj: Option<String>,
+    #[serde(rename = "dataExpiracaoConsentimento")]
+    pub consent_expires_at: DateTime<Utc>,
     /// `null` unless the request was created active.
     #[schema(required = true)]
-    pub data_titular_respondeu_consentimento: Option<DateTime<Utc>>,
+    #[serde(rename = "dataTitularRespondeuConsentimento")]
+    pub subject_answered_at: Option<DateTime<Utc>>,
     /// The request's content hash (docs/hash-consulta.md).
     pub hash: String,
-    pub criado_em: DateTime<Utc>,
-    pub atualizado_em: DateTime<Utc>,
+    #[serde(rename = "criadoEm")]
+    pub created_at: DateTime<Utc>,
+    #[serde(rename = "atualizadoEm")]
+    pub updated_at: DateTime<Utc>,
     /// Only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other events):
     /// the reason given with the change (the company's with `revogar`, or the subject's as the
     /// PGCC reports it); `null` when none was given.
     #[schema(max_length = 500)]
-    pub motivo: Option<String>,
+    #[serde(rename = "motivo")]
+    pub reason: Option<String>,
 }
 
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.
@@ -91,27 +101,27 @@ mod tests {
     #[test]
     fn the_documented_snapshot_has_exactly_the_fields_the_domain_sends_all_required() {
         let at = Utc.with_ymd_and_hms(2026, 1, 10, 12, 0, 0).unwrap();
-        let sent = keys(EventData::Solicitacao(ConsentSnapshot {
+        let sent = keys(EventData::Consent(ConsentSnapshot {
             id: Uuid::nil(),
             pgcc_id: "pgcc-1".into(),
-            status: ConsentStatus::Ativo,
-            caso_de_uso_id_template: "tpl".into(),
-            cpf_titular: "***.982.247-**".into(),
-            tipo_titular: "PessoaFisica",
-            modalidade_acesso: "Direto",
-            cnpj_anuente: None,
-            data_expiracao_consentimento: at,
-            data_titular_respondeu_consentimento: None,
+            status: ConsentStatus::Active,
+            template_id: "tpl".into(),
+            subject_cpf: "***.982.247-**".into(),
+            subject_type: "PessoaFisica",
+            access_mode: "Direto",
+            consenting_cnpj: None,
+            consent_expires_at: at,
+            subject_answered_at: None,
             hash: "ab".repeat(32),
-            criado_em: at,
-            atualizado_em: at,
-            motivo: None,
+            created_at: at,
+            updated_at: at,
+            reason: None,
         }));
         let (properties, required) = properties_and_required::<SolicitacaoNoEvento>();
-        let mut with_motivo = sent.clone();
-        with_motivo.insert("motivo".to_owned());
+        let mut with_reason = sent.clone();
+        with_reason.insert("motivo".to_owned());
         assert_eq!(
-            properties, with_motivo,
+            properties, with_reason,
             "motivo: only in refusals and revocations"
         );
         assert_eq!(
@@ -122,10 +132,10 @@ mod tests {
 
     #[test]
     fn the_documented_sync_counts_are_the_fields_the_domain_sends() {
-        let sent = keys(EventData::Sincronizacao(SyncCounts {
-            inseridos: 1,
-            atualizados: 2,
-            removidos: 3,
+        let sent = keys(EventData::Sync(SyncCounts {
+            inserted: 1,
+            updated: 2,
+            removed: 3,
             total: 4,
         }));
         let (properties, required) = properties_and_required::<super::super::sync::Sincronizacao>();

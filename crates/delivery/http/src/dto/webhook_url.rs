@@ -17,7 +17,8 @@ pub struct RegistrarWebhookUrl {
     /// The event types this URL receives (1 or more; repeats ignored). Absent or `null`: every
     /// type, including types added later.
     #[schema(value_type = Option<Vec<TipoEventoAssinavel>>, min_items = 1, example = json!(["solicitacao.revogada", "solicitacao.expirada"]))]
-    pub eventos: Option<Vec<String>>,
+    #[serde(rename = "eventos")]
+    pub events: Option<Vec<String>>,
 }
 
 /// Body of `PATCH /api/webhook-urls/{webhookUrlId}`: `eventos` is required (`null` to receive
@@ -29,7 +30,8 @@ pub struct AlterarEventosWebhookUrl {
     /// types added later.
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<Vec<TipoEventoAssinavel>>, required = true, min_items = 1, example = json!(["solicitacao.revogada"]))]
-    pub eventos: Option<Option<Vec<String>>>,
+    #[serde(rename = "eventos")]
+    pub events: Option<Option<Vec<String>>>,
 }
 
 /// A field that must be present, even as `null` (`Some(None)`); absent it stays `None` (the
@@ -48,24 +50,29 @@ where
 #[serde(rename_all = "camelCase")]
 pub struct TesteWebhookUrl {
     /// The test's delivery in the log (`entregas`).
-    pub entrega_id: Uuid,
+    #[serde(rename = "entregaId")]
+    pub delivery_id: Uuid,
     /// The `webhook-id` the receiver got.
-    pub evento_id: Uuid,
+    #[serde(rename = "eventoId")]
+    pub event_id: Uuid,
     /// The receiver's HTTP status; null when it did not answer.
-    pub status_http: Option<u16>,
-    pub latencia_ms: u32,
+    #[serde(rename = "statusHttp")]
+    pub http_status: Option<u16>,
+    #[serde(rename = "latenciaMs")]
+    pub latency_ms: u32,
     /// Why it failed (the log's generic text); null on a 2xx.
-    pub erro: Option<String>,
+    #[serde(rename = "erro")]
+    pub error: Option<String>,
 }
 
 impl From<application::WebhookTestResult> for TesteWebhookUrl {
     fn from(r: application::WebhookTestResult) -> Self {
         TesteWebhookUrl {
-            entrega_id: r.entrega_id,
-            evento_id: r.evento_id,
-            status_http: r.status_http,
-            latencia_ms: r.latencia_ms,
-            erro: r.erro,
+            delivery_id: r.delivery_id,
+            event_id: r.event_id,
+            http_status: r.http_status,
+            latency_ms: r.latency_ms,
+            error: r.error,
         }
     }
 }
@@ -76,17 +83,21 @@ impl From<application::WebhookTestResult> for TesteWebhookUrl {
 pub struct WebhookUrlRegistrada {
     pub id: Uuid,
     pub url: String,
-    pub criado_em: DateTime<Utc>,
+    #[serde(rename = "criadoEm")]
+    pub created_at: DateTime<Utc>,
     /// Set when every delivery to it failed for the configured window (5 days by default): it
     /// receives nothing more; remove it and register it again once it works.
-    pub desativada_em: Option<DateTime<Utc>>,
+    #[serde(rename = "desativadaEm")]
+    pub disabled_at: Option<DateTime<Utc>>,
     /// The event types it receives; `null`: every type, including types added later.
     #[schema(value_type = Option<Vec<TipoEventoAssinavel>>)]
-    pub eventos: Option<Vec<String>>,
+    #[serde(rename = "eventos")]
+    pub events: Option<Vec<String>>,
     /// The signing secret (`whsec_...`), only in the answer to the registration: it is never
     /// shown again.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub segredo: Option<String>,
+    #[serde(rename = "segredo")]
+    pub secret: Option<String>,
 }
 
 impl From<WebhookUrl> for WebhookUrlRegistrada {
@@ -94,13 +105,13 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
         WebhookUrlRegistrada {
             id: w.id,
             url: w.url,
-            criado_em: w.criado_em,
-            desativada_em: w.desativado_em,
-            eventos: w
-                .eventos
+            created_at: w.created_at,
+            disabled_at: w.disabled_at,
+            events: w
+                .events
                 .types()
                 .map(|types| types.iter().map(|t| t.as_str().to_owned()).collect()),
-            segredo: None,
+            secret: None,
         }
     }
 }
@@ -112,7 +123,8 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
 pub struct SegredoRotacionado {
     pub id: Uuid,
     /// The new secret (`whsec_...`), shown only here.
-    pub segredo: String,
+    #[serde(rename = "segredo")]
+    pub secret: String,
 }
 
 /// One delivery of one event to the URL, with its attempts.
@@ -121,47 +133,56 @@ pub struct SegredoRotacionado {
 pub struct Entrega {
     pub id: Uuid,
     /// The event id: the `webhook-id` header of every attempt.
-    pub evento_id: Uuid,
+    #[serde(rename = "eventoId")]
+    pub event_id: Uuid,
     /// The event type, e.g. `solicitacao.criada`.
     #[schema(value_type = TipoEvento)]
-    pub tipo: String,
+    #[serde(rename = "tipo")]
+    pub event_type: String,
     /// `pendente`, `entregue`, `falhou` or `cancelada` (URL removed).
     #[schema(value_type = StatusEntrega)]
     pub status: String,
-    pub criado_em: DateTime<Utc>,
-    pub proxima_tentativa_em: Option<DateTime<Utc>>,
-    pub tentativas: Vec<Tentativa>,
+    #[serde(rename = "criadoEm")]
+    pub created_at: DateTime<Utc>,
+    #[serde(rename = "proximaTentativaEm")]
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    #[serde(rename = "tentativas")]
+    pub attempts: Vec<Tentativa>,
 }
 
 /// One attempt of a delivery.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Tentativa {
-    pub em: DateTime<Utc>,
+    #[serde(rename = "em")]
+    pub at: DateTime<Utc>,
     /// The receiver's HTTP status; null when it did not answer.
-    pub status_http: Option<u16>,
-    pub latencia_ms: u32,
+    #[serde(rename = "statusHttp")]
+    pub http_status: Option<u16>,
+    #[serde(rename = "latenciaMs")]
+    pub latency_ms: u32,
     /// Why it failed, when it failed.
-    pub erro: Option<String>,
+    #[serde(rename = "erro")]
+    pub error: Option<String>,
 }
 
 impl From<ports::DeliveryRecord> for Entrega {
     fn from(d: ports::DeliveryRecord) -> Self {
         Entrega {
             id: d.id,
-            evento_id: d.evento_id,
-            tipo: d.tipo,
+            event_id: d.event_id,
+            event_type: d.event_type,
             status: d.status,
-            criado_em: d.criado_em,
-            proxima_tentativa_em: d.proxima_tentativa_em,
-            tentativas: d
-                .tentativas
+            created_at: d.created_at,
+            next_attempt_at: d.next_attempt_at,
+            attempts: d
+                .attempts
                 .into_iter()
                 .map(|t| Tentativa {
-                    em: t.em,
-                    status_http: t.status_http,
-                    latencia_ms: t.latencia_ms,
-                    erro: t.erro,
+                    at: t.at,
+                    http_status: t.http_status,
+                    latency_ms: t.latency_ms,
+                    error: t.error,
                 })
                 .collect(),
         }
@@ -174,5 +195,6 @@ impl From<ports::DeliveryRecord> for Entrega {
 pub struct LimiteEntregas {
     /// Newest deliveries first, 1 to 200 (default 50).
     #[param(minimum = 1, maximum = 200)]
-    pub limite: Option<u32>,
+    #[serde(rename = "limite")]
+    pub limit: Option<u32>,
 }

@@ -42,8 +42,8 @@ pub async fn check(
     let result = as_company(&state, key, move |s, company| {
         Ok(s.check_consent.check(
             company,
-            body.cpf_titular.as_deref(),
-            body.caso_de_uso_id_template.as_deref(),
+            body.subject_cpf.as_deref(),
+            body.template_id.as_deref(),
         )?)
     })
     .await?;
@@ -80,23 +80,18 @@ pub async fn check_batch(
     key: ApiKeyHeader,
     body: web::Json<ConsultarLote>,
 ) -> Result<HttpResponse, ApiError> {
-    let itens = body.into_inner().itens;
+    let itens = body.into_inner().items;
     let weight = u32::try_from(itens.len().div_ceil(ITEMS_PER_REQUEST).max(1)).unwrap_or(u32::MAX);
     let results = as_company_weighing(&state, key, weight, move |s, company| {
         let items: Vec<_> = itens
             .iter()
-            .map(|i| {
-                (
-                    i.cpf_titular.as_deref(),
-                    i.caso_de_uso_id_template.as_deref(),
-                )
-            })
+            .map(|i| (i.subject_cpf.as_deref(), i.template_id.as_deref()))
             .collect();
         Ok(s.check_consent.check_batch(company, &items)?)
     })
     .await?;
     let itens = results.iter().map(ResultadoConsulta::of_check).collect();
-    Ok(HttpResponse::Ok().json(Envelope::ok(ResultadoLote { itens })))
+    Ok(HttpResponse::Ok().json(Envelope::ok(ResultadoLote { items: itens })))
 }
 
 /// The company's consent with this hash, and whether it is valid now.

@@ -114,12 +114,12 @@ pub async fn get(
     query: crate::query::Query<MostrarCpf>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let mostrar_cpf = query.mostrar_cpf;
+    let mostrar_cpf = query.show_cpf;
     let record = as_company(&state, key, move |s, company| {
         Ok(s.get_consent_request.execute(company, id)?)
     })
     .await?;
-    let data = Solicitacao::from_domain(record.request, mostrar_cpf, Some(record.historico));
+    let data = Solicitacao::from_domain(record.request, mostrar_cpf, Some(record.history));
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 
@@ -142,29 +142,29 @@ pub async fn list(
     query: crate::query::Query<FiltroSolicitacoes>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    let mostrar_cpf = q.mostrar_cpf;
+    let mostrar_cpf = q.show_cpf;
     let list_query = ConsentListQuery {
         status: q.status,
-        caso_de_uso_id_template: q.caso_de_uso_id_template,
-        cpf_titular: q.cpf_titular,
-        criado_de: q.criado_de,
-        criado_ate: q.criado_ate,
-        atualizado_de: q.atualizado_de,
-        atualizado_ate: q.atualizado_ate,
+        template_id: q.template_id,
+        subject_cpf: q.subject_cpf,
+        created_from: q.created_from,
+        created_until: q.created_until,
+        updated_from: q.updated_from,
+        updated_until: q.updated_until,
         cursor: q.cursor,
-        limite: q.limite,
+        limit: q.limit,
     };
     let page = as_company(&state, key, move |s, company| {
         Ok(s.list_consent_requests.execute(company, list_query)?)
     })
     .await?;
     let data = PaginaSolicitacoes {
-        itens: page
-            .itens
+        items: page
+            .items
             .into_iter()
             .map(|r| Solicitacao::from_domain(r, mostrar_cpf, None))
             .collect(),
-        proximo_cursor: page.proximo_cursor,
+        next_cursor: page.next_cursor,
     };
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
@@ -212,7 +212,7 @@ pub async fn revoke(
         Ok(s.revoke_consent_request.execute(company, id, motivo)?)
     })
     .await?;
-    let data = Solicitacao::from_domain(record.request, false, Some(record.historico));
+    let data = Solicitacao::from_domain(record.request, false, Some(record.history));
     Ok(HttpResponse::Ok().json(Envelope::ok_with_message(data, "Consentimento revogado.")))
 }
 

@@ -34,23 +34,23 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
     let list_query = EventListQuery {
-        tipo: q.tipo,
-        desde: q.desde,
+        event_type: q.event_type,
+        since: q.since,
         cursor: q.cursor,
-        limite: q.limite,
+        limit: q.limit,
     };
     let page = as_company(&state, key, move |s, company| {
         Ok(s.list_events.execute(company, list_query)?)
     })
     .await?;
     let itens = page
-        .itens
+        .items
         .into_iter()
         .map(Evento::from_stored)
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(ApiError::Internal)?;
     Ok(HttpResponse::Ok().json(Envelope::ok(PaginaEventos {
-        itens,
-        proximo_cursor: page.proximo_cursor,
+        items: itens,
+        next_cursor: page.next_cursor,
     })))
 }

@@ -41,21 +41,21 @@ pub async fn export(
 ) -> Result<HttpResponse, ApiError> {
     let page = query.into_inner();
     let export_query = SubjectExportQuery {
-        cpf_titular: body.into_inner().cpf_titular,
+        subject_cpf: body.into_inner().subject_cpf,
         cursor: page.cursor,
-        limite: page.limite,
+        limit: page.limit,
     };
     let page = as_company(&state, key, move |s, company| {
         Ok(s.export_subject.execute(company, export_query)?)
     })
     .await?;
     let data = ConsentimentosDoTitular {
-        itens: page
-            .itens
+        items: page
+            .items
             .into_iter()
-            .map(|r| Solicitacao::from_domain(r.request, true, Some(r.historico)))
+            .map(|r| Solicitacao::from_domain(r.request, true, Some(r.history)))
             .collect(),
-        proximo_cursor: page.proximo_cursor,
+        next_cursor: page.next_cursor,
     };
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }

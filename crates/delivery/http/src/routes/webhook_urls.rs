@@ -42,14 +42,17 @@ pub async fn register(
     key: ApiKeyHeader,
     body: web::Json<RegistrarWebhookUrl>,
 ) -> Result<HttpResponse, ApiError> {
-    let RegistrarWebhookUrl { url, eventos } = body.into_inner();
+    let RegistrarWebhookUrl {
+        url,
+        events: eventos,
+    } = body.into_inner();
     let registered = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls
             .register_choosing(company, &url, eventos.as_deref())?)
     })
     .await?;
     let mut data = WebhookUrlRegistrada::from(registered.webhook);
-    data.segredo = Some(registered.segredo);
+    data.secret = Some(registered.segredo);
     Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
         data,
         "Guarde o segredo agora: ele não será mostrado de novo.",
@@ -104,7 +107,7 @@ pub async fn choose_events(
     body: web::Json<AlterarEventosWebhookUrl>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let Some(eventos) = body.into_inner().eventos else {
+    let Some(eventos) = body.into_inner().events else {
         return Err(ApiError::BadRequest(
             "campo obrigatório ausente `eventos` (use null para receber todos os tipos)".into(),
         ));
@@ -144,7 +147,7 @@ pub async fn test(
         Ok(s.test_webhook_url.execute(company, id)?)
     })
     .await?;
-    let mensagem = if result.erro.is_none() {
+    let mensagem = if result.error.is_none() {
         "Evento de teste entregue."
     } else {
         "Evento de teste não entregue; veja statusHttp e erro."
@@ -209,7 +212,10 @@ pub async fn rotate_secret(
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
-        SegredoRotacionado { id, segredo },
+        SegredoRotacionado {
+            id,
+            secret: segredo,
+        },
         "Guarde o novo segredo agora: ele não será mostrado de novo.",
     )))
 }
@@ -263,7 +269,7 @@ pub async fn deliveries(
     query: crate::query::Query<LimiteEntregas>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let limite = query.limite;
+    let limite = query.limit;
     let records = as_company(&state, key, move |s, company| {
         Ok(s.webhook_deliveries.list(company, id, limite)?)
     })

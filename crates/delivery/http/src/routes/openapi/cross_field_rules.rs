@@ -1,7 +1,7 @@
 //! Rules between fields of one body that JSON Schema states with `if`/`then` and utoipa's model
 //! cannot hold, added to the serialized document here, in one place.
 
-use domain::ModalidadeAcesso;
+use domain::AccessMode;
 use serde_json::{json, Value};
 
 /// `modalidadeAcesso: Indireto` requires `cnpjAnuente` (a CNPJ, not `null`): both creation
@@ -12,7 +12,7 @@ pub(super) fn apply(doc: &mut Value) {
         if let Some(schema) = schema.as_object_mut() {
             schema.insert(
                 "if".into(),
-                json!({"properties": {"modalidadeAcesso": {"const": ModalidadeAcesso::Indireto.as_str()}},
+                json!({"properties": {"modalidadeAcesso": {"const": AccessMode::Indirect.as_str()}},
                        "required": ["modalidadeAcesso"]}),
             );
             schema.insert(

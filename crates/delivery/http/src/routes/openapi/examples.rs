@@ -54,12 +54,12 @@ fn cpf_mascarado() -> String {
 /// Statuses and causes are the domain's wire names, so the example cannot name one the API
 /// never emits.
 fn solicitacao(status: ConsentStatus) -> Value {
-    let company = TransitionCause::Empresa.as_str();
-    let mut historico = vec![json!({"de": null, "para": ConsentStatus::Ativo.as_str(),
+    let company = TransitionCause::Company.as_str();
+    let mut historico = vec![json!({"de": null, "para": ConsentStatus::Active.as_str(),
         "em": "2026-01-10T12:00:05Z", "causa": company, "motivo": null})];
-    if status == ConsentStatus::Revogado {
+    if status == ConsentStatus::Revoked {
         historico.push(
-            json!({"de": ConsentStatus::Ativo.as_str(), "para": status.as_str(),
+            json!({"de": ConsentStatus::Active.as_str(), "para": status.as_str(),
             "em": "2026-02-01T09:30:00Z", "causa": company,
             "motivo": "Cliente encerrou a conta."}),
         );
@@ -77,7 +77,7 @@ fn solicitacao(status: ConsentStatus) -> Value {
 }
 
 fn consulta_valida() -> Value {
-    json!({"valido": true, "id": ID, "status": ConsentStatus::Ativo.as_str(),
+    json!({"valido": true, "id": ID, "status": ConsentStatus::Active.as_str(),
         "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z", "hash": HASH,
         "casoDeUsoIdTemplate": "tpl-abertura-conta"})
 }
@@ -167,7 +167,7 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
                 "Register a URL for some event types only",
                 json!({
                 "url": "https://exemplo.com.br/webhooks/revogacoes",
-                "eventos": [EventType::SolicitacaoRevogada.as_str(), EventType::SolicitacaoExpirada.as_str()]}),
+                "eventos": [EventType::RequestRevoked.as_str(), EventType::RequestExpired.as_str()]}),
             ),
         ],
         "/api/solicitacao-consentimento/{id}/revogar" => vec![(
@@ -179,7 +179,7 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
             (
                 "alguns",
                 "Only these types from now on",
-                json!({"eventos": [EventType::SolicitacaoRevogada.as_str()]}),
+                json!({"eventos": [EventType::RequestRevoked.as_str()]}),
             ),
             (
                 "todos",
@@ -218,15 +218,15 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         ("/api/solicitacao-consentimento", _) => vec![(
             "pagina",
             "A page of requests",
-            json!({"itens": [solicitacao(ConsentStatus::Ativo)], "proximoCursor": null}),
+            json!({"itens": [solicitacao(ConsentStatus::Active)], "proximoCursor": null}),
         )],
         ("/api/solicitacao-consentimento/{id}", _) => vec![(
             "solicitacao",
             "One request with its history",
-            solicitacao(ConsentStatus::Ativo),
+            solicitacao(ConsentStatus::Active),
         )],
         ("/api/solicitacao-consentimento/{id}/revogar", _) => {
-            vec![("revogada", "Revoked", solicitacao(ConsentStatus::Revogado))]
+            vec![("revogada", "Revoked", solicitacao(ConsentStatus::Revoked))]
         }
         ("/api/hash-consulta", _) => vec![
             ("valido", "A valid consent", consulta_valida()),
@@ -234,7 +234,7 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         ],
         ("/api/titulares/consentimentos", _) => {
             vec![("titular", "The subject's requests, CPF in full", {
-                let mut item = solicitacao(ConsentStatus::Ativo);
+                let mut item = solicitacao(ConsentStatus::Active);
                 item["cpfTitular"] = json!(cpf_inteiro());
                 json!({"itens": [item], "proximoCursor": null})
             })]
@@ -276,7 +276,7 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         )],
         ("/api/webhook-urls/{webhookUrlId}", "patch") => {
             let mut w = webhook(false);
-            w["eventos"] = json!([EventType::SolicitacaoRevogada.as_str()]);
+            w["eventos"] = json!([EventType::RequestRevoked.as_str()]);
             vec![("alterada", "The URL with its new event types", w)]
         }
         ("/api/webhook-urls/{webhookUrlId}/testar", _) => vec![
@@ -299,9 +299,9 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             "pagina",
             "A page of events, oldest first",
             json!({"itens": [{"id": "d5e6f7a8-b9c0-4d1e-8f2a-3b4c5d6e7f80",
-                "type": EventType::SolicitacaoRevogada.as_str(),
+                "type": EventType::RequestRevoked.as_str(),
                 "timestamp": "2026-02-01T09:30:00Z",
-                "data": {"id": ID, "pgccId": PGCC_ID, "status": ConsentStatus::Revogado.as_str(),
+                "data": {"id": ID, "pgccId": PGCC_ID, "status": ConsentStatus::Revoked.as_str(),
                     "casoDeUsoIdTemplate": "tpl-abertura-conta", "cpfTitular": cpf_mascarado(),
                     "tipoTitular": "PessoaFisica", "modalidadeAcesso": "Direto",
                     "cnpjAnuente": null, "dataExpiracaoConsentimento": "2030-12-31T23:59:59Z",

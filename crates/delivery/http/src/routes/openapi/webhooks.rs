@@ -20,43 +20,43 @@ enum Data {
 /// summary, and its `data`. The match is exhaustive: a new event type cannot be left out.
 fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Data) {
     match tipo {
-        EventType::SolicitacaoCriada => (
+        EventType::RequestCreated => (
             "EventoSolicitacaoCriada",
             "notificarSolicitacaoCriada",
             "A consent request was created (criar/ativo or criar/pendente).",
             Data::Solicitacao,
         ),
-        EventType::SolicitacaoAtivada => (
+        EventType::RequestActivated => (
             "EventoSolicitacaoAtivada",
             "notificarSolicitacaoAtivada",
             "The subject accepted a pending request on the PGCC.",
             Data::Solicitacao,
         ),
-        EventType::SolicitacaoRecusada => (
+        EventType::RequestRefused => (
             "EventoSolicitacaoRecusada",
             "notificarSolicitacaoRecusada",
             "The subject refused a pending request on the PGCC; `data.motivo` is the PGCC's reason (null when none).",
             Data::Solicitacao,
         ),
-        EventType::SolicitacaoExpirada => (
+        EventType::RequestExpired => (
             "EventoSolicitacaoExpirada",
             "notificarSolicitacaoExpirada",
             "A pending or active request reached its expiry.",
             Data::Solicitacao,
         ),
-        EventType::SolicitacaoRevogada => (
+        EventType::RequestRevoked => (
             "EventoSolicitacaoRevogada",
             "notificarSolicitacaoRevogada",
             "A request was revoked, on the PGCC or through this API, or the company withdrew a pending one; `data.motivo` is the reason given (null when none).",
             Data::Solicitacao,
         ),
-        EventType::CasosDeUsoSincronizados => (
+        EventType::UseCasesSynced => (
             "EventoCasosDeUsoSincronizados",
             "notificarCasosDeUsoSincronizados",
             "A synchronization (on demand or scheduled) changed the company's use cases.",
             Data::Sincronizacao,
         ),
-        EventType::WebhookTeste => (
+        EventType::WebhookTest => (
             "EventoWebhookTeste",
             "notificarWebhookTeste",
             "A test the company asked for (`POST /api/webhook-urls/{id}/testar`), sent to that URL only.",
