@@ -31,7 +31,7 @@ pub use access::api_keys::{
     IssuedApiKey, ListApiKeysError, RevokeApiKeyError, RevokedApiKey, API_KEY_LEN, API_KEY_PREFIX,
 };
 pub use access::authenticate::{AuthError, Authenticator, LAST_USE_RESOLUTION};
-pub use access::register_company::{CompanyRegistrar, RegisterCompanyError};
+pub use access::register_company::{RegisterCompany, RegisterCompanyError};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };
@@ -104,7 +104,7 @@ pub struct Ports {
 pub struct Services {
     pub auth: Authenticator,
     pub api_keys: ApiKeyIssuer,
-    pub companies: CompanyRegistrar,
+    pub register_company: RegisterCompany,
     pub list_use_cases: ListUseCases,
     pub sync_use_cases: SyncUseCases,
     pub create_consent_request: CreateConsentRequest,
@@ -170,7 +170,7 @@ impl Services {
                 settings.cache.unknown_api_key_ttl,
             )),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
-            companies: CompanyRegistrar::new(companies, clock.clone()),
+            register_company: RegisterCompany::new(companies, clock.clone()),
             list_use_cases: ListUseCases::new(use_cases.clone()),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),

@@ -7,7 +7,7 @@ use crate::wiring;
 /// Prints the new company's id alone on stdout, so scripts can capture it.
 pub fn create(settings: &Settings, nome: &str, cnpj: &str) -> anyhow::Result<()> {
     let services = wiring::services(settings, wiring::pool(settings)?)?;
-    match services.companies.create(nome, cnpj) {
+    match services.register_company.execute(nome, cnpj) {
         Ok(company) => {
             println!("{}", company.id);
             Ok(())

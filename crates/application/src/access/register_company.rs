@@ -22,18 +22,18 @@ pub enum RegisterCompanyError {
 }
 
 #[derive(Clone)]
-pub struct CompanyRegistrar {
+pub struct RegisterCompany {
     companies: Arc<dyn CompanyRepository>,
     clock: Arc<dyn Clock>,
 }
 
-impl CompanyRegistrar {
+impl RegisterCompany {
     pub fn new(companies: Arc<dyn CompanyRepository>, clock: Arc<dyn Clock>) -> Self {
         Self { companies, clock }
     }
 
     /// Stores a new company with a new id; reports every broken field rule at once.
-    pub fn create(&self, name: &str, cnpj: &str) -> Result<Company, RegisterCompanyError> {
+    pub fn execute(&self, name: &str, cnpj: &str) -> Result<Company, RegisterCompanyError> {
         let mut errors = ValidationErrors::default();
         let name = name.trim();
         if name.is_empty() {
@@ -79,8 +79,8 @@ mod tests {
     use super::*;
     use crate::test_support::{fixed_clock, now, VALID_CNPJ};
 
-    fn registrar(companies: MockCompanyRepository) -> CompanyRegistrar {
-        CompanyRegistrar::new(Arc::new(companies), fixed_clock())
+    fn registrar(companies: MockCompanyRepository) -> RegisterCompany {
+        RegisterCompany::new(Arc::new(companies), fixed_clock())
     }
 
     fn untouched_repository() -> MockCompanyRepository {
@@ -109,7 +109,7 @@ mod tests {
         });
 
         let company = registrar(companies)
-            .create("  Empresa Exemplo Ltda  ", "11.222.333/0001-81")
+            .execute("  Empresa Exemplo Ltda  ", "11.222.333/0001-81")
             .unwrap();
 
         assert_eq!(company.name, "Empresa Exemplo Ltda");
@@ -125,15 +125,15 @@ mod tests {
         companies.expect_create().times(2).returning(|_| Ok(()));
         let registrar = registrar(companies);
 
-        let first = registrar.create("A", VALID_CNPJ).unwrap();
-        let second = registrar.create("B", "11444777000161").unwrap();
+        let first = registrar.execute("A", VALID_CNPJ).unwrap();
+        let second = registrar.execute("B", "11444777000161").unwrap();
 
         assert_ne!(first.id, second.id);
     }
 
     #[test]
     fn a_blank_name_is_invalid_and_stores_nothing() {
-        let result = registrar(untouched_repository()).create("   ", VALID_CNPJ);
+        let result = registrar(untouched_repository()).execute("   ", VALID_CNPJ);
 
         assert_eq!(invalid_fields(result), ["nome"]);
     }
@@ -144,7 +144,7 @@ mod tests {
         companies.expect_create().times(1).returning(|_| Ok(()));
 
         let company = registrar(companies)
-            .create(&"é".repeat(200), VALID_CNPJ)
+            .execute(&"é".repeat(200), VALID_CNPJ)
             .unwrap();
 
         assert_eq!(company.name.chars().count(), 200);
@@ -152,21 +152,21 @@ mod tests {
 
     #[test]
     fn a_name_longer_than_200_characters_is_invalid_and_stores_nothing() {
-        let result = registrar(untouched_repository()).create(&"a".repeat(201), VALID_CNPJ);
+        let result = registrar(untouched_repository()).execute(&"a".repeat(201), VALID_CNPJ);
 
         assert_eq!(invalid_fields(result), ["nome"]);
     }
 
     #[test]
     fn an_invalid_cnpj_is_invalid_and_stores_nothing() {
-        let result = registrar(untouched_repository()).create("Empresa", "11222333000180");
+        let result = registrar(untouched_repository()).execute("Empresa", "11222333000180");
 
         assert_eq!(invalid_fields(result), ["cnpj"]);
     }
 
     #[test]
     fn every_broken_field_is_reported_at_once() {
-        let result = registrar(untouched_repository()).create("", "123");
+        let result = registrar(untouched_repository()).execute("", "123");
 
         assert_eq!(invalid_fields(result), ["nome", "cnpj"]);
     }
@@ -179,7 +179,7 @@ mod tests {
             .times(1)
             .returning(|_| Err(CreateCompanyError::DuplicateCnpj));
 
-        let result = registrar(companies).create("Empresa", VALID_CNPJ);
+        let result = registrar(companies).execute("Empresa", VALID_CNPJ);
 
         assert!(
             matches!(result, Err(RegisterCompanyError::DuplicateCnpj)),
@@ -196,7 +196,7 @@ mod tests {
             )))
         });
 
-        let result = registrar(companies).create("Empresa", VALID_CNPJ);
+        let result = registrar(companies).execute("Empresa", VALID_CNPJ);
 
         assert!(
             matches!(
