@@ -5,9 +5,9 @@ use crate::settings::Settings;
 use crate::wiring;
 
 /// Prints the new company's id alone on stdout, so scripts can capture it.
-pub fn create(settings: &Settings, nome: &str, cnpj: &str) -> anyhow::Result<()> {
+pub fn create(settings: &Settings, name: &str, cnpj: &str) -> anyhow::Result<()> {
     let services = wiring::services(settings, wiring::pool(settings)?)?;
-    match services.register_company.execute(nome, cnpj) {
+    match services.register_company.execute(name, cnpj) {
         Ok(company) => {
             println!("{}", company.id);
             Ok(())

@@ -73,7 +73,7 @@ pub enum ReenableWebhookError {
 pub struct RegisteredWebhook {
     pub webhook: WebhookUrl,
     /// `whsec_...`: shown once, stored only encrypted.
-    pub segredo: String,
+    pub secret: String,
 }
 
 impl std::fmt::Debug for RegisteredWebhook {
@@ -157,8 +157,8 @@ impl WebhookUrls {
         self.guard
             .check(&url)
             .map_err(|refused| invalid_url(refused.to_string()))?;
-        let segredo = generate_secret();
-        let encrypted = self.cipher.encrypt(&segredo);
+        let secret = generate_secret();
+        let encrypted = self.cipher.encrypt(&secret);
         let webhook = WebhookUrl {
             id: Uuid::new_v4(),
             company_id: company.id,
@@ -179,7 +179,7 @@ impl WebhookUrls {
                 InsertWebhookUrlError::Repo(e) => RegisterWebhookError::Repo(e),
             })?;
         tracing::info!(empresa_id = %company.id, webhook_url_id = %webhook.id, "webhook URL registered");
-        Ok(RegisteredWebhook { webhook, segredo })
+        Ok(RegisteredWebhook { webhook, secret })
     }
 
     /// The company's active webhook URLs, oldest first.
@@ -191,8 +191,8 @@ impl WebhookUrls {
     /// returns it in plaintext; the previous secret keeps signing alongside it for the
     /// configured overlap.
     pub fn rotate_secret(&self, company: &Company, id: Uuid) -> Result<String, RotateSecretError> {
-        let segredo = generate_secret();
-        let encrypted = self.cipher.encrypt(&segredo);
+        let secret = generate_secret();
+        let encrypted = self.cipher.encrypt(&secret);
         let previous_valid_until = self.clock.now() + self.secret_overlap;
         if !self
             .webhook_urls
@@ -201,7 +201,7 @@ impl WebhookUrls {
             return Err(RotateSecretError::NotFound);
         }
         tracing::info!(empresa_id = %company.id, webhook_url_id = %id, "webhook secret rotated");
-        Ok(segredo)
+        Ok(secret)
     }
 
     /// Re-enables the company's webhook URL `id` disabled for failing: same id, secret and log;
@@ -435,20 +435,17 @@ mod tests {
         assert_eq!(webhook.disabled_at, None);
         assert_eq!(webhook.id.get_version_num(), 4);
         assert!(
-            registered.segredo.starts_with("whsec_"),
+            registered.secret.starts_with("whsec_"),
             "{}",
-            registered.segredo
+            registered.secret
         );
-        assert!(sign(&registered.segredo, "msg", 1, "{}").is_ok());
-        assert_eq!(
-            *plaintexts.lock().unwrap(),
-            vec![registered.segredo.clone()]
-        );
+        assert!(sign(&registered.secret, "msg", 1, "{}").is_ok());
+        assert_eq!(*plaintexts.lock().unwrap(), vec![registered.secret.clone()]);
         assert_eq!(
             *stored.lock().unwrap(),
             vec![(
                 webhook.clone(),
-                EncryptedSecret(format!("enc:{}", registered.segredo))
+                EncryptedSecret(format!("enc:{}", registered.secret))
             )]
         );
     }
@@ -462,7 +459,7 @@ mod tests {
         let a = service.register(&company(), "https://a.example/h").unwrap();
         let b = service.register(&company(), "https://a.example/h").unwrap();
 
-        assert_ne!(a.segredo, b.segredo);
+        assert_ne!(a.secret, b.secret);
         assert_ne!(a.webhook.id, b.webhook.id);
     }
 
@@ -470,7 +467,7 @@ mod tests {
     fn the_debug_form_of_a_registration_hides_the_secret() {
         let registered = RegisteredWebhook {
             webhook: webhook("https://a.example/h"),
-            segredo: "whsec_c2VncmVkbw==".to_owned(),
+            secret: "whsec_c2VncmVkbw==".to_owned(),
         };
 
         let debug = format!("{registered:?}");
@@ -591,16 +588,16 @@ mod tests {
         guard.expect_check().times(0);
         let plaintexts = Arc::new(Mutex::new(Vec::<String>::new()));
 
-        let segredo = service_with(repo, guard, recording_cipher(plaintexts.clone()))
+        let secret = service_with(repo, guard, recording_cipher(plaintexts.clone()))
             .rotate_secret(&company(), id)
             .unwrap();
 
-        assert!(segredo.starts_with("whsec_"), "{segredo}");
-        assert!(sign(&segredo, "msg", 1, "{}").is_ok());
-        assert_eq!(*plaintexts.lock().unwrap(), vec![segredo.clone()]);
+        assert!(secret.starts_with("whsec_"), "{secret}");
+        assert!(sign(&secret, "msg", 1, "{}").is_ok());
+        assert_eq!(*plaintexts.lock().unwrap(), vec![secret.clone()]);
         assert_eq!(
             *stored.lock().unwrap(),
-            vec![EncryptedSecret(format!("enc:{segredo}"))]
+            vec![EncryptedSecret(format!("enc:{secret}"))]
         );
     }
 

@@ -57,8 +57,8 @@ impl UseCaseLists {
     }
 
     /// The cached rendering, if valid; never reads the database.
-    pub fn cached(&self, company: CompanyId, vinculo_id: Option<Uuid>) -> Option<RenderedUseCases> {
-        self.rendered.get(&(company, vinculo_id))
+    pub fn cached(&self, company: CompanyId, link_id: Option<Uuid>) -> Option<RenderedUseCases> {
+        self.rendered.get(&(company, link_id))
     }
 
     /// The list from the cache when it holds a valid rendering, else `render`ed (read and
@@ -66,14 +66,14 @@ impl UseCaseLists {
     pub fn rendered(
         &self,
         company: CompanyId,
-        vinculo_id: Option<Uuid>,
+        link_id: Option<Uuid>,
         render: impl FnOnce() -> Result<Vec<u8>, ApiError>,
     ) -> Result<RenderedUseCases, ApiError> {
-        if let Some(hit) = self.cached(company, vinculo_id) {
+        if let Some(hit) = self.cached(company, link_id) {
             return Ok(hit);
         }
         self.rendered.read_through(
-            (company, vinculo_id),
+            (company, link_id),
             || Ok(RenderedUseCases::new(render()?)),
             |rendered| Some((company, rendered.clone())),
         )
@@ -130,18 +130,14 @@ mod tests {
     #[test]
     fn each_link_filter_is_its_own_entry_and_the_tag_depends_only_on_the_bytes() {
         let lists = UseCaseLists::new(live_tracker(), 1 << 20);
-        let vinculo = Uuid::new_v4();
+        let link = Uuid::new_v4();
 
         let all = lists
             .rendered(company(), None, || Ok(b"A".to_vec()))
             .unwrap();
-        assert_eq!(
-            lists.cached(company(), Some(vinculo)),
-            None,
-            "another entry"
-        );
+        assert_eq!(lists.cached(company(), Some(link)), None, "another entry");
         let of_link = lists
-            .rendered(company(), Some(vinculo), || Ok(b"A".to_vec()))
+            .rendered(company(), Some(link), || Ok(b"A".to_vec()))
             .unwrap();
 
         assert_eq!(all.etag, of_link.etag);

@@ -85,11 +85,11 @@ impl Solicitacao {
     /// `request.status` must already be the effective status.
     pub fn from_domain(
         request: ConsentRequest,
-        mostrar_cpf: bool,
-        historico: Option<Vec<StatusChange>>,
+        show_cpf: bool,
+        history: Option<Vec<StatusChange>>,
     ) -> Self {
-        let dados = request.content;
-        let (respondeu, prova) = match dados.answer {
+        let content = request.content;
+        let (answered_at, proof) = match content.answer {
             Some(r) => (Some(r.subject_answered_at), Some(r.proof_of_collection)),
             None => (None, None),
         };
@@ -97,23 +97,23 @@ impl Solicitacao {
             id: request.id,
             pgcc_id: request.pgcc_id,
             status: request.status.as_str().to_owned(),
-            template_id: dados.template_id,
-            subject_cpf: if mostrar_cpf {
-                dados.subject_cpf.as_str().to_owned()
+            template_id: content.template_id,
+            subject_cpf: if show_cpf {
+                content.subject_cpf.as_str().to_owned()
             } else {
-                dados.subject_cpf.masked()
+                content.subject_cpf.masked()
             },
-            subject_type: dados.subject_type.as_str().to_owned(),
-            access_mode: dados.access_mode.as_str().to_owned(),
-            consenting_cnpj: dados.consenting_cnpj.map(|c| c.as_str().to_owned()),
-            consent_expires_at: dados.consent_expires_at,
-            subject_answered_at: respondeu,
-            proof_of_collection: prova,
+            subject_type: content.subject_type.as_str().to_owned(),
+            access_mode: content.access_mode.as_str().to_owned(),
+            consenting_cnpj: content.consenting_cnpj.map(|c| c.as_str().to_owned()),
+            consent_expires_at: content.consent_expires_at,
+            subject_answered_at: answered_at,
+            proof_of_collection: proof,
             hash: request.hash,
-            hash_salt: mostrar_cpf.then_some(request.hash_salt),
+            hash_salt: show_cpf.then_some(request.hash_salt),
             created_at: request.created_at,
             updated_at: request.updated_at,
-            history: historico.map(|h| {
+            history: history.map(|h| {
                 h.into_iter()
                     .map(|c| MudancaDeStatus {
                         from: c.from.map(|s| s.as_str().to_owned()),

@@ -80,18 +80,18 @@ pub async fn check_batch(
     key: ApiKeyHeader,
     body: web::Json<ConsultarLote>,
 ) -> Result<HttpResponse, ApiError> {
-    let itens = body.into_inner().items;
-    let weight = u32::try_from(itens.len().div_ceil(ITEMS_PER_REQUEST).max(1)).unwrap_or(u32::MAX);
+    let items = body.into_inner().items;
+    let weight = u32::try_from(items.len().div_ceil(ITEMS_PER_REQUEST).max(1)).unwrap_or(u32::MAX);
     let results = as_company_weighing(&state, key, weight, move |s, company| {
-        let items: Vec<_> = itens
+        let items: Vec<_> = items
             .iter()
             .map(|i| (i.subject_cpf.as_deref(), i.template_id.as_deref()))
             .collect();
         Ok(s.check_consent.check_batch(company, &items)?)
     })
     .await?;
-    let itens = results.iter().map(ResultadoConsulta::of_check).collect();
-    Ok(HttpResponse::Ok().json(Envelope::ok(ResultadoLote { items: itens })))
+    let items = results.iter().map(ResultadoConsulta::of_check).collect();
+    Ok(HttpResponse::Ok().json(Envelope::ok(ResultadoLote { items })))
 }
 
 /// The company's consent with this hash, and whether it is valid now.

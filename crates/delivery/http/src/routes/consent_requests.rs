@@ -114,12 +114,12 @@ pub async fn get(
     query: crate::query::Query<MostrarCpf>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let mostrar_cpf = query.show_cpf;
+    let show_cpf = query.show_cpf;
     let record = as_company(&state, key, move |s, company| {
         Ok(s.get_consent_request.execute(company, id)?)
     })
     .await?;
-    let data = Solicitacao::from_domain(record.request, mostrar_cpf, Some(record.history));
+    let data = Solicitacao::from_domain(record.request, show_cpf, Some(record.history));
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 
@@ -142,7 +142,7 @@ pub async fn list(
     query: crate::query::Query<FiltroSolicitacoes>,
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
-    let mostrar_cpf = q.show_cpf;
+    let show_cpf = q.show_cpf;
     let list_query = ConsentListQuery {
         status: q.status,
         template_id: q.template_id,
@@ -162,7 +162,7 @@ pub async fn list(
         items: page
             .items
             .into_iter()
-            .map(|r| Solicitacao::from_domain(r, mostrar_cpf, None))
+            .map(|r| Solicitacao::from_domain(r, show_cpf, None))
             .collect(),
         next_cursor: page.next_cursor,
     };
@@ -204,12 +204,12 @@ pub async fn revoke(
     body: OptionalJson<RevogarSolicitacao>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let motivo = match body.0 {
+    let reason = match body.0 {
         Some(body) => body.try_into_domain().map_err(ApiError::Validation)?,
         None => None,
     };
     let record = as_company(&state, key, move |s, company| {
-        Ok(s.revoke_consent_request.execute(company, id, motivo)?)
+        Ok(s.revoke_consent_request.execute(company, id, reason)?)
     })
     .await?;
     let data = Solicitacao::from_domain(record.request, false, Some(record.history));

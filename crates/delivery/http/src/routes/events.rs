@@ -43,14 +43,14 @@ pub async fn list(
         Ok(s.list_events.execute(company, list_query)?)
     })
     .await?;
-    let itens = page
+    let items = page
         .items
         .into_iter()
         .map(Evento::from_stored)
         .collect::<anyhow::Result<Vec<_>>>()
         .map_err(ApiError::Internal)?;
     Ok(HttpResponse::Ok().json(Envelope::ok(PaginaEventos {
-        items: itens,
+        items,
         next_cursor: page.next_cursor,
     })))
 }

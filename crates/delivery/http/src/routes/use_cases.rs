@@ -22,7 +22,8 @@ use crate::use_case_lists::RenderedUseCases;
 #[into_params(parameter_in = Query)]
 pub struct FiltroCasosDeUso {
     /// Only the use cases of this PGCC link (vínculo).
-    pub empresa_vinculo_pgcc_id: Option<Uuid>,
+    #[serde(rename = "empresaVinculoPgccId")]
+    pub link_id: Option<Uuid>,
 }
 
 /// Lists the calling company's use cases, from the stored copy (never calls the PGCC).
@@ -52,18 +53,18 @@ pub struct FiltroCasosDeUso {
 pub async fn list(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
-    filtro: crate::query::Query<FiltroCasosDeUso>,
+    filter: crate::query::Query<FiltroCasosDeUso>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let vinculo = filtro.into_inner().empresa_vinculo_pgcc_id;
+    let link = filter.into_inner().link_id;
     let lists = state.use_case_lists.clone();
     let rendered = as_company_or_cached(
         &state,
         key,
-        |_, company| state.use_case_lists.cached(company.id, vinculo),
+        |_, company| state.use_case_lists.cached(company.id, link),
         move |s, company| {
-            lists.rendered(company.id, vinculo, || {
-                render(s.list_use_cases.execute(company, vinculo)?)
+            lists.rendered(company.id, link, || {
+                render(s.list_use_cases.execute(company, link)?)
             })
         },
     )

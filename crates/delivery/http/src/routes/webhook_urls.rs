@@ -52,7 +52,7 @@ pub async fn register(
     })
     .await?;
     let mut data = WebhookUrlRegistrada::from(registered.webhook);
-    data.secret = Some(registered.segredo);
+    data.secret = Some(registered.secret);
     Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
         data,
         "Guarde o segredo agora: ele não será mostrado de novo.",
@@ -207,15 +207,12 @@ pub async fn rotate_secret(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let segredo = as_company(&state, key, move |s, company| {
+    let secret = as_company(&state, key, move |s, company| {
         Ok(s.webhook_urls.rotate_secret(company, id)?)
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok_with_message(
-        SegredoRotacionado {
-            id,
-            secret: segredo,
-        },
+        SegredoRotacionado { id, secret },
         "Guarde o novo segredo agora: ele não será mostrado de novo.",
     )))
 }
@@ -269,9 +266,9 @@ pub async fn deliveries(
     query: crate::query::Query<LimiteEntregas>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let limite = query.limit;
+    let limit = query.limit;
     let records = as_company(&state, key, move |s, company| {
-        Ok(s.webhook_deliveries.list(company, id, limite)?)
+        Ok(s.webhook_deliveries.list(company, id, limit)?)
     })
     .await?;
     let data: Vec<Entrega> = records.into_iter().map(Entrega::from).collect();

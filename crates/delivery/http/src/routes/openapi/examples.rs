@@ -26,13 +26,13 @@ fn pgcc_err(codigo: &str, mensagem: &str) -> Value {
 }
 
 fn campos(list: &[(&str, &str)]) -> Value {
-    let erros: Vec<Value> = list
+    let errors: Vec<Value> = list
         .iter()
         .map(|(campo, mensagem)| json!({"campo": campo, "mensagem": mensagem}))
         .collect();
     err(
         "Um ou mais campos são inválidos; veja data.erros.",
-        json!({ "erros": erros }),
+        json!({ "erros": errors }),
     )
 }
 
@@ -55,10 +55,10 @@ fn cpf_mascarado() -> String {
 /// never emits.
 fn solicitacao(status: ConsentStatus) -> Value {
     let company = TransitionCause::Company.as_str();
-    let mut historico = vec![json!({"de": null, "para": ConsentStatus::Active.as_str(),
+    let mut history = vec![json!({"de": null, "para": ConsentStatus::Active.as_str(),
         "em": "2026-01-10T12:00:05Z", "causa": company, "motivo": null})];
     if status == ConsentStatus::Revoked {
-        historico.push(
+        history.push(
             json!({"de": ConsentStatus::Active.as_str(), "para": status.as_str(),
             "em": "2026-02-01T09:30:00Z", "causa": company,
             "motivo": "Cliente encerrou a conta."}),
@@ -72,7 +72,7 @@ fn solicitacao(status: ConsentStatus) -> Value {
         "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
         "provaColeta": "assinatura-digital:abc123", "hash": HASH,
         "criadoEm": "2026-01-10T12:00:05Z", "atualizadoEm": "2026-01-10T12:00:05Z",
-        "historico": historico
+        "historico": history
     })
 }
 
@@ -82,10 +82,10 @@ fn consulta_valida() -> Value {
         "casoDeUsoIdTemplate": "tpl-abertura-conta"})
 }
 
-fn webhook(segredo: bool) -> Value {
+fn webhook(with_secret: bool) -> Value {
     let mut w = json!({"id": WEBHOOK_ID, "url": "https://exemplo.com.br/webhooks/consentimento",
         "criadoEm": "2026-01-10T12:00:00Z", "desativadaEm": null, "eventos": null});
-    if segredo {
+    if with_secret {
         w["segredo"] = json!("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     }
     w
