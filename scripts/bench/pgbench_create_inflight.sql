@@ -37,7 +37,7 @@ WITH movida AS (
 ), eventos AS (
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
     SELECT :ev, empresa_id, :tipo_evento, :payload, :ts FROM confirmada
-    RETURNING id, empresa_id, criado_em
+    RETURNING id, empresa_id, tipo, criado_em
 ), entregas AS (
 INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, tentativas, proxima_tentativa_em, criado_em, atualizado_em)
 SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
@@ -45,6 +45,7 @@ SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
 FROM eventos e
 JOIN webhook_urls u ON u.empresa_id = e.empresa_id
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
+  AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))
 )
 INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
 SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada;
