@@ -6,18 +6,7 @@
 # lever is creations/s at k against k = 1 (same statements, same prelude shape). An upper bound:
 # the gathering of concurrent requests into a batch is not measured (docs/performance.md).
 # Needs the release build (make release) and PostgreSQL 15 with pgbench. Not part of make bench.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-source scripts/common.sh
-work=$(mktemp -d); dir=$(cluster_dir "batch-ab-$$")
-trap 'scripts/pg.sh stop "$dir" >/dev/null 2>&1 || true; rm -rf "$work" "$dir"' EXIT
-python3 scripts/bench/gen_data.py "$work" 1000 100 100000 >/dev/null
-admin=$(scripts/pg.sh start "$dir")
-db=${admin%/postgres}/consent_bench
-psql "$admin" -qc "CREATE DATABASE consent_bench"
-APP_ENV=development APP__DATABASE__URL="$db" "${CARGO_TARGET_DIR:-target}/release/consent-api" migrate >/dev/null 2>&1
-sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db" -q -v ON_ERROR_STOP=1
-psql "$db" -qc "VACUUM ANALYZE"
+source "$(dirname "$0")/lever_db.sh" batch-ab
 run() { pgbench -n -M prepared -c 16 -j 2 -T "${BATCH_LEVER_SECONDS:-8}" -D companies=1000 -D use_cases=100 "$@" "$db" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p'; }
 per_second() { python3 -c "import sys; print(round(float(sys.argv[1]) * int(sys.argv[2])))" "$1" "$2"; }
 for round in 1 2 3; do
