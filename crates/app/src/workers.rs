@@ -93,11 +93,16 @@ pub fn start(
                                 crate::wiring::metrics()
                                     .pgcc_unknown_statuses(u64::from(report.unknown));
                             }
-                            if report.changed > 0 || report.unknown > 0 {
+                            if report.failed > 0 {
+                                crate::wiring::metrics()
+                                    .worker_item_failures("status_poll", u64::from(report.failed));
+                            }
+                            if report.changed > 0 || report.unknown > 0 || report.failed > 0 {
                                 tracing::info!(
                                     checked = report.checked,
                                     changed = report.changed,
                                     unknown = report.unknown,
+                                    failed = report.failed,
                                     "status poll"
                                 );
                             }
@@ -185,12 +190,21 @@ pub fn start(
             loop {
                 match reconcile.run_once(batch, grace, not_found_window) {
                     Ok(report) => {
-                        if report.confirmed > 0 || report.cancelled > 0 || report.not_found > 0 {
+                        if report.failed > 0 {
+                            crate::wiring::metrics()
+                                .worker_item_failures("reconcile", u64::from(report.failed));
+                        }
+                        if report.confirmed > 0
+                            || report.cancelled > 0
+                            || report.not_found > 0
+                            || report.failed > 0
+                        {
                             tracing::info!(
                                 checked = report.checked,
                                 confirmed = report.confirmed,
                                 cancelled = report.cancelled,
                                 not_found = report.not_found,
+                                failed = report.failed,
                                 "unfinished creations reconciled"
                             );
                         }

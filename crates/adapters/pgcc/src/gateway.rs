@@ -159,7 +159,7 @@ impl PgccGateway for PgccHttpGateway {
                     );
                 }
                 let motivo = match item.motivo {
-                    Some(serde_json::Value::String(motivo)) => Some(motivo),
+                    Some(serde_json::Value::String(motivo)) => Some(wire::without_controls(motivo)),
                     _ => None,
                 };
                 statuses.push(PgccConsentStatus {

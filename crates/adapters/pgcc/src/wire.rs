@@ -1,7 +1,30 @@
 //! The JSON bodies of the PGCC contract (`docs/pgcc.md`), in its wire names.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use uuid::Uuid;
+
+/// `raw` without U+0000 and the other C0 control characters (U+0001 to U+001F).
+///
+/// Every string the PGCC sends us is free text as far as we know, and PostgreSQL refuses a NUL
+/// in `text`: one such character in a reason made the whole status round fail, every round, for
+/// every company in the batch. The other C0 controls are dropped too: nothing the PGCC names (an
+/// id, a title, a template, a reason) needs them, and a log or a webhook payload is safer without.
+pub fn without_controls(raw: String) -> String {
+    if raw.chars().any(is_c0_control) {
+        raw.chars().filter(|c| !is_c0_control(*c)).collect()
+    } else {
+        raw
+    }
+}
+
+fn is_c0_control(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{1f}')
+}
+
+/// A string of the PGCC's answer, read through [`without_controls`].
+fn clean_string<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    String::deserialize(deserializer).map(without_controls)
+}
 
 /// `GET /pgcc/v1/empresas/{cnpj}/casos-de-uso`
 #[derive(Debug, Deserialize)]
@@ -21,7 +44,9 @@ pub struct Vinculo {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CasoDeUso {
+    #[serde(deserialize_with = "clean_string")]
     pub template_id: String,
+    #[serde(deserialize_with = "clean_string")]
     pub titulo: String,
 }
 
@@ -48,6 +73,7 @@ pub struct NovaSolicitacao<'a> {
 /// ignored.
 #[derive(Debug, Deserialize)]
 pub struct SolicitacaoCriada {
+    #[serde(deserialize_with = "clean_string")]
     pub id: String,
 }
 
@@ -61,6 +87,7 @@ pub struct BuscaPorReferenciaResponse {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SolicitacaoEncontrada {
+    #[serde(deserialize_with = "clean_string")]
     pub id: String,
     pub referencia_externa: Uuid,
 }
@@ -81,6 +108,7 @@ pub struct ConsultaStatusResponse {
 /// so that an unknown one is reported as such, not as an unreadable body.
 #[derive(Debug, Deserialize)]
 pub struct StatusSolicitacao {
+    #[serde(deserialize_with = "clean_string")]
     pub id: String,
     pub status: String,
     /// The reason of the last change, when the PGCC reports one. Read as any JSON value and
@@ -88,4 +116,42 @@ pub struct StatusSolicitacao {
     /// (the status is what matters).
     #[serde(default)]
     pub motivo: Option<serde_json::Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nul_and_the_other_c0_controls_are_dropped_and_the_rest_kept() {
+        assert_eq!(without_controls("x\u{0}y".to_owned()), "xy");
+        assert_eq!(
+            without_controls("a\tb\nc\u{1f}d\u{7f}ção".to_owned()),
+            "abcd\u{7f}ção"
+        );
+        assert_eq!(
+            without_controls("mudei de ideia".to_owned()),
+            "mudei de ideia"
+        );
+    }
+
+    #[test]
+    fn every_string_of_an_answer_is_read_without_controls() {
+        let status: ConsultaStatusResponse = serde_json::from_str(
+            r#"{"solicitacoes":[{"id":"pg\u0000c-1","status":"revogado","motivo":"x\u0000y"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(status.solicitacoes[0].id, "pgc-1");
+        let casos: CasosDeUsoResponse = serde_json::from_str(
+            r#"{"vinculos":[{"id":"6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e02","casosDeUso":[{"templateId":"t\u0001pl","titulo":"Aber\u0000tura"}]}]}"#,
+        )
+        .unwrap();
+        let caso = &casos.vinculos[0].casos_de_uso[0];
+        assert_eq!(
+            (caso.template_id.as_str(), caso.titulo.as_str()),
+            ("tpl", "Abertura")
+        );
+        let criada: SolicitacaoCriada = serde_json::from_str(r#"{"id":"a\u0000b"}"#).unwrap();
+        assert_eq!(criada.id, "ab");
+    }
 }

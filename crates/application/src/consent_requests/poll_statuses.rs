@@ -21,6 +21,9 @@ pub struct PollReport {
     pub changed: u32,
     /// Requests for which the PGCC answered a status we do not know (skipped, backed off).
     pub unknown: u32,
+    /// Requests whose change could not be stored (skipped: checked again at the time their
+    /// claim pushed their next check to; the round went on with the others).
+    pub failed: u32,
 }
 
 /// The longest a request the PGCC keeps answering an unknown status for waits between checks.
@@ -63,8 +66,9 @@ impl PollConsentStatuses {
     /// (the PGCC says `pendente` for an `ativo` request) is logged and skipped; so is a request
     /// the PGCC does not know. A status we do not know is skipped for that request alone, counted
     /// in `unknown`, and its next check pushed back (see [`unknown_status_backoff`]). A
-    /// transition lost to another process (compare-and-set `false`) is not counted. Log lines
-    /// carry ids and statuses only, never personal data.
+    /// transition lost to another process (compare-and-set `false`) is not counted. A change that
+    /// cannot be stored is that request's failure alone, counted in `failed`. Log lines carry ids
+    /// and statuses only, never personal data.
     pub fn run_once(
         &self,
         batch_size: u32,
@@ -149,7 +153,25 @@ impl PollConsentStatuses {
                 // the subject's reason, as the PGCC reports it (cut to what we keep)
                 Reason::from_pgcc(reason),
                 now,
-            )?;
+            );
+            // One request's failure is that request's: its neighbours' changes (another
+            // company's revocations among them) are applied all the same, and it is checked again
+            // when its claim expires (`recheck_after`). The error names no personal data.
+            let moved = match moved {
+                Ok(moved) => moved,
+                Err(e) => {
+                    report.failed += 1;
+                    tracing::warn!(
+                        empresa_id = %item.company_id,
+                        solicitacao_id = %item.id,
+                        de = %item.status,
+                        para = %reported,
+                        error = format!("{e:#}"),
+                        "status poll: could not store this request's change; checked again later"
+                    );
+                    continue;
+                }
+            };
             if moved {
                 report.changed += 1;
                 tracing::info!(
@@ -344,7 +366,8 @@ mod tests {
             PollReport {
                 checked: 5,
                 changed: 5,
-                unknown: 0
+                unknown: 0,
+                failed: 0,
             }
         );
         assert_eq!(
@@ -440,7 +463,8 @@ mod tests {
             PollReport {
                 checked: 2,
                 changed: 0,
-                unknown: 0
+                unknown: 0,
+                failed: 0,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -489,7 +513,8 @@ mod tests {
             PollReport {
                 checked: 3,
                 changed: 1,
-                unknown: 0
+                unknown: 0,
+                failed: 0,
             }
         );
         let transitions = transitions.lock().unwrap();
@@ -523,7 +548,8 @@ mod tests {
             PollReport {
                 checked: 2,
                 changed: 1,
-                unknown: 0
+                unknown: 0,
+                failed: 0,
             }
         );
         assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
@@ -554,7 +580,8 @@ mod tests {
             PollReport {
                 checked: 1,
                 changed: 0,
-                unknown: 0
+                unknown: 0,
+                failed: 0,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -588,7 +615,8 @@ mod tests {
             PollReport {
                 checked: 2,
                 changed: 1,
-                unknown: 0
+                unknown: 0,
+                failed: 0,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 2);
@@ -640,32 +668,48 @@ mod tests {
     }
 
     #[test]
-    fn a_failing_transition_stops_the_round_with_a_repository_error() {
+    fn a_failing_transition_is_that_requests_alone_and_the_round_goes_on() {
         let transitions = Arc::new(Mutex::new(Vec::new()));
 
-        let result = run(
+        let report = run(
             repository(
                 vec![
-                    item(1, ConsentStatus::Pending),
-                    item(2, ConsentStatus::Pending),
+                    item(1, ConsentStatus::Active),
+                    item(2, ConsentStatus::Active),
+                    item(3, ConsentStatus::Pending),
                 ],
-                |_| Err(RepoError::Unexpected(anyhow::anyhow!("deadlock"))),
+                |id| {
+                    if id == Uuid::from_u128(1) {
+                        Err(RepoError::Unexpected(anyhow::anyhow!(
+                            "invalid byte sequence for encoding \"UTF8\": 0x00"
+                        )))
+                    } else {
+                        Ok(true)
+                    }
+                },
                 transitions.clone(),
             ),
             pgcc(
                 Ok(vec![
-                    answer(1, ConsentStatus::Active),
-                    answer(2, ConsentStatus::Active),
+                    answer(1, ConsentStatus::Revoked),
+                    answer(2, ConsentStatus::Revoked),
+                    answer(3, ConsentStatus::Active),
                 ]),
                 Arc::new(Mutex::new(Vec::new())),
             ),
-        );
+        )
+        .unwrap();
 
-        assert!(
-            matches!(result, Err(PollError::Repo(RepoError::Unexpected(_)))),
-            "{result:?}"
+        assert_eq!(
+            report,
+            PollReport {
+                checked: 3,
+                changed: 2,
+                unknown: 0,
+                failed: 1,
+            }
         );
-        assert_eq!(transitions.lock().unwrap().len(), 1);
+        assert_eq!(transitions.lock().unwrap().len(), 3, "all three were tried");
     }
 
     type Deferral = (CompanyId, Uuid, DateTime<Utc>, DateTime<Utc>);
@@ -704,7 +748,8 @@ mod tests {
             PollReport {
                 checked: 3,
                 changed: 2,
-                unknown: 1
+                unknown: 1,
+                failed: 0,
             }
         );
         let moved: Vec<_> = transitions

@@ -14,8 +14,11 @@
 
 use std::sync::Arc;
 
-use chrono::Duration;
-use ports::{Clock, Confirmation, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
+use chrono::{DateTime, Duration, Utc};
+use ports::{
+    Clock, Confirmation, ConsentRequestRepository, PgccConsentCreated, PgccError, PgccGateway,
+    RepoError, UnfinishedCreation,
+};
 
 /// The outcome of one round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,6 +31,10 @@ pub struct ReconcileReport {
     pub cancelled: u32,
     /// Not held by the PGCC, but not for the whole window yet: left unfinished, asked again.
     pub not_found: u32,
+    /// Creations this round could not settle on their own account: the PGCC refused the lookup
+    /// of that one (4xx) or its outcome could not be stored. Looked at again once the grace has
+    /// passed since the claim; the round went on with the others.
+    pub failed: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -76,72 +83,108 @@ impl ReconcileCreations {
                 .claim_unfinished_creations(batch_size, now - grace, now)?;
         let mut report = ReconcileReport::default();
         for creation in claimed {
-            let found = self
+            let found = match self
                 .pgcc
                 .find_by_external_reference(&creation.company_cnpj, creation.id)
-                .map_err(|e| {
+            {
+                Ok(found) => found,
+                // a refusal of this lookup is this creation's business, not its neighbours'
+                Err(e @ PgccError::Rejected { .. }) => {
+                    report.failed += 1;
+                    tracing::warn!(
+                        empresa_id = %creation.company_id,
+                        solicitacao_id = %creation.id,
+                        error = %e,
+                        "reconciler: the PGCC refused to look this creation up; asked again later"
+                    );
+                    continue;
+                }
+                Err(e) => {
                     tracing::warn!(
                         solicitacao_id = %creation.id,
                         checked = report.checked,
                         error = %e,
                         "reconciler: the PGCC could not answer; stopping this round"
                     );
-                    ReconcileError::Pgcc(e)
-                })?;
+                    return Err(ReconcileError::Pgcc(e));
+                }
+            };
             report.checked += 1;
-            match found {
-                Some(held) => {
-                    let confirmation = self.consent_requests.confirm_creation(
-                        &creation.request,
-                        &held.pgcc_id,
-                        now,
-                    )?;
-                    if confirmation == Confirmation::Confirmed {
-                        report.confirmed += 1;
-                        tracing::info!(
-                            empresa_id = %creation.company_id,
-                            solicitacao_id = %creation.id,
-                            "reconciler: the PGCC holds it; confirmed"
-                        );
-                    }
-                }
-                None => {
-                    let first_not_found = creation.not_found_since.unwrap_or(now);
-                    if now - first_not_found < not_found_window {
-                        report.not_found += 1;
-                        if creation.not_found_since.is_none() {
-                            self.consent_requests.record_creation_not_found(
-                                creation.company_id,
-                                creation.id,
-                                creation.claimed_at,
-                                now,
-                            )?;
-                        }
-                        tracing::info!(
-                            empresa_id = %creation.company_id,
-                            solicitacao_id = %creation.id,
-                            nao_encontrada_desde = %first_not_found,
-                            "reconciler: the PGCC does not hold it yet; asked again later"
-                        );
-                        continue;
-                    }
-                    if self.consent_requests.cancel_creation(
-                        creation.company_id,
-                        creation.id,
-                        creation.claimed_at,
-                    )? {
-                        report.cancelled += 1;
-                        tracing::info!(
-                            empresa_id = %creation.company_id,
-                            solicitacao_id = %creation.id,
-                            nao_encontrada_desde = %first_not_found,
-                            "reconciler: the PGCC has not held it for the whole window; cancelled"
-                        );
-                    }
-                }
+            if let Err(e) = self.settle(&creation, found, now, not_found_window, &mut report) {
+                // one creation's storage failure is that creation's: the others are settled
+                report.failed += 1;
+                tracing::warn!(
+                    empresa_id = %creation.company_id,
+                    solicitacao_id = %creation.id,
+                    error = format!("{e:#}"),
+                    "reconciler: could not store this creation's outcome; asked again later"
+                );
             }
         }
         Ok(report)
+    }
+
+    /// Stores what the PGCC's answer about `creation` means; `report` counts it.
+    fn settle(
+        &self,
+        creation: &UnfinishedCreation,
+        found: Option<PgccConsentCreated>,
+        now: DateTime<Utc>,
+        not_found_window: Duration,
+        report: &mut ReconcileReport,
+    ) -> Result<(), RepoError> {
+        match found {
+            Some(held) => {
+                let confirmation = self.consent_requests.confirm_creation(
+                    &creation.request,
+                    &held.pgcc_id,
+                    now,
+                )?;
+                if confirmation == Confirmation::Confirmed {
+                    report.confirmed += 1;
+                    tracing::info!(
+                        empresa_id = %creation.company_id,
+                        solicitacao_id = %creation.id,
+                        "reconciler: the PGCC holds it; confirmed"
+                    );
+                }
+            }
+            None => {
+                let first_not_found = creation.not_found_since.unwrap_or(now);
+                if now - first_not_found < not_found_window {
+                    report.not_found += 1;
+                    if creation.not_found_since.is_none() {
+                        self.consent_requests.record_creation_not_found(
+                            creation.company_id,
+                            creation.id,
+                            creation.claimed_at,
+                            now,
+                        )?;
+                    }
+                    tracing::info!(
+                        empresa_id = %creation.company_id,
+                        solicitacao_id = %creation.id,
+                        nao_encontrada_desde = %first_not_found,
+                        "reconciler: the PGCC does not hold it yet; asked again later"
+                    );
+                    return Ok(());
+                }
+                if self.consent_requests.cancel_creation(
+                    creation.company_id,
+                    creation.id,
+                    creation.claimed_at,
+                )? {
+                    report.cancelled += 1;
+                    tracing::info!(
+                        empresa_id = %creation.company_id,
+                        solicitacao_id = %creation.id,
+                        nao_encontrada_desde = %first_not_found,
+                        "reconciler: the PGCC has not held it for the whole window; cancelled"
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -149,11 +192,8 @@ impl ReconcileCreations {
 mod tests {
     use std::sync::Mutex;
 
-    use chrono::{DateTime, Utc};
     use domain::{CompanyId, ConsentStatus};
-    use ports::{
-        MockConsentRequestRepository, MockPgccGateway, PgccConsentCreated, UnfinishedCreation,
-    };
+    use ports::{MockConsentRequestRepository, MockPgccGateway};
     use uuid::Uuid;
 
     use super::*;
@@ -261,7 +301,8 @@ mod tests {
                 checked: 3,
                 confirmed: 2,
                 cancelled: 1,
-                not_found: 0
+                not_found: 0,
+                failed: 0,
             }
         );
         assert_eq!(
@@ -301,7 +342,8 @@ mod tests {
                 checked: 1,
                 confirmed: 0,
                 cancelled: 0,
-                not_found: 1
+                not_found: 1,
+                failed: 0,
             }
         );
         // conditioned on the claim's stamp, as a cancellation
@@ -380,7 +422,8 @@ mod tests {
                 checked: 2,
                 confirmed: 0,
                 cancelled: 0,
-                not_found: 0
+                not_found: 0,
+                failed: 0,
             }
         );
     }
@@ -400,6 +443,47 @@ mod tests {
         assert!(
             matches!(result, Err(ReconcileError::Pgcc(PgccError::Timeout))),
             "{result:?}"
+        );
+    }
+
+    #[test]
+    fn one_creations_failure_is_its_own_and_the_round_settles_the_others() {
+        let mut store = claiming(vec![creation(1), creation(3), creation(5)]);
+        // storing creation 1 fails; 3 and 5 are confirmed all the same
+        store
+            .expect_confirm_creation()
+            .times(2)
+            .returning(|request, _, _| {
+                if request.id == Uuid::from_u128(1) {
+                    Err(RepoError::Unexpected(anyhow::anyhow!("deadlock")))
+                } else {
+                    Ok(Confirmation::Confirmed)
+                }
+            });
+        let mut pgcc = MockPgccGateway::new();
+        // the PGCC refuses the lookup of creation 5 alone
+        pgcc.expect_find_by_external_reference()
+            .times(3)
+            .returning(|_, id| match id.as_u128() {
+                5 => Err(PgccError::Rejected { status: 400 }),
+                n => Ok(Some(PgccConsentCreated {
+                    pgcc_id: format!("pgcc-{n}"),
+                })),
+            });
+
+        let report = service(store, pgcc)
+            .run_once(50, Duration::seconds(30), window())
+            .unwrap();
+
+        assert_eq!(
+            report,
+            ReconcileReport {
+                checked: 2,
+                confirmed: 1,
+                cancelled: 0,
+                not_found: 0,
+                failed: 2,
+            }
         );
     }
 

@@ -10,6 +10,9 @@
 //! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
 //!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape);
 //! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company);
+//! - `worker_item_failures_total{job}`: items a background round could not handle on their own
+//!   account (`status_poll`, `reconcile`): each is logged, skipped and tried again later while
+//!   the round goes on with the others;
 //! - `pgcc_unknown_status_total`: answers of the PGCC's batch status naming a status we do not
 //!   know, one per request and poll (each such request is skipped and backed off).
 //! - `webhook_deliveries_in_flight` and `webhook_senders` (this process's webhook senders: busy,
@@ -59,6 +62,7 @@ pub struct Metrics {
     backlog_errors: Counter,
     sync_results: Family<Labels, Counter>,
     pgcc_unknown_statuses: Counter,
+    worker_item_failures: Family<Labels, Counter>,
     cache_lookups: Family<Labels, Counter>,
     cache_entries: Family<Labels, Gauge>,
     cache_weight: Family<Labels, Gauge>,
@@ -93,6 +97,7 @@ impl Metrics {
             backlog_errors: Counter::default(),
             sync_results: Family::default(),
             pgcc_unknown_statuses: Counter::default(),
+            worker_item_failures: Family::default(),
             cache_lookups: Family::default(),
             cache_entries: Family::default(),
             cache_weight: Family::default(),
@@ -170,6 +175,11 @@ impl Metrics {
             "pgcc_unknown_status",
             "Requests for which the PGCC's status answer named a status we do not know (skipped and checked again later)",
             m.pgcc_unknown_statuses.clone(),
+        );
+        registry.register(
+            "worker_item_failures",
+            "Items a background round skipped after a failure of their own (logged, tried again later) by job",
+            m.worker_item_failures.clone(),
         );
         registry.register(
             "cache_lookups",
@@ -264,6 +274,13 @@ impl Metrics {
     /// Requests a status poll skipped because the PGCC named a status we do not know.
     pub fn pgcc_unknown_statuses(&self, count: u64) {
         self.pgcc_unknown_statuses.inc_by(count);
+    }
+
+    /// `count` items of one round of `job` failed on their own account.
+    pub fn worker_item_failures(&self, job: &'static str, count: u64) {
+        self.worker_item_failures
+            .get_or_create(&vec![("job", job.to_owned())])
+            .inc_by(count);
     }
 
     /// Reads the gauges of `operations` (pool, backlog) and encodes every series.
