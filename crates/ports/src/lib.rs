@@ -30,7 +30,7 @@ pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
 };
-pub use event_log::{EventFilter, EventLog, StoredEvent};
+pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };

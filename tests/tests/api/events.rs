@@ -45,7 +45,14 @@ fn events_exist_without_any_webhook_url_oldest_first_each_the_webhook_body_plus_
             "solicitacao.revogada"
         ]
     );
-    assert_eq!(r.data()["proximoCursor"], Value::Null);
+    // the last page still names where to resume, and nothing new answers no items and the same
+    let cursor = r.data()["proximoCursor"].as_str().unwrap().to_owned();
+    let again = app
+        .a
+        .get(&format!("/api/eventos?cursor={cursor}"))
+        .expect(200);
+    assert!(itens(&again).is_empty());
+    assert_eq!(again.data()["proximoCursor"], cursor.as_str());
     for item in &items {
         let mut keys: Vec<&str> = item
             .as_object()
@@ -127,11 +134,14 @@ fn paging_follows_the_cursor_and_filters_narrow_by_type_and_time() {
         let r = app.a.get(&path).expect(200);
         let page = itens(&r);
         assert!(page.len() <= 2);
-        seen.extend(page);
-        match r.data()["proximoCursor"].as_str() {
-            Some(cursor) => path = format!("/api/eventos?limite=2&cursor={cursor}"),
-            None => break,
+        if page.is_empty() {
+            break;
         }
+        seen.extend(page);
+        let cursor = r.data()["proximoCursor"]
+            .as_str()
+            .expect("a page with items has a cursor");
+        path = format!("/api/eventos?limite=2&cursor={cursor}");
     }
     assert_eq!(seen, all);
 
@@ -149,6 +159,68 @@ fn paging_follows_the_cursor_and_filters_narrow_by_type_and_time() {
             .expect(200),
     );
     assert_eq!(since, all[3..]);
+}
+
+#[test]
+fn a_creation_confirmed_after_the_client_read_the_feed_to_its_end_comes_from_the_kept_cursor() {
+    let app = synced_with(&[]);
+    // received first, but the PGCC fails: the row waits, unconfirmed, and no event is written
+    app.fault(json!({"status": 503}));
+    let late = app
+        .a
+        .post_json_with(ATIVO, &active_body(), &[("Idempotency-Key", "atrasada-1")]);
+    assert_eq!(late.status, 502, "{}", late.text);
+    // received later, confirmed at once
+    let (early, _) = create(&app.a, ATIVO, &active_body());
+
+    // the client reads everything there is and keeps the cursor
+    let mut cursor = None::<String>;
+    let mut read = Vec::new();
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/api/eventos?limite=500&cursor={c}"),
+            None => "/api/eventos?limite=500".to_owned(),
+        };
+        let r = app.a.get(&path).expect(200);
+        let page = itens(&r);
+        if page.is_empty() {
+            break;
+        }
+        read.extend(page);
+        cursor = r.data()["proximoCursor"].as_str().map(str::to_owned);
+    }
+    assert_eq!(read.last().unwrap()["data"]["id"], early.as_str());
+    let kept = cursor.expect("a cursor to resume from");
+
+    // the retry under the same key confirms the first request now: its event is dated when the
+    // request was received, before the one already read
+    let retried = app
+        .a
+        .post_json_with(ATIVO, &active_body(), &[("Idempotency-Key", "atrasada-1")])
+        .expect(200);
+    let late_id = retried.data()["id"].as_str().unwrap().to_owned();
+
+    let r = app
+        .a
+        .get(&format!("/api/eventos?cursor={kept}"))
+        .expect(200);
+    let new = itens(&r);
+    assert_eq!(types(&new), ["solicitacao.criada"], "{}", r.text);
+    assert_eq!(new[0]["data"]["id"], late_id.as_str());
+    assert!(
+        new[0]["timestamp"].as_str().unwrap() < read.last().unwrap()["timestamp"].as_str().unwrap(),
+        "dated before the event read earlier: {} / {}",
+        new[0]["timestamp"],
+        read.last().unwrap()["timestamp"]
+    );
+    // and exactly once: nothing more after it
+    let next = r.data()["proximoCursor"].as_str().unwrap();
+    let r = app
+        .a
+        .get(&format!("/api/eventos?cursor={next}"))
+        .expect(200);
+    assert!(itens(&r).is_empty());
+    assert_eq!(r.data()["proximoCursor"], next);
 }
 
 #[test]

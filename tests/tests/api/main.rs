@@ -25,6 +25,7 @@ mod limits;
 mod operability;
 mod personal_data;
 mod pgcc_answers;
+mod pgcc_strings;
 mod poolers;
 mod profiles;
 mod rate_limits;

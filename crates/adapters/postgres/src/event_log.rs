@@ -2,9 +2,9 @@
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Bool, Int8, Uuid as SqlUuid};
 use domain::{CompanyId, EventType};
-use ports::{EventFilter, EventLog, ListCursor, RepoError, StoredEvent};
+use ports::{EventFilter, EventLog, EventPosition, RepoError, StoredEvent};
 
 use crate::conn::with_conn;
 use crate::models::WebhookEventoRow;
@@ -23,14 +23,17 @@ impl PgEventLog {
 }
 
 impl EventLog for PgEventLog {
-    /// Read along `webhook_eventos_empresa_criado_em_idx` (empresa_id, criado_em, id): the
-    /// cursor is the row comparison `(criado_em, id) > ($criado_em, $id)`, an index bound, as in
-    /// the consent list; the type filter is evaluated on the rows read.
+    /// Read along `webhook_eventos_empresa_transacao_idx` (empresa_id, transacao, posicao, id):
+    /// the cursor is the row comparison `(transacao, posicao, id) > (...)`, an index bound, and
+    /// so is the watermark `transacao < xmin`: the oldest transaction still running when the
+    /// statement took its snapshot (`pg_snapshot_xmin`). Every transaction below it has ended,
+    /// committed or not, so the events read are all there will ever be before the last one
+    /// returned. The type and `desde` filters are evaluated on the rows read.
     fn list(
         &self,
         empresa: CompanyId,
         filter: &EventFilter,
-        after: Option<ListCursor>,
+        after: Option<EventPosition>,
         limit: u32,
     ) -> Result<Vec<StoredEvent>, RepoError> {
         if limit == 0 {
@@ -40,7 +43,11 @@ impl EventLog for PgEventLog {
             let mut query = ev::table
                 .filter(ev::empresa_id.eq(empresa.0))
                 .filter(ev::tipo.ne(EventType::WebhookTest.as_str()))
-                .select(WebhookEventoRow::as_select())
+                .filter(sql::<Bool>(
+                    "webhook_eventos.transacao < \
+                     (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint",
+                ))
+                .select((WebhookEventoRow::as_select(), ev::transacao, ev::posicao))
                 .into_boxed();
             if let Some(tipo) = filter.event_type {
                 query = query.filter(ev::tipo.eq(tipo.as_str()));
@@ -50,25 +57,34 @@ impl EventLog for PgEventLog {
             }
             if let Some(cursor) = after {
                 query = query.filter(
-                    sql::<Bool>("(webhook_eventos.criado_em, webhook_eventos.id) > (")
-                        .bind::<Timestamptz, _>(cursor.created_at)
-                        .sql(", ")
-                        .bind::<SqlUuid, _>(cursor.id)
-                        .sql(")"),
+                    sql::<Bool>(
+                        "(webhook_eventos.transacao, webhook_eventos.posicao, webhook_eventos.id) > (",
+                    )
+                    .bind::<Int8, _>(cursor.transaction)
+                    .sql(", ")
+                    .bind::<Int8, _>(cursor.sequence)
+                    .sql(", ")
+                    .bind::<SqlUuid, _>(cursor.id)
+                    .sql(")"),
                 );
             }
             query
-                .order((ev::criado_em.asc(), ev::id.asc()))
+                .order((ev::transacao.asc(), ev::posicao.asc(), ev::id.asc()))
                 .limit(i64::from(limit))
-                .load(conn)
+                .load::<(WebhookEventoRow, i64, i64)>(conn)
         })?;
         Ok(rows
             .into_iter()
-            .map(|row| StoredEvent {
+            .map(|(row, transaction, sequence)| StoredEvent {
                 id: row.id,
                 event_type: row.tipo,
                 timestamp: row.criado_em,
                 payload: row.payload,
+                position: EventPosition {
+                    transaction,
+                    sequence,
+                    id: row.id,
+                },
             })
             .collect())
     }

@@ -121,6 +121,8 @@ diesel::table! {
         tipo -> Text,
         payload -> Text,
         criado_em -> Timestamptz,
+        transacao -> Int8,
+        posicao -> Int8,
     }
 }
 

@@ -31,7 +31,7 @@ const TABLES: [&str; 12] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 29] = [
+const MIGRATION_NAMES: [&str; 30] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -61,6 +61,7 @@ const MIGRATION_NAMES: [&str; 29] = [
     "2026-11-27-001442_index_solicitacoes_by_titular",
     "2026-11-27-001471_salt_consent_hashes",
     "2026-11-27-001541_create_replicas_ativas",
+    "2026-11-28-002151_order_webhook_eventos_by_commit",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -612,6 +613,7 @@ fn the_issue_14_migrations_add_the_reason_and_the_event_index_and_revert_exactly
         [
             "webhook_eventos_criado_em_idx",
             "webhook_eventos_empresa_criado_em_idx",
+            "webhook_eventos_empresa_transacao_idx",
             "webhook_eventos_pkey"
         ]
     );
@@ -698,4 +700,57 @@ fn the_per_url_events_migration_keeps_all_as_null_refuses_unknown_types_and_reve
         from("2026-11-27-001423_choose_events_per_webhook_url")
     );
     assert!(columns_of(&mut conn, "webhook_urls").contains(&"eventos".to_owned()));
+}
+
+#[test]
+fn the_feed_order_migration_places_existing_events_first_without_a_rewrite_and_reverts_exactly() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let columns = columns_of(&mut conn, "webhook_eventos");
+    revert_through(
+        &mut conn,
+        "2026-11-28-002151_order_webhook_eventos_by_commit",
+    );
+    assert_eq!(columns_of(&mut conn, "webhook_eventos"), columns[..5]);
+    conn.batch_execute(
+        "INSERT INTO empresas (id, nome, cnpj, criado_em) \
+         VALUES ('00000000-0000-0000-0000-00000000000e', 'E', '11222333000181', now()); \
+         INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em) \
+         VALUES ('00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-00000000000e', \
+             'solicitacao.criada', '{}', now())",
+    )
+    .unwrap();
+    let file_before = names(
+        &mut conn,
+        "SELECT pg_relation_filenode('webhook_eventos')::text AS name",
+    );
+
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+
+    assert_eq!(applied.len(), 1);
+    assert_eq!(columns_of(&mut conn, "webhook_eventos"), columns);
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT pg_relation_filenode('webhook_eventos')::text AS name"
+        ),
+        file_before,
+        "the table was not rewritten"
+    );
+    // the existing event stands before every new one: transaction 1, position 0
+    conn.batch_execute(
+        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em) \
+         VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-00000000000e', \
+             'solicitacao.criada', '{}', now())",
+    )
+    .unwrap();
+    assert_eq!(
+        names(
+            &mut conn,
+            "SELECT string_agg(right(id::text, 1) || ':' || (transacao > 2)::text || ':' \
+                 || (posicao > 0)::text, ',' ORDER BY transacao, posicao, id) AS name \
+             FROM webhook_eventos"
+        ),
+        ["1:false:false,2:true:true"]
+    );
 }

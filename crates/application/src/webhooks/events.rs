@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use domain::{Company, EventType, ValidationErrors};
-use ports::{EventFilter, EventLog, ListCursor, RepoError, StoredEvent};
+use ports::{EventFilter, EventLog, EventPosition, RepoError, StoredEvent};
 
-use crate::consent_requests::cursor::{decode_cursor, encode_cursor};
 use crate::consent_requests::list::{DEFAULT_LIMIT, MAX_LIMIT};
+use crate::webhooks::event_cursor::{decode_event_cursor, encode_event_cursor};
 
 /// The query as received; `tipo` as text so a wrong one is reported by name (422).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,11 +23,13 @@ pub struct EventListQuery {
     pub limit: Option<u32>,
 }
 
-/// One page of events, oldest first.
+/// One page of events, in feed order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventPage {
     pub items: Vec<StoredEvent>,
-    /// The cursor of the next page; `None` on the last page.
+    /// Where to resume: after the last item of this page; on a page without items, the cursor
+    /// the page was asked from (`None` only when neither exists). Following it returns every
+    /// event exactly once, whenever it committed; an empty page means nothing new yet.
     pub next_cursor: Option<String>,
 }
 
@@ -54,35 +56,31 @@ impl ListEvents {
         Self { events }
     }
 
-    /// A page of the company's events matching `query`, ordered by (timestamp, id). Every rule
-    /// is checked first and all broken ones reported together: `tipo` one of
-    /// [`EventType::SUBSCRIBABLE`], `cursor` one this service wrote, `limite` within 1..=500.
+    /// A page of the company's events matching `query`, in feed order (the order their
+    /// transactions can no longer change, [`EventPosition`]). Every rule is checked first and
+    /// all broken ones reported together: `tipo` one of [`EventType::SUBSCRIBABLE`], `cursor`
+    /// one this feed wrote, `limite` within 1..=500.
     pub fn execute(
         &self,
         company: &Company,
         query: EventListQuery,
     ) -> Result<EventPage, ListEventsError> {
         let (filter, after, limit) = validate(query).map_err(ListEventsError::Invalid)?;
-        // one more than asked tells whether a next page exists
-        let mut items = self.events.list(company.id, &filter, after, limit + 1)?;
-        let next_cursor = if items.len() > limit as usize {
-            items.truncate(limit as usize);
-            items.last().map(|last| {
-                encode_cursor(&ListCursor {
-                    created_at: last.timestamp,
-                    id: last.id,
-                })
-            })
-        } else {
-            None
-        };
+        let items = self.events.list(company.id, &filter, after, limit)?;
+        // a client keeps the cursor of its last page and reads from it again later: the feed is
+        // never "over", so there is always a place to resume from once anything was read
+        let next_cursor = items
+            .last()
+            .map(|last| last.position)
+            .or(after)
+            .map(|position| encode_event_cursor(&position));
         Ok(EventPage { items, next_cursor })
     }
 }
 
 fn validate(
     query: EventListQuery,
-) -> Result<(EventFilter, Option<ListCursor>, u32), ValidationErrors> {
+) -> Result<(EventFilter, Option<EventPosition>, u32), ValidationErrors> {
     let mut errors = ValidationErrors::default();
     let event_type = query.event_type.as_deref().and_then(|raw| {
         let parsed = EventType::parse(raw).filter(|t| t.is_subscribable());
@@ -92,7 +90,7 @@ fn validate(
         parsed
     });
     let after = query.cursor.as_deref().and_then(|raw| {
-        decode_cursor(raw)
+        decode_event_cursor(raw)
             .map_err(|_| errors.push("cursor", MSG_CURSOR))
             .ok()
     });
@@ -122,7 +120,7 @@ mod tests {
     use super::*;
     use crate::test_support::{company, now};
 
-    type ListCall = (EventFilter, Option<ListCursor>, u32);
+    type ListCall = (EventFilter, Option<EventPosition>, u32);
 
     fn events(n: u128) -> Vec<StoredEvent> {
         (1..=n)
@@ -131,10 +129,16 @@ mod tests {
                 event_type: "solicitacao.criada".to_owned(),
                 timestamp: now() + Duration::seconds(i as i64),
                 payload: "{}".to_owned(),
+                position: EventPosition {
+                    transaction: 1000 + i as i64,
+                    sequence: i as i64,
+                    id: Uuid::from_u128(i),
+                },
             })
             .collect()
     }
 
+    /// A log holding `stored`, answering what follows the cursor.
     fn log_answering(stored: Vec<StoredEvent>, calls: Arc<Mutex<Vec<ListCall>>>) -> MockEventLog {
         let company = company().id;
         let mut log = MockEventLog::new();
@@ -142,13 +146,19 @@ mod tests {
             .withf(move |e, _, _, _| *e == company)
             .returning(move |_, filter, after, limit| {
                 calls.lock().unwrap().push((filter.clone(), after, limit));
-                Ok(stored.iter().take(limit as usize).cloned().collect())
+                Ok(stored
+                    .iter()
+                    .filter(|e| after.is_none_or(|a| e.position > a))
+                    .take(limit as usize)
+                    .cloned()
+                    .collect())
             });
         log
     }
 
     #[test]
-    fn a_full_page_asks_one_more_and_answers_the_cursor_of_its_last_item() {
+    fn every_page_answers_the_cursor_of_its_last_item_and_an_empty_one_the_cursor_it_was_asked_from(
+    ) {
         let calls = Arc::new(Mutex::new(Vec::new()));
         let service = ListEvents::new(Arc::new(log_answering(events(3), calls.clone())));
 
@@ -166,13 +176,7 @@ mod tests {
 
         assert_eq!(page.items, events(2));
         let cursor = page.next_cursor.unwrap();
-        assert_eq!(
-            decode_cursor(&cursor).unwrap(),
-            ListCursor {
-                created_at: events(2)[1].timestamp,
-                id: Uuid::from_u128(2)
-            }
-        );
+        assert_eq!(decode_event_cursor(&cursor).unwrap(), events(2)[1].position);
         assert_eq!(
             *calls.lock().unwrap(),
             [(
@@ -181,11 +185,11 @@ mod tests {
                     since: Some(now())
                 },
                 None,
-                3
+                2
             )]
         );
 
-        // the next page starts after it and is the last
+        // the next page starts after it; its last item is the end of the feed for now
         let page = service
             .execute(
                 &company(),
@@ -195,9 +199,39 @@ mod tests {
                 },
             )
             .unwrap();
+        assert_eq!(page.items, events(3)[2..]);
+        assert_eq!(calls.lock().unwrap()[1].1, Some(events(2)[1].position));
+        assert_eq!(calls.lock().unwrap()[1].2, DEFAULT_LIMIT);
+        let last = page
+            .next_cursor
+            .expect("a page with items always has a cursor");
+        assert_eq!(decode_event_cursor(&last).unwrap(), events(3)[2].position);
+
+        // nothing new: no items, and the same cursor to come back with
+        let page = service
+            .execute(
+                &company(),
+                EventListQuery {
+                    cursor: Some(last.clone()),
+                    ..EventListQuery::default()
+                },
+            )
+            .unwrap();
+        assert!(page.items.is_empty());
+        assert_eq!(page.next_cursor, Some(last));
+    }
+
+    #[test]
+    fn an_empty_feed_read_from_its_start_has_no_cursor_yet() {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let service = ListEvents::new(Arc::new(log_answering(Vec::new(), calls)));
+
+        let page = service
+            .execute(&company(), EventListQuery::default())
+            .unwrap();
+
+        assert!(page.items.is_empty());
         assert_eq!(page.next_cursor, None);
-        assert_eq!(calls.lock().unwrap()[1].1.unwrap().id, Uuid::from_u128(2));
-        assert_eq!(calls.lock().unwrap()[1].2, DEFAULT_LIMIT + 1);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod deliver;
 pub mod deliveries;
+pub mod event_cursor;
 pub mod events;
 pub mod signing;
 pub mod test_url;

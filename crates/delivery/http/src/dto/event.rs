@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::enumerations::TipoEventoAssinavel;
-use super::text_rules::Cursor;
+use super::text_rules::EventCursor;
 
 /// Filters and paging of `GET /api/eventos`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -21,8 +21,8 @@ pub struct FiltroEventos {
     /// Only events whose `timestamp` is at or after this instant (ISO 8601).
     #[serde(rename = "desde")]
     pub since: Option<DateTime<Utc>>,
-    /// `proximoCursor` of the previous page.
-    #[param(value_type = Option<Cursor>, inline)]
+    /// `proximoCursor` of the previous page (or of the last page read, to see what is new).
+    #[param(value_type = Option<EventCursor>, inline)]
     pub cursor: Option<String>,
     /// Page size, 1 to 500 (default 50).
     #[param(minimum = 1, maximum = 500)]
@@ -49,13 +49,15 @@ pub struct Evento {
     pub data: Value,
 }
 
-/// A page of events, oldest first.
+/// A page of events, in the order they committed.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PaginaEventos {
     #[serde(rename = "itens")]
     pub items: Vec<Evento>,
-    /// Pass as `cursor` for the next page; `null` on the last page.
+    /// Pass as `cursor` for the next page. Never `null` on a page with items: on the last page
+    /// it resumes after its last item, and a read from it with nothing new answers no items and
+    /// the same cursor. `null` only on an empty first page.
     #[serde(rename = "proximoCursor")]
     pub next_cursor: Option<String>,
 }

@@ -49,6 +49,11 @@ pub const WEBHOOK_URL_MAX_LENGTH: usize = domain::WebhookUrl::MAX_LEN;
 /// stated so that tools only send well-formed ones.
 pub const CURSOR_PATTERN: &str = r"^v1\.(?:0|-?[1-9][0-9]{0,15})\.[0-9a-f]{32}$";
 
+/// The event feed's cursor (`GET /api/eventos`): the transaction, the position and the event id
+/// (`application::webhooks::event_cursor`). 18 digits at most each: within a bigint.
+pub const EVENT_CURSOR_PATTERN: &str =
+    r"^e1\.(?:0|[1-9][0-9]{0,17})\.(?:0|[1-9][0-9]{0,17})\.[0-9a-f]{32}$";
+
 /// A reason (`motivo`, `domain::Motivo::parse`): no control character but tab, line feed and
 /// carriage return (Rust's `char::is_control`: U+0000-U+001F, U+007F-U+009F), and at least one
 /// character that is not white space (the same `White_Space` list as [`NON_BLANK_PATTERN`]).
@@ -195,6 +200,18 @@ text_rule!(
 );
 
 text_rule!(
+    EventCursor,
+    "The `proximoCursor` of the previous page of events.",
+    text(
+        "`proximoCursor` da página anterior de eventos (opaco: envie-o como recebido).",
+        Some(EVENT_CURSOR_PATTERN),
+        Some(1),
+        None,
+        None,
+    )
+);
+
+text_rule!(
     Hash,
     "A consent's hash: 64 lower-case hex digits.",
     text(
@@ -313,6 +330,23 @@ mod tests {
             "v2.5.0f8d5b7e3c1a4f2b9d6e5a4b3c2d1e0f",
         ] {
             assert!(!matches(CURSOR_PATTERN, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_event_cursor_pattern_takes_what_the_feed_issues() {
+        assert!(matches(
+            EVENT_CURSOR_PATTERN,
+            "e1.74021.0.0f8d5b7e3c1a4f2b9d6e5a4b3c2d1e0f"
+        ));
+        for bad in [
+            "",
+            "e1.074021.1.0f8d5b7e3c1a4f2b9d6e5a4b3c2d1e0f",
+            "e1.-5.1.0f8d5b7e3c1a4f2b9d6e5a4b3c2d1e0f",
+            "e1.5.0F8D5B7E3C1A4F2B9D6E5A4B3C2D1E0F",
+            "v1.1741953600123456.0f8d5b7e3c1a4f2b9d6e5a4b3c2d1e0f",
+        ] {
+            assert!(!matches(EVENT_CURSOR_PATTERN, bad), "{bad}");
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::dto::event::{Evento, FiltroEventos, PaginaEventos};
 use crate::error::ApiError;
 use crate::state::ApiState;
 
-/// The company's events, oldest first, a page at a time: each exactly as its webhooks carry it,
+/// The company's events in commit order, a page at a time: each exactly as its webhooks carry it,
 /// with `id` = their `webhook-id`. Written whether or not the company has a webhook URL, kept
 /// `retention.webhook_days` (30 by default).
 #[utoipa::path(
@@ -22,7 +22,7 @@ use crate::state::ApiState;
     tag = "WebhookUrls",
     params(FiltroEventos),
     responses(
-        (status = 200, description = "A page, oldest first; follow `proximoCursor` until it is null.", body = EnvelopeDoc<PaginaEventos>),
+        (status = 200, description = "A page in commit order; follow `proximoCursor` until a page has no items, and keep the last cursor to read what commits later.", body = EnvelopeDoc<PaginaEventos>),
         (status = 400, description = "A parameter of the wrong type (`desde` not ISO 8601, a non-numeric limit).", body = EnvelopeDoc<Erro>),
         (status = 422, description = "A filter breaks a rule (unknown `tipo`, limit outside 1..500, bad cursor).", body = EnvelopeDoc<Erro>),
     )

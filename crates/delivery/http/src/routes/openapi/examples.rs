@@ -297,7 +297,7 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         ],
         ("/api/eventos", _) => vec![(
             "pagina",
-            "A page of events, oldest first",
+            "A page of events, in commit order",
             json!({"itens": [{"id": "d5e6f7a8-b9c0-4d1e-8f2a-3b4c5d6e7f80",
                 "type": EventType::RequestRevoked.as_str(),
                 "timestamp": "2026-02-01T09:30:00Z",
@@ -308,7 +308,7 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
                     "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z", "hash": HASH,
                     "criadoEm": "2026-01-10T12:00:05Z", "atualizadoEm": "2026-02-01T09:30:00Z",
                     "motivo": "Cliente encerrou a conta."}}],
-                "proximoCursor": null}),
+                "proximoCursor": "e1.74021.118.d5e6f7a8b9c04d1e8f2a3b4c5d6e7f80"}),
         )],
         ("/api/webhook-urls/{webhookUrlId}", _)
         | ("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar", _) => {

@@ -1,0 +1,80 @@
+//! The event feed's order (issue 21, part 5): events are listed in the order of the transactions
+//! that wrote them, and only once no running transaction can still add one before them, so a
+//! reader resuming from its last position never misses an event that commits late.
+
+mod common;
+
+use diesel::connection::SimpleConnection;
+use diesel::PgConnection;
+use domain::CompanyId;
+use ports::{EventFilter, EventLog, StoredEvent};
+use postgres_adapter::PgEventLog;
+use testkit::TestDb;
+use uuid::Uuid;
+
+use common::{create_company, pool};
+
+fn insert_event(conn: &mut PgConnection, company: CompanyId, n: u128) {
+    conn.batch_execute(&format!(
+        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em) \
+         VALUES ('{}', '{}', 'solicitacao.criada', '{{}}', now())",
+        Uuid::from_u128(n),
+        company.0
+    ))
+    .expect("insert an event");
+}
+
+fn ids(events: &[StoredEvent]) -> Vec<u128> {
+    events.iter().map(|e| e.id.as_u128()).collect()
+}
+
+#[test]
+fn an_event_still_uncommitted_holds_back_the_later_ones_and_then_comes_first_after_the_cursor() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let company = create_company(&pool, "Empresa A", "112223330001").id;
+    let other = create_company(&pool, "Empresa B", "998887770001").id;
+    let log = PgEventLog::new(pool.clone());
+    let all = EventFilter::default();
+
+    let mut first = db.conn();
+    insert_event(&mut first, company, 1);
+    let read = log.list(company, &all, None, 10).unwrap();
+    assert_eq!(ids(&read), [1]);
+    let cursor = read[0].position;
+
+    // a creation's transaction starts (its event written, not committed yet) ...
+    let mut slow = db.conn();
+    slow.batch_execute("BEGIN").unwrap();
+    insert_event(&mut slow, company, 2);
+    // ... another one starts later and commits at once, and so does another company's
+    insert_event(&mut first, company, 3);
+    insert_event(&mut first, other, 4);
+    let mut aborted = db.conn();
+    aborted.batch_execute("BEGIN").unwrap();
+    insert_event(&mut aborted, company, 5);
+    aborted.batch_execute("ROLLBACK").unwrap();
+
+    // the committed event waits: listing it now would put it before one still to come
+    assert!(log
+        .list(company, &all, Some(cursor), 10)
+        .unwrap()
+        .is_empty());
+
+    slow.batch_execute("COMMIT").unwrap();
+    let after = log.list(company, &all, Some(cursor), 10).unwrap();
+    assert_eq!(
+        ids(&after),
+        [2, 3],
+        "in transaction order; the rolled back one never"
+    );
+    assert!(after[0].position < after[1].position);
+    // read again from the last one: nothing new
+    assert!(log
+        .list(company, &all, Some(after[1].position), 10)
+        .unwrap()
+        .is_empty());
+    // from the start, the same order, and each company its own
+    assert_eq!(ids(&log.list(company, &all, None, 10).unwrap()), [1, 2, 3]);
+    assert_eq!(ids(&log.list(other, &all, None, 10).unwrap()), [4]);
+}
