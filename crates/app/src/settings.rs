@@ -42,6 +42,12 @@ pub struct Settings {
 #[derive(Debug, Clone, Deserialize)]
 pub struct WorkerSettings {
     pub status_poll_seconds: u64,
+    /// The longest wait between two checks of a `pendente` request.
+    pub pending_recheck_max_seconds: u64,
+    /// How often an `ativo` request is checked.
+    pub active_recheck_seconds: u64,
+    /// PGCC status calls per second, every process together.
+    pub pgcc_status_calls_per_second: u32,
     pub expiry_seconds: u64,
     pub sync_seconds: u64,
     pub batch_size: u32,
@@ -61,6 +67,19 @@ pub struct WorkerSettings {
     pub idempotency_purge_seconds: u64,
     /// How often the retention purge runs (0: off).
     pub retention_seconds: u64,
+}
+
+impl WorkerSettings {
+    /// When the status worker checks each request (validated at load time).
+    pub fn status_check_policy(&self) -> application::StatusCheckPolicy {
+        let seconds = |s: u64| chrono::Duration::seconds(s.min(86_400 * 30) as i64);
+        application::StatusCheckPolicy {
+            poll: seconds(self.status_poll_seconds.max(1)),
+            pending_max: seconds(self.pending_recheck_max_seconds),
+            active_every: seconds(self.active_recheck_seconds),
+            ids_per_call: self.batch_size,
+        }
+    }
 }
 
 /// How long the retention purge keeps things (docs/security.md, "Retention").
@@ -431,6 +450,26 @@ impl Settings {
         }
         if !(1..=500).contains(&self.workers.batch_size) {
             return bad("workers.batch_size", "must be between 1 and 500");
+        }
+        if !(1..=10_000).contains(&self.workers.pgcc_status_calls_per_second) {
+            return bad(
+                "workers.pgcc_status_calls_per_second",
+                "must be between 1 and 10000",
+            );
+        }
+        for (key, value) in [
+            (
+                "workers.pending_recheck_max_seconds",
+                self.workers.pending_recheck_max_seconds,
+            ),
+            (
+                "workers.active_recheck_seconds",
+                self.workers.active_recheck_seconds,
+            ),
+        ] {
+            if !(1..=86_400 * 30).contains(&value) {
+                return bad(key, "must be between 1 and 2592000 (seconds)");
+            }
         }
         if self.webhooks.retry_schedule().is_none() {
             return bad(

@@ -13,8 +13,8 @@ use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as Gatew
 use ports::SystemClock;
 use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
-    PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPool, PgReadinessProbe,
-    PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPgccCallBudget, PgPool,
+    PgReadinessProbe, PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
     PgWebhookUrlRepository, PoolSettings, ReleasingPgcc, ReleasingTargetGuard,
     ReleasingWebhookSender,
 };
@@ -67,11 +67,13 @@ impl RequestScope for OneConnection {
     }
 }
 
+/// The name of the status calls' budget in `orcamento_pgcc`.
+const STATUS_CALL_BUDGET: &str = "status";
+
 pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
-    Ok(Workers::new(
-        ports(settings, pool)?,
-        &service_settings(settings),
-    ))
+    let mut workers = Workers::new(ports(settings, pool)?, &service_settings(settings));
+    workers.poll_consent_statuses = workers.poll_consent_statuses.with_observer(metrics());
+    Ok(workers)
 }
 
 /// The process's metrics: one registry for the HTTP server, the PGCC decorator and the jobs.
@@ -118,6 +120,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         retention: settings.retention.periods(),
         cache: settings.cache.service(),
         sync_period: Duration::from_secs(settings.workers.sync_seconds.max(1)),
+        status_checks: settings.workers.status_check_policy(),
     }
 }
 
@@ -154,6 +157,11 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),
         use_cases: Arc::new(PgUseCaseRepository::new(pool.clone())),
         consent_requests: Arc::new(PgConsentRequestRepository::new(pool.clone())),
+        status_call_budget: Arc::new(PgPgccCallBudget::new(
+            pool.clone(),
+            STATUS_CALL_BUDGET,
+            settings.workers.pgcc_status_calls_per_second,
+        )),
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         retention: Arc::new(PgRetentionRepository::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),

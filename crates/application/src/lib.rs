@@ -10,13 +10,14 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
-    IdempotencyRepository, PgccGateway, RetentionRepository, SecretCipher, TargetGuard,
-    UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    IdempotencyRepository, PgccCallBudget, PgccGateway, RetentionRepository, SecretCipher,
+    TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod access;
 pub mod cache;
 pub mod consent_requests;
+pub mod jobs;
 pub mod operations;
 pub mod retention;
 pub mod settings;
@@ -48,7 +49,9 @@ pub use consent_requests::hash::{canonical_content, consent_hash};
 pub use consent_requests::list::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMIT, MAX_LIMIT,
 };
-pub use consent_requests::poll_statuses::{PollConsentStatuses, PollError, PollReport};
+pub use consent_requests::poll_statuses::{
+    PollConsentStatuses, PollError, PollReport, StatusCheckObserver, StatusCheckPolicy,
+};
 pub use consent_requests::reconcile_creations::{
     ReconcileCreations, ReconcileError, ReconcileReport,
 };
@@ -97,6 +100,8 @@ pub struct Ports {
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
     /// What the retention purge deletes or blanks.
     pub retention: Arc<dyn RetentionRepository>,
+    /// The PGCC status calls every process shares (`workers.pgcc_status_calls_per_second`).
+    pub status_call_budget: Arc<dyn PgccCallBudget>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -151,6 +156,7 @@ impl Services {
             clock,
             idempotency_keys: _,
             retention: _,
+            status_call_budget: _,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
@@ -252,6 +258,7 @@ impl Workers {
             clock,
             idempotency_keys,
             retention,
+            status_call_budget,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
@@ -268,7 +275,9 @@ impl Workers {
             poll_consent_statuses: PollConsentStatuses::new(
                 consent_requests.clone(),
                 pgcc.clone(),
+                status_call_budget,
                 clock.clone(),
+                settings.status_checks,
             ),
             expire_consent_requests: ExpireConsentRequests::new(consent_requests, clock.clone()),
             sync_all_companies: SyncAllCompanies::new(

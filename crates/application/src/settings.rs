@@ -29,6 +29,8 @@ pub struct ServiceSettings {
     /// How often the scheduled use-case sync runs (each company is synchronized about once per
     /// period, across every process).
     pub sync_period: Duration,
+    /// When the status worker checks each open request with the PGCC.
+    pub status_checks: crate::StatusCheckPolicy,
 }
 
 /// Sizes of the in-process caches and how long they outlive a silent change feed.
@@ -87,6 +89,7 @@ impl Default for ServiceSettings {
             idempotency_retention: chrono::Duration::hours(24),
             cache: CacheSettings::default(),
             sync_period: Duration::from_secs(3600),
+            status_checks: crate::StatusCheckPolicy::default(),
         }
     }
 }

@@ -49,6 +49,22 @@ pub struct StatusCheckItem {
     /// Since when the PGCC has answered a status we do not know for this request (`None`: it
     /// has not, or answered a known one since): the poller's backoff grows from it.
     pub unknown_status_since: Option<DateTime<Utc>>,
+    /// When this check was due (its lag is measured against it).
+    pub due_at: DateTime<Utc>,
+    /// The interval its last check scheduled, in seconds (0: never checked yet): a `pendente`
+    /// request's interval grows from check to check.
+    pub interval_seconds: u32,
+}
+
+/// When a request's next status check is, after a check (see
+/// [`ConsentRequestRepository::schedule_status_checks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusCheckSchedule {
+    pub company_id: CompanyId,
+    pub id: Uuid,
+    /// `None`: no more checks (the request reached a final status).
+    pub next_at: Option<DateTime<Utc>>,
+    pub interval_seconds: u32,
 }
 
 /// Where the creation of a stored request stands. Only `Confirmada` requests are consents: every
@@ -248,16 +264,33 @@ pub trait ConsentRequestRepository: Send + Sync {
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 
-    /// Claims up to `limit` `pendente`/`ativo` requests (any company) due for a status check
-    /// (next check at or before `now`), oldest due first, and pushes their next check to
-    /// `next_check_at`, in one statement with `FOR UPDATE SKIP LOCKED`: two workers never
-    /// claim the same request in the same round.
-    fn claim_for_status_check(
+    /// Up to `limit` companies that have a status check due at `now`, in company id order,
+    /// strictly after `after` when given (the caller takes companies in turns). Found without
+    /// reading the due checks themselves: one index probe per company with open requests.
+    fn companies_with_due_status_checks(
         &self,
+        now: DateTime<Utc>,
+        after: Option<CompanyId>,
+        limit: u32,
+    ) -> Result<Vec<CompanyId>, RepoError>;
+
+    /// Claims up to `limit` of `company`'s status checks due at `now` (oldest due first) and
+    /// moves them to `lease_until`, so that a worker that dies mid-check leaves them to be
+    /// checked again then; `FOR UPDATE SKIP LOCKED`, within that one company: two workers never
+    /// claim the same check. Each comes back with its request's stored status (a request that
+    /// reached a final status meanwhile comes back too, to be unscheduled). Writes the narrow
+    /// schedule table only, never the request.
+    fn claim_status_checks(
+        &self,
+        company: CompanyId,
         limit: u32,
         now: DateTime<Utc>,
-        next_check_at: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
     ) -> Result<Vec<StatusCheckItem>, RepoError>;
+
+    /// Stores when each checked request is checked next (or that it is not, `next_at` `None`),
+    /// in one statement per company. Writes the schedule only, never the request.
+    fn schedule_status_checks(&self, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError>;
 
     /// The PGCC answered a status we do not know for the company's request `id`: records
     /// `unknown_since` as the start of the oddity and moves its next status check to

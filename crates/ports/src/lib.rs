@@ -10,6 +10,7 @@ pub mod consent_request_repository;
 pub mod event_log;
 pub mod idempotency_repository;
 pub mod operations;
+pub mod pgcc_call_budget;
 pub mod pgcc_gateway;
 pub mod repo_error;
 pub mod retention_repository;
@@ -28,13 +29,14 @@ pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, ListCursor, StatusCheckItem, UnfinishedCreation,
+    CreationStart, ListCursor, StatusCheckItem, StatusCheckSchedule, UnfinishedCreation,
 };
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
 pub use operations::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport};
+pub use pgcc_call_budget::PgccCallBudget;
 pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
 };
@@ -66,6 +68,8 @@ pub use event_log::MockEventLog;
 pub use idempotency_repository::MockIdempotencyRepository;
 #[cfg(feature = "mock")]
 pub use operations::{MockHealthProbe, MockOperationalStats};
+#[cfg(feature = "mock")]
+pub use pgcc_call_budget::MockPgccCallBudget;
 #[cfg(feature = "mock")]
 pub use pgcc_gateway::MockPgccGateway;
 #[cfg(feature = "mock")]

@@ -13,6 +13,25 @@ fn itens(reply: &testkit::Reply) -> Vec<Value> {
     reply.data()["itens"].as_array().unwrap().clone()
 }
 
+/// Waits until the feed of both companies lists every event they have stored. An event is listed
+/// once no transaction still running on the database could precede it (docs/decisions.md, "The
+/// event feed in commit order"): the other tests' transactions on the same cluster may hold the
+/// newest back for a moment.
+pub fn settle(app: &TestApp) {
+    for (client, company) in [(&app.a, &app.company_a), (&app.b, &app.company_b)] {
+        let stored = app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_eventos \
+             WHERE empresa_id = '{company}' AND tipo <> 'webhook.teste'"
+        ));
+        let listed = || itens(&client.get("/api/eventos?limite=500").expect(200)).len() as i64;
+        assert!(
+            testkit::wait_until(Duration::from_secs(30), || listed() == stored),
+            "the feed lists {} of {stored} events",
+            listed()
+        );
+    }
+}
+
 fn types(items: &[Value]) -> Vec<String> {
     items
         .iter()
@@ -31,6 +50,7 @@ fn events_exist_without_any_webhook_url_oldest_first_each_the_webhook_body_plus_
             &json!({"motivo": "engano"}),
         )
         .expect(200);
+    settle(&app);
 
     let r = app.a.get("/api/eventos").expect(200);
 
@@ -98,6 +118,7 @@ fn each_item_is_byte_for_byte_the_body_a_delivery_carried_and_its_id_the_webhook
     create(&app.a, ATIVO, &active_body());
     create(&app.a, PENDENTE, &pending_body());
     let received = receiver.wait_for(2, Duration::from_secs(30));
+    settle(&app);
 
     let items = itens(
         &app.a
@@ -124,6 +145,7 @@ fn paging_follows_the_cursor_and_filters_narrow_by_type_and_time() {
     for _ in 0..5 {
         create(&app.a, ATIVO, &active_body());
     }
+    settle(&app);
     let all = itens(&app.a.get("/api/eventos?limite=500").expect(200));
     assert_eq!(all.len(), 6);
 
@@ -172,6 +194,7 @@ fn a_creation_confirmed_after_the_client_read_the_feed_to_its_end_comes_from_the
     assert_eq!(late.status, 502, "{}", late.text);
     // received later, confirmed at once
     let (early, _) = create(&app.a, ATIVO, &active_body());
+    settle(&app);
 
     // the client reads everything there is and keeps the cursor
     let mut cursor = None::<String>;
@@ -199,6 +222,7 @@ fn a_creation_confirmed_after_the_client_read_the_feed_to_its_end_comes_from_the
         .post_json_with(ATIVO, &active_body(), &[("Idempotency-Key", "atrasada-1")])
         .expect(200);
     let late_id = retried.data()["id"].as_str().unwrap().to_owned();
+    settle(&app);
 
     let r = app
         .a
@@ -246,6 +270,7 @@ fn a_cursor_from_another_companys_page_shows_nothing_of_that_company() {
     for _ in 0..3 {
         create(&app.a, ATIVO, &active_body());
     }
+    settle(&app);
     let r = app.a.get("/api/eventos?limite=1").expect(200);
     let cursor = r.data()["proximoCursor"].as_str().unwrap().to_owned();
     let a_ids: Vec<Value> = itens(&app.a.get("/api/eventos?limite=500").expect(200))
@@ -264,6 +289,7 @@ fn a_cursor_from_another_companys_page_shows_nothing_of_that_company() {
 #[test]
 fn the_answer_comes_in_each_of_the_three_media_types() {
     let app = synced_with(&[]);
+    settle(&app);
     for (accept, content_type) in [
         ("application/json", "application/json"),
         ("text/json", "text/json; charset=utf-8"),

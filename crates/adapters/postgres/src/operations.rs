@@ -139,12 +139,14 @@ struct DueRow {
     oldest_seconds: f64,
 }
 
-/// Due status checks (the status poll's claim condition, counted).
+/// Due status checks (the status poll's claim condition, counted): the narrow schedule only,
+/// so the count reads what is due (checks of requests that reached a final status since are
+/// counted until their next claim deletes them).
 const STATUS_CHECKS_DUE: &str = "\
 SELECT count(*) AS due,
-       COALESCE(EXTRACT(EPOCH FROM ($1 - min(proximo_status_em)))::float8, 0) AS oldest_seconds
-FROM solicitacoes_consentimento
-WHERE status IN ('pendente', 'ativo') AND proximo_status_em <= $1 AND criacao = 'confirmada'";
+       COALESCE(EXTRACT(EPOCH FROM ($1 - min(proxima_em)))::float8, 0) AS oldest_seconds
+FROM verificacoes_status
+WHERE proxima_em <= $1";
 
 /// Due webhook deliveries (the sender's claim condition, counted).
 const DELIVERIES_DUE: &str = "\

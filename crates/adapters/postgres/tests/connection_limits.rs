@@ -199,9 +199,12 @@ fn without_prepared_statements_the_hand_written_statements_run_unnamed() {
     repo.begin_creation(&unfinished, now - TimeDelta::hours(1))
         .unwrap();
 
-    let claimed = repo
-        .claim_for_status_check(10, now + TimeDelta::minutes(1), now + TimeDelta::hours(1))
-        .unwrap();
+    let claimed = common::consent::claim_checks(
+        &repo,
+        10,
+        now + TimeDelta::minutes(1),
+        now + TimeDelta::hours(1),
+    );
     let reconciled = repo
         .claim_unfinished_creations(10, now - TimeDelta::minutes(1), now)
         .unwrap();

@@ -10,7 +10,9 @@ use std::thread;
 
 use chrono::{DateTime, Utc};
 use common::at;
-use common::consent::{history, history_count, pool_of, stored, tenant, Spec, Tenant, LINK};
+use common::consent::{
+    claim_checks, history, history_count, next_check, pool_of, stored, tenant, Spec, Tenant, LINK,
+};
 use common::webhook::{deliveries, events_of, register};
 use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, PgccUseCase, TransitionCause};
@@ -201,11 +203,7 @@ fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_inv
     assert!(events_of(&w.db, "solicitacao.criada").is_empty());
     assert!(seen_anywhere(&w, &request).is_empty());
     // no worker sees it either
-    assert!(w
-        .repo
-        .claim_for_status_check(100, later(), later())
-        .unwrap()
-        .is_empty());
+    assert!(claim_checks(&w.repo, 100, later(), later()).is_empty());
     let expired_later = at("2028-01-01T00:00:00Z");
     assert_eq!(w.repo.expire_due(expired_later, 100).unwrap(), 0);
     assert!(!w
@@ -275,7 +273,7 @@ fn confirming_stores_the_pgcc_id_history_and_event_in_one_go_and_makes_it_visibl
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].webhook_url_id, hook.id);
     // due for a status check at the confirmation
-    assert_eq!(stored(&w.db, request.id).proximo_status_em, later());
+    assert_eq!(next_check(&w.db, request.id), Some(later()));
     assert_eq!(
         seen_anywhere(&w, &expected),
         ["get", "list", "find_by_hash"],
@@ -332,7 +330,7 @@ fn confirming_a_copy_that_is_not_what_was_stored_confirms_the_stored_content() {
     let payload: serde_json::Value = serde_json::from_str(&events[0].payload).unwrap();
     assert_eq!(payload["data"]["pgccId"], "pgcc-88");
     assert_eq!(deliveries(&w.db)[0].webhook_url_id, hook.id);
-    assert_eq!(stored(&w.db, request.id).proximo_status_em, later());
+    assert_eq!(next_check(&w.db, request.id), Some(later()));
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! `find_valid`, `transition` and the two worker operations, `claim_for_status_check` and
+//! `find_valid`, `transition` and the two worker operations, the status checks' schedule
+//! (`companies_with_due_status_checks`, `claim_status_checks`, `schedule_status_checks`) and
 //! `expire_due`, including concurrent callers on one pool.
 
 mod common;
@@ -9,13 +10,13 @@ use std::thread;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use common::consent::{
-    cpf, history, history_count, pool_of, set_next_check, stored, tenant, Spec, CPF, OTHER_CPF,
+    claim_checks, cpf, history, history_count, next_check, pool_of, set_every_next_check,
+    set_next_check, stored, tenant, Spec, CPF, OTHER_CPF,
 };
 use common::{at, pool};
 use diesel::prelude::*;
 use domain::{ConsentStatus, TransitionCause};
-use ports::{ConsentRequestRepository, StatusCheckItem};
-use postgres_adapter::schema::solicitacoes_consentimento;
+use ports::{ConsentRequestRepository, StatusCheckItem, StatusCheckSchedule};
 use postgres_adapter::PgConsentRequestRepository;
 use testkit::TestDb;
 use uuid::Uuid;
@@ -250,14 +251,15 @@ fn of_identical_transitions_racing_exactly_one_wins() {
     assert_eq!(history(&db, request.id).len(), 2);
 }
 
-// --- claim_for_status_check ---
+// --- the status checks' schedule ---
 
 #[test]
-fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_them() {
+fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching_the_request() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = tenant(&pool, "Globex", "445556660001");
+    let quiet = tenant(&pool, "Quiet", "778889990001");
     let repo = PgConsentRequestRepository::new(pool);
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
@@ -268,62 +270,125 @@ fn claim_takes_the_oldest_due_non_terminal_requests_of_every_company_and_pushes_
     let d = acme.create(&repo, &spec(Active));
     let terminal = acme.create(&repo, &spec(Revoked));
     let not_due = acme.create(&repo, &spec(Active));
+    let quiet_one = quiet.create(&repo, &spec(Active));
+    assert_eq!(
+        next_check(&db, terminal.id),
+        None,
+        "a final status is never scheduled"
+    );
     for (request, when) in [
         (&a, t0 - minutes(4)),
         (&b, t0 - minutes(3)),
         (&c, t0 - minutes(2)),
         (&d, t0),
-        (&terminal, t0 - minutes(10)),
         (&not_due, t0 + minutes(1)),
+        (&quiet_one, t0 + minutes(30)),
     ] {
         set_next_check(&db, request.id, when);
     }
-    let next = t0 + minutes(5);
+    let before = stored(&db, a.id);
+    let lease = t0 + minutes(5);
     let ids_of = |items: &[StatusCheckItem]| sorted(items.iter().map(|i| i.id).collect());
 
-    let oldest = repo.claim_for_status_check(2, t0, next).unwrap();
-    let rest = repo.claim_for_status_check(10, t0, next).unwrap();
-    let none = repo.claim_for_status_check(10, t0, next).unwrap();
-    let just_before = repo
-        .claim_for_status_check(10, next - TimeDelta::microseconds(1), next)
+    let mut due = repo.companies_with_due_status_checks(t0, None, 10).unwrap();
+    due.sort();
+    assert_eq!(
+        due,
+        sorted(vec![acme.company.id.0, globex.company.id.0])
+            .into_iter()
+            .map(domain::CompanyId)
+            .collect::<Vec<_>>(),
+        "the quiet company has nothing due"
+    );
+    let first = *due.iter().min().unwrap();
+    assert_eq!(
+        repo.companies_with_due_status_checks(t0, Some(first), 10)
+            .unwrap(),
+        [*due.iter().max().unwrap()],
+        "the turn goes on after the last company served"
+    );
+
+    let oldest = repo
+        .claim_status_checks(acme.company.id, 2, t0, lease)
+        .unwrap();
+    let rest = repo
+        .claim_status_checks(acme.company.id, 10, t0, lease)
+        .unwrap();
+    let none = repo
+        .claim_status_checks(acme.company.id, 10, t0, lease)
+        .unwrap();
+    let globex_items = repo
+        .claim_status_checks(globex.company.id, 10, t0, lease)
         .unwrap();
 
-    assert_eq!(ids_of(&oldest), sorted(vec![a.id, b.id]));
-    let b_item = oldest.iter().find(|i| i.id == b.id).unwrap();
+    assert_eq!(ids_of(&oldest), sorted(vec![a.id, c.id]));
+    let a_item = oldest.iter().find(|i| i.id == a.id).unwrap();
     assert_eq!(
-        *b_item,
+        *a_item,
         StatusCheckItem {
-            id: b.id,
-            company_id: globex.company.id,
-            pgcc_id: b.pgcc_id.clone(),
-            status: Pending,
+            id: a.id,
+            company_id: acme.company.id,
+            pgcc_id: a.pgcc_id.clone(),
+            status: Active,
             unknown_status_since: None,
+            due_at: t0 - minutes(4),
+            interval_seconds: 0,
         }
     );
-    assert_eq!(ids_of(&rest), sorted(vec![c.id, d.id]));
+    assert_eq!(ids_of(&rest), [d.id]);
     assert_eq!(none, []);
-    assert_eq!(
-        ids_of(&just_before),
-        [not_due.id],
-        "only the row due at t0 + 1 min"
-    );
-    for request in [&a, &b, &c, &d, &not_due] {
-        assert_eq!(stored(&db, request.id).proximo_status_em, next);
+    assert_eq!(ids_of(&globex_items), [b.id], "each company its own");
+    for request in [&a, &b, &c, &d] {
+        assert_eq!(next_check(&db, request.id), Some(lease));
     }
+    assert_eq!(next_check(&db, not_due.id), Some(t0 + minutes(1)));
     assert_eq!(
-        stored(&db, terminal.id).proximo_status_em,
-        t0 - minutes(10),
-        "a terminal request is never claimed"
+        stored(&db, a.id),
+        before,
+        "the request itself is not written"
+    );
+    assert_eq!(
+        repo.claim_status_checks(acme.company.id, 0, lease, lease)
+            .unwrap(),
+        []
     );
 
-    // At next_check_at they are due again.
-    let later = next + minutes(5);
-    let again = repo.claim_for_status_check(10, next, later).unwrap();
+    // the schedule after the check: a's next in 15 min, c's in 1 min with its interval, d gone
+    repo.schedule_status_checks(&[
+        StatusCheckSchedule {
+            company_id: acme.company.id,
+            id: a.id,
+            next_at: Some(t0 + minutes(15)),
+            interval_seconds: 900,
+        },
+        StatusCheckSchedule {
+            company_id: acme.company.id,
+            id: c.id,
+            next_at: Some(t0 + minutes(1)),
+            interval_seconds: 60,
+        },
+        StatusCheckSchedule {
+            company_id: acme.company.id,
+            id: d.id,
+            next_at: None,
+            interval_seconds: 0,
+        },
+    ])
+    .unwrap();
+    assert_eq!(next_check(&db, a.id), Some(t0 + minutes(15)));
+    assert_eq!(next_check(&db, d.id), None);
+    let again = repo
+        .claim_status_checks(acme.company.id, 10, t0 + minutes(1), lease)
+        .unwrap();
+    assert_eq!(ids_of(&again), sorted(vec![c.id, not_due.id]));
     assert_eq!(
-        ids_of(&again),
-        sorted(vec![a.id, b.id, c.id, d.id, not_due.id])
+        again
+            .iter()
+            .find(|i| i.id == c.id)
+            .unwrap()
+            .interval_seconds,
+        60
     );
-    assert_eq!(repo.claim_for_status_check(0, later, later).unwrap(), []);
 }
 
 #[test]
@@ -339,9 +404,8 @@ fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
     for request in [&odd, &plain] {
         set_next_check(&db, request.id, t0);
     }
-    let claimed = repo
-        .claim_for_status_check(10, t0, t0 + minutes(1))
-        .unwrap();
+    let claimed = claim_checks(&repo, 10, t0, t0 + minutes(1));
+    assert_eq!(claimed.len(), 2);
     assert!(claimed.iter().all(|i| i.unknown_status_since.is_none()));
 
     assert!(repo
@@ -352,21 +416,15 @@ fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
         .unwrap());
 
     // at t0 + 1 min only the neighbour is due; the odd one at t0 + 10 min, with its oddity
-    let due = repo
-        .claim_for_status_check(10, t0 + minutes(1), t0 + minutes(2))
-        .unwrap();
+    let due = claim_checks(&repo, 10, t0 + minutes(1), t0 + minutes(2));
     assert_eq!(due.iter().map(|i| i.id).collect::<Vec<_>>(), [plain.id]);
-    let later = repo
-        .claim_for_status_check(10, t0 + minutes(10), t0 + minutes(11))
-        .unwrap();
+    let later = claim_checks(&repo, 10, t0 + minutes(10), t0 + minutes(11));
     let odd_item = later.iter().find(|i| i.id == odd.id).unwrap();
     assert_eq!(odd_item.unknown_status_since, Some(t0));
 
     repo.clear_unknown_status(acme.company.id, odd.id).unwrap();
     set_next_check(&db, odd.id, t0 + minutes(20));
-    let after = repo
-        .claim_for_status_check(10, t0 + minutes(20), t0 + minutes(21))
-        .unwrap();
+    let after = claim_checks(&repo, 10, t0 + minutes(20), t0 + minutes(21));
     assert_eq!(
         after
             .iter()
@@ -391,10 +449,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
         })
         .collect();
     let t0 = common::now();
-    diesel::update(solicitacoes_consentimento::table)
-        .set(solicitacoes_consentimento::proximo_status_em.eq(t0 - TimeDelta::minutes(1)))
-        .execute(&mut db.conn())
-        .unwrap();
+    set_every_next_check(&db, t0 - TimeDelta::minutes(1));
     let next = t0 + TimeDelta::hours(1);
     let barrier = Barrier::new(2);
 
@@ -405,7 +460,9 @@ fn two_workers_claiming_at_once_never_share_a_request() {
                     barrier.wait();
                     let mut mine = Vec::new();
                     loop {
-                        let batch = repo.claim_for_status_check(7, t0, next).unwrap();
+                        let batch = repo
+                            .claim_status_checks(acme.company.id, 7, t0, next)
+                            .unwrap();
                         if batch.is_empty() {
                             return mine;
                         }
@@ -425,7 +482,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
     assert_eq!(shared, 0, "{shared} requests claimed by both workers");
     let union: HashSet<Uuid> = first.union(&second).copied().collect();
     assert_eq!(union, all);
-    assert_eq!(repo.claim_for_status_check(500, t0, next).unwrap(), []);
+    assert_eq!(claim_checks(&repo, 500, t0, next), []);
 }
 
 // --- expire_due ---
@@ -568,7 +625,7 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
 
     for round in 0..6 {
         let claimed = repo
-            .claim_for_status_check(1, now(), now() + days(1))
+            .claim_status_checks(acme.company.id, 1, now(), now() + days(1))
             .unwrap();
         assert_eq!(claimed.len(), 1, "round {round}");
         assert_eq!(repo.expire_due(now(), 1).unwrap(), 1, "round {round}");
@@ -580,6 +637,7 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
         "SELECT left(statement, 40) AS statement, (custom_plans + generic_plans)::bigint AS n \
          FROM pg_prepared_statements \
          WHERE statement LIKE 'UPDATE solicitacoes_consentimento%' \
+            OR statement LIKE 'WITH devidas AS%' \
             OR statement LIKE 'WITH vencidas AS%' \
             OR statement LIKE 'WITH eventos AS%' \
          ORDER BY statement",
@@ -592,8 +650,8 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
     assert_eq!(
         executions,
         [
-            ("UPDATE solicitacoes_consentimento".to_owned(), 6),
             ("UPDATE solicitacoes_consentimento s".to_owned(), 6),
+            ("WITH devidas AS (".to_owned(), 6),
             // the expiry's events, and the use-case synchronization of the setup
             ("WITH eventos AS (".to_owned(), 7),
             ("WITH vencidas AS (".to_owned(), 6),

@@ -169,7 +169,7 @@ fn creation_writes_the_first_history_entry_and_makes_the_request_due() {
         assert_eq!(first.para, request.status.as_str());
         assert_eq!(first.em, request.created_at);
         assert_eq!(first.causa, "empresa");
-        let due = stored(&db, request.id).proximo_status_em;
+        let due = common::consent::next_check(&db, request.id).expect("scheduled");
         assert!(
             due >= before && due <= now(),
             "{due} not the confirmation time"

@@ -1,7 +1,7 @@
 //! The SQL of [`PgConsentRequestRepository`] restates three rules of the domain's state machine
 //! (crates/domain/src/consent_status.rs) as status literals: which requests are effectively in
 //! a status at an instant (the list's status filter, HashConsulta's "valid"), which expire
-//! (`expire_due`), and which the status poller claims (`claim_for_status_check`). Every status,
+//! (`expire_due`), and which the status poller claims (`claim_status_checks`). Every status,
 //! with its expiry before, at and after the instant, is stored in real PostgreSQL through the
 //! creation path production uses, and each rule's SQL answer is held against the domain's:
 //! a status added to the domain, or a rule changed on one side only, fails here.
@@ -169,9 +169,7 @@ fn the_status_poller_claims_exactly_the_statuses_the_state_machine_may_still_mov
         set_next_check(&db, case.request.id, now() - TimeDelta::seconds(1));
     }
 
-    let claimed = repo
-        .claim_for_status_check(1000, now(), now() + TimeDelta::minutes(5))
-        .unwrap();
+    let claimed = common::consent::claim_checks(&repo, 1000, now(), now() + TimeDelta::minutes(5));
 
     for case in &cases {
         let was_claimed = claimed.iter().any(|item| item.id == case.request.id);

@@ -15,15 +15,17 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 14] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
     "empresas",
+    "orcamento_pgcc",
     "replicas_ativas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
+    "verificacoes_status",
     "webhook_entregas",
     "webhook_eventos",
     "webhook_tentativas",
@@ -31,7 +33,7 @@ const TABLES: [&str; 12] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 30] = [
+const MIGRATION_NAMES: [&str; 31] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -62,6 +64,7 @@ const MIGRATION_NAMES: [&str; 30] = [
     "2026-11-27-001471_salt_consent_hashes",
     "2026-11-27-001541_create_replicas_ativas",
     "2026-11-28-002151_order_webhook_eventos_by_commit",
+    "2026-11-28-002201_schedule_status_checks",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -727,7 +730,10 @@ fn the_feed_order_migration_places_existing_events_first_without_a_rewrite_and_r
 
     let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
 
-    assert_eq!(applied.len(), 1);
+    assert_eq!(
+        applied.len(),
+        from("2026-11-28-002151_order_webhook_eventos_by_commit")
+    );
     assert_eq!(columns_of(&mut conn, "webhook_eventos"), columns);
     assert_eq!(
         names(

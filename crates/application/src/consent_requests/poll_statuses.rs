@@ -1,16 +1,81 @@
-//! The status worker's round: asks the PGCC about a batch of open requests and applies what the
-//! subject did there (accepted, refused, revoked) as transitions caused by `pgcc`.
+//! The status worker's round: asks the PGCC about the open requests whose check is due and
+//! applies what the subject did there (accepted, refused, revoked) as transitions caused by
+//! `pgcc`.
+//!
+//! Freshness by policy, within a budget (issue 21, part 1): a request is checked when its
+//! [`StatusCheckPolicy`] says so, not every period: at once after its creation, then a
+//! `pendente` one at growing intervals (the poll period, doubling, up to `pending_max`) and an
+//! `ativo` one every `active_every`. Every PGCC status call of every process is taken from one
+//! [`PgccCallBudget`], and the ids of a call are shared in turns by the companies with due
+//! checks, so one company's million due requests never delay another's first check. A check
+//! that finds no change writes the narrow schedule only, never the request.
 //!
 //! Each request's answer is applied on its own: a status the PGCC names that we do not know
 //! skips that request (counted, and its next check backed off), never its batch, so one odd
 //! answer cannot keep its neighbours' revocations from reaching us.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
-use domain::{ConsentStatus, Reason, TransitionCause};
-use ports::{Clock, ConsentRequestRepository, PgccError, PgccGateway, RepoError};
+use domain::{CompanyId, ConsentStatus, Reason, TransitionCause};
+use ports::{
+    Clock, ConsentRequestRepository, PgccCallBudget, PgccError, PgccGateway, RepoError,
+    StatusCheckItem, StatusCheckSchedule,
+};
+
+/// When requests are checked, and how many at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StatusCheckPolicy {
+    /// How often the worker looks for due checks (`workers.status_poll_seconds`); also a
+    /// `pendente` request's first interval after its first check.
+    pub poll: Duration,
+    /// The longest a `pendente` request waits between checks
+    /// (`workers.pending_recheck_max_seconds`).
+    pub pending_max: Duration,
+    /// How often an `ativo` request is checked (`workers.active_recheck_seconds`): the bound
+    /// within which a subject's revocation on the PGCC reaches HashConsulta.
+    pub active_every: Duration,
+    /// The most ids one PGCC status call carries (at most 500, the PGCC's limit).
+    pub ids_per_call: u32,
+}
+
+impl StatusCheckPolicy {
+    /// How long a claimed check is held before another worker may take it (the claiming worker
+    /// died or its PGCC call failed).
+    pub fn lease(&self) -> Duration {
+        self.poll * 2
+    }
+
+    /// The interval after a check that left the request in `status`, given the interval its
+    /// last check scheduled (0: this was its first check); `None` for a final status.
+    pub fn next_interval(&self, status: ConsentStatus, last_seconds: u32) -> Option<Duration> {
+        match status {
+            ConsentStatus::Pending if last_seconds == 0 => Some(self.poll.min(self.pending_max)),
+            ConsentStatus::Pending => {
+                Some((Duration::seconds(i64::from(last_seconds)) * 2).min(self.pending_max))
+            }
+            ConsentStatus::Active => Some(self.active_every),
+            _ => None,
+        }
+    }
+}
+
+impl Default for StatusCheckPolicy {
+    fn default() -> Self {
+        StatusCheckPolicy {
+            poll: Duration::seconds(30),
+            pending_max: Duration::seconds(300),
+            active_every: Duration::seconds(900),
+            ids_per_call: 500,
+        }
+    }
+}
+
+/// Told how late each status check ran against its due time.
+pub trait StatusCheckObserver: Send + Sync {
+    fn status_check_lag(&self, seconds: f64);
+}
 
 /// The outcome of one round.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,6 +89,10 @@ pub struct PollReport {
     /// Requests whose change could not be stored (skipped: checked again at the time their
     /// claim pushed their next check to; the round went on with the others).
     pub failed: u32,
+    /// Claimed checks of requests that had reached a final status: unscheduled, not asked.
+    pub closed: u32,
+    /// Checks were due but the PGCC budget had no call left: ask again after this long.
+    pub throttled: Option<std::time::Duration>,
 }
 
 /// The longest a request the PGCC keeps answering an unknown status for waits between checks.
@@ -33,7 +102,7 @@ pub const UNKNOWN_STATUS_MAX_BACKOFF_SECONDS: i64 = 3600;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PollError {
-    /// The PGCC could not answer; the claimed requests are checked again at their next due time.
+    /// The PGCC could not answer; the claimed requests are checked again once their lease ends.
     #[error(transparent)]
     Pgcc(PgccError),
     #[error(transparent)]
@@ -44,49 +113,100 @@ pub enum PollError {
 pub struct PollConsentStatuses {
     consent_requests: Arc<dyn ConsentRequestRepository>,
     pgcc: Arc<dyn PgccGateway>,
+    budget: Arc<dyn PgccCallBudget>,
     clock: Arc<dyn Clock>,
+    policy: StatusCheckPolicy,
+    observer: Option<Arc<dyn StatusCheckObserver>>,
+    /// The last company served: the next round's turns start after it.
+    last_company: Arc<Mutex<Option<CompanyId>>>,
 }
 
 impl PollConsentStatuses {
     pub fn new(
         consent_requests: Arc<dyn ConsentRequestRepository>,
         pgcc: Arc<dyn PgccGateway>,
+        budget: Arc<dyn PgccCallBudget>,
         clock: Arc<dyn Clock>,
+        policy: StatusCheckPolicy,
     ) -> Self {
         Self {
             consent_requests,
             pgcc,
+            budget,
             clock,
+            policy,
+            observer: None,
+            last_company: Arc::default(),
         }
     }
 
-    /// Claims up to `batch_size` due requests (pushing their next check `recheck_after` ahead),
-    /// asks the PGCC for all of them in one call, and stores each status that differs as the
-    /// transition the state machine names. A status the machine cannot reach from the stored one
-    /// (the PGCC says `pendente` for an `ativo` request) is logged and skipped; so is a request
-    /// the PGCC does not know. A status we do not know is skipped for that request alone, counted
-    /// in `unknown`, and its next check pushed back (see [`unknown_status_backoff`]). A
-    /// transition lost to another process (compare-and-set `false`) is not counted. A change that
-    /// cannot be stored is that request's failure alone, counted in `failed`. Log lines carry ids
-    /// and statuses only, never personal data.
-    pub fn run_once(
-        &self,
-        batch_size: u32,
-        recheck_after: Duration,
-    ) -> Result<PollReport, PollError> {
+    /// Reports each check's lag to `observer` (the metrics).
+    pub fn with_observer(mut self, observer: Arc<dyn StatusCheckObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    pub fn policy(&self) -> StatusCheckPolicy {
+        self.policy
+    }
+
+    /// One PGCC call's worth of due checks: finds the companies with due checks (in turns,
+    /// after the last one served), takes one call from the budget (none left: `throttled`,
+    /// nothing claimed), claims up to `ids_per_call` checks shared among those companies, asks
+    /// the PGCC about all of them in one call, stores each status that differs as the
+    /// transition the state machine names, and schedules each request's next check by the
+    /// policy. A status the machine cannot reach from the stored one (the PGCC says `pendente`
+    /// for an `ativo` request) is logged and skipped; so is a request the PGCC does not know. A
+    /// status we do not know is skipped for that request alone, counted in `unknown`, and its
+    /// next check pushed back (see [`unknown_status_backoff`]). A change that cannot be stored
+    /// is that request's failure alone, counted in `failed` (checked again when its lease
+    /// ends). Log lines carry ids and statuses only, never personal data.
+    pub fn run_once(&self) -> Result<PollReport, PollError> {
         let now = self.clock.now();
-        let claimed =
-            self.consent_requests
-                .claim_for_status_check(batch_size, now, now + recheck_after)?;
-        if claimed.is_empty() {
+        let companies = self.companies_in_turn(now)?;
+        if companies.is_empty() {
             return Ok(PollReport::default());
         }
-        let pgcc_ids: Vec<String> = claimed.iter().map(|item| item.pgcc_id.clone()).collect();
+        if let Some(wait) = self.budget.try_take(now)? {
+            return Ok(PollReport {
+                throttled: Some(wait),
+                ..PollReport::default()
+            });
+        }
+        let claimed = self.claim_in_turns(&companies, now)?;
+        if let Some(last) = companies.last() {
+            *self.last_company.lock().unwrap_or_else(|p| p.into_inner()) = Some(*last);
+        }
+        if let Some(observer) = &self.observer {
+            for item in &claimed {
+                observer.status_check_lag(
+                    (now - item.due_at).num_milliseconds().max(0) as f64 / 1000.0,
+                );
+            }
+        }
+        // a request that reached a final status since it was scheduled has nothing to ask
+        let (open, closed): (Vec<StatusCheckItem>, Vec<StatusCheckItem>) =
+            claimed.into_iter().partition(|item| {
+                matches!(item.status, ConsentStatus::Pending | ConsentStatus::Active)
+            });
+        let mut schedules: Vec<StatusCheckSchedule> = closed
+            .iter()
+            .map(|item| self.schedule(item, item.status, now))
+            .collect();
+        let closed = u32::try_from(closed.len()).unwrap_or(u32::MAX);
+        if open.is_empty() {
+            self.consent_requests.schedule_status_checks(&schedules)?;
+            return Ok(PollReport {
+                closed,
+                ..PollReport::default()
+            });
+        }
+        let pgcc_ids: Vec<String> = open.iter().map(|item| item.pgcc_id.clone()).collect();
         let answers = self
             .pgcc
             .consent_statuses(&pgcc_ids)
             .inspect_err(|e| {
-                tracing::warn!(requests = claimed.len(), error = %e, "status poll: PGCC failed");
+                tracing::warn!(requests = open.len(), error = %e, "status poll: PGCC failed");
             })
             .map_err(PollError::Pgcc)?;
         let mut by_pgcc_id: HashMap<&str, (Option<ConsentStatus>, Option<&str>)> =
@@ -99,10 +219,11 @@ impl PollConsentStatuses {
         }
 
         let mut report = PollReport {
-            checked: u32::try_from(claimed.len()).unwrap_or(u32::MAX),
+            checked: u32::try_from(open.len()).unwrap_or(u32::MAX),
+            closed,
             ..PollReport::default()
         };
-        for item in &claimed {
+        for item in &open {
             let Some(&(reported, reason)) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
                 tracing::warn!(
                     empresa_id = %item.company_id,
@@ -110,11 +231,12 @@ impl PollConsentStatuses {
                     pgcc_id = %item.pgcc_id,
                     "status poll: the PGCC does not know this request"
                 );
+                schedules.push(self.schedule(item, item.status, now));
                 continue;
             };
             let Some(reported) = reported else {
                 report.unknown += 1;
-                self.back_off_unknown_status(item, now, recheck_after);
+                self.back_off_unknown_status(item, now);
                 continue;
             };
             if item.unknown_status_since.is_some() {
@@ -131,6 +253,7 @@ impl PollConsentStatuses {
                 }
             }
             if reported == item.status {
+                schedules.push(self.schedule(item, item.status, now));
                 continue;
             }
             if ConsentStatus::event_towards(item.status, reported).is_none() {
@@ -142,6 +265,7 @@ impl PollConsentStatuses {
                     reported = %reported,
                     "status poll: the PGCC reports a status our state machine cannot reach; skipped"
                 );
+                schedules.push(self.schedule(item, item.status, now));
                 continue;
             }
             let moved = self.consent_requests.transition(
@@ -156,7 +280,7 @@ impl PollConsentStatuses {
             );
             // One request's failure is that request's: its neighbours' changes (another
             // company's revocations among them) are applied all the same, and it is checked again
-            // when its claim expires (`recheck_after`). The error names no personal data.
+            // when its lease ends. The error names no personal data.
             let moved = match moved {
                 Ok(moved) => moved,
                 Err(e) => {
@@ -172,6 +296,9 @@ impl PollConsentStatuses {
                     continue;
                 }
             };
+            // moved or not (another process stored the same change first), the request is
+            // now `reported` as far as the PGCC knows
+            schedules.push(self.schedule(item, reported, now));
             if moved {
                 report.changed += 1;
                 tracing::info!(
@@ -183,20 +310,100 @@ impl PollConsentStatuses {
                 );
             }
         }
+        // without this the checks come back when their lease ends: earlier than the policy
+        // says, never later
+        self.consent_requests.schedule_status_checks(&schedules)?;
         Ok(report)
+    }
+
+    /// Up to `ids_per_call` companies with due checks, starting after the last one served
+    /// and wrapping around.
+    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<Vec<CompanyId>, RepoError> {
+        let limit = self.policy.ids_per_call.max(1);
+        let after = *self.last_company.lock().unwrap_or_else(|p| p.into_inner());
+        let mut companies = self
+            .consent_requests
+            .companies_with_due_status_checks(now, after, limit)?;
+        if let Some(after) = after {
+            let room = limit.saturating_sub(u32::try_from(companies.len()).unwrap_or(limit));
+            if room > 0 {
+                let wrapped = self
+                    .consent_requests
+                    .companies_with_due_status_checks(now, None, room)?;
+                companies.extend(wrapped.into_iter().filter(|c| *c <= after));
+            }
+        }
+        Ok(companies)
+    }
+
+    /// Claims up to `ids_per_call` due checks among `companies`: an equal share each, then what
+    /// is left of the call to those that had more, in the same order.
+    fn claim_in_turns(
+        &self,
+        companies: &[CompanyId],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<StatusCheckItem>, RepoError> {
+        let capacity = self.policy.ids_per_call.max(1) as usize;
+        let share = (capacity / companies.len()).max(1);
+        let lease_until = now + self.policy.lease();
+        let mut claimed = Vec::with_capacity(capacity);
+        let mut with_more = Vec::new();
+        for company in companies {
+            let room = capacity - claimed.len();
+            if room == 0 {
+                break;
+            }
+            let take = share.min(room);
+            let got = self.consent_requests.claim_status_checks(
+                *company,
+                take as u32,
+                now,
+                lease_until,
+            )?;
+            if got.len() == take {
+                with_more.push(*company);
+            }
+            claimed.extend(got);
+        }
+        for company in with_more {
+            let room = capacity - claimed.len();
+            if room == 0 {
+                break;
+            }
+            claimed.extend(self.consent_requests.claim_status_checks(
+                company,
+                room as u32,
+                now,
+                lease_until,
+            )?);
+        }
+        Ok(claimed)
+    }
+
+    /// The next check of `item`, which the check left in `status`.
+    fn schedule(
+        &self,
+        item: &StatusCheckItem,
+        status: ConsentStatus,
+        now: DateTime<Utc>,
+    ) -> StatusCheckSchedule {
+        let interval = self.policy.next_interval(status, item.interval_seconds);
+        StatusCheckSchedule {
+            company_id: item.company_id,
+            id: item.id,
+            next_at: interval.map(|i| now + i),
+            interval_seconds: interval
+                .map(|i| u32::try_from(i.num_seconds()).unwrap_or(u32::MAX))
+                .unwrap_or(0),
+        }
     }
 
     /// Skips `item` this round and checks it again later, later each time the PGCC keeps
     /// answering a status we do not know. A failure to store the backoff is logged only: the
-    /// request is then checked at its claimed time, and its neighbours are applied all the same.
-    fn back_off_unknown_status(
-        &self,
-        item: &ports::StatusCheckItem,
-        now: DateTime<Utc>,
-        recheck_after: Duration,
-    ) {
+    /// request is then checked when its lease ends, and its neighbours are applied all the same.
+    fn back_off_unknown_status(&self, item: &StatusCheckItem, now: DateTime<Utc>) {
         let since = item.unknown_status_since.unwrap_or(now);
-        let next_check_at = now + unknown_status_backoff(now - since, recheck_after);
+        let next_check_at = now + unknown_status_backoff(now - since, self.policy.poll);
         tracing::warn!(
             empresa_id = %item.company_id,
             solicitacao_id = %item.id,
@@ -234,7 +441,7 @@ mod tests {
     use domain::CompanyId;
     use mockall::predicate::eq;
     use ports::{
-        MockConsentRequestRepository, MockPgccGateway, PgccConsentStatus, StatusCheckItem,
+        MockConsentRequestRepository, MockPgccCallBudget, MockPgccGateway, PgccConsentStatus,
     };
     use uuid::Uuid;
 
@@ -248,7 +455,25 @@ mod tests {
             pgcc_id: format!("pgcc-{n}"),
             status,
             unknown_status_since: None,
+            due_at: now() - Duration::seconds(1),
+            interval_seconds: 0,
         }
+    }
+
+    fn policy() -> StatusCheckPolicy {
+        StatusCheckPolicy {
+            poll: Duration::seconds(30),
+            pending_max: Duration::seconds(300),
+            active_every: Duration::seconds(900),
+            ids_per_call: 10,
+        }
+    }
+
+    /// A budget that always has a call left.
+    fn open_budget() -> MockPgccCallBudget {
+        let mut budget = MockPgccCallBudget::new();
+        budget.expect_try_take().returning(|_| Ok(None));
+        budget
     }
 
     fn answer(n: u128, status: ConsentStatus) -> PgccConsentStatus {
@@ -278,19 +503,15 @@ mod tests {
         DateTime<Utc>,
     );
 
-    /// A repository that hands out `claimed` for (10, now, now + 30 s) and answers each
-    /// transition with `moved(id)`, recording it.
+    /// A repository whose due checks are `claimed` (their companies have due checks; each
+    /// company hands out its own, leased until now + 60 s), answering each transition with
+    /// `moved(id)`, recording it, and taking any schedule.
     fn repository(
         claimed: Vec<StatusCheckItem>,
         moved: fn(Uuid) -> Result<bool, RepoError>,
         transitions: Arc<Mutex<Vec<TransitionCall>>>,
     ) -> MockConsentRequestRepository {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
-            .expect_claim_for_status_check()
-            .with(eq(10), eq(now()), eq(now() + Duration::seconds(30)))
-            .times(1)
-            .returning(move |_, _, _| Ok(claimed.clone()));
+        let mut consent_requests = claiming(claimed);
         consent_requests.expect_transition().returning(
             move |company, id, from, to, cause, reason, at| {
                 transitions
@@ -300,6 +521,35 @@ mod tests {
                 moved(id)
             },
         );
+        consent_requests
+            .expect_schedule_status_checks()
+            .returning(|_| Ok(()));
+        consent_requests
+    }
+
+    /// A repository whose due checks are `claimed`.
+    fn claiming(claimed: Vec<StatusCheckItem>) -> MockConsentRequestRepository {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        let mut companies: Vec<CompanyId> = claimed.iter().map(|i| i.company_id).collect();
+        companies.sort();
+        companies.dedup();
+        consent_requests
+            .expect_companies_with_due_status_checks()
+            .withf(|at, after, _| *at == now() && after.is_none())
+            .times(1)
+            .returning(move |_, _, _| Ok(companies.clone()));
+        let mut left = claimed;
+        consent_requests
+            .expect_claim_status_checks()
+            .withf(|_, _, at, lease| *at == now() && *lease == now() + Duration::seconds(60))
+            .returning(move |company, limit, _, _| {
+                let (mine, rest): (Vec<_>, Vec<_>) =
+                    left.drain(..).partition(|i| i.company_id == company);
+                left = rest;
+                let (taken, kept) = mine.split_at(mine.len().min(limit as usize));
+                left.extend(kept.to_vec());
+                Ok(taken.to_vec())
+            });
         consent_requests
     }
 
@@ -325,8 +575,14 @@ mod tests {
         consent_requests: MockConsentRequestRepository,
         pgcc: MockPgccGateway,
     ) -> Result<PollReport, PollError> {
-        PollConsentStatuses::new(Arc::new(consent_requests), Arc::new(pgcc), fixed_clock())
-            .run_once(10, Duration::seconds(30))
+        PollConsentStatuses::new(
+            Arc::new(consent_requests),
+            Arc::new(pgcc),
+            Arc::new(open_budget()),
+            fixed_clock(),
+            policy(),
+        )
+        .run_once()
     }
 
     fn always_moved(_: Uuid) -> Result<bool, RepoError> {
@@ -368,10 +624,15 @@ mod tests {
                 changed: 5,
                 unknown: 0,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
+        // one call; the companies' checks come in turns, so in no particular order
+        let mut asked = asked.lock().unwrap().clone();
+        asked[0].sort();
         assert_eq!(
-            *asked.lock().unwrap(),
+            asked,
             vec![vec!["pgcc-1", "pgcc-2", "pgcc-3", "pgcc-4", "pgcc-5"]]
         );
         let expected: Vec<TransitionCall> = [
@@ -395,7 +656,9 @@ mod tests {
             )
         })
         .collect();
-        assert_eq!(*transitions.lock().unwrap(), expected);
+        let mut stored = transitions.lock().unwrap().clone();
+        stored.sort_by_key(|t| t.1);
+        assert_eq!(stored, expected);
     }
 
     #[test]
@@ -419,9 +682,9 @@ mod tests {
         )
         .unwrap();
 
-        let reasons: Vec<Option<String>> = transitions
-            .lock()
-            .unwrap()
+        let mut stored = transitions.lock().unwrap().clone();
+        stored.sort_by_key(|t| t.1);
+        let reasons: Vec<Option<String>> = stored
             .iter()
             .map(|t| t.5.as_ref().map(|m| m.as_str().to_owned()))
             .collect();
@@ -465,6 +728,8 @@ mod tests {
                 changed: 0,
                 unknown: 0,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -515,6 +780,8 @@ mod tests {
                 changed: 1,
                 unknown: 0,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
         let transitions = transitions.lock().unwrap();
@@ -550,6 +817,8 @@ mod tests {
                 changed: 1,
                 unknown: 0,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
         assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
@@ -582,6 +851,8 @@ mod tests {
                 changed: 0,
                 unknown: 0,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -617,6 +888,8 @@ mod tests {
                 changed: 1,
                 unknown: 0,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 2);
@@ -652,9 +925,12 @@ mod tests {
     fn a_failing_claim_fails_the_round_without_a_pgcc_call() {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
-            .expect_claim_for_status_check()
+            .expect_companies_with_due_status_checks()
+            .returning(|_, _, _| Ok(vec![CompanyId(Uuid::from_u128(0xe0))]));
+        consent_requests
+            .expect_claim_status_checks()
             .times(1)
-            .returning(|_, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+            .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
         consent_requests.expect_transition().times(0);
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_consent_statuses().times(0);
@@ -707,6 +983,8 @@ mod tests {
                 changed: 2,
                 unknown: 0,
                 failed: 1,
+                closed: 0,
+                throttled: None,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 3, "all three were tried");
@@ -750,6 +1028,8 @@ mod tests {
                 changed: 2,
                 unknown: 1,
                 failed: 0,
+                closed: 0,
+                throttled: None,
             }
         );
         let moved: Vec<_> = transitions
@@ -877,6 +1157,187 @@ mod tests {
 
         assert_eq!((report.changed, report.unknown), (1, 0));
         assert_eq!(transitions.lock().unwrap()[0].3, ConsentStatus::Revoked);
+    }
+
+    #[test]
+    fn a_pending_request_waits_longer_each_check_up_to_the_cap_and_an_active_one_the_fixed_period()
+    {
+        use ConsentStatus::*;
+        let policy = policy();
+        let mut last = 0;
+        let mut waits = Vec::new();
+        for _ in 0..6 {
+            let next = policy.next_interval(Pending, last).unwrap();
+            last = next.num_seconds() as u32;
+            waits.push(last);
+        }
+        assert_eq!(waits, [30, 60, 120, 240, 300, 300]);
+        assert_eq!(
+            policy.next_interval(Active, 0),
+            Some(Duration::seconds(900))
+        );
+        assert_eq!(
+            policy.next_interval(Active, 240),
+            Some(Duration::seconds(900))
+        );
+        for done in [Refused, Expired, Revoked] {
+            assert_eq!(policy.next_interval(done, 30), None);
+        }
+    }
+
+    #[test]
+    fn each_check_is_scheduled_by_the_status_it_leaves_and_a_final_one_is_unscheduled() {
+        use ConsentStatus::*;
+        let mut consent_requests = claiming(vec![
+            item(1, Active),
+            StatusCheckItem {
+                interval_seconds: 60,
+                ..item(2, Pending)
+            },
+            item(3, Pending),
+            item(4, Active),
+            // revoked through the API since it was scheduled: not asked about
+            item(5, Revoked),
+        ]);
+        consent_requests
+            .expect_transition()
+            .returning(|_, _, _, _, _, _, _| Ok(true));
+        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
+        let recorded = scheduled.clone();
+        consent_requests
+            .expect_schedule_status_checks()
+            .times(1)
+            .returning(move |s| {
+                recorded.lock().unwrap().extend(s.to_vec());
+                Ok(())
+            });
+        let asked = Arc::new(Mutex::new(Vec::new()));
+
+        run(
+            consent_requests,
+            pgcc(
+                Ok(vec![
+                    answer(1, Active),
+                    answer(2, Pending),
+                    answer(3, Active),
+                    answer(4, Revoked),
+                ]),
+                asked.clone(),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(
+            asked.lock().unwrap()[0].len(),
+            4,
+            "the revoked one is not asked"
+        );
+        let mut by_id: Vec<(u128, Option<i64>, u32)> = scheduled
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                (
+                    s.id.as_u128(),
+                    s.next_at.map(|at| (at - now()).num_seconds()),
+                    s.interval_seconds,
+                )
+            })
+            .collect();
+        by_id.sort();
+        assert_eq!(
+            by_id,
+            [
+                (1, Some(900), 900),
+                (2, Some(120), 120),
+                (3, Some(900), 900),
+                (4, None, 0),
+                (5, None, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_call_is_shared_in_turns_so_a_company_with_a_backlog_never_delays_anothers_first_check() {
+        let big = CompanyId(Uuid::from_u128(0xe0));
+        let small = CompanyId(Uuid::from_u128(0xe1));
+        // 40 due checks of one company, 1 of the other; a call carries 10 ids
+        let backlog: Vec<StatusCheckItem> = (0..40)
+            .map(|n| StatusCheckItem {
+                company_id: big,
+                ..item(100 + n, ConsentStatus::Active)
+            })
+            .chain([StatusCheckItem {
+                company_id: small,
+                ..item(1, ConsentStatus::Pending)
+            }])
+            .collect();
+        let asked = Arc::new(Mutex::new(Vec::new()));
+
+        run(
+            repository(backlog, always_moved, Arc::default()),
+            pgcc(Ok(Vec::new()), asked.clone()),
+        )
+        .unwrap();
+
+        let ids = asked.lock().unwrap()[0].clone();
+        assert_eq!(ids.len(), 10, "one full call");
+        assert!(
+            ids.contains(&"pgcc-1".to_owned()),
+            "the small company's check: {ids:?}"
+        );
+    }
+
+    #[test]
+    fn no_call_left_in_the_budget_claims_nothing_and_says_how_long_to_wait() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_companies_with_due_status_checks()
+            .returning(|_, _, _| Ok(vec![CompanyId(Uuid::from_u128(0xe0))]));
+        consent_requests.expect_claim_status_checks().times(0);
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_consent_statuses().times(0);
+        let mut budget = MockPgccCallBudget::new();
+        budget
+            .expect_try_take()
+            .with(eq(now()))
+            .times(1)
+            .returning(|_| Ok(Some(std::time::Duration::from_millis(50))));
+
+        let report = PollConsentStatuses::new(
+            Arc::new(consent_requests),
+            Arc::new(pgcc),
+            Arc::new(budget),
+            fixed_clock(),
+            policy(),
+        )
+        .run_once()
+        .unwrap();
+
+        assert_eq!(report.throttled, Some(std::time::Duration::from_millis(50)));
+        assert_eq!(report.checked, 0);
+    }
+
+    #[test]
+    fn nothing_due_takes_nothing_from_the_budget() {
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_companies_with_due_status_checks()
+            .returning(|_, _, _| Ok(Vec::new()));
+        let mut budget = MockPgccCallBudget::new();
+        budget.expect_try_take().times(0);
+
+        let report = PollConsentStatuses::new(
+            Arc::new(consent_requests),
+            Arc::new(MockPgccGateway::new()),
+            Arc::new(budget),
+            fixed_clock(),
+            policy(),
+        )
+        .run_once()
+        .unwrap();
+
+        assert_eq!(report, PollReport::default());
     }
 
     #[test]

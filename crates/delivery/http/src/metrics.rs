@@ -7,6 +7,8 @@
 //! - `http_request_duration_seconds{route,method}` (histogram);
 //! - `pgcc_calls_total{operation,outcome}`, `pgcc_call_duration_seconds{operation}` (histogram);
 //! - `db_pool_max_connections`, `db_pool_connections`, `db_pool_idle_connections`;
+//! - `status_check_lag_seconds` (histogram): how late each status check ran against its due
+//!   time (the freshness a company gets, docs/lifecycle.md);
 //! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
 //!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape);
 //! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company);
@@ -25,7 +27,8 @@ use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use application::{Operations, PgccCallObserver};
+use application::jobs::JobObserver;
+use application::{Operations, PgccCallObserver, StatusCheckObserver};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -55,6 +58,7 @@ pub struct Metrics {
     pool_max: Gauge,
     pool_connections: Gauge,
     pool_idle: Gauge,
+    status_check_lag: Histogram,
     status_checks_due: Gauge,
     status_check_oldest: Gauge<f64, AtomicU64>,
     deliveries_due: Gauge,
@@ -90,6 +94,8 @@ impl Metrics {
             pool_max: Gauge::default(),
             pool_connections: Gauge::default(),
             pool_idle: Gauge::default(),
+            // 0.5 s to about 2.3 h
+            status_check_lag: Histogram::new(exponential_buckets(0.5, 2.0, 15)),
             status_checks_due: Gauge::default(),
             status_check_oldest: Gauge::default(),
             deliveries_due: Gauge::default(),
@@ -140,6 +146,11 @@ impl Metrics {
             "db_pool_idle_connections",
             "Open database connections idle in the pool",
             m.pool_idle.clone(),
+        );
+        registry.register(
+            "status_check_lag_seconds",
+            "How late each status check with the PGCC ran against its due time",
+            m.status_check_lag.clone(),
         );
         registry.register(
             "status_checks_due",
@@ -261,28 +272,6 @@ impl Metrics {
             .observe(elapsed.as_secs_f64());
     }
 
-    /// Results of a scheduled synchronization round.
-    pub fn sync_results(&self, succeeded: u64, failed: u64) {
-        self.sync_results
-            .get_or_create(&vec![("outcome", "success".to_owned())])
-            .inc_by(succeeded);
-        self.sync_results
-            .get_or_create(&vec![("outcome", "failure".to_owned())])
-            .inc_by(failed);
-    }
-
-    /// Requests a status poll skipped because the PGCC named a status we do not know.
-    pub fn pgcc_unknown_statuses(&self, count: u64) {
-        self.pgcc_unknown_statuses.inc_by(count);
-    }
-
-    /// `count` items of one round of `job` failed on their own account.
-    pub fn worker_item_failures(&self, job: &'static str, count: u64) {
-        self.worker_item_failures
-            .get_or_create(&vec![("job", job.to_owned())])
-            .inc_by(count);
-    }
-
     /// Reads the gauges of `operations` (pool, backlog) and encodes every series.
     pub fn gather(&self, operations: &Operations) -> String {
         if let Some(pool) = operations.pool_state() {
@@ -336,6 +325,36 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = encode(&mut text, &self.registry);
         text
+    }
+}
+
+impl JobObserver for Metrics {
+    /// Results of a scheduled synchronization round.
+    fn sync_results(&self, succeeded: u64, failed: u64) {
+        self.sync_results
+            .get_or_create(&vec![("outcome", "success".to_owned())])
+            .inc_by(succeeded);
+        self.sync_results
+            .get_or_create(&vec![("outcome", "failure".to_owned())])
+            .inc_by(failed);
+    }
+
+    /// Requests a status poll skipped because the PGCC named a status we do not know.
+    fn pgcc_unknown_statuses(&self, count: u64) {
+        self.pgcc_unknown_statuses.inc_by(count);
+    }
+
+    /// `count` items of one round of `job` failed on their own account.
+    fn worker_item_failures(&self, job: &'static str, count: u64) {
+        self.worker_item_failures
+            .get_or_create(&vec![("job", job.to_owned())])
+            .inc_by(count);
+    }
+}
+
+impl StatusCheckObserver for Metrics {
+    fn status_check_lag(&self, seconds: f64) {
+        self.status_check_lag.observe(seconds);
     }
 }
 

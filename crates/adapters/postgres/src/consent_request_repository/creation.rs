@@ -155,6 +155,11 @@ statement! {
     WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
       AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em
     RETURNING id, empresa_id, status, criado_em
+), agendada AS (
+    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
+    SELECT empresa_id, id, $next_check_at FROM confirmada
+    WHERE status IN ('pendente', 'ativo')
+    ON CONFLICT DO NOTHING
 ), eventos AS (
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
     SELECT $event_id, empresa_id, $event_tipo, $event_payload, $event_at FROM confirmada

@@ -1,5 +1,5 @@
 //! Status changes of confirmed requests: a transition (a revocation, or the PGCC's word), the
-//! status poller's claims and its backoff, and expiry. Only non-terminal requests (`pendente`,
+//! end of an unknown-status oddity, and expiry (the status poller's schedule: `status_checks.rs`). Only non-terminal requests (`pendente`,
 //! `ativo`) are claimed or expired; the literals below say so, and
 //! `tests/consent_request_state_machine.rs` holds them against the domain's state machine.
 
@@ -7,41 +7,16 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text, Timestamptz};
 use domain::{CompanyId, ConsentStatus, EventType, Reason, TransitionCause, WebhookEvent};
-use ports::{RepoError, StatusCheckItem};
+use ports::RepoError;
 use uuid::Uuid;
 
 use super::{into_domain_in_tx, sql_limit};
 use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
-use crate::models::{
-    NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, StatusCheckRow, CRIACAO_CONFIRMADA,
-};
+use crate::models::{NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, CRIACAO_CONFIRMADA};
 use crate::outbox;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
-
-statement! {
-    /// `claim_for_status_check` in one statement: the subquery locks the due rows no other
-    /// worker holds (`SKIP LOCKED`), the update pushes their next check. The status names are
-    /// literals, as in the partial index `solicitacoes_consentimento_status_devido_idx`, so
-    /// every plan can use it.
-    struct ClaimForStatusCheck {
-        next_check_at: DateTime<Utc> as Timestamptz,
-        now: DateTime<Utc> as Timestamptz,
-        limit: i64 as BigInt,
-    }
-    "UPDATE solicitacoes_consentimento
-SET proximo_status_em = $next_check_at
-WHERE id IN (
-    SELECT id FROM solicitacoes_consentimento
-    WHERE status IN ('pendente', 'ativo') AND proximo_status_em <= $now
-      AND criacao = 'confirmada'
-    ORDER BY proximo_status_em
-    LIMIT $limit
-    FOR UPDATE SKIP LOCKED
-)
-RETURNING id, empresa_id, pgcc_id, status, status_desconhecido_desde"
-}
 
 statement! {
     /// The change of `expire_due` in one statement: lock up to `limit` non-terminal requests
@@ -132,57 +107,6 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
             Ok(true)
         })
     })
-}
-
-/// See [`ClaimForStatusCheck`]. The claimed rows come back in no particular order.
-pub(super) fn claim_for_status_check(
-    pool: &PgPool,
-    limit: u32,
-    now: DateTime<Utc>,
-    next_check_at: DateTime<Utc>,
-) -> Result<Vec<StatusCheckItem>, RepoError> {
-    const OPERATION: &str = "claiming consent requests for a status check";
-    if limit == 0 {
-        return Ok(Vec::new());
-    }
-    let rows = with_conn(pool, OPERATION, |conn| {
-        ClaimForStatusCheck {
-            next_check_at,
-            now,
-            limit: sql_limit(limit),
-        }
-        .load::<StatusCheckRow>(conn)
-    })?;
-    rows.into_iter()
-        .map(StatusCheckRow::try_into_domain)
-        .collect::<anyhow::Result<_>>()
-        .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
-}
-
-pub(super) fn defer_status_check(
-    pool: &PgPool,
-    empresa: CompanyId,
-    id: Uuid,
-    unknown_since: DateTime<Utc>,
-    next_check_at: DateTime<Utc>,
-) -> Result<bool, RepoError> {
-    let changed = with_conn(
-        pool,
-        "backing off the status check of a consent request",
-        |conn| {
-            diesel::update(
-                sc::table
-                    .filter(sc::id.eq(id))
-                    .filter(sc::empresa_id.eq(empresa.0)),
-            )
-            .set((
-                sc::status_desconhecido_desde.eq(Some(unknown_since)),
-                sc::proximo_status_em.eq(next_check_at),
-            ))
-            .execute(conn)
-        },
-    )?;
-    Ok(changed == 1)
 }
 
 pub(super) fn clear_unknown_status(

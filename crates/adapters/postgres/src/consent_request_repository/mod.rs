@@ -3,7 +3,8 @@
 //! - `creation.rs`: the two-phase creation (begin, confirm, cancel, the reconciler's claims).
 //! - `reads.rs`: what the API reads (one request with its history, the list, the HashConsulta
 //!   lookups); `subject_records.rs`: a subject's requests with their histories (the export).
-//! - `lifecycle.rs`: status changes (transition, the status poller's claims, expiry).
+//! - `lifecycle.rs`: status changes (transition, expiry); `status_checks.rs`: the status
+//!   poller's schedule (`verificacoes_status`), its claims and backoff.
 //!
 //! The SQL rules that restate the domain's state machine (which statuses are effectively
 //! `expirado`, which expire, which the poller claims) are held against it by
@@ -12,6 +13,7 @@
 mod creation;
 mod lifecycle;
 mod reads;
+mod status_checks;
 mod subject_records;
 
 use chrono::{DateTime, Utc};
@@ -20,7 +22,7 @@ use diesel::QueryResult;
 use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, ListCursor, RepoError, StatusCheckItem, UnfinishedCreation,
+    CreationStart, ListCursor, RepoError, StatusCheckItem, StatusCheckSchedule, UnfinishedCreation,
 };
 use uuid::Uuid;
 
@@ -164,13 +166,27 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         )
     }
 
-    fn claim_for_status_check(
+    fn companies_with_due_status_checks(
         &self,
+        now: DateTime<Utc>,
+        after: Option<CompanyId>,
+        limit: u32,
+    ) -> Result<Vec<CompanyId>, RepoError> {
+        status_checks::companies_with_due(&self.pool, now, after, limit)
+    }
+
+    fn claim_status_checks(
+        &self,
+        company: CompanyId,
         limit: u32,
         now: DateTime<Utc>,
-        next_check_at: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
     ) -> Result<Vec<StatusCheckItem>, RepoError> {
-        lifecycle::claim_for_status_check(&self.pool, limit, now, next_check_at)
+        status_checks::claim(&self.pool, company, limit, now, lease_until)
+    }
+
+    fn schedule_status_checks(&self, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError> {
+        status_checks::schedule(&self.pool, schedules)
     }
 
     fn defer_status_check(
@@ -180,7 +196,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         unknown_since: DateTime<Utc>,
         next_check_at: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
-        lifecycle::defer_status_check(&self.pool, empresa, id, unknown_since, next_check_at)
+        status_checks::defer(&self.pool, empresa, id, unknown_since, next_check_at)
     }
 
     fn clear_unknown_status(&self, empresa: CompanyId, id: Uuid) -> Result<(), RepoError> {

@@ -18,8 +18,8 @@ pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
 pub use chave_idempotencia::{ChaveIdempotenciaRow, NewChaveIdempotencia};
 pub use empresa::{EmpresaRow, NewEmpresa};
 pub use solicitacao_consentimento::{
-    SolicitacaoConsentimentoRow, StatusCheckRow, UnfinishedCreationRow, CRIACAO_CANCELADA,
-    CRIACAO_CONFIRMADA, CRIACAO_EM_ANDAMENTO,
+    SolicitacaoConsentimentoRow, UnfinishedCreationRow, CRIACAO_CANCELADA, CRIACAO_CONFIRMADA,
+    CRIACAO_EM_ANDAMENTO,
 };
 pub use solicitacao_historico::{NewSolicitacaoHistorico, SolicitacaoHistoricoRow};
 pub use webhook_entrega::{

@@ -5,7 +5,7 @@ use domain::{
     AccessMode, ActiveAnswer, Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
     SubjectType, ValidConsentRequest,
 };
-use ports::{StatusCheckItem, UnfinishedCreation};
+use ports::UnfinishedCreation;
 use uuid::Uuid;
 
 use crate::schema::solicitacoes_consentimento;
@@ -188,35 +188,6 @@ impl UnfinishedCreationRow {
             claimed_at: self.criacao_tentativa_em,
             not_found_since: self.criacao_nao_encontrada_em,
             request: Box::new(request),
-        })
-    }
-}
-
-/// A request claimed for a status check: the columns `claim_for_status_check` returns.
-#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
-#[diesel(table_name = solicitacoes_consentimento, check_for_backend(diesel::pg::Pg))]
-pub struct StatusCheckRow {
-    pub id: Uuid,
-    pub empresa_id: Uuid,
-    /// Never NULL here: only confirmed requests are claimed.
-    pub pgcc_id: Option<String>,
-    pub status: String,
-    pub status_desconhecido_desde: Option<DateTime<Utc>>,
-}
-
-impl StatusCheckRow {
-    pub fn try_into_domain(self) -> anyhow::Result<StatusCheckItem> {
-        let status = ConsentStatus::parse(&self.status)
-            .ok_or_else(|| anyhow!("a claimed consent request has an unknown status"))?;
-        let pgcc_id = self
-            .pgcc_id
-            .ok_or_else(|| anyhow!("a request claimed for a status check has no pgcc_id"))?;
-        Ok(StatusCheckItem {
-            id: self.id,
-            company_id: CompanyId(self.empresa_id),
-            pgcc_id,
-            status,
-            unknown_status_since: self.status_desconhecido_desde,
         })
     }
 }

@@ -263,10 +263,60 @@ pub fn history_count(db: &TestDb) -> i64 {
         .unwrap()
 }
 
-/// Sets when request `id` is next due for a status check.
+/// Sets when request `id` is next due for a status check (its row of `verificacoes_status`).
 pub fn set_next_check(db: &TestDb, id: Uuid, when: DateTime<Utc>) {
-    diesel::update(solicitacoes_consentimento::table.find(id))
-        .set(solicitacoes_consentimento::proximo_status_em.eq(when))
+    diesel::sql_query("UPDATE verificacoes_status SET proxima_em = $1 WHERE solicitacao_id = $2")
+        .bind::<diesel::sql_types::Timestamptz, _>(when)
+        .bind::<diesel::sql_types::Uuid, _>(id)
         .execute(&mut db.conn())
         .unwrap();
+}
+
+/// Sets every scheduled status check due at `when`.
+pub fn set_every_next_check(db: &TestDb, when: DateTime<Utc>) {
+    diesel::sql_query("UPDATE verificacoes_status SET proxima_em = $1")
+        .bind::<diesel::sql_types::Timestamptz, _>(when)
+        .execute(&mut db.conn())
+        .unwrap();
+}
+
+#[derive(QueryableByName)]
+struct NextCheck {
+    #[diesel(sql_type = diesel::sql_types::Timestamptz)]
+    proxima_em: DateTime<Utc>,
+}
+
+/// When request `id`'s next status check is; `None` when none is scheduled.
+pub fn next_check(db: &TestDb, id: Uuid) -> Option<DateTime<Utc>> {
+    diesel::sql_query("SELECT proxima_em FROM verificacoes_status WHERE solicitacao_id = $1")
+        .bind::<diesel::sql_types::Uuid, _>(id)
+        .get_result::<NextCheck>(&mut db.conn())
+        .optional()
+        .unwrap()
+        .map(|r| r.proxima_em)
+}
+
+/// Up to `limit` due status checks of every company (in the repository's company order), each
+/// company's claimed as the worker does.
+pub fn claim_checks(
+    repo: &PgConsentRequestRepository,
+    limit: u32,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+) -> Vec<ports::StatusCheckItem> {
+    let mut claimed = Vec::new();
+    for company in repo
+        .companies_with_due_status_checks(now, None, 1_000)
+        .unwrap()
+    {
+        let room = limit.saturating_sub(claimed.len() as u32);
+        if room == 0 {
+            break;
+        }
+        claimed.extend(
+            repo.claim_status_checks(company, room, now, lease_until)
+                .unwrap(),
+        );
+    }
+    claimed
 }

@@ -9,9 +9,9 @@ use chrono::Utc;
 use delivery_http::ApiState;
 use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
-    MockEventLog, MockIdempotencyRepository, MockPgccGateway, MockRetentionRepository,
-    MockSecretCipher, MockTargetGuard, MockUseCaseRepository, MockWebhookDeliveryRepository,
-    MockWebhookSender, MockWebhookUrlRepository, SystemClock,
+    MockEventLog, MockIdempotencyRepository, MockPgccCallBudget, MockPgccGateway,
+    MockRetentionRepository, MockSecretCipher, MockTargetGuard, MockUseCaseRepository,
+    MockWebhookDeliveryRepository, MockWebhookSender, MockWebhookUrlRepository, SystemClock,
 };
 
 pub fn api_state(
@@ -37,6 +37,7 @@ pub fn api_state(
                 clock: Arc::new(clock),
                 idempotency_keys: Arc::new(MockIdempotencyRepository::new()),
                 retention: Arc::new(MockRetentionRepository::new()),
+                status_call_budget: Arc::new(MockPgccCallBudget::new()),
             },
             &ServiceSettings::default(),
         ),

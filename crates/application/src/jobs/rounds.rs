@@ -1,0 +1,218 @@
+//! Each background service as a [`Job`]: its round, what it logs (ids and counts only, never
+//! personal data) and what it reports to the metrics ([`JobObserver`]).
+
+use std::sync::Arc;
+
+use chrono::Duration;
+
+use super::{Job, Outcome};
+use crate::{
+    ExpireConsentRequests, PollConsentStatuses, PurgeIdempotencyKeys, PurgeReport, PurgeRetention,
+    ReconcileCreations, SyncAllCompanies,
+};
+
+/// Told what the rounds did, for `/metrics`.
+pub trait JobObserver: Send + Sync {
+    /// `count` items of one round of `job` failed on their own account.
+    fn worker_item_failures(&self, job: &'static str, count: u64);
+    /// Requests a status round skipped because the PGCC named a status we do not know.
+    fn pgcc_unknown_statuses(&self, count: u64);
+    /// Results of a scheduled synchronization round.
+    fn sync_results(&self, succeeded: u64, failed: u64);
+}
+
+/// More may be due when a round filled its batch.
+fn more_if(full: bool) -> Outcome {
+    if full {
+        Outcome::MoreDue
+    } else {
+        Outcome::Done
+    }
+}
+
+/// The status checks: one PGCC call's worth a round, as long as checks are due and the budget
+/// allows.
+pub struct StatusPollJob {
+    pub poll: PollConsentStatuses,
+    pub observer: Arc<dyn JobObserver>,
+}
+
+impl Job for StatusPollJob {
+    fn name(&self) -> &'static str {
+        "status-poll"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let report = self.poll.run_once()?;
+        if report.unknown > 0 {
+            self.observer
+                .pgcc_unknown_statuses(u64::from(report.unknown));
+        }
+        if report.failed > 0 {
+            self.observer
+                .worker_item_failures("status_poll", u64::from(report.failed));
+        }
+        if report.changed > 0 || report.unknown > 0 || report.failed > 0 {
+            tracing::info!(
+                checked = report.checked,
+                changed = report.changed,
+                unknown = report.unknown,
+                failed = report.failed,
+                "status poll"
+            );
+        }
+        Ok(match report.throttled {
+            Some(wait) => Outcome::Throttled(wait),
+            None => more_if(report.checked + report.closed > 0),
+        })
+    }
+}
+
+/// Requests past their expiry.
+pub struct ExpiryJob {
+    pub expire: ExpireConsentRequests,
+    pub batch: u32,
+}
+
+impl Job for ExpiryJob {
+    fn name(&self) -> &'static str {
+        "expiry"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        // the service drains by itself
+        let expired = self.expire.run_once(self.batch)?;
+        if expired > 0 {
+            tracing::info!(expired, "consent requests expired");
+        }
+        Ok(Outcome::Done)
+    }
+}
+
+/// Creations left unfinished, settled with the PGCC.
+pub struct ReconcileJob {
+    pub reconcile: ReconcileCreations,
+    pub batch: u32,
+    pub grace: Duration,
+    pub not_found_window: Duration,
+    pub observer: Arc<dyn JobObserver>,
+}
+
+impl Job for ReconcileJob {
+    fn name(&self) -> &'static str {
+        "reconcile"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let report = self
+            .reconcile
+            .run_once(self.batch, self.grace, self.not_found_window)?;
+        if report.failed > 0 {
+            self.observer
+                .worker_item_failures("reconcile", u64::from(report.failed));
+        }
+        if report.confirmed > 0 || report.cancelled > 0 || report.not_found > 0 || report.failed > 0
+        {
+            tracing::info!(
+                checked = report.checked,
+                confirmed = report.confirmed,
+                cancelled = report.cancelled,
+                not_found = report.not_found,
+                failed = report.failed,
+                "unfinished creations reconciled"
+            );
+        }
+        Ok(more_if(report.checked + report.failed >= self.batch))
+    }
+}
+
+/// Idempotency keys past their retention.
+pub struct IdempotencyPurgeJob {
+    pub purge: PurgeIdempotencyKeys,
+    pub batch: u32,
+}
+
+impl Job for IdempotencyPurgeJob {
+    fn name(&self) -> &'static str {
+        "idempotency-purge"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let purged = self.purge.run_once(self.batch)?;
+        if purged > 0 {
+            tracing::info!(purged, "idempotency keys past their retention purged");
+        }
+        Ok(more_if(purged >= self.batch))
+    }
+}
+
+/// Webhook deliveries, events and cancelled creations' personal data past retention.
+pub struct RetentionJob {
+    pub purge: PurgeRetention,
+    pub batch: u32,
+}
+
+impl Job for RetentionJob {
+    fn name(&self) -> &'static str {
+        "retention"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let report: PurgeReport = self.purge.run_once(self.batch)?;
+        if !report.is_empty() {
+            tracing::info!(
+                deliveries = report.deliveries,
+                events = report.events,
+                cancelled_creations_blanked = report.blanked,
+                "retention purge"
+            );
+        }
+        Ok(more_if(report.full(self.batch)))
+    }
+}
+
+/// Every company's use cases, synchronized with the PGCC.
+pub struct SyncJob {
+    pub sync: SyncAllCompanies,
+    pub observer: Arc<dyn JobObserver>,
+}
+
+impl Job for SyncJob {
+    fn name(&self) -> &'static str {
+        "use-case-sync"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let report = self.sync.run_once()?;
+        self.observer
+            .sync_results(u64::from(report.synced), u64::from(report.failed));
+        tracing::info!(
+            synced = report.synced,
+            failed = report.failed,
+            "scheduled use-case sync"
+        );
+        Ok(Outcome::Done)
+    }
+}
+
+/// Webhook URLs whose deliveries failed for the whole window, disabled.
+pub struct WebhookDisableJob {
+    pub deliver: crate::DeliverWebhooks,
+}
+
+impl Job for WebhookDisableJob {
+    fn name(&self) -> &'static str {
+        "webhook-disable"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let disabled = self.deliver.disable_failing_urls()?;
+        if disabled > 0 {
+            tracing::warn!(
+                disabled,
+                "webhook URLs disabled after failing for the whole window"
+            );
+        }
+        Ok(Outcome::Done)
+    }
+}

@@ -1,0 +1,2 @@
+DROP TABLE orcamento_pgcc;
+DROP TABLE verificacoes_status;
