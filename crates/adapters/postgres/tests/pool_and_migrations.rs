@@ -15,12 +15,13 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 12] = [
+const TABLES: [&str; 13] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
     "empresas",
+    "preenchimentos_retroativos",
     "replicas_ativas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
@@ -31,7 +32,7 @@ const TABLES: [&str; 12] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 29] = [
+const MIGRATION_NAMES: [&str; 32] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -59,7 +60,10 @@ const MIGRATION_NAMES: [&str; 29] = [
     "2026-11-27-001422_index_webhook_eventos_by_company",
     "2026-11-27-001423_choose_events_per_webhook_url",
     "2026-11-27-001442_index_solicitacoes_by_titular",
+    "2026-11-27-001470_create_preenchimentos_retroativos",
     "2026-11-27-001471_salt_consent_hashes",
+    "2026-11-27-001472_index_solicitacoes_by_hash_anterior",
+    "2026-11-27-001473_validate_sal_hash_check",
     "2026-11-27-001541_create_replicas_ativas",
 ];
 
