@@ -81,7 +81,7 @@ pub fn run_pending_backfills(
         while let Progress::Batch { touched } = run_backfill_batch(pool, backfill, batch_size)? {
             report.batches += 1;
             report.touched += touched;
-            if report.batches % 100 == 0 {
+            if report.batches.is_multiple_of(100) {
                 tracing::info!(
                     backfill = backfill.name,
                     rows = report.touched,
