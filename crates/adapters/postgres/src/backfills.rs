@@ -147,10 +147,7 @@ pub fn run_backfill_batch(
             Some(_) => Progress::Batch {
                 touched: batch.touched,
             },
-            None => {
-                tracing::info!(backfill = backfill.name, "backfill complete");
-                Progress::Done
-            }
+            None => Progress::Done,
         })
     })
 }
