@@ -19,6 +19,8 @@
 # when BENCH_SCALE_SIZES or BENCH_ONLY is set). Knobs as `make bench`: BENCH_SECONDS (5),
 # BENCH_LOADGEN_SECONDS (3), BENCH_LOADGEN_FRACTION (0.25), BENCH_LOADGEN_MAX_RATE (10000),
 # BENCH_CONNECTIONS (16), BENCH_THREADS (2), BENCH_ONLY (scenario names).
+# At BENCH_SCALE_MIGRATE_SIZE (10^6) it also runs `consent-api migrate` over the salt's migrations
+# and backfill while a reader runs, and reports the longest read wait (scripts/bench/migrate_live.sh).
 # Disk: about 9 GB at 10^7 (check `df -h`); the cluster is removed at the end, whatever happens.
 # Not part of `make test` nor CI. Everything listens on 127.0.0.1.
 set -euo pipefail
@@ -40,6 +42,7 @@ loadgen_max_rate=${BENCH_LOADGEN_MAX_RATE:-10000}
 conns=${BENCH_CONNECTIONS:-16}
 threads=${BENCH_THREADS:-2}
 scenarios=${BENCH_ONLY:-"create_ativo hash get list_status list"}
+migrate_size=${BENCH_SCALE_MIGRATE_SIZE:-1000000}
 started_at=$(date +%s)
 
 out=$root/target/bench-scale
@@ -178,6 +181,12 @@ for size in $sizes; do
       *) echo "unknown scenario '$s' (BENCH_ONLY)" >&2 ;;
     esac
   done
+  # `migrate` of the salt's migrations and backfill over the whole table while a reader runs
+  # (scripts/bench/migrate_live.sh): the longest read wait, in target/bench-scale/migrate_live.tsv.
+  if [ "$size" = "$migrate_size" ]; then
+    echo "== size $size: migrate while reading"
+    scripts/bench/migrate_live.sh "$db_url" "$bin/consent-api" "$out"
+  fi
   psql "$db_url" -qc "ANALYZE"
   psql "$db_url" -qAtF $'\t' -c "
     SELECT $size, c.relname, CASE c.relkind WHEN 'i' THEN 'index' ELSE 'table' END,

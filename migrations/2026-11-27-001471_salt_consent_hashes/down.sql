@@ -1,7 +1,7 @@
 -- The unsalted hashes come back where they were kept; requests created after the salt was
 -- added have none and keep their salted hash (a recomputation would need the salt).
 UPDATE solicitacoes_consentimento SET hash = hash_anterior WHERE hash_anterior IS NOT NULL;
-DROP INDEX solicitacoes_consentimento_hash_anterior_idx;
+DELETE FROM preenchimentos_retroativos WHERE nome = 'sal_hash';
 ALTER TABLE solicitacoes_consentimento
     DROP CONSTRAINT solicitacoes_consentimento_sal_hash_check,
     DROP COLUMN hash_anterior,

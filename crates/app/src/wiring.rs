@@ -40,6 +40,32 @@ pub fn migrate(pool: &PgPool) -> anyhow::Result<Vec<String>> {
     postgres_adapter::run_migrations(pool).context("applying migrations")
 }
 
+/// Runs the backfills the migrations registered to their end, a short transaction per batch
+/// (`postgres_adapter::backfills`).
+pub fn backfill(pool: &PgPool) -> anyhow::Result<Vec<postgres_adapter::BackfillReport>> {
+    postgres_adapter::run_pending_backfills(pool, postgres_adapter::backfills::DEFAULT_BATCH_SIZE)
+        .context("running the backfills")
+}
+
+/// [`backfill`] on a thread of its own, so that `serve` and `worker` answer while a backfill
+/// runs (every replica may run it: batches are taken in turn). A failure is logged and left to
+/// the next start or `consent-api migrate`.
+pub fn spawn_backfills(pool: PgPool) {
+    let spawned = std::thread::Builder::new()
+        .name("backfills".into())
+        .spawn(move || {
+            if let Err(e) = backfill(&pool) {
+                tracing::error!(
+                    error = format!("{e:#}"),
+                    "backfill failed; it resumes at the next start"
+                );
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::error!(error = %e, "could not start the backfill thread");
+    }
+}
+
 pub fn services(settings: &Settings, pool: PgPool) -> anyhow::Result<Services> {
     Ok(Services::new(
         ports(settings, pool)?,

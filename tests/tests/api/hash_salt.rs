@@ -47,7 +47,21 @@ fn a_hash_stored_before_salts_is_recomputed_salted_and_still_names_its_consent()
         "UPDATE solicitacoes_consentimento SET hash = '{unsalted}' WHERE id = '{id}'"
     ))
     .unwrap();
-    conn.run_pending_migrations(MIGRATIONS).unwrap();
+    drop(conn);
+    // `migrate` applies the migrations, then backfills the salt (in batches, outside them)
+    let out = std::process::Command::new(testkit::processes::bin_path("consent-api"))
+        .env("APP_ENV", "test")
+        .env(
+            "APP_CONFIG_DIR",
+            testkit::processes::repo_root().join("config"),
+        )
+        .env("APP__DATABASE__URL", app.db.url())
+        .arg("migrate")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("backfill sal_hash: "), "{err}");
     app.restart_api(&[]);
 
     let after = read_whole(&app, &id);

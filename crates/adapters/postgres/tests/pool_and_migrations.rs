@@ -15,13 +15,14 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 14] = [
+const TABLES: [&str; 15] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
     "chaves_idempotencia",
     "empresas",
     "orcamento_pgcc",
+    "preenchimentos_retroativos",
     "replicas_ativas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
@@ -33,7 +34,7 @@ const TABLES: [&str; 14] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 31] = [
+const MIGRATION_NAMES: [&str; 34] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -61,7 +62,10 @@ const MIGRATION_NAMES: [&str; 31] = [
     "2026-11-27-001422_index_webhook_eventos_by_company",
     "2026-11-27-001423_choose_events_per_webhook_url",
     "2026-11-27-001442_index_solicitacoes_by_titular",
+    "2026-11-27-001470_create_preenchimentos_retroativos",
     "2026-11-27-001471_salt_consent_hashes",
+    "2026-11-27-001472_index_solicitacoes_by_hash_anterior",
+    "2026-11-27-001473_validate_sal_hash_check",
     "2026-11-27-001541_create_replicas_ativas",
     "2026-11-28-002151_order_webhook_eventos_by_commit",
     "2026-11-28-002201_schedule_status_checks",

@@ -18,6 +18,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     let pool = wiring::pool(settings)?;
     // Each applied migration is logged by the adapter.
     wiring::migrate(&pool)?;
+    wiring::spawn_backfills(pool.clone());
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut jobs = if settings.workers.run_in_serve {

@@ -13,6 +13,7 @@ use crate::workers::{self, Stop};
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     wiring::migrate(&pool)?;
+    wiring::spawn_backfills(pool.clone());
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let handles = workers::start(

@@ -1,0 +1,216 @@
+//! Backfills: changes to existing rows that a migration registers and the service runs after
+//! it, in keyset batches, one short transaction per batch, never in the migration's
+//! transaction (issue 21: a live table keeps answering while it is filled).
+//!
+//! A migration registers a backfill by inserting its name into `preenchimentos_retroativos`
+//! (`INSERT INTO preenchimentos_retroativos (nome) VALUES ('my_step');`), and [`BACKFILLS`]
+//! holds the step of that name: a function that does one batch of at most `limit` rows after a
+//! key and says how far it went. [`run_pending_backfills`] (run by `consent-api migrate`, and by
+//! `serve` in the background) runs every registered, unfinished backfill to its end; each batch
+//! locks the backfill's row, so processes running them at once take batches in turn, and the
+//! cursor is stored with each batch, so a run stopped half-way resumes where it stopped.
+//!
+//! To add one: write the migration's `INSERT`, a `fn(&mut PgConnection, Option<&str>, i64) ->
+//! QueryResult<Batch>` below that touches the rows of one keyset page (`WHERE key > after ORDER
+//! BY key LIMIT limit`) and is idempotent (a row already done is left as it is), and a line in
+//! [`BACKFILLS`]. Until it has run, the service must work with rows in both states.
+
+use anyhow::Context;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Integer, Nullable, Text};
+
+use crate::PgPool;
+
+/// Rows per batch when the caller has no reason to choose: each batch is one short transaction.
+pub const DEFAULT_BATCH_SIZE: i64 = 1_000;
+
+/// What one batch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    /// Rows changed.
+    pub touched: u64,
+    /// The last key the batch looked at (the next batch starts after it); `None`: no row was
+    /// left after the cursor, the backfill is complete.
+    pub last_key: Option<String>,
+}
+
+/// A named backfill step: one keyset batch of at most `limit` rows after `after` (`None`: from
+/// the first key), in the caller's transaction.
+pub struct Backfill {
+    /// The name its migration registered in `preenchimentos_retroativos`.
+    pub name: &'static str,
+    pub run_batch: fn(&mut PgConnection, after: Option<&str>, limit: i64) -> QueryResult<Batch>,
+}
+
+/// Every backfill the service knows, by name.
+pub const BACKFILLS: &[Backfill] = &[Backfill {
+    name: "sal_hash",
+    run_batch: salt_consent_hashes,
+}];
+
+/// What one backfill did in a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BackfillReport {
+    pub name: &'static str,
+    pub batches: u64,
+    pub touched: u64,
+}
+
+/// The outcome of [`run_backfill_batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// A batch ran and more may be left.
+    Batch { touched: u64 },
+    /// Nothing left: complete (now or before), or not registered by any migration.
+    Done,
+}
+
+/// Runs every registered, unfinished backfill to its end, `batch_size` rows per transaction,
+/// and reports what each did (only those that ran).
+pub fn run_pending_backfills(
+    pool: &PgPool,
+    batch_size: i64,
+) -> anyhow::Result<Vec<BackfillReport>> {
+    let mut reports = Vec::new();
+    for backfill in BACKFILLS {
+        let mut report = BackfillReport {
+            name: backfill.name,
+            batches: 0,
+            touched: 0,
+        };
+        while let Progress::Batch { touched } = run_backfill_batch(pool, backfill, batch_size)? {
+            report.batches += 1;
+            report.touched += touched;
+            if report.batches.is_multiple_of(100) {
+                tracing::info!(
+                    backfill = backfill.name,
+                    rows = report.touched,
+                    "backfill running"
+                );
+            }
+        }
+        if report.batches > 0 {
+            tracing::info!(
+                backfill = backfill.name,
+                rows = report.touched,
+                "backfill complete"
+            );
+            reports.push(report);
+        }
+    }
+    Ok(reports)
+}
+
+/// One batch of `backfill`, in a transaction of its own that holds the backfill's row (so
+/// batches of several processes never overlap) and stores its cursor.
+pub fn run_backfill_batch(
+    pool: &PgPool,
+    backfill: &Backfill,
+    batch_size: i64,
+) -> anyhow::Result<Progress> {
+    #[derive(QueryableByName)]
+    struct State {
+        #[diesel(sql_type = Nullable<Text>)]
+        cursor: Option<String>,
+        #[diesel(sql_type = Integer)]
+        concluido: i32,
+    }
+    let mut conn = pool
+        .get()
+        .context("could not connect to the database to run a backfill")?;
+    conn.transaction(|conn| {
+        let state = diesel::sql_query(
+            "SELECT cursor, (concluido_em IS NOT NULL)::int AS concluido \
+             FROM preenchimentos_retroativos WHERE nome = $1 FOR UPDATE",
+        )
+        .bind::<Text, _>(backfill.name)
+        .get_result::<State>(conn)
+        .optional()
+        .context("reading the backfill's state")?;
+        let Some(state) = state.filter(|s| s.concluido == 0) else {
+            return Ok(Progress::Done);
+        };
+        let batch = (backfill.run_batch)(conn, state.cursor.as_deref(), batch_size)
+            .with_context(|| format!("backfill {}", backfill.name))?;
+        diesel::sql_query(
+            "UPDATE preenchimentos_retroativos \
+             SET cursor = coalesce($2, cursor), linhas = linhas + $3, \
+                 concluido_em = CASE WHEN $2 IS NULL THEN now() END \
+             WHERE nome = $1",
+        )
+        .bind::<Text, _>(backfill.name)
+        .bind::<Nullable<Text>, _>(batch.last_key.as_deref())
+        .bind::<BigInt, _>(batch.touched as i64)
+        .execute(conn)
+        .context("storing the backfill's cursor")?;
+        Ok(match batch.last_key {
+            Some(_) => Progress::Batch {
+                touched: batch.touched,
+            },
+            None => Progress::Done,
+        })
+    })
+}
+
+#[derive(QueryableByName)]
+struct BatchRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    last_key: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    touched: i64,
+}
+
+/// `sal_hash` (migration 2026-11-27-001471): each request stored before the salt gets one of
+/// its own (32 random hex digits) and, when its hash is a real SHA-256 (not a placeholder of
+/// older migrations nor a blanked `apagado:` one), the salted hash, its unsalted hash kept in
+/// `hash_anterior`. The canonical content is written byte for byte as
+/// crates/application/src/consent_requests/hash.rs writes it (a test holds the two together).
+/// Keyset by primary key; rows that already have a salt (every row the service wrote since) are
+/// left as they are.
+fn salt_consent_hashes(
+    conn: &mut PgConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    let row = diesel::sql_query(
+        "WITH lote AS ( \
+             SELECT id, replace(gen_random_uuid()::text, '-', '') AS sal \
+             FROM solicitacoes_consentimento \
+             WHERE $1::uuid IS NULL OR id > $1::uuid \
+             ORDER BY id LIMIT $2 \
+         ), feitos AS ( \
+             UPDATE solicitacoes_consentimento s \
+             SET sal_hash = lote.sal, \
+                 hash_anterior = CASE WHEN s.hash ~ '^[0-9a-f]{64}$' THEN s.hash ELSE s.hash_anterior END, \
+                 hash = CASE WHEN s.hash !~ '^[0-9a-f]{64}$' THEN s.hash ELSE encode(sha256(convert_to( \
+                     '{\"casoDeUsoIdTemplate\":' || to_json(s.caso_de_uso_id_template)::text \
+                     || ',\"cnpjAnuente\":' || coalesce(to_json(s.cnpj_anuente)::text, 'null') \
+                     || ',\"cpfTitular\":' || to_json(s.cpf_titular)::text \
+                     || ',\"criadoEm\":\"' || to_char(s.criado_em AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') || '\"' \
+                     || ',\"dataExpiracaoConsentimento\":\"' \
+                         || to_char(s.data_expiracao_consentimento AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') || '\"' \
+                     || ',\"dataTitularRespondeuConsentimento\":' || coalesce('\"' \
+                         || to_char(s.data_titular_respondeu_consentimento AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') \
+                         || '\"', 'null') \
+                     || ',\"empresaId\":\"' || s.empresa_id::text || '\"' \
+                     || ',\"id\":\"' || s.id::text || '\"' \
+                     || ',\"modalidadeAcesso\":' || to_json(s.modalidade_acesso)::text \
+                     || ',\"provaColeta\":' || coalesce(to_json(s.prova_coleta)::text, 'null') \
+                     || ',\"sal\":\"' || lote.sal || '\"' \
+                     || ',\"tipoTitular\":' || to_json(s.tipo_titular)::text \
+                     || '}', 'UTF8')), 'hex') END \
+             FROM lote \
+             WHERE s.id = lote.id AND s.sal_hash = '' \
+             RETURNING 1 \
+         ) \
+         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
+                (SELECT count(*) FROM feitos) AS touched",
+    )
+    .bind::<Nullable<Text>, _>(after)
+    .bind::<BigInt, _>(limit)
+    .get_result::<BatchRow>(conn)?;
+    Ok(Batch {
+        touched: row.touched as u64,
+        last_key: row.last_key,
+    })
+}

@@ -1,0 +1,1 @@
+DROP TABLE preenchimentos_retroativos;

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS solicitacoes_consentimento_hash_anterior_idx;
