@@ -10,9 +10,8 @@
 --
 -- No table rewrite, no backfill: a constant default is stored in the catalog (PostgreSQL 11+)
 -- and read for the rows that exist now (1 and 0: before every real transaction, which start at
--- 3); the defaults that draw a value per row are set afterwards and apply to new rows only.
-SET lock_timeout = '5s';
-
+-- 3); the defaults that draw a value per row are set afterwards and apply to new rows only. The
+-- feed's index is built CONCURRENTLY by the next migration.
 CREATE SEQUENCE webhook_eventos_posicao_seq AS bigint;
 
 ALTER TABLE webhook_eventos
@@ -24,6 +23,3 @@ ALTER TABLE webhook_eventos
     ALTER COLUMN posicao SET DEFAULT nextval('webhook_eventos_posicao_seq');
 
 ALTER SEQUENCE webhook_eventos_posicao_seq OWNED BY webhook_eventos.posicao;
-
-CREATE INDEX webhook_eventos_empresa_transacao_idx
-    ON webhook_eventos (empresa_id, transacao, posicao, id);

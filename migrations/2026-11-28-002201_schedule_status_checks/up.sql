@@ -4,8 +4,6 @@
 -- A request is checked at once after its creation, then by the policy (docs/lifecycle.md); the
 -- row goes when the request reaches a final status (lazily: its next claim finds it final and
 -- deletes it without asking the PGCC).
-SET lock_timeout = '5s';
-
 CREATE TABLE verificacoes_status (
     empresa_id         uuid        NOT NULL,
     solicitacao_id     uuid        NOT NULL
@@ -13,7 +11,7 @@ CREATE TABLE verificacoes_status (
     -- due time; a claimed check is moved to the end of its lease
     proxima_em         timestamptz NOT NULL,
     -- the interval its last check scheduled (0: never checked): a pending request's grows
-    intervalo_segundos integer     NOT NULL DEFAULT 0 CHECK (intervalo_segundos >= 0),
+    intervalo_segundos bigint      NOT NULL DEFAULT 0 CHECK (intervalo_segundos >= 0),
     PRIMARY KEY (empresa_id, solicitacao_id)
 );
 
@@ -28,3 +26,8 @@ CREATE TABLE orcamento_pgcc (
     fichas        double precision NOT NULL,
     atualizado_em timestamptz      NOT NULL
 );
+
+-- The requests open before this migration get their schedule from the `verificacoes_status`
+-- backfill (crates/adapters/postgres/src/backfills.rs): keyset batches after the migration,
+-- never in its transaction. Until then they are not checked; new ones are from their creation.
+INSERT INTO preenchimentos_retroativos (nome) VALUES ('verificacoes_status');

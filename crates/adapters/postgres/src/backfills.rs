@@ -43,10 +43,16 @@ pub struct Backfill {
 }
 
 /// Every backfill the service knows, by name.
-pub const BACKFILLS: &[Backfill] = &[Backfill {
-    name: "sal_hash",
-    run_batch: salt_consent_hashes,
-}];
+pub const BACKFILLS: &[Backfill] = &[
+    Backfill {
+        name: "sal_hash",
+        run_batch: salt_consent_hashes,
+    },
+    Backfill {
+        name: "verificacoes_status",
+        run_batch: schedule_open_requests,
+    },
+];
 
 /// What one backfill did in a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,6 +207,44 @@ fn salt_consent_hashes(
                      || '}', 'UTF8')), 'hex') END \
              FROM lote \
              WHERE s.id = lote.id AND s.sal_hash = '' \
+             RETURNING 1 \
+         ) \
+         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
+                (SELECT count(*) FROM feitos) AS touched",
+    )
+    .bind::<Nullable<Text>, _>(after)
+    .bind::<BigInt, _>(limit)
+    .get_result::<BatchRow>(conn)?;
+    Ok(Batch {
+        touched: row.touched as u64,
+        last_key: row.last_key,
+    })
+}
+
+/// `verificacoes_status` (migration 2026-11-28-002201): each confirmed `pendente` or `ativo`
+/// request stored before the schedule existed gets its row: a pending one due now, an active one
+/// due within the next 15 minutes (spread by its id, so that a large table does not fall due in
+/// one instant). Keyset by primary key; a request already scheduled (by its creation since) is
+/// left as it is.
+fn schedule_open_requests(
+    conn: &mut PgConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    let row = diesel::sql_query(
+        "WITH lote AS ( \
+             SELECT id, empresa_id, status, criacao \
+             FROM solicitacoes_consentimento \
+             WHERE $1::uuid IS NULL OR id > $1::uuid \
+             ORDER BY id LIMIT $2 \
+         ), feitos AS ( \
+             INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em) \
+             SELECT empresa_id, id, now() + CASE WHEN status = 'ativo' \
+                 THEN (abs(hashtext(id::text)) % 900) * interval '1 second' \
+                 ELSE interval '0' END \
+             FROM lote \
+             WHERE status IN ('pendente', 'ativo') AND criacao = 'confirmada' \
+             ON CONFLICT DO NOTHING \
              RETURNING 1 \
          ) \
          SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \

@@ -14,6 +14,7 @@ use common::consent::{
     set_next_check, stored, tenant, Spec, CPF, OTHER_CPF,
 };
 use common::{at, pool};
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use domain::{ConsentStatus, TransitionCause};
 use ports::{ConsentRequestRepository, StatusCheckItem, StatusCheckSchedule};
@@ -658,4 +659,57 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
         ],
         "the status claim, the reconciler's claim, the outbox, the expiry: one statement each"
     );
+}
+
+#[test]
+fn the_schedule_backfill_gives_every_open_request_stored_before_it_a_check_and_no_other() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let spec = |status| Spec::new(created()).status(status);
+    let open: Vec<Uuid> = [Active, Pending, Active]
+        .into_iter()
+        .map(|status| acme.create(&repo, &spec(status)).id)
+        .collect();
+    let closed = acme.create(&repo, &spec(Revoked));
+    let unfinished = acme.request(&spec(Active));
+    repo.begin_creation(&unfinished, common::now()).unwrap();
+    // as a database migrated before the schedule existed: no row, the backfill registered
+    db.conn()
+        .batch_execute(
+            "DELETE FROM verificacoes_status; \
+             UPDATE preenchimentos_retroativos SET cursor = NULL, concluido_em = NULL, linhas = 0 \
+             WHERE nome = 'verificacoes_status'",
+        )
+        .unwrap();
+    let before = common::now();
+
+    // batches of two rows: three batches over the five requests, then done
+    let reports = postgres_adapter::run_pending_backfills(&pool, 2).unwrap();
+
+    let report = reports
+        .iter()
+        .find(|r| r.name == "verificacoes_status")
+        .expect("the backfill ran");
+    assert_eq!(report.touched, 3);
+    for id in &open {
+        let due = next_check(&db, *id).expect("scheduled");
+        assert!(
+            due >= before && due <= common::now() + TimeDelta::seconds(900),
+            "{due}"
+        );
+    }
+    assert_eq!(
+        next_check(&db, open[1]).map(|d| d <= common::now()),
+        Some(true),
+        "a pending one is due now"
+    );
+    assert_eq!(next_check(&db, closed.id), None);
+    assert_eq!(next_check(&db, unfinished.id), None);
+    // done: a second run does nothing
+    assert!(postgres_adapter::run_pending_backfills(&pool, 2)
+        .unwrap()
+        .iter()
+        .all(|r| r.name != "verificacoes_status"));
 }

@@ -34,7 +34,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 34] = [
+const MIGRATION_NAMES: [&str; 35] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -68,6 +68,7 @@ const MIGRATION_NAMES: [&str; 34] = [
     "2026-11-27-001473_validate_sal_hash_check",
     "2026-11-27-001541_create_replicas_ativas",
     "2026-11-28-002151_order_webhook_eventos_by_commit",
+    "2026-11-28-002152_index_webhook_eventos_by_transaction",
     "2026-11-28-002201_schedule_status_checks",
 ];
 

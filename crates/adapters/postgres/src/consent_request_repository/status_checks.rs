@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, ConsentStatus};
 use ports::{RepoError, StatusCheckItem, StatusCheckSchedule};
 use uuid::Uuid;
@@ -72,10 +72,10 @@ statement! {
         empresa_id: Uuid as SqlUuid,
         ids: Vec<Uuid> as Array<SqlUuid>,
         next: Vec<Option<DateTime<Utc>>> as Array<Nullable<Timestamptz>>,
-        intervals: Vec<i32> as Array<Integer>,
+        intervals: Vec<i64> as Array<BigInt>,
     }
     "WITH agenda AS (
-    SELECT * FROM unnest($ids::uuid[], $next::timestamptz[], $intervals::integer[])
+    SELECT * FROM unnest($ids::uuid[], $next::timestamptz[], $intervals::bigint[])
         AS a(solicitacao_id, proxima_em, intervalo_segundos)
 ), encerradas AS (
     DELETE FROM verificacoes_status v USING agenda a
@@ -118,8 +118,8 @@ struct ClaimedRow {
     status_desconhecido_desde: Option<DateTime<Utc>>,
     #[diesel(sql_type = Timestamptz)]
     devida_em: DateTime<Utc>,
-    #[diesel(sql_type = Integer)]
-    intervalo_segundos: i32,
+    #[diesel(sql_type = BigInt)]
+    intervalo_segundos: i64,
 }
 
 impl ClaimedRow {
@@ -200,9 +200,7 @@ pub(super) fn schedule(pool: &PgPool, schedules: &[StatusCheckSchedule]) -> Resu
             });
         batch.ids.push(s.id);
         batch.next.push(s.next_at);
-        batch
-            .intervals
-            .push(i32::try_from(s.interval_seconds).unwrap_or(i32::MAX));
+        batch.intervals.push(i64::from(s.interval_seconds));
     }
     for batch in by_company.into_values() {
         with_conn(pool, "scheduling status checks", |conn| batch.execute(conn))?;
