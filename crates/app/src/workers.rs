@@ -64,6 +64,12 @@ pub fn join_within(handles: Vec<JoinHandle<()>>, deadline: Instant) -> usize {
     }
 }
 
+/// Webhook URLs settled per round, deliveries per URL and batch (also the cap's batch), and
+/// rounds per tick of `webhook-settle` (10^6 deliveries of a removed URL: 100 batches).
+const SETTLE_URLS: u32 = 50;
+const SETTLE_BATCH: u32 = 10_000;
+const SETTLE_ROUNDS_PER_TICK: u32 = 20;
+
 /// Starts every enabled job; the threads run until `stop` (or the process ends).
 pub fn start(
     workers: Workers,
@@ -153,26 +159,61 @@ pub fn start(
             },
             stop,
         ));
+        // Behind a URL's removal, disabling or re-enabling: its pending deliveries cancelled,
+        // parked or brought back, in bounded batches (see `DeliverWebhooks::settle_urls`).
+        let deliver = workers.deliver_webhooks.clone();
+        let every = Duration::from_millis(settings.delivery_poll_ms);
+        handles.push(every_interval(
+            "webhook-settle",
+            every,
+            true,
+            stop,
+            move || {
+                for _ in 0..SETTLE_ROUNDS_PER_TICK {
+                    match deliver.settle_urls(SETTLE_URLS, SETTLE_BATCH) {
+                        Ok(0) => return,
+                        Ok(_) => {}
+                        Err(e) => {
+                            tracing::warn!(
+                                error = format!("{e:#}"),
+                                "could not settle webhook URLs' deliveries"
+                            );
+                            return;
+                        }
+                    }
+                }
+            },
+        ));
     }
 
     if settings.disable_check_seconds > 0 {
         let deliver = workers.deliver_webhooks.clone();
         let every = Duration::from_secs(settings.disable_check_seconds);
+        let max_pending = webhooks.max_pending_per_company;
         handles.push(every_interval(
             "webhook-disable",
             every,
             true,
             stop,
-            move || match deliver.disable_failing_urls() {
-                Ok(0) => {}
-                Ok(n) => tracing::warn!(
-                    disabled = n,
-                    "webhook URLs disabled after failing for the whole window"
-                ),
-                Err(e) => tracing::warn!(
-                    error = format!("{e:#}"),
-                    "could not check failing webhook URLs"
-                ),
+            move || {
+                match deliver.disable_failing_urls() {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(
+                        disabled = n,
+                        "webhook URLs disabled after failing for the whole window"
+                    ),
+                    Err(e) => tracing::warn!(
+                        error = format!("{e:#}"),
+                        "could not check failing webhook URLs"
+                    ),
+                }
+                match deliver.cap_pending(max_pending, SETTLE_BATCH) {
+                    Ok(n) => crate::wiring::metrics().webhook_deliveries_dropped(n),
+                    Err(e) => tracing::warn!(
+                        error = format!("{e:#}"),
+                        "could not cap the companies' pending webhook deliveries"
+                    ),
+                }
             },
         ));
     }
