@@ -1,11 +1,10 @@
 //! The webhook sender pool of a process: `webhooks.concurrency` sender threads and one
-//! dispatcher that claims due deliveries for the senders that are free, never more.
+//! dispatcher that claims due deliveries for the senders that are free, never more. Wiring
+//! only: which deliveries a claim may take (the fair sender's rule) is the application's
+//! ([`application::webhooks::fair_share`], [`DeliverWebhooks::claim`]); this module runs the
+//! threads and keeps the [`InFlight`] count the rule reads.
 //!
 //! Why this shape:
-//! - **Fair.** The dispatcher tells the claim how many deliveries of each company this process
-//!   is already sending; the claim takes at most `webhooks.max_in_flight_per_company` per
-//!   company less those, companies taking turns. A company whose receivers never answer holds
-//!   at most that many senders; the rest keep delivering everyone else's webhooks.
 //! - **No queue behind the lease.** Only as many deliveries are claimed as there are free
 //!   senders, so each starts at once and its lease (sized to one attempt, see
 //!   `WebhookSettings::lease`) covers the attempt. A delivery is never held claimed while it
@@ -14,15 +13,13 @@
 //! - **Graceful stop.** On [`Stop`] the dispatcher claims nothing more and closes the queue;
 //!   a sender finishes the send it is in (bounded by the timeouts) and starts no other.
 
-use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use application::{AttemptResult, DeliverWebhooks};
-use domain::CompanyId;
-use ports::{ClaimLimits, DeliveryOutcome, DueDelivery};
+use application::{AttemptResult, DeliverWebhooks, InFlight, Shares};
+use ports::{DeliveryOutcome, DueDelivery};
 
 use crate::workers::Stop;
 
@@ -38,30 +35,6 @@ pub struct PoolSettings {
     pub per_company: u32,
     /// How often to look for due deliveries when none were left.
     pub poll: Duration,
-}
-
-/// What the senders are doing now, as the dispatcher's claim must know it.
-#[derive(Debug, Default)]
-struct InFlight {
-    total: u32,
-    by_company: HashMap<CompanyId, u32>,
-}
-
-impl InFlight {
-    fn take(&mut self, company: CompanyId) {
-        self.total += 1;
-        *self.by_company.entry(company).or_default() += 1;
-    }
-
-    fn release(&mut self, company: CompanyId) {
-        self.total = self.total.saturating_sub(1);
-        if let Some(n) = self.by_company.get_mut(&company) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                self.by_company.remove(&company);
-            }
-        }
-    }
 }
 
 /// Starts the dispatcher and the sender threads; they run until `stop`.
@@ -113,21 +86,19 @@ fn dispatch(
     hand_over: impl Fn(DueDelivery) -> bool,
 ) {
     while !stop.is_stopped() {
-        let limits = {
-            let busy = in_flight.lock().unwrap_or_else(|p| p.into_inner());
-            ClaimLimits {
-                limit: settings.concurrency.saturating_sub(busy.total),
-                per_company: settings.per_company,
-                in_flight: busy.by_company.iter().map(|(c, n)| (*c, *n)).collect(),
-            }
+        let busy = in_flight.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let shares = Shares {
+            senders: settings.concurrency,
+            per_company: settings.per_company,
         };
-        if limits.limit == 0 {
+        let free = settings.concurrency.saturating_sub(busy.total());
+        if free == 0 {
             stop.sleep(BUSY_WAIT);
             continue;
         }
-        match deliver.claim(&limits) {
+        match deliver.claim(shares, &busy) {
             Ok(claimed) => {
-                let full = claimed.len() >= limits.limit as usize;
+                let full = claimed.len() >= free as usize;
                 for delivery in claimed {
                     in_flight
                         .lock()
@@ -184,35 +155,5 @@ fn sender(
             .unwrap_or_else(|p| p.into_inner())
             .release(delivery.company_id);
         metrics.webhook_in_flight(-1);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use uuid::Uuid;
-
-    use super::*;
-
-    #[test]
-    fn in_flight_counts_per_company_and_forgets_a_company_at_zero() {
-        let (a, b) = (CompanyId(Uuid::from_u128(1)), CompanyId(Uuid::from_u128(2)));
-        let mut busy = InFlight::default();
-        busy.take(a);
-        busy.take(a);
-        busy.take(b);
-        assert_eq!(
-            (busy.total, busy.by_company[&a], busy.by_company[&b]),
-            (3, 2, 1)
-        );
-
-        busy.release(b);
-        busy.release(a);
-        assert_eq!(busy.total, 1);
-        assert_eq!(busy.by_company.get(&b), None);
-        assert_eq!(busy.by_company[&a], 1);
-
-        busy.release(a);
-        busy.release(a);
-        assert_eq!((busy.total, busy.by_company.len()), (0, 0));
     }
 }

@@ -138,6 +138,8 @@ pub struct WebhookSettings {
     pub allow_non_public_targets: bool,
     /// Webhook URLs a company may have not removed (disabled ones count).
     pub max_urls_per_company: u32,
+    /// Pending deliveries a company may have (parked ones count); past it the soonest due fail.
+    pub max_pending_per_company: u32,
 }
 
 /// The key shipped in config/default.toml, for development and tests only.
@@ -496,6 +498,12 @@ impl Settings {
             return bad(
                 "webhooks.dns_timeout_ms",
                 "must be between 1 and 60000 (milliseconds)",
+            );
+        }
+        if !(1..=1_000_000_000).contains(&self.webhooks.max_pending_per_company) {
+            return bad(
+                "webhooks.max_pending_per_company",
+                "must be between 1 and 1000000000",
             );
         }
         if !(1..=1000).contains(&self.webhooks.max_urls_per_company) {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use application::jobs::{
     self, ExpiryJob, IdempotencyPurgeJob, ReconcileJob, RetentionJob, Schedule, StatusPollJob,
-    SyncJob, WebhookDisableJob,
+    SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
 };
 pub use application::jobs::{join_within, Stop};
 use application::Workers;
@@ -23,6 +23,11 @@ fn every(seconds: u64, at_start: bool) -> Option<Schedule> {
         at_start,
     })
 }
+
+/// Webhook URLs settled per round, and deliveries per URL and batch (also the cap's batch): a
+/// million deliveries of a removed URL are 100 short transactions.
+const SETTLE_URLS: u32 = 50;
+const SETTLE_BATCH: u32 = 10_000;
 
 /// Starts every enabled job; the threads run until `stop` (or the process ends).
 pub fn start(
@@ -60,10 +65,29 @@ pub fn start(
             },
             stop,
         ));
+        // Behind a URL's removal, disabling or re-enabling: its pending deliveries cancelled,
+        // parked or brought back, in bounded batches (see `DeliverWebhooks::settle_urls`).
+        let job = WebhookSettleJob {
+            deliver: workers.deliver_webhooks.clone(),
+            urls: SETTLE_URLS,
+            batch: SETTLE_BATCH,
+        };
+        let schedule = Schedule {
+            every: Duration::from_millis(settings.delivery_poll_ms),
+            at_start: true,
+        };
+        handles.push(jobs::spawn(job, schedule, stop));
     }
     if let Some(schedule) = every(settings.disable_check_seconds, true) {
         let job = WebhookDisableJob {
             deliver: workers.deliver_webhooks.clone(),
+        };
+        handles.push(jobs::spawn(job, schedule, stop));
+        let job = WebhookCapJob {
+            deliver: workers.deliver_webhooks.clone(),
+            max_pending: webhooks.max_pending_per_company,
+            batch: SETTLE_BATCH,
+            observer: observer.clone(),
         };
         handles.push(jobs::spawn(job, schedule, stop));
     }

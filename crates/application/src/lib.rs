@@ -71,6 +71,7 @@ pub use webhooks::deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT,
 };
 pub use webhooks::events::{EventListQuery, EventPage, ListEvents, ListEventsError};
+pub use webhooks::fair_share::{InFlight, Shares};
 pub use webhooks::signing::{
     generate_secret, sign, signature_header, InvalidSecret, SECRET_PREFIX,
 };

@@ -46,7 +46,7 @@ pub use secret_cipher::SecretCipher;
 pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_delivery_repository::{
-    ClaimLimits, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery,
+    CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, Settled,
     WebhookDeliveryRepository,
 };
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender};

@@ -29,26 +29,21 @@ pub struct DueDelivery {
     pub lease: Uuid,
 }
 
-/// How much one claim may take: at most `limit` deliveries in all and, per company, at most
-/// `per_company` less what this process already has in flight for it (`in_flight`), so one
-/// company's slow receivers never hold every sender.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimLimits {
-    pub limit: u32,
-    pub per_company: u32,
-    /// Deliveries this process is sending now, by company (companies absent have none).
-    pub in_flight: Vec<(CompanyId, u32)>,
+/// A company with pending deliveries due, and since when its soonest one waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompanyDue {
+    pub company_id: CompanyId,
+    pub since: DateTime<Utc>,
 }
 
-impl ClaimLimits {
-    /// `limit` deliveries, with no share per company.
-    pub fn total(limit: u32) -> Self {
-        Self {
-            limit,
-            per_company: u32::MAX,
-            in_flight: Vec::new(),
-        }
-    }
+/// What one batch of [`WebhookDeliveryRepository::settle_url`] did to a URL's pending
+/// deliveries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Settled {
+    /// Deliveries cancelled (the URL was removed), parked (disabled) or brought back (enabled).
+    pub changed: u32,
+    /// Nothing is left to do for the URL (its mark is cleared).
+    pub done: bool,
 }
 
 /// What one attempt gave.
@@ -86,18 +81,57 @@ pub struct DeliveryRecord {
 
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait WebhookDeliveryRepository: Send + Sync {
-    /// Claims pending deliveries due at `now` whose URL is neither removed nor disabled, within
-    /// `limits`: companies take turns (each company's soonest due first, the company waiting
-    /// longest first), so a claim smaller than the backlog is shared out across companies.
-    /// Each claimed delivery gets a new lease token and its next attempt pushed to
-    /// `lease_until`, so a crashed sender's claim is retried then; one statement with
-    /// `FOR UPDATE SKIP LOCKED`.
+    /// The companies with pending deliveries due at `now` that are not parked, each with its
+    /// soonest due time, in no particular order. Found without reading their deliveries: one
+    /// index probe per company with pending deliveries (a loose index scan).
+    fn companies_due(&self, now: DateTime<Utc>) -> Result<Vec<CompanyDue>, RepoError>;
+
+    /// Claims up to `limit` of `company`'s pending deliveries due at `now` whose URL is neither
+    /// removed nor disabled, soonest due first, skipping those another claim holds (`FOR UPDATE
+    /// SKIP LOCKED`, within this one company). Each claimed delivery takes the lease token
+    /// `lease` (chosen by the caller, new for each claim) and its next attempt is pushed to
+    /// `lease_until`, so a crashed sender's claim is retried then.
     fn claim_due(
         &self,
-        limits: &ClaimLimits,
+        company: CompanyId,
+        limit: u32,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
+        lease: Uuid,
     ) -> Result<Vec<DueDelivery>, RepoError>;
+
+    /// Up to `limit` URLs marked as having pending deliveries to settle (removed, disabled or
+    /// re-enabled since), with their company.
+    fn urls_to_settle(&self, limit: u32) -> Result<Vec<(CompanyId, Uuid)>, RepoError>;
+
+    /// One batch of at most `limit` of the URL's pending deliveries, under the URL's row lock:
+    /// cancelled (`cancelada`, at `now`) when the URL is removed, parked when it is disabled,
+    /// brought back (due as they were) otherwise. When fewer than `limit` were left, the URL's
+    /// mark is cleared in the same transaction (`done`).
+    fn settle_url(
+        &self,
+        company: CompanyId,
+        webhook_url_id: Uuid,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<Settled, RepoError>;
+
+    /// The companies that have pending deliveries (parked ones included), in no particular order:
+    /// one index probe per company.
+    fn companies_with_pending(&self) -> Result<Vec<CompanyId>, RepoError>;
+
+    /// When `company` has more than `keep` pending deliveries (parked included), fails up to
+    /// `limit` of the soonest due beyond the newest `keep` (`falhou`, `motivo = reason`, at
+    /// `now`) and answers how many; 0 when it is within `keep`. Reads at most `keep + 1` index
+    /// entries to know, and only the rows it fails.
+    fn fail_beyond_cap(
+        &self,
+        company: CompanyId,
+        keep: u32,
+        limit: u32,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u32, RepoError>;
 
     /// Stores the attempt and moves the delivery (delivered, retry at, failed), in one
     /// transaction, if the delivery still carries the lease token `lease` (and clears it).
@@ -133,7 +167,7 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     /// Writes the company's test event `event` (`webhook.teste`) and its one delivery to the
     /// company's non-removed URL `webhook_url_id` (disabled or not), in one transaction, the
     /// delivery already claimed by the caller (leased until `lease_until`, so no background
-    /// sender takes it), and answers it as [`Self::claim_due`] would; `None` (nothing written)
+    /// sender takes it), and answers it as a claim would; `None` (nothing written)
     /// when there is no such URL for the company. Record the attempt with
     /// [`Self::record_attempt`].
     fn begin_test(
@@ -149,7 +183,8 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     fn newest_secret(&self) -> Result<Option<EncryptedSecret>, RepoError>;
 
     /// Disables (sets `desativado_em = now`) every active URL that had deliveries in the last
-    /// `window` and none of them delivered, with at least one failed; returns how many.
+    /// `window` and none of them delivered, with at least one failed, and marks it for
+    /// [`Self::settle_url`] (its pending deliveries are parked behind); returns how many.
     fn disable_failing_urls(
         &self,
         now: DateTime<Utc>,

@@ -46,9 +46,11 @@ pub trait WebhookUrlRepository: Send + Sync {
     /// The company's non-removed URL `id`.
     fn get(&self, company: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError>;
 
-    /// Sets the removal time of the company's non-removed URL `id`, and cancels its pending
-    /// deliveries, in one transaction. `false` (and nothing changed) when there is no such URL
-    /// for this company, or it was already removed.
+    /// Sets the removal time of the company's non-removed URL `id` and marks it for
+    /// [`crate::WebhookDeliveryRepository::settle_url`], which cancels its pending deliveries in
+    /// bounded batches behind (none is claimed meanwhile): the call costs the same however many
+    /// are pending. `false` (and nothing changed) when there is no such URL for this company, or
+    /// it was already removed.
     fn soft_delete(
         &self,
         company: CompanyId,
@@ -57,7 +59,9 @@ pub trait WebhookUrlRepository: Send + Sync {
     ) -> Result<bool, RepoError>;
 
     /// Clears the disabling of the company's non-removed URL `id` (same id, secret and log),
-    /// recording `now` as its re-enabling when it was disabled; an active URL is left as it is.
+    /// recording `now` as its re-enabling when it was disabled and marking it for
+    /// [`crate::WebhookDeliveryRepository::settle_url`] (its parked deliveries come back in
+    /// batches behind); an active URL is left as it is.
     /// The URL as it is afterwards; `None` when there is no such URL for this company.
     fn reenable(
         &self,

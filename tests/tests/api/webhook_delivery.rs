@@ -148,3 +148,90 @@ fn a_process_started_with_another_encryption_key_refuses_to_start_naming_the_set
         assert!(!String::from_utf8_lossy(&out.stdout).contains("running"));
     }
 }
+
+/// Gives company `empresa` `events` events, each with one pending delivery due an hour ago to
+/// every URL of the company, in SQL (as a backlog built by receivers that never answer would
+/// leave them), then lets PostgreSQL know the table's new size as autovacuum would.
+fn backlog(app: &TestApp, empresa: &str, events: u32) {
+    use diesel::connection::SimpleConnection;
+    let mut conn = app.db.conn();
+    conn.batch_execute(&format!(
+        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+             SELECT gen_random_uuid(), '{empresa}', 'solicitacao.criada', '{{}}',
+                    now() - interval '1 hour' + i * interval '1 microsecond'
+             FROM generate_series(1, {events}) i;
+             INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status,
+                                           tentativas, proxima_tentativa_em, criado_em,
+                                           atualizado_em)
+             SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0, e.criado_em,
+                    e.criado_em, e.criado_em
+             FROM webhook_eventos e JOIN webhook_urls u ON u.empresa_id = e.empresa_id
+             WHERE e.empresa_id = '{empresa}' AND e.payload = '{{}}';"
+    ))
+    .expect("seed the backlog");
+    conn.batch_execute("VACUUM ANALYZE webhook_entregas")
+        .expect("vacuum");
+}
+
+#[test]
+fn a_million_pending_deliveries_of_one_company_neither_delay_another_nor_the_removal_of_its_url() {
+    // A's receivers never answer: its senders hang for the timeout and its backlog stays due.
+    let app = synced_with(&[("APP__WEBHOOKS__TIMEOUT_MS", "4000")]);
+    let silent: Vec<SilentReceiver> = (0..2).map(|_| SilentReceiver::start()).collect();
+    let a_urls: Vec<String> = silent.iter().map(|r| register(&app.a, &r.url)).collect();
+    backlog(&app, &app.company_a, 500_000);
+    let pending_to = |url: &str| {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_entregas \
+             WHERE webhook_url_id = '{url}' AND status = 'pendente'"
+        ))
+    };
+    assert_eq!(pending_to(&a_urls[0]), 500_000);
+    let accepted = || silent.iter().map(SilentReceiver::accepted).sum::<usize>();
+    assert!(
+        wait_until(Duration::from_secs(20), || accepted() >= 1),
+        "A's deliveries never started"
+    );
+
+    let receiver = Receiver::start(&[]);
+    register(&app.b, &receiver.url);
+    let started = Instant::now();
+    create(&app.b, PENDENTE, &b_body());
+    let got = receiver.wait_for(1, Duration::from_secs(30));
+    let waited = started.elapsed();
+
+    assert_eq!(got.len(), 1, "B's event never arrived");
+    assert!(
+        waited < Duration::from_secs(5),
+        "B's delivery waited {waited:?} beside A's million"
+    );
+
+    let started = Instant::now();
+    app.a
+        .delete(&format!("/api/webhook-urls/{}", a_urls[0]))
+        .expect(200);
+    let answered = started.elapsed();
+    assert!(
+        answered < Duration::from_secs(1),
+        "removing a URL with 500,000 pending deliveries took {answered:?}"
+    );
+    eprintln!("B's delivery after {waited:?}; the DELETE answered in {answered:?}");
+
+    // Cancelled behind the answer, in batches; the other URL's stay pending.
+    let started = Instant::now();
+    assert!(
+        wait_until(Duration::from_secs(180), || pending_to(&a_urls[0]) == 0),
+        "{} deliveries of the removed URL still pending",
+        pending_to(&a_urls[0])
+    );
+    eprintln!("its deliveries cancelled in {:?}", started.elapsed());
+    assert!(pending_to(&a_urls[1]) > 499_000);
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_entregas \
+             WHERE webhook_url_id = '{}' AND status = 'cancelada'",
+            a_urls[0]
+        )),
+        500_000
+    );
+}

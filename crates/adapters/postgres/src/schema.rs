@@ -111,6 +111,8 @@ diesel::table! {
         atualizado_em -> Timestamptz,
         entregue_em -> Nullable<Timestamptz>,
         token_reivindicacao -> Nullable<Uuid>,
+        estacionada -> Bool,
+        motivo -> Nullable<Text>,
     }
 }
 
@@ -151,6 +153,7 @@ diesel::table! {
         url_normalizada -> Text,
         reativado_em -> Nullable<Timestamptz>,
         eventos -> Nullable<Array<Text>>,
+        entregas_por_acertar -> Bool,
     }
 }
 

@@ -4,11 +4,11 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::CompanyId;
 use ports::{
-    ClaimLimits, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
-    RepoError, WebhookDeliveryRepository,
+    CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
+    RepoError, Settled, WebhookDeliveryRepository,
 };
 use uuid::Uuid;
 
@@ -20,51 +20,78 @@ use crate::schema::{
 };
 use crate::PgPool;
 
-/// `claim_due` in one statement, fair across companies. `devidas`: each company with
-/// deliveries due at $2 and since when its oldest one waits. For each, a `LATERAL` subquery
-/// locks (`FOR UPDATE ... SKIP LOCKED`, skipping rows another sender holds) its soonest due
-/// deliveries whose URL is neither removed nor disabled, at most the company's share: $4 less
-/// what this process has in flight for it ($5 companies, $6 counts); they are numbered in
-/// the company (`vez`). Ordered by `vez` then by how long the company waits, the first $3 take
-/// turns across companies (round robin). The update pushes their next attempt to the lease $1
-/// and gives each a new lease token; the outer select joins what sending needs: the URL, the
-/// event's body, the secret, and the previous secret only while its overlap lasts
-/// (`segredo_anterior_ate` after $2). Rows locked but beyond $3 are released at the end of the
-/// statement.
-const CLAIM_DUE: &str = "\
-WITH devidas AS (
-    SELECT e.empresa_id, min(e.proxima_tentativa_em) AS desde
-    FROM webhook_entregas e
-    WHERE e.status = 'pendente' AND e.proxima_tentativa_em <= $2
-    GROUP BY e.empresa_id
-),
-escolhidas AS (
-    SELECT c.id
-    FROM devidas d
+/// `companies_due`: a loose index scan over `webhook_entregas_devidas_empresa_idx` (pending,
+/// not parked, by company then due time). Each step jumps to the first entry of the next
+/// company, which is that company's soonest due time: one index probe per company with
+/// pending deliveries, whatever their number. Those due at $1 are answered. A read, no lock.
+const COMPANIES_DUE: &str = "\
+WITH RECURSIVE empresas_pendentes AS (
+    (SELECT e.empresa_id, e.proxima_tentativa_em
+     FROM webhook_entregas e
+     WHERE e.status = 'pendente' AND NOT e.estacionada
+     ORDER BY e.empresa_id, e.proxima_tentativa_em
+     LIMIT 1)
+    UNION ALL
+    SELECT n.empresa_id, n.proxima_tentativa_em
+    FROM empresas_pendentes p
     CROSS JOIN LATERAL (
-        SELECT x.id, row_number() OVER (ORDER BY x.proxima_tentativa_em, x.id) AS vez
-        FROM (
-            SELECT e.id, e.proxima_tentativa_em
-            FROM webhook_entregas e
-            JOIN webhook_urls u ON u.id = e.webhook_url_id
-            WHERE e.empresa_id = d.empresa_id
-              AND e.status = 'pendente' AND e.proxima_tentativa_em <= $2
-              AND u.removido_em IS NULL AND u.desativado_em IS NULL
-            ORDER BY e.proxima_tentativa_em, e.id
-            LIMIT GREATEST(0, $4 - COALESCE((
-                SELECT b.n FROM unnest($5::uuid[], $6::bigint[]) AS b(empresa_id, n)
-                WHERE b.empresa_id = d.empresa_id), 0))
-            FOR UPDATE OF e SKIP LOCKED
-        ) x
-    ) c
-    ORDER BY c.vez, d.desde, d.empresa_id
+        SELECT e.empresa_id, e.proxima_tentativa_em
+        FROM webhook_entregas e
+        WHERE e.status = 'pendente' AND NOT e.estacionada AND e.empresa_id > p.empresa_id
+        ORDER BY e.empresa_id, e.proxima_tentativa_em
+        LIMIT 1
+    ) n
+)
+SELECT empresa_id, proxima_tentativa_em AS desde
+FROM empresas_pendentes
+WHERE proxima_tentativa_em <= $1";
+
+/// `companies_with_pending`: the same loose index scan over
+/// `webhook_entregas_pendentes_empresa_idx` (pending, parked included).
+const COMPANIES_WITH_PENDING: &str = "\
+WITH RECURSIVE empresas_pendentes AS (
+    (SELECT e.empresa_id
+     FROM webhook_entregas e
+     WHERE e.status = 'pendente'
+     ORDER BY e.empresa_id, e.proxima_tentativa_em
+     LIMIT 1)
+    UNION ALL
+    SELECT n.empresa_id
+    FROM empresas_pendentes p
+    CROSS JOIN LATERAL (
+        SELECT e.empresa_id
+        FROM webhook_entregas e
+        WHERE e.status = 'pendente' AND e.empresa_id > p.empresa_id
+        ORDER BY e.empresa_id, e.proxima_tentativa_em
+        LIMIT 1
+    ) n
+)
+SELECT empresa_id FROM empresas_pendentes";
+
+/// `claim_due` for one company ($1), in one statement scoped to it: its soonest deliveries due
+/// at $2, not parked, whose URL is neither removed nor disabled, at most $3, along
+/// `webhook_entregas_devidas_empresa_idx`, locked `FOR UPDATE ... SKIP LOCKED` (rows another
+/// sender holds are skipped). The update pushes their next attempt to the lease $4 and gives them
+/// the caller's lease token $5 (no volatile function in the `SET`); the outer select joins what
+/// sending needs: the URL, the event's body, the secret, and the previous secret only while its
+/// overlap lasts (`segredo_anterior_ate` after $2). Every join carries the company.
+const CLAIM_DUE: &str = "\
+WITH escolhidas AS (
+    SELECT e.id
+    FROM webhook_entregas e
+    JOIN webhook_urls u ON u.id = e.webhook_url_id AND u.empresa_id = e.empresa_id
+    WHERE e.empresa_id = $1
+      AND e.status = 'pendente' AND NOT e.estacionada AND e.proxima_tentativa_em <= $2
+      AND u.removido_em IS NULL AND u.desativado_em IS NULL
+    ORDER BY e.proxima_tentativa_em
     LIMIT $3
+    FOR UPDATE OF e SKIP LOCKED
 ),
 reivindicadas AS (
     UPDATE webhook_entregas e
-    SET proxima_tentativa_em = $1, token_reivindicacao = gen_random_uuid()
+    SET proxima_tentativa_em = $4, token_reivindicacao = $5
     FROM escolhidas c
-    WHERE e.id = c.id
+    WHERE e.id = c.id AND e.empresa_id = $1
     RETURNING e.id, e.empresa_id, e.webhook_url_id, e.evento_id, e.tentativas,
               e.token_reivindicacao
 )
@@ -74,8 +101,78 @@ SELECT r.id, r.empresa_id, r.webhook_url_id, u.url, r.evento_id, ev.payload, r.t
            AS segredo_anterior_cifrado,
        r.token_reivindicacao
 FROM reivindicadas r
-JOIN webhook_urls u ON u.id = r.webhook_url_id
-JOIN webhook_eventos ev ON ev.id = r.evento_id";
+JOIN webhook_urls u ON u.id = r.webhook_url_id AND u.empresa_id = r.empresa_id
+JOIN webhook_eventos ev ON ev.id = r.evento_id AND ev.empresa_id = r.empresa_id";
+
+/// One batch of `settle_url` for a URL ($1) of company ($2) whose row the transaction has
+/// locked: up to $3 of its pending deliveries with `estacionada = $4` (along
+/// `webhook_entregas_pendentes_url_idx`, so only rows to change are read), `SKIP LOCKED`, set to
+/// status $5 (`pendente`, or `cancelada` for a removed URL), `estacionada = $6`, and for a
+/// cancellation no next attempt and `atualizado_em = $7`.
+const SETTLE_BATCH: &str = "\
+WITH alvo AS MATERIALIZED (
+    SELECT e.id
+    FROM webhook_entregas e
+    WHERE e.webhook_url_id = $1 AND e.empresa_id = $2
+      AND e.status = 'pendente' AND e.estacionada = $4
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE webhook_entregas e
+SET status = $5,
+    estacionada = $6,
+    proxima_tentativa_em = CASE WHEN $5 = 'pendente' THEN e.proxima_tentativa_em END,
+    atualizado_em = CASE WHEN $5 = 'pendente' THEN e.atualizado_em ELSE $7 END
+FROM alvo
+WHERE e.id = alvo.id AND e.empresa_id = $2 AND e.status = 'pendente'";
+
+/// The cap's boundary for company $1: the due time of its pending delivery number $2 + 1,
+/// newest due first (parked included), along `webhook_entregas_pendentes_empresa_idx` read
+/// backwards; no row when it has at most $2.
+const CAP_BOUNDARY: &str = "\
+SELECT e.proxima_tentativa_em AS limite
+FROM webhook_entregas e
+WHERE e.empresa_id = $1 AND e.status = 'pendente'
+ORDER BY e.proxima_tentativa_em DESC
+OFFSET $2
+LIMIT 1";
+
+/// One batch of the cap for company $1: up to $3 of its pending deliveries due at or before
+/// the boundary $2 (soonest first, skipping locked rows) fail with the reason $4 at $5.
+const FAIL_BEYOND_CAP: &str = "\
+WITH alvo AS MATERIALIZED (
+    SELECT e.id
+    FROM webhook_entregas e
+    WHERE e.empresa_id = $1 AND e.status = 'pendente' AND e.proxima_tentativa_em <= $2
+    ORDER BY e.proxima_tentativa_em
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE webhook_entregas e
+SET status = 'falhou', estacionada = false, proxima_tentativa_em = NULL, motivo = $4,
+    atualizado_em = $5, token_reivindicacao = NULL
+FROM alvo
+WHERE e.id = alvo.id AND e.empresa_id = $1 AND e.status = 'pendente'";
+
+#[derive(QueryableByName)]
+struct CompanyDueRow {
+    #[diesel(sql_type = SqlUuid)]
+    empresa_id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    desde: DateTime<Utc>,
+}
+
+#[derive(QueryableByName)]
+struct CompanyRow {
+    #[diesel(sql_type = SqlUuid)]
+    empresa_id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct BoundaryRow {
+    #[diesel(sql_type = Timestamptz)]
+    limite: DateTime<Utc>,
+}
 
 /// The delivery part of `record_attempt`: $1 delivery, $2 the attempt's instant, $3 the status
 /// the outcome leads to, $4 the next attempt (NULL unless retrying), $5 the lease token the
@@ -93,7 +190,8 @@ UPDATE webhook_entregas SET
     token_reivindicacao = NULL
 WHERE id = $1 AND token_reivindicacao = $5";
 
-/// `disable_failing_urls` in one statement: $1 now, $2 the start of the window. Each active URL
+/// `disable_failing_urls` in one statement: $1 now, $2 the start of the window; the URLs
+/// disabled are marked for `settle_url` (their pending deliveries are parked behind). Each active URL
 /// with a delivery created in the window that `falhou` and none created in the window that was
 /// `entregue` (both read along `webhook_entregas_url_criado_em_idx`). A URL re-enabled
 /// (`reativado_em`) is judged only on deliveries that changed since: the failures that got it
@@ -101,7 +199,7 @@ WHERE id = $1 AND token_reivindicacao = $5";
 /// `desativado_em` set).
 const DISABLE_FAILING_URLS: &str = "\
 UPDATE webhook_urls u
-SET desativado_em = $1
+SET desativado_em = $1, entregas_por_acertar = true
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND EXISTS (
       SELECT 1 FROM webhook_entregas e
@@ -115,9 +213,9 @@ WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   )";
 
 /// [`WebhookDeliveryRepository`] on `webhook_entregas`, `webhook_tentativas` (and
-/// `webhook_eventos`, `webhook_urls` for what they join). The company's operations filter by
-/// `empresa_id`; the sender's (`claim_due`, `record_attempt`, `disable_failing_urls`) span
-/// companies, by design. Events and deliveries are written by the repositories whose change
+/// `webhook_eventos`, `webhook_urls` for what they join). Every claim, batch and lock is scoped
+/// to one company (`empresa_id` in each statement); only reads (`companies_due`,
+/// `companies_with_pending`, `urls_to_settle`) and `disable_failing_urls` look across them. Events and deliveries are written by the repositories whose change
 /// causes them (see `outbox.rs`).
 #[derive(Clone)]
 pub struct PgWebhookDeliveryRepository {
@@ -145,36 +243,185 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         crate::test_delivery::begin_test(&self.pool, webhook_url_id, event, lease_until)
     }
 
+    /// See [`COMPANIES_DUE`].
+    fn companies_due(&self, now: DateTime<Utc>) -> Result<Vec<CompanyDue>, RepoError> {
+        let rows = with_conn(
+            &self.pool,
+            "finding the companies with due webhooks",
+            |conn| {
+                diesel::sql_query(COMPANIES_DUE)
+                    .bind::<Timestamptz, _>(now)
+                    .load::<CompanyDueRow>(conn)
+            },
+        )?;
+        Ok(rows
+            .into_iter()
+            .map(|r| CompanyDue {
+                company_id: CompanyId(r.empresa_id),
+                since: r.desde,
+            })
+            .collect())
+    }
+
     /// See [`CLAIM_DUE`]; the claimed deliveries come back in no particular order.
     fn claim_due(
         &self,
-        limits: &ClaimLimits,
+        company: CompanyId,
+        limit: u32,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
+        lease: Uuid,
     ) -> Result<Vec<DueDelivery>, RepoError> {
         const OPERATION: &str = "claiming webhook deliveries";
-        if limits.limit == 0 || limits.per_company == 0 {
+        if limit == 0 {
             return Ok(Vec::new());
         }
-        let (busy, counts): (Vec<Uuid>, Vec<i64>) = limits
-            .in_flight
-            .iter()
-            .map(|(empresa, n)| (empresa.0, i64::from(*n)))
-            .unzip();
         let rows = with_conn(&self.pool, OPERATION, |conn| {
             diesel::sql_query(CLAIM_DUE)
-                .bind::<Timestamptz, _>(lease_until)
+                .bind::<SqlUuid, _>(company.0)
                 .bind::<Timestamptz, _>(now)
-                .bind::<BigInt, _>(i64::from(limits.limit))
-                .bind::<BigInt, _>(i64::from(limits.per_company))
-                .bind::<Array<SqlUuid>, _>(&busy)
-                .bind::<Array<BigInt>, _>(&counts)
+                .bind::<BigInt, _>(i64::from(limit))
+                .bind::<Timestamptz, _>(lease_until)
+                .bind::<SqlUuid, _>(lease)
                 .load::<DueDeliveryRow>(conn)
         })?;
         rows.into_iter()
             .map(DueDeliveryRow::try_into_domain)
             .collect::<anyhow::Result<_>>()
             .map_err(|e| unexpected(e, OPERATION))
+    }
+
+    /// Along `webhook_urls_por_acertar_idx`.
+    fn urls_to_settle(&self, limit: u32) -> Result<Vec<(CompanyId, Uuid)>, RepoError> {
+        let rows = with_conn(&self.pool, "finding webhook URLs to settle", |conn| {
+            wu::table
+                .filter(wu::entregas_por_acertar)
+                .limit(i64::from(limit))
+                .select((wu::empresa_id, wu::id))
+                .load::<(Uuid, Uuid)>(conn)
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|(empresa, id)| (CompanyId(empresa), id))
+            .collect())
+    }
+
+    /// In one transaction: the URL's row is locked (`FOR NO KEY UPDATE SKIP LOCKED`: a removal,
+    /// disabling or re-enabling waits for the batch, and marks the URL again after it; a URL
+    /// another process is settling is left to it), then one [`SETTLE_BATCH`] by its state:
+    /// removed, cancel every pending delivery (parked or not, two passes); disabled, park; else
+    /// bring back. Fewer rows than `limit` changed: the mark is cleared.
+    fn settle_url(
+        &self,
+        company: CompanyId,
+        webhook_url_id: Uuid,
+        limit: u32,
+        now: DateTime<Utc>,
+    ) -> Result<Settled, RepoError> {
+        with_conn(&self.pool, "settling a webhook URL's deliveries", |conn| {
+            conn.transaction(|conn| {
+                let url = wu::table
+                    .filter(wu::id.eq(webhook_url_id))
+                    .filter(wu::empresa_id.eq(company.0))
+                    .filter(wu::entregas_por_acertar)
+                    .select((wu::removido_em, wu::desativado_em))
+                    .for_no_key_update()
+                    .skip_locked()
+                    .first::<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)>(conn)
+                    .optional()?;
+                let Some((removed, disabled)) = url else {
+                    return Ok(Settled {
+                        changed: 0,
+                        done: true,
+                    });
+                };
+                // (parked rows to read, the status and the parked flag they get)
+                let passes: &[(bool, &str, bool)] = if removed.is_some() {
+                    &[
+                        (false, status::CANCELADA, false),
+                        (true, status::CANCELADA, false),
+                    ]
+                } else if disabled.is_some() {
+                    &[(false, status::PENDENTE, true)]
+                } else {
+                    &[(true, status::PENDENTE, false)]
+                };
+                let mut changed = 0usize;
+                for &(parked, next_status, park) in passes {
+                    let room = i64::from(limit) - changed as i64;
+                    if room <= 0 {
+                        break;
+                    }
+                    changed += diesel::sql_query(SETTLE_BATCH)
+                        .bind::<SqlUuid, _>(webhook_url_id)
+                        .bind::<SqlUuid, _>(company.0)
+                        .bind::<BigInt, _>(room)
+                        .bind::<diesel::sql_types::Bool, _>(parked)
+                        .bind::<Text, _>(next_status)
+                        .bind::<diesel::sql_types::Bool, _>(park)
+                        .bind::<Timestamptz, _>(now)
+                        .execute(conn)?;
+                }
+                let done = changed < limit as usize;
+                if done {
+                    diesel::update(
+                        wu::table
+                            .filter(wu::id.eq(webhook_url_id))
+                            .filter(wu::empresa_id.eq(company.0)),
+                    )
+                    .set(wu::entregas_por_acertar.eq(false))
+                    .execute(conn)?;
+                }
+                Ok(Settled {
+                    changed: count_u32(changed),
+                    done,
+                })
+            })
+        })
+    }
+
+    /// See [`COMPANIES_WITH_PENDING`].
+    fn companies_with_pending(&self) -> Result<Vec<CompanyId>, RepoError> {
+        let rows = with_conn(
+            &self.pool,
+            "finding the companies with pending webhooks",
+            |conn| diesel::sql_query(COMPANIES_WITH_PENDING).load::<CompanyRow>(conn),
+        )?;
+        Ok(rows.into_iter().map(|r| CompanyId(r.empresa_id)).collect())
+    }
+
+    /// [`CAP_BOUNDARY`], then, past it, one [`FAIL_BEYOND_CAP`] batch, in one transaction.
+    fn fail_beyond_cap(
+        &self,
+        company: CompanyId,
+        keep: u32,
+        limit: u32,
+        reason: &str,
+        now: DateTime<Utc>,
+    ) -> Result<u32, RepoError> {
+        if limit == 0 {
+            return Ok(0);
+        }
+        let failed = with_conn(&self.pool, "capping a company's pending webhooks", |conn| {
+            conn.transaction(|conn| {
+                let boundary = diesel::sql_query(CAP_BOUNDARY)
+                    .bind::<SqlUuid, _>(company.0)
+                    .bind::<BigInt, _>(i64::from(keep))
+                    .get_result::<BoundaryRow>(conn)
+                    .optional()?;
+                let Some(boundary) = boundary else {
+                    return Ok(0);
+                };
+                diesel::sql_query(FAIL_BEYOND_CAP)
+                    .bind::<SqlUuid, _>(company.0)
+                    .bind::<Timestamptz, _>(boundary.limite)
+                    .bind::<BigInt, _>(i64::from(limit))
+                    .bind::<Text, _>(reason)
+                    .bind::<Timestamptz, _>(now)
+                    .execute(conn)
+            })
+        })?;
+        Ok(count_u32(failed))
     }
 
     /// In one transaction: [`RECORD_ATTEMPT`], then the attempt's row. When the update changed
@@ -294,7 +541,8 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
     }
 
     /// One statement: `pendente`, due at `now`, updated at `now`, no longer delivered
-    /// (`entregue_em` cleared; the attempts keep the history). Its attempt count is kept.
+    /// (`entregue_em` cleared; the attempts keep the history), parked if its URL is disabled
+    /// (`reativar` brings it back). Its attempt count is kept.
     fn replay(
         &self,
         empresa: CompanyId,
@@ -309,6 +557,12 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                     .filter(wu::empresa_id.eq(empresa.0))
                     .filter(wu::removido_em.is_null()),
             );
+            let url_is_disabled = exists(
+                wu::table
+                    .filter(wu::id.eq(webhook_url_id))
+                    .filter(wu::empresa_id.eq(empresa.0))
+                    .filter(wu::desativado_em.is_not_null()),
+            );
             diesel::update(
                 we::table
                     .filter(we::id.eq(delivery_id))
@@ -321,6 +575,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                 we::proxima_tentativa_em.eq(now),
                 we::atualizado_em.eq(now),
                 we::entregue_em.eq(None::<DateTime<Utc>>),
+                we::estacionada.eq(url_is_disabled),
             ))
             .execute(conn)
         })?;
@@ -341,7 +596,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
     }
 
     /// See [`DISABLE_FAILING_URLS`]; the window starts at `now - window`. The URLs' pending
-    /// deliveries are left as they are (the claim skips disabled URLs).
+    /// deliveries are parked behind, by `settle_url` (the claim skips disabled URLs meanwhile).
     fn disable_failing_urls(
         &self,
         now: DateTime<Utc>,

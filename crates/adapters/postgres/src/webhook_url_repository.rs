@@ -7,12 +7,11 @@ use ports::{EncryptedSecret, InsertWebhookUrlError, RepoError, WebhookUrlReposit
 use uuid::Uuid;
 
 use crate::conn::with_conn;
-use crate::models::webhook_entrega::status;
 use crate::models::{NewWebhookUrl, WebhookUrlRow};
-use crate::schema::{empresas, webhook_entregas, webhook_urls};
+use crate::schema::{empresas, webhook_urls};
 use crate::PgPool;
 
-/// [`WebhookUrlRepository`] on `webhook_urls` (and, for a removal, `webhook_entregas`); every
+/// [`WebhookUrlRepository`] on `webhook_urls`; every
 /// query filters by `empresa_id`. The secrets are written here and read only by the delivery
 /// claim ([`crate::PgWebhookDeliveryRepository`]).
 #[derive(Clone)]
@@ -142,49 +141,39 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
         Ok(row.map(WebhookUrl::from))
     }
 
-    /// In one transaction: `UPDATE webhook_urls SET removido_em = $now WHERE id = $id AND
-    /// empresa_id = $empresa AND removido_em IS NULL` (one statement, so two concurrent deletes
-    /// cannot both succeed) and, only when it changed the row, its `pendente` deliveries become
-    /// `cancelada` (not due any more, updated at `now`).
+    /// One statement: `UPDATE webhook_urls SET removido_em = $now, entregas_por_acertar = true
+    /// WHERE id = $id AND empresa_id = $empresa AND removido_em IS NULL` (so two concurrent
+    /// deletes cannot both succeed). Its pending deliveries are not touched here, so the answer
+    /// does not wait for them however many there are: the claim skips a removed URL's
+    /// deliveries at once, and the delivery worker cancels them in bounded batches behind
+    /// (`PgWebhookDeliveryRepository::settle_url`).
     fn soft_delete(
         &self,
         empresa: CompanyId,
         id: Uuid,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
-        with_conn(&self.pool, "removing a webhook URL", |conn| {
-            conn.transaction(|conn| {
-                let changed = diesel::update(
-                    webhook_urls::table
-                        .filter(webhook_urls::id.eq(id))
-                        .filter(webhook_urls::empresa_id.eq(empresa.0))
-                        .filter(webhook_urls::removido_em.is_null()),
-                )
-                .set(webhook_urls::removido_em.eq(now))
-                .execute(conn)?;
-                if changed == 0 {
-                    return Ok(false);
-                }
-                diesel::update(
-                    webhook_entregas::table
-                        .filter(webhook_entregas::webhook_url_id.eq(id))
-                        .filter(webhook_entregas::empresa_id.eq(empresa.0))
-                        .filter(webhook_entregas::status.eq(status::PENDENTE)),
-                )
-                .set((
-                    webhook_entregas::status.eq(status::CANCELADA),
-                    webhook_entregas::proxima_tentativa_em.eq(None::<DateTime<Utc>>),
-                    webhook_entregas::atualizado_em.eq(now),
-                ))
-                .execute(conn)?;
-                Ok(true)
-            })
-        })
+        let changed = with_conn(&self.pool, "removing a webhook URL", |conn| {
+            diesel::update(
+                webhook_urls::table
+                    .filter(webhook_urls::id.eq(id))
+                    .filter(webhook_urls::empresa_id.eq(empresa.0))
+                    .filter(webhook_urls::removido_em.is_null()),
+            )
+            .set((
+                webhook_urls::removido_em.eq(now),
+                webhook_urls::entregas_por_acertar.eq(true),
+            ))
+            .execute(conn)
+        })?;
+        Ok(changed > 0)
     }
 
     /// In one transaction: the URL, if disabled, gets `desativado_em` cleared and
     /// `reativado_em = now` (so the disabling check ignores the deliveries that ended before the
-    /// re-enabling); then the URL is read back. An active URL is returned unchanged.
+    /// re-enabling) and is marked so that its parked deliveries are brought back in batches
+    /// behind (`PgWebhookDeliveryRepository::settle_url`); then the URL is read back. An active
+    /// URL is returned unchanged.
     fn reenable(
         &self,
         empresa: CompanyId,
@@ -201,6 +190,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
                     .set((
                         webhook_urls::desativado_em.eq(None::<DateTime<Utc>>),
                         webhook_urls::reativado_em.eq(now),
+                        webhook_urls::entregas_por_acertar.eq(true),
                     ))
                     .execute(conn)?;
                 live.select(WebhookUrlRow::as_select())

@@ -34,7 +34,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 35] = [
+const MIGRATION_NAMES: [&str; 39] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -70,6 +70,10 @@ const MIGRATION_NAMES: [&str; 35] = [
     "2026-11-28-002151_order_webhook_eventos_by_commit",
     "2026-11-28-002152_index_webhook_eventos_by_transaction",
     "2026-11-28-002201_schedule_status_checks",
+    "2026-11-28-002301_park_and_cap_webhook_entregas",
+    "2026-11-28-002302_index_due_webhook_entregas_by_company",
+    "2026-11-28-002303_index_pending_webhook_entregas_by_url",
+    "2026-11-28-002304_index_unsettled_webhook_urls",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -350,6 +354,7 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
             "url_normalizada",
             "reativado_em",
             "eventos",
+            "entregas_por_acertar",
         ]
     );
 
@@ -567,6 +572,9 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
     assert_eq!(
         indexes(&mut conn, "webhook_entregas"),
         [
+            "CREATE INDEX webhook_entregas_devidas_empresa_idx ON public.webhook_entregas \
+             USING btree (empresa_id, proxima_tentativa_em) \
+             WHERE ((status = 'pendente'::text) AND (NOT estacionada))",
             "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
              USING btree (evento_id, webhook_url_id)",
             "CREATE INDEX webhook_entregas_finais_idx ON public.webhook_entregas \
@@ -575,6 +583,8 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
              USING btree (empresa_id, proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \
              USING btree (proxima_tentativa_em) WHERE (status = 'pendente'::text)",
+            "CREATE INDEX webhook_entregas_pendentes_url_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, estacionada) WHERE (status = 'pendente'::text)",
             "CREATE UNIQUE INDEX webhook_entregas_pkey ON public.webhook_entregas \
              USING btree (id)",
             "CREATE INDEX webhook_entregas_url_criado_em_idx ON public.webhook_entregas \

@@ -15,8 +15,8 @@ use common::{at, create_company};
 use diesel::prelude::*;
 use domain::{Company, CompanyId, WebhookUrl};
 use ports::{
-    ClaimLimits, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
-    RepoError, WebhookDeliveryRepository, WebhookUrlRepository,
+    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret, RepoError,
+    WebhookDeliveryRepository, WebhookUrlRepository,
 };
 use postgres_adapter::schema::{webhook_entregas as we, webhook_eventos as ev, webhook_urls};
 use postgres_adapter::{PgPool, PgWebhookDeliveryRepository, PgWebhookUrlRepository};
@@ -189,13 +189,9 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
     let repo = w.repo();
     let lease = t0() + minutes(5);
 
-    let oldest = repo.claim_due(&ClaimLimits::total(2), t0(), lease).unwrap();
-    let rest = repo
-        .claim_due(&ClaimLimits::total(10), t0(), lease)
-        .unwrap();
-    let none = repo
-        .claim_due(&ClaimLimits::total(10), t0(), lease)
-        .unwrap();
+    let oldest = common::webhook::claim(&repo, 2, t0(), lease).unwrap();
+    let rest = common::webhook::claim(&repo, 10, t0(), lease).unwrap();
+    let none = common::webhook::claim(&repo, 10, t0(), lease).unwrap();
 
     assert_eq!(ids(&oldest), sorted(vec![a1, g1]));
     let claimed_g1 = oldest.iter().find(|d| d.id == g1).unwrap();
@@ -235,11 +231,7 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
     for id in finished {
         assert_eq!(delivery(db, id).proxima_tentativa_em, None, "never claimed");
     }
-    assert_eq!(
-        repo.claim_due(&ClaimLimits::total(0), lease, lease)
-            .unwrap(),
-        []
-    );
+    assert_eq!(common::webhook::claim(&repo, 0, lease, lease).unwrap(), []);
 }
 
 #[test]
@@ -250,22 +242,18 @@ fn a_claimed_delivery_is_not_due_again_until_its_lease() {
     let repo = w.repo();
     let lease = t0() + minutes(5);
     assert_eq!(
-        ids(&repo
-            .claim_due(&ClaimLimits::total(10), t0(), lease)
-            .unwrap()),
+        ids(&common::webhook::claim(&repo, 10, t0(), lease).unwrap()),
         [d]
     );
 
-    let just_before = repo
-        .claim_due(
-            &ClaimLimits::total(10),
-            lease - TimeDelta::microseconds(1),
-            lease + minutes(5),
-        )
-        .unwrap();
-    let at_lease = repo
-        .claim_due(&ClaimLimits::total(10), lease, lease + minutes(5))
-        .unwrap();
+    let just_before = common::webhook::claim(
+        &repo,
+        10,
+        lease - TimeDelta::microseconds(1),
+        lease + minutes(5),
+    )
+    .unwrap();
+    let at_lease = common::webhook::claim(&repo, 10, lease, lease + minutes(5)).unwrap();
 
     assert_eq!(just_before, []);
     assert_eq!(
@@ -302,7 +290,7 @@ fn two_senders_claiming_at_once_never_share_a_delivery() {
                     barrier.wait();
                     let mut mine = Vec::new();
                     loop {
-                        let batch = repo.claim_due(&ClaimLimits::total(7), t0(), lease).unwrap();
+                        let batch = common::webhook::claim(&repo, 7, t0(), lease).unwrap();
                         if batch.is_empty() {
                             return mine;
                         }
@@ -333,67 +321,256 @@ fn two_senders_claiming_at_once_never_share_a_delivery() {
     );
     let union: HashSet<Uuid> = first.union(&second).copied().collect();
     assert_eq!(union, all);
+    assert_eq!(common::webhook::claim(&repo, 500, t0(), lease).unwrap(), []);
+}
+
+#[test]
+fn companies_due_names_each_company_with_due_work_once_with_its_soonest_due_time() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let b = w.url(&w.acme, "acme.example/b");
+    let g = w.url(&w.globex, "globex.example/g");
+    for n in 0..5 {
+        pending(&w.db, &a, t0() - minutes(10 - n));
+        pending(&w.db, &b, t0() - minutes(20 - n));
+    }
+    pending(&w.db, &g, t0() + minutes(1));
+    let repo = w.repo();
+
+    let mut due = repo.companies_due(t0()).unwrap();
+    due.sort_by_key(|c| c.since);
+
     assert_eq!(
-        repo.claim_due(&ClaimLimits::total(500), t0(), lease)
+        due,
+        [ports::CompanyDue {
+            company_id: w.acme.id,
+            since: t0() - minutes(20),
+        }],
+        "Globex's delivery is not due yet"
+    );
+    let later = repo.companies_due(t0() + minutes(1)).unwrap();
+    assert_eq!(later.len(), 2);
+}
+
+#[test]
+fn a_companys_claim_takes_only_its_own_deliveries_soonest_first_within_the_limit() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let g = w.url(&w.globex, "globex.example/g");
+    let acme: Vec<Uuid> = (0..5)
+        .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
+        .collect();
+    let globex = pending(&w.db, &g, t0() - minutes(30));
+    let repo = w.repo();
+    let (lease_until, lease) = (t0() + minutes(1), Uuid::new_v4());
+
+    let two = repo
+        .claim_due(w.acme.id, 2, t0(), lease_until, lease)
+        .unwrap();
+
+    assert_eq!(ids(&two), sorted(vec![acme[0], acme[1]]));
+    assert!(two
+        .iter()
+        .all(|d| d.lease == lease && d.company_id == w.acme.id));
+    assert_eq!(
+        delivery(&w.db, acme[0]).proxima_tentativa_em,
+        Some(lease_until)
+    );
+    assert_eq!(
+        delivery(&w.db, globex).proxima_tentativa_em,
+        Some(t0() - minutes(30)),
+        "another company's delivery is never touched"
+    );
+    assert_eq!(
+        repo.claim_due(w.acme.id, 0, t0(), lease_until, lease)
             .unwrap(),
         []
     );
 }
 
+/// Runs `settle_url` on URL `id` of `company` in batches of `batch` until it is done; the
+/// number of rows changed by each batch.
+fn settle_all(
+    repo: &PgWebhookDeliveryRepository,
+    company: CompanyId,
+    id: Uuid,
+    batch: u32,
+) -> Vec<u32> {
+    let mut batches = Vec::new();
+    loop {
+        let settled = repo.settle_url(company, id, batch, t0()).unwrap();
+        batches.push(settled.changed);
+        if settled.done {
+            return batches;
+        }
+    }
+}
+
+fn parked(db: &TestDb, id: Uuid) -> bool {
+    we::table
+        .find(id)
+        .select(we::estacionada)
+        .first(&mut db.conn())
+        .unwrap()
+}
+
 #[test]
-fn a_claim_shares_out_across_companies_and_keeps_each_within_its_share() {
+fn deliveries_of_a_disabled_url_are_parked_in_batches_not_claimed_and_back_after_reenabling() {
     let w = world(2);
-    let a = w.url(&w.acme, "acme.example/slow");
-    let g = w.url(&w.globex, "globex.example/a");
-    // ACME's six are all older than Globex's one.
-    let acme: Vec<Uuid> = (0..6)
+    let a = w.url(&w.acme, "acme.example/a");
+    let ok = w.url(&w.acme, "acme.example/ok");
+    let stuck: Vec<Uuid> = (0..5)
         .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
         .collect();
-    let globex = pending(&w.db, &g, t0() - minutes(1));
+    let live = pending(&w.db, &ok, t0() - minutes(1));
+    // as disable_failing_urls leaves it
+    diesel::update(webhook_urls::table.find(a.id))
+        .set((
+            webhook_urls::desativado_em.eq(t0() - minutes(1)),
+            webhook_urls::entregas_por_acertar.eq(true),
+        ))
+        .execute(&mut w.db.conn())
+        .unwrap();
     let repo = w.repo();
-    let lease = t0() + minutes(1);
+    assert_eq!(repo.urls_to_settle(10).unwrap(), [(w.acme.id, a.id)]);
 
-    // Two slots: one each, the company waiting longest first, not ACME's two oldest.
-    let two = repo
-        .claim_due(
-            &ClaimLimits {
-                limit: 2,
-                per_company: 4,
-                in_flight: vec![],
-            },
-            t0(),
-            lease,
-        )
-        .unwrap();
-    assert_eq!(ids(&two), sorted(vec![acme[0], globex]));
+    let batches = settle_all(&repo, w.acme.id, a.id, 2);
 
-    // ACME already has 3 in flight here and a share of 4: one more of its, however many free.
-    let more = repo
-        .claim_due(
-            &ClaimLimits {
-                limit: 10,
-                per_company: 4,
-                in_flight: vec![(w.acme.id, 3)],
-            },
-            t0(),
-            lease,
-        )
-        .unwrap();
-    assert_eq!(ids(&more), [acme[1]]);
+    assert_eq!(batches, [2, 2, 1]);
+    assert!(stuck.iter().all(|id| parked(&w.db, *id)));
+    assert!(stuck
+        .iter()
+        .all(|id| delivery(&w.db, *id).status == "pendente"));
+    assert_eq!(repo.urls_to_settle(10).unwrap(), []);
+    let due = repo.companies_due(t0()).unwrap();
+    assert_eq!(due.len(), 1);
+    assert_eq!(
+        due[0].since,
+        t0() - minutes(1),
+        "the parked ones are not due"
+    );
+    assert_eq!(
+        ids(&common::webhook::claim(&repo, 10, t0(), t0() + minutes(1)).unwrap()),
+        [live]
+    );
 
-    // At its share: nothing of ACME's, although five are due.
-    let none = repo
-        .claim_due(
-            &ClaimLimits {
-                limit: 10,
-                per_company: 4,
-                in_flight: vec![(w.acme.id, 4), (w.globex.id, 1)],
-            },
-            t0(),
-            lease,
-        )
+    PgWebhookUrlRepository::new(w.pool.clone())
+        .reenable(w.acme.id, a.id, t0())
+        .unwrap()
         .unwrap();
-    assert_eq!(none, []);
+    assert_eq!(repo.urls_to_settle(10).unwrap(), [(w.acme.id, a.id)]);
+    assert_eq!(settle_all(&repo, w.acme.id, a.id, 10), [5]);
+
+    assert!(stuck.iter().all(|id| !parked(&w.db, *id)));
+    assert_eq!(
+        ids(&common::webhook::claim(&repo, 10, t0(), t0() + minutes(1)).unwrap()),
+        sorted(stuck.clone()),
+        "back, due as they were"
+    );
+}
+
+#[test]
+fn a_removed_urls_deliveries_parked_or_not_are_cancelled_in_batches_behind_the_removal() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let waiting: Vec<Uuid> = (0..3)
+        .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
+        .collect();
+    let sleeping = pending(&w.db, &a, t0() - minutes(20));
+    diesel::update(we::table.find(sleeping))
+        .set(we::estacionada.eq(true))
+        .execute(&mut w.db.conn())
+        .unwrap();
+    let done = seed(&w.db, &a, "entregue", t0() - minutes(30), None);
+    let urls = PgWebhookUrlRepository::new(w.pool.clone());
+
+    assert!(urls.soft_delete(w.acme.id, a.id, t0()).unwrap());
+
+    assert!(
+        waiting
+            .iter()
+            .all(|id| delivery(&w.db, *id).status == "pendente"),
+        "the removal answers without touching them"
+    );
+    let repo = w.repo();
+    assert_eq!(
+        common::webhook::claim(&repo, 10, t0(), t0() + minutes(1)).unwrap(),
+        [],
+        "none is claimed meanwhile"
+    );
+    assert_eq!(settle_all(&repo, w.acme.id, a.id, 2), [2, 2, 0]);
+    for id in waiting.iter().chain([&sleeping]) {
+        let row = delivery(&w.db, *id);
+        assert_eq!(
+            (
+                row.status.as_str(),
+                row.proxima_tentativa_em,
+                row.atualizado_em
+            ),
+            ("cancelada", None, t0())
+        );
+        assert!(!parked(&w.db, *id));
+    }
+    assert_eq!(delivery(&w.db, done).status, "entregue");
+    assert_eq!(repo.urls_to_settle(10).unwrap(), []);
+}
+
+#[test]
+fn the_cap_fails_the_soonest_due_beyond_the_newest_kept_with_the_reason_and_only_those() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let g = w.url(&w.globex, "globex.example/g");
+    let acme: Vec<Uuid> = (0..7)
+        .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
+        .collect();
+    diesel::update(we::table.find(acme[6]))
+        .set(we::estacionada.eq(true))
+        .execute(&mut w.db.conn())
+        .unwrap();
+    let globex: Vec<Uuid> = (0..7)
+        .map(|n| pending(&w.db, &g, t0() - minutes(10 - n)))
+        .collect();
+    let repo = w.repo();
+    let mut with_pending = repo.companies_with_pending().unwrap();
+    with_pending.sort_by_key(|c| c.0);
+    let mut both = vec![w.acme.id, w.globex.id];
+    both.sort_by_key(|c| c.0);
+    assert_eq!(with_pending, both);
+
+    let first = repo
+        .fail_beyond_cap(w.acme.id, 4, 2, "limite", t0())
+        .unwrap();
+    let second = repo
+        .fail_beyond_cap(w.acme.id, 4, 2, "limite", t0())
+        .unwrap();
+    let third = repo
+        .fail_beyond_cap(w.acme.id, 4, 2, "limite", t0())
+        .unwrap();
+
+    assert_eq!((first, second, third), (2, 1, 0));
+    let motivo = |id: Uuid| -> Option<String> {
+        we::table
+            .find(id)
+            .select(we::motivo)
+            .first(&mut w.db.conn())
+            .unwrap()
+    };
+    for id in &acme[..3] {
+        let row = delivery(&w.db, *id);
+        assert_eq!(
+            (
+                row.status.as_str(),
+                row.proxima_tentativa_em,
+                row.atualizado_em
+            ),
+            ("falhou", None, t0())
+        );
+        assert_eq!(motivo(*id).as_deref(), Some("limite"));
+    }
+    for id in acme[3..].iter().chain(&globex) {
+        assert_eq!(delivery(&w.db, *id).status, "pendente");
+        assert_eq!(motivo(*id), None);
+    }
 }
 
 #[test]
@@ -402,16 +579,8 @@ fn each_claim_gets_its_own_lease_token() {
     let a = w.url(&w.acme, "acme.example/a");
     let d = pending(&w.db, &a, t0());
     let repo = w.repo();
-    let first = repo
-        .claim_due(&ClaimLimits::total(10), t0(), t0() + minutes(1))
-        .unwrap();
-    let again = repo
-        .claim_due(
-            &ClaimLimits::total(10),
-            t0() + minutes(1),
-            t0() + minutes(2),
-        )
-        .unwrap();
+    let first = common::webhook::claim(&repo, 10, t0(), t0() + minutes(1)).unwrap();
+    let again = common::webhook::claim(&repo, 10, t0() + minutes(1), t0() + minutes(2)).unwrap();
 
     assert_eq!((ids(&first), ids(&again)), (vec![d], vec![d]));
     assert_ne!(first[0].lease, again[0].lease);
@@ -426,13 +595,9 @@ fn a_sender_whose_lease_was_taken_over_records_nothing_and_the_holder_records() 
     let d = pending(&w.db, &a, t0());
     let repo = w.repo();
     let lease = t0() + minutes(1);
-    let first = repo
-        .claim_due(&ClaimLimits::total(10), t0(), lease)
-        .unwrap();
+    let first = common::webhook::claim(&repo, 10, t0(), lease).unwrap();
     // The first sender outlives its lease: another instance claims the delivery.
-    let second = repo
-        .claim_due(&ClaimLimits::total(10), lease, lease + minutes(1))
-        .unwrap();
+    let second = common::webhook::claim(&repo, 10, lease, lease + minutes(1)).unwrap();
 
     let late = repo
         .record_attempt(
@@ -541,17 +706,10 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
         ("pendente", Some(retry_at), 1, em1)
     );
     assert_eq!(
-        repo.claim_due(
-            &ClaimLimits::total(10),
-            retry_at - TimeDelta::microseconds(1),
-            retry_at
-        )
-        .unwrap(),
+        common::webhook::claim(&repo, 10, retry_at - TimeDelta::microseconds(1), retry_at).unwrap(),
         []
     );
-    let claimed = repo
-        .claim_due(&ClaimLimits::total(10), retry_at, retry_at + minutes(5))
-        .unwrap();
+    let claimed = common::webhook::claim(&repo, 10, retry_at, retry_at + minutes(5)).unwrap();
     assert_eq!(ids(&claimed), [d]);
     assert_eq!(claimed[0].attempts, 1, "attempts made before this one");
 
@@ -586,8 +744,7 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
         (em2, None, Some("timeout"))
     );
     assert_eq!(
-        repo.claim_due(&ClaimLimits::total(10), em2 + days(1), em2 + days(1))
-            .unwrap(),
+        common::webhook::claim(&repo, 10, em2 + days(1), em2 + days(1)).unwrap(),
         []
     );
 }
@@ -599,14 +756,13 @@ fn an_attempt_on_a_delivery_cancelled_meanwhile_is_counted_and_it_stays_cancelle
     let d = pending(&w.db, &a, t0());
     let repo = w.repo();
     assert_eq!(
-        ids(&repo
-            .claim_due(&ClaimLimits::total(10), t0(), t0() + minutes(5))
-            .unwrap()),
+        ids(&common::webhook::claim(&repo, 10, t0(), t0() + minutes(5)).unwrap()),
         [d]
     );
     assert!(PgWebhookUrlRepository::new(w.pool.clone())
         .soft_delete(w.acme.id, a.id, t0() + TimeDelta::seconds(1))
         .unwrap());
+    settle_all(&repo, w.acme.id, a.id, 10);
     let em = t0() + TimeDelta::seconds(2);
 
     repo.record_attempt(
@@ -734,6 +890,7 @@ fn the_log_of_another_companys_or_an_unknown_url_is_none_and_a_removed_url_keeps
     assert!(PgWebhookUrlRepository::new(w.pool.clone())
         .soft_delete(w.acme.id, a.id, t0() + minutes(1))
         .unwrap());
+    settle_all(&repo, w.acme.id, a.id, 10);
 
     assert_eq!(repo.list_for_url(w.globex.id, a.id, 10).unwrap(), None);
     assert_eq!(
@@ -787,9 +944,7 @@ fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
         assert_eq!(row.tentativas, 1, "the attempts made stay counted");
         assert_eq!(attempts(&w.db, id).len(), 1);
     }
-    let claimed = repo
-        .claim_due(&ClaimLimits::total(10), now, now + minutes(5))
-        .unwrap();
+    let claimed = common::webhook::claim(&repo, 10, now, now + minutes(5)).unwrap();
     assert_eq!(ids(&claimed), sorted(vec![failed, delivered]));
     assert!(
         claimed.iter().all(|d| d.event_id == evento_of(&w.db, d.id)),
@@ -823,10 +978,7 @@ fn replay_of_another_companys_a_mismatched_a_removed_or_an_unknown_delivery_is_f
     // A disabled URL is not removed: its delivery is replayed (and sent once it is enabled).
     assert!(repo.replay(w.acme.id, off.id, on_off, now).unwrap());
     assert_eq!(delivery(db, on_off).status, "pendente");
-    assert_eq!(
-        repo.claim_due(&ClaimLimits::total(10), now, now).unwrap(),
-        []
-    );
+    assert_eq!(common::webhook::claim(&repo, 10, now, now).unwrap(), []);
 }
 
 // --- disable_failing_urls ---
@@ -891,9 +1043,7 @@ fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
     assert_eq!(listed.disabled_at, Some(now));
     // Its pending delivery is no longer claimed.
     assert_eq!(
-        repo.claim_due(&ClaimLimits::total(10), now, now)
-            .unwrap()
-            .len(),
+        common::webhook::claim(&repo, 10, now, now).unwrap().len(),
         1,
         "only `retrying`'s"
     );
@@ -917,10 +1067,7 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
     let e = event(&w.db, w.acme.id, t0());
     let d = deliver(&w.db, e, &h, "pendente", t0(), Some(t0()));
 
-    let claimed = w
-        .repo()
-        .claim_due(&ClaimLimits::total(1), t0(), t0() + minutes(1))
-        .unwrap();
+    let claimed = common::webhook::claim(&w.repo(), 1, t0(), t0() + minutes(1)).unwrap();
 
     assert_eq!(ids(&claimed), [d]);
     assert_eq!(claimed[0].secret, EncryptedSecret("v1:segredo".to_owned()));

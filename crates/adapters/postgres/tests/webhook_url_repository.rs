@@ -9,7 +9,7 @@ use common::{at, create_company, pool};
 use diesel::prelude::*;
 use domain::{Company, WebhookUrl};
 use ports::{
-    ClaimLimits, ConsentRequestRepository, DeliveryAttempt, DeliveryOutcome, EncryptedSecret,
+    ConsentRequestRepository, DeliveryAttempt, DeliveryOutcome, EncryptedSecret,
     WebhookDeliveryRepository, WebhookUrlRepository,
 };
 use postgres_adapter::models::WebhookUrlRow;
@@ -148,7 +148,7 @@ fn soft_delete_keeps_the_row_with_its_removal_time_and_a_second_delete_is_false(
 }
 
 #[test]
-fn soft_delete_cancels_the_urls_pending_deliveries_only() {
+fn soft_delete_marks_the_url_and_settling_behind_it_cancels_its_pending_deliveries_only() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
@@ -184,12 +184,27 @@ fn soft_delete_cancels_the_urls_pending_deliveries_only() {
             DeliveryOutcome::Delivered,
         )
         .unwrap();
-    let repo = PgWebhookUrlRepository::new(pool);
+    let repo = PgWebhookUrlRepository::new(pool.clone());
     let removed_at = at("2026-05-04T00:00:00Z");
 
     assert!(repo
         .soft_delete(acme.company.id, gone.id, removed_at)
         .unwrap());
+    assert!(
+        deliveries(&db).iter().all(|d| d.status != "cancelada"),
+        "the removal answers without touching the deliveries"
+    );
+    let sender = PgWebhookDeliveryRepository::new(pool.clone());
+    assert_eq!(
+        sender.urls_to_settle(10).unwrap(),
+        [(acme.company.id, gone.id)]
+    );
+    while !sender
+        .settle_url(acme.company.id, gone.id, 1, removed_at)
+        .unwrap()
+        .done
+    {}
+    assert_eq!(sender.urls_to_settle(10).unwrap(), []);
 
     let all = deliveries(&db);
     assert_eq!(all.len(), 4);
@@ -291,19 +306,12 @@ fn rotate_secret_keeps_the_previous_secret_signing_until_its_time() {
     );
     let sender = PgWebhookDeliveryRepository::new(pool);
     let before = until - TimeDelta::microseconds(1);
-    let claimed = sender
-        .claim_due(&ClaimLimits::total(10), before, before)
-        .unwrap();
+    let claimed = common::webhook::claim(&sender, 10, before, before).unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].secret, new_secret);
     assert_eq!(claimed[0].previous_secret, Some(secret_of(h.id)));
-    let claimed = sender
-        .claim_due(
-            &ClaimLimits::total(10),
-            until,
-            until + TimeDelta::minutes(1),
-        )
-        .unwrap();
+    let claimed =
+        common::webhook::claim(&sender, 10, until, until + TimeDelta::minutes(1)).unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].secret, new_secret);
     assert_eq!(
@@ -683,13 +691,13 @@ fn a_test_delivery_is_written_leased_for_the_companys_url_only() {
     assert_eq!(stored.status, "pendente");
     assert_eq!(stored.proxima_tentativa_em, Some(lease_until));
     // the background claim does not take it while leased
-    let claimed = sender
-        .claim_due(
-            &ClaimLimits::total(10),
-            lease_until - TimeDelta::seconds(1),
-            lease_until,
-        )
-        .unwrap();
+    let claimed = common::webhook::claim(
+        &sender,
+        10,
+        lease_until - TimeDelta::seconds(1),
+        lease_until,
+    )
+    .unwrap();
     assert!(claimed.is_empty());
     // its one attempt is recorded under the test's lease
     assert!(sender

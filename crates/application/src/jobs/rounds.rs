@@ -19,6 +19,8 @@ pub trait JobObserver: Send + Sync {
     fn pgcc_unknown_statuses(&self, count: u64);
     /// Results of a scheduled synchronization round.
     fn sync_results(&self, succeeded: u64, failed: u64);
+    /// Pending deliveries failed by the cap of pending deliveries per company.
+    fn webhook_deliveries_dropped(&self, count: u64);
 }
 
 /// More may be due when a round filled its batch.
@@ -211,6 +213,52 @@ impl Job for WebhookDisableJob {
             tracing::warn!(
                 disabled,
                 "webhook URLs disabled after failing for the whole window"
+            );
+        }
+        Ok(Outcome::Done)
+    }
+}
+
+/// The pending deliveries of URLs removed, disabled or re-enabled since: cancelled, parked or
+/// brought back, a bounded batch per URL and round.
+pub struct WebhookSettleJob {
+    pub deliver: crate::DeliverWebhooks,
+    pub urls: u32,
+    pub batch: u32,
+}
+
+impl Job for WebhookSettleJob {
+    fn name(&self) -> &'static str {
+        "webhook-settle"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let changed = self.deliver.settle_urls(self.urls, self.batch)?;
+        Ok(more_if(changed > 0))
+    }
+}
+
+/// Each company's pending deliveries held to `max_pending`: past it the oldest fail, with their
+/// reason.
+pub struct WebhookCapJob {
+    pub deliver: crate::DeliverWebhooks,
+    pub max_pending: u32,
+    pub batch: u32,
+    pub observer: Arc<dyn JobObserver>,
+}
+
+impl Job for WebhookCapJob {
+    fn name(&self) -> &'static str {
+        "webhook-cap"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let dropped = self.deliver.cap_pending(self.max_pending, self.batch)?;
+        if dropped > 0 {
+            self.observer.webhook_deliveries_dropped(u64::from(dropped));
+            tracing::warn!(
+                dropped,
+                "pending webhook deliveries past the company's cap failed"
             );
         }
         Ok(Outcome::Done)

@@ -1,4 +1,5 @@
-//! The webhook delivery worker's steps: claim due deliveries fairly across companies, make one
+//! The webhook delivery worker's steps: claim due deliveries fairly across companies (the rule
+//! is in [`crate::webhooks::fair_share`]), make one
 //! attempt at each claimed delivery (resolve and check the target, sign, POST) and record it
 //! under the claim's lease with where the delivery goes next (delivered, retry at, failed).
 //! Running the attempts concurrently is the caller's business (the `app` crate's sender pool).
@@ -9,13 +10,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use domain::CompanyId;
 use ports::{
-    ClaimLimits, Clock, DeliveryAttempt, DeliveryOutcome, DueDelivery, RepoError, SecretCipher,
-    SendFailure, SendReport, TargetGuard, TargetRefused, WebhookDeliveryRepository, WebhookSender,
+    Clock, DeliveryAttempt, DeliveryOutcome, DueDelivery, RepoError, SecretCipher, SendFailure,
+    SendReport, TargetGuard, TargetRefused, WebhookDeliveryRepository, WebhookSender,
 };
 use rand::Rng;
+use uuid::Uuid;
 
 use crate::settings::ServiceSettings;
+use crate::webhooks::fair_share::{round_robin, InFlight, Shares};
 use crate::webhooks::signing::signature_header;
 
 /// The texts of the delivery log, one per failure class: they say what kind of failure it
@@ -31,6 +35,9 @@ pub mod error {
     pub const CONNECTION: &str = "falha de conexão";
     pub const NOT_ALLOWED: &str = "destino não permitido";
     pub const UNREADABLE_SECRET: &str = "segredo ilegível";
+    /// The reason (`webhook_entregas.motivo`) of a delivery given up without an attempt because
+    /// its company had more pending deliveries than `webhooks.max_pending_per_company`.
+    pub const CAPPED: &str = "limite de entregas pendentes da empresa excedido";
 
     /// `resposta HTTP <status>`.
     pub fn status(status: u16) -> String {
@@ -129,13 +136,132 @@ impl DeliverWebhooks {
         }
     }
 
-    /// Claims due deliveries within `limits` (companies taking turns, each within its share),
-    /// each leased for the configured time from now. The caller attempts each at once with
-    /// [`DeliverWebhooks::deliver`]: the lease is sized to one attempt, not to a queue.
-    pub fn claim(&self, limits: &ClaimLimits) -> Result<Vec<DueDelivery>, RepoError> {
+    /// Claims due deliveries for the free senders of a pool shaped `shares` whose senders are
+    /// busy with `in_flight`, by the fair rule of [`crate::webhooks::fair_share`]: the companies
+    /// with due work (found without reading their deliveries), the one waiting longest first,
+    /// take turns within their room (`per_company` less what they have in flight); then one
+    /// claim per company for its quota, each with a new lease token, leased for the configured
+    /// time from now. A company that filled its quota may take what others left, in further
+    /// rounds. A company whose claim fails is skipped (logged); the error is returned only when
+    /// nothing was claimed. The caller attempts each at once with [`DeliverWebhooks::deliver`]:
+    /// the lease is sized to one attempt, not to a queue.
+    pub fn claim(
+        &self,
+        shares: Shares,
+        in_flight: &InFlight,
+    ) -> Result<Vec<DueDelivery>, RepoError> {
+        let mut left = shares.senders.saturating_sub(in_flight.total());
+        if left == 0 || shares.per_company == 0 {
+            return Ok(Vec::new());
+        }
         let now = self.clock.now();
-        self.deliveries
-            .claim_due(limits, now, now + self.settings.webhook_lease)
+        let lease_until = now + self.settings.webhook_lease;
+        let mut due = self.deliveries.companies_due(now)?;
+        due.sort_by_key(|c| (c.since, c.company_id.0));
+        let mut rooms: Vec<(CompanyId, u32)> = due
+            .iter()
+            .map(|c| {
+                let room = shares
+                    .per_company
+                    .saturating_sub(in_flight.of(c.company_id));
+                (c.company_id, room)
+            })
+            .filter(|(_, room)| *room > 0)
+            .collect();
+        let mut claimed = Vec::new();
+        let mut failure = None;
+        while left > 0 && !rooms.is_empty() {
+            let mut more = Vec::new();
+            for (company, quota) in round_robin(&rooms, left) {
+                let got = match self.deliveries.claim_due(
+                    company,
+                    quota,
+                    now,
+                    lease_until,
+                    Uuid::new_v4(),
+                ) {
+                    Ok(got) => got,
+                    Err(e) => {
+                        tracing::warn!(company_id = %company.0, error = %e, "webhook delivery: claiming a company's deliveries failed; the others go on");
+                        failure.get_or_insert(e);
+                        continue;
+                    }
+                };
+                let n = u32::try_from(got.len()).unwrap_or(u32::MAX).min(quota);
+                left = left.saturating_sub(n);
+                claimed.extend(got);
+                let room = rooms
+                    .iter()
+                    .find(|(c, _)| *c == company)
+                    .map_or(0, |(_, r)| *r)
+                    .saturating_sub(n);
+                // a company short of its quota has nothing more due now
+                if n == quota && room > 0 {
+                    more.push((company, room));
+                }
+            }
+            rooms = more;
+        }
+        match failure {
+            Some(e) if claimed.is_empty() => Err(e),
+            _ => Ok(claimed),
+        }
+    }
+
+    /// One round of the URLs' upkeep: for each URL marked since its removal, disabling or
+    /// re-enabling (at most `urls`), one batch of at most `batch` of its pending deliveries
+    /// cancelled, parked or brought back. How many deliveries changed; a URL whose batch fails
+    /// is logged and left for the next round.
+    pub fn settle_urls(&self, urls: u32, batch: u32) -> Result<u32, RepoError> {
+        let now = self.clock.now();
+        let mut changed = 0u32;
+        for (company, url) in self.deliveries.urls_to_settle(urls)? {
+            match self.deliveries.settle_url(company, url, batch, now) {
+                Ok(settled) => changed = changed.saturating_add(settled.changed),
+                Err(e) => tracing::warn!(
+                    company_id = %company.0,
+                    webhook_url_id = %url,
+                    error = %e,
+                    "webhook delivery: settling a URL's deliveries failed; retried next round"
+                ),
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Keeps each company's pending deliveries (parked included) within `max_pending`: past it,
+    /// the soonest due beyond the newest `max_pending` fail with [`error::CAPPED`] as their
+    /// reason, in batches of `batch`. How many failed (the caller counts them in its metrics);
+    /// a company whose batch fails is logged and left for the next round.
+    pub fn cap_pending(&self, max_pending: u32, batch: u32) -> Result<u32, RepoError> {
+        let mut dropped = 0u32;
+        for company in self.deliveries.companies_with_pending()? {
+            loop {
+                let now = self.clock.now();
+                match self.deliveries.fail_beyond_cap(
+                    company,
+                    max_pending,
+                    batch,
+                    error::CAPPED,
+                    now,
+                ) {
+                    Ok(n) => {
+                        dropped = dropped.saturating_add(n);
+                        if n > 0 {
+                            tracing::warn!(company_id = %company.0, failed = n, max_pending, "webhook deliveries past the company's cap of pending deliveries failed");
+                        }
+                        if n < batch {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(company_id = %company.0, error = %e, "webhook delivery: capping a company's pending deliveries failed; retried next round");
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(dropped)
     }
 
     /// One attempt at a claimed `delivery`, recorded under its lease:
@@ -431,15 +557,29 @@ mod tests {
     }
 
     impl DeliverWebhooks {
-        /// One claim of up to `batch` (no share per company) and an attempt at each claimed
+        /// One claim of up to `batch` (no smaller share per company) and an attempt at each claimed
         /// delivery in turn, as one sender thread would; stops at the first repository error.
         fn run_once(&self, batch: u32) -> Result<DeliveryReport, RepoError> {
             let mut report = DeliveryReport::default();
-            for delivery in self.claim(&ClaimLimits::total(batch))? {
+            let shares = Shares {
+                senders: batch,
+                per_company: batch,
+            };
+            for delivery in self.claim(shares, &InFlight::default())? {
                 report.count(self.deliver(&delivery)?);
             }
             Ok(report)
         }
+    }
+
+    /// Company 1 (the company of [`due`]) has deliveries due since [`now`].
+    fn one_company_due(repo: &mut MockWebhookDeliveryRepository) {
+        repo.expect_companies_due().returning(|_| {
+            Ok(vec![ports::CompanyDue {
+                company_id: CompanyId(Uuid::from_u128(1)),
+                since: now(),
+            }])
+        });
     }
 
     fn answer(status: Option<u16>) -> SendReport {
@@ -454,14 +594,16 @@ mod tests {
     /// Claims `claimed` once (for [`now`] and the default lease) and records every attempt.
     fn repo(claimed: Vec<DueDelivery>, recorded: &Recorded) -> MockWebhookDeliveryRepository {
         let mut repo = MockWebhookDeliveryRepository::new();
+        one_company_due(&mut repo);
         repo.expect_claim_due()
-            .withf(|limits, at, lease| {
-                *limits == ClaimLimits::total(10)
+            .withf(|company, limit, at, lease_until, _| {
+                *company == CompanyId(Uuid::from_u128(1))
+                    && *limit == 10
                     && *at == now()
-                    && *lease == now() + chrono::Duration::minutes(2)
+                    && *lease_until == now() + chrono::Duration::minutes(2)
             })
             .times(1)
-            .return_once(move |_, _, _| Ok(claimed));
+            .return_once(move |_, _, _, _, _| Ok(claimed));
         let sink = recorded.clone();
         repo.expect_record_attempt()
             .returning(move |id, _lease, attempt, outcome| {
@@ -885,9 +1027,10 @@ mod tests {
         let delivery = due(0);
         let claimed = vec![delivery.clone()];
         let mut repo = MockWebhookDeliveryRepository::new();
+        one_company_due(&mut repo);
         repo.expect_claim_due()
             .times(1)
-            .return_once(move |_, _, _| Ok(claimed));
+            .return_once(move |_, _, _, _, _| Ok(claimed));
         let (id, lease) = (delivery.id, delivery.lease);
         repo.expect_record_attempt()
             .withf(move |got, got_lease, _, _| *got == id && *got_lease == lease)
@@ -900,7 +1043,15 @@ mod tests {
             cipher(),
         );
 
-        let claimed = worker.claim(&ClaimLimits::total(10)).unwrap();
+        let claimed = worker
+            .claim(
+                Shares {
+                    senders: 10,
+                    per_company: 10,
+                },
+                &InFlight::default(),
+            )
+            .unwrap();
         let result = worker.deliver(&claimed[0]).unwrap();
 
         assert_eq!(result, AttemptResult::LeaseLost);
@@ -1223,9 +1374,10 @@ mod tests {
     #[test]
     fn a_failing_claim_is_a_repository_error_and_sends_nothing() {
         let mut repo = MockWebhookDeliveryRepository::new();
-        repo.expect_claim_due()
+        repo.expect_companies_due()
             .times(1)
-            .returning(|_, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+            .returning(|_| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+        repo.expect_claim_due().times(0);
         repo.expect_record_attempt().times(0);
         let mut sender = MockWebhookSender::new();
         sender.expect_send().times(0);
@@ -1244,9 +1396,10 @@ mod tests {
         let second = due(0);
         let mut repo = MockWebhookDeliveryRepository::new();
         let claimed = vec![first.clone(), second];
+        one_company_due(&mut repo);
         repo.expect_claim_due()
             .times(1)
-            .return_once(move |_, _, _| Ok(claimed));
+            .return_once(move |_, _, _, _, _| Ok(claimed));
         let first_id = first.id;
         repo.expect_record_attempt()
             .withf(move |id, _, _, _| *id == first_id)
@@ -1344,5 +1497,256 @@ mod tests {
     fn a_retry_time_beyond_the_calendar_saturates() {
         assert_eq!(after(now(), Duration::MAX), DateTime::<Utc>::MAX_UTC);
         assert_eq!(after(now(), secs(5)), now() + chrono::Duration::seconds(5));
+    }
+
+    fn company(n: u128) -> CompanyId {
+        CompanyId(Uuid::from_u128(n))
+    }
+
+    fn due_of(company: CompanyId) -> DueDelivery {
+        DueDelivery {
+            company_id: company,
+            ..due(0)
+        }
+    }
+
+    fn plain_worker(repo: MockWebhookDeliveryRepository) -> DeliverWebhooks {
+        worker(
+            repo,
+            MockWebhookSender::new(),
+            MockTargetGuard::new(),
+            cipher(),
+        )
+    }
+
+    type Claims = Arc<Mutex<Vec<(CompanyId, u32, Uuid)>>>;
+
+    /// Answers `companies_due` with `due` (company, minutes waiting) and each company's claim
+    /// with up to `available` of its deliveries, recording every claim.
+    fn claiming(
+        due: &[(u128, i64)],
+        available: &'static [(u128, u32)],
+        claims: &Claims,
+    ) -> MockWebhookDeliveryRepository {
+        let due: Vec<ports::CompanyDue> = due
+            .iter()
+            .map(|(c, waited)| ports::CompanyDue {
+                company_id: company(*c),
+                since: now() - chrono::Duration::minutes(*waited),
+            })
+            .collect();
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_companies_due()
+            .withf(|at| *at == now())
+            .times(1)
+            .return_once(move |_| Ok(due));
+        let sink = claims.clone();
+        let left = Arc::new(Mutex::new(available.to_vec()));
+        repo.expect_claim_due()
+            .returning(move |c, limit, _, lease_until, lease| {
+                assert_eq!(lease_until, now() + chrono::Duration::minutes(2));
+                sink.lock().unwrap().push((c, limit, lease));
+                let mut left = left.lock().unwrap();
+                let Some(entry) = left.iter_mut().find(|(n, _)| company(*n) == c) else {
+                    return Ok(Vec::new());
+                };
+                let n = entry.1.min(limit);
+                entry.1 -= n;
+                Ok((0..n).map(|_| due_of(c)).collect())
+            });
+        repo
+    }
+
+    #[test]
+    fn a_claim_shares_the_free_senders_by_turns_longest_waiting_first_within_each_companys_room() {
+        let claims = Claims::default();
+        // 3 waits longest but already holds its share; 1 waits longer than 2
+        let repo = claiming(
+            &[(2, 1), (1, 10), (3, 60)],
+            &[(1, 100), (2, 100), (3, 100)],
+            &claims,
+        );
+        let mut in_flight = InFlight::default();
+        in_flight.take(company(3));
+        in_flight.take(company(3));
+
+        let claimed = plain_worker(repo)
+            .claim(
+                Shares {
+                    senders: 5,
+                    per_company: 2,
+                },
+                &in_flight,
+            )
+            .unwrap();
+
+        let asked: Vec<(CompanyId, u32)> = claims
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(c, n, _)| (*c, *n))
+            .collect();
+        assert_eq!(asked, [(company(1), 2), (company(2), 1)]);
+        assert_eq!(claimed.len(), 3);
+    }
+
+    #[test]
+    fn senders_a_company_cannot_use_go_to_the_companies_that_have_more_due() {
+        let claims = Claims::default();
+        let repo = claiming(&[(1, 10), (2, 1)], &[(1, 1), (2, 100)], &claims);
+
+        let claimed = plain_worker(repo)
+            .claim(
+                Shares {
+                    senders: 8,
+                    per_company: 8,
+                },
+                &InFlight::default(),
+            )
+            .unwrap();
+
+        let asked: Vec<(CompanyId, u32)> = claims
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(c, n, _)| (*c, *n))
+            .collect();
+        assert_eq!(asked, [(company(1), 4), (company(2), 4), (company(2), 3)]);
+        assert_eq!(claimed.len(), 8);
+        assert_eq!(
+            claimed
+                .iter()
+                .filter(|d| d.company_id == company(2))
+                .count(),
+            7
+        );
+    }
+
+    #[test]
+    fn each_companys_claim_takes_a_new_lease_token_from_the_application() {
+        let claims = Claims::default();
+        let repo = claiming(&[(1, 2), (2, 1)], &[(1, 1), (2, 1)], &claims);
+
+        plain_worker(repo)
+            .claim(
+                Shares {
+                    senders: 2,
+                    per_company: 1,
+                },
+                &InFlight::default(),
+            )
+            .unwrap();
+
+        let leases: Vec<Uuid> = claims.lock().unwrap().iter().map(|(_, _, l)| *l).collect();
+        assert_eq!(leases.len(), 2);
+        assert_ne!(leases[0], leases[1]);
+        assert!(leases.iter().all(|l| l.get_version_num() == 4));
+    }
+
+    #[test]
+    fn with_every_sender_busy_nothing_is_read() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_companies_due().times(0);
+        repo.expect_claim_due().times(0);
+        let mut in_flight = InFlight::default();
+        in_flight.take(company(1));
+
+        let claimed = plain_worker(repo)
+            .claim(
+                Shares {
+                    senders: 1,
+                    per_company: 1,
+                },
+                &in_flight,
+            )
+            .unwrap();
+
+        assert!(claimed.is_empty());
+    }
+
+    #[test]
+    fn one_companys_failing_claim_leaves_the_others_claimed() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_companies_due().returning(|_| {
+            Ok([(1, 2), (2, 1)]
+                .map(|(c, m)| ports::CompanyDue {
+                    company_id: company(c),
+                    since: now() - chrono::Duration::minutes(m),
+                })
+                .to_vec())
+        });
+        repo.expect_claim_due()
+            .withf(|c, _, _, _, _| *c == company(1))
+            .times(1)
+            .returning(|_, _, _, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+        repo.expect_claim_due()
+            .withf(|c, _, _, _, _| *c == company(2))
+            .times(1)
+            .returning(|c, _, _, _, _| Ok(vec![due_of(c)]));
+
+        let claimed = plain_worker(repo)
+            .claim(
+                Shares {
+                    senders: 2,
+                    per_company: 1,
+                },
+                &InFlight::default(),
+            )
+            .unwrap();
+
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(claimed[0].company_id, company(2));
+    }
+
+    #[test]
+    fn settling_runs_one_batch_per_marked_url_and_a_failing_url_does_not_stop_the_others() {
+        let (a, b) = (Uuid::from_u128(10), Uuid::from_u128(11));
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_urls_to_settle()
+            .withf(|limit| *limit == 50)
+            .times(1)
+            .returning(move |_| Ok(vec![(company(1), a), (company(2), b)]));
+        repo.expect_settle_url()
+            .withf(move |c, url, limit, at| {
+                *c == company(1) && *url == a && *limit == 1_000 && *at == now()
+            })
+            .times(1)
+            .returning(|_, _, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+        repo.expect_settle_url()
+            .withf(move |c, url, _, _| *c == company(2) && *url == b)
+            .times(1)
+            .returning(|_, _, _, _| {
+                Ok(ports::Settled {
+                    changed: 7,
+                    done: true,
+                })
+            });
+
+        assert_eq!(plain_worker(repo).settle_urls(50, 1_000).unwrap(), 7);
+    }
+
+    #[test]
+    fn the_cap_fails_each_companys_excess_in_batches_with_the_recorded_reason() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_companies_with_pending()
+            .times(1)
+            .returning(|| Ok(vec![company(1), company(2)]));
+        let batches = Arc::new(Mutex::new(vec![100, 100, 30]));
+        repo.expect_fail_beyond_cap()
+            .withf(|c, keep, limit, reason, at| {
+                *c == company(1)
+                    && *keep == 1_000
+                    && *limit == 100
+                    && reason == error::CAPPED
+                    && *at == now()
+            })
+            .times(3)
+            .returning(move |_, _, _, _, _| Ok(batches.lock().unwrap().remove(0)));
+        repo.expect_fail_beyond_cap()
+            .withf(|c, _, _, _, _| *c == company(2))
+            .times(1)
+            .returning(|_, _, _, _, _| Ok(0));
+
+        assert_eq!(plain_worker(repo).cap_pending(1_000, 100).unwrap(), 230);
     }
 }

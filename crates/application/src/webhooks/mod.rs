@@ -5,6 +5,7 @@ pub mod deliver;
 pub mod deliveries;
 pub mod event_cursor;
 pub mod events;
+pub mod fair_share;
 pub mod signing;
 pub mod test_url;
 pub mod urls;

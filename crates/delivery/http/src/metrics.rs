@@ -19,7 +19,9 @@
 //!   know, one per request and poll (each such request is skipped and backed off).
 //! - `webhook_deliveries_in_flight` and `webhook_senders` (this process's webhook senders: busy,
 //!   and how many there are), `webhook_attempts_total{outcome="delivered"|"retried"|"failed"|
-//!   "lease_lost"}`.
+//!   "lease_lost"}`;
+//! - `webhook_deliveries_dropped_total`: pending deliveries failed without an attempt because
+//!   their company was past `webhooks.max_pending_per_company` (their `motivo` says so).
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -74,6 +76,7 @@ pub struct Metrics {
     webhook_in_flight: Gauge,
     webhook_senders: Gauge,
     webhook_attempts: Family<Labels, Counter>,
+    webhook_dropped: Counter,
 }
 
 impl Default for Metrics {
@@ -111,6 +114,7 @@ impl Metrics {
             webhook_in_flight: Gauge::default(),
             webhook_senders: Gauge::default(),
             webhook_attempts: Family::default(),
+            webhook_dropped: Counter::default(),
         };
         registry.register(
             "http_requests",
@@ -227,6 +231,11 @@ impl Metrics {
             "Webhook delivery attempts of this process by outcome (delivered, retried, failed, lease_lost)",
             m.webhook_attempts.clone(),
         );
+        registry.register(
+            "webhook_deliveries_dropped",
+            "Pending webhook deliveries failed without an attempt: their company was past webhooks.max_pending_per_company",
+            m.webhook_dropped.clone(),
+        );
         Metrics { registry, ..m }
     }
 
@@ -329,6 +338,11 @@ impl Metrics {
 }
 
 impl JobObserver for Metrics {
+    /// Pending deliveries failed by the cap of pending deliveries per company.
+    fn webhook_deliveries_dropped(&self, count: u64) {
+        self.webhook_dropped.inc_by(count);
+    }
+
     /// Results of a scheduled synchronization round.
     fn sync_results(&self, succeeded: u64, failed: u64) {
         self.sync_results

@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::{Company, WebhookUrl};
-use ports::{EncryptedSecret, WebhookUrlRepository};
+use ports::{
+    DueDelivery, EncryptedSecret, RepoError, WebhookDeliveryRepository, WebhookUrlRepository,
+};
 use postgres_adapter::models::{WebhookEntregaRow, WebhookEventoRow, WebhookTentativaRow};
 use postgres_adapter::schema::{
     webhook_entregas, webhook_eventos, webhook_tentativas, webhook_urls,
@@ -138,4 +140,38 @@ pub fn held(db: &TestDb, id: Uuid) -> Uuid {
         .execute(&mut db.conn())
         .unwrap();
     token
+}
+
+/// Claims up to `limit` deliveries due at `now` the way a sender pool with no share per company
+/// would: the companies with due work (`companies_due`), the one waiting longest first, each
+/// claim one at a time by turns (`claim_due`, a new lease token each), until `limit` or until a
+/// turn finds nothing.
+pub fn claim(
+    repo: &dyn WebhookDeliveryRepository,
+    limit: u32,
+    now: DateTime<Utc>,
+    lease_until: DateTime<Utc>,
+) -> Result<Vec<DueDelivery>, RepoError> {
+    let mut due = repo.companies_due(now)?;
+    due.sort_by_key(|c| (c.since, c.company_id.0));
+    let mut claimed: Vec<DueDelivery> = Vec::new();
+    loop {
+        let mut progressed = false;
+        for company in &due {
+            if claimed.len() >= limit as usize {
+                return Ok(claimed);
+            }
+            let got = repo.claim_due(company.company_id, 1, now, lease_until, Uuid::new_v4())?;
+            // a lease ending at `now` leaves a claimed delivery due: one claim takes it once
+            let got: Vec<DueDelivery> = got
+                .into_iter()
+                .filter(|d| claimed.iter().all(|c| c.id != d.id))
+                .collect();
+            progressed |= !got.is_empty();
+            claimed.extend(got);
+        }
+        if !progressed {
+            return Ok(claimed);
+        }
+    }
 }
