@@ -28,6 +28,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             )
             .route("/solicitacoes/{id}/status", web::post().to(definir_status))
             .route("/status-consultas", web::get().to(status_consultas))
+            .route("/status-chamadas", web::get().to(status_chamadas))
             .route(
                 "/status-consultas",
                 web::delete().to(clear_status_consultas),
@@ -118,8 +119,21 @@ async fn status_consultas(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(&store.status_consultas)
 }
 
-/// `DELETE /_sim/status-consultas`: resets the counts.
+/// `GET /_sim/status-chamadas`: the last calls of the batch status route, oldest first:
+/// `[{"em": "<when it arrived>", "ids": <ids it carried>}, ...]`.
+async fn status_chamadas(state: web::Data<AppState>) -> HttpResponse {
+    let store = state.store();
+    let calls: Vec<serde_json::Value> = store
+        .status_chamadas
+        .iter()
+        .map(|(em, ids)| serde_json::json!({"em": em, "ids": ids}))
+        .collect();
+    HttpResponse::Ok().json(calls)
+}
+
+/// `DELETE /_sim/status-consultas`: resets the counts (and the calls' list).
 async fn clear_status_consultas(state: web::Data<AppState>) -> HttpResponse {
+    state.store().status_chamadas.clear();
     state.store().status_consultas.clear();
     HttpResponse::NoContent().finish()
 }

@@ -142,7 +142,14 @@ pub struct Store {
     /// [`MAX_CHAVES_CONTADAS`] CNPJs. Kept when the seed is replaced; cleared by
     /// `DELETE /_sim/casos-de-uso-consultas`.
     pub casos_de_uso_consultas: BTreeMap<String, u64>,
+    /// The last [`MAX_CHAMADAS_GUARDADAS`] calls of the batch status route: when each arrived
+    /// and how many ids it carried (a test of the service's call budget reads their pace).
+    /// Cleared with `status_consultas`.
+    pub status_chamadas: VecDeque<(DateTime<Utc>, usize)>,
 }
+
+/// How many calls of the batch status route [`Store::status_chamadas`] keeps.
+pub const MAX_CHAMADAS_GUARDADAS: usize = 10_000;
 
 /// Adds one call of `chave` to `contagem`, unless the counter is full and `chave` new.
 pub fn contar(contagem: &mut BTreeMap<String, u64>, chave: &str) {
@@ -173,6 +180,7 @@ impl Store {
             motivos: HashMap::new(),
             status_consultas: BTreeMap::new(),
             casos_de_uso_consultas: BTreeMap::new(),
+            status_chamadas: VecDeque::new(),
         };
         store.set_seed(seed);
         store
@@ -355,6 +363,10 @@ impl Store {
         for id in &distintos {
             contar(&mut self.status_consultas, id);
         }
+        if self.status_chamadas.len() == MAX_CHAMADAS_GUARDADAS {
+            self.status_chamadas.pop_front();
+        }
+        self.status_chamadas.push_back((agora, ids.len()));
         distintos
             .into_iter()
             .filter_map(|id| self.index(id))

@@ -65,6 +65,146 @@ fn two_worker_processes_never_check_the_same_request_twice() {
 }
 
 #[test]
+fn two_worker_processes_share_one_budget_of_pgcc_status_calls() {
+    let app = synced_with(NO_WORKERS_IN_API);
+    let created: Vec<(String, String)> = (0..60)
+        .map(|_| create(&app.a, PENDENTE, &pending_body()))
+        .collect();
+    for (_, pgcc_id) in &created {
+        assert_eq!(
+            app.sim_admin
+                .post_empty(&format!("/_sim/solicitacoes/{pgcc_id}/aceitar"))
+                .status,
+            200
+        );
+    }
+    assert_eq!(
+        app.sim_admin.delete("/_sim/status-consultas").status / 100,
+        2
+    );
+
+    // 60 first checks of 5 ids a call: 12 calls, at 2 a second for both workers together
+    let env = [
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "1"),
+        ("APP__WORKERS__PGCC_STATUS_CALLS_PER_SECOND", "2"),
+        ("APP__WORKERS__BATCH_SIZE", "5"),
+        ("APP__WORKERS__EXPIRY_SECONDS", "0"),
+        ("APP__WORKERS__SYNC_SECONDS", "0"),
+    ];
+    let _w1 = Worker::start_with(&app.db, &app.sim, &env);
+    let _w2 = Worker::start_with(&app.db, &app.sim, &env);
+
+    let all_active = wait_until(Duration::from_secs(60), || {
+        app.db
+            .scalar("SELECT count(*) AS v FROM solicitacoes_consentimento WHERE status = 'ativo'")
+            == 60
+    });
+    assert!(all_active, "the workers did not activate every request");
+    let calls = app.sim_admin.get("/_sim/status-chamadas").json;
+    let calls = calls.as_array().expect("a list of calls");
+    let instants: Vec<chrono::DateTime<chrono::Utc>> = calls
+        .iter()
+        .map(|c| c["em"].as_str().unwrap().parse().unwrap())
+        .collect();
+    assert!(
+        calls.iter().all(|c| c["ids"].as_u64().unwrap() <= 5),
+        "at most batch_size ids a call: {calls:?}"
+    );
+    assert!(instants.len() >= 12, "{} calls", instants.len());
+    // A bucket of 2 calls (the burst) refilled at 2 a second for both processes: the 12th call
+    // cannot come before 5 s after the first. Two budgets of their own would allow it after 2 s.
+    let span = instants[11] - instants[0];
+    assert!(
+        span >= chrono::Duration::milliseconds(3_500),
+        "12 calls in {span}: the workers did not share the budget"
+    );
+    let counts: HashMap<String, Value> =
+        serde_json::from_value(app.sim_admin.get("/_sim/status-consultas").json)
+            .expect("counts by PGCC id");
+    for (_, pgcc_id) in &created {
+        assert_eq!(
+            counts.get(pgcc_id),
+            Some(&json!(1)),
+            "{pgcc_id} checked once"
+        );
+    }
+}
+
+#[test]
+fn a_company_with_a_backlog_of_due_checks_never_delays_anothers_first_check() {
+    let app = synced_with(NO_WORKERS_IN_API);
+    // company A: 100,000 active requests, all overdue for their check (rows made with SQL)
+    let (template, link): (String, String) = {
+        let t = app.db.text(&format!(
+            "SELECT pgcc_provider_template_id || '|' || id::text AS v FROM casos_de_uso \
+             WHERE empresa_id = '{}' ORDER BY pgcc_provider_template_id LIMIT 1",
+            app.company_a
+        ));
+        let t = t.expect("a synced use case");
+        let (a, b) = t.split_once('|').unwrap();
+        (a.to_owned(), b.to_owned())
+    };
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'ativo', 'carga-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada' \
+         FROM generate_series(1, 100000) g; \
+         INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em) \
+         SELECT empresa_id, id, now() - interval '1 hour' FROM solicitacoes_consentimento \
+         WHERE pgcc_id LIKE 'carga-%'",
+            a = app.company_a
+        ),
+    )
+    .expect("load company A's backlog");
+    // company B: one new pending request, accepted by its subject at once
+    let mut body = pending_body();
+    body["casoDeUsoIdTemplate"] = json!("tpl-b-seguro");
+    let (b_id, b_pgcc) = create(&app.b, PENDENTE, &body);
+    assert_eq!(
+        app.sim_admin
+            .post_empty(&format!("/_sim/solicitacoes/{b_pgcc}/aceitar"))
+            .status,
+        200
+    );
+
+    // a budget far below A's backlog: 2 calls a second of 50 ids
+    let env = [
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "1"),
+        ("APP__WORKERS__PGCC_STATUS_CALLS_PER_SECOND", "2"),
+        ("APP__WORKERS__BATCH_SIZE", "50"),
+        ("APP__WORKERS__EXPIRY_SECONDS", "0"),
+        ("APP__WORKERS__SYNC_SECONDS", "0"),
+    ];
+    let _w = Worker::start_with(&app.db, &app.sim, &env);
+
+    let b_active = wait_until(Duration::from_secs(20), || {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento \
+             WHERE id = '{b_id}' AND status = 'ativo'"
+        )) == 1
+    });
+    assert!(
+        b_active,
+        "company B's first check waited behind A's backlog"
+    );
+    let still_due = app.db.scalar(&format!(
+        "SELECT count(*) AS v FROM verificacoes_status \
+         WHERE empresa_id = '{}' AND proxima_em <= now()",
+        app.company_a
+    ));
+    assert!(
+        still_due > 90_000,
+        "A's backlog is still there: {still_due}"
+    );
+}
+
+#[test]
 fn the_scheduled_sync_refreshes_every_company_and_one_failure_does_not_stop_the_others() {
     let app = synced_with(&[("APP__WORKERS__SYNC_SECONDS", "1")]);
     // Company A (the oldest, synced first) is gone from the PGCC: its sync fails (404).
