@@ -186,22 +186,21 @@ for c in ("create_ativo", "create_pendente"):
         else:
             d = p50(c) - p50("pgcc_direct")
             tg.append((what, f"{p50(c):.2f} - {p50('pgcc_direct'):.2f} = {d:.2f} ms", met(d < 1)))
-    if c in S:
-        r = ratio(c, "c15t_record")
-        tg.append((f"{c} >= 10x c15t recording rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))
+    # "10x c15t's recording rate" was retired by issue 21 (issue 15 measured it out of reach on
+    # 2-core machines); the ratio stays in the table above, and the guard is the one below.
 for base in ("pg_create", "pg_create_net"):
     if base not in S or not S[base]["rate"]:
         continue
     for c in ("create_ativo",):
         if c in S:
             r = S[c]["rate"] / S[base]["rate"]
-            tg.append((f"{c} >= 50% of pgbench running its statements ({base})", f"ours/pgbench = {r:.0%}", met(r >= 0.5)))
+            tg.append((f"{c} >= 70% of pgbench running its statements ({base}; the guard issue 21 keeps)", f"ours/pgbench = {r:.0%}", met(r >= 0.7)))
 for lever, base in (("pg_create_inflight", "pg_create"), ("pg_create_inflight_net", "pg_create_net")):
     if lever in S and base in S:
         tg.append((f"lever: in-flight table ({lever} / {base})", ratio(lever, base), "measured"))
-if "create_ativo" in S and "pgcc_direct" in S and p50("create_ativo") is not None and p50("pgcc_direct") is not None:
-    d = p50("create_ativo") - p50("pgcc_direct")
-    tg.append(("create_ativo: overhead over the PGCC round trip < 0.5 ms (issue 15)", f"{d:.2f} ms", met(d < 0.5)))
+# "create_ativo: overhead over the PGCC round trip < 0.5 ms" (issue 15) was retired by issue 21:
+# two statements are the floor of a crash-safe creation (docs/performance.md); the < 1 ms target
+# above stays.
 if "hash" in S:
     r = ratio("hash", "c15t_read")
     tg.append(("HashConsulta >= 10x c15t read rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))

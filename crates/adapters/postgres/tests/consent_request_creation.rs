@@ -18,7 +18,7 @@ use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, PgccUseCase, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRepository, CreationRecord, CreationStart,
-    RepoError, UseCaseRepository,
+    RepoError, UnfinishedCreation, UseCaseRepository,
 };
 use postgres_adapter::schema::solicitacoes_consentimento as sc;
 use postgres_adapter::{PgConsentRequestRepository, PgPool, PgUseCaseRepository};
@@ -600,21 +600,31 @@ fn the_reconciler_claims_unfinished_creations_past_the_grace_oldest_first_with_t
         .unwrap();
     let now = t(50);
 
+    // each company's claim is its own statement: within a company, oldest attempt first
     let first = w.repo.claim_unfinished_creations(1, t(30), now).unwrap();
     let second = w.repo.claim_unfinished_creations(10, t(30), now).unwrap();
     let third = w.repo.claim_unfinished_creations(10, t(30), now).unwrap();
 
     assert_eq!(first.len(), 1);
-    assert_eq!(first[0].id, old_globex.id, "oldest attempt first");
-    assert_eq!(first[0].company_id, w.globex.company.id);
-    assert_eq!(first[0].company_cnpj, w.globex.company.cnpj);
-    assert_eq!(first[0].claimed_at, now);
+    let both: Vec<&UnfinishedCreation> = first.iter().chain(&second).collect();
+    let mut ids: Vec<Uuid> = both.iter().map(|c| c.id).collect();
+    ids.sort();
+    let mut expected = vec![old_acme.id, old_globex.id];
+    expected.sort();
     assert_eq!(
-        second.iter().map(|c| c.id).collect::<Vec<_>>(),
-        [old_acme.id],
+        ids, expected,
         "not the recent one, the confirmed one nor the cancelled one"
     );
-    assert_eq!(second[0].company_cnpj, w.acme.company.cnpj);
+    for claimed in &both {
+        let owner = if claimed.id == old_acme.id {
+            &w.acme
+        } else {
+            &w.globex
+        };
+        assert_eq!(claimed.company_id, owner.company.id);
+        assert_eq!(claimed.company_cnpj, owner.company.cnpj);
+        assert_eq!(claimed.claimed_at, now);
+    }
     assert!(third.is_empty(), "a claim waits another grace");
     assert_eq!(criacao(&w.db, old_acme.id).2, Some(now));
     assert!(w

@@ -651,13 +651,13 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
     assert_eq!(
         executions,
         [
-            ("UPDATE solicitacoes_consentimento s".to_owned(), 6),
             ("WITH devidas AS (".to_owned(), 6),
             // the expiry's events, and the use-case synchronization of the setup
             ("WITH eventos AS (".to_owned(), 7),
             ("WITH vencidas AS (".to_owned(), 6),
         ],
-        "the status claim, the reconciler's claim, the outbox, the expiry: one statement each"
+        "the status claim, the outbox, the expiry: one statement each (the reconciler finds no \
+         company with an unfinished creation, so it claims nothing)"
     );
 }
 

@@ -34,7 +34,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 39] = [
+const MIGRATION_NAMES: [&str; 44] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -70,6 +70,11 @@ const MIGRATION_NAMES: [&str; 39] = [
     "2026-11-28-002151_order_webhook_eventos_by_commit",
     "2026-11-28-002152_index_webhook_eventos_by_transaction",
     "2026-11-28-002201_schedule_status_checks",
+    "2026-11-28-002202_index_expiry_by_company",
+    "2026-11-28-002203_drop_cross_company_expiry_index",
+    "2026-11-28-002204_index_unfinished_creations_by_company",
+    "2026-11-28-002205_drop_cross_company_creation_index",
+    "2026-11-28-002206_drop_status_due_index",
     "2026-11-28-002301_park_and_cap_webhook_entregas",
     "2026-11-28-002302_index_due_webhook_entregas_by_company",
     "2026-11-28-002303_index_pending_webhook_entregas_by_url",
@@ -430,7 +435,7 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     let columns = request_columns(&mut conn);
     let indexes = request_indexes(&mut conn);
     let constraints = constraints_of(&mut conn, "solicitacoes_consentimento");
-    assert!(indexes.contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
+    assert!(indexes.contains(&"solicitacoes_consentimento_empresa_criacao_pendente_idx".to_owned()));
 
     revert_through(
         &mut conn,

@@ -11,7 +11,7 @@ use ports::{Confirmation, CreationRecord, CreationStart, RepoError, UnfinishedCr
 use uuid::Uuid;
 
 use super::sql_limit;
-use crate::conn::with_conn;
+use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{
     SolicitacaoConsentimentoRow, UnfinishedCreationRow, CRIACAO_CANCELADA, CRIACAO_CONFIRMADA,
@@ -175,11 +175,29 @@ SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada"
 }
 
 statement! {
-    /// `claim_unfinished_creations` in one statement: the subquery locks the unfinished
-    /// creations whose last attempt is at or before `attempted_before` that no other reconciler
-    /// holds (`SKIP LOCKED`), the update stamps `now` as their last attempt, and each comes back
-    /// whole (to be confirmed from its content) with its company's CNPJ.
+    /// Companies (in id order) with a creation left unfinished since before `attempted_before`:
+    /// one probe of `solicitacoes_consentimento_empresa_criacao_pendente_idx` per company.
+    struct CompaniesWithUnfinishedCreations {
+        attempted_before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT e.id FROM empresas e
+WHERE EXISTS (
+    SELECT 1 FROM solicitacoes_consentimento s
+    WHERE s.empresa_id = e.id AND s.criacao = 'em_andamento'
+      AND s.criacao_tentativa_em <= $attempted_before
+)
+ORDER BY e.id
+LIMIT $limit"
+}
+
+statement! {
+    /// `claim_unfinished_creations` for one company, in one statement: the subquery locks its
+    /// unfinished creations whose last attempt is at or before `attempted_before` that no other
+    /// reconciler holds (`SKIP LOCKED`), the update stamps `now` as their last attempt, and each
+    /// comes back whole (to be confirmed from its content) with its company's CNPJ.
     struct ClaimUnfinishedCreations {
+        empresa_id: Uuid as SqlUuid,
         now: DateTime<Utc> as Timestamptz,
         attempted_before: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
@@ -187,9 +205,10 @@ statement! {
     "UPDATE solicitacoes_consentimento s
 SET criacao_tentativa_em = $now
 FROM empresas e
-WHERE e.id = s.empresa_id AND s.id IN (
+WHERE e.id = s.empresa_id AND s.empresa_id = $empresa_id AND s.id IN (
     SELECT id FROM solicitacoes_consentimento
-    WHERE criacao = 'em_andamento' AND criacao_tentativa_em <= $attempted_before
+    WHERE empresa_id = $empresa_id AND criacao = 'em_andamento'
+      AND criacao_tentativa_em <= $attempted_before
     ORDER BY criacao_tentativa_em
     LIMIT $limit
     FOR UPDATE SKIP LOCKED
@@ -405,14 +424,35 @@ pub(super) fn claim_unfinished(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let rows = with_conn(pool, OPERATION, |conn| {
-        ClaimUnfinishedCreations {
-            now,
+    #[derive(QueryableByName)]
+    struct CompanyRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
+    // Each claim is scoped to one company (issue 21, part 3), at most what is left of `limit`.
+    let companies = with_conn(pool, OPERATION, |conn| {
+        CompaniesWithUnfinishedCreations {
             attempted_before,
             limit: sql_limit(limit),
         }
-        .load::<UnfinishedCreationRow>(conn)
+        .load::<CompanyRow>(conn)
     })?;
+    let mut rows = Vec::new();
+    for company in companies {
+        let room = limit.saturating_sub(count_u32(rows.len()));
+        if room == 0 {
+            break;
+        }
+        rows.extend(with_conn(pool, OPERATION, |conn| {
+            ClaimUnfinishedCreations {
+                empresa_id: company.id,
+                now,
+                attempted_before,
+                limit: sql_limit(room),
+            }
+            .load::<UnfinishedCreationRow>(conn)
+        })?);
+    }
     rows.into_iter()
         .map(UnfinishedCreationRow::try_into_domain)
         .collect::<anyhow::Result<_>>()

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text, Timestamptz};
+use diesel::sql_types::{BigInt, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, ConsentStatus, EventType, Reason, TransitionCause, WebhookEvent};
 use ports::RepoError;
 use uuid::Uuid;
@@ -19,12 +19,30 @@ use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as 
 use crate::PgPool;
 
 statement! {
-    /// The change of `expire_due` in one statement: lock up to `limit` non-terminal requests
-    /// whose expiry is at or before `now` (`SKIP LOCKED`: rows another transaction holds are
-    /// left for the next round), move them to `expirado` at `now`, append one history entry
-    /// each from the status they had, with cause `expiracao`, and return the updated rows (for
-    /// their events).
+    /// Companies (in id order) with a request whose expiry is at or before `now`: one probe of
+    /// `solicitacoes_consentimento_empresa_expiracao_idx` per company, never the due rows.
+    struct CompaniesWithDueExpiry {
+        now: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT e.id FROM empresas e
+WHERE EXISTS (
+    SELECT 1 FROM solicitacoes_consentimento s
+    WHERE s.empresa_id = e.id AND s.status IN ('pendente', 'ativo')
+      AND s.criacao = 'confirmada' AND s.data_expiracao_consentimento <= $now
+)
+ORDER BY e.id
+LIMIT $limit"
+}
+
+statement! {
+    /// The change of `expire_due` for one company, in one statement: lock up to `limit` of its
+    /// non-terminal requests whose expiry is at or before `now` (`SKIP LOCKED`: rows another
+    /// transaction holds are left for the next round), move them to `expirado` at `now`, append
+    /// one history entry each from the status they had, with cause `expiracao`, and return the
+    /// updated rows (for their events).
     struct ExpireDue<'a> {
+        empresa_id: Uuid as SqlUuid,
         now: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
         expirado: &'a str as Text,
@@ -32,8 +50,8 @@ statement! {
     }
     "WITH vencidas AS (
     SELECT id, status FROM solicitacoes_consentimento
-    WHERE status IN ('pendente', 'ativo') AND data_expiracao_consentimento <= $now
-      AND criacao = 'confirmada'
+    WHERE empresa_id = $empresa_id AND status IN ('pendente', 'ativo')
+      AND data_expiracao_consentimento <= $now AND criacao = 'confirmada'
     ORDER BY data_expiracao_consentimento
     LIMIT $limit
     FOR UPDATE SKIP LOCKED
@@ -41,7 +59,7 @@ statement! {
     UPDATE solicitacoes_consentimento s
     SET status = $expirado, atualizado_em = $now
     FROM vencidas v
-    WHERE s.id = v.id
+    WHERE s.empresa_id = $empresa_id AND s.id = v.id
     RETURNING s.*, v.status AS de
 ), historico AS (
     INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
@@ -135,32 +153,55 @@ pub(super) fn clear_unknown_status(
 /// history, returning the moved rows), then one `solicitacao.expirada` event per moved request,
 /// with its deliveries (one batch of the outbox). The count is the number of rows moved.
 pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+    #[derive(QueryableByName)]
+    struct CompanyRow {
+        #[diesel(sql_type = SqlUuid)]
+        id: Uuid,
+    }
     if limit == 0 {
         return Ok(0);
     }
-    let moved = with_conn(pool, "expiring consent requests", |conn| {
-        conn.transaction(|conn| {
-            let expired = ExpireDue {
-                now,
-                limit: sql_limit(limit),
-                expirado: ConsentStatus::Expired.as_str(),
-                expiracao: TransitionCause::Expiry.as_str(),
-            }
-            .load::<SolicitacaoConsentimentoRow>(conn)?;
-            let events = expired
-                .into_iter()
-                .map(|row| {
-                    let request = into_domain_in_tx(row)?;
-                    Ok(WebhookEvent::consent(
-                        EventType::RequestExpired,
-                        &request,
-                        now,
-                    ))
-                })
-                .collect::<QueryResult<Vec<_>>>()?;
-            outbox::write_events(conn, &events)?;
-            Ok(events.len())
-        })
+    // Every statement below is scoped to one company (issue 21, part 3): a transaction per
+    // company, each at most what is left of `limit`.
+    let companies = with_conn(pool, "finding companies with requests to expire", |conn| {
+        CompaniesWithDueExpiry {
+            now,
+            limit: sql_limit(limit),
+        }
+        .load::<CompanyRow>(conn)
     })?;
-    Ok(count_u32(moved))
+    let mut moved = 0u32;
+    for company in companies {
+        let room = limit - moved;
+        if room == 0 {
+            break;
+        }
+        let expired_here = with_conn(pool, "expiring consent requests", |conn| {
+            conn.transaction(|conn| {
+                let expired = ExpireDue {
+                    empresa_id: company.id,
+                    now,
+                    limit: sql_limit(room),
+                    expirado: ConsentStatus::Expired.as_str(),
+                    expiracao: TransitionCause::Expiry.as_str(),
+                }
+                .load::<SolicitacaoConsentimentoRow>(conn)?;
+                let events = expired
+                    .into_iter()
+                    .map(|row| {
+                        let request = into_domain_in_tx(row)?;
+                        Ok(WebhookEvent::consent(
+                            EventType::RequestExpired,
+                            &request,
+                            now,
+                        ))
+                    })
+                    .collect::<QueryResult<Vec<_>>>()?;
+                outbox::write_events(conn, &events)?;
+                Ok(events.len())
+            })
+        })?;
+        moved = moved.saturating_add(count_u32(expired_here));
+    }
+    Ok(moved)
 }

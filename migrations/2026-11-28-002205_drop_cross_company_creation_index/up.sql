@@ -1,0 +1,2 @@
+-- Replaced by solicitacoes_consentimento_empresa_criacao_pendente_idx.
+DROP INDEX CONCURRENTLY IF EXISTS solicitacoes_consentimento_criacao_pendente_idx;

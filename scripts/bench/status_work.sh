@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# What the status worker costs at scale with no API traffic (issue 21, part 8): for each size,
+# a throw-away cluster with that many consent requests (80% open) in the policy's steady state
+# (scripts/bench/status_work_load.sql), `consent-api worker` with only the status job (the
+# defaults: policy 300 s pending / 900 s active, 20 PGCC calls a second; batch_size 500) against
+# pgcc-sim for STATUS_WORK_SECONDS (default 60), and one line: PostgreSQL CPU seconds per minute
+# (and as a share of one core), PGCC status calls and ids per second, and the checks overdue by
+# more than one poll period at the end. The simulator does not know the loaded requests, so every
+# check finds no change: the common case, and the one whose cost must follow what is due.
+#
+#   scripts/bench/status_work.sh [SIZE ...]     (default: 100000 1000000)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/common.sh
+require psql "PostgreSQL's client (Debian: apt-get install postgresql)"
+bin=${CARGO_TARGET_DIR:-target}/${STATUS_WORK_PROFILE:-release}
+if [ "${STATUS_WORK_PROFILE:-release}" = release ]; then cargo build --release --bins --quiet; else cargo build --bins --quiet; fi
+run_seconds=${STATUS_WORK_SECONDS:-60}
+sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(100000 1000000)
+work=$(mktemp -d); dir=""; sim_pid=""; worker_pid=""
+cleanup() {
+  [ -n "$worker_pid" ] && kill "$worker_pid" 2>/dev/null || true
+  [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
+  [ -n "$dir" ] && { scripts/pg.sh stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"; }
+  rm -rf "$work"
+}
+trap cleanup EXIT
+wait_line() {
+  local file=$1 prefix=$2 i
+  for i in $(seq 1 300); do
+    if grep -q "^$prefix" "$file" 2>/dev/null; then grep -m1 "^$prefix" "$file" | sed "s|^$prefix||"; return 0; fi
+    sleep 0.1
+  done
+  echo "error: '$prefix' never printed; see $file" >&2; exit 1
+}
+proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+pg_cpu() {
+  local total child
+  total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pg_pid/stat")
+  for child in $(pgrep -P "$pg_pid"); do total=$((total + $(proc_cpu "$child"))); done
+  echo "$total"
+}
+ticks=$(getconf CLK_TCK)
+echo '{"empresas": []}' > "$work/seed.json"
+printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\n'
+for n in "${sizes[@]}"; do
+  dir=$(cluster_dir "status-work-$$-$n")
+  admin=$(scripts/pg.sh start "$dir")
+  db=${admin%/postgres}/consent_status
+  psql "$admin" -qc "CREATE DATABASE consent_status"
+  APP_ENV=development APP__DATABASE__URL="$db" "$bin/consent-api" migrate >/dev/null 2>&1
+  psql "$db" -q -v n="$n" -f scripts/bench/status_work_load.sql >/dev/null
+  open=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status")
+  pg_pid=$(head -1 "$dir/data/postmaster.pid")
+  "$bin/pgcc-sim" --port 0 --seed "$work/seed.json" > "$work/sim.out" 2> "$work/sim.log" &
+  sim_pid=$!
+  sim_url=$(wait_line "$work/sim.out" "pgcc-sim listening on ")
+  APP_ENV=development APP__DATABASE__URL="$db" APP__PGCC__BASE_URL="$sim_url" RUST_LOG=error \
+    APP__WORKERS__BATCH_SIZE=500 APP__WORKERS__EXPIRY_SECONDS=0 APP__WORKERS__SYNC_SECONDS=0 \
+    APP__WORKERS__RECONCILE_SECONDS=0 APP__WORKERS__IDEMPOTENCY_PURGE_SECONDS=0 \
+    APP__WORKERS__RETENTION_SECONDS=0 APP__WORKERS__DELIVERY_POLL_MS=0 \
+    APP__WORKERS__DISABLE_CHECK_SECONDS=0 \
+    "$bin/consent-api" worker > "$work/worker.out" 2> "$work/worker.log" &
+  worker_pid=$!
+  sleep 5 # the worker's start and first drain
+  curl -s -X DELETE "$sim_url/_sim/status-consultas" >/dev/null
+  c0=$(pg_cpu)
+  sleep "$run_seconds"
+  c1=$(pg_cpu)
+  read -r calls ids < <(curl -s "$sim_url/_sim/status-chamadas" |
+    python3 -c 'import json,sys; c=json.load(sys.stdin); print(len(c), sum(x["ids"] for x in c))')
+  overdue=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status WHERE proxima_em < now() - interval '30 seconds'")
+  kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true; worker_pid=""
+  kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true; sim_pid=""
+  scripts/pg.sh stop "$dir" >/dev/null; rm -rf "$dir"; dir=""
+  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" <<'PY'
+import sys
+n, opn, c0, c1, ticks, secs, calls, ids, overdue = sys.argv[1:]
+cpu = (int(c1) - int(c0)) / int(ticks)
+secs = float(secs)
+print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}")
+PY
+done
