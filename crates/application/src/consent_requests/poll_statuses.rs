@@ -100,6 +100,9 @@ pub struct PollReport {
     pub closed: u32,
     /// Checks were due but the PGCC budget had no call left: ask again after this long.
     pub throttled: Option<std::time::Duration>,
+    /// More checks may be due now: the call was full, or companies with due checks were left
+    /// for the next call's turn.
+    pub more_due: bool,
 }
 
 /// The longest a request the PGCC keeps answering an unknown status for waits between checks.
@@ -170,7 +173,7 @@ impl PollConsentStatuses {
     /// ends). Log lines carry ids and statuses only, never personal data.
     pub fn run_once(&self) -> Result<PollReport, PollError> {
         let now = self.clock.now();
-        let companies = self.companies_in_turn(now)?;
+        let (companies, reached_end) = self.companies_in_turn(now)?;
         if companies.is_empty() {
             return Ok(PollReport::default());
         }
@@ -181,6 +184,10 @@ impl PollConsentStatuses {
             });
         }
         let claimed = self.claim_in_turns(&companies, now)?;
+        // A full call may leave more due; so may companies this call's turn did not reach. A
+        // call that is neither ends the drain: what falls due meanwhile waits for the next poll,
+        // in full calls, instead of a stream of small ones.
+        let more_due = claimed.len() >= self.policy.ids_per_call as usize || !reached_end;
         if let Some(last) = companies.last() {
             *self.last_company.lock().unwrap_or_else(|p| p.into_inner()) = Some(*last);
         }
@@ -205,6 +212,7 @@ impl PollConsentStatuses {
             self.consent_requests.schedule_status_checks(&schedules)?;
             return Ok(PollReport {
                 closed,
+                more_due,
                 ..PollReport::default()
             });
         }
@@ -228,6 +236,7 @@ impl PollConsentStatuses {
         let mut report = PollReport {
             checked: u32::try_from(open.len()).unwrap_or(u32::MAX),
             closed,
+            more_due,
             ..PollReport::default()
         };
         for item in &open {
@@ -326,12 +335,16 @@ impl PollConsentStatuses {
     /// The companies with due checks this call serves (at most `ids_per_call / MIN_SHARE`, at
     /// least one), starting after the last one served and wrapping around: every company with
     /// due checks is served within `companies / (ids_per_call / MIN_SHARE)` calls.
-    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<Vec<CompanyId>, RepoError> {
+    ///
+    /// Also answers whether the turn reached the end of the companies (this call served the
+    /// last of them, or wrapped around): until it does, companies may be waiting.
+    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<(Vec<CompanyId>, bool), RepoError> {
         let limit = (self.policy.ids_per_call / MIN_SHARE).max(1);
         let after = *self.last_company.lock().unwrap_or_else(|p| p.into_inner());
         let mut companies = self
             .consent_requests
             .companies_with_due_status_checks(now, after, limit)?;
+        let reached_end = u32::try_from(companies.len()).unwrap_or(limit) < limit;
         if let Some(after) = after {
             let room = limit.saturating_sub(u32::try_from(companies.len()).unwrap_or(limit));
             if room > 0 {
@@ -341,7 +354,7 @@ impl PollConsentStatuses {
                 companies.extend(wrapped.into_iter().filter(|c| *c <= after));
             }
         }
-        Ok(companies)
+        Ok((companies, reached_end))
     }
 
     /// Claims up to `ids_per_call` due checks among `companies`: an equal share each, then what
@@ -634,6 +647,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         // one call; the companies' checks come in turns, so in no particular order
@@ -738,6 +752,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -790,6 +805,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         let transitions = transitions.lock().unwrap();
@@ -827,6 +843,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
@@ -861,6 +878,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -898,6 +916,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 2);
@@ -993,6 +1012,7 @@ mod tests {
                 failed: 1,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 3, "all three were tried");
@@ -1038,6 +1058,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
+                more_due: true,
             }
         );
         let moved: Vec<_> = transitions

@@ -65,7 +65,7 @@ impl Job for StatusPollJob {
         }
         Ok(match report.throttled {
             Some(wait) => Outcome::Throttled(wait),
-            None => more_if(report.checked + report.closed > 0),
+            None => more_if(report.more_due),
         })
     }
 }
