@@ -11,8 +11,9 @@ use crate::lifecycle::{create, synced_with};
 
 const NO_WORKERS_IN_API: &[(&str, &str)] = &[("APP__WORKERS__RUN_IN_SERVE", "false")];
 
-#[test]
-fn two_worker_processes_never_check_the_same_request_twice() {
+/// An API without workers, and 60 pending requests of company A that their subjects accepted on
+/// the PGCC (the simulator's status counts reset): each due for its first check.
+fn sixty_accepted_on_the_pgcc() -> (TestApp, Vec<(String, String)>) {
     let app = synced_with(NO_WORKERS_IN_API);
     let created: Vec<(String, String)> = (0..60)
         .map(|_| create(&app.a, PENDENTE, &pending_body()))
@@ -29,6 +30,12 @@ fn two_worker_processes_never_check_the_same_request_twice() {
         app.sim_admin.delete("/_sim/status-consultas").status / 100,
         2
     );
+    (app, created)
+}
+
+#[test]
+fn two_worker_processes_never_check_the_same_request_twice() {
+    let (app, created) = sixty_accepted_on_the_pgcc();
 
     // One round each (the next is an hour away), small batches so the two interleave.
     let env = [
@@ -66,22 +73,7 @@ fn two_worker_processes_never_check_the_same_request_twice() {
 
 #[test]
 fn two_worker_processes_share_one_budget_of_pgcc_status_calls() {
-    let app = synced_with(NO_WORKERS_IN_API);
-    let created: Vec<(String, String)> = (0..60)
-        .map(|_| create(&app.a, PENDENTE, &pending_body()))
-        .collect();
-    for (_, pgcc_id) in &created {
-        assert_eq!(
-            app.sim_admin
-                .post_empty(&format!("/_sim/solicitacoes/{pgcc_id}/aceitar"))
-                .status,
-            200
-        );
-    }
-    assert_eq!(
-        app.sim_admin.delete("/_sim/status-consultas").status / 100,
-        2
-    );
+    let (app, created) = sixty_accepted_on_the_pgcc();
 
     // 60 first checks of 5 ids a call: 12 calls, at 2 a second for both workers together
     let env = [

@@ -10,7 +10,7 @@ use domain::{Cnpj, CompanyId, ConsentRequest, EventType, WebhookEvent};
 use ports::{Confirmation, CreationRecord, CreationStart, RepoError, UnfinishedCreation};
 use uuid::Uuid;
 
-use super::sql_limit;
+use super::{sql_limit, CompanyIdRow};
 use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{
@@ -424,18 +424,13 @@ pub(super) fn claim_unfinished(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    #[derive(QueryableByName)]
-    struct CompanyRow {
-        #[diesel(sql_type = SqlUuid)]
-        id: Uuid,
-    }
     // Each claim is scoped to one company (issue 21, part 3), at most what is left of `limit`.
     let companies = with_conn(pool, OPERATION, |conn| {
         CompaniesWithUnfinishedCreations {
             attempted_before,
             limit: sql_limit(limit),
         }
-        .load::<CompanyRow>(conn)
+        .load::<CompanyIdRow>(conn)
     })?;
     let mut rows = Vec::new();
     for company in companies {

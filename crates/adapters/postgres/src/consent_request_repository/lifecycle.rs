@@ -10,7 +10,7 @@ use domain::{CompanyId, ConsentStatus, EventType, Reason, TransitionCause, Webho
 use ports::RepoError;
 use uuid::Uuid;
 
-use super::{into_domain_in_tx, sql_limit};
+use super::{into_domain_in_tx, sql_limit, CompanyIdRow};
 use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, CRIACAO_CONFIRMADA};
@@ -153,11 +153,6 @@ pub(super) fn clear_unknown_status(
 /// history, returning the moved rows), then one `solicitacao.expirada` event per moved request,
 /// with its deliveries (one batch of the outbox). The count is the number of rows moved.
 pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
-    #[derive(QueryableByName)]
-    struct CompanyRow {
-        #[diesel(sql_type = SqlUuid)]
-        id: Uuid,
-    }
     if limit == 0 {
         return Ok(0);
     }
@@ -168,7 +163,7 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
             now,
             limit: sql_limit(limit),
         }
-        .load::<CompanyRow>(conn)
+        .load::<CompanyIdRow>(conn)
     })?;
     let mut moved = 0u32;
     for company in companies {

@@ -208,6 +208,14 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     }
 }
 
+/// A company id, as the statements that find companies with due work (status checks,
+/// expiries, unfinished creations) answer it.
+#[derive(diesel::QueryableByName)]
+struct CompanyIdRow {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    id: Uuid,
+}
+
 /// A limit from the port as SQL's `bigint`.
 fn sql_limit(limit: u32) -> i64 {
     i64::from(limit)

@@ -12,7 +12,7 @@ use domain::{CompanyId, ConsentStatus};
 use ports::{RepoError, StatusCheckItem, StatusCheckSchedule};
 use uuid::Uuid;
 
-use super::sql_limit;
+use super::{sql_limit, CompanyIdRow};
 use crate::conn::with_conn;
 use crate::fixed_sql::statement;
 use crate::schema::solicitacoes_consentimento as sc;
@@ -101,12 +101,6 @@ WHERE empresa_id = $empresa_id AND solicitacao_id = $id"
 }
 
 #[derive(QueryableByName)]
-struct CompanyRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-}
-
-#[derive(QueryableByName)]
 struct ClaimedRow {
     #[diesel(sql_type = SqlUuid)]
     id: Uuid,
@@ -155,7 +149,7 @@ pub(super) fn companies_with_due(
             after: after.map_or(Uuid::nil(), |c| c.0),
             limit: sql_limit(limit),
         }
-        .load::<CompanyRow>(conn)
+        .load::<CompanyIdRow>(conn)
     })?;
     Ok(rows.into_iter().map(|r| CompanyId(r.id)).collect())
 }
