@@ -53,6 +53,11 @@ WITH confirmada AS (
     WHERE id = :id AND empresa_id = :emp AND criacao IN ('em_andamento', 'cancelada')
       AND hash = :hash AND status = :status AND atualizado_em = :ts
     RETURNING id, empresa_id, status, criado_em
+), agendada AS (
+    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
+    SELECT empresa_id, id, :ts FROM confirmada
+    WHERE status IN ('pendente', 'ativo')
+    ON CONFLICT DO NOTHING
 ), eventos AS (
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
     SELECT :ev, empresa_id, :tipo_evento, :payload, :ts FROM confirmada

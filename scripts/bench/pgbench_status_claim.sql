@@ -1,3 +1,6 @@
+-- NOTE (issue 21): this is the status claim as it was before the schedule moved to
+-- verificacoes_status; kept so make bench can still show what the old claim cost. The worker's
+-- cost now is measured by scripts/bench/status_work.sh (docs/scaling.md).
 -- The status worker's claim (CLAIM_FOR_STATUS_CHECK in
 -- crates/adapters/postgres/src/consent_request_repository.rs, same text, prepared): lock up to
 -- :lim due open requests and push their next check. Every open request is claimed once per

@@ -35,10 +35,22 @@ SELECT id, CASE status WHEN 'recusado' THEN 'pendente' ELSE 'ativo' END, status,
        CASE status WHEN 'recusado' THEN 'pgcc' ELSE 'expiracao' END
 FROM solicitacoes_consentimento
 WHERE status IN ('recusado', 'expirado') AND criado_em >= timestamptz '@BASE@' + @START@ * interval '1 ms';
+-- The status worker's schedule (issue 21): each open request of this load, in the policy's steady
+-- state (active ones due over the next 900 s, pending ones over the next 300 s), as the service
+-- keeps it; the request path's writes then maintain a table of the real size.
+INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em, intervalo_segundos)
+SELECT empresa_id, id,
+       now() + random() * CASE WHEN status = 'ativo' THEN interval '900 s' ELSE interval '300 s' END,
+       CASE WHEN status = 'ativo' THEN 900 ELSE 300 END
+FROM solicitacoes_consentimento
+WHERE status IN ('ativo', 'pendente') AND criacao = 'confirmada'
+  AND criado_em >= timestamptz '@BASE@' + @START@ * interval '1 ms'
+ON CONFLICT DO NOTHING;
 SELECT ddl FROM bench_ddl ORDER BY ord \gexec
 DROP TABLE bench_ddl;
 VACUUM ANALYZE solicitacoes_consentimento;
 VACUUM ANALYZE solicitacoes_historico;
+VACUUM ANALYZE verificacoes_status;
 -- Write the load's dirty pages now, not during the measurements (a checkpoint triggered by the
 -- load's WAL would otherwise run under them: the 10^6 step measured slower than 10^7 without it).
 CHECKPOINT;
