@@ -25,6 +25,7 @@
 # Not part of `make test` nor CI. Everything listens on 127.0.0.1.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/bench/measure.sh"
 root=$(repo_root)
 cd "$root"
 require cargo "install Rust (https://rustup.rs)"
@@ -85,14 +86,6 @@ export APP__RATE_LIMIT__PER_SECOND=1000000 APP__RATE_LIMIT__BURST=1000000
 "$bin/consent-api" migrate >/dev/null 2>&1
 sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db_url" -q -v ON_ERROR_STOP=1
 
-wait_line() {
-  local file=$1 prefix=$2 i
-  for i in $(seq 1 300); do
-    if grep -q "^$prefix" "$file" 2>/dev/null; then grep -m1 "^$prefix" "$file" | sed "s|^$prefix||"; return 0; fi
-    sleep 0.1
-  done
-  echo "error: '$prefix' never printed; see $file" >&2; exit 1
-}
 "$bin/pgcc-sim" --port 0 --seed "$work/seed.json" > "$work/sim.out" 2> "$work/pgcc-sim.log" &
 sim_pid=$!
 sim_url=$(wait_line "$work/sim.out" "pgcc-sim listening on ")
@@ -104,13 +97,6 @@ start_api() {
 }
 pg_pid=$(head -1 "$dir/data/postmaster.pid")
 ticks=$(getconf CLK_TCK)
-proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-pg_cpu() {
-  local total child
-  total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pg_pid/stat")
-  for child in $(pgrep -P "$pg_pid"); do total=$((total + $(proc_cpu "$child"))); done
-  echo "$total"
-}
 
 # measure SIZE NAME KIND ARGS...: one run (wrk or loadgen at $BENCH_RATE), one line of results.tsv.
 measure() {

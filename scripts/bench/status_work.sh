@@ -12,6 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/common.sh
+source scripts/bench/measure.sh
 require psql "PostgreSQL's client (Debian: apt-get install postgresql)"
 bin=${CARGO_TARGET_DIR:-target}/${STATUS_WORK_PROFILE:-release}
 if [ "${STATUS_WORK_PROFILE:-release}" = release ]; then cargo build --release --bins --quiet; else cargo build --bins --quiet; fi
@@ -25,21 +26,6 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-wait_line() {
-  local file=$1 prefix=$2 i
-  for i in $(seq 1 300); do
-    if grep -q "^$prefix" "$file" 2>/dev/null; then grep -m1 "^$prefix" "$file" | sed "s|^$prefix||"; return 0; fi
-    sleep 0.1
-  done
-  echo "error: '$prefix' never printed; see $file" >&2; exit 1
-}
-proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-pg_cpu() {
-  local total child
-  total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pg_pid/stat")
-  for child in $(pgrep -P "$pg_pid"); do total=$((total + $(proc_cpu "$child"))); done
-  echo "$total"
-}
 ticks=$(getconf CLK_TCK)
 echo '{"empresas": []}' > "$work/seed.json"
 printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\n'
