@@ -23,9 +23,9 @@ pub trait CompanyRepository: Send + Sync {
     fn list(&self) -> Result<Vec<Company>, RepoError>;
 
     /// Claims one company whose scheduled synchronization is due at `now` (longest due first)
-    /// and makes it due again at `next`, in one statement that skips companies another process
-    /// is claiming: however many processes run the schedule, each company is claimed once until
-    /// `next`. `None` when no company is due.
+    /// and makes it due again at `next`, within that company's row: however many processes run
+    /// the schedule, each company is claimed once until `next`. `None` when no company is due
+    /// (or the due ones are being claimed by other processes).
     fn claim_due_sync(
         &self,
         now: DateTime<Utc>,

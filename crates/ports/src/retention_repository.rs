@@ -1,7 +1,7 @@
 //! Retention: what the purge worker deletes or blanks once it is old enough (docs/security.md,
-//! "Retention"). Every operation spans companies and handles at most `limit` rows in one
-//! transaction, so a large backlog never holds locks long; the caller repeats it until it
-//! returns less than `limit`.
+//! "Retention"). Every operation handles at most `limit` rows, company by company (each
+//! company's batch its own short transaction, never a lock across companies), reading only rows
+//! it can purge; the caller repeats it until it returns less than `limit`.
 
 use chrono::{DateTime, Utc};
 
@@ -10,13 +10,15 @@ use crate::RepoError;
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait RetentionRepository: Send + Sync {
     /// Deletes up to `limit` webhook deliveries in a final state (`entregue`, `falhou`,
-    /// `cancelada`) last changed before `before`, with their attempts; returns how many
-    /// deliveries. Pending deliveries are never touched.
+    /// `cancelada`) last changed before `before`, with their attempts, and their events once no
+    /// delivery of them is left; returns how many deliveries. Pending deliveries are never
+    /// touched.
     fn purge_webhook_deliveries(&self, before: DateTime<Utc>, limit: u32)
         -> Result<u32, RepoError>;
 
-    /// Deletes up to `limit` webhook events created before `before` that have no delivery left
-    /// (so never one still pending); returns how many.
+    /// Deletes up to `limit` webhook events created before `before` that never had a delivery;
+    /// returns how many. An event with deliveries goes with its last one, in
+    /// [`RetentionRepository::purge_webhook_deliveries`] (not counted here).
     fn purge_webhook_events(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError>;
 
     /// Blanks the personal data (CPF, proof of collection, the hash derived from them) of up to

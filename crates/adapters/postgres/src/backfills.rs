@@ -52,6 +52,10 @@ pub const BACKFILLS: &[Backfill] = &[
         name: "verificacoes_status",
         run_batch: schedule_open_requests,
     },
+    Backfill {
+        name: "eventos_sem_entregas",
+        run_batch: mark_events_without_deliveries,
+    },
 ];
 
 /// What one backfill did in a run.
@@ -245,6 +249,40 @@ fn schedule_open_requests(
              FROM lote \
              WHERE status IN ('pendente', 'ativo') AND criacao = 'confirmada' \
              ON CONFLICT DO NOTHING \
+             RETURNING 1 \
+         ) \
+         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
+                (SELECT count(*) FROM feitos) AS touched",
+    )
+    .bind::<Nullable<Text>, _>(after)
+    .bind::<BigInt, _>(limit)
+    .get_result::<BatchRow>(conn)?;
+    Ok(Batch {
+        touched: row.touched as u64,
+        last_key: row.last_key,
+    })
+}
+
+/// `eventos_sem_entregas` (migration `mark_webhook_eventos_without_deliveries`): marks the
+/// events written before it that have no delivery, so the per-company event purge (which reads
+/// only marked events) finds them. Keyset by id; a marked event is left as it is. An event with
+/// deliveries needs no mark: it goes with its last delivery. Until this has run, unmarked old
+/// events are only kept longer, never lost or sent twice.
+fn mark_events_without_deliveries(
+    conn: &mut PgConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    let row = diesel::sql_query(
+        "WITH lote AS ( \
+             SELECT id, empresa_id FROM webhook_eventos \
+             WHERE $1::uuid IS NULL OR id > $1::uuid \
+             ORDER BY id LIMIT $2 \
+         ), feitos AS ( \
+             UPDATE webhook_eventos ev SET sem_entregas = true \
+             FROM lote \
+             WHERE ev.empresa_id = lote.empresa_id AND ev.id = lote.id AND NOT ev.sem_entregas \
+               AND NOT EXISTS (SELECT 1 FROM webhook_entregas d WHERE d.evento_id = ev.id) \
              RETURNING 1 \
          ) \
          SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \

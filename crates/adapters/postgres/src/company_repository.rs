@@ -1,12 +1,15 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
-use diesel::sql_types::Timestamptz;
+use diesel::sql_types::{BigInt, Timestamptz, Uuid as SqlUuid};
 use domain::{Company, CompanyId};
 use ports::{CompanyRepository, CreateCompanyError, RepoError};
+use uuid::Uuid;
 
 use crate::conn::{checkout, query_error, with_conn};
+use crate::fixed_sql::statement;
 use crate::models::{EmpresaRow, NewEmpresa};
+use crate::per_company::CompanyIdRow;
 use crate::schema::empresas;
 use crate::PgPool;
 
@@ -57,6 +60,13 @@ impl CompanyRepository for PgCompanyRepository {
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
     }
 
+    /// Within one company at a time (issue 21, part 3): [`DueSyncs`] reads the longest-due
+    /// companies without locking them, then [`ClaimSync`] takes the first one whose schedule is
+    /// still due when its row is updated. Two processes that read the same candidate both update
+    /// its row: the second waits for the first's commit, finds `proxima_em` moved past `now`
+    /// and changes nothing, so it tries its next candidate. `None` when no candidate could be
+    /// claimed (none due, or every one read was taken by another process meanwhile: they are
+    /// being synchronized).
     fn claim_due_sync(
         &self,
         now: DateTime<Utc>,
@@ -64,25 +74,24 @@ impl CompanyRepository for PgCompanyRepository {
     ) -> Result<Option<Company>, RepoError> {
         const OPERATION: &str = "claiming a company's scheduled synchronization";
         let row = with_conn(&self.pool, OPERATION, |conn| {
-            // The row lock of the inner SELECT (skipping rows another process holds) and the
-            // re-check of `proxima_em` on the committed version make the claim exclusive.
-            diesel::sql_query(
-                "WITH reivindicada AS ( \
-                     UPDATE agenda_sincronizacao SET proxima_em = $2 \
-                     WHERE empresa_id = ( \
-                         SELECT empresa_id FROM agenda_sincronizacao \
-                         WHERE proxima_em <= $1 \
-                         ORDER BY proxima_em, empresa_id \
-                         LIMIT 1 FOR UPDATE SKIP LOCKED) \
-                       AND proxima_em <= $1 \
-                     RETURNING empresa_id) \
-                 SELECT e.id, e.nome, e.cnpj, e.criado_em \
-                 FROM empresas e JOIN reivindicada r ON r.empresa_id = e.id",
-            )
-            .bind::<Timestamptz, _>(now)
-            .bind::<Timestamptz, _>(next)
-            .get_result::<EmpresaRow>(conn)
-            .optional()
+            let candidates = DueSyncs {
+                now,
+                limit: SYNC_CANDIDATES,
+            }
+            .load::<CompanyIdRow>(conn)?;
+            for candidate in candidates {
+                let claimed = ClaimSync {
+                    empresa_id: candidate.id,
+                    now,
+                    next,
+                }
+                .get_result::<EmpresaRow>(conn)
+                .optional()?;
+                if claimed.is_some() {
+                    return Ok(claimed);
+                }
+            }
+            Ok(None)
         })?;
         row.map(EmpresaRow::try_into_domain)
             .transpose()
@@ -102,4 +111,38 @@ impl CompanyRepository for PgCompanyRepository {
             .collect::<anyhow::Result<_>>()
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
     }
+}
+
+/// How many due companies one claim reads: enough that a few processes claiming at once still
+/// find one left each.
+const SYNC_CANDIDATES: i64 = 16;
+
+statement! {
+    /// The companies whose scheduled synchronization is due at `now`, longest due first (along
+    /// the schedule's index on `proxima_em`), read without locks.
+    struct DueSyncs {
+        now: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT empresa_id AS id FROM agenda_sincronizacao
+WHERE proxima_em <= $now
+ORDER BY proxima_em, empresa_id
+LIMIT $limit"
+}
+
+statement! {
+    /// Claims the company's synchronization if it is still due at `now` (re-checked on the row's
+    /// latest version under its lock), making it due again at `next`; answers the company.
+    struct ClaimSync {
+        empresa_id: Uuid as SqlUuid,
+        now: DateTime<Utc> as Timestamptz,
+        next: DateTime<Utc> as Timestamptz,
+    }
+    "WITH reivindicada AS (
+    UPDATE agenda_sincronizacao SET proxima_em = $next
+    WHERE empresa_id = $empresa_id AND proxima_em <= $now
+    RETURNING empresa_id
+)
+SELECT e.id, e.nome, e.cnpj, e.criado_em
+FROM empresas e JOIN reivindicada r ON r.empresa_id = e.id"
 }

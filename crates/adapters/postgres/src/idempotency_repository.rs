@@ -1,31 +1,55 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{BigInt, Timestamptz};
+use diesel::sql_types::{BigInt, Timestamptz, Uuid as SqlUuid};
 use domain::CompanyId;
 use ports::{IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError, StoredOutcome};
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
+use crate::fixed_sql::statement;
 use crate::models::chave_idempotencia::{ESTADO_CONCLUIDA, ESTADO_EM_ANDAMENTO};
 use crate::models::{ChaveIdempotenciaRow, NewChaveIdempotencia};
+use crate::per_company::{share_among, CompanyIdRow};
 use crate::schema::chaves_idempotencia as ci;
 use crate::PgPool;
 
-/// One batch of the purge: $1 created before, $2 batch size. The keys are picked along the
-/// index on `criado_em`; a key locked by a running request is skipped (purged next round).
-const PURGE: &str = "\
-DELETE FROM chaves_idempotencia
-WHERE (empresa_id, chave) IN (
-    SELECT empresa_id, chave FROM chaves_idempotencia
-    WHERE criado_em < $1
-    ORDER BY criado_em
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-)";
+statement! {
+    /// Companies (in id order) with a key created before `before`: one probe of
+    /// `chaves_idempotencia_empresa_criado_em_idx` each.
+    struct CompaniesWithOldKeys {
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT e.id FROM empresas e
+WHERE EXISTS (
+    SELECT 1 FROM chaves_idempotencia k WHERE k.empresa_id = e.id AND k.criado_em < $before
+)
+ORDER BY e.id
+LIMIT $limit"
+}
 
-/// [`IdempotencyRepository`] on `chaves_idempotencia`; every operation but the purge filters by
-/// `empresa_id`.
+statement! {
+    /// One batch of the purge within one company: its keys created before `before`, oldest
+    /// first along `chaves_idempotencia_empresa_criado_em_idx`; a key locked by a running request
+    /// is skipped (purged next round).
+    struct PurgeKeys {
+        empresa_id: Uuid as SqlUuid,
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "DELETE FROM chaves_idempotencia
+WHERE empresa_id = $empresa_id AND chave IN (
+    SELECT chave FROM chaves_idempotencia
+    WHERE empresa_id = $empresa_id AND criado_em < $before
+    ORDER BY criado_em
+    LIMIT $limit
+    FOR UPDATE SKIP LOCKED
+)"
+}
+
+/// [`IdempotencyRepository`] on `chaves_idempotencia`; every operation filters by `empresa_id`
+/// (the purge finds the companies with old keys first, then purges each one's).
 #[derive(Clone)]
 pub struct PgIdempotencyRepository {
     pool: PgPool,
@@ -172,17 +196,32 @@ impl IdempotencyRepository for PgIdempotencyRepository {
         Ok(changed == 1)
     }
 
-    /// See [`PURGE`].
+    /// Per company: [`CompaniesWithOldKeys`], then [`PurgeKeys`] with what is left of `limit`.
     fn purge_created_before(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);
         }
-        let deleted = with_conn(&self.pool, "purging idempotency keys", |conn| {
-            diesel::sql_query(PURGE)
-                .bind::<Timestamptz, _>(before)
-                .bind::<BigInt, _>(i64::from(limit))
+        let companies = with_conn(
+            &self.pool,
+            "finding companies with old idempotency keys",
+            |conn| {
+                CompaniesWithOldKeys {
+                    before,
+                    limit: i64::from(limit),
+                }
+                .load::<CompanyIdRow>(conn)
+            },
+        )?;
+        share_among(companies, limit, |empresa_id, room| {
+            let deleted = with_conn(&self.pool, "purging idempotency keys", |conn| {
+                PurgeKeys {
+                    empresa_id,
+                    before,
+                    limit: i64::from(room),
+                }
                 .execute(conn)
-        })?;
-        Ok(count_u32(deleted))
+            })?;
+            Ok(count_u32(deleted))
+        })
     }
 }

@@ -33,6 +33,7 @@ mod fixed_sql;
 mod migrations;
 mod operations;
 mod outbox;
+mod per_company;
 mod pgcc_call_budget;
 mod pool;
 mod releasing_pgcc;

@@ -15,23 +15,55 @@ use uuid::Uuid;
 
 use crate::fixed_sql::statement;
 
+/// The condition under which the webhook URL `u` takes an event of company `$empresa` and type
+/// `$tipo` (SQL expressions): neither removed nor disabled, and taking every type (`eventos`
+/// NULL) or that one. One definition for the deliveries written ([`deliveries_of_eventos`]) and
+/// the events marked as having none ([`sem_entregas`]).
+macro_rules! url_takes {
+    ($empresa:literal, $tipo:literal) => {
+        concat!(
+            "u.empresa_id = ",
+            $empresa,
+            " AND u.removido_em IS NULL AND u.desativado_em IS NULL AND (u.eventos IS NULL OR ",
+            $tipo,
+            " = ANY (u.eventos))"
+        )
+    };
+}
+pub(crate) use url_takes;
+
+/// `webhook_eventos.sem_entregas` of an event of company `$empresa` and type `$tipo`, written
+/// in the statement that writes its deliveries: true when no URL takes it, so none is written.
+/// Both read the URLs in the statement's one snapshot, so the mark and the deliveries agree. The
+/// event purge reads only marked events; an event with deliveries goes with its last one.
+macro_rules! sem_entregas {
+    ($empresa:literal, $tipo:literal) => {
+        concat!(
+            "NOT EXISTS (SELECT 1 FROM webhook_urls u WHERE ",
+            crate::outbox::url_takes!($empresa, $tipo),
+            ")"
+        )
+    };
+}
+pub(crate) use sem_entregas;
+
 /// The deliveries of the events of a CTE named `eventos` (columns `id`, `empresa_id`, `tipo`,
-/// `criado_em`): one `pendente` delivery per webhook URL of the event's company that is neither
-/// removed nor disabled and takes the event's type (`eventos` NULL: every type; otherwise the
-/// listed ones), due at once (at the event's timestamp), created and updated at the
+/// `criado_em`): one `pendente` delivery per webhook URL of the event's company that takes it
+/// ([`url_takes`]), due at once (at the event's timestamp), created and updated at the
 /// event's timestamp. The URLs are read without locking them: a URL removed concurrently may
 /// still get a delivery, which stays pending and is never claimed (the claim skips removed and
 /// disabled URLs). One definition for every statement that writes events.
 macro_rules! deliveries_of_eventos {
     () => {
-        "INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
+        concat!(
+            "INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
                                       tentativas, proxima_tentativa_em, criado_em, atualizado_em)
 SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
        e.criado_em, e.criado_em, e.criado_em
 FROM eventos e
-JOIN webhook_urls u ON u.empresa_id = e.empresa_id
-WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
-  AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))"
+JOIN webhook_urls u ON ",
+            crate::outbox::url_takes!("e.empresa_id", "e.tipo")
+        )
     };
 }
 pub(crate) use deliveries_of_eventos;
@@ -49,9 +81,12 @@ statement! {
     }
     concat!(
         "WITH eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-    SELECT * FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
-                         $timestamps::timestamptz[])
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, sem_entregas)
+    SELECT n.*, ",
+        sem_entregas!("n.empresa_id", "n.tipo"),
+        "
+    FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
+                $timestamps::timestamptz[]) AS n (id, empresa_id, tipo, payload, criado_em)
     RETURNING id, empresa_id, tipo, criado_em
 )
 ",

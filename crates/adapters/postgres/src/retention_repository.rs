@@ -1,62 +1,193 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Timestamptz, Uuid as SqlUuid};
 use ports::{RepoError, RetentionRepository};
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
-use crate::models::webhook_entrega::status;
-use crate::schema::{webhook_entregas as we, webhook_tentativas as wt};
+use crate::fixed_sql::statement;
+use crate::per_company::{share_among, CompanyIdRow};
 use crate::PgPool;
 
-/// The batch is chosen in a `MATERIALIZED` CTE, evaluated once: as `IN (subquery)` the planner
-/// may rescan the subquery, and each rescan skips the rows the statement already changed and
-/// takes `LIMIT` more (measured: a batch of 2 blanked 5).
-///
-/// `purge_webhook_events` in one statement: $1 the cutoff, $2 the batch. Events older than the
-/// cutoff with no delivery left (read through the unique key `(evento_id, webhook_url_id)`),
-/// oldest first along `webhook_eventos_criado_em_idx`, skipping rows another purge holds. No
-/// delivery is ever added to an existing event (deliveries are written with their event), so
-/// an event found without deliveries stays so.
-const PURGE_EVENTS: &str = "\
-WITH alvo AS MATERIALIZED (
-    SELECT ev.id
-    FROM webhook_eventos ev
-    WHERE ev.criado_em < $1
-      AND NOT EXISTS (SELECT 1 FROM webhook_entregas e WHERE e.evento_id = ev.id)
-    ORDER BY ev.criado_em
-    LIMIT $2
+// Every purge runs within one company (issue 21, part 3): the companies with something to purge
+// are found by one probe of a per-company partial index each, then each company's rows are
+// read along the same index, only the rows that can go. The cost of a call follows the
+// companies and the rows purged, never the rows that must stay (a million deliveries stuck
+// pending, or the events they hold).
+
+statement! {
+    /// Companies (in id order) with a final delivery last changed before `before`: one probe of
+    /// `webhook_entregas_empresa_finais_idx` each.
+    struct CompaniesWithOldDeliveries {
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT e.id FROM empresas e
+WHERE EXISTS (
+    SELECT 1 FROM webhook_entregas d
+    WHERE d.empresa_id = e.id AND d.status <> 'pendente' AND d.atualizado_em < $before
+)
+ORDER BY e.id
+LIMIT $limit"
+}
+
+statement! {
+    /// One company's final deliveries last changed before `before`, oldest first along
+    /// `webhook_entregas_empresa_finais_idx`, locked (`SKIP LOCKED`: a delivery replayed or
+    /// purged by another process meanwhile is left alone; the lock re-checks the status, so a
+    /// replayed one, pending again, is not taken). Answers the ids and their events.
+    struct LockOldDeliveries {
+        empresa_id: Uuid as SqlUuid,
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT id, evento_id FROM webhook_entregas
+WHERE empresa_id = $empresa_id AND status <> 'pendente' AND atualizado_em < $before
+ORDER BY atualizado_em
+LIMIT $limit
+FOR UPDATE SKIP LOCKED"
+}
+
+statement! {
+    /// Deletes the deliveries `ids` of the company (locked by [`LockOldDeliveries`]; their
+    /// attempts gone first: [`DeleteAttempts`]).
+    struct DeleteDeliveries {
+        ids: Vec<Uuid> as Array<SqlUuid>,
+        empresa_id: Uuid as SqlUuid,
+    }
+    "DELETE FROM webhook_entregas WHERE empresa_id = $empresa_id AND id = ANY ($ids)"
+}
+
+statement! {
+    /// Deletes the attempts of the deliveries `ids` (locked by [`LockOldDeliveries`]), before
+    /// the deliveries they reference.
+    struct DeleteAttempts {
+        ids: Vec<Uuid> as Array<SqlUuid>,
+    }
+    "DELETE FROM webhook_tentativas WHERE entrega_id = ANY ($ids)"
+}
+
+statement! {
+    /// Locks the company's events `ids` (in id order, so two purges lock them in the same order
+    /// and never deadlock). A purge that deleted another delivery of one of them waits here for
+    /// the other purge's commit; the next statement then sees both deletions (READ COMMITTED
+    /// takes a new snapshot per statement), so the event's last delivery is never taken by two
+    /// purges that each still see the other's.
+    struct LockEvents {
+        ids: Vec<Uuid> as Array<SqlUuid>,
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT id FROM webhook_eventos
+WHERE empresa_id = $empresa_id AND id = ANY ($ids)
+ORDER BY id
+FOR UPDATE"
+}
+
+statement! {
+    /// Deletes the company's events `ids` that no delivery holds any more. Each was created
+    /// before its delivery was last changed, so before the cutoff too.
+    struct DeleteReleasedEvents {
+        ids: Vec<Uuid> as Array<SqlUuid>,
+        empresa_id: Uuid as SqlUuid,
+    }
+    "DELETE FROM webhook_eventos ev
+WHERE ev.empresa_id = $empresa_id AND ev.id = ANY ($ids)
+  AND NOT EXISTS (SELECT 1 FROM webhook_entregas d WHERE d.evento_id = ev.id)"
+}
+
+statement! {
+    /// Companies (in id order) with an event created before `before` that never had a delivery:
+    /// one probe of `webhook_eventos_empresa_sem_entregas_idx` each.
+    struct CompaniesWithOldEvents {
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT e.id FROM empresas e
+WHERE EXISTS (
+    SELECT 1 FROM webhook_eventos ev
+    WHERE ev.empresa_id = e.id AND ev.sem_entregas AND ev.criado_em < $before
+)
+ORDER BY e.id
+LIMIT $limit"
+}
+
+statement! {
+    /// One company's events created before `before` that never had a delivery (`sem_entregas`,
+    /// written with the event: see `outbox::sem_entregas`), oldest first along
+    /// `webhook_eventos_empresa_sem_entregas_idx`, skipping rows another purge holds. No delivery
+    /// is ever added to an existing event, so a marked event stays without one. The batch is
+    /// chosen in a `MATERIALIZED` CTE, evaluated once: as `IN (subquery)` the planner may rescan
+    /// it, and each rescan skips the rows already changed and takes `limit` more.
+    struct PurgeEvents {
+        empresa_id: Uuid as SqlUuid,
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "WITH alvo AS MATERIALIZED (
+    SELECT id FROM webhook_eventos
+    WHERE empresa_id = $empresa_id AND sem_entregas AND criado_em < $before
+    ORDER BY criado_em
+    LIMIT $limit
     FOR UPDATE SKIP LOCKED
 )
-DELETE FROM webhook_eventos
+DELETE FROM webhook_eventos ev
 USING alvo
-WHERE webhook_eventos.id = alvo.id";
+WHERE ev.empresa_id = $empresa_id AND ev.id = alvo.id"
+}
 
-/// `blank_cancelled_creations` in one statement: $1 the cutoff, $2 now, $3 the batch. Cancelled
-/// creations last attempted before the cutoff (along `solicitacoes_consentimento_canceladas_idx`)
-/// that no idempotency key names any more (a retry under a live key may still confirm the row,
-/// and a confirmation must find it whole), not blanked yet, oldest first. What is blanked:
-/// - `cpf_titular` becomes `00000000000`, which satisfies the column's NOT NULL and its check
-///   (11 digits) and is no one's CPF (the domain refuses repeated digits);
-/// - `prova_coleta` (nullable) becomes NULL;
-/// - `hash` (a SHA-256 over the CPF and the rest: an 11-digit CPF is cheap to find back from
-///   it) becomes `apagado:` and the row's id: unique per row, as the key (empresa_id, hash)
-///   requires, and never a hex SHA-256, so no lookup matches it; `hash_anterior` (the unsalted
-///   hash of rows created before salts) becomes NULL.
-///
-/// The rest (company, use case, modality, consenting CNPJ, dates, status) is not personal data
-/// and stays. `criacao = 'cancelada'` is repeated outside the CTE so that a row confirmed
-/// meanwhile is never touched (the check `solicitacoes_consentimento_dados_apagados_check`
-/// refuses it too).
-const BLANK_CANCELLED: &str = "\
-WITH alvo AS MATERIALIZED (
+statement! {
+    /// Companies (in id order) with a cancelled creation, not blanked, last attempted before
+    /// `before`: one probe of `solicitacoes_consentimento_empresa_canceladas_idx` each.
+    struct CompaniesWithOldCancelled {
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "SELECT e.id FROM empresas e
+WHERE EXISTS (
+    SELECT 1 FROM solicitacoes_consentimento c
+    WHERE c.empresa_id = e.id AND c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
+      AND c.criacao_tentativa_em < $before
+)
+ORDER BY e.id
+LIMIT $limit"
+}
+
+statement! {
+    /// `blank_cancelled_creations` for one company: its cancelled creations last attempted
+    /// before `before` (along `solicitacoes_consentimento_empresa_canceladas_idx`) that no
+    /// idempotency key names any more (a retry under a live key may still confirm the row, and
+    /// a confirmation must find it whole), not blanked yet, oldest first. What is blanked:
+    /// - `cpf_titular` becomes `00000000000`, which satisfies the column's NOT NULL and its check
+    ///   (11 digits) and is no one's CPF (the domain refuses repeated digits);
+    /// - `prova_coleta` (nullable) becomes NULL;
+    /// - `hash` (a SHA-256 over the CPF and the rest: an 11-digit CPF is cheap to find back from
+    ///   it) becomes `apagado:` and the row's id: unique per row, as the key (empresa_id, hash)
+    ///   requires, and never a hex SHA-256, so no lookup matches it; `hash_anterior` (the
+    ///   unsalted hash of rows created before salts) becomes NULL.
+    ///
+    /// The rest (company, use case, modality, consenting CNPJ, dates, status) is not personal
+    /// data and stays. `criacao = 'cancelada'` is repeated outside the CTE so that a row
+    /// confirmed meanwhile is never touched (the check
+    /// `solicitacoes_consentimento_dados_apagados_check` refuses it too). A cancelled creation
+    /// still named by a key is passed over until the key's purge: the keys live a day, the
+    /// blanking waits a week, so those are few.
+    struct BlankCancelled {
+        empresa_id: Uuid as SqlUuid,
+        before: DateTime<Utc> as Timestamptz,
+        now: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "WITH alvo AS MATERIALIZED (
     SELECT c.id
     FROM solicitacoes_consentimento c
-    WHERE c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
-      AND c.criacao_tentativa_em < $1
-      AND NOT EXISTS (SELECT 1 FROM chaves_idempotencia k WHERE k.recurso_id = c.id)
+    WHERE c.empresa_id = $empresa_id AND c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
+      AND c.criacao_tentativa_em < $before
+      AND NOT EXISTS (
+          SELECT 1 FROM chaves_idempotencia k
+          WHERE k.empresa_id = $empresa_id AND k.recurso_id = c.id
+      )
     ORDER BY c.criacao_tentativa_em
-    LIMIT $3
+    LIMIT $limit
     FOR UPDATE SKIP LOCKED
 )
 UPDATE solicitacoes_consentimento s
@@ -64,13 +195,23 @@ SET cpf_titular = '00000000000',
     prova_coleta = NULL,
     hash = 'apagado:' || s.id::text,
     hash_anterior = NULL,
-    dados_apagados_em = $2
+    dados_apagados_em = $now
 FROM alvo
-WHERE s.id = alvo.id AND s.criacao = 'cancelada'";
+WHERE s.empresa_id = $empresa_id AND s.id = alvo.id AND s.criacao = 'cancelada'"
+}
 
-/// [`RetentionRepository`] on the webhook outbox tables and `solicitacoes_consentimento`. Spans
-/// companies by design (a worker's job); each call is one short transaction of at most `limit`
-/// rows, and concurrent purges (several processes) skip each other's rows.
+/// A delivery locked by [`LockOldDeliveries`].
+#[derive(QueryableByName)]
+struct OldDelivery {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    evento_id: Uuid,
+}
+
+/// [`RetentionRepository`] on the webhook outbox tables and `solicitacoes_consentimento`. Each
+/// call works company by company, each company's batch one short transaction, at most `limit`
+/// rows in all; concurrent purges (several processes) skip each other's rows.
 #[derive(Clone)]
 pub struct PgRetentionRepository {
     pool: PgPool,
@@ -80,13 +221,21 @@ impl PgRetentionRepository {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
+
+    fn companies(
+        &self,
+        operation: &'static str,
+        find: impl FnOnce(&mut PgConnection) -> QueryResult<Vec<CompanyIdRow>>,
+    ) -> Result<Vec<CompanyIdRow>, RepoError> {
+        with_conn(&self.pool, operation, find)
+    }
 }
 
 impl RetentionRepository for PgRetentionRepository {
-    /// In one transaction: locks up to `limit` final deliveries last changed before `before`
-    /// (along `webhook_entregas_finais_idx`, oldest first, `SKIP LOCKED`; the lock re-checks the
-    /// status, so a delivery replayed meanwhile is pending again and left alone), deletes their
-    /// attempts, then them.
+    /// Per company, in one transaction: locks up to its share of final deliveries last changed
+    /// before `before` ([`LockOldDeliveries`]), deletes them with their attempts, then deletes
+    /// their events that no delivery holds any more ([`LockEvents`], [`DeleteReleasedEvents`]):
+    /// an event goes with its last delivery, so the event purge never has to look for them.
     fn purge_webhook_deliveries(
         &self,
         before: DateTime<Utc>,
@@ -95,42 +244,75 @@ impl RetentionRepository for PgRetentionRepository {
         if limit == 0 {
             return Ok(0);
         }
-        let purged = with_conn(&self.pool, "purging old webhook deliveries", |conn| {
-            conn.transaction(|conn| {
-                let ids: Vec<Uuid> = we::table
-                    .filter(we::status.ne(status::PENDENTE))
-                    .filter(we::atualizado_em.lt(before))
-                    .order(we::atualizado_em)
-                    .limit(i64::from(limit))
-                    .select(we::id)
-                    .for_update()
-                    .skip_locked()
-                    .load(conn)?;
-                if ids.is_empty() {
-                    return Ok(0);
+        let companies =
+            self.companies("finding companies with old webhook deliveries", |conn| {
+                CompaniesWithOldDeliveries {
+                    before,
+                    limit: i64::from(limit),
                 }
-                diesel::delete(wt::table.filter(wt::entrega_id.eq_any(&ids))).execute(conn)?;
-                diesel::delete(we::table.filter(we::id.eq_any(&ids))).execute(conn)
-            })
-        })?;
-        Ok(count_u32(purged))
+                .load(conn)
+            })?;
+        share_among(companies, limit, |empresa_id, room| {
+            let purged = with_conn(&self.pool, "purging old webhook deliveries", |conn| {
+                conn.transaction(|conn| {
+                    let old: Vec<OldDelivery> = LockOldDeliveries {
+                        empresa_id,
+                        before,
+                        limit: i64::from(room),
+                    }
+                    .load(conn)?;
+                    if old.is_empty() {
+                        return Ok(0);
+                    }
+                    let (ids, mut events): (Vec<Uuid>, Vec<Uuid>) =
+                        old.into_iter().map(|d| (d.id, d.evento_id)).unzip();
+                    DeleteAttempts { ids: ids.clone() }.execute(conn)?;
+                    let purged = DeleteDeliveries { ids, empresa_id }.execute(conn)?;
+                    events.sort_unstable();
+                    events.dedup();
+                    LockEvents {
+                        ids: events.clone(),
+                        empresa_id,
+                    }
+                    .execute(conn)?;
+                    DeleteReleasedEvents {
+                        ids: events,
+                        empresa_id,
+                    }
+                    .execute(conn)?;
+                    Ok(purged)
+                })
+            })?;
+            Ok(count_u32(purged))
+        })
     }
 
-    /// See [`PURGE_EVENTS`].
+    /// Per company: [`PurgeEvents`].
     fn purge_webhook_events(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);
         }
-        let purged = with_conn(&self.pool, "purging old webhook events", |conn| {
-            diesel::sql_query(PURGE_EVENTS)
-                .bind::<Timestamptz, _>(before)
-                .bind::<BigInt, _>(i64::from(limit))
-                .execute(conn)
+        let companies = self.companies("finding companies with old webhook events", |conn| {
+            CompaniesWithOldEvents {
+                before,
+                limit: i64::from(limit),
+            }
+            .load(conn)
         })?;
-        Ok(count_u32(purged))
+        share_among(companies, limit, |empresa_id, room| {
+            let purged = with_conn(&self.pool, "purging old webhook events", |conn| {
+                PurgeEvents {
+                    empresa_id,
+                    before,
+                    limit: i64::from(room),
+                }
+                .execute(conn)
+            })?;
+            Ok(count_u32(purged))
+        })
     }
 
-    /// See [`BLANK_CANCELLED`].
+    /// Per company: [`BlankCancelled`].
     fn blank_cancelled_creations(
         &self,
         before: DateTime<Utc>,
@@ -140,17 +322,28 @@ impl RetentionRepository for PgRetentionRepository {
         if limit == 0 {
             return Ok(0);
         }
-        let blanked = with_conn(
-            &self.pool,
-            "blanking the personal data of cancelled creations",
-            |conn| {
-                diesel::sql_query(BLANK_CANCELLED)
-                    .bind::<Timestamptz, _>(before)
-                    .bind::<Timestamptz, _>(now)
-                    .bind::<BigInt, _>(i64::from(limit))
+        let companies = self.companies("finding companies with cancelled creations", |conn| {
+            CompaniesWithOldCancelled {
+                before,
+                limit: i64::from(limit),
+            }
+            .load(conn)
+        })?;
+        share_among(companies, limit, |empresa_id, room| {
+            let blanked = with_conn(
+                &self.pool,
+                "blanking the personal data of cancelled creations",
+                |conn| {
+                    BlankCancelled {
+                        empresa_id,
+                        before,
+                        now,
+                        limit: i64::from(room),
+                    }
                     .execute(conn)
-            },
-        )?;
-        Ok(count_u32(blanked))
+                },
+            )?;
+            Ok(count_u32(blanked))
+        })
     }
 }

@@ -7,7 +7,7 @@ mod common;
 use diesel::connection::SimpleConnection;
 use diesel::PgConnection;
 use domain::CompanyId;
-use ports::{EventFilter, EventLog, StoredEvent};
+use ports::{EventFilter, EventLog, EventPosition, StoredEvent};
 use postgres_adapter::PgEventLog;
 use testkit::TestDb;
 use uuid::Uuid;
@@ -22,6 +22,27 @@ fn insert_event(conn: &mut PgConnection, company: CompanyId, n: u128) {
         company.0
     ))
     .expect("insert an event");
+}
+
+/// The company's page after `cursor` once it holds at least `want` events (or after 10 s, for
+/// the assertion to show what it holds): the feed's watermark is cluster-wide, so a transaction
+/// of a test running beside this one may hold committed events back a moment (never reorder
+/// them).
+fn settled(
+    log: &PgEventLog,
+    company: CompanyId,
+    cursor: Option<EventPosition>,
+    want: usize,
+) -> Vec<StoredEvent> {
+    let all = EventFilter::default();
+    for _ in 0..100 {
+        let page = log.list(company, &all, cursor, 10).unwrap();
+        if page.len() >= want {
+            return page;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    log.list(company, &all, cursor, 10).unwrap()
 }
 
 fn ids(events: &[StoredEvent]) -> Vec<u128> {
@@ -39,7 +60,7 @@ fn an_event_still_uncommitted_holds_back_the_later_ones_and_then_comes_first_aft
 
     let mut first = db.conn();
     insert_event(&mut first, company, 1);
-    let read = log.list(company, &all, None, 10).unwrap();
+    let read = settled(&log, company, None, 1);
     assert_eq!(ids(&read), [1]);
     let cursor = read[0].position;
 
@@ -62,7 +83,9 @@ fn an_event_still_uncommitted_holds_back_the_later_ones_and_then_comes_first_aft
         .is_empty());
 
     slow.batch_execute("COMMIT").unwrap();
-    let after = log.list(company, &all, Some(cursor), 10).unwrap();
+    // The watermark is cluster-wide: a transaction of a test running beside this one may hold
+    // event 3 back a moment longer (never 2 before it, never past it), so wait for both.
+    let after = settled(&log, company, Some(cursor), 2);
     assert_eq!(
         ids(&after),
         [2, 3],
@@ -75,6 +98,6 @@ fn an_event_still_uncommitted_holds_back_the_later_ones_and_then_comes_first_aft
         .unwrap()
         .is_empty());
     // from the start, the same order, and each company its own
-    assert_eq!(ids(&log.list(company, &all, None, 10).unwrap()), [1, 2, 3]);
-    assert_eq!(ids(&log.list(other, &all, None, 10).unwrap()), [4]);
+    assert_eq!(ids(&settled(&log, company, None, 3)), [1, 2, 3]);
+    assert_eq!(ids(&settled(&log, other, None, 1)), [4]);
 }

@@ -34,7 +34,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 44] = [
+const MIGRATION_NAMES: [&str; 53] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -79,6 +79,15 @@ const MIGRATION_NAMES: [&str; 44] = [
     "2026-11-28-002302_index_due_webhook_entregas_by_company",
     "2026-11-28-002303_index_pending_webhook_entregas_by_url",
     "2026-11-28-002304_index_unsettled_webhook_urls",
+    "2026-11-29-002401_mark_webhook_eventos_without_deliveries",
+    "2026-11-29-002402_index_webhook_eventos_without_deliveries",
+    "2026-11-29-002403_index_final_webhook_entregas_by_company",
+    "2026-11-29-002404_index_cancelled_creations_by_company",
+    "2026-11-29-002405_index_idempotency_keys_by_company",
+    "2026-11-29-002406_drop_cross_company_event_purge_index",
+    "2026-11-29-002407_drop_cross_company_delivery_purge_index",
+    "2026-11-29-002408_drop_cross_company_cancelled_index",
+    "2026-11-29-002409_drop_cross_company_idempotency_index",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -580,10 +589,10 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
             "CREATE INDEX webhook_entregas_devidas_empresa_idx ON public.webhook_entregas \
              USING btree (empresa_id, proxima_tentativa_em) \
              WHERE ((status = 'pendente'::text) AND (NOT estacionada))",
+            "CREATE INDEX webhook_entregas_empresa_finais_idx ON public.webhook_entregas \
+             USING btree (empresa_id, atualizado_em) WHERE (status <> 'pendente'::text)",
             "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
              USING btree (evento_id, webhook_url_id)",
-            "CREATE INDEX webhook_entregas_finais_idx ON public.webhook_entregas \
-             USING btree (atualizado_em) WHERE (status <> 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_empresa_idx ON public.webhook_entregas \
              USING btree (empresa_id, proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \
@@ -634,8 +643,8 @@ fn the_issue_14_migrations_add_the_reason_and_the_event_index_and_revert_exactly
     assert_eq!(
         event_indexes(&mut conn),
         [
-            "webhook_eventos_criado_em_idx",
             "webhook_eventos_empresa_criado_em_idx",
+            "webhook_eventos_empresa_sem_entregas_idx",
             "webhook_eventos_empresa_transacao_idx",
             "webhook_eventos_pkey"
         ]

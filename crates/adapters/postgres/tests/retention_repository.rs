@@ -34,15 +34,26 @@ fn cancelled_cutoff() -> DateTime<Utc> {
     now() - Duration::days(7)
 }
 
+/// An event created at `criado_em`, to be given deliveries by the test ([`delivery`]).
 fn event(db: &TestDb, t: &Tenant, criado_em: &str) -> Uuid {
+    write_event(db, t, criado_em, false)
+}
+
+/// An event written when no URL took it: marked `sem_entregas`, as the outbox marks it.
+fn lonely_event(db: &TestDb, t: &Tenant, criado_em: &str) -> Uuid {
+    write_event(db, t, criado_em, true)
+}
+
+fn write_event(db: &TestDb, t: &Tenant, criado_em: &str, sem_entregas: bool) -> Uuid {
     let id = Uuid::new_v4();
     diesel::sql_query(
-        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-         VALUES ($1, $2, 'casos-de-uso.sincronizados', '{}', $3)",
+        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, sem_entregas)
+         VALUES ($1, $2, 'casos-de-uso.sincronizados', '{}', $3, $4)",
     )
     .bind::<SqlUuid, _>(id)
     .bind::<SqlUuid, _>(t.company.id.0)
     .bind::<Timestamptz, _>(at(criado_em))
+    .bind::<diesel::sql_types::Bool, _>(sem_entregas)
     .execute(&mut db.conn())
     .unwrap();
     id
@@ -232,7 +243,7 @@ fn the_purge_deletes_exactly_the_old_final_deliveries_with_their_attempts_and_th
     let cancelled = event(&db, &t, "2026-04-01T00:00:00Z");
     let cancelled_delivery = delivery(&db, cancelled, &url, "cancelada", "2026-04-03T00:00:00Z", 0);
     // Old event that never had a delivery (no URL then): goes.
-    let lonely = event(&db, &t, "2026-03-01T00:00:00Z");
+    let lonely = lonely_event(&db, &t, "2026-03-01T00:00:00Z");
     // Event and delivery younger than the retention: stay. One just inside the cutoff too.
     let young = event(&db, &t, "2026-06-25T00:00:00Z");
     let young_delivery = delivery(&db, young, &url, "entregue", "2026-06-25T00:00:00Z", 1);
@@ -241,8 +252,9 @@ fn the_purge_deletes_exactly_the_old_final_deliveries_with_their_attempts_and_th
 
     let (deliveries, events, blanked) = purge_all(&repo, 500);
 
-    // done, cancelled, lonely, and the sync's event.
-    assert_eq!((deliveries, events, blanked), (4, 4, 0));
+    // done and cancelled went with their last deliveries; lonely and the sync's event (which
+    // the outbox marked: no URL then) by the event purge.
+    assert_eq!((deliveries, events, blanked), (4, 2, 0));
     assert_eq!(
         delivery_ids(&db),
         sorted(vec![pending, recent, young_delivery, edge_delivery])
@@ -341,11 +353,12 @@ fn each_call_handles_at_most_its_batch_and_repeating_it_finishes_the_work() {
         .map(|_| repo.purge_webhook_deliveries(webhook_cutoff(), 2).unwrap())
         .collect();
     assert_eq!(counts, [2, 2, 1, 0]);
-    let counts: Vec<u32> = (0..4)
+    // The five events went with their deliveries; the sync's event (no URL then) is left.
+    assert_eq!(event_ids(&db).len(), 1);
+    let counts: Vec<u32> = (0..3)
         .map(|_| repo.purge_webhook_events(webhook_cutoff(), 2).unwrap())
         .collect();
-    // Five events and the tenant's sync event.
-    assert_eq!(counts, [2, 2, 2, 0]);
+    assert_eq!(counts, [1, 0, 0]);
     let counts: Vec<u32> = (0..4)
         .map(|_| {
             repo.blank_cancelled_creations(cancelled_cutoff(), now(), 2)
@@ -379,4 +392,124 @@ fn a_batch_of_zero_does_nothing() {
     assert_eq!(repo.purge_webhook_events(webhook_cutoff(), 0).unwrap(), 0);
 
     assert_eq!(delivery_ids(&db), vec![d]);
+}
+
+/// `n` old events of the tenant, each held by one delivery to `url` stuck `pendente` (made with
+/// SQL, as a URL that never answers leaves them).
+fn stuck(db: &TestDb, url: &WebhookUrl, n: i64) {
+    diesel::sql_query(
+        "WITH ev AS (
+             INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+             SELECT gen_random_uuid(), $1, 'solicitacao.criada', '{}',
+                    '2026-03-01T00:00:00Z'::timestamptz + g * interval '1 second'
+             FROM generate_series(1, $3) g
+             RETURNING id, criado_em
+         )
+         INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status,
+             tentativas, proxima_tentativa_em, criado_em, atualizado_em)
+         SELECT gen_random_uuid(), ev.id, $2, $1, 'pendente', 9, ev.criado_em, ev.criado_em,
+                ev.criado_em
+         FROM ev",
+    )
+    .bind::<SqlUuid, _>(url.company_id.0)
+    .bind::<SqlUuid, _>(url.id)
+    .bind::<diesel::sql_types::BigInt, _>(n)
+    .execute(&mut db.conn())
+    .unwrap();
+}
+
+#[test]
+fn a_company_whose_old_events_are_held_by_stuck_deliveries_never_holds_back_anothers_purge() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let a = tenant(&pool, "ACME", "112223330001");
+    let b = tenant(&pool, "Beta", "445556660001");
+    let url_a = register(
+        &pool,
+        &a.company,
+        "https://acme.example/a",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let url_b = register(
+        &pool,
+        &b.company,
+        "https://beta.example/b",
+        at("2026-01-01T00:00:00Z"),
+    );
+    // A: 5,000 old events, each held by a delivery stuck pending; they can go only once their
+    // deliveries do. Oldest of all, so a purge walking events by age would read them first.
+    stuck(&db, &url_a, 5_000);
+    // B: an old delivered event and an old event no URL took.
+    let delivered = event(&db, &b, "2026-04-01T00:00:00Z");
+    delivery(
+        &db,
+        delivered,
+        &url_b,
+        "entregue",
+        "2026-04-01T00:00:01Z",
+        1,
+    );
+    let lonely = lonely_event(&db, &b, "2026-04-02T00:00:00Z");
+    let before = event_ids(&db).len();
+    let repo = PgRetentionRepository::new(pool);
+
+    // A batch of 1 takes B's old delivery (with its event): A's stuck ones are not in the way.
+    assert_eq!(
+        repo.purge_webhook_deliveries(webhook_cutoff(), 1).unwrap(),
+        1
+    );
+    // Three events can go: B's lonely one and both tenants' use-case sync events (no URL then).
+    assert_eq!(repo.purge_webhook_events(webhook_cutoff(), 3).unwrap(), 3);
+
+    let left = event_ids(&db);
+    assert!(!left.contains(&delivered) && !left.contains(&lonely));
+    assert_eq!(left.len(), before - 4);
+    assert_eq!(purge_all(&repo, 100), (0, 0, 0), "nothing else can go");
+    let pending: i64 = we::table
+        .filter(we::empresa_id.eq(a.company.id.0))
+        .filter(we::status.eq("pendente"))
+        .count()
+        .get_result(&mut db.conn())
+        .unwrap();
+    assert_eq!(pending, 5_000, "A's stuck deliveries stay");
+}
+
+/// An event shared by two URLs goes with the last of its deliveries, whichever purge call takes
+/// it: with a batch of 1, the first call leaves the event (its other delivery is still there),
+/// the second takes both.
+#[test]
+fn an_event_goes_with_its_last_delivery_not_before() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let t = tenant(&pool, "ACME", "112223330001");
+    let url = register(
+        &pool,
+        &t.company,
+        "https://acme.example/a",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let url_b = register(
+        &pool,
+        &t.company,
+        "https://acme.example/b",
+        at("2026-01-01T00:00:00Z"),
+    );
+    let shared = event(&db, &t, "2026-04-01T00:00:00Z");
+    delivery(&db, shared, &url, "entregue", "2026-04-01T00:00:01Z", 1);
+    delivery(&db, shared, &url_b, "falhou", "2026-04-02T00:00:00Z", 3);
+    let repo = PgRetentionRepository::new(pool);
+
+    assert_eq!(
+        repo.purge_webhook_deliveries(webhook_cutoff(), 1).unwrap(),
+        1
+    );
+    assert!(
+        event_ids(&db).contains(&shared),
+        "one delivery still holds it"
+    );
+    assert_eq!(
+        repo.purge_webhook_deliveries(webhook_cutoff(), 1).unwrap(),
+        1
+    );
+    assert!(!event_ids(&db).contains(&shared));
 }

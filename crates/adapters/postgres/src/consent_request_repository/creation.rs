@@ -161,8 +161,11 @@ statement! {
     WHERE status IN ('pendente', 'ativo')
     ON CONFLICT DO NOTHING
 ), eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-    SELECT $event_id, empresa_id, $event_tipo, $event_payload, $event_at FROM confirmada
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, sem_entregas)
+    SELECT $event_id, c.empresa_id, $event_tipo, $event_payload, $event_at, ",
+        outbox::sem_entregas!("c.empresa_id", "$event_tipo::text"),
+        "
+    FROM confirmada c
     RETURNING id, empresa_id, tipo, criado_em
 ), entregas AS (
 ",

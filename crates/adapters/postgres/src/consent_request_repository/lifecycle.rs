@@ -15,6 +15,7 @@ use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, CRIACAO_CONFIRMADA};
 use crate::outbox;
+use crate::per_company::share_among;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
 
@@ -165,16 +166,11 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
         }
         .load::<CompanyIdRow>(conn)
     })?;
-    let mut moved = 0u32;
-    for company in companies {
-        let room = limit - moved;
-        if room == 0 {
-            break;
-        }
-        let expired_here = with_conn(pool, "expiring consent requests", |conn| {
+    share_among(companies, limit, |empresa_id, room| {
+        let expired = with_conn(pool, "expiring consent requests", |conn| {
             conn.transaction(|conn| {
                 let expired = ExpireDue {
-                    empresa_id: company.id,
+                    empresa_id,
                     now,
                     limit: sql_limit(room),
                     expirado: ConsentStatus::Expired.as_str(),
@@ -196,7 +192,6 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
                 Ok(events.len())
             })
         })?;
-        moved = moved.saturating_add(count_u32(expired_here));
-    }
-    Ok(moved)
+        Ok(count_u32(expired))
+    })
 }

@@ -27,6 +27,7 @@ use ports::{
 use uuid::Uuid;
 
 use crate::models::SolicitacaoConsentimentoRow;
+use crate::per_company::CompanyIdRow;
 use crate::PgPool;
 
 /// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
@@ -206,14 +207,6 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
     fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         lifecycle::expire_due(&self.pool, now, limit)
     }
-}
-
-/// A company id, as the statements that find companies with due work (status checks,
-/// expiries, unfinished creations) answer it.
-#[derive(diesel::QueryableByName)]
-struct CompanyIdRow {
-    #[diesel(sql_type = diesel::sql_types::Uuid)]
-    id: Uuid,
 }
 
 /// A limit from the port as SQL's `bigint`.

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS chaves_idempotencia_empresa_criado_em_idx;
