@@ -248,6 +248,9 @@ pub struct ServerSettings {
     /// Comma-separated addresses or CIDR ranges of the proxies whose `X-Forwarded-For` is
     /// believed (empty: none; the socket's peer is the client).
     pub trusted_proxies: String,
+    /// A paged answer (consent list, subject export, events, delivery log) stops adding items
+    /// once they hold this many bytes and answers `proximoCursor` to continue.
+    pub page_max_bytes: usize,
 }
 
 impl ServerSettings {
@@ -557,6 +560,9 @@ impl Settings {
         }
         if self.server.body_limit_bytes == 0 {
             return bad("server.body_limit_bytes", "must be above 0");
+        }
+        if self.server.page_max_bytes < 1024 {
+            return bad("server.page_max_bytes", "must be at least 1024 (bytes)");
         }
         // 0 would mean "no timeout" to actix for the headers; neither may be turned off.
         if !(1..=600_000).contains(&self.server.body_timeout_ms) {

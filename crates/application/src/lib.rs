@@ -49,6 +49,7 @@ pub use consent_requests::hash::{canonical_content, consent_hash};
 pub use consent_requests::list::{
     ConsentListQuery, ConsentPage, ListConsentError, ListConsentRequests, DEFAULT_LIMIT, MAX_LIMIT,
 };
+pub use consent_requests::page_bytes::{resume_after, DEFAULT_PAGE_MAX_BYTES};
 pub use consent_requests::poll_statuses::{
     PollConsentStatuses, PollError, PollReport, StatusCheckObserver, StatusCheckPolicy,
 };
@@ -70,6 +71,7 @@ pub use webhooks::deliver::{
 pub use webhooks::deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT,
 };
+pub use webhooks::event_cursor::encode_event_cursor;
 pub use webhooks::events::{EventListQuery, EventPage, ListEvents, ListEventsError};
 pub use webhooks::fair_share::{InFlight, Shares};
 pub use webhooks::signing::{
@@ -125,6 +127,9 @@ pub struct Services {
     pub test_webhook_url: TestWebhookUrl,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
+    /// The bound on a paged answer's items, in bytes (`server.page_max_bytes`): the services
+    /// stop reading there, the HTTP layer cuts the serialized answer there.
+    pub page_max_bytes: usize,
 }
 
 impl Services {
@@ -190,9 +195,11 @@ impl Services {
             list_consent_requests: ListConsentRequests::new(
                 consent_requests.clone(),
                 clock.clone(),
-            ),
+            )
+            .within_bytes(settings.page_max_bytes),
             list_events: ListEvents::new(events),
-            export_subject: ExportSubject::new(consent_requests.clone(), clock.clone()),
+            export_subject: ExportSubject::new(consent_requests.clone(), clock.clone())
+                .within_bytes(settings.page_max_bytes),
             revoke_consent_request: RevokeConsentRequest::new(
                 consent_requests.clone(),
                 pgcc,
@@ -226,6 +233,7 @@ impl Services {
                 clock.clone(),
             ),
             change_tracker,
+            page_max_bytes: settings.page_max_bytes,
         }
     }
 }

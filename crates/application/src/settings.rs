@@ -31,6 +31,8 @@ pub struct ServiceSettings {
     pub sync_period: Duration,
     /// When the status worker checks each open request with the PGCC.
     pub status_checks: crate::StatusCheckPolicy,
+    /// A paged answer's items stop at about this many bytes (`server.page_max_bytes`).
+    pub page_max_bytes: usize,
 }
 
 /// Sizes of the in-process caches and how long they outlive a silent change feed.
@@ -90,6 +92,7 @@ impl Default for ServiceSettings {
             cache: CacheSettings::default(),
             sync_period: Duration::from_secs(3600),
             status_checks: crate::StatusCheckPolicy::default(),
+            page_max_bytes: crate::consent_requests::page_bytes::DEFAULT_PAGE_MAX_BYTES,
         }
     }
 }

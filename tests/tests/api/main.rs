@@ -23,6 +23,7 @@ mod idempotency;
 mod lifecycle;
 mod limits;
 mod operability;
+mod page_bytes;
 mod personal_data;
 mod pgcc_answers;
 mod pgcc_strings;

@@ -5,9 +5,12 @@
 use std::sync::Arc;
 
 use domain::{Company, Cpf, ValidationErrors};
-use ports::{Clock, ConsentRequestRecord, ConsentRequestRepository, ListCursor, RepoError};
+use ports::{Clock, ConsentRequestRecord, ConsentRequestRepository, RepoError};
 
-use crate::consent_requests::list::{field, next_cursor, page_position};
+use crate::consent_requests::list::{field, page_position};
+use crate::consent_requests::page_bytes::{
+    fetch_within, history_bytes, plain_bytes, position, DEFAULT_PAGE_MAX_BYTES,
+};
 
 /// The export's request: the subject (body) and the page (query).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,6 +46,7 @@ const MSG_CPF_REQUIRED: &str = "cpfTitular é obrigatório";
 pub struct ExportSubject {
     consent_requests: Arc<dyn ConsentRequestRepository>,
     clock: Arc<dyn Clock>,
+    page_max_bytes: usize,
 }
 
 impl ExportSubject {
@@ -50,7 +54,15 @@ impl ExportSubject {
         Self {
             consent_requests,
             clock,
+            page_max_bytes: DEFAULT_PAGE_MAX_BYTES,
         }
+    }
+
+    /// Pages stop reading once their items hold `max_bytes` of text (see
+    /// [`crate::consent_requests::page_bytes`]).
+    pub fn within_bytes(mut self, max_bytes: usize) -> Self {
+        self.page_max_bytes = max_bytes;
+        self
     }
 
     /// A page of the company's requests for the subject, ordered by (criado_em, id). Every rule
@@ -77,13 +89,17 @@ impl ExportSubject {
             .map_err(ExportSubjectError::Invalid)?
             .expect("a CPF when no rule is broken");
 
-        let mut items =
-            self.consent_requests
-                .list_of_subject(company.id, &cpf, after, limit + 1)?;
-        let next_cursor = next_cursor(&mut items, limit, |last| ListCursor {
-            created_at: last.request.created_at,
-            id: last.request.id,
-        });
+        let (mut items, next_cursor) = fetch_within(
+            limit,
+            self.page_max_bytes,
+            after,
+            |r: &ConsentRequestRecord| position(&r.request),
+            |r| plain_bytes(&r.request) + history_bytes(&r.history),
+            |after, n| {
+                self.consent_requests
+                    .list_of_subject(company.id, &cpf, after, n)
+            },
+        )?;
         let now = self.clock.now();
         for item in &mut items {
             item.request.status = item.request.effective_status(now);

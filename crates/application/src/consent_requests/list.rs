@@ -7,6 +7,9 @@ use domain::{Company, ConsentRequest, ConsentStatus, Cpf, ValidationErrors};
 use ports::{Clock, ConsentFilter, ConsentRequestRepository, ListCursor, RepoError};
 
 use crate::consent_requests::cursor::{decode_cursor, encode_cursor};
+use crate::consent_requests::page_bytes::{
+    fetch_within, plain_bytes, position, DEFAULT_PAGE_MAX_BYTES,
+};
 
 /// Page size when the query names none.
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -74,6 +77,7 @@ const MSG_LIMIT: &str = "o limite deve estar entre 1 e 500";
 pub struct ListConsentRequests {
     consent_requests: Arc<dyn ConsentRequestRepository>,
     clock: Arc<dyn Clock>,
+    page_max_bytes: usize,
 }
 
 impl ListConsentRequests {
@@ -81,7 +85,15 @@ impl ListConsentRequests {
         Self {
             consent_requests,
             clock,
+            page_max_bytes: DEFAULT_PAGE_MAX_BYTES,
         }
+    }
+
+    /// Pages stop reading once their items hold `max_bytes` of text (see
+    /// [`crate::consent_requests::page_bytes`]).
+    pub fn within_bytes(mut self, max_bytes: usize) -> Self {
+        self.page_max_bytes = max_bytes;
+        self
     }
 
     /// A page of the company's requests matching `query`, ordered by (criado_em, id). Every rule
@@ -95,14 +107,19 @@ impl ListConsentRequests {
     ) -> Result<ConsentPage, ListConsentError> {
         let (filter, after, limit) = validate(query).map_err(ListConsentError::Invalid)?;
         let now = self.clock.now();
-        // one more than asked tells whether a next page exists
-        let mut items = self
-            .consent_requests
-            .list(company.id, &filter, after, limit + 1, now)?;
-        let next_cursor = next_cursor(&mut items, limit, |last| ListCursor {
-            created_at: last.created_at,
-            id: last.id,
-        });
+        // one more than asked tells whether a next page exists; read in chunks, stopping at the
+        // page's byte bound
+        let (mut items, next_cursor) = fetch_within(
+            limit,
+            self.page_max_bytes,
+            after,
+            position,
+            plain_bytes,
+            |after, n| {
+                self.consent_requests
+                    .list(company.id, &filter, after, n, now)
+            },
+        )?;
         for item in &mut items {
             item.status = item.effective_status(now);
         }
@@ -411,7 +428,8 @@ mod tests {
                 },
             )
             .unwrap();
-            assert_eq!(calls.lock().unwrap()[0].2, limit + 1);
+            // one more than the page, read at most 64 rows a query (page_bytes.rs)
+            assert_eq!(calls.lock().unwrap()[0].2, (limit + 1).min(64));
         }
     }
 

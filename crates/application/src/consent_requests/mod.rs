@@ -9,6 +9,7 @@ pub mod export_subject;
 pub mod get;
 pub mod hash;
 pub mod list;
+pub mod page_bytes;
 pub mod poll_statuses;
 pub mod reconcile_creations;
 pub mod revoke;

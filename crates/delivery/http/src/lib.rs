@@ -3,6 +3,7 @@
 
 pub mod api_key;
 pub mod blocking;
+mod bounded_page;
 pub mod database_gate;
 pub mod dto;
 pub mod edge;

@@ -12,6 +12,7 @@ use creation_docs::{CreationResponses, IdempotencyKeyParam};
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
+use crate::bounded_page;
 use crate::dto::consent_read::{FiltroSolicitacoes, MostrarCpf, PaginaSolicitacoes, Solicitacao};
 use crate::dto::consent_request::{
     CriarSolicitacaoAtiva, CriarSolicitacaoPendente, SolicitacaoCriada,
@@ -158,14 +159,15 @@ pub async fn list(
         Ok(s.list_consent_requests.execute(company, list_query)?)
     })
     .await?;
-    let data = PaginaSolicitacoes {
-        items: page
-            .items
-            .into_iter()
-            .map(|r| Solicitacao::from_domain(r, show_cpf, None))
-            .collect(),
-        next_cursor: page.next_cursor,
-    };
+    let items = bounded_page::within(
+        page.items,
+        state.services.page_max_bytes,
+        application::resume_after,
+        |r| Ok(Solicitacao::from_domain(r, show_cpf, None)),
+    )
+    .map_err(ApiError::Internal)?;
+    // the documented shape is PaginaSolicitacoes; its items go out already serialized
+    let data = bounded_page::Page::of(items, page.next_cursor);
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 

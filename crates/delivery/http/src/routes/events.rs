@@ -7,6 +7,7 @@ use domain::Envelope;
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
+use crate::bounded_page;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::event::{Evento, FiltroEventos, PaginaEventos};
 use crate::error::ApiError;
@@ -43,14 +44,16 @@ pub async fn list(
         Ok(s.list_events.execute(company, list_query)?)
     })
     .await?;
-    let items = page
-        .items
-        .into_iter()
-        .map(Evento::from_stored)
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(ApiError::Internal)?;
-    Ok(HttpResponse::Ok().json(Envelope::ok(PaginaEventos {
+    let items = bounded_page::within(
+        page.items,
+        state.services.page_max_bytes,
+        |e| application::encode_event_cursor(&e.position),
+        Evento::from_stored,
+    )
+    .map_err(ApiError::Internal)?;
+    // the documented shape is PaginaEventos; its items go out already serialized
+    Ok(HttpResponse::Ok().json(Envelope::ok(bounded_page::Page::of(
         items,
-        next_cursor: page.next_cursor,
-    })))
+        page.next_cursor,
+    ))))
 }

@@ -7,6 +7,7 @@ use domain::Envelope;
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
+use crate::bounded_page;
 use crate::dto::consent_read::Solicitacao;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::subject_export::{ConsentimentosDoTitular, ExportarTitular, PaginaExportacao};
@@ -49,13 +50,14 @@ pub async fn export(
         Ok(s.export_subject.execute(company, export_query)?)
     })
     .await?;
-    let data = ConsentimentosDoTitular {
-        items: page
-            .items
-            .into_iter()
-            .map(|r| Solicitacao::from_domain(r.request, true, Some(r.history)))
-            .collect(),
-        next_cursor: page.next_cursor,
-    };
+    let items = bounded_page::within(
+        page.items,
+        state.services.page_max_bytes,
+        |r| application::resume_after(&r.request),
+        |r| Ok(Solicitacao::from_domain(r.request, true, Some(r.history))),
+    )
+    .map_err(ApiError::Internal)?;
+    // the documented shape is ConsentimentosDoTitular; its items go out already serialized
+    let data = bounded_page::Page::of(items, page.next_cursor);
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }

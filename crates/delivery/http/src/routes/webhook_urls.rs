@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
+use crate::bounded_page;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro, Vazio};
 use crate::dto::webhook_url::{
     AlterarEventosWebhookUrl, Entrega, LimiteEntregas, RegistrarWebhookUrl, SegredoRotacionado,
@@ -271,7 +272,15 @@ pub async fn deliveries(
         Ok(s.webhook_deliveries.list(company, id, limit)?)
     })
     .await?;
-    let data: Vec<Entrega> = records.into_iter().map(Entrega::from).collect();
+    // A list without a cursor (the newest `limite`): cut at the byte bound, the newest kept.
+    let data = bounded_page::within(
+        records,
+        state.services.page_max_bytes,
+        |_| String::new(),
+        |r| Ok(Entrega::from(r)),
+    )
+    .map_err(ApiError::Internal)?
+    .items;
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 
