@@ -231,6 +231,9 @@ impl CacheSettings {
     }
 }
 
+/// `server.trusted_proxies` of a deployment whose clients connect directly.
+pub const NO_PROXY: &str = "none";
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct ServerSettings {
     pub host: String,
@@ -255,7 +258,11 @@ pub struct ServerSettings {
 
 impl ServerSettings {
     /// `trusted_proxies` read; `None` when an entry is neither an address nor a CIDR range.
+    /// `none` says that no proxy is in front: an empty list, said on purpose.
     pub fn trusted_proxies(&self) -> Option<Vec<ipnet::IpNet>> {
+        if self.trusted_proxies.trim().eq_ignore_ascii_case(NO_PROXY) {
+            return Some(Vec::new());
+        }
         self.trusted_proxies
             .split(',')
             .map(str::trim)
@@ -302,6 +309,10 @@ pub struct RateLimitSettings {
     pub failed_auth_per_second: u32,
     /// Failed authentications a client address may make at once.
     pub failed_auth_burst: u32,
+    /// IPv4 clients are counted by network of this prefix length (32: per address).
+    pub failed_auth_ipv4_prefix: u8,
+    /// IPv6 clients are counted by network of this prefix length (64: per /64).
+    pub failed_auth_ipv6_prefix: u8,
 }
 
 impl RateLimitSettings {
@@ -319,6 +330,8 @@ impl RateLimitSettings {
             per_second: self.failed_auth_per_second,
             burst: self.failed_auth_burst,
             trusted_proxies: server.trusted_proxies().unwrap_or_default(),
+            ipv4_prefix: self.failed_auth_ipv4_prefix,
+            ipv6_prefix: self.failed_auth_ipv6_prefix,
         }
     }
 }
@@ -555,7 +568,27 @@ impl Settings {
         if self.server.trusted_proxies().is_none() {
             return bad(
                 "server.trusted_proxies",
-                "must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.0/8,127.0.0.1",
+                "must be a comma-separated list of IP addresses or CIDR ranges, e.g. 10.0.0.0/8,127.0.0.1, or none",
+            );
+        }
+        // Behind a load balancer an empty list makes every client one address (the balancer's):
+        // one flood of made-up keys then limits every company. A deployment says which it is.
+        if deployed && self.server.trusted_proxies.trim().is_empty() {
+            return bad(
+                "server.trusted_proxies",
+                "must be set in staging and production: the addresses or CIDR ranges of the proxies (load balancers) in front of this service, or none when clients connect to it directly",
+            );
+        }
+        if !(8..=32).contains(&self.rate_limit.failed_auth_ipv4_prefix) {
+            return bad(
+                "rate_limit.failed_auth_ipv4_prefix",
+                "must be between 8 and 32",
+            );
+        }
+        if !(32..=128).contains(&self.rate_limit.failed_auth_ipv6_prefix) {
+            return bad(
+                "rate_limit.failed_auth_ipv6_prefix",
+                "must be between 32 and 128",
             );
         }
         if self.server.body_limit_bytes == 0 {

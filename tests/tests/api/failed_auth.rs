@@ -182,6 +182,38 @@ fn behind_a_trusted_proxy_the_forwarded_client_is_limited_not_the_proxy() {
 }
 
 #[test]
+fn made_up_keys_from_many_addresses_of_one_ipv6_64_share_one_budget() {
+    let app = start(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "5"),
+        ("APP__SERVER__TRUSTED_PROXIES", "127.0.0.0/8"),
+    ]);
+    let stranger = Client::new(&app.api.base_url, Some(&made_up_key()));
+    let from = |ip: &str| {
+        stranger
+            .get_with("/api/casos-de-uso", &[("X-Forwarded-For", ip)])
+            .status
+    };
+    // a new address of the /64 for every key: each would be a first failure if counted alone
+    let statuses: Vec<u16> = (1..=40)
+        .map(|n| from(&format!("2001:db8:7:9:{n:x}:{:x}::1", (n * 7919) % 0xffff)))
+        .collect();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert!(refused >= 20, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 401).count(), 40 - refused);
+    // another /64 is another client
+    assert_eq!(from("2001:db8:7:a::1"), 401);
+    // and a company's valid key, once it has worked in this process, still works from that /64
+    let company = Client::new(&app.api.base_url, Some(&app.key));
+    company.get("/api/casos-de-uso").expect(200);
+    let company = company.get_with(
+        "/api/casos-de-uso",
+        &[("X-Forwarded-For", "2001:db8:7:9::42")],
+    );
+    assert_eq!(company.status, 200, "{}", company.text);
+}
+
+#[test]
 fn a_repeated_made_up_key_is_refused_from_memory_and_one_issued_later_works_at_once() {
     let app = start(&[]);
     let anonymous = Client::new(&app.api.base_url, None);

@@ -231,6 +231,7 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
             ("APP__PGCC__TOKEN", "pgcc-token-e2e"),
             ("APP__WEBHOOKS__ENCRYPTION_KEY", KEY),
             ("APP__METRICS__TOKEN", "metrics-token-e2e"),
+            ("APP__SERVER__TRUSTED_PROXIES", "10.0.0.0/8"),
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -7,13 +7,14 @@ use std::process::{Command, Output, Stdio};
 use testkit::processes::{bin_path, repo_root};
 
 /// What staging and production need from the environment to start at all.
-const DEPLOYED_ENV: [(&str, &str); 3] = [
+const DEPLOYED_ENV: [(&str, &str); 4] = [
     (
         "APP__WEBHOOKS__ENCRYPTION_KEY",
         "c2VjcmV0LWtleS1mb3ItdGhlLWNvbmZpZy10ZXN0cyE=",
     ),
     ("APP__METRICS__TOKEN", "profile-metrics-token"),
     ("APP__PGCC__BASE_URL", "https://pgcc.example"),
+    ("APP__SERVER__TRUSTED_PROXIES", "none"),
 ];
 
 /// `consent-api config check` with exactly `env`, reading `config_dir`; its standard output.
@@ -113,4 +114,55 @@ fn an_environment_variable_may_still_open_a_deployed_profile_explicitly() {
         "{stdout}"
     );
     std::fs::remove_dir_all(&empty).unwrap();
+}
+
+/// `config check` of `app_env` with the deployed settings but `trusted_proxies` as given (`None`:
+/// not set at all); its exit status and standard error.
+fn check_proxies(app_env: &str, proxies: Option<&str>) -> (bool, String) {
+    let dir = empty_dir("proxies");
+    let mut cmd = Command::new(bin_path("consent-api"));
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("APP_ENV", app_env)
+        .env("APP_CONFIG_DIR", &dir)
+        .envs(
+            DEPLOYED_ENV
+                .iter()
+                .filter(|(k, _)| *k != "APP__SERVER__TRUSTED_PROXIES")
+                .copied(),
+        )
+        .args(["config", "check"])
+        .stdin(Stdio::null());
+    if let Some(value) = proxies {
+        cmd.env("APP__SERVER__TRUSTED_PROXIES", value);
+    }
+    let out = cmd.output().expect("run consent-api");
+    std::fs::remove_dir_all(&dir).unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn staging_and_production_refuse_an_unsaid_proxy_setting_and_accept_none_or_a_list() {
+    for app_env in ["staging", "production"] {
+        for unsaid in [None, Some(""), Some("  ")] {
+            let (ok, stderr) = check_proxies(app_env, unsaid);
+            assert!(!ok, "{app_env} {unsaid:?}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+            assert!(
+                stderr.contains("server.trusted_proxies")
+                    && stderr.contains("APP__SERVER__TRUSTED_PROXIES")
+                    && stderr.contains("none"),
+                "{stderr}"
+            );
+        }
+        for said in ["none", "NONE", "10.0.0.0/8", "10.0.0.5,2001:db8::/32"] {
+            let (ok, stderr) = check_proxies(app_env, Some(said));
+            assert!(ok, "{app_env} {said}: {stderr}");
+        }
+    }
+    // development and test keep the empty default
+    assert!(check_proxies("test", None).0);
 }

@@ -38,6 +38,11 @@ pub struct FailedAuthSettings {
     pub burst: u32,
     /// Proxies whose `X-Forwarded-For` is believed (empty: the socket's peer is the client).
     pub trusted_proxies: Vec<IpNet>,
+    /// IPv4 clients are counted by network of this prefix length (32: each address).
+    pub ipv4_prefix: u8,
+    /// IPv6 clients are counted by network of this prefix length (64: a subscriber's usual
+    /// allocation; one host can take any of its 2^64 addresses).
+    pub ipv6_prefix: u8,
 }
 
 impl Default for FailedAuthSettings {
@@ -46,6 +51,8 @@ impl Default for FailedAuthSettings {
             per_second: 5,
             burst: 50,
             trusted_proxies: Vec::new(),
+            ipv4_prefix: 32,
+            ipv6_prefix: 64,
         }
     }
 }
@@ -78,8 +85,11 @@ enum Ticket {
 pub struct FailedAuthLimiter {
     per_second: f64,
     burst: f64,
-    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+    /// One budget per client network (see [`FailedAuthLimiter::network`]).
+    buckets: Mutex<HashMap<IpNet, Bucket>>,
     trusted_proxies: Vec<IpNet>,
+    ipv4_prefix: u8,
+    ipv6_prefix: u8,
     /// Hashes of keys that authenticated in this process lately, with when: they pass an address
     /// over its budget even while the key cache is off (change feed late, or caching disabled).
     /// Passing costs a lookup at most, never an authentication: a key revoked since is looked
@@ -100,8 +110,21 @@ impl FailedAuthLimiter {
             burst: f64::from(settings.burst.max(1)),
             buckets: Mutex::new(HashMap::new()),
             trusted_proxies: settings.trusted_proxies.clone(),
+            ipv4_prefix: settings.ipv4_prefix.min(32),
+            ipv6_prefix: settings.ipv6_prefix.min(128),
             good_keys: RwLock::new(HashMap::new()),
         })
+    }
+
+    /// The network `client` is counted in: its IPv4 address, or its IPv6 /64, by default.
+    fn network(&self, client: IpAddr) -> IpNet {
+        let prefix = match client {
+            IpAddr::V4(_) => self.ipv4_prefix,
+            IpAddr::V6(_) => self.ipv6_prefix,
+        };
+        IpNet::new(client, prefix)
+            .map(|net| net.trunc())
+            .unwrap_or_else(|_| IpNet::from(client))
     }
 
     /// Whether the key of hash `hash` authenticated in this process within [`GOOD_KEY_FOR`].
@@ -139,13 +162,14 @@ impl FailedAuthLimiter {
         bucket.at = now;
     }
 
-    /// Lets a request of `client` look its key up, or tells how long it must wait.
+    /// Lets a request of `client` look its key up, or tells how long it must wait. Every
+    /// request holds a token of its network while it runs, a network with no failure on record
+    /// too (a full budget): so a first flood of made-up keys from a fresh address has at most
+    /// `burst` lookups in flight, like any other.
     fn admit(&self, client: IpAddr, now: Instant) -> Result<Ticket, Duration> {
+        let net = self.network(client);
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(bucket) = buckets.get_mut(&client) else {
-            return Ok(Ticket::Free);
-        };
-        self.refill(bucket, now);
+        let bucket = self.bucket(&mut buckets, net, now);
         let available = bucket.tokens - f64::from(bucket.in_flight);
         if available >= 1.0 {
             bucket.in_flight += 1;
@@ -160,25 +184,39 @@ impl FailedAuthLimiter {
         if ticket == Ticket::Free && !failed {
             return;
         }
+        let client = self.network(client);
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        if buckets.len() >= PRUNE_ABOVE && !buckets.contains_key(&client) {
-            buckets.retain(|_, b| {
-                let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
-                b.in_flight > 0 || b.tokens + elapsed * self.per_second < self.burst
-            });
-        }
-        let bucket = buckets.entry(client).or_insert(Bucket {
-            tokens: self.burst,
-            at: now,
-            in_flight: 0,
-        });
-        self.refill(bucket, now);
+        let bucket = self.bucket(&mut buckets, client, now);
         if ticket == Ticket::Held {
             bucket.in_flight = bucket.in_flight.saturating_sub(1);
         }
         if failed {
             bucket.tokens = (bucket.tokens - 1.0).max(0.0);
         }
+    }
+
+    /// The budget of `net`, a full one when it has none yet, refilled to `now`. Past
+    /// [`PRUNE_ABOVE`] networks, those with a full budget and nothing in flight are forgotten
+    /// first (they are what a new one would be).
+    fn bucket<'a>(
+        &self,
+        buckets: &'a mut HashMap<IpNet, Bucket>,
+        net: IpNet,
+        now: Instant,
+    ) -> &'a mut Bucket {
+        if buckets.len() >= PRUNE_ABOVE && !buckets.contains_key(&net) {
+            buckets.retain(|_, b| {
+                let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+                b.in_flight > 0 || b.tokens + elapsed * self.per_second < self.burst
+            });
+        }
+        let bucket = buckets.entry(net).or_insert(Bucket {
+            tokens: self.burst,
+            at: now,
+            in_flight: 0,
+        });
+        self.refill(bucket, now);
+        bucket
     }
 
     /// The client's address (see the module on proxies).
@@ -342,7 +380,7 @@ mod tests {
         FailedAuthLimiter::new(&FailedAuthSettings {
             per_second,
             burst,
-            trusted_proxies: Vec::new(),
+            ..FailedAuthSettings::default()
         })
         .unwrap()
     }
@@ -362,7 +400,7 @@ mod tests {
         }
         let wait = limiter.admit(bad, now).expect_err("over budget");
         assert_eq!(wait, Duration::from_secs(1));
-        assert_eq!(limiter.admit(good, now), Ok(Ticket::Free));
+        assert_eq!(limiter.admit(good, now), Ok(Ticket::Held));
         assert_eq!(
             limiter.admit(bad, now + Duration::from_secs(1)),
             Ok(Ticket::Held),
@@ -380,6 +418,59 @@ mod tests {
         assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
         assert!(limiter.admit(client, now).is_err());
         // a good key gives its token back
+        limiter.finish(client, Ticket::Held, false, now);
+        assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
+    }
+
+    #[test]
+    fn ipv6_clients_are_counted_by_their_64_and_ipv4_clients_by_address() {
+        let limiter = limiter(1, 3);
+        let now = Instant::now();
+        // three failures from three addresses of one /64 spend the /64's budget
+        for host in [
+            "2001:db8:1:2::1",
+            "2001:db8:1:2::abcd",
+            "2001:db8:1:2:ffff::9",
+        ] {
+            fail(&limiter, ip(host), now);
+        }
+        assert!(limiter.admit(ip("2001:db8:1:2:1234::77"), now).is_err());
+        assert_eq!(limiter.admit(ip("2001:db8:1:3::1"), now), Ok(Ticket::Held));
+        for host in ["198.51.100.1", "198.51.100.2", "198.51.100.3"] {
+            fail(&limiter, ip(host), now);
+        }
+        assert_eq!(limiter.admit(ip("198.51.100.4"), now), Ok(Ticket::Held));
+    }
+
+    #[test]
+    fn the_prefix_lengths_are_settings() {
+        let limiter = FailedAuthLimiter::new(&FailedAuthSettings {
+            per_second: 1,
+            burst: 1,
+            ipv4_prefix: 24,
+            ipv6_prefix: 48,
+            ..FailedAuthSettings::default()
+        })
+        .unwrap();
+        let now = Instant::now();
+        fail(&limiter, ip("198.51.100.1"), now);
+        assert!(limiter.admit(ip("198.51.100.200"), now).is_err());
+        fail(&limiter, ip("2001:db8:1:2::1"), now);
+        assert!(limiter.admit(ip("2001:db8:1:ffff::1"), now).is_err());
+    }
+
+    #[test]
+    fn a_fresh_address_has_at_most_its_burst_of_lookups_in_flight() {
+        let limiter = limiter(1, 3);
+        let client = ip("203.0.113.9");
+        let now = Instant::now();
+        for _ in 0..3 {
+            assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
+        }
+        assert!(
+            limiter.admit(client, now).is_err(),
+            "no failure yet, but 3 in flight"
+        );
         limiter.finish(client, Ticket::Held, false, now);
         assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
     }
