@@ -1,5 +1,6 @@
 //! One quota across replicas: every `serve` process says it is alive in PostgreSQL each
-//! `rate_limit.replica_heartbeat_ms` and counts the replicas seen within three periods; the rate
+//! `rate_limit.replica_heartbeat_ms` and counts the replicas seen within three periods that
+//! served requests within ten (a replica out of the load balancer takes no share); the rate
 //! limiter then counts each request that many times, so each replica takes `1 / N` of every
 //! company's quota and together they allow it once (docs/operations.md, "Replicas").
 //!
@@ -16,6 +17,9 @@ use crate::workers::Stop;
 
 /// A replica unseen for this many periods no longer counts.
 const PERIODS_ALIVE: u32 = 3;
+/// Nor does one that served no request for this many periods (out of the load balancer): long
+/// enough that a replica between two bursts of a company keeps its share.
+const PERIODS_SERVING: u32 = 10;
 
 /// Starts the heartbeat thread (ends with `stop`, deleting its row); `None` when
 /// `heartbeat_ms` is 0 (each process takes the whole quota).
@@ -48,7 +52,11 @@ pub fn start(
 }
 
 fn beat(heartbeat: &PgReplicaHeartbeat, period: Duration, replicas: &LiveReplicas) {
-    match heartbeat.beat(period * PERIODS_ALIVE) {
+    match heartbeat.beat(
+        period * PERIODS_ALIVE,
+        period * PERIODS_SERVING,
+        replicas.take_served(),
+    ) {
         Ok(live) => {
             let before = replicas.set(live);
             if before != live {

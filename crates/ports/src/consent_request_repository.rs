@@ -238,6 +238,16 @@ pub trait ConsentRequestRepository: Send + Sync {
         now: DateTime<Utc>,
     ) -> Result<Option<ConsentRequest>, RepoError>;
 
+    /// [`ConsentRequestRepository::find_valid`] for each `(cpf, template)` of `subjects`, in
+    /// their order, in one statement (a batch check: one round trip and one statement timeout
+    /// for all of them, whatever their number).
+    fn find_valid_many(
+        &self,
+        company: CompanyId,
+        subjects: &[(Cpf, String)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Option<ConsentRequest>>, RepoError>;
+
     /// The company's request with this hash.
     fn find_by_hash(
         &self,

@@ -113,6 +113,17 @@ fn requests_without_a_usable_key_are_401_and_carry_no_rate_limit_headers() {
 /// serve it, not three times that; another company is served meanwhile.
 #[test]
 fn three_replicas_together_hold_a_companys_quota() {
+    replicas_hold_one_quota(3, 0);
+}
+
+/// Two replicas serving and a third that beats but takes no traffic (out of the load balancer):
+/// the two serve the company its whole quota, not two thirds of it.
+#[test]
+fn a_replica_that_serves_nothing_does_not_shrink_the_quota() {
+    replicas_hold_one_quota(2, 1);
+}
+
+fn replicas_hold_one_quota(serving: usize, idle: usize) {
     const PER_SECOND: u32 = 20;
     const BURST: u32 = 20;
     let env = [
@@ -121,22 +132,31 @@ fn three_replicas_together_hold_a_companys_quota() {
         ("APP__RATE_LIMIT__REPLICA_HEARTBEAT_MS", "200"),
     ];
     let app = TestApp::spawn_with(&env);
-    let second = Api::start_with(&app.db, &app.sim, &env);
-    let third = Api::start_with(&app.db, &app.sim, &env);
-    let replicas: Vec<Client> = [&app.api, &second, &third]
+    let others: Vec<Api> = (1..serving + idle)
+        .map(|_| Api::start_with(&app.db, &app.sim, &env))
+        .collect();
+    let apis: Vec<&Api> = std::iter::once(&app.api).chain(others.iter()).collect();
+    let replicas: Vec<Client> = apis[..serving]
         .iter()
         .map(|api| Client::new(&api.base_url, Some(&app.key_a)))
         .collect();
     let live =
         "SELECT count(*) AS v FROM replicas_ativas WHERE visto_em > now() - interval '600 ms'";
     assert!(
-        wait_until(Duration::from_secs(10), || app.db.scalar(live) == 3),
-        "three replicas beat"
+        wait_until(Duration::from_secs(10), || app.db.scalar(live)
+            == (serving + idle) as i64),
+        "every replica beats"
     );
-    // every replica has counted the three (a beat after the last one joined), and the buckets
-    // the checks above may have touched are full again
+    // the serving replicas serve (company B, so A's buckets stay full) and have said so in a
+    // beat, and the buckets these touched are full again
+    for api in &apis[..serving] {
+        Client::new(&api.base_url, Some(&app.key_b))
+            .get("/api/casos-de-uso")
+            .expect(200);
+    }
     std::thread::sleep(Duration::from_millis(1500));
 
+    let n = serving as u32;
     let interval = Duration::from_secs(1) / (3 * PER_SECOND);
     let start = Instant::now();
     let (mut served, mut refused) = (0u32, 0u32);
@@ -147,7 +167,7 @@ fn three_replicas_together_hold_a_companys_quota() {
             std::thread::sleep(wait);
         }
         last_sent = Instant::now();
-        let reply = replicas[i as usize % 3].get("/api/casos-de-uso");
+        let reply = replicas[(i % n) as usize].get("/api/casos-de-uso");
         match reply.status {
             200 => served += 1,
             429 => refused += 1,
@@ -163,10 +183,10 @@ fn three_replicas_together_hold_a_companys_quota() {
     let served = f64::from(served);
     assert!(
         (served - expected).abs() <= expected * 0.10 + 1.0,
-        "served {served} of {} sent over {elapsed:.2} s; one quota allows {expected:.0} \
-         (three unshared ones would allow {:.0})",
+        "{serving} serving, {idle} idle: served {served} of {} sent over {elapsed:.2} s; one \
+         quota allows {expected:.0} (unshared ones would allow {:.0})",
         served as u32 + refused,
-        3.0 * expected
+        f64::from(n) * expected
     );
     assert!(refused > 0);
 }

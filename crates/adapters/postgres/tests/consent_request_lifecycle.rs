@@ -16,7 +16,7 @@ use common::consent::{
 use common::{at, pool};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
-use domain::{ConsentStatus, TransitionCause};
+use domain::{ConsentRequest, ConsentStatus, Cpf, TransitionCause};
 use ports::{ConsentRequestRepository, StatusCheckItem, StatusCheckSchedule};
 use postgres_adapter::PgConsentRequestRepository;
 use testkit::TestDb;
@@ -92,6 +92,44 @@ fn find_valid_picks_the_active_request_expiring_last_of_the_company_subject_and_
         repo.find_valid(acme_id, &cpf(CPF), "tpl-1", last.content.consent_expires_at)
             .unwrap(),
         None
+    );
+}
+
+#[test]
+fn find_valid_many_answers_each_pair_in_order_as_find_valid_would_in_one_statement() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let spec = |status, expira_em| Spec::new(created()).status(status).expira_em(expira_em);
+    acme.create(&repo, &spec(Active, now() + days(1)));
+    let last = acme.create(&repo, &spec(Active, now() + days(30)));
+    acme.create(&repo, &spec(Revoked, now() + days(60)).template("tpl-2"));
+    let other_cpf = acme.create(&repo, &spec(Active, now() + days(90)).cpf(OTHER_CPF));
+    globex.create(&repo, &spec(Active, now() + days(90)).template("tpl-2"));
+    let pairs: Vec<(Cpf, String)> = [
+        (CPF, "tpl-2"),       // revoked here; Globex's is not ACME's
+        (CPF, "tpl-1"),       // the one expiring last
+        (OTHER_CPF, "tpl-1"), // another subject
+        (CPF, "tpl-1"),       // the same pair twice: answered twice
+        (CPF, "tpl-9"),       // nothing
+    ]
+    .into_iter()
+    .map(|(c, t)| (cpf(c), t.to_owned()))
+    .collect();
+
+    let found = repo
+        .find_valid_many(acme.company.id, &pairs, now())
+        .unwrap();
+
+    assert_eq!(
+        found,
+        vec![None, Some(last.clone()), Some(other_cpf), Some(last), None]
+    );
+    assert_eq!(
+        repo.find_valid_many(acme.company.id, &[], now()).unwrap(),
+        Vec::<Option<ConsentRequest>>::new()
     );
 }
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use domain::{Company, ConsentRequest, Cpf, ValidationErrors};
 use ports::{Clock, ConsentRequestRepository, RepoError};
 
@@ -132,10 +133,28 @@ impl CheckConsent {
         if !errors.is_empty() {
             return Err(CheckConsentError::Invalid(errors));
         }
-        valid
-            .iter()
-            .map(|(cpf, template)| self.find(company, cpf, template))
-            .collect()
+        // one statement for the whole batch (one round trip, one statement timeout)
+        let now = self.clock.now();
+        let subjects: Vec<(Cpf, String)> = valid
+            .into_iter()
+            .map(|(cpf, template)| (cpf, template.to_owned()))
+            .collect();
+        let found = self
+            .consent_requests
+            .find_valid_many(company.id, &subjects, now)?;
+        if found.len() != subjects.len() {
+            return Err(CheckConsentError::Repo(RepoError::Unexpected(
+                anyhow::anyhow!(
+                    "a batch check answered {} results for {} items",
+                    found.len(),
+                    subjects.len()
+                ),
+            )));
+        }
+        Ok(found
+            .into_iter()
+            .map(|request| checked(request, now))
+            .collect())
     }
 
     fn find(
@@ -148,16 +167,7 @@ impl CheckConsent {
         let found = self
             .consent_requests
             .find_valid(company.id, cpf, template, now)?;
-        // The repository promises a valid one; checked again so that a lax adapter can never
-        // make us answer "valid" for an expired or revoked consent.
-        let request = found.filter(|r| r.is_valid_at(now)).map(|mut r| {
-            r.status = r.effective_status(now);
-            r
-        });
-        Ok(ConsentCheck {
-            valid: request.is_some(),
-            request,
-        })
+        Ok(checked(found, now))
     }
 
     /// The company's consent with `hash`, its status the effective one now. A `hash` that is not
@@ -176,6 +186,19 @@ impl CheckConsent {
             .ok_or(CheckConsentError::NotFound)?;
         request.status = request.effective_status(self.clock.now());
         Ok(request)
+    }
+}
+
+/// The answer for what the repository found: it promises a valid one; checked again so that a
+/// lax adapter can never make us answer "valid" for an expired or revoked consent.
+fn checked(found: Option<ConsentRequest>, now: DateTime<Utc>) -> ConsentCheck {
+    let request = found.filter(|r| r.is_valid_at(now)).map(|mut r| {
+        r.status = r.effective_status(now);
+        r
+    });
+    ConsentCheck {
+        valid: request.is_some(),
+        request,
     }
 }
 
@@ -235,6 +258,29 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_never_answers_valid_for_what_a_lax_repository_returns_expired_nor_a_short_answer() {
+        let mut expired = active();
+        expired.content.consent_expires_at = now();
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_valid_many()
+            .times(1)
+            .returning(move |_, _, _| Ok(vec![Some(expired.clone())]));
+        let answers = service(consent_requests)
+            .check_batch(&company(), &[(Some(VALID_CPF), Some("t"))])
+            .unwrap();
+        assert!(!answers[0].valid);
+
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_find_valid_many()
+            .returning(|_, _, _| Ok(Vec::new()));
+        let short =
+            service(consent_requests).check_batch(&company(), &[(Some(VALID_CPF), Some("t"))]);
+        assert!(matches!(short, Err(CheckConsentError::Repo(_))));
+    }
+
+    #[test]
     fn a_batch_names_each_broken_field_by_its_index_and_asks_nothing() {
         let items = [
             (Some(VALID_CPF), Some("tpl-1")),
@@ -256,10 +302,22 @@ mod tests {
     #[test]
     fn a_batch_answers_each_item_in_order_and_holds_1_to_500_items() {
         let mut consent_requests = MockConsentRequestRepository::new();
+        // one repository call for the whole batch, the pairs in order
         consent_requests
-            .expect_find_valid()
-            .times(2)
-            .returning(|_, _, template, _| Ok((template == "tpl-ativo").then(active)));
+            .expect_find_valid_many()
+            .withf(|_, subjects, _| {
+                subjects
+                    .iter()
+                    .map(|(cpf, t)| (cpf.as_str(), t.as_str()))
+                    .eq([("52998224725", "tpl-nenhum"), ("52998224725", "tpl-ativo")])
+            })
+            .times(1)
+            .returning(|_, subjects, _| {
+                Ok(subjects
+                    .iter()
+                    .map(|(_, t)| (t == "tpl-ativo").then(active))
+                    .collect())
+            });
         let answers = service(consent_requests)
             .check_batch(
                 &company(),

@@ -21,9 +21,10 @@
 //! so the replicas together allow `per_second` and `burst` (docs/operations.md, "Replicas").
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::body::MessageBody;
@@ -32,8 +33,9 @@ use actix_web::http::header::{HeaderName, HeaderValue, RETRY_AFTER};
 use actix_web::middleware::Next;
 use actix_web::Error;
 use domain::CompanyId;
-use governor::clock::{Clock, DefaultClock};
+use governor::clock::{Clock, DefaultClock, Reference};
 use governor::middleware::StateInformationMiddleware;
+use governor::nanos::Nanos;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
@@ -113,26 +115,48 @@ impl RateLimitStatus {
     }
 }
 
-/// How many replicas share every company's quota (at least 1). Cloning shares the count: the
-/// heartbeat sets it, the limiter reads it on every request.
+/// How many replicas share every company's quota (at least 1), and whether this one served a
+/// request since the heartbeat last asked. Cloning shares both: the heartbeat sets the count and
+/// takes the flag, the limiter reads the count and sets the flag on every request.
 #[derive(Debug, Clone)]
-pub struct LiveReplicas(Arc<AtomicU32>);
+pub struct LiveReplicas(Arc<(AtomicU32, AtomicBool)>);
 
 impl Default for LiveReplicas {
     fn default() -> Self {
-        LiveReplicas(Arc::new(AtomicU32::new(1)))
+        LiveReplicas(Arc::new((AtomicU32::new(1), AtomicBool::new(false))))
     }
 }
 
 impl LiveReplicas {
     pub fn get(&self) -> u32 {
-        self.0.load(Ordering::Relaxed).max(1)
+        self.0 .0.load(Ordering::Relaxed).max(1)
     }
 
     /// Sets the count (0 counts as 1); answers the previous one.
     pub fn set(&self, live: u32) -> u32 {
-        self.0.swap(live.max(1), Ordering::Relaxed)
+        self.0 .0.swap(live.max(1), Ordering::Relaxed)
     }
+
+    /// Notes that this replica served a request.
+    pub fn served(&self) {
+        if !self.0 .1.load(Ordering::Relaxed) {
+            self.0 .1.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether this replica served a request since the last call (and forgets it).
+    pub fn take_served(&self) -> bool {
+        self.0 .1.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// What a company owes after a request heavier than its bucket: nothing of it passes before
+/// `until` (the time the rest takes to refill), and then the tokens refilled meanwhile, `drain`,
+/// are taken before anything else.
+#[derive(Debug, Clone, Copy)]
+struct Debt<I> {
+    until: I,
+    drain: u32,
 }
 
 type Limiter<C> =
@@ -144,6 +168,11 @@ pub struct CompanyRateLimiter<C: Clock = DefaultClock> {
     per_second: u32,
     burst: u32,
     replicas: LiveReplicas,
+    /// Companies paying for a request heavier than the bucket (see
+    /// [`CompanyRateLimiter::check_n`]).
+    owed: Mutex<HashMap<CompanyId, Debt<C::Instant>>>,
+    /// Whether `owed` holds anything: the common path never takes its lock.
+    any_owed: AtomicBool,
 }
 
 impl CompanyRateLimiter {
@@ -166,6 +195,8 @@ impl<C: Clock> CompanyRateLimiter<C> {
             per_second: per_second.get(),
             burst: burst.get(),
             replicas: LiveReplicas::default(),
+            owed: Mutex::new(HashMap::new()),
+            any_owed: AtomicBool::new(false),
         })
     }
 
@@ -181,25 +212,51 @@ impl<C: Clock> CompanyRateLimiter<C> {
         self.check_n(company, 1)
     }
 
-    /// Counts `weight` requests of `company` at once (a batch), all or none; a weight above the
-    /// burst counts as the burst (it could never fit otherwise).
+    /// Counts `weight` requests of `company` at once (a batch), all or none.
     ///
     /// With N live replicas each request counts N times: this process then allows
     /// `per_second / N` and `burst / N` of the company's requests, and the N together the quota
     /// (as long as the load balancer spreads a company's requests over them). What the headers
     /// show stays in the company's terms: the quota as configured, and what is left of it.
+    ///
+    /// A weight above the bucket (a batch check of 500 items with several replicas) is never
+    /// capped: it passes only when the bucket is full, takes all of it, and the rest is owed,
+    /// paid from the next refills before any other request of the company passes (those get 429
+    /// with `Retry-After` meanwhile, like any request over the limit).
     pub fn check_n(
         &self,
         company: CompanyId,
         weight: u32,
     ) -> Result<RateLimitStatus, RateLimitStatus> {
+        self.replicas.served();
         let replicas = self.replicas.get();
-        let refill = Duration::from_secs(1) / self.per_second;
         let weight = weight.max(1).saturating_mul(replicas);
-        let weight = NonZeroU32::new(weight.min(self.burst)).unwrap_or(NonZeroU32::MIN);
-        let outcome = match self.limiter.check_key_n(&company, weight) {
+        if self.any_owed.load(Ordering::Relaxed) {
+            self.pay_owed(company)?;
+        }
+        let now_weight = weight.min(self.burst);
+        let outcome = self.take(company, now_weight)?;
+        if weight > now_weight {
+            let rest = weight - now_weight;
+            let refill = Duration::from_secs(1) / self.per_second;
+            let debt = Debt {
+                until: self.limiter.clock().now() + Nanos::from(refill * rest),
+                drain: rest.min(self.burst),
+            };
+            let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
+            owed.insert(company, debt);
+            self.any_owed.store(true, Ordering::Relaxed);
+        }
+        Ok(outcome)
+    }
+
+    /// Takes `n` (at most the burst) tokens of `company`, or answers the refusal.
+    fn take(&self, company: CompanyId, n: u32) -> Result<RateLimitStatus, RateLimitStatus> {
+        let refill = Duration::from_secs(1) / self.per_second;
+        let n = NonZeroU32::new(n.min(self.burst)).unwrap_or(NonZeroU32::MIN);
+        let outcome = match self.limiter.check_key_n(&company, n) {
             Ok(outcome) => outcome,
-            // unreachable: the weight is at most the burst
+            // unreachable: `n` is at most the burst
             Err(_) => self.limiter.check_key(&company),
         };
         match outcome {
@@ -213,6 +270,33 @@ impl<C: Clock> CompanyRateLimiter<C> {
                 Err(self.status(0, full_in, Some(ceil_seconds(wait).max(1))))
             }
         }
+    }
+
+    /// While `company` owes time, a refusal with the wait; once it is over, takes the tokens
+    /// refilled meanwhile and forgets the debt.
+    fn pay_owed(&self, company: CompanyId) -> Result<(), RateLimitStatus> {
+        let mut owed = self.owed.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(debt) = owed.get(&company).copied() else {
+            return Ok(());
+        };
+        let now = self.limiter.clock().now();
+        if now < debt.until {
+            let wait: Duration = debt.until.duration_since(now).into();
+            let refill = Duration::from_secs(1) / self.per_second;
+            return Err(self.status(
+                0,
+                wait + refill * self.burst,
+                Some(ceil_seconds(wait).max(1)),
+            ));
+        }
+        // The bucket refilled while the company waited; those tokens paid the debt. (A piece
+        // the bucket cannot give, never expected, is forgiven rather than kept forever.)
+        let _ = self.take(company, debt.drain);
+        owed.remove(&company);
+        if owed.is_empty() {
+            self.any_owed.store(false, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     fn status(&self, remaining: u32, full_in: Duration, retry: Option<u64>) -> RateLimitStatus {
@@ -384,6 +468,48 @@ mod tests {
         clock.advance(Duration::from_secs(1));
         let halved = std::iter::from_fn(|| limiter.check(company(1)).ok()).count();
         assert_eq!(halved, 15);
+    }
+
+    #[test]
+    fn a_batch_heavier_than_the_bucket_is_charged_whole_never_capped() {
+        // 10 a second, burst 20; three replicas: a batch of weight 50 counts 150 here
+        let (limiter, clock) = limiter(10, 20);
+        let replicas = LiveReplicas::default();
+        let limiter = limiter.shared_by(replicas.clone());
+        replicas.set(3);
+
+        // not with a bucket short of full
+        limiter.check(company(1)).unwrap();
+        assert!(limiter.check_n(company(1), 50).is_err());
+        // once full, it passes and takes all of it; 130 more are owed
+        clock.advance(Duration::from_secs(2));
+        assert_eq!(limiter.check_n(company(1), 50).unwrap().remaining, 0);
+        // every request waits while the debt is paid: 130 tokens at 10 a second
+        clock.advance(Duration::from_secs(6));
+        assert!(limiter.check(company(1)).is_err(), "7 s still to wait");
+        clock.advance(Duration::from_secs(7));
+        assert!(
+            limiter.check(company(1)).is_err(),
+            "paid, but the bucket is empty"
+        );
+        clock.advance(Duration::from_millis(300));
+        assert!(
+            limiter.check(company(1)).is_ok(),
+            "one request (3 tokens) after 13.3 s"
+        );
+        // another company never owed anything
+        assert!(limiter.check(company(2)).is_ok());
+    }
+
+    #[test]
+    fn a_request_marks_the_replica_as_serving_until_the_heartbeat_takes_it() {
+        let (limiter, _clock) = limiter(10, 20);
+        let replicas = LiveReplicas::default();
+        let limiter = limiter.shared_by(replicas.clone());
+        assert!(!replicas.take_served());
+        limiter.check(company(1)).unwrap();
+        assert!(replicas.take_served());
+        assert!(!replicas.take_served());
     }
 
     #[test]

@@ -134,6 +134,15 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         reads::find_valid(&self.pool, empresa, cpf, caso_de_uso_id_template, now)
     }
 
+    fn find_valid_many(
+        &self,
+        empresa: CompanyId,
+        subjects: &[(Cpf, String)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Option<ConsentRequest>>, RepoError> {
+        reads::find_valid_many(&self.pool, empresa, subjects, now)
+    }
+
     fn find_by_hash(
         &self,
         empresa: CompanyId,

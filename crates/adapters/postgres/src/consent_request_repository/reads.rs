@@ -4,14 +4,14 @@
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Timestamptz};
+use diesel::sql_types::{Array, BigInt, Bool, Text, Timestamptz};
 use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf};
 use ports::{ConsentFilter, ConsentRequestRecord, ListCursor, RepoError};
 use uuid::Uuid;
 
 use super::{into_domain, sql_limit};
 use crate::conn::with_conn;
-use crate::fixed_sql::fixed_condition;
+use crate::fixed_sql::{fixed_condition, statement};
 use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow, CRIACAO_CONFIRMADA};
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
@@ -183,6 +183,67 @@ pub(super) fn find_valid(
             .optional()
     })?;
     row.map(|row| into_domain(row, OPERATION)).transpose()
+}
+
+statement! {
+    /// [`find_valid`] for every `(cpf, template)` pair at once: the pairs come in as two
+    /// parallel arrays, numbered by `WITH ORDINALITY`, and each takes its valid request (the one
+    /// expiring last) through `solicitacoes_consentimento_validas_idx`, as the single check
+    /// does. Pairs without one have no row.
+    struct FindValidMany<'a> {
+        empresa_id: Uuid as diesel::sql_types::Uuid,
+        cpfs: Vec<&'a str> as Array<Text>,
+        templates: Vec<&'a str> as Array<Text>,
+        now: DateTime<Utc> as Timestamptz,
+    }
+    "SELECT q.ordem, v.*
+FROM unnest($cpfs::text[], $templates::text[]) WITH ORDINALITY AS q (cpf, modelo, ordem)
+CROSS JOIN LATERAL (
+    SELECT s.* FROM solicitacoes_consentimento s
+    WHERE s.empresa_id = $empresa_id AND s.cpf_titular = q.cpf
+      AND s.caso_de_uso_id_template = q.modelo AND s.status = 'ativo'
+      AND s.criacao = 'confirmada' AND s.data_expiracao_consentimento > $now
+    ORDER BY s.data_expiracao_consentimento DESC, s.id DESC
+    LIMIT 1
+) v"
+}
+
+/// A row of [`FindValidMany`]: the pair's place (from 1) and its request.
+#[derive(QueryableByName)]
+struct FoundValid {
+    #[diesel(sql_type = BigInt)]
+    ordem: i64,
+    #[diesel(embed)]
+    row: SolicitacaoConsentimentoRow,
+}
+
+/// See [`FindValidMany`]: one statement, so one round trip and one `statement_timeout` (the
+/// batch's overall time budget) for all the pairs.
+pub(super) fn find_valid_many(
+    pool: &PgPool,
+    empresa: CompanyId,
+    subjects: &[(Cpf, String)],
+    now: DateTime<Utc>,
+) -> Result<Vec<Option<ConsentRequest>>, RepoError> {
+    const OPERATION: &str = "finding valid consent requests";
+    let rows = with_conn(pool, OPERATION, |conn| {
+        FindValidMany {
+            empresa_id: empresa.0,
+            cpfs: subjects.iter().map(|(cpf, _)| cpf.as_str()).collect(),
+            templates: subjects.iter().map(|(_, t)| t.as_str()).collect(),
+            now,
+        }
+        .load::<FoundValid>(conn)
+    })?;
+    let mut found: Vec<Option<ConsentRequest>> = vec![None; subjects.len()];
+    for FoundValid { ordem, row } in rows {
+        let slot = usize::try_from(ordem - 1)
+            .ok()
+            .and_then(|i| found.get_mut(i))
+            .ok_or_else(|| RepoError::Unexpected(anyhow::anyhow!("{OPERATION}: bad ordinal")))?;
+        *slot = Some(into_domain(row, OPERATION)?);
+    }
+    Ok(found)
 }
 
 /// One indexed read of the unique key (empresa_id, hash).

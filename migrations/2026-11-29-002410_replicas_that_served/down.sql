@@ -1,0 +1,1 @@
+ALTER TABLE replicas_ativas DROP COLUMN atendeu_em;
