@@ -29,6 +29,7 @@ mod pgcc_strings;
 mod poolers;
 mod profiles;
 mod rate_limits;
+mod revocation_retry;
 mod scheduled_sync;
 mod shutdown;
 mod subject_export;
