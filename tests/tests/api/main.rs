@@ -36,6 +36,7 @@ mod subject_export;
 mod use_cases;
 mod webhook_control;
 mod webhook_delivery;
+mod webhook_dns;
 mod webhook_events_per_url;
 mod webhook_urls;
 mod webhooks;
