@@ -174,7 +174,27 @@ impl Api {
 
     /// With extra `APP__...` variables, e.g. `("APP__PGCC__TIMEOUT_MS", "500")`.
     pub fn start_with(db: &TestDb, sim: &Sim, env: &[(&str, &str)]) -> Api {
-        let mut cmd = Command::new(bin_path("consent-api"));
+        Api::start_wrapped(db, sim, env, &[])
+    }
+
+    /// [`Api::start_with`], run by `wrapper` (a program and its arguments, the API's command
+    /// line appended): e.g. `unshare` for a process with its own view of `/etc/resolv.conf`.
+    /// The wrapper must `exec` the API, so that the process is the API's.
+    pub fn start_wrapped(
+        db: &TestDb,
+        sim: &Sim,
+        env: &[(&str, &str)],
+        wrapper: &[&std::ffi::OsStr],
+    ) -> Api {
+        let api = bin_path("consent-api");
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(&api);
+                cmd
+            }
+            None => Command::new(&api),
+        };
         api_env(&mut cmd, db, sim);
         cmd.envs(env.iter().copied())
             .args(["serve", "--exit-on-stdin-close"]);

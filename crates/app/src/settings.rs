@@ -131,6 +131,9 @@ pub struct WebhookSettings {
     pub max_in_flight_per_company: u32,
     /// The longest a registration's name lookup may take.
     pub dns_timeout_ms: u64,
+    /// Name lookups one company may have under way at once in this process (stuck ones
+    /// included); beyond it its registrations are answered 429 at once.
+    pub dns_in_flight_per_company: u32,
     pub secret_overlap_seconds: u64,
     pub disable_after_seconds: u64,
     pub encryption_key: Secret,
@@ -514,6 +517,12 @@ impl Settings {
             return bad(
                 "webhooks.dns_timeout_ms",
                 "must be between 1 and 60000 (milliseconds)",
+            );
+        }
+        if !(1..=64).contains(&self.webhooks.dns_in_flight_per_company) {
+            return bad(
+                "webhooks.dns_in_flight_per_company",
+                "must be between 1 and 64 (the lookups the process runs at once, all companies together)",
             );
         }
         if !(1..=1_000_000_000).contains(&self.webhooks.max_pending_per_company) {

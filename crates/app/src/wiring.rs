@@ -209,6 +209,7 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
                 registration_dns_timeout: settings.webhooks.dns_timeout(),
                 // Before a delivery the lookup is part of the attempt: bounded by its timeout.
                 delivery_dns_timeout: settings.webhooks.timeout(),
+                dns_in_flight_per_company: settings.webhooks.dns_in_flight_per_company as usize,
             },
         )))),
         secret_cipher: Arc::new(cipher),

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use domain::CompanyId;
 use ports::{CheckedTarget, SendReport, TargetGuard, TargetRefused, WebhookSender};
 
 use crate::PgConnectionScope;
@@ -46,13 +47,13 @@ impl ReleasingTargetGuard {
 }
 
 impl TargetGuard for ReleasingTargetGuard {
-    fn check(&self, url: &str) -> Result<(), TargetRefused> {
+    fn check(&self, company: CompanyId, url: &str) -> Result<(), TargetRefused> {
         PgConnectionScope.release();
-        self.inner.check(url)
+        self.inner.check(company, url)
     }
 
-    fn resolve(&self, url: &str) -> Result<CheckedTarget, TargetRefused> {
+    fn resolve(&self, company: CompanyId, url: &str) -> Result<CheckedTarget, TargetRefused> {
         PgConnectionScope.release();
-        self.inner.resolve(url)
+        self.inner.resolve(company, url)
     }
 }

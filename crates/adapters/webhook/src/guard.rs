@@ -11,11 +11,14 @@
 //!
 //! Lookups are bounded in time ([`crate::BoundedLookup`]): a name server that does not answer
 //! costs the caller at most the configured limit (registration: `webhooks.dns_timeout_ms`;
-//! delivery: the send timeout), then [`TargetRefused::DnsTimeout`].
+//! delivery: the send timeout), then [`TargetRefused::DnsTimeout`]. They are bounded per
+//! company too (`webhooks.dns_in_flight_per_company`): each is made for the company whose URL
+//! it is.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
+use domain::CompanyId;
 use ports::{CheckedTarget, TargetGuard, TargetRefused};
 
 use crate::lookup::BoundedLookup;
@@ -33,6 +36,8 @@ pub struct GuardSettings {
     pub registration_dns_timeout: Duration,
     /// The longest a lookup may take before a delivery.
     pub delivery_dns_timeout: Duration,
+    /// Lookups one company may have running at once (stuck ones included).
+    pub dns_in_flight_per_company: usize,
 }
 
 /// The SSRF guard, by profile policy ([`GuardSettings`]).
@@ -52,7 +57,8 @@ pub struct PolicyTargetGuard {
 impl PolicyTargetGuard {
     /// With the system resolver.
     pub fn new(settings: GuardSettings) -> Self {
-        Self::with_lookup(settings, BoundedLookup::system())
+        let lookup = BoundedLookup::system(settings.dns_in_flight_per_company);
+        Self::with_lookup(settings, lookup)
     }
 
     /// With another lookup (tests: a name server that never answers).
@@ -71,8 +77,13 @@ impl PolicyTargetGuard {
 
     /// Every address of `target` within `limit`, each one public unless the policy allows
     /// otherwise.
-    fn addresses(&self, target: &Target, limit: Duration) -> Result<Vec<IpAddr>, TargetRefused> {
-        let addresses = resolve(target, &self.lookup, limit)?;
+    fn addresses(
+        &self,
+        company: CompanyId,
+        target: &Target,
+        limit: Duration,
+    ) -> Result<Vec<IpAddr>, TargetRefused> {
+        let addresses = resolve(company, target, &self.lookup, limit)?;
         if self.settings.allow_non_public {
             return Ok(addresses);
         }
@@ -89,18 +100,18 @@ impl PolicyTargetGuard {
 }
 
 impl TargetGuard for PolicyTargetGuard {
-    fn check(&self, url: &str) -> Result<(), TargetRefused> {
+    fn check(&self, company: CompanyId, url: &str) -> Result<(), TargetRefused> {
         let target = self.target(url)?;
         if self.settings.allow_non_public {
             return Ok(());
         }
-        self.addresses(&target, self.settings.registration_dns_timeout)
+        self.addresses(company, &target, self.settings.registration_dns_timeout)
             .map(|_| ())
     }
 
-    fn resolve(&self, url: &str) -> Result<CheckedTarget, TargetRefused> {
+    fn resolve(&self, company: CompanyId, url: &str) -> Result<CheckedTarget, TargetRefused> {
         let target = self.target(url)?;
-        let addresses = self.addresses(&target, self.settings.delivery_dns_timeout)?;
+        let addresses = self.addresses(company, &target, self.settings.delivery_dns_timeout)?;
         Ok(CheckedTarget {
             addresses: addresses
                 .into_iter()
@@ -215,6 +226,7 @@ fn is_authority_byte(b: u8) -> bool {
 /// Every address the host resolves to within `limit` (an IP literal is its own single
 /// address, with no lookup).
 fn resolve(
+    company: CompanyId,
     target: &Target,
     lookup: &BoundedLookup,
     limit: Duration,
@@ -223,7 +235,7 @@ fn resolve(
         Host::V6(ip) => Ok(vec![IpAddr::V6(*ip)]),
         Host::Name(name) => match name.parse::<Ipv4Addr>() {
             Ok(ip) => Ok(vec![IpAddr::V4(ip)]),
-            Err(_) => lookup.lookup(name, target.port, limit),
+            Err(_) => lookup.lookup(company, name, target.port, limit),
         },
     }
 }
@@ -336,8 +348,12 @@ mod tests {
             allow_non_public,
             registration_dns_timeout: Duration::from_secs(5),
             delivery_dns_timeout: Duration::from_secs(5),
+            dns_in_flight_per_company: 4,
         }
     }
+
+    /// The company every lookup of these tests is made for.
+    const C: CompanyId = CompanyId(uuid::Uuid::from_u128(1));
 
     fn guard(require_https: bool, allow_non_public: bool) -> PolicyTargetGuard {
         PolicyTargetGuard::new(settings(require_https, allow_non_public))
@@ -616,13 +632,13 @@ mod tests {
     fn https_is_required_when_the_policy_says_so() {
         let strict = guard(true, true);
         assert_eq!(
-            strict.check("http://example.com/hook"),
+            strict.check(C, "http://example.com/hook"),
             Err(TargetRefused::HttpsRequired)
         );
-        assert_eq!(strict.check("https://127.0.0.1/hook"), Ok(()));
+        assert_eq!(strict.check(C, "https://127.0.0.1/hook"), Ok(()));
 
         let lax = guard(false, true);
-        assert_eq!(lax.check("http://example.com/hook"), Ok(()));
+        assert_eq!(lax.check(C, "http://example.com/hook"), Ok(()));
     }
 
     #[test]
@@ -641,26 +657,29 @@ mod tests {
             "http://2130706433/",
         ] {
             assert_eq!(
-                strict.check(url),
+                strict.check(C, url),
                 Err(TargetRefused::NonPublicAddress),
                 "{url}"
             );
-            assert_eq!(lax.check(url), Ok(()), "{url}");
+            assert_eq!(lax.check(C, url), Ok(()), "{url}");
         }
     }
 
     #[test]
     fn a_public_ip_literal_is_accepted() {
         let strict = guard(true, false);
-        assert_eq!(strict.check("https://8.8.8.8/hook"), Ok(()));
-        assert_eq!(strict.check("https://[2606:4700:4700::1111]/hook"), Ok(()));
+        assert_eq!(strict.check(C, "https://8.8.8.8/hook"), Ok(()));
+        assert_eq!(
+            strict.check(C, "https://[2606:4700:4700::1111]/hook"),
+            Ok(())
+        );
     }
 
     #[test]
     fn localhost_resolves_to_loopback_and_is_refused() {
         let strict = guard(true, false);
         assert_eq!(
-            strict.check("https://localhost/"),
+            strict.check(C, "https://localhost/"),
             Err(TargetRefused::NonPublicAddress)
         );
     }
@@ -669,7 +688,7 @@ mod tests {
     fn an_unresolvable_host_is_a_dns_failure_that_may_pass_later() {
         let strict = guard(true, false);
         let refused = strict
-            .check("https://no-such-host.invalid/hook")
+            .check(C, "https://no-such-host.invalid/hook")
             .unwrap_err();
         assert_eq!(refused, TargetRefused::DnsFailure);
         assert!(refused.is_transient());
@@ -680,7 +699,7 @@ mod tests {
         let (release, released) = std::sync::mpsc::channel::<()>();
         let released = std::sync::Mutex::new(released);
         // A name server that answers only when the test lets it (never, in effect).
-        let lookup = BoundedLookup::new(4, move |_host: &str, _port: u16| {
+        let lookup = BoundedLookup::new(4, 4, Duration::ZERO, move |_host: &str, _port: u16| {
             let _ = released.lock().unwrap().recv();
             Ok(vec![SocketAddr::from(([8, 8, 8, 8], 443))])
         });
@@ -698,13 +717,13 @@ mod tests {
 
         let started = std::time::Instant::now();
         assert_eq!(
-            strict.check("https://slow-dns.example/hook"),
+            strict.check(C, "https://slow-dns.example/hook"),
             Err(TargetRefused::DnsTimeout)
         );
         let registration = started.elapsed();
         let started = std::time::Instant::now();
         assert_eq!(
-            strict.resolve("https://slow-dns.example/hook"),
+            strict.resolve(C, "https://slow-dns.example/hook"),
             Err(TargetRefused::DnsTimeout)
         );
         let delivery = started.elapsed();
@@ -728,16 +747,17 @@ mod tests {
         let (strict, release) = hanging_lookup(settings);
         for _ in 0..4 {
             assert_eq!(
-                strict.check("https://slow-dns.example/"),
+                strict.check(C, "https://slow-dns.example/"),
                 Err(TargetRefused::DnsTimeout)
             );
         }
 
-        // Four lookups are stuck: the fifth is refused without waiting or a new thread.
+        // Four lookups of the company are stuck: its fifth is refused without waiting or a
+        // new thread.
         let started = std::time::Instant::now();
         assert_eq!(
-            strict.check("https://slow-dns.example/"),
-            Err(TargetRefused::DnsTimeout)
+            strict.check(C, "https://slow-dns.example/"),
+            Err(TargetRefused::LookupsBusy)
         );
         assert!(started.elapsed() < Duration::from_millis(50));
 
@@ -751,26 +771,26 @@ mod tests {
         });
         assert!(freed);
         release.send(()).unwrap();
-        assert_eq!(strict.check("https://slow-dns.example/"), Ok(()));
+        assert_eq!(strict.check(C, "https://slow-dns.example/"), Ok(()));
     }
 
     #[test]
     fn before_a_delivery_the_guard_answers_the_addresses_it_accepted_with_the_port() {
         let strict = guard(false, false);
         assert_eq!(
-            strict.resolve("https://8.8.8.8:8443/hook"),
+            strict.resolve(C, "https://8.8.8.8:8443/hook"),
             Ok(CheckedTarget {
                 addresses: vec![SocketAddr::from(([8, 8, 8, 8], 8443))]
             })
         );
         assert_eq!(
-            strict.resolve("http://127.0.0.1:9/"),
+            strict.resolve(C, "http://127.0.0.1:9/"),
             Err(TargetRefused::NonPublicAddress)
         );
         // Development: any address, but resolved all the same, so the sender is pinned to it.
         let lax = guard(false, true);
         assert_eq!(
-            lax.resolve("http://localhost:9/").map(|t| t
+            lax.resolve(C, "http://localhost:9/").map(|t| t
                 .addresses
                 .iter()
                 .all(|a| a.ip().is_loopback() && a.port() == 9)),

@@ -1,6 +1,12 @@
 //! Revocation by the company (`POST /api/solicitacao-consentimento/{id}/revogar`) of an active
 //! consent, or withdrawal of a pending request, with an optional reason: on the PGCC first, then
 //! here, so that a PGCC failure leaves everything as it was.
+//!
+//! Safe to retry: when an attempt revoked on the PGCC but failed before storing it here (the
+//! row locked past the statement timeout, the process killed), the retry's PGCC answer is 409
+//! (not revocable). Then the PGCC is asked for the request's status, and when it holds it
+//! `revogado` the retry stores the company's transition (cause `empresa`, its `motivo`) as the
+//! first attempt would have (docs/decisions.md, "A revocation safe to retry").
 
 use std::sync::Arc;
 
@@ -65,17 +71,21 @@ impl RevokeConsentRequest {
             return Err(RevokeConsentError::NotRevocable(effective));
         }
 
-        self.pgcc
-            .revoke_consent_request(&record.request.pgcc_id)
-            .inspect_err(|e| {
+        match self.pgcc.revoke_consent_request(&record.request.pgcc_id) {
+            Ok(()) => {}
+            Err(PgccError::Rejected { status: 409 }) => {
+                self.already_revoked_on_pgcc(company, id, &record.request.pgcc_id)?;
+            }
+            Err(e) => {
                 tracing::warn!(
                     empresa_id = %company.id,
                     solicitacao_id = %id,
                     error = %e,
                     "consent revocation: PGCC failed"
                 );
-            })
-            .map_err(RevokeConsentError::Pgcc)?;
+                return Err(RevokeConsentError::Pgcc(e));
+            }
+        }
 
         let moved = self.consent_requests.transition(
             company.id,
@@ -107,6 +117,52 @@ impl RevokeConsentRequest {
         Ok(current)
     }
 
+    /// After the PGCC answered 409 to the revocation: `Ok` when it holds the request as
+    /// `revogado` (an earlier attempt of ours revoked it there and failed before storing it
+    /// here; a withdrawn pending request is `revogado` there too), so the caller stores the
+    /// company's transition now. Otherwise the 409 stands (`Rejected`); a failure to ask is that
+    /// failure (not final: the same request may be retried).
+    fn already_revoked_on_pgcc(
+        &self,
+        company: &Company,
+        id: Uuid,
+        pgcc_id: &str,
+    ) -> Result<(), RevokeConsentError> {
+        let statuses = self
+            .pgcc
+            .consent_statuses(&[pgcc_id.to_owned()])
+            .map_err(|e| {
+                tracing::warn!(
+                    empresa_id = %company.id,
+                    solicitacao_id = %id,
+                    error = %e,
+                    "consent revocation: PGCC answered 409, and asking it for the status failed"
+                );
+                RevokeConsentError::Pgcc(e)
+            })?;
+        let at_pgcc = statuses
+            .into_iter()
+            .find(|s| s.pgcc_id == pgcc_id)
+            .and_then(|s| s.status);
+        if at_pgcc == Some(ConsentStatus::Revoked) {
+            tracing::info!(
+                empresa_id = %company.id,
+                solicitacao_id = %id,
+                "consent revocation: already revoked on the PGCC (an earlier attempt); stored as the company's"
+            );
+            return Ok(());
+        }
+        tracing::warn!(
+            empresa_id = %company.id,
+            solicitacao_id = %id,
+            status_pgcc = ?at_pgcc,
+            "consent revocation: the PGCC refused (HTTP 409)"
+        );
+        Err(RevokeConsentError::Pgcc(PgccError::Rejected {
+            status: 409,
+        }))
+    }
+
     fn read(
         &self,
         company: &Company,
@@ -125,7 +181,7 @@ mod tests {
     use chrono::{DateTime, Duration, Utc};
     use domain::StatusChange;
     use mockall::Sequence;
-    use ports::{MockConsentRequestRepository, MockPgccGateway};
+    use ports::{MockConsentRequestRepository, MockPgccGateway, PgccConsentStatus};
 
     use super::*;
     use crate::test_support::{company, consent_request, fixed_clock, now};
@@ -385,7 +441,7 @@ mod tests {
     }
 
     #[test]
-    fn a_pgcc_refusal_is_reported_and_nothing_is_stored() {
+    fn a_pgcc_refusal_other_than_409_is_reported_without_asking_the_status_and_nothing_is_stored() {
         let result = revoke(
             repository(
                 vec![Some(record(ConsentStatus::Active))],
@@ -393,7 +449,7 @@ mod tests {
                 Arc::new(Mutex::new(Vec::new())),
             ),
             pgcc_answering(
-                Err(PgccError::Rejected { status: 409 }),
+                Err(PgccError::Rejected { status: 404 }),
                 Arc::new(Mutex::new(Vec::new())),
             ),
         );
@@ -402,11 +458,146 @@ mod tests {
             matches!(
                 result,
                 Err(RevokeConsentError::Pgcc(PgccError::Rejected {
-                    status: 409
+                    status: 404
                 }))
             ),
             "{result:?}"
         );
+    }
+
+    /// A PGCC whose revocation answers 409 and whose status call answers `statuses`; records
+    /// the ids each status call asked about.
+    fn pgcc_refusing_then_reporting(
+        statuses: Result<Vec<PgccConsentStatus>, PgccError>,
+        asked: Arc<Mutex<Vec<Vec<String>>>>,
+    ) -> MockPgccGateway {
+        let mut pgcc = MockPgccGateway::new();
+        let mut seq = Sequence::new();
+        pgcc.expect_revoke_consent_request()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_| Err(PgccError::Rejected { status: 409 }));
+        let mut statuses = Some(statuses);
+        pgcc.expect_consent_statuses()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(move |ids| {
+                asked.lock().unwrap().push(ids.to_vec());
+                statuses.take().unwrap()
+            });
+        pgcc.expect_create_consent_request().times(0);
+        pgcc
+    }
+
+    fn at_pgcc(status: Option<ConsentStatus>) -> PgccConsentStatus {
+        PgccConsentStatus {
+            pgcc_id: record(ConsentStatus::Active).request.pgcc_id,
+            status,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_409_from_the_pgcc_on_a_request_it_holds_revoked_is_stored_as_the_companys_revocation_with_its_reason(
+    ) {
+        for before in [ConsentStatus::Active, ConsentStatus::Pending] {
+            let transitions = Arc::new(Mutex::new(Vec::new()));
+            let asked = Arc::new(Mutex::new(Vec::new()));
+            let reason = Reason::parse("pedido do titular por telefone").unwrap();
+            let mut after = record(before);
+            after.request.status = ConsentStatus::Revoked;
+
+            let result = revoke_giving(
+                repository(
+                    vec![Some(record(before)), Some(after.clone())],
+                    Some(Ok(true)),
+                    transitions.clone(),
+                ),
+                pgcc_refusing_then_reporting(
+                    Ok(vec![at_pgcc(Some(ConsentStatus::Revoked))]),
+                    asked.clone(),
+                ),
+                Some(reason.clone()),
+            )
+            .unwrap();
+
+            assert_eq!(result, after, "{before:?}");
+            assert_eq!(
+                *asked.lock().unwrap(),
+                [vec![record(before).request.pgcc_id]]
+            );
+            assert_eq!(
+                *transitions.lock().unwrap(),
+                vec![(
+                    before,
+                    ConsentStatus::Revoked,
+                    TransitionCause::Company,
+                    Some(reason),
+                    now()
+                )],
+                "{before:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_409_from_the_pgcc_on_a_request_it_holds_otherwise_stays_a_refusal_and_nothing_is_stored() {
+        for reported in [
+            vec![at_pgcc(Some(ConsentStatus::Expired))],
+            vec![at_pgcc(Some(ConsentStatus::Refused))],
+            vec![at_pgcc(Some(ConsentStatus::Active))],
+            // a status outside the contract's five, or the id left out of the answer
+            vec![at_pgcc(None)],
+            vec![],
+            // another request's status is not this one's
+            vec![PgccConsentStatus {
+                pgcc_id: "pgcc-outra".into(),
+                status: Some(ConsentStatus::Revoked),
+                reason: None,
+            }],
+        ] {
+            let transitions = Arc::new(Mutex::new(Vec::new()));
+
+            let result = revoke(
+                repository(
+                    vec![Some(record(ConsentStatus::Active))],
+                    None,
+                    transitions.clone(),
+                ),
+                pgcc_refusing_then_reporting(Ok(reported.clone()), Arc::default()),
+            );
+
+            assert!(
+                matches!(
+                    result,
+                    Err(RevokeConsentError::Pgcc(PgccError::Rejected {
+                        status: 409
+                    }))
+                ),
+                "{reported:?}: {result:?}"
+            );
+            assert!(transitions.lock().unwrap().is_empty());
+        }
+    }
+
+    #[test]
+    fn a_409_whose_status_cannot_be_asked_is_that_failure_and_nothing_is_stored() {
+        let transitions = Arc::new(Mutex::new(Vec::new()));
+
+        let result = revoke(
+            repository(
+                vec![Some(record(ConsentStatus::Active))],
+                None,
+                transitions.clone(),
+            ),
+            pgcc_refusing_then_reporting(Err(PgccError::Timeout), Arc::default()),
+        );
+
+        assert!(
+            matches!(result, Err(RevokeConsentError::Pgcc(PgccError::Timeout))),
+            "{result:?}"
+        );
+        assert!(transitions.lock().unwrap().is_empty());
     }
 
     #[test]

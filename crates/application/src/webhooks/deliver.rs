@@ -28,6 +28,9 @@ use crate::webhooks::signing::signature_header;
 pub mod error {
     pub const TIMEOUT: &str = "tempo esgotado";
     pub const DNS: &str = "falha de DNS";
+    /// Not looked up: the company already had `webhooks.dns_in_flight_per_company` lookups
+    /// under way in this process (its other URLs' names not answering, or registrations).
+    pub const DNS_BUSY: &str = "consultas de DNS da empresa no limite";
     pub const REFUSED: &str = "conexão recusada";
     pub const CLOSED: &str = "conexão encerrada pelo receptor";
     pub const TLS: &str = "falha de TLS";
@@ -332,7 +335,7 @@ impl DeliverWebhooks {
             (attempt, outcome)
         };
 
-        let target = match self.guard.resolve(&delivery.url) {
+        let target = match self.guard.resolve(delivery.company_id, &delivery.url) {
             Ok(target) => target,
             Err(refused) => {
                 tracing::warn!(
@@ -345,6 +348,7 @@ impl DeliverWebhooks {
                     TargetRefused::DnsFailure | TargetRefused::DnsTimeout => {
                         not_sent(error::DNS, true)
                     }
+                    TargetRefused::LookupsBusy => not_sent(error::DNS_BUSY, true),
                     _ => not_sent(error::NOT_ALLOWED, false),
                 };
             }
@@ -443,9 +447,10 @@ fn error_of(sent: &SendReport) -> Option<String> {
 /// older versions stored (`HTTP 500`, `timeout`, `destino recusado: ...`, `host inacessível`,
 /// any other) mapped to their class, so the log never shows anything but the classes' texts.
 pub fn generic_error(stored: &str) -> String {
-    const CLASSES: [&str; 9] = [
+    const CLASSES: [&str; 10] = [
         error::TIMEOUT,
         error::DNS,
+        error::DNS_BUSY,
         error::REFUSED,
         error::CLOSED,
         error::TLS,
@@ -617,8 +622,8 @@ mod tests {
         let mut guard = MockTargetGuard::new();
         guard
             .expect_resolve()
-            .withf(|url| url == URL)
-            .returning(|_| Ok(checked()));
+            .withf(|_, url| url == URL)
+            .returning(|_, _| Ok(checked()));
         guard
     }
 
@@ -992,16 +997,26 @@ mod tests {
     }
 
     #[test]
-    fn a_dns_failure_or_timeout_is_retried_on_the_schedule_without_sending() {
-        for refused in [TargetRefused::DnsFailure, TargetRefused::DnsTimeout] {
+    fn a_dns_failure_timeout_or_the_companys_lookups_all_busy_is_retried_on_the_schedule_without_sending(
+    ) {
+        for (refused, text) in [
+            (TargetRefused::DnsFailure, "falha de DNS"),
+            (TargetRefused::DnsTimeout, "falha de DNS"),
+            (
+                TargetRefused::LookupsBusy,
+                "consultas de DNS da empresa no limite",
+            ),
+        ] {
             let delivery = due(0);
             let recorded = Recorded::default();
             let mut guard = MockTargetGuard::new();
             let answer = refused.clone();
+            let company_id = delivery.company_id;
             guard
                 .expect_resolve()
+                .withf(move |company, _| *company == company_id)
                 .times(1)
-                .returning(move |_| Err(answer.clone()));
+                .returning(move |_, _| Err(answer.clone()));
             let mut sender = MockWebhookSender::new();
             sender.expect_send().times(0);
             let worker = worker(
@@ -1015,7 +1030,7 @@ mod tests {
 
             assert_eq!(report.retried, 1, "{refused:?}");
             let (attempt, outcome) = only_record(&recorded, &delivery);
-            assert_eq!(attempt.error.as_deref(), Some("falha de DNS"));
+            assert_eq!(attempt.error.as_deref(), Some(text));
             assert_eq!(attempt.http_status, None);
             // The schedule's second delay: 5 s ± 10%.
             assert_within(retry_at(outcome), secs(4), secs(6));
@@ -1215,9 +1230,9 @@ mod tests {
         let mut guard = MockTargetGuard::new();
         guard
             .expect_resolve()
-            .withf(|url| url == URL)
+            .withf(|_, url| url == URL)
             .times(1)
-            .returning(|_| Err(TargetRefused::NonPublicAddress));
+            .returning(|_, _| Err(TargetRefused::NonPublicAddress));
         let mut cipher = MockSecretCipher::new();
         cipher.expect_decrypt().times(0);
         let mut sender = MockWebhookSender::new();
@@ -1305,7 +1320,7 @@ mod tests {
         refused.url = "https://10.0.0.1/hook".to_owned();
         let recorded = Recorded::default();
         let mut guard = MockTargetGuard::new();
-        guard.expect_resolve().returning(|url| {
+        guard.expect_resolve().returning(|_, url| {
             if url == URL {
                 Ok(checked())
             } else {

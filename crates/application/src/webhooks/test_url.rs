@@ -181,7 +181,7 @@ mod tests {
         sender: MockWebhookSender,
     ) -> TestWebhookUrl {
         let mut guard = MockTargetGuard::new();
-        guard.expect_resolve().returning(|_| {
+        guard.expect_resolve().returning(|_, _| {
             Ok(CheckedTarget {
                 addresses: vec![std::net::SocketAddr::from(([203, 0, 113, 7], 443))],
             })

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use domain::{Company, EventSelection, ValidationErrors, WebhookUrl};
 use ports::{
-    Clock, InsertWebhookUrlError, RepoError, SecretCipher, TargetGuard, WebhookUrlRepository,
+    Clock, InsertWebhookUrlError, RepoError, SecretCipher, TargetGuard, TargetRefused,
+    WebhookUrlRepository,
 };
 use uuid::Uuid;
 
@@ -21,6 +22,10 @@ pub enum RegisterWebhookError {
     /// The company already has this URL (normalized) registered and not removed.
     #[error("webhook URL already registered")]
     Duplicate,
+    /// The company already has its share of DNS lookups under way in this process; nothing was
+    /// looked up or stored. The same registration may pass once one of them ends.
+    #[error("too many DNS lookups under way for the company")]
+    LookupsBusy,
     #[error(transparent)]
     Repo(#[from] RepoError),
 }
@@ -120,7 +125,10 @@ impl WebhookUrls {
     /// field `url` and stores nothing. So is a company that already has `max_per_company` URLs
     /// not removed: disabled ones count, since `reativar` can bring each back without a new
     /// registration. The same URL (by [`WebhookUrl::normalized`]) already registered and not
-    /// removed is `Duplicate`.
+    /// removed is `Duplicate`. The limit and the duplicate are checked before the guard
+    /// resolves anything (a company at its limit, or repeating a URL, costs no lookup), and
+    /// again by the insert, which holds them under concurrent registrations. A guard refusing
+    /// because the company's lookups are all under way is `LookupsBusy`.
     pub fn register(
         &self,
         company: &Company,
@@ -154,9 +162,13 @@ impl WebhookUrls {
                 return Err(RegisterWebhookError::Invalid(errors));
             }
         };
+        self.refuse_known_outcome(company, &url)?;
         self.guard
-            .check(&url)
-            .map_err(|refused| invalid_url(refused.to_string()))?;
+            .check(company.id, &url)
+            .map_err(|refused| match refused {
+                TargetRefused::LookupsBusy => RegisterWebhookError::LookupsBusy,
+                refused => invalid_url(refused.to_string()),
+            })?;
         let secret = generate_secret();
         let encrypted = self.cipher.encrypt(&secret);
         let webhook = WebhookUrl {
@@ -171,15 +183,40 @@ impl WebhookUrls {
         self.webhook_urls
             .insert(&webhook, &encrypted, self.max_per_company)
             .map_err(|e| match e {
-                InsertWebhookUrlError::LimitReached => invalid_url(format!(
-                    "a empresa já tem o máximo de {} URLs de webhook (desativadas incluídas); remova uma antes de registrar outra",
-                    self.max_per_company
-                )),
+                InsertWebhookUrlError::LimitReached => self.limit_reached(),
                 InsertWebhookUrlError::Duplicate => RegisterWebhookError::Duplicate,
                 InsertWebhookUrlError::Repo(e) => RegisterWebhookError::Repo(e),
             })?;
         tracing::info!(empresa_id = %company.id, webhook_url_id = %webhook.id, "webhook URL registered");
         Ok(RegisteredWebhook { webhook, secret })
+    }
+
+    /// The insert's own refusals, found before any lookup: the company at its limit, or with
+    /// this URL already.
+    fn refuse_known_outcome(
+        &self,
+        company: &Company,
+        url: &str,
+    ) -> Result<(), RegisterWebhookError> {
+        let registered = self.webhook_urls.list_active(company.id)?;
+        let normalized = WebhookUrl::normalized(url);
+        if registered
+            .iter()
+            .any(|w| WebhookUrl::normalized(&w.url) == normalized)
+        {
+            return Err(RegisterWebhookError::Duplicate);
+        }
+        if registered.len() >= self.max_per_company as usize {
+            return Err(self.limit_reached());
+        }
+        Ok(())
+    }
+
+    fn limit_reached(&self) -> RegisterWebhookError {
+        invalid_url(format!(
+            "a empresa já tem o máximo de {} URLs de webhook (desativadas incluídas); remova uma antes de registrar outra",
+            self.max_per_company
+        ))
     }
 
     /// The company's active webhook URLs, oldest first.
@@ -259,9 +296,7 @@ mod tests {
     use std::sync::Mutex;
 
     use domain::FieldError;
-    use ports::{
-        EncryptedSecret, MockSecretCipher, MockTargetGuard, MockWebhookUrlRepository, TargetRefused,
-    };
+    use ports::{EncryptedSecret, MockSecretCipher, MockTargetGuard, MockWebhookUrlRepository};
 
     use super::*;
     use crate::test_support::{company, fixed_clock, now};
@@ -273,7 +308,7 @@ mod tests {
 
     fn allowing_guard() -> MockTargetGuard {
         let mut guard = MockTargetGuard::new();
-        guard.expect_check().returning(|_| Ok(()));
+        guard.expect_check().returning(|_, _| Ok(()));
         guard
     }
 
@@ -314,6 +349,15 @@ mod tests {
         service_with(repo, allowing_guard(), cipher())
     }
 
+    /// A repository of a company with no URL yet (the check before the lookup finds none).
+    fn no_urls_yet() -> MockWebhookUrlRepository {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_list_active()
+            .withf(|company_id| *company_id == company().id)
+            .returning(|_| Ok(Vec::new()));
+        repo
+    }
+
     fn webhook(url: &str) -> WebhookUrl {
         WebhookUrl {
             id: Uuid::new_v4(),
@@ -332,7 +376,7 @@ mod tests {
 
     #[test]
     fn a_registration_choosing_events_stores_only_those_types() {
-        let mut repo = MockWebhookUrlRepository::new();
+        let mut repo = no_urls_yet();
         repo.expect_insert()
             .withf(|w, _, _| {
                 w.events == EventSelection::Only(vec![domain::EventType::RequestRevoked])
@@ -407,7 +451,7 @@ mod tests {
     fn registering_a_valid_url_checks_it_encrypts_a_new_secret_and_stores_both() {
         let stored = Arc::new(Mutex::new(Vec::<(WebhookUrl, EncryptedSecret)>::new()));
         let sink = stored.clone();
-        let mut repo = MockWebhookUrlRepository::new();
+        let mut repo = no_urls_yet();
         repo.expect_insert()
             .withf(|_, _, max| *max == MAX)
             .times(1)
@@ -418,9 +462,11 @@ mod tests {
         let mut guard = MockTargetGuard::new();
         guard
             .expect_check()
-            .withf(|url| url == "https://example.com/hooks/consent")
+            .withf(|company_id, url| {
+                *company_id == company().id && url == "https://example.com/hooks/consent"
+            })
             .times(1)
-            .returning(|_| Ok(()));
+            .returning(|_, _| Ok(()));
         let plaintexts = Arc::new(Mutex::new(Vec::<String>::new()));
 
         let registered = service_with(repo, guard, recording_cipher(plaintexts.clone()))
@@ -452,7 +498,7 @@ mod tests {
 
     #[test]
     fn each_registration_gets_its_own_secret() {
-        let mut repo = MockWebhookUrlRepository::new();
+        let mut repo = no_urls_yet();
         repo.expect_insert().times(2).returning(|_, _, _| Ok(()));
         let service = service_with(repo, allowing_guard(), cipher());
 
@@ -522,15 +568,15 @@ mod tests {
             TargetRefused::Unresolvable,
             TargetRefused::NonPublicAddress,
         ] {
-            let mut repo = MockWebhookUrlRepository::new();
+            let mut repo = no_urls_yet();
             repo.expect_insert().times(0);
             let mut guard = MockTargetGuard::new();
             let answer = refused.clone();
             guard
                 .expect_check()
-                .withf(|url| url == "http://10.0.0.1/hook")
+                .withf(|_, url| url == "http://10.0.0.1/hook")
                 .times(1)
-                .returning(move |_| Err(answer.clone()));
+                .returning(move |_, _| Err(answer.clone()));
             let mut cipher = MockSecretCipher::new();
             cipher.expect_encrypt().times(0);
 
@@ -550,7 +596,7 @@ mod tests {
 
     #[test]
     fn a_failing_insert_is_a_repository_error() {
-        let mut repo = MockWebhookUrlRepository::new();
+        let mut repo = no_urls_yet();
         repo.expect_insert().times(1).returning(|_, _, _| {
             Err(InsertWebhookUrlError::Repo(RepoError::Unavailable(
                 anyhow::anyhow!("pool timeout"),
@@ -715,8 +761,9 @@ mod tests {
     }
 
     #[test]
-    fn registering_past_the_companys_limit_is_invalid_on_the_url_field_naming_the_limit() {
-        let mut repo = MockWebhookUrlRepository::new();
+    fn registering_past_the_companys_limit_found_only_by_the_insert_is_invalid_on_the_url_field_naming_the_limit(
+    ) {
+        let mut repo = no_urls_yet();
         repo.expect_insert()
             .withf(|_, _, max| *max == MAX)
             .times(1)
@@ -739,8 +786,8 @@ mod tests {
     }
 
     #[test]
-    fn registering_a_url_the_company_already_has_is_a_duplicate() {
-        let mut repo = MockWebhookUrlRepository::new();
+    fn registering_a_url_the_insert_finds_already_registered_is_a_duplicate() {
+        let mut repo = no_urls_yet();
         repo.expect_insert()
             .times(1)
             .returning(|_, _, _| Err(InsertWebhookUrlError::Duplicate));
@@ -781,6 +828,96 @@ mod tests {
 
         assert!(
             matches!(result, Err(ReenableWebhookError::NotFound)),
+            "{result:?}"
+        );
+    }
+
+    /// A guard that must not be asked anything.
+    fn untouched_guard() -> MockTargetGuard {
+        let mut guard = MockTargetGuard::new();
+        guard.expect_check().times(0);
+        guard.expect_resolve().times(0);
+        guard
+    }
+
+    #[test]
+    fn a_company_at_its_limit_is_refused_before_any_lookup_and_nothing_is_stored() {
+        let mut repo = MockWebhookUrlRepository::new();
+        let full: Vec<WebhookUrl> = (0..MAX)
+            .map(|n| webhook(&format!("https://h{n}.example/")))
+            .collect();
+        repo.expect_list_active()
+            .times(1)
+            .returning(move |_| Ok(full.clone()));
+        repo.expect_insert().times(0);
+
+        let result = service_with(repo, untouched_guard(), cipher())
+            .register(&company(), "https://never-resolved.example/hook");
+
+        match result {
+            Err(RegisterWebhookError::Invalid(errors)) => {
+                assert_eq!(errors.fields()[0].field, "url");
+                assert!(errors.fields()[0].message.contains("10"), "{errors:?}");
+            }
+            other => panic!("expected Invalid, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_url_the_company_already_has_is_a_duplicate_before_any_lookup_and_nothing_is_stored() {
+        let mut repo = MockWebhookUrlRepository::new();
+        let registered = vec![webhook("https://Example.com/hook")];
+        repo.expect_list_active()
+            .times(1)
+            .returning(move |_| Ok(registered.clone()));
+        repo.expect_insert().times(0);
+
+        let result = service_with(repo, untouched_guard(), cipher())
+            .register(&company(), "https://example.COM/hook");
+
+        assert!(
+            matches!(result, Err(RegisterWebhookError::Duplicate)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_guard_with_the_companys_lookups_all_under_way_is_lookups_busy_and_nothing_is_stored() {
+        let mut repo = no_urls_yet();
+        repo.expect_insert().times(0);
+        let mut guard = MockTargetGuard::new();
+        guard
+            .expect_check()
+            .times(1)
+            .returning(|_, _| Err(TargetRefused::LookupsBusy));
+        let mut cipher = MockSecretCipher::new();
+        cipher.expect_encrypt().times(0);
+
+        let result =
+            service_with(repo, guard, cipher).register(&company(), "https://slow.example/hook");
+
+        assert!(
+            matches!(result, Err(RegisterWebhookError::LookupsBusy)),
+            "{result:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_read_before_the_lookup_is_a_repository_error_and_nothing_is_looked_up() {
+        let mut repo = MockWebhookUrlRepository::new();
+        repo.expect_list_active()
+            .times(1)
+            .returning(|_| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
+        repo.expect_insert().times(0);
+
+        let result = service_with(repo, untouched_guard(), cipher())
+            .register(&company(), "https://example.com/hook");
+
+        assert!(
+            matches!(
+                result,
+                Err(RegisterWebhookError::Repo(RepoError::Unavailable(_)))
+            ),
             "{result:?}"
         );
     }

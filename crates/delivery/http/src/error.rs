@@ -17,6 +17,12 @@ use serde_json::{json, Value};
 use crate::edge::BodyTimedOut;
 use crate::idempotency::{IdempotencyError, IDEMPOTENCY_KEY_HEADER};
 
+/// `Retry-After` of [`ApiError::DnsLookupsBusy`]: a company's lookup left waiting for a silent
+/// name server ends with the system resolver's own timeout (5 s per try by default), and a
+/// name that failed is not looked up again for 5 s either (the webhook adapter's
+/// `FAILED_LOOKUP_TTL`): retrying sooner would be refused again.
+pub const DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS: u64 = 5;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("missing or invalid Api-Key")]
@@ -47,6 +53,10 @@ pub enum ApiError {
     /// The company already has its maximum of webhook tests under way.
     #[error("too many webhook tests under way")]
     TooManyWebhookTests,
+    /// The company already has its share of DNS lookups under way (a webhook URL's
+    /// registration); answered at once, with `Retry-After`.
+    #[error("too many DNS lookups under way for the company")]
+    DnsLookupsBusy,
     /// The client's address failed to authenticate too often (see `failed_auth`).
     #[error("too many failed authentications")]
     TooManyFailedAuthentications { retry_after_seconds: u64 },
@@ -134,6 +144,10 @@ impl ApiError {
                 "A empresa já tem {} testes de webhook em andamento; tente de novo em instantes.",
                 application::MAX_CONCURRENT_TESTS_PER_COMPANY
             ),
+            ApiError::DnsLookupsBusy => format!(
+                "A empresa já tem o máximo de consultas de DNS em andamento (nomes de host que \
+                 ainda não responderam); tente novamente em {DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS} s."
+            ),
         }
     }
 
@@ -161,7 +175,8 @@ impl ResponseError for ApiError {
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_)
             | ApiError::TooManyFailedAuthentications { .. }
-            | ApiError::TooManyWebhookTests => StatusCode::TOO_MANY_REQUESTS,
+            | ApiError::TooManyWebhookTests
+            | ApiError::DnsLookupsBusy => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -217,6 +232,9 @@ impl ResponseError for ApiError {
                 retry_after_seconds,
             } => {
                 response.insert_header((header::RETRY_AFTER, *retry_after_seconds));
+            }
+            ApiError::DnsLookupsBusy => {
+                response.insert_header((header::RETRY_AFTER, DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS));
             }
             _ => {}
         }
@@ -299,6 +317,7 @@ impl From<RegisterWebhookError> for ApiError {
                 "A empresa já tem esta URL de webhook registrada; veja GET /api/webhook-urls."
                     .into(),
             ),
+            RegisterWebhookError::LookupsBusy => ApiError::DnsLookupsBusy,
             RegisterWebhookError::Repo(e) => e.into(),
         }
     }
@@ -440,6 +459,17 @@ mod tests {
             .map(|v| v.to_str().unwrap().to_owned());
         let body = response.into_body().try_into_bytes().unwrap();
         (status, retry_after, serde_json::from_slice(&body).unwrap())
+    }
+
+    #[test]
+    fn a_company_with_its_dns_lookups_all_under_way_is_429_with_retry_after_and_not_a_pgcc_error() {
+        let (code, retry_after, body) = answer(RegisterWebhookError::LookupsBusy.into());
+        assert_eq!(code, 429);
+        assert_eq!(retry_after.as_deref(), Some("5"));
+        assert_eq!(body["sucesso"], false);
+        assert_eq!(body["isPgccErro"], false);
+        assert_eq!(body["pgccCodigoErro"], "OK");
+        assert!(body["mensagem"].as_str().unwrap().contains("DNS"), "{body}");
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub struct OptionalJson<T>(pub Option<T>);
 
 /// Whether the request says it has no body: `Content-Length: 0`, or neither a length nor a
 /// chunked transfer (HTTP/1.1: then there is no body).
-fn declares_no_body(req: &HttpRequest) -> bool {
+pub(crate) fn declares_no_body(req: &HttpRequest) -> bool {
     let headers = req.headers();
     match headers.get(header::CONTENT_LENGTH) {
         Some(length) => length.to_str().ok().map(str::trim) == Some("0"),

@@ -30,7 +30,7 @@ pub use claims::{Completion, Idempotency, IdempotencyError, Idempotent};
 pub use key::{
     request_fingerprint, IdempotencyKey, InvalidIdempotencyKey, IDEMPOTENCY_KEY_MAX_LEN,
 };
-pub use request::{IdempotentJson, IdempotentRequest};
+pub use request::{IdempotentJson, IdempotentOptionalJson, IdempotentRequest};
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;

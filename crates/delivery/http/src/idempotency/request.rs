@@ -42,23 +42,80 @@ impl<T: DeserializeOwned + 'static> FromRequest for IdempotentJson<T> {
             Ok(key) => key,
             Err(e) => return Box::pin(std::future::ready(Err(e.into()))),
         };
-        let seen = Rc::new(RefCell::new(Vec::new()));
-        let tee = Tee {
-            inner: payload.take(),
-            seen: seen.clone(),
-        };
-        let stream: Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> = Box::pin(tee);
-        let mut teed = Payload::Stream { payload: stream };
-        let decoding = web::Json::<T>::from_request(req, &mut teed);
+        let decoding = decode_keeping_bytes::<T>(req, payload);
         let (method, path) = (req.method().clone(), req.path().to_owned());
         Box::pin(async move {
-            let value = decoding.await?.into_inner();
+            let (value, bytes) = decoding.await?;
             let idempotency = key.map(|key| IdempotentRequest {
                 key,
-                fingerprint: request_fingerprint(method.as_str(), &path, &seen.take()),
+                fingerprint: request_fingerprint(method.as_str(), &path, &bytes),
             });
             Ok(IdempotentJson { value, idempotency })
         })
+    }
+}
+
+/// A JSON body a route takes but does not require (`revogar`'s `{"motivo"}`), decoded as
+/// [`crate::optional_json::OptionalJson`] decodes it (no body, an empty one or `null` is
+/// `None`), and, when the request has an `Idempotency-Key`, what runs it under the key. The
+/// fingerprint covers the body's bytes as received (none: the empty body), so a retry must
+/// send the same bytes.
+pub struct IdempotentOptionalJson<T> {
+    pub value: Option<T>,
+    pub idempotency: Option<IdempotentRequest>,
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for IdempotentOptionalJson<T> {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let key = match key_of(req) {
+            Ok(key) => key,
+            Err(e) => return Box::pin(std::future::ready(Err(e.into()))),
+        };
+        let (method, path) = (req.method().clone(), req.path().to_owned());
+        let fingerprint = move |bytes: &[u8]| {
+            key.map(|key| IdempotentRequest {
+                key,
+                fingerprint: request_fingerprint(method.as_str(), &path, bytes),
+            })
+        };
+        if crate::optional_json::declares_no_body(req) {
+            let idempotency = fingerprint(b"");
+            return Box::pin(std::future::ready(Ok(IdempotentOptionalJson {
+                value: None,
+                idempotency,
+            })));
+        }
+        let decoding = decode_keeping_bytes::<Option<T>>(req, payload);
+        Box::pin(async move {
+            let (value, bytes) = decoding.await?;
+            Ok(IdempotentOptionalJson {
+                value,
+                idempotency: fingerprint(&bytes),
+            })
+        })
+    }
+}
+
+/// Decodes the body with the app's JSON extractor (`web::Json`: same content types, size limit
+/// and error answers), keeping a copy of the bytes it read for the fingerprint.
+fn decode_keeping_bytes<U: DeserializeOwned + 'static>(
+    req: &HttpRequest,
+    payload: &mut Payload,
+) -> impl Future<Output = Result<(U, Vec<u8>), actix_web::Error>> {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let tee = Tee {
+        inner: payload.take(),
+        seen: seen.clone(),
+    };
+    let stream: Pin<Box<dyn Stream<Item = Result<Bytes, PayloadError>>>> = Box::pin(tee);
+    let mut teed = Payload::Stream { payload: stream };
+    let decoding = web::Json::<U>::from_request(req, &mut teed);
+    async move {
+        let value = decoding.await?.into_inner();
+        Ok((value, seen.take()))
     }
 }
 

@@ -20,8 +20,7 @@ use crate::dto::consent_request::{
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::revocation::RevogarSolicitacao;
 use crate::error::ApiError;
-use crate::idempotency::{self, IdempotentJson, IdempotentRequest};
-use crate::optional_json::OptionalJson;
+use crate::idempotency::{self, IdempotentJson, IdempotentOptionalJson, IdempotentRequest};
 use crate::state::ApiState;
 
 /// Registers a consent request the subject has already answered (status `ativo`).
@@ -178,7 +177,7 @@ pub async fn list(
     path = "/api/solicitacao-consentimento/{id}/revogar",
     operation_id = "revogarSolicitacao",
     tag = "SolicitacaoConsentimento",
-    params(("id" = Uuid, Path, description = "Our id of the request.")),
+    params(("id" = Uuid, Path, description = "Our id of the request."), RevocationIdempotencyKey),
     request_body(
         description = "Optional: `{\"motivo\": \"...\"}`. No body (or an empty one) revokes without a reason.",
         content(
@@ -188,14 +187,16 @@ pub async fn list(
         )
     ),
     responses(
-        (status = 200, description = "Revoked (an active consent) or withdrawn (a pending request): status `revogado`, cause `empresa`; the request with its history, the reason in the last entry's `motivo`.", body = EnvelopeDoc<Solicitacao>),
-        (status = 400, description = "Malformed JSON or unknown field in the body.", body = EnvelopeDoc<Erro>),
+        (status = 200, description = "Revoked (an active consent) or withdrawn (a pending request): status `revogado`, cause `empresa`; the request with its history, the reason in the last entry's `motivo`. Also the answer of a retry after an attempt that revoked on the PGCC but failed before storing it here (the PGCC holds it `revogado`).", body = EnvelopeDoc<Solicitacao>,
+            headers(("Idempotent-Replayed" = String, description = "`true` when this is the kept answer of an earlier request with the same Idempotency-Key."))),
+        (status = 400, description = "Malformed JSON or unknown field in the body, or an invalid `Idempotency-Key` header.", body = EnvelopeDoc<Erro>),
         (status = 404, description = "No such request for the company.", body = EnvelopeDoc<Erro>),
-        (status = 409, description = "The request is neither active nor pending (refused, expired or already revoked).", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "The request is neither active nor pending here (refused, expired or already revoked); or a request with this `Idempotency-Key` is still running.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "A body that is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "`motivo` empty, over 500 characters or with control characters (field error, nothing sent to the PGCC); or the PGCC refused the revocation for good (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "`motivo` empty, over 500 characters or with control characters (field error, nothing sent to the PGCC); the PGCC refused the revocation for good (`isPgccErro: true`; a 409 of the PGCC only when it does not hold the request `revogado`); or the `Idempotency-Key` was used with another request; nothing changed.", body = EnvelopeDoc<Erro>),
         (status = 502, description = "The PGCC failed (its 5xx, 401, 403) or is unreachable (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
+        (status = 503, description = "The database did not answer in time (`Retry-After`). The PGCC may already have revoked: the same request, retried, completes the revocation here.", body = EnvelopeDoc<Erro>),
         (status = 504, description = "The PGCC timed out (`isPgccErro: true`); nothing changed.", body = EnvelopeDoc<Erro>),
     )
 )]
@@ -203,19 +204,36 @@ pub async fn revoke(
     state: web::Data<ApiState>,
     key: ApiKeyHeader,
     path: web::Path<String>,
-    body: OptionalJson<RevogarSolicitacao>,
+    body: IdempotentOptionalJson<RevogarSolicitacao>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
-    let reason = match body.0 {
+    let reason = match body.value {
         Some(body) => body.try_into_domain().map_err(ApiError::Validation)?,
         None => None,
     };
-    let record = as_company(&state, key, move |s, company| {
-        Ok(s.revoke_consent_request.execute(company, id, reason)?)
+    // The resource is the path's request: the id a key reserves is not used.
+    idempotency::run_as_company(&state, key, body.idempotency, move |s, company, _| {
+        let record = s.revoke_consent_request.execute(company, id, reason)?;
+        let data = Solicitacao::from_domain(record.request, false, Some(record.history));
+        Ok(Envelope::ok_with_message(data, "Consentimento revogado."))
     })
-    .await?;
-    let data = Solicitacao::from_domain(record.request, false, Some(record.history));
-    Ok(HttpResponse::Ok().json(Envelope::ok_with_message(data, "Consentimento revogado.")))
+    .await
+}
+
+/// `Idempotency-Key` of `revogar`, as documented in the OpenAPI document.
+#[derive(serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)] // documentation only; the header is read by `IdempotentOptionalJson`
+pub struct RevocationIdempotencyKey {
+    /// Optional, 1 to 255 visible ASCII characters, scoped to the company, with the rules of the
+    /// creations: a retry with the same key and the same request (path and body bytes) within
+    /// 24 h answers the first answer again, byte for byte, with `Idempotent-Replayed: true`, and
+    /// does nothing more. Kept answers: 200 and 422; any other (409, 502, 503, 504) is not kept,
+    /// so a retry runs again. The same key with another request is 422; while the first request
+    /// still runs, 409.
+    #[serde(rename = "Idempotency-Key")]
+    #[param(min_length = 1, max_length = 255, pattern = "^[!-~]+$")]
+    idempotency_key: Option<String>,
 }
 
 /// A malformed id names no request: 404, as for an unknown one.

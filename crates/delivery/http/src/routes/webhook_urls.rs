@@ -35,7 +35,8 @@ use crate::state::ApiState;
         (status = 409, description = "The company already has this URL (compared normalized: scheme and host in any case, default port, fragment) registered and not removed.", body = EnvelopeDoc<Erro>),
         (status = 413, description = "Body over the configured limit.", body = EnvelopeDoc<Erro>),
         (status = 415, description = "Content-Type is not JSON.", body = EnvelopeDoc<Erro>),
-        (status = 422, description = "On `url`: not an absolute http(s) URL, not https where required, resolving to a non-public address, or the company already has `webhooks.max_urls_per_company` URLs not removed (disabled ones count). On `eventos` (empty) or `eventos[i]` (an unknown type). All broken rules at once.", body = EnvelopeDoc<Erro>),
+        (status = 422, description = "On `url`: not an absolute http(s) URL, not https where required, resolving to a non-public address, a host name that does not resolve (or not within `webhooks.dns_timeout_ms`; a failure is remembered for 5 s), or the company already has `webhooks.max_urls_per_company` URLs not removed (disabled ones count). On `eventos` (empty) or `eventos[i]` (an unknown type). All broken rules at once.", body = EnvelopeDoc<Erro>),
+        (status = 429, description = "The company already has `webhooks.dns_in_flight_per_company` lookups of host names under way in this process (names that have not answered yet); nothing was looked up or stored (`Retry-After`). The limit and the duplicate are checked first: they never wait for a lookup.", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn register(
