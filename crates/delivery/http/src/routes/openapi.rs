@@ -1,12 +1,13 @@
 //! `GET /openapi.json`: the OpenAPI 3 document, generated from the route annotations and the wire
 //! types, so it cannot drift from the code.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ServerBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::api_key::API_KEY_HEADER;
+use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
 
@@ -394,7 +395,32 @@ pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
     json
 }
 
-pub async fn document(servers: Option<web::Data<DocsServers>>) -> HttpResponse {
-    let servers = servers.map(|s| s.get_ref().clone()).unwrap_or_default();
-    HttpResponse::Ok().json(document_json_with(&servers))
+/// `Cache-Control` of `/openapi.json`: caches keep it but ask again each time (a new deployment
+/// is seen at once), and the `ETag` makes asking cost a 304 without a body.
+pub const DOCUMENT_CACHE_CONTROL: &str = "no-cache";
+
+/// The document as served, rendered once per process (it depends only on the code and the
+/// configured servers) with its `ETag`: a request costs a clone of a shared buffer, or a 304.
+#[derive(Debug, Clone)]
+pub struct ServedDocument(Prepared);
+
+impl ServedDocument {
+    pub fn new(servers: &DocsServers) -> Self {
+        let bytes = serde_json::to_vec(&document_json_with(servers))
+            .expect("the OpenAPI document serializes");
+        ServedDocument(Prepared::new(
+            bytes,
+            "application/json",
+            DOCUMENT_CACHE_CONTROL,
+        ))
+    }
+
+    pub fn etag(&self) -> &str {
+        self.0.etag()
+    }
+}
+
+/// 200 with the document, or 304 when `If-None-Match` names its tag.
+pub async fn document(req: HttpRequest, served: web::Data<ServedDocument>) -> HttpResponse {
+    served.0.respond(&req)
 }
