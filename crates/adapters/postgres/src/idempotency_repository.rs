@@ -172,7 +172,7 @@ impl IdempotencyRepository for PgIdempotencyRepository {
         Ok(changed == 1)
     }
 
-    /// See [`PURGE`].
+    /// See `PURGE`.
     fn purge_created_before(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);

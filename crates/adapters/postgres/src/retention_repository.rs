@@ -116,7 +116,7 @@ impl RetentionRepository for PgRetentionRepository {
         Ok(count_u32(purged))
     }
 
-    /// See [`PURGE_EVENTS`].
+    /// See `PURGE_EVENTS`.
     fn purge_webhook_events(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);
@@ -130,7 +130,7 @@ impl RetentionRepository for PgRetentionRepository {
         Ok(count_u32(purged))
     }
 
-    /// See [`BLANK_CANCELLED`].
+    /// See `BLANK_CANCELLED`.
     fn blank_cancelled_creations(
         &self,
         before: DateTime<Utc>,
