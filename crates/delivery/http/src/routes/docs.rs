@@ -87,7 +87,7 @@ static PREPARED: LazyLock<Prepared> = LazyLock::new(|| Prepared {
         .map(|(name, content_type, bytes)| {
             (
                 *name,
-                conditional::Prepared::new(*bytes, *content_type, LONG_CACHE),
+                conditional::Prepared::new(*bytes, content_type, LONG_CACHE),
             )
         })
         .collect(),

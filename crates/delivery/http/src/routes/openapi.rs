@@ -11,6 +11,7 @@ use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
 
+mod bounds;
 mod cross_field_rules;
 mod examples;
 pub mod links;
@@ -166,7 +167,9 @@ impl Modify for CommonToEveryApiOperation {
         };
         openapi.servers = Some(vec![ServerBuilder::new()
             .url("/")
-            .description(Some("this server"))
+            .description(Some(
+                "this server: the environment (development, staging or production) that serves this document",
+            ))
             .build()]);
         openapi
             .components
@@ -257,7 +260,6 @@ impl Modify for CommonToEveryApiOperation {
 /// with `Retry-After`.
 fn unavailable(calls_pgcc: bool) -> utoipa::openapi::Response {
     use utoipa::openapi::header::HeaderBuilder;
-    use utoipa::openapi::schema::Type;
     let description = if calls_pgcc {
         "Our database is temporarily unavailable (`isPgccErro: false`, `Retry-After: 1`), or the \
          PGCC asked to try later (`isPgccErro: true`, `pgccCodigoErro` `TooManyRequests`, \
@@ -271,7 +273,7 @@ fn unavailable(calls_pgcc: bool) -> utoipa::openapi::Response {
         .header(
             "Retry-After",
             HeaderBuilder::new()
-                .schema(utoipa::openapi::ObjectBuilder::new().schema_type(Type::Integer))
+                .schema(retry_after_schema())
                 .description(Some("Seconds to wait before retrying."))
                 .build(),
         )
@@ -289,8 +291,12 @@ fn rate_limited() -> utoipa::openapi::Response {
     use utoipa::openapi::header::HeaderBuilder;
     use utoipa::openapi::schema::Type;
     let header = |ty: Type, description: &str| {
+        let schema = match ty {
+            Type::Integer => retry_after_schema(),
+            _ => utoipa::openapi::ObjectBuilder::new().schema_type(ty),
+        };
         HeaderBuilder::new()
-            .schema(utoipa::openapi::ObjectBuilder::new().schema_type(ty))
+            .schema(schema)
             .description(Some(description))
             .build()
     };
@@ -330,6 +336,21 @@ fn rate_limited() -> utoipa::openapi::Response {
         .build()
 }
 
+/// Longest `Retry-After` any answer carries, in seconds: the PGCC's is capped at
+/// `pgcc.max_retry_after_seconds` (at most a day, checked at start-up); ours are seconds.
+pub const RETRY_AFTER_MAX_SECONDS: u64 = 86_400;
+
+/// `Retry-After` as this server writes it: whole seconds, 0 to a day.
+fn retry_after_schema() -> utoipa::openapi::ObjectBuilder {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+        .minimum(Some(0))
+        .maximum(Some(RETRY_AFTER_MAX_SECONDS))
+}
+
 fn api_key_parameter() -> Parameter {
     ParameterBuilder::new()
         .name(API_KEY_HEADER)
@@ -337,8 +358,13 @@ fn api_key_parameter() -> Parameter {
         .required(Required::True)
         .description(Some("The company's API key (issued once by the operator)."))
         .schema(Some(
+            // the shapes `application::api_key_format` accepts (anything else is 401 before
+            // any lookup): `cak_` + 64 hex digits, then `_` + an 8-digit checksum
             utoipa::openapi::ObjectBuilder::new()
-                .schema_type(utoipa::openapi::schema::Type::String),
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .min_length(Some(application::API_KEY_PREFIX.len() + 64))
+                .max_length(Some(application::API_KEY_LEN))
+                .pattern(Some("^cak_[0-9a-f]{64}(_[0-9a-f]{8})?$")),
         ))
         .build()
 }
@@ -392,6 +418,7 @@ pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
     cross_field_rules::apply(&mut json);
     links::apply(&mut json);
     webhooks::apply(&mut json);
+    bounds::apply(&mut json);
     json
 }
 
