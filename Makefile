@@ -1,5 +1,5 @@
 # The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test build release lint lint-migrations fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
+.PHONY: run test build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
@@ -33,7 +33,10 @@ lint: ## what CI checks besides the tests
 	@bash scripts/lint-migrations.sh
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	RUSTDOCFLAGS="-D warnings" cargo doc -p consent-domain --no-deps
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+
+lint-contract: ## Spectral (spectral:oas + OWASP API Security, .spectral.yaml) over the live /openapi.json; CI runs it
+	@bash scripts/lint-contract.sh
 
 lint-migrations: ## squawk over migrations/*/up.sql with .squawk.toml (policy: docs/operations.md, "Migrate")
 	@bash scripts/lint-migrations.sh

@@ -53,7 +53,7 @@ pub enum Command {
 pub enum ConfigCommand {
     /// Validate the configuration of APP_ENV and print it, every section, as it is in effect
     /// (files, then environment variables), with secrets (database password, PGCC token,
-    /// webhook encryption key, metrics token) shown as <hidden>. Exits 0 when valid; otherwise
+    /// webhook encryption key, metrics token) shown as `<hidden>`. Exits 0 when valid; otherwise
     /// prints one line naming the bad key and exits non-zero.
     Check,
 }

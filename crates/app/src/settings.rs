@@ -298,6 +298,8 @@ pub struct PgccSettings {
     pub base_url: String,
     pub timeout_ms: u64,
     pub token: Option<Secret>,
+    /// The longest `Retry-After` of the PGCC passed on to the companies, in seconds.
+    pub max_retry_after_seconds: u64,
 }
 
 /// Requests per company: a token bucket of `burst` requests refilled at `per_second` per
@@ -468,6 +470,12 @@ impl Settings {
         }
         if self.pgcc.timeout_ms == 0 {
             return bad("pgcc.timeout_ms", "must be above 0");
+        }
+        if !(1..=86_400).contains(&self.pgcc.max_retry_after_seconds) {
+            return bad(
+                "pgcc.max_retry_after_seconds",
+                "must be between 1 and 86400 (seconds)",
+            );
         }
         if !(1..=500).contains(&self.workers.batch_size) {
             return bad("workers.batch_size", "must be between 1 and 500");

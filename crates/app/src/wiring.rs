@@ -178,6 +178,7 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         base_url: settings.pgcc.base_url.clone(),
         token: settings.pgcc.token.as_ref().map(|t| t.expose().to_owned()),
         timeout: settings.pgcc_timeout(),
+        max_retry_after_seconds: settings.pgcc.max_retry_after_seconds,
     });
     Ok(Ports {
         companies: Arc::new(PgCompanyRepository::new(pool.clone())),

@@ -106,7 +106,7 @@ struct Detalhe {
     criado_em: DateTime<Utc>,
 }
 
-/// Everything the simulator holds, bounded: per request created, a 40-byte [`Registro`] and 6
+/// Everything the simulator holds, bounded: per request created, a 40-byte `Registro` and 6
 /// to 11 bytes of the reference table (4-byte slots, 35-70% full): 56 MB in all for a million
 /// with the window (issue 15's bound: 100 MB); the whole bodies of the last
 /// [`JANELA_DE_DETALHES`] creations; the raw statuses a test set; the call counters up to
@@ -142,7 +142,7 @@ pub struct Store {
     /// [`MAX_CHAVES_CONTADAS`] CNPJs. Kept when the seed is replaced; cleared by
     /// `DELETE /_sim/casos-de-uso-consultas`.
     pub casos_de_uso_consultas: BTreeMap<String, u64>,
-    /// The last [`MAX_CHAMADAS_GUARDADAS`] calls of the batch status route: when each arrived
+    /// The last `MAX_CHAMADAS_GUARDADAS` calls of the batch status route: when each arrived
     /// and how many ids it carried (a test of the service's call budget reads their pace).
     /// Cleared with `status_consultas`.
     pub status_chamadas: VecDeque<(DateTime<Utc>, usize)>,

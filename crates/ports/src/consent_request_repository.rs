@@ -67,7 +67,7 @@ pub struct StatusCheckSchedule {
     pub interval_seconds: u32,
 }
 
-/// Where the creation of a stored request stands. Only `Confirmada` requests are consents: every
+/// Where the creation of a stored request stands. Only [`CreationRecord::Confirmed`] requests are consents: every
 /// read, list, lookup and worker of this port ignores the others.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreationRecord {
@@ -321,7 +321,9 @@ pub trait ConsentRequestRepository: Send + Sync {
     /// `now` to `expirado`, each with its history entry (cause `expiracao`), in one transaction
     /// with `FOR UPDATE SKIP LOCKED`. Returns how many moved.
     ///
-    /// Outbox: in the same transaction, writes for each moved request `WebhookEvent::consent(SolicitacaoExpirada, <it, updated>, now)` and one pending delivery per webhook URL of
-    /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
+    /// Outbox: in the same transaction, writes for each moved request
+    /// `WebhookEvent::consent(EventType::RequestExpired, <it, updated>, now)` and one pending
+    /// delivery per webhook URL of the company that is neither removed nor disabled (see
+    /// [`crate::WebhookDeliveryRepository`]).
     fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError>;
 }

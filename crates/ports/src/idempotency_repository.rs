@@ -57,14 +57,14 @@ pub enum IdempotencyBegin {
 /// Idempotency keys, scoped by company. Rows older than the retention are purged by a worker.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait IdempotencyRepository: Send + Sync {
-    /// In one transaction: stores the key (`em_andamento`, holder `dono`, lease `lease_until`)
+    /// In one transaction: stores the key (`em_andamento`, holder `claim.owner`, lease `claim.lease_until`)
     /// if the company does not have it; otherwise compares fingerprints (`Mismatch` when they
     /// differ, whatever the state), then answers `Replay` for a completed key, `InProgress` while
-    /// another holder's lease lasts, and takes the key over (holder `dono`, new lease) when the
+    /// another holder's lease lasts, and takes the key over (holder `claim.owner`, new lease) when the
     /// lease is over (its holder released it or died).
     fn begin(&self, claim: &IdempotencyClaim) -> Result<IdempotencyBegin, RepoError>;
 
-    /// Keeps `outcome` for replay and marks the key completed, if `dono` still holds it
+    /// Keeps `outcome` for replay and marks the key completed, if `owner` still holds it
     /// (`false`, nothing changed, otherwise).
     fn complete(
         &self,
@@ -75,8 +75,8 @@ pub trait IdempotencyRepository: Send + Sync {
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 
-    /// Ends `dono`'s lease at `at` without keeping an answer: the next request with the key runs
-    /// (under the same resource id). `false` when `dono` no longer holds it.
+    /// Ends `owner`'s lease at `at` without keeping an answer: the next request with the key runs
+    /// (under the same resource id). `false` when `owner` no longer holds it.
     fn release(
         &self,
         company: CompanyId,

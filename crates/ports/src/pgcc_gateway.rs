@@ -33,7 +33,7 @@ pub enum PgccError {
     Unexpected(#[from] anyhow::Error),
 }
 
-/// A consent request to create on the PGCC on behalf of company `cnpj_empresa`.
+/// A consent request to create on the PGCC on behalf of the company of `company_cnpj`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgccNewConsent {
     /// Our id of the request, sent as the PGCC's external reference.
@@ -82,7 +82,7 @@ pub trait PgccGateway: Send + Sync {
     /// decision). A request that is neither there is `Rejected { status: 409 }`.
     fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError>;
 
-    /// The request the PGCC holds for company `cnpj_empresa` under our id `referencia_externa`
+    /// The request the PGCC holds for the company of `company_cnpj` under our id `referencia_externa`
     /// (its external reference), or `None` when it holds none: a definite answer, never a
     /// failure in disguise (any failure to ask is an `Err`).
     fn find_by_external_reference(

@@ -161,3 +161,65 @@ fn the_documented_envelope_and_use_case_match_what_the_api_answers() {
     assert_eq!(codes.len(), 62);
     assert!(codes.contains(&serde_json::json!("TooEarly")));
 }
+
+/// `/openapi.json` and the `/docs` assets are rendered once and tagged: `If-None-Match` with the
+/// tag (alone, in a list, or `*`) answers 304 with no body and the same `ETag` and
+/// `Cache-Control`; another tag answers 200 with the whole document, byte for byte the same.
+#[test]
+fn the_openapi_document_and_the_docs_assets_answer_304_to_their_etag() {
+    let app = TestApp::spawn();
+    let first = app.anonymous.get("/openapi.json");
+    assert_eq!(first.status, 200);
+    assert!(first.json["openapi"].is_string());
+    let etag = first
+        .header("etag")
+        .expect("ETag on /openapi.json")
+        .to_owned();
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"'),
+        "a strong tag: {etag}"
+    );
+    assert_eq!(first.header("cache-control"), Some("no-cache"));
+
+    for if_none_match in [etag.clone(), format!("\"other\", {etag}"), "*".to_owned()] {
+        let unchanged = app
+            .anonymous
+            .get_with("/openapi.json", &[("If-None-Match", &if_none_match)]);
+        assert_eq!(unchanged.status, 304, "{if_none_match}");
+        assert!(unchanged.text.is_empty(), "no body: {}", unchanged.text);
+        assert_eq!(unchanged.header("etag"), Some(etag.as_str()));
+        assert_eq!(unchanged.header("cache-control"), Some("no-cache"));
+    }
+
+    let other = app
+        .anonymous
+        .get_with("/openapi.json", &[("If-None-Match", "\"not-this-one\"")]);
+    assert_eq!(other.status, 200);
+    assert_eq!(other.header("etag"), Some(etag.as_str()));
+    assert_eq!(other.text, first.text, "the same bytes every time");
+
+    for path in [
+        "/docs",
+        "/docs/swagger-ui.css",
+        "/docs/swagger-ui-bundle.js",
+    ] {
+        let page = app.anonymous.get(path);
+        assert_eq!(page.status, 200, "{path}");
+        let tag = page.header("etag").expect("ETag on the docs").to_owned();
+        let again = app.anonymous.get_with(path, &[("If-None-Match", &tag)]);
+        assert_eq!(again.status, 304, "{path}");
+        assert!(again.text.is_empty(), "{path}");
+        assert_eq!(
+            again.header("cache-control"),
+            page.header("cache-control"),
+            "{path}"
+        );
+        assert_eq!(
+            app.anonymous
+                .get_with(path, &[("If-None-Match", "\"stale\"")])
+                .status,
+            200,
+            "{path}"
+        );
+    }
+}

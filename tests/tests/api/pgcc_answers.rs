@@ -78,6 +78,28 @@ fn a_pgcc_asking_to_try_later_or_failing_is_transient_and_the_same_request_later
     assert_eq!(app.sim_requests().len(), 3, "one PGCC request per key");
 }
 
+/// A PGCC asking for a day (`Retry-After: 86400`) on a creation: the company is told to come
+/// back after `pgcc.max_retry_after_seconds` (60 by default, 5 when configured so), and nothing
+/// was done (no row confirmed, none cancelled).
+#[test]
+fn a_day_long_retry_after_from_the_pgcc_reaches_the_company_capped() {
+    for (env, expected) in [
+        (&[][..], "60"),
+        (&[("APP__PGCC__MAX_RETRY_AFTER_SECONDS", "5")][..], "5"),
+    ] {
+        let app = synced_with(env);
+        app.fault(json!({"status": 429, "retryAfter": "86400"}));
+
+        let failed = create_with_key(&app, "pedido-um-dia").expect(503);
+        assert_eq!(failed.json["isPgccErro"], true, "{}", failed.text);
+        assert_eq!(failed.json["pgccCodigoErro"], "TooManyRequests");
+        assert_eq!(failed.retry_after.as_deref(), Some(expected), "{env:?}");
+        assert_eq!(app.consent_rows(), 0);
+        assert_eq!(app.creation_rows("cancelada"), 0);
+        assert!(app.sim_requests().is_empty(), "the PGCC created nothing");
+    }
+}
+
 #[test]
 fn a_final_refusal_stays_a_kept_422_that_cancels_its_row() {
     let app = synced_with(&[]);

@@ -12,7 +12,7 @@ use ureq::unversioned::transport::DefaultConnector;
 use ureq::{Agent, Body, RequestBuilder};
 use uuid::Uuid;
 
-use crate::http_errors::{classify_body, classify_status, classify_transport};
+use crate::http_errors::{classify_body, classify_status, classify_transport, RetryAfter};
 use crate::resolver::RememberingResolver;
 use crate::settings::PgccSettings;
 use crate::wire;
@@ -32,6 +32,8 @@ pub struct PgccHttpGateway {
     base_url: String,
     /// `Bearer <token>`, ready to send. Secret: never logged, hidden from `Debug`.
     authorization: Option<String>,
+    /// The longest `Retry-After` of the PGCC passed on (see [`PgccSettings`]).
+    max_retry_after_seconds: u64,
 }
 
 impl std::fmt::Debug for PgccHttpGateway {
@@ -72,6 +74,7 @@ impl PgccHttpGateway {
             ),
             base_url: settings.base_url.trim_end_matches('/').to_owned(),
             authorization: settings.token.map(|t| format!("Bearer {t}")),
+            max_retry_after_seconds: settings.max_retry_after_seconds,
         }
     }
 
@@ -89,10 +92,10 @@ impl PgccHttpGateway {
 }
 
 impl PgccGateway for PgccHttpGateway {
-    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
-        let url = self.url(&format!("/empresas/{}/casos-de-uso", cnpj_empresa.as_str()));
+    fn list_use_cases(&self, company_cnpj: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
+        let url = self.url(&format!("/empresas/{}/casos-de-uso", company_cnpj.as_str()));
         let result = self.authorize(self.agent.get(&url)).call();
-        let body: wire::CasosDeUsoResponse = read_answer("list_use_cases", result)?;
+        let body: wire::CasosDeUsoResponse = self.read_answer("list_use_cases", result)?;
         Ok(body
             .vinculos
             .into_iter()
@@ -117,7 +120,8 @@ impl PgccGateway for PgccHttpGateway {
         let result = self
             .authorize(self.agent.post(self.url("/solicitacoes")))
             .send_json(&body);
-        let created: wire::SolicitacaoCriada = read_answer("create_consent_request", result)?;
+        let created: wire::SolicitacaoCriada =
+            self.read_answer("create_consent_request", result)?;
         if created.id.trim().is_empty() {
             return Err(PgccError::Unexpected(anyhow::anyhow!(
                 "the PGCC created the request but answered an empty id"
@@ -144,7 +148,7 @@ impl PgccGateway for PgccHttpGateway {
             let result = self
                 .authorize(self.agent.post(&url))
                 .send_json(wire::ConsultaStatus { ids });
-            let answer: wire::ConsultaStatusResponse = read_answer(OPERATION, result)?;
+            let answer: wire::ConsultaStatusResponse = self.read_answer(OPERATION, result)?;
             statuses.reserve(answer.solicitacoes.len());
             for item in answer.solicitacoes {
                 // One odd status is that request's business: its neighbours are answered all the
@@ -176,7 +180,7 @@ impl PgccGateway for PgccHttpGateway {
         let url = self.url(&format!("/solicitacoes/{}/revogar", path_segment(pgcc_id)));
         let result = self.authorize(self.agent.post(&url)).send_empty();
         // the answer's body (the revoked or withdrawn request) is not needed
-        check_answer("revoke_consent_request", result)?;
+        self.check_answer("revoke_consent_request", result)?;
         tracing::info!(
             pgcc_id,
             "consent request revoked (or withdrawn) on the PGCC"
@@ -186,18 +190,18 @@ impl PgccGateway for PgccHttpGateway {
 
     fn find_by_external_reference(
         &self,
-        cnpj_empresa: &Cnpj,
+        company_cnpj: &Cnpj,
         referencia_externa: Uuid,
     ) -> Result<Option<PgccConsentCreated>, PgccError> {
         const OPERATION: &str = "find_by_external_reference";
         // a CNPJ is 14 letters and digits, a UUID hex and hyphens: nothing to encode
         let url = self.url(&format!(
             "/solicitacoes?cnpjEmpresa={}&referenciaExterna={}",
-            cnpj_empresa.as_str(),
+            company_cnpj.as_str(),
             referencia_externa.hyphenated()
         ));
         let result = self.authorize(self.agent.get(&url)).call();
-        let answer: wire::BuscaPorReferenciaResponse = read_answer(OPERATION, result)?;
+        let answer: wire::BuscaPorReferenciaResponse = self.read_answer(OPERATION, result)?;
         let mut found = answer.solicitacoes.into_iter();
         let Some(first) = found.next() else {
             return Ok(None);
@@ -276,39 +280,49 @@ fn rfc3339(instant: DateTime<Utc>) -> String {
     instant.to_rfc3339_opts(SecondsFormat::AutoSi, true)
 }
 
-/// The decoded body of a 2xx answer, or the error the outcome means. Logs the status or the
-/// transport failure, never a body (bodies may carry personal data).
-fn read_answer<T: DeserializeOwned>(
-    operation: &'static str,
-    result: Result<Response<Body>, ureq::Error>,
-) -> Result<T, PgccError> {
-    let mut response = check_answer(operation, result)?;
-    let status = response.status().as_u16();
-    response.body_mut().read_json::<T>().map_err(|e| {
-        tracing::warn!(operation, status, cause = %e, "PGCC answer could not be read");
-        classify_body(e)
-    })
-}
-
-/// The 2xx answer (body unread), or the error the outcome means; logged like [`read_answer`].
-fn check_answer(
-    operation: &'static str,
-    result: Result<Response<Body>, ureq::Error>,
-) -> Result<Response<Body>, PgccError> {
-    let response = result.map_err(|e| {
-        tracing::warn!(operation, cause = %e, "PGCC call failed without an answer");
-        classify_transport(e)
-    })?;
-    let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|value| value.to_str().ok());
-    if let Some(error) = classify_status(status, retry_after, Utc::now()) {
-        tracing::warn!(operation, status, "PGCC answered an error status");
-        return Err(error);
+impl PgccHttpGateway {
+    /// The decoded body of a 2xx answer, or the error the outcome means. Logs the status or the
+    /// transport failure, never a body (bodies may carry personal data).
+    fn read_answer<T: DeserializeOwned>(
+        &self,
+        operation: &'static str,
+        result: Result<Response<Body>, ureq::Error>,
+    ) -> Result<T, PgccError> {
+        let mut response = self.check_answer(operation, result)?;
+        let status = response.status().as_u16();
+        response.body_mut().read_json::<T>().map_err(|e| {
+            tracing::warn!(operation, status, cause = %e, "PGCC answer could not be read");
+            classify_body(e)
+        })
     }
-    Ok(response)
+
+    /// The 2xx answer (body unread), or the error the outcome means (a `Retry-After` bounded by
+    /// `max_retry_after_seconds`); logged like [`Self::read_answer`].
+    fn check_answer(
+        &self,
+        operation: &'static str,
+        result: Result<Response<Body>, ureq::Error>,
+    ) -> Result<Response<Body>, PgccError> {
+        let response = result.map_err(|e| {
+            tracing::warn!(operation, cause = %e, "PGCC call failed without an answer");
+            classify_transport(e)
+        })?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|value| value.to_str().ok());
+        let retry_after = RetryAfter {
+            raw: retry_after,
+            now: Utc::now(),
+            max_seconds: self.max_retry_after_seconds,
+        };
+        if let Some(error) = classify_status(status, retry_after) {
+            tracing::warn!(operation, status, "PGCC answered an error status");
+            return Err(error);
+        }
+        Ok(response)
+    }
 }
 
 #[cfg(test)]
@@ -341,6 +355,7 @@ mod tests {
             base_url: "http://pgcc/".into(),
             token: Some("super-secret".into()),
             timeout: std::time::Duration::from_secs(1),
+            max_retry_after_seconds: crate::DEFAULT_MAX_RETRY_AFTER_SECONDS,
         });
         let shown = format!("{gateway:?}");
         assert!(!shown.contains("super-secret"), "{shown}");

@@ -3,23 +3,27 @@
 use chrono::{DateTime, Utc};
 use ports::PgccError;
 
-/// The longest `Retry-After` passed on to our clients: a PGCC asking for more than a day is
-/// more likely wrong than meant, and a client told so would give up on a working service.
-pub const MAX_RETRY_AFTER_SECONDS: u64 = 86_400;
+/// What a `Retry-After` of the PGCC is read with: the header as received, the instant an
+/// HTTP-date counts from, and the longest delay passed on (`pgcc.max_retry_after_seconds`).
+#[derive(Debug, Clone, Copy)]
+pub struct RetryAfter<'a> {
+    pub raw: Option<&'a str>,
+    pub now: DateTime<Utc>,
+    pub max_seconds: u64,
+}
 
 /// `None` for a 2xx; otherwise the error the status means: 408, 425, 429 -> `TryLater` (with
-/// the answer's `Retry-After`, `retry_after` as received); 401, 403, 5xx (and any other non-2xx
-/// that is not a 4xx, such as an unfollowed redirect) -> `Failed`; other 4xx -> `Rejected`.
-pub fn classify_status(
-    status: u16,
-    retry_after: Option<&str>,
-    now: DateTime<Utc>,
-) -> Option<PgccError> {
+/// the answer's `Retry-After` in seconds, at most `retry_after.max_seconds`); 401, 403, 5xx (and
+/// any other non-2xx that is not a 4xx, such as an unfollowed redirect) -> `Failed`; other 4xx
+/// -> `Rejected`.
+pub fn classify_status(status: u16, retry_after: RetryAfter<'_>) -> Option<PgccError> {
     match status {
         200..=299 => None,
         408 | 425 | 429 => Some(PgccError::TryLater {
             status,
-            retry_after_seconds: retry_after.and_then(|raw| parse_retry_after(raw, now)),
+            retry_after_seconds: retry_after.raw.and_then(|raw| {
+                parse_retry_after(raw, retry_after.now).map(|s| s.min(retry_after.max_seconds))
+            }),
         }),
         401 | 403 => Some(PgccError::Failed { status }),
         400..=499 => Some(PgccError::Rejected { status }),
@@ -27,20 +31,18 @@ pub fn classify_status(
     }
 }
 
-/// A `Retry-After` value (RFC 9110: delay-seconds or an HTTP-date) as seconds from `now`, at
-/// most [`MAX_RETRY_AFTER_SECONDS`]; a date in the past is 0. `None` when unreadable.
+/// A `Retry-After` value (RFC 9110: delay-seconds or an HTTP-date) as seconds from `now`; a date
+/// in the past is 0, a number too long for `u64` is `u64::MAX`. `None` when unreadable.
 pub fn parse_retry_after(raw: &str, now: DateTime<Utc>) -> Option<u64> {
     let raw = raw.trim();
-    let seconds = if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
         // too many digits for u64 is still "a long time"
-        raw.parse::<u64>().unwrap_or(u64::MAX)
-    } else {
-        // IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") is an RFC 2822 date
-        let at = DateTime::parse_from_rfc2822(raw).ok()?.with_timezone(&Utc);
-        let ahead = (at - now).num_milliseconds().max(0) as u64;
-        ahead.div_ceil(1000)
-    };
-    Some(seconds.min(MAX_RETRY_AFTER_SECONDS))
+        return Some(raw.parse::<u64>().unwrap_or(u64::MAX));
+    }
+    // IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT") is an RFC 2822 date
+    let at = DateTime::parse_from_rfc2822(raw).ok()?.with_timezone(&Utc);
+    let ahead = (at - now).num_milliseconds().max(0) as u64;
+    Some(ahead.div_ceil(1000))
 }
 
 /// A transport failure (no status received): a timeout, or the PGCC is unreachable.
@@ -83,7 +85,15 @@ mod tests {
     }
 
     fn classify(status: u16) -> Option<PgccError> {
-        classify_status(status, None, now())
+        classify_status(status, retry_after(None, 60))
+    }
+
+    fn retry_after(raw: Option<&str>, max_seconds: u64) -> RetryAfter<'_> {
+        RetryAfter {
+            raw,
+            now: now(),
+            max_seconds,
+        }
     }
 
     #[test]
@@ -114,8 +124,8 @@ mod tests {
     }
 
     #[test]
-    fn a_retry_after_is_passed_on_in_seconds_from_either_form() {
-        let try_later = |raw| match classify_status(429, Some(raw), now()) {
+    fn a_retry_after_is_passed_on_in_seconds_from_either_form_at_most_the_cap() {
+        let try_later = |raw| match classify_status(429, retry_after(Some(raw), 86_400)) {
             Some(PgccError::TryLater {
                 retry_after_seconds,
                 ..
@@ -126,18 +136,40 @@ mod tests {
         assert_eq!(try_later(" 0 "), Some(0));
         assert_eq!(try_later("Thu, 26 Nov 2026 12:00:30 GMT"), Some(30));
         assert_eq!(try_later("Thu, 26 Nov 2026 11:00:00 GMT"), Some(0), "past");
+        assert_eq!(try_later("99999999999999999999999"), Some(86_400));
+        assert_eq!(try_later("86401"), Some(86_400));
         assert_eq!(
-            try_later("99999999999999999999999"),
-            Some(MAX_RETRY_AFTER_SECONDS)
+            try_later("Fri, 26 Nov 2027 12:00:00 GMT"),
+            Some(86_400),
+            "a date a year ahead"
         );
         assert_eq!(try_later("-1"), None);
         assert_eq!(try_later("soon"), None);
         assert!(
             matches!(
-                classify_status(503, Some("7"), now()),
+                classify_status(503, retry_after(Some("7"), 60)),
                 Some(PgccError::Failed { status: 503 })
             ),
             "5xx keep their meaning"
         );
+    }
+
+    #[test]
+    fn a_day_asked_for_is_passed_on_as_the_configured_cap() {
+        for (raw, max, expected) in [
+            ("86400", 60, Some(60)),
+            ("86400", 5, Some(5)),
+            ("3", 60, Some(3)),
+            ("Thu, 26 Nov 2026 12:01:30 GMT", 60, Some(60)),
+            ("0", 0, Some(0)),
+        ] {
+            match classify_status(429, retry_after(Some(raw), max)) {
+                Some(PgccError::TryLater {
+                    retry_after_seconds,
+                    ..
+                }) => assert_eq!(retry_after_seconds, expected, "{raw} capped at {max}"),
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

@@ -12,4 +12,4 @@ mod wire;
 
 pub use gateway::{PgccHttpGateway, MAX_IDS_PER_STATUS_CALL};
 pub use probe::PgccReachabilityProbe;
-pub use settings::PgccSettings;
+pub use settings::{PgccSettings, DEFAULT_MAX_RETRY_AFTER_SECONDS};

@@ -60,8 +60,8 @@ impl CompanyRepository for PgCompanyRepository {
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
     }
 
-    /// Within one company at a time (issue 21, part 3): [`DueSyncs`] reads the longest-due
-    /// companies without locking them, then [`ClaimSync`] takes the first one whose schedule is
+    /// Within one company at a time (issue 21, part 3): `DueSyncs` reads the longest-due
+    /// companies without locking them, then `ClaimSync` takes the first one whose schedule is
     /// still due when its row is updated. Two processes that read the same candidate both update
     /// its row: the second waits for the first's commit, finds `proxima_em` moved past `now`
     /// and changes nothing, so it tries its next candidate. `None` when no candidate could be

@@ -196,7 +196,7 @@ impl IdempotencyRepository for PgIdempotencyRepository {
         Ok(changed == 1)
     }
 
-    /// Per company: [`CompaniesWithOldKeys`], then [`PurgeKeys`] with what is left of `limit`.
+    /// Per company: `CompaniesWithOldKeys`, then `PurgeKeys` with what is left of `limit`.
     fn purge_created_before(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);

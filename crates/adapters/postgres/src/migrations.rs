@@ -43,7 +43,7 @@ const RETRY_PAUSE: Duration = Duration::from_millis(200);
 ///   only (an index build may take longer than a request may, and a replica waiting for the lock
 ///   must not give up) and sets `lock_timeout` to [`MIGRATION_LOCK_TIMEOUT`]: a migration that
 ///   cannot have its lock at once gives up, lets the service's queries through, and is tried
-///   again (up to [`LOCK_ATTEMPTS`] times). The pooled connection keeps its limits.
+///   again (up to `LOCK_ATTEMPTS` times). The pooled connection keeps its limits.
 ///
 /// A migration with `run_in_transaction = false` in its `metadata.toml` (a `CREATE INDEX
 /// CONCURRENTLY`, which PostgreSQL refuses inside a transaction) runs in autocommit once the

@@ -24,9 +24,9 @@ impl ReleasingPgcc {
 }
 
 impl PgccGateway for ReleasingPgcc {
-    fn list_use_cases(&self, cnpj_empresa: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
+    fn list_use_cases(&self, company_cnpj: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
         PgConnectionScope.release();
-        self.inner.list_use_cases(cnpj_empresa)
+        self.inner.list_use_cases(company_cnpj)
     }
 
     fn create_consent_request(
@@ -49,11 +49,11 @@ impl PgccGateway for ReleasingPgcc {
 
     fn find_by_external_reference(
         &self,
-        cnpj_empresa: &Cnpj,
+        company_cnpj: &Cnpj,
         referencia_externa: Uuid,
     ) -> Result<Option<PgccConsentCreated>, PgccError> {
         PgConnectionScope.release();
         self.inner
-            .find_by_external_reference(cnpj_empresa, referencia_externa)
+            .find_by_external_reference(company_cnpj, referencia_externa)
     }
 }

@@ -233,8 +233,8 @@ impl PgRetentionRepository {
 
 impl RetentionRepository for PgRetentionRepository {
     /// Per company, in one transaction: locks up to its share of final deliveries last changed
-    /// before `before` ([`LockOldDeliveries`]), deletes them with their attempts, then deletes
-    /// their events that no delivery holds any more ([`LockEvents`], [`DeleteReleasedEvents`]):
+    /// before `before` (`LockOldDeliveries`), deletes them with their attempts, then deletes
+    /// their events that no delivery holds any more (`LockEvents`, `DeleteReleasedEvents`):
     /// an event goes with its last delivery, so the event purge never has to look for them.
     fn purge_webhook_deliveries(
         &self,
@@ -287,7 +287,7 @@ impl RetentionRepository for PgRetentionRepository {
         })
     }
 
-    /// Per company: [`PurgeEvents`].
+    /// Per company: `PurgeEvents`.
     fn purge_webhook_events(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
         if limit == 0 {
             return Ok(0);
@@ -312,7 +312,7 @@ impl RetentionRepository for PgRetentionRepository {
         })
     }
 
-    /// Per company: [`BlankCancelled`].
+    /// Per company: `BlankCancelled`.
     fn blank_cancelled_creations(
         &self,
         before: DateTime<Utc>,

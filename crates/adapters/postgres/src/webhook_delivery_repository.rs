@@ -243,7 +243,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         crate::test_delivery::begin_test(&self.pool, webhook_url_id, event, lease_until)
     }
 
-    /// See [`COMPANIES_DUE`].
+    /// See `COMPANIES_DUE`.
     fn companies_due(&self, now: DateTime<Utc>) -> Result<Vec<CompanyDue>, RepoError> {
         let rows = with_conn(
             &self.pool,
@@ -263,7 +263,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
             .collect())
     }
 
-    /// See [`CLAIM_DUE`]; the claimed deliveries come back in no particular order.
+    /// See `CLAIM_DUE`; the claimed deliveries come back in no particular order.
     fn claim_due(
         &self,
         company: CompanyId,
@@ -308,7 +308,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
 
     /// In one transaction: the URL's row is locked (`FOR NO KEY UPDATE SKIP LOCKED`: a removal,
     /// disabling or re-enabling waits for the batch, and marks the URL again after it; a URL
-    /// another process is settling is left to it), then one [`SETTLE_BATCH`] by its state:
+    /// another process is settling is left to it), then one `SETTLE_BATCH` by its state:
     /// removed, cancel every pending delivery (parked or not, two passes); disabled, park; else
     /// bring back. Fewer rows than `limit` changed: the mark is cleared.
     fn settle_url(
@@ -380,7 +380,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         })
     }
 
-    /// See [`COMPANIES_WITH_PENDING`].
+    /// See `COMPANIES_WITH_PENDING`.
     fn companies_with_pending(&self) -> Result<Vec<CompanyId>, RepoError> {
         let rows = with_conn(
             &self.pool,
@@ -390,7 +390,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         Ok(rows.into_iter().map(|r| CompanyId(r.empresa_id)).collect())
     }
 
-    /// [`CAP_BOUNDARY`], then, past it, one [`FAIL_BEYOND_CAP`] batch, in one transaction.
+    /// `CAP_BOUNDARY`, then, past it, one `FAIL_BEYOND_CAP` batch, in one transaction.
     fn fail_beyond_cap(
         &self,
         company: CompanyId,
@@ -424,7 +424,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         Ok(count_u32(failed))
     }
 
-    /// In one transaction: [`RECORD_ATTEMPT`], then the attempt's row. When the update changed
+    /// In one transaction: `RECORD_ATTEMPT`, then the attempt's row. When the update changed
     /// nothing, the delivery was claimed again since (`false`) or does not exist (`Unexpected`:
     /// only final deliveries are ever deleted, by the retention purge, and a delivery being sent
     /// is pending).
@@ -595,7 +595,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         Ok(stored.map(EncryptedSecret))
     }
 
-    /// See [`DISABLE_FAILING_URLS`]; the window starts at `now - window`. The URLs' pending
+    /// See `DISABLE_FAILING_URLS`; the window starts at `now - window`. The URLs' pending
     /// deliveries are parked behind, by `settle_url` (the claim skips disabled URLs meanwhile).
     fn disable_failing_urls(
         &self,

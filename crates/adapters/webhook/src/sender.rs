@@ -34,7 +34,7 @@ pub struct SenderSettings {
 /// proxy from the environment, and hands every status back instead of turning 4xx/5xx into
 /// errors. The target is not checked here: the caller runs the
 /// [`TargetGuard`](ports::TargetGuard) before every delivery, and the agent's resolver answers
-/// only the addresses the guard accepted ([`PinnedResolver`]): it never looks a name up again.
+/// only the addresses the guard accepted (`PinnedResolver`): it never looks a name up again.
 #[derive(Debug)]
 pub struct UreqWebhookSender {
     agent: Agent,

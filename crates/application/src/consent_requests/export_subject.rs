@@ -17,7 +17,7 @@ use crate::consent_requests::page_bytes::{
 pub struct SubjectExportQuery {
     /// A CPF, formatted (`529.982.247-25`) or digits only.
     pub subject_cpf: Option<String>,
-    /// The previous page's `proximo_cursor`.
+    /// The previous page's `next_cursor` (`proximoCursor` on the wire).
     pub cursor: Option<String>,
     /// 1..=500, default 50.
     pub limit: Option<u32>,

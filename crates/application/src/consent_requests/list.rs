@@ -34,7 +34,7 @@ pub struct ConsentListQuery {
     pub updated_from: Option<DateTime<Utc>>,
     /// Last changed strictly before.
     pub updated_until: Option<DateTime<Utc>>,
-    /// The previous page's `proximo_cursor`.
+    /// The previous page's `next_cursor` (`proximoCursor` on the wire).
     pub cursor: Option<String>,
     /// 1..=500, default 50.
     pub limit: Option<u32>,

@@ -443,7 +443,7 @@ fn error_of(sent: &SendReport) -> Option<String> {
     }
 }
 
-/// The log's text for an attempt's stored `erro`: the texts of [`erro`] as they are, and those
+/// The log's text for an attempt's stored `erro`: the texts of [`error`] as they are, and those
 /// older versions stored (`HTTP 500`, `timeout`, `destino recusado: ...`, `host inacessível`,
 /// any other) mapped to their class, so the log never shows anything but the classes' texts.
 pub fn generic_error(stored: &str) -> String {

@@ -53,7 +53,7 @@ impl WebhookDeliveries {
     /// The newest `limit` (default [`DELIVERY_LOG_DEFAULT_LIMIT`], 1..=
     /// [`DELIVERY_LOG_MAX_LIMIT`]) deliveries to the company's URL `webhook_url_id`, removed
     /// URLs included, with their attempts. Each attempt's `erro` is its class's generic text
-    /// ([`generic_erro`]), whatever version stored it.
+    /// ([`generic_error`]), whatever version stored it.
     pub fn list(
         &self,
         company: &Company,

@@ -17,7 +17,7 @@ pub struct EventListQuery {
     pub event_type: Option<String>,
     /// Events whose timestamp is at or after this instant.
     pub since: Option<DateTime<Utc>>,
-    /// The previous page's `proximo_cursor`.
+    /// The previous page's `next_cursor` (`proximoCursor` on the wire).
     pub cursor: Option<String>,
     /// 1..=500, default 50 (as the consent list).
     pub limit: Option<u32>,

@@ -42,7 +42,7 @@ tokio::task_local! {
 }
 
 /// Middleware: 503 for `/api` requests while the database does not answer, and the watch that
-/// [`while_database_answers`] uses for the rest of the request (see the module).
+/// `while_database_answers` uses for the rest of the request (see the module).
 pub async fn gate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,

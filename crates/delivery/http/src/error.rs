@@ -220,7 +220,8 @@ impl ResponseError for ApiError {
                 retry_after_seconds: Some(seconds),
                 ..
             }) => {
-                // the PGCC's own estimate, passed on (the adapter bounds it)
+                // the PGCC's own estimate, passed on as the adapter bounded it
+                // (`pgcc.max_retry_after_seconds`)
                 response.insert_header((header::RETRY_AFTER, *seconds));
             }
             ApiError::RateLimited(status) => {

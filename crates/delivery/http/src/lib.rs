@@ -4,6 +4,7 @@
 pub mod api_key;
 pub mod blocking;
 mod bounded_page;
+pub mod conditional;
 pub mod database_gate;
 pub mod dto;
 pub mod edge;
@@ -89,14 +90,26 @@ impl Default for HttpSettings {
 /// because the body and header timeouts rely on connections being dropped soon after.
 const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// The app's routes and shared configuration, for `App::configure`.
+/// The app's routes and shared configuration, for `App::configure` (the OpenAPI document
+/// rendered at the call: [`build_server_with`] renders it once for the process instead and
+/// calls [`configure_with`]).
 pub fn configure(
     state: Arc<ApiState>,
     settings: &HttpSettings,
 ) -> impl FnOnce(&mut web::ServiceConfig) {
+    let openapi = web::Data::new(routes::openapi::ServedDocument::new(&settings.docs));
+    configure_with(state, settings, openapi)
+}
+
+/// [`configure`] with the OpenAPI document already rendered (see
+/// [`routes::openapi::ServedDocument`]).
+pub fn configure_with(
+    state: Arc<ApiState>,
+    settings: &HttpSettings,
+    openapi: web::Data<routes::openapi::ServedDocument>,
+) -> impl FnOnce(&mut web::ServiceConfig) {
     let limit = settings.body_limit_bytes;
     let max_depth = settings.json_max_depth;
-    let docs = settings.docs.clone();
     move |cfg: &mut web::ServiceConfig| {
         cfg.app_data(web::Data::from(state))
             .app_data(media::json_config(limit))
@@ -105,7 +118,7 @@ pub fn configure(
                 body_limit: limit,
             }))
             .app_data(web::PayloadConfig::new(limit))
-            .app_data(web::Data::new(docs))
+            .app_data(openapi)
             .configure(routes::configure)
             .default_service(web::to(routes::not_found));
     }
@@ -165,6 +178,8 @@ pub fn build_server_with(
         .map(|limiter| Arc::new(limiter.shared_by(settings.replicas.clone())));
     let database_unanswered_after = settings.database_unanswered_after;
     let failed_auth = failed_auth::FailedAuthLimiter::new(&settings.failed_auth).map(Arc::new);
+    // Rendered here, once for the process, not per worker nor per request.
+    let openapi = web::Data::new(routes::openapi::ServedDocument::new(&settings.docs));
     let mut server = HttpServer::new(move || {
         let limiter = limiter.clone();
         let failed_auth = failed_auth.clone();
@@ -191,7 +206,11 @@ pub fn build_server_with(
                 move |req, next| request_id::observe(req, next, metrics.clone())
             }))
             .configure(routes::health::configure(&operability))
-            .configure(configure(state.clone(), &settings_for_app))
+            .configure(configure_with(
+                state.clone(),
+                &settings_for_app,
+                openapi.clone(),
+            ))
     });
     if settings.workers > 0 {
         server = server.workers(settings.workers);

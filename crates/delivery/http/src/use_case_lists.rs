@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use application::cache::{CacheStats, ChangeTracker, StampedCache, Weighted};
 use domain::CompanyId;
-use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -23,8 +22,7 @@ pub struct RenderedUseCases {
 
 impl RenderedUseCases {
     pub fn new(body: Vec<u8>) -> Self {
-        let digest = Sha256::digest(&body);
-        let etag = format!("\"{}\"", hex::encode(&digest[..16]));
+        let etag = crate::conditional::strong_etag(&body);
         Self {
             body: body.into(),
             etag: etag.into(),

@@ -466,3 +466,38 @@ fn every_required_text_of_a_request_body_states_its_rules() {
         serde_json::json!(["cnpjAnuente"])
     );
 }
+
+/// What `.spectral.yaml` (the OWASP API Security ruleset) asks, as the server does it: the
+/// rate-limit headers on every counted 2xx and 4xx answer, bounded `Api-Key` and UUID parameters,
+/// a bounded integer `Retry-After`, no internal server.
+#[test]
+fn counted_answers_declare_the_rate_limit_headers_and_inputs_are_bounded() {
+    let doc = delivery_http::openapi_json();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (code, response) in op["responses"].as_object().unwrap() {
+                let counted = (code.starts_with('2') || code.starts_with('4'))
+                    && !["401", "408", "413", "415"].contains(&code.as_str());
+                assert_eq!(
+                    response["headers"]["RateLimit"].is_object(),
+                    counted,
+                    "{method} {path} {code}"
+                );
+                if let Some(retry) = response["headers"].get("Retry-After") {
+                    assert_eq!(retry["schema"]["maximum"], 86_400, "{method} {path} {code}");
+                    assert_eq!(retry["schema"]["format"], "int64");
+                }
+            }
+            for parameter in op["parameters"].as_array().unwrap() {
+                let schema = &parameter["schema"];
+                if parameter["name"] == "Api-Key" {
+                    assert_eq!(schema["maxLength"], 77);
+                }
+                if schema["format"] == "uuid" {
+                    assert_eq!(schema["maxLength"], 36, "{method} {path}");
+                }
+            }
+        }
+    }
+    assert_eq!(doc["servers"][0]["x-internal"], false);
+}

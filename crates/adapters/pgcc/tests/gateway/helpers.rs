@@ -56,6 +56,7 @@ pub fn gateway_to(base_url: &str, token: Option<&str>, timeout: Duration) -> Pgc
         base_url: base_url.to_owned(),
         token: token.map(str::to_owned),
         timeout,
+        max_retry_after_seconds: pgcc_adapter::DEFAULT_MAX_RETRY_AFTER_SECONDS,
     })
 }
 

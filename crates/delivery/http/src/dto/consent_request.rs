@@ -101,7 +101,7 @@ pub struct CriarSolicitacaoPendente {
 #[serde(transparent)]
 pub struct AccessMode(pub String);
 
-/// `tipoTitular`: documented as its enumeration, decoded as text (see [`ModalidadeAcesso`]).
+/// `tipoTitular`: documented as its enumeration, decoded as text (see [`AccessMode`]).
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
 pub struct SubjectType(pub String);

@@ -49,10 +49,17 @@ pub const WEBHOOK_URL_MAX_LENGTH: usize = domain::WebhookUrl::MAX_LEN;
 /// stated so that tools only send well-formed ones.
 pub const CURSOR_PATTERN: &str = r"^v1\.(?:0|-?[1-9][0-9]{0,15})\.[0-9a-f]{32}$";
 
+/// The longest cursor [`CURSOR_PATTERN`] takes: `v1.`, a sign and 16 digits, `.`, 32 hex digits.
+pub const CURSOR_MAX_LENGTH: usize = 3 + 17 + 1 + 32;
+
 /// The event feed's cursor (`GET /api/eventos`): the transaction, the position and the event id
 /// (`application::webhooks::event_cursor`). 18 digits at most each: within a bigint.
 pub const EVENT_CURSOR_PATTERN: &str =
     r"^e1\.(?:0|[1-9][0-9]{0,17})\.(?:0|[1-9][0-9]{0,17})\.[0-9a-f]{32}$";
+
+/// The longest cursor [`EVENT_CURSOR_PATTERN`] takes: `e1.`, 18 digits, `.`, 18 digits, `.`, 32
+/// hex digits.
+pub const EVENT_CURSOR_MAX_LENGTH: usize = 3 + 18 + 1 + 18 + 1 + 32;
 
 /// A reason (`motivo`, `domain::Motivo::parse`): no control character but tab, line feed and
 /// carriage return (Rust's `char::is_control`: U+0000-U+001F, U+007F-U+009F), and at least one
@@ -194,7 +201,7 @@ text_rule!(
         "`proximoCursor` da página anterior (opaco: envie-o como recebido).",
         Some(CURSOR_PATTERN),
         Some(1),
-        None,
+        Some(CURSOR_MAX_LENGTH),
         None,
     )
 );
@@ -206,7 +213,7 @@ text_rule!(
         "`proximoCursor` da página anterior de eventos (opaco: envie-o como recebido).",
         Some(EVENT_CURSOR_PATTERN),
         Some(1),
-        None,
+        Some(EVENT_CURSOR_MAX_LENGTH),
         None,
     )
 );

@@ -57,8 +57,10 @@ pub struct TesteWebhookUrl {
     pub event_id: Uuid,
     /// The receiver's HTTP status; null when it did not answer.
     #[serde(rename = "statusHttp")]
+    #[schema(minimum = 100, maximum = 999)]
     pub http_status: Option<u16>,
     #[serde(rename = "latenciaMs")]
+    #[schema(format = Int64, maximum = 4294967295_u64)]
     pub latency_ms: u32,
     /// Why it failed (the log's generic text); null on a 2xx.
     #[serde(rename = "erro")]
@@ -158,8 +160,10 @@ pub struct Tentativa {
     pub at: DateTime<Utc>,
     /// The receiver's HTTP status; null when it did not answer.
     #[serde(rename = "statusHttp")]
+    #[schema(minimum = 100, maximum = 999)]
     pub http_status: Option<u16>,
     #[serde(rename = "latenciaMs")]
+    #[schema(format = Int64, maximum = 4294967295_u64)]
     pub latency_ms: u32,
     /// Why it failed, when it failed.
     #[serde(rename = "erro")]

@@ -1,10 +1,15 @@
 //! `GET /docs`: the OpenAPI document rendered by Swagger UI, from assets compiled into the binary
 //! (`crates/delivery/http/assets/swagger-ui/`, swagger-ui-dist from npm; no CDN, so it works on
 //! a closed network). Outside `/api`: no key, no envelope (HTML, CSS and JavaScript). An unknown
-//! `/docs/<name>` falls through to the service's 404 envelope.
+//! `/docs/<name>` falls through to the service's 404 envelope. Each answer is prepared once per
+//! process with a strong `ETag`; `If-None-Match` naming it gets 304.
+
+use std::sync::LazyLock;
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use crate::conditional;
 
 /// swagger-ui-dist version plus a revision of our own files; appended as `?v=` to the asset URLs
 /// of the page, so a new binary is never served stale assets from a browser cache.
@@ -63,27 +68,64 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-/// The page (small, revalidated each time: it names the assets' version).
-pub async fn index() -> HttpResponse {
-    let html = INDEX_HTML.replace("__ASSETS_VERSION__", ASSETS_VERSION);
-    HttpResponse::Ok()
-        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
-        .insert_header((header::CACHE_CONTROL, "no-cache"))
-        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .insert_header((header::REFERRER_POLICY, "no-referrer"))
-        .body(html)
+/// The page and the assets, each with its tag, prepared on first use and kept for the process
+/// (they are compiled in; nothing about them changes while it runs).
+struct Prepared {
+    index: conditional::Prepared,
+    assets: Vec<(&'static str, conditional::Prepared)>,
 }
 
-pub async fn asset(name: web::Path<String>) -> Result<HttpResponse, crate::ApiError> {
-    let Some((_, content_type, bytes)) = ASSETS.iter().find(|(n, _, _)| *n == name.as_str()) else {
+static PREPARED: LazyLock<Prepared> = LazyLock::new(|| Prepared {
+    // small, revalidated each time: it names the assets' version
+    index: conditional::Prepared::new(
+        INDEX_HTML.replace("__ASSETS_VERSION__", ASSETS_VERSION),
+        "text/html; charset=utf-8",
+        "no-cache",
+    ),
+    assets: ASSETS
+        .iter()
+        .map(|(name, content_type, bytes)| {
+            (
+                *name,
+                conditional::Prepared::new(*bytes, content_type, LONG_CACHE),
+            )
+        })
+        .collect(),
+});
+
+/// The page: 200, or 304 when `If-None-Match` names its tag.
+pub async fn index(req: HttpRequest) -> HttpResponse {
+    let mut res = PREPARED.index.respond(&req);
+    let headers = res.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    res
+}
+
+/// An asset: 200, or 304 when `If-None-Match` names its tag; an unknown name is 404.
+pub async fn asset(
+    req: HttpRequest,
+    name: web::Path<String>,
+) -> Result<HttpResponse, crate::ApiError> {
+    let Some((_, prepared)) = PREPARED.assets.iter().find(|(n, _)| *n == name.as_str()) else {
         return Err(crate::ApiError::NotFound("Recurso"));
     };
-    let mut res = HttpResponse::Ok();
-    res.insert_header((header::CONTENT_TYPE, HeaderValue::from_static(content_type)))
-        .insert_header((header::CACHE_CONTROL, LONG_CACHE))
-        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"));
-    Ok(res.body(*bytes))
+    let mut res = prepared.respond(&req);
+    res.headers_mut().insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    Ok(res)
 }
 
 #[cfg(test)]

@@ -1,15 +1,17 @@
 //! `GET /openapi.json`: the OpenAPI 3 document, generated from the route annotations and the wire
 //! types, so it cannot drift from the code.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use utoipa::openapi::path::{Operation, Parameter, ParameterBuilder, ParameterIn, PathItem};
 use utoipa::openapi::{ContentBuilder, Ref, Required, ResponseBuilder, ServerBuilder};
 use utoipa::{Modify, OpenApi};
 
 use crate::api_key::API_KEY_HEADER;
+use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
 
+mod bounds;
 mod cross_field_rules;
 mod examples;
 pub mod links;
@@ -165,7 +167,9 @@ impl Modify for CommonToEveryApiOperation {
         };
         openapi.servers = Some(vec![ServerBuilder::new()
             .url("/")
-            .description(Some("this server"))
+            .description(Some(
+                "this server: the environment (development, staging or production) that serves this document",
+            ))
             .build()]);
         openapi
             .components
@@ -256,7 +260,6 @@ impl Modify for CommonToEveryApiOperation {
 /// with `Retry-After`.
 fn unavailable(calls_pgcc: bool) -> utoipa::openapi::Response {
     use utoipa::openapi::header::HeaderBuilder;
-    use utoipa::openapi::schema::Type;
     let description = if calls_pgcc {
         "Our database is temporarily unavailable (`isPgccErro: false`, `Retry-After: 1`), or the \
          PGCC asked to try later (`isPgccErro: true`, `pgccCodigoErro` `TooManyRequests`, \
@@ -270,7 +273,7 @@ fn unavailable(calls_pgcc: bool) -> utoipa::openapi::Response {
         .header(
             "Retry-After",
             HeaderBuilder::new()
-                .schema(utoipa::openapi::ObjectBuilder::new().schema_type(Type::Integer))
+                .schema(retry_after_schema())
                 .description(Some("Seconds to wait before retrying."))
                 .build(),
         )
@@ -288,8 +291,12 @@ fn rate_limited() -> utoipa::openapi::Response {
     use utoipa::openapi::header::HeaderBuilder;
     use utoipa::openapi::schema::Type;
     let header = |ty: Type, description: &str| {
+        let schema = match ty {
+            Type::Integer => retry_after_schema(),
+            _ => utoipa::openapi::ObjectBuilder::new().schema_type(ty),
+        };
         HeaderBuilder::new()
-            .schema(utoipa::openapi::ObjectBuilder::new().schema_type(ty))
+            .schema(schema)
             .description(Some(description))
             .build()
     };
@@ -329,6 +336,21 @@ fn rate_limited() -> utoipa::openapi::Response {
         .build()
 }
 
+/// Longest `Retry-After` any answer carries, in seconds: the PGCC's is capped at
+/// `pgcc.max_retry_after_seconds` (at most a day, checked at start-up); ours are seconds.
+pub const RETRY_AFTER_MAX_SECONDS: u64 = 86_400;
+
+/// `Retry-After` as this server writes it: whole seconds, 0 to a day.
+fn retry_after_schema() -> utoipa::openapi::ObjectBuilder {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+        .minimum(Some(0))
+        .maximum(Some(RETRY_AFTER_MAX_SECONDS))
+}
+
 fn api_key_parameter() -> Parameter {
     ParameterBuilder::new()
         .name(API_KEY_HEADER)
@@ -336,8 +358,13 @@ fn api_key_parameter() -> Parameter {
         .required(Required::True)
         .description(Some("The company's API key (issued once by the operator)."))
         .schema(Some(
+            // the shapes `application::api_key_format` accepts (anything else is 401 before
+            // any lookup): `cak_` + 64 hex digits, then `_` + an 8-digit checksum
             utoipa::openapi::ObjectBuilder::new()
-                .schema_type(utoipa::openapi::schema::Type::String),
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .min_length(Some(application::API_KEY_PREFIX.len() + 64))
+                .max_length(Some(application::API_KEY_LEN))
+                .pattern(Some("^cak_[0-9a-f]{64}(_[0-9a-f]{8})?$")),
         ))
         .build()
 }
@@ -391,10 +418,36 @@ pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
     cross_field_rules::apply(&mut json);
     links::apply(&mut json);
     webhooks::apply(&mut json);
+    bounds::apply(&mut json);
     json
 }
 
-pub async fn document(servers: Option<web::Data<DocsServers>>) -> HttpResponse {
-    let servers = servers.map(|s| s.get_ref().clone()).unwrap_or_default();
-    HttpResponse::Ok().json(document_json_with(&servers))
+/// `Cache-Control` of `/openapi.json`: caches keep it but ask again each time (a new deployment
+/// is seen at once), and the `ETag` makes asking cost a 304 without a body.
+pub const DOCUMENT_CACHE_CONTROL: &str = "no-cache";
+
+/// The document as served, rendered once per process (it depends only on the code and the
+/// configured servers) with its `ETag`: a request costs a clone of a shared buffer, or a 304.
+#[derive(Debug, Clone)]
+pub struct ServedDocument(Prepared);
+
+impl ServedDocument {
+    pub fn new(servers: &DocsServers) -> Self {
+        let bytes = serde_json::to_vec(&document_json_with(servers))
+            .expect("the OpenAPI document serializes");
+        ServedDocument(Prepared::new(
+            bytes,
+            "application/json",
+            DOCUMENT_CACHE_CONTROL,
+        ))
+    }
+
+    pub fn etag(&self) -> &str {
+        self.0.etag()
+    }
+}
+
+/// 200 with the document, or 304 when `If-None-Match` names its tag.
+pub async fn document(req: HttpRequest, served: web::Data<ServedDocument>) -> HttpResponse {
+    served.0.respond(&req)
 }

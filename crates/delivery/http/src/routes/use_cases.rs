@@ -1,6 +1,6 @@
 //! `GET /api/casos-de-uso` and `POST /api/casos-de-uso/sincronizar` (tag CasosDeUso).
 
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{mime, web, HttpRequest, HttpResponse};
 use domain::{Envelope, UseCase};
@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::{as_company, as_company_or_cached};
+use crate::conditional::if_none_match;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::sync::Sincronizacao;
 use crate::dto::use_case::CasoDeUso;
@@ -92,19 +93,6 @@ fn conditional_response(req: &HttpRequest, rendered: RenderedUseCases) -> HttpRe
         .body(Bytes::from_owner(rendered.body))
 }
 
-/// RFC 9110 13.1.2: `*`, or a list of tags compared weakly (`W/` ignored).
-fn if_none_match(header: Option<&HeaderValue>, etag: &str) -> bool {
-    let Some(value) = header.and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let value = value.trim();
-    value == "*"
-        || value
-            .split(',')
-            .map(|tag| tag.trim().trim_start_matches("W/"))
-            .any(|tag| tag == etag)
-}
-
 /// Synchronizes the calling company's use cases with the PGCC now, and answers what changed.
 #[utoipa::path(
     post,
@@ -124,31 +112,4 @@ pub async fn sync(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpR
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok(Sincronizacao::from(counts))))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const TAG: &str = "\"0123456789abcdef0123456789abcdef\"";
-
-    fn matches(value: &str) -> bool {
-        if_none_match(Some(&HeaderValue::from_str(value).unwrap()), TAG)
-    }
-
-    #[test]
-    fn the_current_tag_or_a_star_matches() {
-        assert!(matches(TAG));
-        assert!(matches("*"));
-        assert!(matches(&format!("W/{TAG}")));
-        assert!(matches(&format!("\"other\", {TAG}")));
-    }
-
-    #[test]
-    fn another_tag_a_bare_value_or_no_header_does_not_match() {
-        assert!(!matches("\"other\""));
-        assert!(!matches(TAG.trim_matches('"')));
-        assert!(!matches(""));
-        assert!(!if_none_match(None, TAG));
-    }
 }

@@ -18,7 +18,7 @@ pub(super) fn apply(doc: &mut Value) {
             schema.insert(
                 "then".into(),
                 json!({"required": ["cnpjAnuente"],
-                       "properties": {"cnpjAnuente": {"type": "string"}}}),
+                       "properties": {"cnpjAnuente": {"type": "string", "maxLength": 18}}}),
             );
         }
     }
