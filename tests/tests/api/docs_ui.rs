@@ -88,7 +88,10 @@ fn the_document_declares_the_api_key_scheme_servers_and_examples() {
     assert_eq!(
         servers,
         [
-            ("/", "this server"),
+            (
+                "/",
+                "this server: the environment (development, staging or production) that serves this document"
+            ),
             ("https://api.exemplo.com.br", "production"),
             ("https://staging.api.exemplo.com.br", "staging")
         ]
@@ -141,7 +144,11 @@ fn the_document_declares_the_api_key_scheme_servers_and_examples() {
     let doc = plain.anonymous.get("/openapi.json").json;
     assert_eq!(
         doc["servers"],
-        serde_json::json!([{"url": "/", "description": "this server"}])
+        serde_json::json!([{
+            "url": "/",
+            "description": "this server: the environment (development, staging or production) that serves this document",
+            "x-internal": false
+        }])
     );
 }
 

@@ -223,3 +223,27 @@ fn the_openapi_document_and_the_docs_assets_answer_304_to_their_etag() {
         );
     }
 }
+
+/// A query parameter the route does not take (a typo such as `limit` for `limite`) is 400 in the
+/// envelope on every route that takes query parameters, never silently ignored.
+#[test]
+fn an_unknown_query_parameter_is_400_in_the_envelope() {
+    let app = TestApp::spawn();
+    let id = uuid::Uuid::new_v4();
+    for path in [
+        "/api/solicitacao-consentimento?limit=5".to_owned(),
+        "/api/eventos?limite=1&x-unknown=42".to_owned(),
+        format!("/api/solicitacao-consentimento/{id}?mostrarCpf=true&cpf=1"),
+        format!("/api/webhook-urls/{id}/entregas?limit=5"),
+    ] {
+        let reply = app.a.get(&path).expect(400);
+        assert_eq!(reply.json["sucesso"], false, "{path}");
+    }
+    let reply = app.a.post_json(
+        "/api/titulares/consentimentos?limite=1&pagina=2",
+        &serde_json::json!({ "cpfTitular": CPF }),
+    );
+    reply.expect(400);
+    // the known ones still pass
+    app.a.get("/api/eventos?limite=1").expect(200);
+}

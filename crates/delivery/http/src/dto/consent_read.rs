@@ -130,7 +130,7 @@ impl Solicitacao {
 
 /// `mostrarCpf`: the full CPF instead of the masked one.
 #[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct MostrarCpf {
     /// `true` to receive the subject's full CPF; masked otherwise.
@@ -141,7 +141,7 @@ pub struct MostrarCpf {
 
 /// Filters and paging of `GET /api/solicitacao-consentimento`.
 #[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct FiltroSolicitacoes {
     /// Effective status: `pendente`, `ativo`, `recusado`, `expirado`, `revogado`.

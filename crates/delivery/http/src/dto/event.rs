@@ -11,7 +11,7 @@ use super::text_rules::EventCursor;
 
 /// Filters and paging of `GET /api/eventos`.
 #[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct FiltroEventos {
     /// Only events of this type.

@@ -19,7 +19,7 @@ pub struct ExportarTitular {
 
 /// Paging of the export.
 #[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct PaginaExportacao {
     /// `proximoCursor` of the previous page.

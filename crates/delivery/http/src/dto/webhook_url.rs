@@ -195,6 +195,7 @@ impl From<ports::DeliveryRecord> for Entrega {
 
 /// `limite` of the delivery log.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct LimiteEntregas {
     /// Newest deliveries first, 1 to 200 (default 50).
