@@ -212,16 +212,21 @@ impl IdempotencyRepository for PgIdempotencyRepository {
                 .load::<CompanyIdRow>(conn)
             },
         )?;
-        share_among(companies, limit, |empresa_id, room| {
-            let deleted = with_conn(&self.pool, "purging idempotency keys", |conn| {
-                PurgeKeys {
-                    empresa_id,
-                    before,
-                    limit: i64::from(room),
-                }
-                .execute(conn)
-            })?;
-            Ok(count_u32(deleted))
-        })
+        share_among(
+            companies,
+            limit,
+            "purging idempotency keys",
+            |empresa_id, room| {
+                let deleted = with_conn(&self.pool, "purging idempotency keys", |conn| {
+                    PurgeKeys {
+                        empresa_id,
+                        before,
+                        limit: i64::from(room),
+                    }
+                    .execute(conn)
+                })?;
+                Ok(count_u32(deleted))
+            },
+        )
     }
 }

@@ -17,20 +17,47 @@ pub(crate) struct CompanyIdRow {
 /// it the company used), and stops once nothing is left; returns the total used. A company with
 /// a large backlog takes what is left, the next ones get theirs in a later call: the callers
 /// repeat while a call comes back full.
+///
+/// A company whose batch fails on its own account (a row that does not read back, a constraint:
+/// `RepoError::Unexpected`) is logged by id with `operation` and skipped, and the others go on
+/// (issue 21, part 4): its rows stay due for the next round. The database being unreachable
+/// (`RepoError::Unavailable`) would fail every company alike, so it ends the call; so does a
+/// call in which every company failed, with the first error.
 pub(crate) fn share_among(
     companies: Vec<CompanyIdRow>,
     limit: u32,
+    operation: &'static str,
     mut one: impl FnMut(Uuid, u32) -> Result<u32, RepoError>,
 ) -> Result<u32, RepoError> {
     let mut used = 0u32;
+    let mut served = 0usize;
+    let mut first_failure = None;
     for company in companies {
         let room = limit.saturating_sub(used);
         if room == 0 {
             break;
         }
-        used = used.saturating_add(one(company.id, room)?.min(room));
+        match one(company.id, room) {
+            Ok(n) => {
+                used = used.saturating_add(n.min(room));
+                served += 1;
+            }
+            Err(error @ RepoError::Unavailable(_)) => return Err(error),
+            Err(error) => {
+                // ids only: the error's text may quote a row
+                tracing::warn!(
+                    empresa_id = %company.id,
+                    operation,
+                    "a company's batch failed on its own; the other companies go on"
+                );
+                first_failure.get_or_insert(error);
+            }
+        }
     }
-    Ok(used)
+    match first_failure {
+        Some(error) if served == 0 => Err(error),
+        _ => Ok(used),
+    }
 }
 
 #[cfg(test)]
@@ -48,7 +75,7 @@ mod tests {
     #[test]
     fn each_company_gets_what_is_left_and_the_call_stops_when_nothing_is() {
         let mut asked = Vec::new();
-        let used = share_among(companies(4), 10, |id, room| {
+        let used = share_among(companies(4), 10, "test", |id, room| {
             asked.push((id.as_u128(), room));
             Ok(room.min(4))
         })
@@ -59,14 +86,35 @@ mod tests {
     }
 
     #[test]
-    fn an_error_stops_the_call() {
-        let result = share_among(companies(3), 10, |id, _| {
+    fn one_companys_failure_is_its_own_and_the_others_go_on() {
+        let mut asked = Vec::new();
+        let used = share_among(companies(3), 10, "test", |id, _| {
+            asked.push(id.as_u128());
+            if id.as_u128() == 2 {
+                Err(RepoError::Unexpected(anyhow::anyhow!(
+                    "a row that does not read back"
+                )))
+            } else {
+                Ok(1)
+            }
+        })
+        .unwrap();
+        assert_eq!((used, asked), (2, vec![1, 2, 3]));
+    }
+
+    #[test]
+    fn the_database_down_or_every_company_failing_ends_the_call_with_the_error() {
+        let down = share_among(companies(3), 10, "test", |id, _| {
             if id.as_u128() == 2 {
                 Err(RepoError::Unavailable(anyhow::anyhow!("down")))
             } else {
                 Ok(1)
             }
         });
-        assert!(matches!(result, Err(RepoError::Unavailable(_))));
+        assert!(matches!(down, Err(RepoError::Unavailable(_))));
+        let all = share_among(companies(2), 10, "test", |_, _| {
+            Err(RepoError::Unexpected(anyhow::anyhow!("broken")))
+        });
+        assert!(matches!(all, Err(RepoError::Unexpected(_))));
     }
 }

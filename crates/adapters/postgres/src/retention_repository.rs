@@ -252,39 +252,44 @@ impl RetentionRepository for PgRetentionRepository {
                 }
                 .load(conn)
             })?;
-        share_among(companies, limit, |empresa_id, room| {
-            let purged = with_conn(&self.pool, "purging old webhook deliveries", |conn| {
-                conn.transaction(|conn| {
-                    let old: Vec<OldDelivery> = LockOldDeliveries {
-                        empresa_id,
-                        before,
-                        limit: i64::from(room),
-                    }
-                    .load(conn)?;
-                    if old.is_empty() {
-                        return Ok(0);
-                    }
-                    let (ids, mut events): (Vec<Uuid>, Vec<Uuid>) =
-                        old.into_iter().map(|d| (d.id, d.evento_id)).unzip();
-                    DeleteAttempts { ids: ids.clone() }.execute(conn)?;
-                    let purged = DeleteDeliveries { ids, empresa_id }.execute(conn)?;
-                    events.sort_unstable();
-                    events.dedup();
-                    LockEvents {
-                        ids: events.clone(),
-                        empresa_id,
-                    }
-                    .execute(conn)?;
-                    DeleteReleasedEvents {
-                        ids: events,
-                        empresa_id,
-                    }
-                    .execute(conn)?;
-                    Ok(purged)
-                })
-            })?;
-            Ok(count_u32(purged))
-        })
+        share_among(
+            companies,
+            limit,
+            "purging old webhook deliveries",
+            |empresa_id, room| {
+                let purged = with_conn(&self.pool, "purging old webhook deliveries", |conn| {
+                    conn.transaction(|conn| {
+                        let old: Vec<OldDelivery> = LockOldDeliveries {
+                            empresa_id,
+                            before,
+                            limit: i64::from(room),
+                        }
+                        .load(conn)?;
+                        if old.is_empty() {
+                            return Ok(0);
+                        }
+                        let (ids, mut events): (Vec<Uuid>, Vec<Uuid>) =
+                            old.into_iter().map(|d| (d.id, d.evento_id)).unzip();
+                        DeleteAttempts { ids: ids.clone() }.execute(conn)?;
+                        let purged = DeleteDeliveries { ids, empresa_id }.execute(conn)?;
+                        events.sort_unstable();
+                        events.dedup();
+                        LockEvents {
+                            ids: events.clone(),
+                            empresa_id,
+                        }
+                        .execute(conn)?;
+                        DeleteReleasedEvents {
+                            ids: events,
+                            empresa_id,
+                        }
+                        .execute(conn)?;
+                        Ok(purged)
+                    })
+                })?;
+                Ok(count_u32(purged))
+            },
+        )
     }
 
     /// Per company: `PurgeEvents`.
@@ -299,17 +304,22 @@ impl RetentionRepository for PgRetentionRepository {
             }
             .load(conn)
         })?;
-        share_among(companies, limit, |empresa_id, room| {
-            let purged = with_conn(&self.pool, "purging old webhook events", |conn| {
-                PurgeEvents {
-                    empresa_id,
-                    before,
-                    limit: i64::from(room),
-                }
-                .execute(conn)
-            })?;
-            Ok(count_u32(purged))
-        })
+        share_among(
+            companies,
+            limit,
+            "purging old webhook events",
+            |empresa_id, room| {
+                let purged = with_conn(&self.pool, "purging old webhook events", |conn| {
+                    PurgeEvents {
+                        empresa_id,
+                        before,
+                        limit: i64::from(room),
+                    }
+                    .execute(conn)
+                })?;
+                Ok(count_u32(purged))
+            },
+        )
     }
 
     /// Per company: `BlankCancelled`.
@@ -329,21 +339,26 @@ impl RetentionRepository for PgRetentionRepository {
             }
             .load(conn)
         })?;
-        share_among(companies, limit, |empresa_id, room| {
-            let blanked = with_conn(
-                &self.pool,
-                "blanking the personal data of cancelled creations",
-                |conn| {
-                    BlankCancelled {
-                        empresa_id,
-                        before,
-                        now,
-                        limit: i64::from(room),
-                    }
-                    .execute(conn)
-                },
-            )?;
-            Ok(count_u32(blanked))
-        })
+        share_among(
+            companies,
+            limit,
+            "blanking the personal data of cancelled creations",
+            |empresa_id, room| {
+                let blanked = with_conn(
+                    &self.pool,
+                    "blanking the personal data of cancelled creations",
+                    |conn| {
+                        BlankCancelled {
+                            empresa_id,
+                            before,
+                            now,
+                            limit: i64::from(room),
+                        }
+                        .execute(conn)
+                    },
+                )?;
+                Ok(count_u32(blanked))
+            },
+        )
     }
 }

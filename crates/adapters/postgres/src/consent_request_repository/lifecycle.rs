@@ -166,32 +166,37 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
         }
         .load::<CompanyIdRow>(conn)
     })?;
-    share_among(companies, limit, |empresa_id, room| {
-        let expired = with_conn(pool, "expiring consent requests", |conn| {
-            conn.transaction(|conn| {
-                let expired = ExpireDue {
-                    empresa_id,
-                    now,
-                    limit: sql_limit(room),
-                    expirado: ConsentStatus::Expired.as_str(),
-                    expiracao: TransitionCause::Expiry.as_str(),
-                }
-                .load::<SolicitacaoConsentimentoRow>(conn)?;
-                let events = expired
-                    .into_iter()
-                    .map(|row| {
-                        let request = into_domain_in_tx(row)?;
-                        Ok(WebhookEvent::consent(
-                            EventType::RequestExpired,
-                            &request,
-                            now,
-                        ))
-                    })
-                    .collect::<QueryResult<Vec<_>>>()?;
-                outbox::write_events(conn, &events)?;
-                Ok(events.len())
-            })
-        })?;
-        Ok(count_u32(expired))
-    })
+    share_among(
+        companies,
+        limit,
+        "expiring consent requests",
+        |empresa_id, room| {
+            let expired = with_conn(pool, "expiring consent requests", |conn| {
+                conn.transaction(|conn| {
+                    let expired = ExpireDue {
+                        empresa_id,
+                        now,
+                        limit: sql_limit(room),
+                        expirado: ConsentStatus::Expired.as_str(),
+                        expiracao: TransitionCause::Expiry.as_str(),
+                    }
+                    .load::<SolicitacaoConsentimentoRow>(conn)?;
+                    let events = expired
+                        .into_iter()
+                        .map(|row| {
+                            let request = into_domain_in_tx(row)?;
+                            Ok(WebhookEvent::consent(
+                                EventType::RequestExpired,
+                                &request,
+                                now,
+                            ))
+                        })
+                        .collect::<QueryResult<Vec<_>>>()?;
+                    outbox::write_events(conn, &events)?;
+                    Ok(events.len())
+                })
+            })?;
+            Ok(count_u32(expired))
+        },
+    )
 }
