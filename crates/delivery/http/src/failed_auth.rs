@@ -305,15 +305,44 @@ pub async fn guard(
             return Ok(req.into_response(refused.error_response()));
         }
     };
+    // Given back even when the request never ends here (the client went away and the future
+    // was dropped): a held token must never leak, or the address would run out for good.
+    let mut held = HeldTicket {
+        limiter: &limiter,
+        client,
+        ticket: Some(ticket),
+    };
     let response = next.call(req).await;
     let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED);
     let now = Instant::now();
-    limiter.finish(client, ticket, failed, now);
+    held.finish(failed, now);
     // a key that resolved to a company is good for a while
     if let (Some(hash), Some(_)) = (key, crate::request_id::resolved_company()) {
         limiter.remember_good_key(hash, now);
     }
     Ok(response?.map_into_boxed_body())
+}
+
+/// A request's ticket until it is finished; dropped unfinished, it is finished as a success
+/// (nothing known failed).
+struct HeldTicket<'a> {
+    limiter: &'a FailedAuthLimiter,
+    client: IpAddr,
+    ticket: Option<Ticket>,
+}
+
+impl HeldTicket<'_> {
+    fn finish(&mut self, failed: bool, now: Instant) {
+        if let Some(ticket) = self.ticket.take() {
+            self.limiter.finish(self.client, ticket, failed, now);
+        }
+    }
+}
+
+impl Drop for HeldTicket<'_> {
+    fn drop(&mut self) {
+        self.finish(false, Instant::now());
+    }
 }
 
 fn key_header(req: &ServiceRequest) -> Option<&str> {
@@ -472,6 +501,20 @@ mod tests {
             "no failure yet, but 3 in flight"
         );
         limiter.finish(client, Ticket::Held, false, now);
+        assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
+    }
+
+    #[test]
+    fn a_ticket_dropped_unfinished_is_given_back() {
+        let limiter = limiter(1, 1);
+        let client = ip("203.0.113.9");
+        let now = Instant::now();
+        let ticket = limiter.admit(client, now).unwrap();
+        drop(HeldTicket {
+            limiter: &limiter,
+            client,
+            ticket: Some(ticket),
+        });
         assert_eq!(limiter.admit(client, now), Ok(Ticket::Held));
     }
 
