@@ -5,6 +5,7 @@
 pub mod client;
 pub mod cluster;
 pub mod db;
+pub mod failover;
 pub mod pgbouncer;
 pub mod processes;
 pub mod receiver;

@@ -14,6 +14,7 @@ mod docs_ui;
 mod edge;
 mod events;
 mod failed_auth;
+mod failover;
 mod faults;
 mod generated_client;
 mod hash_salt;
