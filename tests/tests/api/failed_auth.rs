@@ -157,19 +157,28 @@ fn a_limited_address_gets_429_in_the_envelope_and_its_known_key_still_works() {
     assert!(back, "the address stayed limited");
 }
 
+/// The service behind a trusted proxy on loopback, one failure a second refilling a burst of
+/// `burst`.
+fn behind_proxy(burst: &str) -> App {
+    start(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", burst),
+        ("APP__SERVER__TRUSTED_PROXIES", "127.0.0.0/8"),
+    ])
+}
+
+/// The status of a use-case list asked by `client` as forwarded for `ip` by the proxy.
+fn forwarded(client: &Client, ip: &str) -> u16 {
+    client
+        .get_with("/api/casos-de-uso", &[("X-Forwarded-For", ip)])
+        .status
+}
+
 #[test]
 fn behind_a_trusted_proxy_the_forwarded_client_is_limited_not_the_proxy() {
-    let app = start(&[
-        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
-        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "2"),
-        ("APP__SERVER__TRUSTED_PROXIES", "127.0.0.0/8"),
-    ]);
+    let app = behind_proxy("2");
     let stranger = Client::new(&app.api.base_url, Some(&made_up_key()));
-    let from = |ip: &str| {
-        stranger
-            .get_with("/api/casos-de-uso", &[("X-Forwarded-For", ip)])
-            .status
-    };
+    let from = |ip: &str| forwarded(&stranger, ip);
     let statuses: Vec<u16> = (0..4).map(|_| from("198.51.100.7")).collect();
     assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
     assert_eq!(
@@ -183,17 +192,9 @@ fn behind_a_trusted_proxy_the_forwarded_client_is_limited_not_the_proxy() {
 
 #[test]
 fn made_up_keys_from_many_addresses_of_one_ipv6_64_share_one_budget() {
-    let app = start(&[
-        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
-        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "5"),
-        ("APP__SERVER__TRUSTED_PROXIES", "127.0.0.0/8"),
-    ]);
+    let app = behind_proxy("5");
     let stranger = Client::new(&app.api.base_url, Some(&made_up_key()));
-    let from = |ip: &str| {
-        stranger
-            .get_with("/api/casos-de-uso", &[("X-Forwarded-For", ip)])
-            .status
-    };
+    let from = |ip: &str| forwarded(&stranger, ip);
     // a new address of the /64 for every key: each would be a first failure if counted alone
     let statuses: Vec<u16> = (1..=40)
         .map(|n| from(&format!("2001:db8:7:9:{n:x}:{:x}::1", (n * 7919) % 0xffff)))
@@ -206,11 +207,7 @@ fn made_up_keys_from_many_addresses_of_one_ipv6_64_share_one_budget() {
     // and a company's valid key, once it has worked in this process, still works from that /64
     let company = Client::new(&app.api.base_url, Some(&app.key));
     company.get("/api/casos-de-uso").expect(200);
-    let company = company.get_with(
-        "/api/casos-de-uso",
-        &[("X-Forwarded-For", "2001:db8:7:9::42")],
-    );
-    assert_eq!(company.status, 200, "{}", company.text);
+    assert_eq!(forwarded(&company, "2001:db8:7:9::42"), 200);
 }
 
 #[test]

@@ -162,6 +162,25 @@ pub fn run_backfill_batch(
     })
 }
 
+/// Runs one keyset batch written as a statement that takes `$1` the key to start after (text;
+/// NULL: from the first) and `$2` the batch size, and answers `last_key` (the batch's last key
+/// looked at, NULL when none was left) and `touched` (rows changed): the shape of every step.
+fn keyset_batch(
+    conn: &mut PgConnection,
+    sql: &str,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    let row = diesel::sql_query(sql)
+        .bind::<Nullable<Text>, _>(after)
+        .bind::<BigInt, _>(limit)
+        .get_result::<BatchRow>(conn)?;
+    Ok(Batch {
+        touched: u64::try_from(row.touched).unwrap_or(0),
+        last_key: row.last_key,
+    })
+}
+
 #[derive(QueryableByName)]
 struct BatchRow {
     #[diesel(sql_type = Nullable<Text>)]
@@ -182,7 +201,8 @@ fn salt_consent_hashes(
     after: Option<&str>,
     limit: i64,
 ) -> QueryResult<Batch> {
-    let row = diesel::sql_query(
+    keyset_batch(
+        conn,
         "WITH lote AS ( \
              SELECT id, replace(gen_random_uuid()::text, '-', '') AS sal \
              FROM solicitacoes_consentimento \
@@ -215,14 +235,9 @@ fn salt_consent_hashes(
          ) \
          SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
                 (SELECT count(*) FROM feitos) AS touched",
+        after,
+        limit,
     )
-    .bind::<Nullable<Text>, _>(after)
-    .bind::<BigInt, _>(limit)
-    .get_result::<BatchRow>(conn)?;
-    Ok(Batch {
-        touched: row.touched as u64,
-        last_key: row.last_key,
-    })
 }
 
 /// `verificacoes_status` (migration 2026-11-28-002201): each confirmed `pendente` or `ativo`
@@ -235,7 +250,8 @@ fn schedule_open_requests(
     after: Option<&str>,
     limit: i64,
 ) -> QueryResult<Batch> {
-    let row = diesel::sql_query(
+    keyset_batch(
+        conn,
         "WITH lote AS ( \
              SELECT id, empresa_id, status, criacao \
              FROM solicitacoes_consentimento \
@@ -253,14 +269,9 @@ fn schedule_open_requests(
          ) \
          SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
                 (SELECT count(*) FROM feitos) AS touched",
+        after,
+        limit,
     )
-    .bind::<Nullable<Text>, _>(after)
-    .bind::<BigInt, _>(limit)
-    .get_result::<BatchRow>(conn)?;
-    Ok(Batch {
-        touched: row.touched as u64,
-        last_key: row.last_key,
-    })
 }
 
 /// `eventos_sem_entregas` (migration `mark_webhook_eventos_without_deliveries`): marks the
@@ -273,7 +284,8 @@ fn mark_events_without_deliveries(
     after: Option<&str>,
     limit: i64,
 ) -> QueryResult<Batch> {
-    let row = diesel::sql_query(
+    keyset_batch(
+        conn,
         "WITH lote AS ( \
              SELECT id, empresa_id FROM webhook_eventos \
              WHERE $1::uuid IS NULL OR id > $1::uuid \
@@ -287,12 +299,7 @@ fn mark_events_without_deliveries(
          ) \
          SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
                 (SELECT count(*) FROM feitos) AS touched",
+        after,
+        limit,
     )
-    .bind::<Nullable<Text>, _>(after)
-    .bind::<BigInt, _>(limit)
-    .get_result::<BatchRow>(conn)?;
-    Ok(Batch {
-        touched: row.touched as u64,
-        last_key: row.last_key,
-    })
 }

@@ -10,6 +10,7 @@ use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::chave_idempotencia::{ESTADO_CONCLUIDA, ESTADO_EM_ANDAMENTO};
 use crate::models::{ChaveIdempotenciaRow, NewChaveIdempotencia};
+use crate::per_company::companies_with;
 use crate::per_company::{share_among, CompanyIdRow};
 use crate::schema::chaves_idempotencia as ci;
 use crate::PgPool;
@@ -21,12 +22,9 @@ statement! {
         before: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM chaves_idempotencia k WHERE k.empresa_id = e.id AND k.criado_em < $before
-)
-ORDER BY e.id
-LIMIT $limit"
+    companies_with!(
+        "SELECT 1 FROM chaves_idempotencia k WHERE k.empresa_id = e.id AND k.criado_em < $before"
+    )
 }
 
 statement! {

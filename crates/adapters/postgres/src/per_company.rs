@@ -6,6 +6,20 @@
 use ports::RepoError;
 use uuid::Uuid;
 
+/// The statement that finds the companies (in id order, at most `$limit`) for which `$exists`,
+/// a subquery on `e.id`, finds a row: one probe of a per-company index per company, never the
+/// due rows themselves. Every "companies with due work" statement has this shape.
+macro_rules! companies_with {
+    ($exists:literal) => {
+        concat!(
+            "SELECT e.id FROM empresas e\nWHERE EXISTS (\n",
+            $exists,
+            "\n)\nORDER BY e.id\nLIMIT $limit"
+        )
+    };
+}
+pub(crate) use companies_with;
+
 /// A company id, as the statements that find companies with due work answer it.
 #[derive(diesel::QueryableByName)]
 pub(crate) struct CompanyIdRow {

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
+use crate::per_company::companies_with;
 use crate::per_company::{share_among, CompanyIdRow};
 use crate::PgPool;
 
@@ -22,13 +23,10 @@ statement! {
         before: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM webhook_entregas d
-    WHERE d.empresa_id = e.id AND d.status <> 'pendente' AND d.atualizado_em < $before
-)
-ORDER BY e.id
-LIMIT $limit"
+    companies_with!(
+        "SELECT 1 FROM webhook_entregas d
+    WHERE d.empresa_id = e.id AND d.status <> 'pendente' AND d.atualizado_em < $before"
+    )
 }
 
 statement! {
@@ -102,13 +100,10 @@ statement! {
         before: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM webhook_eventos ev
-    WHERE ev.empresa_id = e.id AND ev.sem_entregas AND ev.criado_em < $before
-)
-ORDER BY e.id
-LIMIT $limit"
+    companies_with!(
+        "SELECT 1 FROM webhook_eventos ev
+    WHERE ev.empresa_id = e.id AND ev.sem_entregas AND ev.criado_em < $before"
+    )
 }
 
 statement! {
@@ -142,14 +137,11 @@ statement! {
         before: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM solicitacoes_consentimento c
+    companies_with!(
+        "SELECT 1 FROM solicitacoes_consentimento c
     WHERE c.empresa_id = e.id AND c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
-      AND c.criacao_tentativa_em < $before
-)
-ORDER BY e.id
-LIMIT $limit"
+      AND c.criacao_tentativa_em < $before"
+    )
 }
 
 statement! {

@@ -18,6 +18,7 @@ use crate::models::{
     CRIACAO_EM_ANDAMENTO,
 };
 use crate::outbox::{self, deliveries_of_eventos};
+use crate::per_company::companies_with;
 use crate::schema::solicitacoes_consentimento as sc;
 use crate::PgPool;
 
@@ -184,14 +185,11 @@ statement! {
         attempted_before: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM solicitacoes_consentimento s
+    companies_with!(
+        "SELECT 1 FROM solicitacoes_consentimento s
     WHERE s.empresa_id = e.id AND s.criacao = 'em_andamento'
-      AND s.criacao_tentativa_em <= $attempted_before
-)
-ORDER BY e.id
-LIMIT $limit"
+      AND s.criacao_tentativa_em <= $attempted_before"
+    )
 }
 
 statement! {

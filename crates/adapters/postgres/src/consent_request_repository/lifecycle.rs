@@ -15,6 +15,7 @@ use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, CRIACAO_CONFIRMADA};
 use crate::outbox;
+use crate::per_company::companies_with;
 use crate::per_company::share_among;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
@@ -26,14 +27,11 @@ statement! {
         now: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM solicitacoes_consentimento s
+    companies_with!(
+        "SELECT 1 FROM solicitacoes_consentimento s
     WHERE s.empresa_id = e.id AND s.status IN ('pendente', 'ativo')
-      AND s.criacao = 'confirmada' AND s.data_expiracao_consentimento <= $now
-)
-ORDER BY e.id
-LIMIT $limit"
+      AND s.criacao = 'confirmada' AND s.data_expiracao_consentimento <= $now"
+    )
 }
 
 statement! {
