@@ -291,6 +291,21 @@ pub struct DatabaseSettings {
     pub idle_in_transaction_timeout_ms: u64,
     /// false: no named prepared statements (behind a transaction-mode pooler).
     pub prepared_statements: bool,
+    /// Comma-separated `postgres://` URLs of streaming replicas for the reads that tolerate
+    /// lag (empty: none).
+    #[serde(default = "no_replicas")]
+    pub replica_urls: Secret,
+    /// A replica whose replay is further behind than this (milliseconds) is not read.
+    #[serde(default = "default_max_replica_lag_ms")]
+    pub max_replica_lag_ms: u64,
+}
+
+fn no_replicas() -> Secret {
+    Secret::default()
+}
+
+fn default_max_replica_lag_ms() -> u64 {
+    1000
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -449,6 +464,20 @@ impl Settings {
             return bad(
                 "database.idle_in_transaction_timeout_ms",
                 "must be between 0 (no limit) and 86400000 (milliseconds)",
+            );
+        }
+        for url in self.replica_urls() {
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return bad(
+                    "database.replica_urls",
+                    "must be comma-separated postgres:// URLs",
+                );
+            }
+        }
+        if !(1..=86_400_000).contains(&self.database.max_replica_lag_ms) {
+            return bad(
+                "database.max_replica_lag_ms",
+                "must be between 1 and 86400000 (milliseconds)",
             );
         }
         if let Some(feed) = &self.cache.feed_url {
@@ -687,6 +716,18 @@ impl Settings {
             ),
             prepared_statements: self.database.prepared_statements,
         }
+    }
+
+    /// `database.replica_urls` split at commas, blanks dropped.
+    pub fn replica_urls(&self) -> Vec<String> {
+        self.database
+            .replica_urls
+            .expose()
+            .split(',')
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+            .map(str::to_owned)
+            .collect()
     }
 
     /// Where the change feed listens: `cache.feed_url`, else `database.url`.

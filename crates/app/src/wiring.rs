@@ -15,7 +15,7 @@ use postgres_adapter::{
     PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
     PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPgccCallBudget, PgPool,
     PgReadinessProbe, PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
-    PgWebhookUrlRepository, PoolSettings, ReleasingPgcc, ReleasingTargetGuard,
+    PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
     ReleasingWebhookSender,
 };
 use webhook_adapter::{
@@ -68,20 +68,48 @@ pub fn spawn_backfills(pool: PgPool) {
 
 pub fn services(settings: &Settings, pool: PgPool) -> anyhow::Result<Services> {
     Ok(Services::new(
-        ports(settings, pool)?,
+        ports(settings, pool, None)?,
         &service_settings(settings),
     ))
 }
 
+/// The primary and the read replicas (`database.replica_urls`) of this process, built once; the
+/// first call starts the thread measuring the replicas' lag.
+pub fn read_pools(settings: &Settings, pool: &PgPool) -> anyhow::Result<ReadPools> {
+    static READS: OnceLock<ReadPools> = OnceLock::new();
+    if let Some(reads) = READS.get() {
+        return Ok(reads.clone());
+    }
+    let reads = ReadPools::new(
+        pool.clone(),
+        &settings.replica_urls(),
+        &PoolSettings {
+            max_size: settings.pool_size(),
+            checkout_timeout: settings.checkout_timeout(),
+            session: settings.session(),
+        },
+        Duration::from_millis(settings.database.max_replica_lag_ms),
+    )
+    .context("database.replica_urls")?;
+    let reads = READS.get_or_init(|| reads).clone();
+    static PROBE: std::sync::Once = std::sync::Once::new();
+    PROBE.call_once(|| reads.spawn_lag_probe(settings.database.url.expose(), settings.session()));
+    Ok(reads)
+}
+
 /// What the HTTP server runs on: the services, the idempotency keys, each request's blocking
 /// work inside the database adapter's connection scope (one pooled connection per request).
+/// The lists that tolerate lag are read on the replicas (`read_pools`).
 pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> {
     let keys = Arc::new(PgIdempotencyRepository::new(pool.clone()));
-    Ok(
-        ApiState::new(services(settings, pool)?, keys, Arc::new(SystemClock))
-            .caching_use_case_lists(settings.cache.use_case_lists_bytes)
-            .with_request_scope(Arc::new(OneConnection)),
-    )
+    let reads = read_pools(settings, &pool)?;
+    let services = Services::new(
+        ports(settings, pool, Some(reads))?,
+        &service_settings(settings),
+    );
+    Ok(ApiState::new(services, keys, Arc::new(SystemClock))
+        .caching_use_case_lists(settings.cache.use_case_lists_bytes)
+        .with_request_scope(Arc::new(OneConnection)))
 }
 
 /// A request's repository calls share one pooled connection ([`PgConnectionScope`]).
@@ -97,7 +125,7 @@ impl RequestScope for OneConnection {
 const STATUS_CALL_BUDGET: &str = "status";
 
 pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
-    let mut workers = Workers::new(ports(settings, pool)?, &service_settings(settings));
+    let mut workers = Workers::new(ports(settings, pool, None)?, &service_settings(settings));
     workers.poll_consent_statuses = workers.poll_consent_statuses.with_observer(metrics());
     Ok(workers)
 }
@@ -111,7 +139,7 @@ pub fn metrics() -> Arc<Metrics> {
 /// Readiness probes (database and migrations, on a connection of their own: required; PGCC:
 /// reported, TCP within 1 s, cached 5 s) and the gauges of `/metrics` (pool, backlogs). The
 /// probes run on the watcher threads of `readiness_watch`, never in a request.
-pub fn operations(settings: &Settings, pool: PgPool) -> Operations {
+pub fn operations(settings: &Settings, pool: PgPool, reads: ReadPools) -> Operations {
     let probe_timeout = settings.checkout_timeout().min(Duration::from_secs(2));
     Operations::new(
         vec![
@@ -126,7 +154,7 @@ pub fn operations(settings: &Settings, pool: PgPool) -> Operations {
                 Duration::from_secs(5),
             )),
         ],
-        Some(Arc::new(PgOperationalStats::new(pool))),
+        Some(Arc::new(PgOperationalStats::new(pool).with_reads(reads))),
         Arc::new(SystemClock),
     )
 }
@@ -172,8 +200,19 @@ pub fn check_encryption_key(settings: &Settings, pool: PgPool) -> anyhow::Result
     }
 }
 
-fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
+/// `reads`: where the lag-tolerant lists are read (`serve`'s API); `None`: all on the primary
+/// (the workers and the CLI list nothing a replica would spare the primary).
+fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow::Result<Ports> {
     let cipher = cipher(settings)?;
+    let reads = reads.unwrap_or_else(|| ReadPools::primary_only(pool.clone()));
+    // A use-case list cached in memory is dropped when a synchronization commits on the
+    // primary; read again from a replica still behind, the old list would be cached as new
+    // until the next change. With that cache on, its misses read the primary (docs/decisions.md).
+    let use_case_reads = if settings.cache.enabled && settings.cache.use_case_lists_bytes > 0 {
+        ReadPools::primary_only(pool.clone())
+    } else {
+        reads.clone()
+    };
     let pgcc = PgccHttpGateway::new(GatewaySettings {
         base_url: settings.pgcc.base_url.clone(),
         token: settings.pgcc.token.as_ref().map(|t| t.expose().to_owned()),
@@ -183,8 +222,10 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
     Ok(Ports {
         companies: Arc::new(PgCompanyRepository::new(pool.clone())),
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),
-        use_cases: Arc::new(PgUseCaseRepository::new(pool.clone())),
-        consent_requests: Arc::new(PgConsentRequestRepository::new(pool.clone())),
+        use_cases: Arc::new(PgUseCaseRepository::new(pool.clone()).reading_from(use_case_reads)),
+        consent_requests: Arc::new(
+            PgConsentRequestRepository::new(pool.clone()).reading_from(reads.clone()),
+        ),
         status_call_budget: Arc::new(PgPgccCallBudget::new(
             pool.clone(),
             STATUS_CALL_BUDGET,
@@ -193,7 +234,7 @@ fn ports(settings: &Settings, pool: PgPool) -> anyhow::Result<Ports> {
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         retention: Arc::new(PgRetentionRepository::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
-        events: Arc::new(PgEventLog::new(pool.clone())),
+        events: Arc::new(PgEventLog::new(pool.clone()).reading_from(reads)),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
         // A request waiting on a receiver (testar) or a name server gives its database
         // connection back first, as for the PGCC; the background sender has none to give.

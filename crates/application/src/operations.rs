@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use domain::{Cnpj, PgccUseCase};
 use ports::{
     Backlog, Clock, HealthProbe, OperationalStats, PgccConsentCreated, PgccConsentStatus,
-    PgccError, PgccGateway, PgccNewConsent, PoolState, ProbeReport, RepoError,
+    PgccError, PgccGateway, PgccNewConsent, PoolState, ProbeReport, ReadRouting, RepoError,
 };
 use uuid::Uuid;
 
@@ -148,6 +148,11 @@ impl Operations {
 
     pub fn pool_state(&self) -> Option<PoolState> {
         self.stats.as_ref().map(|s| s.pool_state())
+    }
+
+    /// Where the lag-tolerant reads went and the replicas' lag.
+    pub fn read_routing(&self) -> Option<ReadRouting> {
+        self.stats.as_ref().map(|s| s.read_routing())
     }
 
     pub fn backlog(&self) -> Option<Result<Backlog, RepoError>> {

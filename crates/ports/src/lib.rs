@@ -35,7 +35,9 @@ pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
-pub use operations::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport};
+pub use operations::{
+    Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,
+};
 pub use pgcc_call_budget::PgccCallBudget;
 pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,

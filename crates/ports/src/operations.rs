@@ -50,6 +50,28 @@ pub struct Backlog {
     pub oldest_delivery_due_seconds: f64,
 }
 
+/// Where the reads that may go to a read replica went, and the replicas' state (all zero and
+/// empty without replicas).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReadRouting {
+    /// Such reads served by the primary (no replica configured or usable).
+    pub primary_reads: u64,
+    /// Such reads served by a replica.
+    pub replica_reads: u64,
+    pub replicas: Vec<ReplicaState>,
+}
+
+/// One read replica as last measured.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReplicaState {
+    /// `host:port` (never credentials).
+    pub name: String,
+    /// How far behind the primary its replay is; `None` when not measured (not answering).
+    pub lag: Option<std::time::Duration>,
+    /// Answering and within the lag bound: reads go to it.
+    pub in_use: bool,
+}
+
 /// Gauges read on each scrape; each call is one cheap query or none.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait OperationalStats: Send + Sync {
@@ -58,4 +80,9 @@ pub trait OperationalStats: Send + Sync {
 
     /// The workers' backlog as of `now` (counts over indexed columns).
     fn backlog(&self, now: DateTime<Utc>) -> Result<Backlog, RepoError>;
+
+    /// Where the lag-tolerant reads went and the replicas' lag (no query).
+    fn read_routing(&self) -> ReadRouting {
+        ReadRouting::default()
+    }
 }

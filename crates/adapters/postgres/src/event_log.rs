@@ -6,19 +6,27 @@ use diesel::sql_types::{Bool, Int8, Uuid as SqlUuid};
 use domain::{CompanyId, EventType};
 use ports::{EventFilter, EventLog, EventPosition, RepoError, StoredEvent};
 
-use crate::conn::with_conn;
 use crate::models::WebhookEventoRow;
 use crate::schema::webhook_eventos as ev;
-use crate::PgPool;
+use crate::{PgPool, ReadPools};
 
 #[derive(Clone)]
 pub struct PgEventLog {
-    pool: PgPool,
+    /// Where the feed is read (a replica within the lag bound, else the primary).
+    reads: ReadPools,
 }
 
 impl PgEventLog {
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            reads: ReadPools::primary_only(pool),
+        }
+    }
+
+    /// The feed read through `reads` (a replica when one is within its lag bound).
+    pub fn reading_from(mut self, reads: ReadPools) -> Self {
+        self.reads = reads;
+        self
     }
 }
 
@@ -28,7 +36,8 @@ impl EventLog for PgEventLog {
     /// so is the watermark `transacao < xmin`: the oldest transaction still running when the
     /// statement took its snapshot (`pg_snapshot_xmin`). Every transaction below it has ended,
     /// committed or not, so the events read are all there will ever be before the last one
-    /// returned. The type and `desde` filters are evaluated on the rows read.
+    /// returned. The type and `desde` filters are evaluated on the rows read. On a hot standby
+    /// the snapshot is the replayed one: its xmin plays the same part up to the replay point.
     fn list(
         &self,
         empresa: CompanyId,
@@ -39,7 +48,7 @@ impl EventLog for PgEventLog {
         if limit == 0 {
             return Ok(Vec::new());
         }
-        let rows = with_conn(&self.pool, "listing events", |conn| {
+        let rows = self.reads.read("listing events", |conn| {
             let mut query = ev::table
                 .filter(ev::empresa_id.eq(empresa.0))
                 .filter(ev::tipo.ne(EventType::WebhookTest.as_str()))

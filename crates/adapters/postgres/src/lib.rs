@@ -20,6 +20,9 @@
 //! - One connection per request: [`PgConnectionScope`] lets one request's repository calls
 //!   share one pooled connection, and [`ReleasingPgcc`] (a decorator of the PGCC gateway) gives
 //!   it back before each PGCC call; the binary opens the scope and composes the decorator.
+//! - Read replicas: [`ReadPools`] sends the reads that tolerate lag (the use-case list, the
+//!   consent list, the events feed) to a streaming replica within `max_replica_lag_ms`, every
+//!   other statement to the primary; the repositories take it with `reading_from`.
 //! - Caches: [`PgChangeFeed`] tells in-process caches what other writers changed
 //!   (`LISTEN`/`NOTIFY`, sent by triggers).
 //!
@@ -36,6 +39,7 @@ mod outbox;
 mod per_company;
 mod pgcc_call_budget;
 mod pool;
+mod read_pools;
 mod releasing_pgcc;
 mod releasing_webhook;
 mod replica_heartbeat;
@@ -69,6 +73,7 @@ pub use migrations::{invalid_indexes, run_migrations, MIGRATIONS, MIGRATION_LOCK
 pub use operations::{PgOperationalStats, PgReadinessProbe};
 pub use pgcc_call_budget::PgPgccCallBudget;
 pub use pool::{connect, with_connection_defaults, PgPool, PoolSettings, SessionSettings};
+pub use read_pools::{ReadPools, LAG_PROBE_INTERVAL};
 pub use releasing_pgcc::ReleasingPgcc;
 pub use releasing_webhook::{ReleasingTargetGuard, ReleasingWebhookSender};
 pub use replica_heartbeat::PgReplicaHeartbeat;

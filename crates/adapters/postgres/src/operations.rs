@@ -9,11 +9,13 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Timestamptz};
 use diesel_migrations::MigrationHarness;
-use ports::{Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, RepoError};
+use ports::{
+    Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, RepoError,
+};
 
 use crate::conn::with_conn;
 use crate::pool::{with_connection_defaults, SessionSettings};
-use crate::{PgPool, MIGRATIONS};
+use crate::{PgPool, ReadPools, MIGRATIONS};
 
 /// Readiness of the database on a connection of its own (never the pool's: a readiness check
 /// must not wait behind requests, nor take a connection from them): `SELECT 1` under a statement
@@ -123,11 +125,18 @@ impl HealthProbe for PgReadinessProbe {
 /// Pool usage and worker backlogs, for `GET /metrics`.
 pub struct PgOperationalStats {
     pool: PgPool,
+    reads: Option<ReadPools>,
 }
 
 impl PgOperationalStats {
     pub fn new(pool: PgPool) -> Self {
-        PgOperationalStats { pool }
+        PgOperationalStats { pool, reads: None }
+    }
+
+    /// Also reports where the lag-tolerant reads of `reads` went and its replicas' lag.
+    pub fn with_reads(mut self, reads: ReadPools) -> Self {
+        self.reads = Some(reads);
+        self
     }
 }
 
@@ -165,6 +174,13 @@ impl OperationalStats for PgOperationalStats {
             connections: state.connections,
             idle: state.idle_connections,
         }
+    }
+
+    fn read_routing(&self) -> ReadRouting {
+        self.reads
+            .as_ref()
+            .map(ReadPools::routing)
+            .unwrap_or_default()
     }
 
     fn backlog(&self, now: DateTime<Utc>) -> Result<Backlog, RepoError> {

@@ -13,7 +13,7 @@ use crate::conn::{count_u32, with_conn};
 use crate::models::{CasoDeUsoRow, NewCasoDeUso};
 use crate::outbox;
 use crate::schema::{casos_de_uso, empresas};
-use crate::PgPool;
+use crate::{PgPool, ReadPools};
 
 /// Rows per `INSERT ... ON CONFLICT` statement of a synchronization (8 binds a row, far below
 /// PostgreSQL's 65535 binds per statement).
@@ -23,11 +23,22 @@ const SYNC_BATCH: usize = 1000;
 #[derive(Clone)]
 pub struct PgUseCaseRepository {
     pool: PgPool,
+    /// Where the list is read (a replica within the lag bound, else `pool`).
+    reads: ReadPools,
 }
 
 impl PgUseCaseRepository {
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            reads: ReadPools::primary_only(pool.clone()),
+            pool,
+        }
+    }
+
+    /// The list read through `reads` (a replica when one is within its lag bound).
+    pub fn reading_from(mut self, reads: ReadPools) -> Self {
+        self.reads = reads;
+        self
     }
 }
 
@@ -37,7 +48,7 @@ impl UseCaseRepository for PgUseCaseRepository {
         empresa: CompanyId,
         vinculo_id: Option<Uuid>,
     ) -> Result<Vec<UseCase>, RepoError> {
-        let rows = with_conn(&self.pool, "listing use cases", |conn| {
+        let rows = self.reads.read("listing use cases", |conn| {
             let mut query = casos_de_uso::table
                 .filter(casos_de_uso::empresa_id.eq(empresa.0))
                 .filter(casos_de_uso::removido_em.is_null())

@@ -31,7 +31,11 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     } else {
         Vec::new()
     };
-    let operations = Arc::new(wiring::operations(settings, pool.clone()));
+    let operations = Arc::new(wiring::operations(
+        settings,
+        pool.clone(),
+        wiring::read_pools(settings, &pool)?,
+    ));
     // The probes run until the HTTP server has drained, not only until the stop signal: the
     // requests finishing in the grace period still need the database gate's verdict.
     let watch_stop = Stop::new();

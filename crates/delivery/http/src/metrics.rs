@@ -7,6 +7,11 @@
 //! - `http_request_duration_seconds{route,method}` (histogram);
 //! - `pgcc_calls_total{operation,outcome}`, `pgcc_call_duration_seconds{operation}` (histogram);
 //! - `db_pool_max_connections`, `db_pool_connections`, `db_pool_idle_connections`;
+//! - `db_reads_total{target="primary"|"replica"}`: the reads that may go to a read replica (the
+//!   use-case list, the consent list, the events feed), by where they went;
+//!   `db_replica_lag_seconds{replica}` (each replica's replay lag as last measured; absent until
+//!   measured, kept at its last value while the replica does not answer) and
+//!   `db_replica_in_use{replica}` (1 when answering within `database.max_replica_lag_ms`);
 //! - `status_check_lag_seconds` (histogram): how late each status check ran against its due
 //!   time (the freshness a company gets, docs/lifecycle.md);
 //! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
@@ -60,6 +65,9 @@ pub struct Metrics {
     pool_max: Gauge,
     pool_connections: Gauge,
     pool_idle: Gauge,
+    db_reads: Family<Labels, Counter>,
+    replica_lag: Family<Labels, Gauge<f64, AtomicU64>>,
+    replica_in_use: Family<Labels, Gauge>,
     status_check_lag: Histogram,
     status_checks_due: Gauge,
     status_check_oldest: Gauge<f64, AtomicU64>,
@@ -97,6 +105,9 @@ impl Metrics {
             pool_max: Gauge::default(),
             pool_connections: Gauge::default(),
             pool_idle: Gauge::default(),
+            db_reads: Family::default(),
+            replica_lag: Family::default(),
+            replica_in_use: Family::default(),
             // 0.5 s to about 2.3 h
             status_check_lag: Histogram::new(exponential_buckets(0.5, 2.0, 15)),
             status_checks_due: Gauge::default(),
@@ -150,6 +161,21 @@ impl Metrics {
             "db_pool_idle_connections",
             "Open database connections idle in the pool",
             m.pool_idle.clone(),
+        );
+        registry.register(
+            "db_reads",
+            "Reads that may go to a read replica, by the target that served them",
+            m.db_reads.clone(),
+        );
+        registry.register(
+            "db_replica_lag_seconds",
+            "Each read replica's replay lag behind the primary, as last measured",
+            m.replica_lag.clone(),
+        );
+        registry.register(
+            "db_replica_in_use",
+            "1 when the read replica answers within the lag bound and gets reads, else 0",
+            m.replica_in_use.clone(),
         );
         registry.register(
             "status_check_lag_seconds",
@@ -287,6 +313,28 @@ impl Metrics {
             self.pool_max.set(i64::from(pool.max_size));
             self.pool_connections.set(i64::from(pool.connections));
             self.pool_idle.set(i64::from(pool.idle));
+        }
+        if let Some(routing) = operations.read_routing() {
+            for (target, total) in [
+                ("primary", routing.primary_reads),
+                ("replica", routing.replica_reads),
+            ] {
+                let counter = self
+                    .db_reads
+                    .get_or_create(&vec![("target", target.to_owned())]);
+                counter.inc_by(total.saturating_sub(counter.get()));
+            }
+            for replica in routing.replicas {
+                let labels = vec![("replica", replica.name)];
+                if let Some(lag) = replica.lag {
+                    self.replica_lag
+                        .get_or_create(&labels)
+                        .set(lag.as_secs_f64());
+                }
+                self.replica_in_use
+                    .get_or_create(&labels)
+                    .set(i64::from(replica.in_use));
+            }
         }
         match operations.backlog() {
             Some(Ok(backlog)) => {

@@ -28,7 +28,7 @@ use uuid::Uuid;
 
 use crate::models::SolicitacaoConsentimentoRow;
 use crate::per_company::CompanyIdRow;
-use crate::PgPool;
+use crate::{PgPool, ReadPools};
 
 /// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
 /// Every read filters by `empresa_id`; the worker operations span companies. Only confirmed
@@ -37,11 +37,23 @@ use crate::PgPool;
 #[derive(Clone)]
 pub struct PgConsentRequestRepository {
     pool: PgPool,
+    /// Where the list is read (a replica within the lag bound, else `pool`); every other
+    /// operation, get-by-id and HashConsulta included, is on `pool`.
+    reads: ReadPools,
 }
 
 impl PgConsentRequestRepository {
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            reads: ReadPools::primary_only(pool.clone()),
+            pool,
+        }
+    }
+
+    /// The list read through `reads` (a replica when one is within its lag bound).
+    pub fn reading_from(mut self, reads: ReadPools) -> Self {
+        self.reads = reads;
+        self
     }
 }
 
@@ -121,7 +133,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         limit: u32,
         now: DateTime<Utc>,
     ) -> Result<Vec<ConsentRequest>, RepoError> {
-        reads::list(&self.pool, empresa, filter, after, limit, now)
+        reads::list(&self.reads, empresa, filter, after, limit, now)
     }
 
     fn find_valid(

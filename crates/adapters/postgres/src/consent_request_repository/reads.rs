@@ -14,7 +14,7 @@ use crate::conn::with_conn;
 use crate::fixed_sql::{fixed_condition, statement};
 use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow, CRIACAO_CONFIRMADA};
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
-use crate::PgPool;
+use crate::{PgPool, ReadPools};
 
 fixed_condition!(
     /// "The row is confirmed", with the state as a literal (not a bind) as in the predicates of
@@ -82,8 +82,9 @@ pub(super) fn get(
 /// (see [`Confirmed`]): the cursor is the row comparison `(criado_em, id) > ($criado_em, $id)`,
 /// which PostgreSQL turns into an index bound, and the filters are evaluated on the rows read.
 /// The status filter is the effective status at `now` (`ConsentRequest::effective_status`).
+/// Read on a replica within the lag bound when there is one (`ReadPools`).
 pub(super) fn list(
-    pool: &PgPool,
+    reads: &ReadPools,
     empresa: CompanyId,
     filter: &ConsentFilter,
     after: Option<ListCursor>,
@@ -94,7 +95,7 @@ pub(super) fn list(
     if limit == 0 {
         return Ok(Vec::new());
     }
-    let rows = with_conn(pool, OPERATION, |conn| {
+    let rows = reads.read(OPERATION, |conn| {
         let mut query = sc::table
             .filter(sc::empresa_id.eq(empresa.0))
             .filter(Confirmed)
