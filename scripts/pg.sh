@@ -7,6 +7,11 @@
 #   scripts/pg.sh crash DIR         stop it like a crash (immediate shutdown: no checkpoint, every
 #                                   connection cut; the next start recovers from the WAL)
 #   scripts/pg.sh url DIR           the admin URL of a running cluster
+#   scripts/pg.sh replica PRIMARY_URL DIR [PORT]
+#                                   a streaming replica of the cluster at PRIMARY_URL (an admin URL
+#                                   printed by `start`), copied with `pg_basebackup -R` into DIR
+#                                   (if not there yet) and started like `start` (hot standby:
+#                                   it answers reads); prints its admin URL
 #
 # PostgreSQL refuses to run as root, so as root the cluster runs as the unprivileged `postgres`
 # system user; DIR must then be reachable by that user (callers pick a folder under /var/tmp when
@@ -17,7 +22,7 @@ set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
 port_arg=${3:-}
-[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|crash|url DIR [PORT]" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|crash|url DIR [PORT] | replica PRIMARY_URL DIR [PORT]" >&2; exit 2; }
 
 find_bin() {
   local name=$1 candidate
@@ -73,6 +78,22 @@ case "$cmd" in
   url)
     cat "$dir/url"
     ;;
+  replica)
+    # A cluster started by `start` accepts replication connections as is: PostgreSQL 15's
+    # defaults (wal_level = replica, max_wal_senders = 10) and initdb's pg_hba.conf with
+    # --auth=trust (a `host replication all 127.0.0.1/32 trust` line).
+    primary_url=$dir; dir=${3:-}; port_arg=${4:-}
+    [ -n "$dir" ] || { echo "usage: $0 replica PRIMARY_URL DIR [PORT]" >&2; exit 2; }
+    basebackup=$(find_bin pg_basebackup)
+    mkdir -p "$dir"
+    [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+    if [ ! -f "$dir/data/PG_VERSION" ]; then
+      # -R: standby.signal and primary_conninfo written, so it starts as a streaming standby.
+      as_owner "$basebackup" -d "$primary_url" -D "$dir/data" -R -X stream -c fast >"$dir/basebackup.log" 2>&1 \
+        || { echo "error: pg_basebackup failed, see $dir/basebackup.log" >&2; exit 1; }
+    fi
+    exec bash "$0" start "$dir" $port_arg
+    ;;
   *)
-    echo "usage: $0 start|stop|crash|url DIR [PORT]" >&2; exit 2;;
+    echo "usage: $0 start|stop|crash|url DIR [PORT] | replica PRIMARY_URL DIR [PORT]" >&2; exit 2;;
 esac

@@ -33,6 +33,25 @@ impl Cluster {
         }
     }
 
+    /// A streaming replica of `primary` (`scripts/pg.sh replica`: `pg_basebackup -R`), started
+    /// on a free port of its own as a hot standby. Stop it before its primary (declare it
+    /// after).
+    pub fn replica_of(primary: &Cluster) -> Cluster {
+        let tag = &uuid::Uuid::new_v4().simple().to_string()[..12];
+        let dir = std::env::temp_dir().join(format!("consent-pgr-{tag}"));
+        let admin_url = pg_sh(&["replica", &primary.admin_url, &dir.to_string_lossy()]);
+        let port = admin_url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {admin_url}"));
+        Cluster {
+            dir,
+            admin_url,
+            port,
+        }
+    }
+
     /// `postgres://postgres@127.0.0.1:PORT/postgres`; the same across [`Cluster::restart`].
     pub fn admin_url(&self) -> &str {
         &self.admin_url

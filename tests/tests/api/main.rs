@@ -31,6 +31,7 @@ mod pgcc_strings;
 mod poolers;
 mod profiles;
 mod rate_limits;
+mod replicas;
 mod revocation_retry;
 mod scheduled_sync;
 mod shutdown;
