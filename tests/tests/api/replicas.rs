@@ -61,11 +61,8 @@ fn create_and_get(a: &Client) -> String {
 }
 
 fn on_replica(replica: &Cluster, sql: &str) {
-    let mut conn = PgConnection::establish(&format!(
-        "{}?gssencmode=disable",
-        replica.admin_url()
-    ))
-    .expect("connect to the replica");
+    let mut conn = PgConnection::establish(&format!("{}?gssencmode=disable", replica.admin_url()))
+        .expect("connect to the replica");
     diesel::sql_query(sql)
         .execute(&mut conn)
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
@@ -149,8 +146,9 @@ fn the_lists_leave_a_replica_past_its_lag_bound_and_come_back_when_it_catches_up
     // Resumed: it catches up and the lists read it again.
     on_replica(&replica, "SELECT pg_wal_replay_resume()");
     assert!(
-        wait_until(Duration::from_secs(10), || replica_series(&metrics, "in_use")
-            == Some(1.0)),
+        wait_until(Duration::from_secs(10), || replica_series(
+            &metrics, "in_use"
+        ) == Some(1.0)),
         "the replica was not used again after catching up"
     );
     let (primary_before, replica_before) = (reads(&metrics, "primary"), reads(&metrics, "replica"));
@@ -169,8 +167,9 @@ fn the_lists_leave_a_replica_past_its_lag_bound_and_come_back_when_it_catches_up
     assert!(listed_ids(&a).contains(&newest));
     a.get(EVENTS).expect(200);
     assert!(
-        wait_until(Duration::from_secs(5), || replica_series(&metrics, "in_use")
-            == Some(0.0)),
+        wait_until(Duration::from_secs(5), || replica_series(
+            &metrics, "in_use"
+        ) == Some(0.0)),
         "a replica that does not answer is still reported in use"
     );
     let primary_before = reads(&metrics, "primary");

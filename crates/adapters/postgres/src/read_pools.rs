@@ -300,16 +300,15 @@ impl LagProbe {
 
     fn round(&mut self) {
         let sampled_at = Instant::now();
-        match query_lsn(
+        // Without a fresh sample the replicas' lag keeps growing from the last one: they are
+        // left once it passes the bound (the primary's state is unknown).
+        if let Ok(Some(lsn)) = query_lsn(
             &mut self.primary,
             &self.primary_url,
             self.session,
             PRIMARY_LSN,
         ) {
-            Ok(Some(lsn)) => self.samples.push_back((sampled_at, lsn)),
-            // Without a fresh sample the replicas' lag keeps growing from the last one: they
-            // are left once it passes the bound (the primary's state is unknown).
-            Ok(None) | Err(_) => {}
+            self.samples.push_back((sampled_at, lsn));
         }
         while self.samples.len() > MAX_SAMPLES {
             self.samples.pop_front();

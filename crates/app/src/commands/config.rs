@@ -79,7 +79,14 @@ pub fn hide_secrets(value: &mut Value, key: Option<&str>) {
         Value::Array(items) => items.iter_mut().for_each(|v| hide_secrets(v, key)),
         Value::Null => {}
         v if key.is_some_and(is_secret_key) => *v = Value::String(HIDDEN.to_owned()),
-        Value::String(s) => *s = url_without_password(s),
+        // A list of URLs (`database.replica_urls`) hides each one's password.
+        Value::String(s) => {
+            *s = s
+                .split(',')
+                .map(url_without_password)
+                .collect::<Vec<_>>()
+                .join(",")
+        }
         _ => {}
     }
 }
@@ -118,6 +125,20 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn every_password_of_a_list_of_urls_is_hidden() {
+        let mut value = serde_json::json!({
+            "replica_urls": "postgres://a:p1@r1/db,postgres://b:p2@r2/db",
+            "trusted_proxies": "10.0.0.0/8, 192.0.2.1",
+        });
+        hide_secrets(&mut value, None);
+        assert_eq!(
+            value["replica_urls"],
+            "postgres://a:<hidden>@r1/db,postgres://b:<hidden>@r2/db"
+        );
+        assert_eq!(value["trusted_proxies"], "10.0.0.0/8, 192.0.2.1");
+    }
 
     #[test]
     fn passwords_in_urls_are_hidden_and_the_rest_kept() {
