@@ -2,7 +2,8 @@
 //! streaming replica while its replay lag is within `database.max_replica_lag_ms`, the primary
 //! once it is past it or does not answer; a get-by-id always reads the primary. The replica is
 //! the test's own, made with `pg_basebackup -R` from the test's own primary cluster; its replay
-//! is paused with `pg_wal_replay_pause()` to make it fall behind.
+//! is paused with `pg_wal_replay_pause()` to make it fall behind. The use-case list is checked
+//! too, with its in-process cache off (with it on, its misses read the primary).
 
 use std::time::Duration;
 
@@ -85,6 +86,8 @@ fn the_lists_leave_a_replica_past_its_lag_bound_and_come_back_when_it_catches_up
             ("APP__DATABASE__REPLICA_URLS", replica_url.as_str()),
             ("APP__DATABASE__MAX_REPLICA_LAG_MS", max_lag.as_str()),
             ("APP__WORKERS__RUN_IN_SERVE", "false"),
+            // the use-case list reads a replica only without its in-process cache
+            ("APP__CACHE__USE_CASE_LISTS_BYTES", "0"),
         ],
     );
     let a = Client::new(&api.base_url, Some(&key));
@@ -107,10 +110,11 @@ fn the_lists_leave_a_replica_past_its_lag_bound_and_come_back_when_it_catches_up
     assert_eq!(replica_series(&metrics, "in_use"), Some(1.0));
     let replica_before = reads(&metrics, "replica");
     a.get(EVENTS).expect(200);
+    a.get("/api/casos-de-uso").expect(200);
     assert_eq!(
         reads(&metrics, "replica"),
-        replica_before + 1,
-        "the events feed did not read the replica"
+        replica_before + 2,
+        "the events feed or the use-case list did not read the replica"
     );
 
     // Replay paused: the replica holds nothing written from now on.
