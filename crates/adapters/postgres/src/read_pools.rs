@@ -11,7 +11,10 @@
 //! primary had committed at T, so its lag is `now - T` for the newest such sample. An idle
 //! primary writes no WAL: its replicas reach the newest sample and their lag is zero, however
 //! long ago their last replayed transaction was (which is why `pg_last_xact_replay_timestamp()`
-//! alone is not used: it would call an idle replica late). A replica that does not answer, or is
+//! alone is not used: it would call an idle replica late). A replica measured `L` behind at time
+//! `m` is read until `m + max_lag - L` only: if it replays nothing meanwhile, its lag then reaches
+//! the bound, so no read sees data staler than the bound even between probes (or when the probe
+//! stalls). A replica that does not answer, or is
 //! not in recovery (promoted, or not a standby at all), is not used until the probe sees it
 //! answer within the bound again; a replica read that fails as unavailable marks it so at once
 //! and the read goes to the primary.
@@ -49,6 +52,8 @@ pub struct ReadPools {
 }
 
 struct Inner {
+    /// The clock of `Replica::usable_until_ms`.
+    started: Instant,
     primary: PgPool,
     replicas: Vec<Replica>,
     max_lag: Duration,
@@ -63,8 +68,12 @@ struct Replica {
     name: String,
     url: String,
     pool: PgPool,
-    /// Last measured lag in milliseconds, [`UNKNOWN`] when not usable.
+    /// Last measured lag in milliseconds, [`UNKNOWN`] when not measured (not answering).
     lag_ms: AtomicU64,
+    /// Read it until then (milliseconds since `Inner::started`): its measured lag plus the time
+    /// since the measurement stays within the bound until then, even if it replays nothing
+    /// meanwhile. 0: not usable.
+    usable_until_ms: AtomicU64,
 }
 
 impl ReadPools {
@@ -94,6 +103,7 @@ impl ReadPools {
                     url: url.clone(),
                     pool: connect(url, &replica_settings)?,
                     lag_ms: AtomicU64::new(UNKNOWN),
+                    usable_until_ms: AtomicU64::new(0),
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
@@ -103,6 +113,7 @@ impl ReadPools {
     fn build(primary: PgPool, replicas: Vec<Replica>, max_lag: Duration) -> Self {
         Self {
             inner: Arc::new(Inner {
+                started: Instant::now(),
                 primary,
                 replicas,
                 max_lag,
@@ -149,8 +160,7 @@ impl ReadPools {
                     ReplicaState {
                         name: r.name.clone(),
                         lag: (lag_ms != UNKNOWN).then(|| Duration::from_millis(lag_ms)),
-                        in_use: lag_ms != UNKNOWN
-                            && Duration::from_millis(lag_ms) <= self.inner.max_lag,
+                        in_use: r.usable(self.inner.now_ms()),
                     }
                 })
                 .collect(),
@@ -164,10 +174,10 @@ impl ReadPools {
             return None;
         }
         let start = self.inner.next.fetch_add(1, Ordering::Relaxed);
-        let max_lag_ms = u64::try_from(self.inner.max_lag.as_millis()).unwrap_or(u64::MAX - 1);
+        let now_ms = self.inner.now_ms();
         (0..replicas.len())
             .map(|i| &replicas[(start + i) % replicas.len()])
-            .find(|r| r.lag_ms.load(Ordering::Relaxed) <= max_lag_ms)
+            .find(|r| r.usable(now_ms))
     }
 
     /// Runs a lag-tolerant read: on a usable replica when there is one, else (or when the
@@ -198,12 +208,44 @@ impl ReadPools {
     }
 }
 
+impl Inner {
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
 impl Replica {
+    fn usable(&self, now_ms: u64) -> bool {
+        now_ms < self.usable_until_ms.load(Ordering::Relaxed)
+    }
+
+    /// Records a measurement taken at `measured_ms`: `None`, not answering.
+    fn measured(&self, lag: Option<Duration>, measured_ms: u64, max_lag: Duration) {
+        let lag_ms = lag.map_or(UNKNOWN, |l| {
+            u64::try_from(l.as_millis()).unwrap_or(UNKNOWN - 1)
+        });
+        self.lag_ms.store(lag_ms, Ordering::Relaxed);
+        self.usable_until_ms
+            .store(usable_until(lag, measured_ms, max_lag), Ordering::Relaxed);
+    }
+
     /// Not used until the probe measures it again.
     fn skip(&self, why: &str) {
-        if self.lag_ms.swap(UNKNOWN, Ordering::Relaxed) != UNKNOWN {
+        self.lag_ms.store(UNKNOWN, Ordering::Relaxed);
+        if self.usable_until_ms.swap(0, Ordering::Relaxed) != 0 {
             tracing::warn!(replica = %self.name, error = why, "replica read failed: reads go to the primary until it answers again");
         }
+    }
+}
+
+/// Until when (milliseconds, the clock of `measured_ms`) a replica measured `lag` behind at
+/// `measured_ms` may be read: until its lag would reach `max_lag` if it replayed nothing more;
+/// 0 (never) when past the bound or not measured.
+fn usable_until(lag: Option<Duration>, measured_ms: u64, max_lag: Duration) -> u64 {
+    match lag {
+        Some(lag) if lag <= max_lag => measured_ms
+            .saturating_add(u64::try_from((max_lag - lag).as_millis()).unwrap_or(u64::MAX)),
+        _ => 0,
     }
 }
 
@@ -321,6 +363,13 @@ impl LagProbe {
                 self.session,
                 REPLAY_LSN,
             );
+            let measured_at = Instant::now();
+            let measured_ms = u64::try_from(
+                measured_at
+                    .saturating_duration_since(self.inner.started)
+                    .as_millis(),
+            )
+            .unwrap_or(u64::MAX);
             let lag = match measured {
                 Ok(Some(replay)) => {
                     if let Some(index) = self
@@ -332,7 +381,7 @@ impl LagProbe {
                     } else {
                         oldest_needed = Some(0);
                     }
-                    lag_of(&self.samples, replay, Instant::now())
+                    lag_of(&self.samples, replay, measured_at)
                 }
                 Ok(None) => {
                     tracing::debug!(replica = %replica.name, "not in recovery: not used as a replica");
@@ -340,10 +389,7 @@ impl LagProbe {
                 }
                 Err(_) => None,
             };
-            let lag_ms = lag.map_or(UNKNOWN, |l| {
-                u64::try_from(l.as_millis()).unwrap_or(UNKNOWN - 1)
-            });
-            replica.lag_ms.store(lag_ms, Ordering::Relaxed);
+            replica.measured(lag, measured_ms, self.inner.max_lag);
         }
         // Samples older than what every answering replica has reached are not needed again;
         // without any answering replica only the newest is kept.
@@ -423,6 +469,22 @@ mod tests {
             .map(|i| (now - Duration::from_millis(10_000 - i * 200), 4242))
             .collect();
         assert!(lag_of(&samples, 4242, now).unwrap() <= Duration::from_millis(200));
+    }
+
+    #[test]
+    fn a_replica_is_read_only_until_its_lag_would_reach_the_bound() {
+        let bound = Duration::from_millis(1000);
+        // 300 ms behind when measured at 5000: fresh enough until 5700
+        assert_eq!(
+            usable_until(Some(Duration::from_millis(300)), 5000, bound),
+            5700
+        );
+        assert_eq!(usable_until(Some(bound), 5000, bound), 5000);
+        assert_eq!(
+            usable_until(Some(Duration::from_millis(1001)), 5000, bound),
+            0
+        );
+        assert_eq!(usable_until(None, 5000, bound), 0);
     }
 
     #[test]
