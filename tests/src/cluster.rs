@@ -21,16 +21,7 @@ impl Cluster {
         // runs the cluster when the tests run as root.
         let dir = std::env::temp_dir().join(format!("consent-pg-{tag}"));
         let admin_url = pg_sh(&["start", &dir.to_string_lossy()]);
-        let port = admin_url
-            .rsplit_once(':')
-            .and_then(|(_, rest)| rest.split('/').next())
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {admin_url}"));
-        Cluster {
-            dir,
-            admin_url,
-            port,
-        }
+        Cluster::at(dir, admin_url)
     }
 
     /// A streaming replica of `primary` (`scripts/pg.sh replica`: `pg_basebackup -R`), started
@@ -40,6 +31,11 @@ impl Cluster {
         let tag = &uuid::Uuid::new_v4().simple().to_string()[..12];
         let dir = std::env::temp_dir().join(format!("consent-pgr-{tag}"));
         let admin_url = pg_sh(&["replica", &primary.admin_url, &dir.to_string_lossy()]);
+        Cluster::at(dir, admin_url)
+    }
+
+    /// The cluster `scripts/pg.sh` started in `dir`, answering at `admin_url`.
+    fn at(dir: PathBuf, admin_url: String) -> Cluster {
         let port = admin_url
             .rsplit_once(':')
             .and_then(|(_, rest)| rest.split('/').next())
