@@ -6,12 +6,12 @@ use domain::CompanyId;
 use ports::{IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError, StoredOutcome};
 use uuid::Uuid;
 
-use crate::conn::{count_u32, with_conn};
+use crate::conn::with_conn;
 use crate::fixed_sql::statement;
 use crate::models::chave_idempotencia::{ESTADO_CONCLUIDA, ESTADO_EM_ANDAMENTO};
 use crate::models::{ChaveIdempotenciaRow, NewChaveIdempotencia};
 use crate::per_company::companies_with;
-use crate::per_company::{share_among, CompanyIdRow};
+use crate::per_company::each_company;
 use crate::schema::chaves_idempotencia as ci;
 use crate::PgPool;
 
@@ -196,34 +196,18 @@ impl IdempotencyRepository for PgIdempotencyRepository {
 
     /// Per company: `CompaniesWithOldKeys`, then `PurgeKeys` with what is left of `limit`.
     fn purge_created_before(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
-        if limit == 0 {
-            return Ok(0);
-        }
-        let companies = with_conn(
+        each_company(
             &self.pool,
-            "finding companies with old idempotency keys",
-            |conn| {
-                CompaniesWithOldKeys {
-                    before,
-                    limit: i64::from(limit),
-                }
-                .load::<CompanyIdRow>(conn)
-            },
-        )?;
-        share_among(
-            companies,
             limit,
             "purging idempotency keys",
-            |empresa_id, room| {
-                let deleted = with_conn(&self.pool, "purging idempotency keys", |conn| {
-                    PurgeKeys {
-                        empresa_id,
-                        before,
-                        limit: i64::from(room),
-                    }
-                    .execute(conn)
-                })?;
-                Ok(count_u32(deleted))
+            |conn, limit| CompaniesWithOldKeys { before, limit }.load(conn),
+            |conn, empresa_id, limit| {
+                PurgeKeys {
+                    empresa_id,
+                    before,
+                    limit,
+                }
+                .execute(conn)
             },
         )
     }

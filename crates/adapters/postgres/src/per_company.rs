@@ -3,8 +3,12 @@
 //! company's rows in a statement scoped to it. This is what a distributed database needs (no
 //! lock across companies) and what keeps one company's backlog from being read for another's.
 
+use diesel::{PgConnection, QueryResult};
 use ports::RepoError;
 use uuid::Uuid;
+
+use crate::conn::{count_u32, with_conn};
+use crate::PgPool;
 
 /// The statement that finds the companies (in id order, at most `$limit`) for which `$exists`,
 /// a subquery on `e.id`, finds a row: one probe of a per-company index per company, never the
@@ -72,6 +76,30 @@ pub(crate) fn share_among(
         Some(error) if served == 0 => Err(error),
         _ => Ok(used),
     }
+}
+
+/// The whole shape of a per-company worker operation of at most `limit` rows: `find` (given
+/// the limit) answers the companies with due work, then `one` (given the company and what is
+/// left of the limit) does that company's batch on a connection of its own, in turn, as
+/// [`share_among`] shares it. `operation` names both in errors and logs. A limit of 0 does
+/// nothing.
+pub(crate) fn each_company(
+    pool: &PgPool,
+    limit: u32,
+    operation: &'static str,
+    find: impl FnOnce(&mut PgConnection, i64) -> QueryResult<Vec<CompanyIdRow>>,
+    mut one: impl FnMut(&mut PgConnection, Uuid, i64) -> QueryResult<usize>,
+) -> Result<u32, RepoError> {
+    if limit == 0 {
+        return Ok(0);
+    }
+    let companies = with_conn(pool, operation, |conn| find(conn, i64::from(limit)))?;
+    share_among(companies, limit, operation, |empresa_id, room| {
+        let done = with_conn(pool, operation, |conn| {
+            one(conn, empresa_id, i64::from(room))
+        })?;
+        Ok(count_u32(done))
+    })
 }
 
 #[cfg(test)]

@@ -4,10 +4,8 @@ use diesel::sql_types::{Array, BigInt, Timestamptz, Uuid as SqlUuid};
 use ports::{RepoError, RetentionRepository};
 use uuid::Uuid;
 
-use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
-use crate::per_company::companies_with;
-use crate::per_company::{share_among, CompanyIdRow};
+use crate::per_company::{companies_with, each_company};
 use crate::PgPool;
 
 // Every purge runs within one company (issue 21, part 3): the companies with something to purge
@@ -213,14 +211,6 @@ impl PgRetentionRepository {
     pub fn new(pool: PgPool) -> Self {
         Self { pool }
     }
-
-    fn companies(
-        &self,
-        operation: &'static str,
-        find: impl FnOnce(&mut PgConnection) -> QueryResult<Vec<CompanyIdRow>>,
-    ) -> Result<Vec<CompanyIdRow>, RepoError> {
-        with_conn(&self.pool, operation, find)
-    }
 }
 
 impl RetentionRepository for PgRetentionRepository {
@@ -233,83 +223,58 @@ impl RetentionRepository for PgRetentionRepository {
         before: DateTime<Utc>,
         limit: u32,
     ) -> Result<u32, RepoError> {
-        if limit == 0 {
-            return Ok(0);
-        }
-        let companies =
-            self.companies("finding companies with old webhook deliveries", |conn| {
-                CompaniesWithOldDeliveries {
-                    before,
-                    limit: i64::from(limit),
-                }
-                .load(conn)
-            })?;
-        share_among(
-            companies,
+        each_company(
+            &self.pool,
             limit,
             "purging old webhook deliveries",
-            |empresa_id, room| {
-                let purged = with_conn(&self.pool, "purging old webhook deliveries", |conn| {
-                    conn.transaction(|conn| {
-                        let old: Vec<OldDelivery> = LockOldDeliveries {
-                            empresa_id,
-                            before,
-                            limit: i64::from(room),
-                        }
-                        .load(conn)?;
-                        if old.is_empty() {
-                            return Ok(0);
-                        }
-                        let (ids, mut events): (Vec<Uuid>, Vec<Uuid>) =
-                            old.into_iter().map(|d| (d.id, d.evento_id)).unzip();
-                        DeleteAttempts { ids: ids.clone() }.execute(conn)?;
-                        let purged = DeleteDeliveries { ids, empresa_id }.execute(conn)?;
-                        events.sort_unstable();
-                        events.dedup();
-                        LockEvents {
-                            ids: events.clone(),
-                            empresa_id,
-                        }
-                        .execute(conn)?;
-                        DeleteReleasedEvents {
-                            ids: events,
-                            empresa_id,
-                        }
-                        .execute(conn)?;
-                        Ok(purged)
-                    })
-                })?;
-                Ok(count_u32(purged))
+            |conn, limit| CompaniesWithOldDeliveries { before, limit }.load(conn),
+            |conn, empresa_id, limit| {
+                conn.transaction(|conn| {
+                    let old: Vec<OldDelivery> = LockOldDeliveries {
+                        empresa_id,
+                        before,
+                        limit,
+                    }
+                    .load(conn)?;
+                    if old.is_empty() {
+                        return Ok(0);
+                    }
+                    let (ids, mut events): (Vec<Uuid>, Vec<Uuid>) =
+                        old.into_iter().map(|d| (d.id, d.evento_id)).unzip();
+                    DeleteAttempts { ids: ids.clone() }.execute(conn)?;
+                    let purged = DeleteDeliveries { ids, empresa_id }.execute(conn)?;
+                    events.sort_unstable();
+                    events.dedup();
+                    LockEvents {
+                        ids: events.clone(),
+                        empresa_id,
+                    }
+                    .execute(conn)?;
+                    DeleteReleasedEvents {
+                        ids: events,
+                        empresa_id,
+                    }
+                    .execute(conn)?;
+                    Ok(purged)
+                })
             },
         )
     }
 
     /// Per company: `PurgeEvents`.
     fn purge_webhook_events(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
-        if limit == 0 {
-            return Ok(0);
-        }
-        let companies = self.companies("finding companies with old webhook events", |conn| {
-            CompaniesWithOldEvents {
-                before,
-                limit: i64::from(limit),
-            }
-            .load(conn)
-        })?;
-        share_among(
-            companies,
+        each_company(
+            &self.pool,
             limit,
             "purging old webhook events",
-            |empresa_id, room| {
-                let purged = with_conn(&self.pool, "purging old webhook events", |conn| {
-                    PurgeEvents {
-                        empresa_id,
-                        before,
-                        limit: i64::from(room),
-                    }
-                    .execute(conn)
-                })?;
-                Ok(count_u32(purged))
+            |conn, limit| CompaniesWithOldEvents { before, limit }.load(conn),
+            |conn, empresa_id, limit| {
+                PurgeEvents {
+                    empresa_id,
+                    before,
+                    limit,
+                }
+                .execute(conn)
             },
         )
     }
@@ -321,35 +286,19 @@ impl RetentionRepository for PgRetentionRepository {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<u32, RepoError> {
-        if limit == 0 {
-            return Ok(0);
-        }
-        let companies = self.companies("finding companies with cancelled creations", |conn| {
-            CompaniesWithOldCancelled {
-                before,
-                limit: i64::from(limit),
-            }
-            .load(conn)
-        })?;
-        share_among(
-            companies,
+        each_company(
+            &self.pool,
             limit,
             "blanking the personal data of cancelled creations",
-            |empresa_id, room| {
-                let blanked = with_conn(
-                    &self.pool,
-                    "blanking the personal data of cancelled creations",
-                    |conn| {
-                        BlankCancelled {
-                            empresa_id,
-                            before,
-                            now,
-                            limit: i64::from(room),
-                        }
-                        .execute(conn)
-                    },
-                )?;
-                Ok(count_u32(blanked))
+            |conn, limit| CompaniesWithOldCancelled { before, limit }.load(conn),
+            |conn, empresa_id, limit| {
+                BlankCancelled {
+                    empresa_id,
+                    before,
+                    now,
+                    limit,
+                }
+                .execute(conn)
             },
         )
     }

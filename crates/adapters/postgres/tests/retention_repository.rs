@@ -59,6 +59,11 @@ fn write_event(db: &TestDb, t: &Tenant, criado_em: &str, sem_entregas: bool) -> 
     id
 }
 
+/// A webhook URL of the tenant, registered long before every row of these tests.
+fn url_of(pool: &postgres_adapter::PgPool, t: &Tenant, url: &str) -> WebhookUrl {
+    register(pool, &t.company, url, at("2026-01-01T00:00:00Z"))
+}
+
 /// A delivery of `evento` to `url` in `status`, last changed at `atualizado_em`, with
 /// `attempts` attempts.
 fn delivery(
@@ -210,18 +215,8 @@ fn the_purge_deletes_exactly_the_old_final_deliveries_with_their_attempts_and_th
     let db = TestDb::new();
     let pool = pool(&db);
     let t = tenant(&pool, "ACME", "112223330001");
-    let url = register(
-        &pool,
-        &t.company,
-        "https://acme.example/a",
-        at("2026-01-01T00:00:00Z"),
-    );
-    let url_b = register(
-        &pool,
-        &t.company,
-        "https://acme.example/b",
-        at("2026-01-01T00:00:00Z"),
-    );
+    let url = url_of(&pool, &t, "https://acme.example/a");
+    let url_b = url_of(&pool, &t, "https://acme.example/b");
     // The tenant's use-case sync of 2026-05-01 wrote an event (no URL then): old, no delivery.
     let synced = event_ids(&db);
     assert_eq!(synced.len(), 1);
@@ -336,12 +331,7 @@ fn each_call_handles_at_most_its_batch_and_repeating_it_finishes_the_work() {
     let db = TestDb::new();
     let pool = pool(&db);
     let t = tenant(&pool, "ACME", "112223330001");
-    let url = register(
-        &pool,
-        &t.company,
-        "https://acme.example/a",
-        at("2026-01-01T00:00:00Z"),
-    );
+    let url = url_of(&pool, &t, "https://acme.example/a");
     let repo = PgRetentionRepository::new(pool);
     for _ in 0..5 {
         let e = event(&db, &t, "2026-04-01T00:00:00Z");
@@ -375,12 +365,7 @@ fn a_batch_of_zero_does_nothing() {
     let db = TestDb::new();
     let pool = pool(&db);
     let t = tenant(&pool, "ACME", "112223330001");
-    let url = register(
-        &pool,
-        &t.company,
-        "https://acme.example/a",
-        at("2026-01-01T00:00:00Z"),
-    );
+    let url = url_of(&pool, &t, "https://acme.example/a");
     let repo = PgRetentionRepository::new(pool);
     let e = event(&db, &t, "2026-04-01T00:00:00Z");
     let d = delivery(&db, e, &url, "entregue", "2026-04-01T00:00:00Z", 0);
@@ -424,18 +409,8 @@ fn a_company_whose_old_events_are_held_by_stuck_deliveries_never_holds_back_anot
     let pool = pool(&db);
     let a = tenant(&pool, "ACME", "112223330001");
     let b = tenant(&pool, "Beta", "445556660001");
-    let url_a = register(
-        &pool,
-        &a.company,
-        "https://acme.example/a",
-        at("2026-01-01T00:00:00Z"),
-    );
-    let url_b = register(
-        &pool,
-        &b.company,
-        "https://beta.example/b",
-        at("2026-01-01T00:00:00Z"),
-    );
+    let url_a = url_of(&pool, &a, "https://acme.example/a");
+    let url_b = url_of(&pool, &b, "https://beta.example/b");
     // A: 5,000 old events, each held by a delivery stuck pending; they can go only once their
     // deliveries do. Oldest of all, so a purge walking events by age would read them first.
     stuck(&db, &url_a, 5_000);
@@ -482,18 +457,8 @@ fn an_event_goes_with_its_last_delivery_not_before() {
     let db = TestDb::new();
     let pool = pool(&db);
     let t = tenant(&pool, "ACME", "112223330001");
-    let url = register(
-        &pool,
-        &t.company,
-        "https://acme.example/a",
-        at("2026-01-01T00:00:00Z"),
-    );
-    let url_b = register(
-        &pool,
-        &t.company,
-        "https://acme.example/b",
-        at("2026-01-01T00:00:00Z"),
-    );
+    let url = url_of(&pool, &t, "https://acme.example/a");
+    let url_b = url_of(&pool, &t, "https://acme.example/b");
     let shared = event(&db, &t, "2026-04-01T00:00:00Z");
     delivery(&db, shared, &url, "entregue", "2026-04-01T00:00:01Z", 1);
     delivery(&db, shared, &url_b, "falhou", "2026-04-02T00:00:00Z", 3);

@@ -10,13 +10,13 @@ use domain::{CompanyId, ConsentStatus, EventType, Reason, TransitionCause, Webho
 use ports::RepoError;
 use uuid::Uuid;
 
-use super::{into_domain_in_tx, sql_limit, CompanyIdRow};
-use crate::conn::{count_u32, with_conn};
+use super::into_domain_in_tx;
+use crate::conn::with_conn;
 use crate::fixed_sql::statement;
 use crate::models::{NewSolicitacaoHistorico, SolicitacaoConsentimentoRow, CRIACAO_CONFIRMADA};
 use crate::outbox;
 use crate::per_company::companies_with;
-use crate::per_company::share_among;
+use crate::per_company::each_company;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
 use crate::PgPool;
 
@@ -152,49 +152,37 @@ pub(super) fn clear_unknown_status(
 /// history, returning the moved rows), then one `solicitacao.expirada` event per moved request,
 /// with its deliveries (one batch of the outbox). The count is the number of rows moved.
 pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
-    if limit == 0 {
-        return Ok(0);
-    }
     // Every statement below is scoped to one company (issue 21, part 3): a transaction per
     // company, each at most what is left of `limit`.
-    let companies = with_conn(pool, "finding companies with requests to expire", |conn| {
-        CompaniesWithDueExpiry {
-            now,
-            limit: sql_limit(limit),
-        }
-        .load::<CompanyIdRow>(conn)
-    })?;
-    share_among(
-        companies,
+    each_company(
+        pool,
         limit,
         "expiring consent requests",
-        |empresa_id, room| {
-            let expired = with_conn(pool, "expiring consent requests", |conn| {
-                conn.transaction(|conn| {
-                    let expired = ExpireDue {
-                        empresa_id,
-                        now,
-                        limit: sql_limit(room),
-                        expirado: ConsentStatus::Expired.as_str(),
-                        expiracao: TransitionCause::Expiry.as_str(),
-                    }
-                    .load::<SolicitacaoConsentimentoRow>(conn)?;
-                    let events = expired
-                        .into_iter()
-                        .map(|row| {
-                            let request = into_domain_in_tx(row)?;
-                            Ok(WebhookEvent::consent(
-                                EventType::RequestExpired,
-                                &request,
-                                now,
-                            ))
-                        })
-                        .collect::<QueryResult<Vec<_>>>()?;
-                    outbox::write_events(conn, &events)?;
-                    Ok(events.len())
-                })
-            })?;
-            Ok(count_u32(expired))
+        |conn, limit| CompaniesWithDueExpiry { now, limit }.load(conn),
+        |conn, empresa_id, limit| {
+            conn.transaction(|conn| {
+                let expired = ExpireDue {
+                    empresa_id,
+                    now,
+                    limit,
+                    expirado: ConsentStatus::Expired.as_str(),
+                    expiracao: TransitionCause::Expiry.as_str(),
+                }
+                .load::<SolicitacaoConsentimentoRow>(conn)?;
+                let events = expired
+                    .into_iter()
+                    .map(|row| {
+                        let request = into_domain_in_tx(row)?;
+                        Ok(WebhookEvent::consent(
+                            EventType::RequestExpired,
+                            &request,
+                            now,
+                        ))
+                    })
+                    .collect::<QueryResult<Vec<_>>>()?;
+                outbox::write_events(conn, &events)?;
+                Ok(events.len())
+            })
         },
     )
 }
