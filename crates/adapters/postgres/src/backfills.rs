@@ -162,15 +162,23 @@ pub fn run_backfill_batch(
     })
 }
 
-/// Runs one keyset batch written as a statement that takes `$1` the key to start after (text;
-/// NULL: from the first) and `$2` the batch size, and answers `last_key` (the batch's last key
-/// looked at, NULL when none was left) and `touched` (rows changed): the shape of every step.
+/// Runs one keyset batch of a step: `lote` (columns and `FROM`, keyed by `id`) chooses the rows
+/// after `after` (NULL: from the first), at most `limit` of them in key order; `feitos` (a
+/// data-modifying statement reading `lote`, `RETURNING 1`) changes them. Answers the batch's last
+/// key looked at (`None` when none was left) and the rows changed: the shape of every step.
 fn keyset_batch(
     conn: &mut PgConnection,
-    sql: &str,
+    lote: &str,
+    feitos: &str,
     after: Option<&str>,
     limit: i64,
 ) -> QueryResult<Batch> {
+    let sql = format!(
+        "WITH lote AS (SELECT {lote} WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2), \
+         feitos AS ({feitos}) \
+         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
+                (SELECT count(*) FROM feitos) AS touched"
+    );
     let row = diesel::sql_query(sql)
         .bind::<Nullable<Text>, _>(after)
         .bind::<BigInt, _>(limit)
@@ -203,13 +211,8 @@ fn salt_consent_hashes(
 ) -> QueryResult<Batch> {
     keyset_batch(
         conn,
-        "WITH lote AS ( \
-             SELECT id, replace(gen_random_uuid()::text, '-', '') AS sal \
-             FROM solicitacoes_consentimento \
-             WHERE $1::uuid IS NULL OR id > $1::uuid \
-             ORDER BY id LIMIT $2 \
-         ), feitos AS ( \
-             UPDATE solicitacoes_consentimento s \
+        "id, replace(gen_random_uuid()::text, '-', '') AS sal FROM solicitacoes_consentimento",
+        "UPDATE solicitacoes_consentimento s \
              SET sal_hash = lote.sal, \
                  hash_anterior = CASE WHEN s.hash ~ '^[0-9a-f]{64}$' THEN s.hash ELSE s.hash_anterior END, \
                  hash = CASE WHEN s.hash !~ '^[0-9a-f]{64}$' THEN s.hash ELSE encode(sha256(convert_to( \
@@ -231,10 +234,7 @@ fn salt_consent_hashes(
                      || '}', 'UTF8')), 'hex') END \
              FROM lote \
              WHERE s.id = lote.id AND s.sal_hash = '' \
-             RETURNING 1 \
-         ) \
-         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
-                (SELECT count(*) FROM feitos) AS touched",
+             RETURNING 1",
         after,
         limit,
     )
@@ -252,23 +252,15 @@ fn schedule_open_requests(
 ) -> QueryResult<Batch> {
     keyset_batch(
         conn,
-        "WITH lote AS ( \
-             SELECT id, empresa_id, status, criacao \
-             FROM solicitacoes_consentimento \
-             WHERE $1::uuid IS NULL OR id > $1::uuid \
-             ORDER BY id LIMIT $2 \
-         ), feitos AS ( \
-             INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em) \
+        "id, empresa_id, status, criacao FROM solicitacoes_consentimento",
+        "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em) \
              SELECT empresa_id, id, now() + CASE WHEN status = 'ativo' \
                  THEN (abs(hashtext(id::text)) % 900) * interval '1 second' \
                  ELSE interval '0' END \
              FROM lote \
              WHERE status IN ('pendente', 'ativo') AND criacao = 'confirmada' \
              ON CONFLICT DO NOTHING \
-             RETURNING 1 \
-         ) \
-         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
-                (SELECT count(*) FROM feitos) AS touched",
+             RETURNING 1",
         after,
         limit,
     )
@@ -286,19 +278,12 @@ fn mark_events_without_deliveries(
 ) -> QueryResult<Batch> {
     keyset_batch(
         conn,
-        "WITH lote AS ( \
-             SELECT id, empresa_id FROM webhook_eventos \
-             WHERE $1::uuid IS NULL OR id > $1::uuid \
-             ORDER BY id LIMIT $2 \
-         ), feitos AS ( \
-             UPDATE webhook_eventos ev SET sem_entregas = true \
+        "id, empresa_id FROM webhook_eventos",
+        "UPDATE webhook_eventos ev SET sem_entregas = true \
              FROM lote \
              WHERE ev.empresa_id = lote.empresa_id AND ev.id = lote.id AND NOT ev.sem_entregas \
                AND NOT EXISTS (SELECT 1 FROM webhook_entregas d WHERE d.evento_id = ev.id) \
-             RETURNING 1 \
-         ) \
-         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
-                (SELECT count(*) FROM feitos) AS touched",
+             RETURNING 1",
         after,
         limit,
     )
