@@ -4,8 +4,9 @@
 # (scripts/bench/status_work_load.sql), `consent-api worker` with only the status job (the
 # defaults: policy 300 s pending / 900 s active, 20 PGCC calls a second; batch_size 500) against
 # pgcc-sim for STATUS_WORK_SECONDS (default 60), and one line: PostgreSQL CPU seconds per minute
-# (and as a share of one core), PGCC status calls and ids per second, and the checks overdue by
-# more than one poll period at the end. The simulator does not know the loaded requests, so every
+# (and as a share of one core), PGCC status calls and ids per second, the checks overdue by more
+# than one poll period at the end (young requests' own rows) and the sweeps' passes late by more
+# than that, with the latest pass's lateness in seconds. The simulator does not know the loaded requests, so every
 # check finds no change: the common case, and the one whose cost must follow what is due.
 #
 #   scripts/bench/status_work.sh [SIZE ...]     (default: 100000 1000000)
@@ -28,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 ticks=$(getconf CLK_TCK)
 echo '{"empresas": []}' > "$work/seed.json"
-printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\n'
+printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\n'
 for n in "${sizes[@]}"; do
   dir=$(cluster_dir "status-work-$$-$n")
   admin=$(scripts/pg.sh start "$dir")
@@ -56,14 +57,15 @@ for n in "${sizes[@]}"; do
   read -r calls ids < <(curl -s "$sim_url/_sim/status-chamadas" |
     python3 -c 'import json,sys; c=json.load(sys.stdin); print(len(c), sum(x["ids"] for x in c))')
   overdue=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status WHERE proxima_em < now() - interval '30 seconds'")
+  read -r passes_late latest_late < <(psql "$db" -tA -F ' ' -c "SELECT count(*) FILTER (WHERE proxima_em < now() - interval '30 seconds'), COALESCE(round(EXTRACT(EPOCH FROM now() - min(proxima_em)))::bigint, 0) FROM varreduras_status WHERE proxima_em <= now()")
   kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true; worker_pid=""
   kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true; sim_pid=""
   scripts/pg.sh stop "$dir" >/dev/null; rm -rf "$dir"; dir=""
-  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" <<'PY'
+  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" <<'PY'
 import sys
-n, opn, c0, c1, ticks, secs, calls, ids, overdue = sys.argv[1:]
+n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late = sys.argv[1:]
 cpu = (int(c1) - int(c0)) / int(ticks)
 secs = float(secs)
-print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}")
+print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}")
 PY
 done

@@ -1,7 +1,8 @@
 -- scripts/bench/status_work.sh: :n consent requests of 100 companies (80% open: 70% ativo, 10%
 -- pendente; the rest revogado), made with generate_series, and the status worker's steady state:
--- each open request's next check spread over its interval (active over the next 900 s, pending
--- over the next 300 s), as the policy leaves them once every request has been checked once.
+-- every open request in its company's sweep (active every 900 s, pending every 300 s), as the
+-- policy leaves them once every request has been checked a few times, and each company's passes
+-- due at a random point of their period (companies do not start their passes together).
 \set ON_ERROR_STOP 1
 INSERT INTO empresas (id, nome, cnpj)
 SELECT md5('empresa' || c)::uuid, 'Empresa ' || c, lpad(c::text, 14, '0')
@@ -17,9 +18,14 @@ SELECT md5('sol' || g)::uuid, md5('empresa' || (g % 100 + 1))::uuid, md5('caso' 
     CASE WHEN g % 10 < 7 THEN 'ativo' WHEN g % 10 = 7 THEN 'pendente' ELSE 'revogado' END,
     'carga-' || g, encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada'
 FROM generate_series(1, :n) g;
-INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em, intervalo_segundos)
-SELECT empresa_id, id,
-    now() + random() * CASE WHEN status = 'ativo' THEN interval '900 s' ELSE interval '300 s' END,
-    CASE WHEN status = 'ativo' THEN 900 ELSE 300 END
+INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em, intervalo_segundos, varredura)
+SELECT empresa_id, id, 'infinity',
+    CASE WHEN status = 'ativo' THEN 900 ELSE 300 END,
+    status
 FROM solicitacoes_consentimento WHERE status IN ('ativo', 'pendente');
+INSERT INTO varreduras_status (empresa_id, varredura, periodo_segundos, proxima_em)
+SELECT md5('empresa' || c)::uuid, l.varredura, l.periodo,
+    now() + random() * l.periodo * interval '1 second'
+FROM generate_series(1, 100) c,
+     (VALUES ('pendente', 300), ('ativo', 900)) AS l(varredura, periodo);
 VACUUM ANALYZE;

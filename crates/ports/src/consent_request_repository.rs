@@ -54,6 +54,51 @@ pub struct StatusCheckItem {
     /// The interval its last check scheduled, in seconds (0: never checked yet): a `pendente`
     /// request's interval grows from check to check.
     pub interval_seconds: u32,
+    /// `Some`: claimed by its company's sweep of `lane` (see [`StatusSweepLane`]): checking it
+    /// writes nothing unless its status changed, and the sweep moves on once the batch's lease
+    /// is handed back to [`ConsentRequestRepository::advance_status_sweeps`].
+    pub sweep: Option<StatusSweepLease>,
+}
+
+/// The steady checks of a company's requests, in passes: every request in the lane once per
+/// period, read in id order from where the pass stands. A check that finds no change writes
+/// nothing (issue 21, part 1: the cost of a check is a read, not a row update).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum StatusSweepLane {
+    /// `pendente` requests past their growing intervals: every `pending_recheck_max_seconds`.
+    Pending,
+    /// `ativo` requests: every `active_recheck_seconds`.
+    Active,
+}
+
+/// A batch of a company's sweep, held until `token` (the lease's end, as stored): handed back
+/// after the check to move the sweep past it. Not handed back (the PGCC failed, the worker
+/// died), the batch is read again once the lease ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StatusSweepLease {
+    pub company_id: CompanyId,
+    pub lane: StatusSweepLane,
+    pub token: DateTime<Utc>,
+}
+
+/// When a request is checked next, after a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextStatusCheck {
+    /// At `at`, by its own schedule row; `interval_seconds` is the interval that put it there
+    /// (a `pendente` request's grows from check to check).
+    At {
+        at: DateTime<Utc>,
+        interval_seconds: u32,
+    },
+    /// By its company's sweep of `lane`, once every `period_seconds`. A company without such a
+    /// sweep yet gets one, its first pass due at `first_pass_at` (a period after this check).
+    Sweep {
+        lane: StatusSweepLane,
+        period_seconds: u32,
+        first_pass_at: DateTime<Utc>,
+    },
+    /// Never again: the request reached a final status.
+    Never,
 }
 
 /// When a request's next status check is, after a check (see
@@ -62,9 +107,7 @@ pub struct StatusCheckItem {
 pub struct StatusCheckSchedule {
     pub company_id: CompanyId,
     pub id: Uuid,
-    /// `None`: no more checks (the request reached a final status).
-    pub next_at: Option<DateTime<Utc>>,
-    pub interval_seconds: u32,
+    pub next: NextStatusCheck,
 }
 
 /// Where the creation of a stored request stands. Only [`CreationRecord::Confirmed`] requests are consents: every
@@ -284,12 +327,14 @@ pub trait ConsentRequestRepository: Send + Sync {
         limit: u32,
     ) -> Result<Vec<CompanyId>, RepoError>;
 
-    /// Claims up to `limit` of `company`'s status checks due at `now` (oldest due first) and
-    /// moves them to `lease_until`, so that a worker that dies mid-check leaves them to be
-    /// checked again then; `FOR UPDATE SKIP LOCKED`, within that one company: two workers never
-    /// claim the same check. Each comes back with its request's stored status (a request that
-    /// reached a final status meanwhile comes back too, to be unscheduled). Writes the narrow
-    /// schedule table only, never the request.
+    /// Claims up to `limit` of `company`'s status checks due at `now`: first those due by their
+    /// own schedule (oldest due first; moved to `lease_until`, so that a worker that dies
+    /// mid-check leaves them to be checked again then), then, for the room left, the next batch
+    /// of a due sweep (leased as a whole until `lease_until`: see [`StatusSweepLease`]).
+    /// `FOR UPDATE SKIP LOCKED`, within that one company: two workers never claim the same
+    /// check. Each comes back with its request's stored status (a request that reached a final
+    /// status meanwhile comes back too, to be unscheduled). Writes the narrow schedule tables
+    /// only, never the request.
     fn claim_status_checks(
         &self,
         company: CompanyId,
@@ -298,13 +343,23 @@ pub trait ConsentRequestRepository: Send + Sync {
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<StatusCheckItem>, RepoError>;
 
-    /// Stores when each checked request is checked next (or that it is not, `next_at` `None`),
-    /// in one statement per company. Writes the schedule only, never the request.
+    /// Stores when each checked request is checked next (its own time, its company's sweep, or
+    /// never), in one statement per company. Writes the schedule only, never the request.
     fn schedule_status_checks(&self, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError>;
+
+    /// Moves each leased sweep past the batch it handed out (a batch that was the last of its
+    /// pass ends the pass; the next one is due a period after this one was). A lease that ended
+    /// meanwhile (another worker took the batch again) is left alone.
+    fn advance_status_sweeps(
+        &self,
+        leases: &[StatusSweepLease],
+        now: DateTime<Utc>,
+    ) -> Result<(), RepoError>;
 
     /// The PGCC answered a status we do not know for the company's request `id`: records
     /// `unknown_since` as the start of the oddity and moves its next status check to
-    /// `next_check_at` (the poller's backoff). `false` when the request is absent.
+    /// `next_check_at` (the poller's backoff; a request in a sweep stays there: its next pass,
+    /// a period away, is its backoff). `false` when the request is absent or swept.
     fn defer_status_check(
         &self,
         company: CompanyId,

@@ -241,3 +241,105 @@ fn the_scheduled_sync_refreshes_every_company_and_one_failure_does_not_stop_the_
         "the schedule's result is logged"
     );
 }
+
+/// The row versions (`xmin`) of `table`'s rows, in id order `key`: unchanged while nothing
+/// writes them.
+fn versions(app: &TestApp, table: &str, key: &str) -> String {
+    app.db
+        .text(&format!(
+            "SELECT string_agg(xmin::text, ',' ORDER BY {key}) AS v FROM {table}"
+        ))
+        .unwrap_or_default()
+}
+
+#[test]
+fn steady_checks_are_swept_once_a_period_by_two_workers_write_nothing_and_a_revocation_arrives() {
+    let app = synced_with(NO_WORKERS_IN_API);
+    let mut body_a = active_body();
+    body_a["casoDeUsoIdTemplate"] = json!("tpl-a-credito");
+    let mut body_b = active_body();
+    body_b["casoDeUsoIdTemplate"] = json!("tpl-b-seguro");
+    let mut created = Vec::new();
+    for _ in 0..20 {
+        created.push(create(&app.a, ATIVO, &body_a));
+        created.push(create(&app.b, ATIVO, &body_b));
+    }
+    // every `ativo` request checked every 4 s; batches of 7 so that the two workers interleave
+    let period_seconds = 4;
+    let env = [
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "1"),
+        ("APP__WORKERS__ACTIVE_RECHECK_SECONDS", "4"),
+        ("APP__WORKERS__BATCH_SIZE", "7"),
+        ("APP__WORKERS__EXPIRY_SECONDS", "0"),
+        ("APP__WORKERS__SYNC_SECONDS", "0"),
+    ];
+    let _w1 = Worker::start_with(&app.db, &app.sim, &env);
+    let _w2 = Worker::start_with(&app.db, &app.sim, &env);
+
+    // after its first check, each joins its company's sweep of the active lane
+    let swept = wait_until(Duration::from_secs(30), || {
+        app.db
+            .scalar("SELECT count(*) AS v FROM verificacoes_status WHERE varredura = 'ativo'")
+            == 40
+    });
+    assert!(swept, "not every active request joined its company's sweep");
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM varreduras_status"),
+        2,
+        "one sweep per company"
+    );
+    let consents = versions(&app, "solicitacoes_consentimento", "id");
+    let schedule = versions(&app, "verificacoes_status", "solicitacao_id");
+    assert_eq!(
+        app.sim_admin.delete("/_sim/status-consultas").status / 100,
+        2
+    );
+
+    // two passes: every request asked about at least twice, by one worker or the other
+    let counts = || -> HashMap<String, Value> {
+        serde_json::from_value(app.sim_admin.get("/_sim/status-consultas").json)
+            .expect("counts by PGCC id")
+    };
+    let twice = wait_until(Duration::from_secs(30), || {
+        let counts = counts();
+        created
+            .iter()
+            .all(|(_, pgcc_id)| counts.get(pgcc_id).and_then(Value::as_u64) >= Some(2))
+    });
+    assert!(twice, "not every request was swept twice: {:?}", counts());
+    assert_eq!(
+        versions(&app, "solicitacoes_consentimento", "id"),
+        consents,
+        "a check that finds no change writes nothing to the request"
+    );
+    assert_eq!(
+        versions(&app, "verificacoes_status", "solicitacao_id"),
+        schedule,
+        "nor to its schedule row"
+    );
+
+    // a subject's revocation on the PGCC still arrives within a period (and a poll or two)
+    let (revoked, revoked_pgcc) = &created[1];
+    assert_eq!(
+        app.sim_admin
+            .post_json(
+                &format!("/_sim/solicitacoes/{revoked_pgcc}/revogar"),
+                &json!({ "motivo": "mudei de ideia" }),
+            )
+            .status,
+        200
+    );
+    let arrived = wait_until(Duration::from_secs(period_seconds + 4), || {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento \
+             WHERE id = '{revoked}' AND status = 'revogado'"
+        )) == 1
+    });
+    assert!(arrived, "the revocation did not arrive within a period");
+    assert_eq!(
+        app.db
+            .scalar("SELECT count(*) AS v FROM verificacoes_status WHERE varredura = 'ativo'"),
+        39,
+        "a final status leaves the sweep"
+    );
+}

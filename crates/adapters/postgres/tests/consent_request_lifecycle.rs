@@ -11,13 +11,16 @@ use std::thread;
 use chrono::{DateTime, TimeDelta, Utc};
 use common::consent::{
     claim_checks, cpf, history, history_count, next_check, pool_of, set_every_next_check,
-    set_next_check, stored, tenant, Spec, CPF, OTHER_CPF,
+    set_next_check, stored, sweep_lane, tenant, Spec, CPF, OTHER_CPF,
 };
 use common::{at, pool};
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, Cpf, TransitionCause};
-use ports::{ConsentRequestRepository, StatusCheckItem, StatusCheckSchedule};
+use ports::{
+    ConsentRequestRepository, NextStatusCheck, StatusCheckItem, StatusCheckSchedule,
+    StatusSweepLane, StatusSweepLease,
+};
 use postgres_adapter::PgConsentRequestRepository;
 use testkit::TestDb;
 use uuid::Uuid;
@@ -372,6 +375,7 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
             unknown_status_since: None,
             due_at: t0 - minutes(4),
             interval_seconds: 0,
+            sweep: None,
         }
     );
     assert_eq!(ids_of(&rest), [d.id]);
@@ -392,30 +396,37 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
         []
     );
 
-    // the schedule after the check: a's next in 15 min, c's in 1 min with its interval, d gone
+    // the schedule after the check: a to the company's active sweep, c's in 1 min with its
+    // interval, d gone
     repo.schedule_status_checks(&[
         StatusCheckSchedule {
             company_id: acme.company.id,
             id: a.id,
-            next_at: Some(t0 + minutes(15)),
-            interval_seconds: 900,
+            next: NextStatusCheck::Sweep {
+                lane: StatusSweepLane::Active,
+                period_seconds: 900,
+                first_pass_at: t0 + minutes(15),
+            },
         },
         StatusCheckSchedule {
             company_id: acme.company.id,
             id: c.id,
-            next_at: Some(t0 + minutes(1)),
-            interval_seconds: 60,
+            next: NextStatusCheck::At {
+                at: t0 + minutes(1),
+                interval_seconds: 60,
+            },
         },
         StatusCheckSchedule {
             company_id: acme.company.id,
             id: d.id,
-            next_at: None,
-            interval_seconds: 0,
+            next: NextStatusCheck::Never,
         },
     ])
     .unwrap();
-    assert_eq!(next_check(&db, a.id), Some(t0 + minutes(15)));
+    assert_eq!(next_check(&db, a.id), None, "no row of its own due");
+    assert_eq!(sweep_lane(&db, a.id).as_deref(), Some("ativo"));
     assert_eq!(next_check(&db, d.id), None);
+    assert_eq!(sweep_lane(&db, d.id), None);
     let again = repo
         .claim_status_checks(acme.company.id, 10, t0 + minutes(1), lease)
         .unwrap();
@@ -428,6 +439,131 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
             .interval_seconds,
         60
     );
+}
+
+#[derive(QueryableByName)]
+struct RowVersion {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    v: String,
+}
+
+/// The row versions (`xmin`) of the company's schedule rows, in id order: unchanged when
+/// nothing wrote them.
+fn schedule_versions(db: &TestDb, company: domain::CompanyId) -> Vec<String> {
+    diesel::sql_query(
+        "SELECT xmin::text AS v FROM verificacoes_status WHERE empresa_id = $1
+         ORDER BY solicitacao_id",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(company.0)
+    .load::<RowVersion>(&mut db.conn())
+    .unwrap()
+    .into_iter()
+    .map(|r| r.v)
+    .collect()
+}
+
+#[test]
+fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_passes_once_a_period(
+) {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let globex = tenant(&pool, "Globex", "445556660001");
+    let repo = PgConsentRequestRepository::new(pool);
+    let t0 = common::now();
+    let minutes = TimeDelta::minutes;
+    let spec = Spec::new(created()).status(Active);
+    let mine: Vec<Uuid> = sorted((0..5).map(|_| acme.create(&repo, &spec).id).collect());
+    let theirs = globex.create(&repo, &spec).id;
+    let sweep = |company, id, first_pass_at| StatusCheckSchedule {
+        company_id: company,
+        id,
+        next: NextStatusCheck::Sweep {
+            lane: StatusSweepLane::Active,
+            period_seconds: 900,
+            first_pass_at,
+        },
+    };
+    let mut schedules: Vec<StatusCheckSchedule> = mine
+        .iter()
+        .map(|id| sweep(acme.company.id, *id, t0))
+        .collect();
+    schedules.push(sweep(globex.company.id, theirs, t0 + minutes(60)));
+    repo.schedule_status_checks(&schedules).unwrap();
+    let versions = schedule_versions(&db, acme.company.id);
+    let before = stored(&db, mine[0]);
+
+    assert_eq!(
+        repo.companies_with_due_status_checks(t0, None, 10).unwrap(),
+        [acme.company.id],
+        "globex's first pass is an hour away"
+    );
+    let ids = |items: &[StatusCheckItem]| items.iter().map(|i| i.id).collect::<Vec<_>>();
+    let lease = t0 + minutes(1);
+    let first = repo
+        .claim_status_checks(acme.company.id, 2, t0, lease)
+        .unwrap();
+    assert_eq!(ids(&first), mine[..2], "in id order from the first");
+    assert_eq!(
+        first[0].sweep,
+        Some(StatusSweepLease {
+            company_id: acme.company.id,
+            lane: StatusSweepLane::Active,
+            token: lease,
+        })
+    );
+    assert_eq!(first[0].due_at, t0, "the pass started on time: no lag");
+    assert_eq!(
+        repo.claim_status_checks(acme.company.id, 10, t0, lease)
+            .unwrap(),
+        [],
+        "the leased batch is nobody else's, and the lane waits for it"
+    );
+    assert_eq!(
+        repo.companies_with_due_status_checks(t0, None, 10).unwrap(),
+        []
+    );
+    // not handed back (the PGCC failed): read again once its lease ends
+    let retried = repo
+        .claim_status_checks(acme.company.id, 2, lease, lease + minutes(1))
+        .unwrap();
+    assert_eq!(ids(&retried), mine[..2]);
+    repo.advance_status_sweeps(&[retried[0].sweep.unwrap()], lease)
+        .unwrap();
+    // a stale lease (the first one) hands back nothing
+    repo.advance_status_sweeps(&[first[0].sweep.unwrap()], lease)
+        .unwrap();
+
+    let at = lease + minutes(1);
+    let second = repo
+        .claim_status_checks(acme.company.id, 2, at, at + minutes(1))
+        .unwrap();
+    assert_eq!(ids(&second), mine[2..4]);
+    repo.advance_status_sweeps(&[second[0].sweep.unwrap()], at)
+        .unwrap();
+    let last = repo
+        .claim_status_checks(acme.company.id, 2, at, at + minutes(1))
+        .unwrap();
+    assert_eq!(ids(&last), mine[4..], "the pass's last batch is short");
+    repo.advance_status_sweeps(&[last[0].sweep.unwrap()], at)
+        .unwrap();
+
+    assert_eq!(
+        repo.claim_status_checks(acme.company.id, 10, at + minutes(5), at + minutes(6))
+            .unwrap(),
+        [],
+        "the pass is over until a period after it was due"
+    );
+    let next_pass = repo
+        .claim_status_checks(acme.company.id, 10, t0 + minutes(15), t0 + minutes(16))
+        .unwrap();
+    assert_eq!(ids(&next_pass), mine, "the next pass, from the first again");
+    assert_eq!(
+        schedule_versions(&db, acme.company.id),
+        versions,
+        "no check wrote its request's schedule row"
+    );
+    assert_eq!(stored(&db, mine[0]), before, "nor the request");
 }
 
 #[test]

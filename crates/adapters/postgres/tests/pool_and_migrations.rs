@@ -15,7 +15,7 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 15] = [
+const TABLES: &[&str] = &[
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
@@ -26,6 +26,7 @@ const TABLES: [&str; 15] = [
     "replicas_ativas",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
+    "varreduras_status",
     "verificacoes_status",
     "webhook_entregas",
     "webhook_eventos",
@@ -34,7 +35,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 54] = [
+const MIGRATION_NAMES: &[&str] = &[
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -89,6 +90,8 @@ const MIGRATION_NAMES: [&str; 54] = [
     "2026-11-29-002408_drop_cross_company_cancelled_index",
     "2026-11-29-002409_drop_cross_company_idempotency_index",
     "2026-11-29-002410_replicas_that_served",
+    "2026-11-30-002801_sweep_status_checks",
+    "2026-11-30-002802_index_status_sweep",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -7,8 +7,13 @@
 //! `pendente` one at growing intervals (the poll period, doubling, up to `pending_max`) and an
 //! `ativo` one every `active_every`. Every PGCC status call of every process is taken from one
 //! [`PgccCallBudget`], and the ids of a call are shared in turns by the companies with due
-//! checks, so one company's million due requests never delay another's first check. A check
-//! that finds no change writes the narrow schedule only, never the request.
+//! checks, so one company's million due requests never delay another's first check.
+//!
+//! Two ways to be due: a young request (its first checks, a `pendente` one while its interval
+//! grows) has a row of its own in the narrow schedule, rewritten at each check; a request in its
+//! steady rhythm (`ativo`, or `pendente` at `pending_max`) is in its company's sweep of that
+//! lane, read in passes in id order, and a check that finds no change writes nothing at all:
+//! at 10^7 consents nearly every check is a read (docs/scaling.md).
 //!
 //! Each request's answer is applied on its own: a status the PGCC names that we do not know
 //! skips that request (counted, and its next check backed off), never its batch, so one odd
@@ -20,8 +25,8 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Duration, Utc};
 use domain::{CompanyId, ConsentStatus, Reason, TransitionCause};
 use ports::{
-    Clock, ConsentRequestRepository, PgccCallBudget, PgccError, PgccGateway, RepoError,
-    StatusCheckItem, StatusCheckSchedule,
+    Clock, ConsentRequestRepository, NextStatusCheck, PgccCallBudget, PgccError, PgccGateway,
+    RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
 };
 
 /// The fewest ids a company's turn in a call carries (when it has that many due): a call of
@@ -66,6 +71,44 @@ impl StatusCheckPolicy {
             _ => None,
         }
     }
+
+    /// The next check after one that left the request in `status`: its own schedule while a
+    /// `pendente` request's interval grows, its company's sweep once the interval reaches its
+    /// steady value (`pending_max`, or `active_every` for an `ativo` one), never for a final
+    /// status.
+    pub fn next_check(
+        &self,
+        status: ConsentStatus,
+        last_seconds: u32,
+        now: DateTime<Utc>,
+    ) -> NextStatusCheck {
+        let seconds = |d: Duration| u32::try_from(d.num_seconds()).unwrap_or(u32::MAX);
+        match (status, self.next_interval(status, last_seconds)) {
+            (_, None) => NextStatusCheck::Never,
+            (ConsentStatus::Active, Some(every)) => NextStatusCheck::Sweep {
+                lane: StatusSweepLane::Active,
+                period_seconds: seconds(every),
+                first_pass_at: now + every,
+            },
+            (_, Some(interval)) if interval >= self.pending_max => NextStatusCheck::Sweep {
+                lane: StatusSweepLane::Pending,
+                period_seconds: seconds(self.pending_max),
+                first_pass_at: now + self.pending_max,
+            },
+            (_, Some(interval)) => NextStatusCheck::At {
+                at: now + interval,
+                interval_seconds: seconds(interval),
+            },
+        }
+    }
+}
+
+/// The sweep leases among `items`, each once.
+fn sweep_leases<'a>(items: impl Iterator<Item = &'a StatusCheckItem>) -> Vec<StatusSweepLease> {
+    let mut leases: Vec<StatusSweepLease> = items.filter_map(|item| item.sweep).collect();
+    leases.sort();
+    leases.dedup();
+    leases
 }
 
 impl Default for StatusCheckPolicy {
@@ -203,13 +246,15 @@ impl PollConsentStatuses {
             claimed.into_iter().partition(|item| {
                 matches!(item.status, ConsentStatus::Pending | ConsentStatus::Active)
             });
+        let leases = sweep_leases(open.iter().chain(&closed));
         let mut schedules: Vec<StatusCheckSchedule> = closed
             .iter()
-            .map(|item| self.schedule(item, item.status, now))
+            .filter_map(|item| self.schedule(item, item.status, now))
             .collect();
         let closed = u32::try_from(closed.len()).unwrap_or(u32::MAX);
         if open.is_empty() {
             self.consent_requests.schedule_status_checks(&schedules)?;
+            self.advance_sweeps(&leases, now)?;
             return Ok(PollReport {
                 closed,
                 more_due,
@@ -233,6 +278,7 @@ impl PollConsentStatuses {
                 .or_insert((answer.status, answer.reason.as_deref()));
         }
 
+        let mut failed_sweeps: Vec<StatusSweepLease> = Vec::new();
         let mut report = PollReport {
             checked: u32::try_from(open.len()).unwrap_or(u32::MAX),
             closed,
@@ -247,7 +293,7 @@ impl PollConsentStatuses {
                     pgcc_id = %item.pgcc_id,
                     "status poll: the PGCC does not know this request"
                 );
-                schedules.push(self.schedule(item, item.status, now));
+                schedules.extend(self.schedule(item, item.status, now));
                 continue;
             };
             let Some(reported) = reported else {
@@ -269,7 +315,7 @@ impl PollConsentStatuses {
                 }
             }
             if reported == item.status {
-                schedules.push(self.schedule(item, item.status, now));
+                schedules.extend(self.schedule(item, item.status, now));
                 continue;
             }
             if ConsentStatus::event_towards(item.status, reported).is_none() {
@@ -281,7 +327,7 @@ impl PollConsentStatuses {
                     reported = %reported,
                     "status poll: the PGCC reports a status our state machine cannot reach; skipped"
                 );
-                schedules.push(self.schedule(item, item.status, now));
+                schedules.extend(self.schedule(item, item.status, now));
                 continue;
             }
             let moved = self.consent_requests.transition(
@@ -301,6 +347,10 @@ impl PollConsentStatuses {
                 Ok(moved) => moved,
                 Err(e) => {
                     report.failed += 1;
+                    if let Some(lease) = item.sweep {
+                        // its batch is read again when the lease ends, this request with it
+                        failed_sweeps.push(lease);
+                    }
                     tracing::warn!(
                         empresa_id = %item.company_id,
                         solicitacao_id = %item.id,
@@ -314,7 +364,7 @@ impl PollConsentStatuses {
             };
             // moved or not (another process stored the same change first), the request is
             // now `reported` as far as the PGCC knows
-            schedules.push(self.schedule(item, reported, now));
+            schedules.extend(self.schedule(item, reported, now));
             if moved {
                 report.changed += 1;
                 tracing::info!(
@@ -329,6 +379,11 @@ impl PollConsentStatuses {
         // without this the checks come back when their lease ends: earlier than the policy
         // says, never later
         self.consent_requests.schedule_status_checks(&schedules)?;
+        let advanced: Vec<StatusSweepLease> = leases
+            .into_iter()
+            .filter(|lease| !failed_sweeps.contains(lease))
+            .collect();
+        self.advance_sweeps(&advanced, now)?;
         Ok(report)
     }
 
@@ -401,22 +456,37 @@ impl PollConsentStatuses {
         Ok(claimed)
     }
 
-    /// The next check of `item`, which the check left in `status`.
+    /// Hands back the sweep batches this call checked (none: no statement).
+    fn advance_sweeps(
+        &self,
+        leases: &[StatusSweepLease],
+        now: DateTime<Utc>,
+    ) -> Result<(), RepoError> {
+        if leases.is_empty() {
+            return Ok(());
+        }
+        self.consent_requests.advance_status_sweeps(leases, now)
+    }
+
+    /// What to write about `item`'s next check, which the check left in `status`: nothing for
+    /// a swept request that stays in its lane (the point of the sweep).
     fn schedule(
         &self,
         item: &StatusCheckItem,
         status: ConsentStatus,
         now: DateTime<Utc>,
-    ) -> StatusCheckSchedule {
-        let interval = self.policy.next_interval(status, item.interval_seconds);
-        StatusCheckSchedule {
+    ) -> Option<StatusCheckSchedule> {
+        let next = self.policy.next_check(status, item.interval_seconds, now);
+        if let (Some(lease), NextStatusCheck::Sweep { lane, .. }) = (item.sweep, next) {
+            if lease.lane == lane {
+                return None;
+            }
+        }
+        Some(StatusCheckSchedule {
             company_id: item.company_id,
             id: item.id,
-            next_at: interval.map(|i| now + i),
-            interval_seconds: interval
-                .map(|i| u32::try_from(i.num_seconds()).unwrap_or(u32::MAX))
-                .unwrap_or(0),
-        }
+            next,
+        })
     }
 
     /// Skips `item` this round and checks it again later, later each time the PGCC keeps
@@ -478,6 +548,20 @@ mod tests {
             unknown_status_since: None,
             due_at: now() - Duration::seconds(1),
             interval_seconds: 0,
+            sweep: None,
+        }
+    }
+
+    /// `item`, claimed by its company's sweep of `lane`.
+    fn swept(n: u128, status: ConsentStatus, lane: StatusSweepLane) -> StatusCheckItem {
+        let item = item(n, status);
+        StatusCheckItem {
+            sweep: Some(StatusSweepLease {
+                company_id: item.company_id,
+                lane,
+                token: now() + Duration::seconds(60),
+            }),
+            ..item
         }
     }
 
@@ -548,8 +632,17 @@ mod tests {
         consent_requests
     }
 
-    /// A repository whose due checks are `claimed`.
+    /// A repository whose due checks are `claimed` (sweeps advance without a word).
     fn claiming(claimed: Vec<StatusCheckItem>) -> MockConsentRequestRepository {
+        let mut consent_requests = claiming_only(claimed);
+        consent_requests
+            .expect_advance_status_sweeps()
+            .returning(|_, _| Ok(()));
+        consent_requests
+    }
+
+    /// A repository whose due checks are `claimed`, with no expectation on the sweeps.
+    fn claiming_only(claimed: Vec<StatusCheckItem>) -> MockConsentRequestRepository {
         let mut consent_requests = MockConsentRequestRepository::new();
         let mut companies: Vec<CompanyId> = claimed.iter().map(|i| i.company_id).collect();
         companies.sort();
@@ -1261,28 +1354,201 @@ mod tests {
             4,
             "the revoked one is not asked"
         );
-        let mut by_id: Vec<(u128, Option<i64>, u32)> = scheduled
+        let mut by_id: Vec<(u128, NextStatusCheck)> = scheduled
             .lock()
             .unwrap()
             .iter()
-            .map(|s| {
-                (
-                    s.id.as_u128(),
-                    s.next_at.map(|at| (at - now()).num_seconds()),
-                    s.interval_seconds,
-                )
-            })
+            .map(|s| (s.id.as_u128(), s.next))
             .collect();
-        by_id.sort();
+        by_id.sort_by_key(|(id, _)| *id);
+        let active = NextStatusCheck::Sweep {
+            lane: StatusSweepLane::Active,
+            period_seconds: 900,
+            first_pass_at: now() + Duration::seconds(900),
+        };
         assert_eq!(
             by_id,
             [
-                (1, Some(900), 900),
-                (2, Some(120), 120),
-                (3, Some(900), 900),
-                (4, None, 0),
-                (5, None, 0)
+                (1, active),
+                (
+                    2,
+                    NextStatusCheck::At {
+                        at: now() + Duration::seconds(120),
+                        interval_seconds: 120
+                    }
+                ),
+                (3, active),
+                (4, NextStatusCheck::Never),
+                (5, NextStatusCheck::Never)
             ]
+        );
+    }
+
+    #[test]
+    fn a_pending_request_joins_its_companys_sweep_once_its_interval_reaches_the_cap() {
+        use ConsentStatus::*;
+        let policy = policy();
+        let mut last = 0;
+        let mut nexts = Vec::new();
+        for _ in 0..5 {
+            let next = policy.next_check(Pending, last, now());
+            if let NextStatusCheck::At {
+                interval_seconds, ..
+            } = next
+            {
+                last = interval_seconds;
+            }
+            nexts.push(next);
+        }
+        let at = |s: i64| NextStatusCheck::At {
+            at: now() + Duration::seconds(s),
+            interval_seconds: s as u32,
+        };
+        let pending_sweep = NextStatusCheck::Sweep {
+            lane: StatusSweepLane::Pending,
+            period_seconds: 300,
+            first_pass_at: now() + Duration::seconds(300),
+        };
+        assert_eq!(
+            nexts,
+            [at(30), at(60), at(120), at(240), pending_sweep],
+            "the growing intervals, then the sweep at the cap"
+        );
+        assert_eq!(policy.next_check(Revoked, 0, now()), NextStatusCheck::Never);
+    }
+
+    #[test]
+    fn a_swept_check_that_finds_no_change_writes_nothing_and_its_sweep_moves_on() {
+        use ConsentStatus::*;
+        use StatusSweepLane as Lane;
+        let mut consent_requests = claiming_only(vec![
+            swept(1, Active, Lane::Active),
+            swept(3, Active, Lane::Active),
+            // pendente in the sweep, found accepted: moves to the active lane
+            swept(5, Pending, Lane::Pending),
+            // revoked through the API since: leaves the sweep
+            swept(7, Revoked, Lane::Active),
+        ]);
+        consent_requests
+            .expect_transition()
+            .returning(|_, _, _, _, _, _, _| Ok(true));
+        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
+        let recorded = scheduled.clone();
+        consent_requests
+            .expect_schedule_status_checks()
+            .times(1)
+            .returning(move |s| {
+                recorded.lock().unwrap().extend(s.to_vec());
+                Ok(())
+            });
+        let advanced: Arc<Mutex<Vec<StatusSweepLease>>> = Arc::default();
+        let seen = advanced.clone();
+        consent_requests
+            .expect_advance_status_sweeps()
+            .times(1)
+            .returning(move |leases, _| {
+                seen.lock().unwrap().extend(leases.to_vec());
+                Ok(())
+            });
+
+        let report = run(
+            consent_requests,
+            pgcc(
+                Ok(vec![
+                    answer(1, Active),
+                    answer(3, Active),
+                    answer(5, Active),
+                ]),
+                Arc::default(),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!(report.checked, 3);
+        let mut written: Vec<(u128, NextStatusCheck)> = scheduled
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| (s.id.as_u128(), s.next))
+            .collect();
+        written.sort_by_key(|(id, _)| *id);
+        assert_eq!(
+            written,
+            [
+                (
+                    5,
+                    NextStatusCheck::Sweep {
+                        lane: Lane::Active,
+                        period_seconds: 900,
+                        first_pass_at: now() + Duration::seconds(900)
+                    }
+                ),
+                (7, NextStatusCheck::Never)
+            ],
+            "the unchanged ones (1 and 3) write nothing"
+        );
+        let mut lanes: Vec<(u128, StatusSweepLane)> = advanced
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|l| (l.company_id.0.as_u128(), l.lane))
+            .collect();
+        lanes.sort();
+        assert_eq!(
+            lanes,
+            [(0xe1, Lane::Pending), (0xe1, Lane::Active)],
+            "each batch handed back once"
+        );
+    }
+
+    #[test]
+    fn a_swept_batch_with_a_failing_change_is_not_handed_back_so_it_is_read_again() {
+        use ConsentStatus::*;
+        let mut consent_requests = claiming_only(vec![
+            swept(1, Active, StatusSweepLane::Active),
+            swept(2, Active, StatusSweepLane::Active),
+        ]);
+        consent_requests
+            .expect_transition()
+            .returning(|_, id, _, _, _, _, _| {
+                if id.as_u128() == 1 {
+                    Err(RepoError::Unexpected(anyhow::anyhow!("refused")))
+                } else {
+                    Ok(true)
+                }
+            });
+        consent_requests
+            .expect_schedule_status_checks()
+            .returning(|_| Ok(()));
+        let advanced: Arc<Mutex<Vec<StatusSweepLease>>> = Arc::default();
+        let seen = advanced.clone();
+        consent_requests
+            .expect_advance_status_sweeps()
+            .returning(move |leases, _| {
+                seen.lock().unwrap().extend(leases.to_vec());
+                Ok(())
+            });
+
+        let report = run(
+            consent_requests,
+            pgcc(
+                Ok(vec![answer(1, Revoked), answer(2, Revoked)]),
+                Arc::default(),
+            ),
+        )
+        .unwrap();
+
+        assert_eq!((report.changed, report.failed), (1, 1));
+        let lanes: Vec<u128> = advanced
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|l| l.company_id.0.as_u128())
+            .collect();
+        assert_eq!(
+            lanes,
+            [0xe0],
+            "request 2's batch moves on; request 1's is read again when its lease ends"
         );
     }
 

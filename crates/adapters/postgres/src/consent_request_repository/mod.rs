@@ -22,7 +22,8 @@ use diesel::QueryResult;
 use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, ListCursor, RepoError, StatusCheckItem, StatusCheckSchedule, UnfinishedCreation,
+    CreationStart, ListCursor, RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLease,
+    UnfinishedCreation,
 };
 use uuid::Uuid;
 
@@ -209,6 +210,14 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
 
     fn schedule_status_checks(&self, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError> {
         status_checks::schedule(&self.pool, schedules)
+    }
+
+    fn advance_status_sweeps(
+        &self,
+        leases: &[StatusSweepLease],
+        now: DateTime<Utc>,
+    ) -> Result<(), RepoError> {
+        status_checks::advance_sweeps(&self.pool, leases, now)
     }
 
     fn defer_status_check(

@@ -1,7 +1,13 @@
-//! The status worker's schedule (`verificacoes_status`): which companies have due checks, the
-//! claim of one company's due checks, the schedule written after a check, and the backoff of a
-//! request the PGCC answers an odd status for. Every statement but the first is scoped to one
-//! company; none writes the consent row except the backoff's record of when the oddity began.
+//! The status worker's schedule (`verificacoes_status`) and sweeps (`varreduras_status`): which
+//! companies have due checks, the claim of one company's due checks (its own scheduled ones
+//! first, then a batch of a due sweep), the schedule written after a check, the sweep moved past
+//! its batch, and the backoff of a request the PGCC answers an odd status for. Every statement
+//! but the first is scoped to one company; none writes the consent row except the backoff's
+//! record of when the oddity began.
+//!
+//! A swept check that finds no change writes nothing: the sweep's own row moves once per batch
+//! (up to 500 requests), so at 10^7 consents the steady checks cost an index range read each
+//! (docs/scaling.md, "The status worker").
 
 use std::collections::BTreeMap;
 
@@ -9,7 +15,10 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, ConsentStatus};
-use ports::{RepoError, StatusCheckItem, StatusCheckSchedule};
+use ports::{
+    NextStatusCheck, RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLane,
+    StatusSweepLease,
+};
 use uuid::Uuid;
 
 use super::{sql_limit, CompanyIdRow};
@@ -20,9 +29,9 @@ use crate::PgPool;
 
 statement! {
     /// Companies (in id order, after `after`) with a check due at `now`: for each company, one
-    /// probe of `verificacoes_status_devidas_idx` for its oldest due check. The cost follows the
-    /// number of companies, never the number of due checks. `empresas` is one of the two tables
-    /// read across companies.
+    /// probe of `verificacoes_status_devidas_idx` for its oldest due check and one of its sweeps
+    /// (a due pass whose batch is not leased). The cost follows the number of companies, never
+    /// the number of due checks. `empresas` is one of the two tables read across companies.
     struct CompaniesWithDueChecks {
         now: DateTime<Utc> as Timestamptz,
         after: Uuid as SqlUuid,
@@ -30,8 +39,15 @@ statement! {
     }
     "SELECT e.id FROM empresas e
 WHERE e.id > $after
-  AND EXISTS (
-    SELECT 1 FROM verificacoes_status v WHERE v.empresa_id = e.id AND v.proxima_em <= $now
+  AND (
+    EXISTS (
+      SELECT 1 FROM verificacoes_status v WHERE v.empresa_id = e.id AND v.proxima_em <= $now
+    )
+    OR EXISTS (
+      SELECT 1 FROM varreduras_status w
+      WHERE w.empresa_id = e.id AND w.proxima_em <= $now
+        AND (w.arrendada_ate IS NULL OR w.arrendada_ate <= $now)
+    )
   )
 ORDER BY e.id
 LIMIT $limit"
@@ -66,38 +82,126 @@ JOIN solicitacoes_consentimento s ON s.id = r.solicitacao_id AND s.empresa_id = 
 }
 
 statement! {
-    /// The schedule after a check, for one company: each listed request's next check and
-    /// interval, or its row deleted (`proxima_em` NULL: it reached a final status).
+    /// The next batch of one of the company's due sweeps (the longest due first; a lane whose
+    /// batch another worker holds is skipped), leased as a whole until `lease_until`: up to
+    /// `limit` requests of the lane after where the pass stands, in id order, each with its
+    /// request's status and PGCC id as stored. A sweep with nothing left ends its pass here: the
+    /// next is due a period after this one was. Answers one row with no request then, no row
+    /// when no sweep was due. `due_at` is the pass's due time shifted by how long it has run, so
+    /// that a check's lag is how late its pass started.
+    struct ClaimStatusSweep {
+        empresa_id: Uuid as SqlUuid,
+        now: DateTime<Utc> as Timestamptz,
+        lease_until: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "WITH faixa AS (
+    SELECT w.varredura, w.apos_id
+    FROM varreduras_status w
+    WHERE w.empresa_id = $empresa_id AND w.proxima_em <= $now
+      AND (w.arrendada_ate IS NULL OR w.arrendada_ate <= $now)
+    ORDER BY w.proxima_em
+    LIMIT 1
+    FOR UPDATE SKIP LOCKED
+), lote AS (
+    SELECT v.solicitacao_id
+    FROM verificacoes_status v, faixa f
+    WHERE v.empresa_id = $empresa_id AND v.varredura = f.varredura
+      AND v.solicitacao_id > COALESCE(f.apos_id, '00000000-0000-0000-0000-000000000000'::uuid)
+    ORDER BY v.solicitacao_id
+    LIMIT $limit
+), resumo AS (
+    SELECT count(*) AS n,
+           (SELECT l.solicitacao_id FROM lote l ORDER BY l.solicitacao_id DESC LIMIT 1) AS ultimo
+    FROM lote
+), passo AS (
+    UPDATE varreduras_status w SET
+        iniciada_em = CASE WHEN w.apos_id IS NULL THEN $now ELSE w.iniciada_em END,
+        arrendada_ate = CASE WHEN r.n > 0 THEN $lease_until END,
+        ate_id = r.ultimo,
+        fim = r.n < $limit,
+        proxima_em = CASE WHEN r.n > 0 THEN w.proxima_em
+            ELSE GREATEST($now, w.proxima_em + w.periodo_segundos * interval '1 second') END
+    FROM faixa f, resumo r
+    WHERE w.empresa_id = $empresa_id AND w.varredura = f.varredura
+    RETURNING w.varredura, w.periodo_segundos, w.arrendada_ate,
+              w.proxima_em + ($now - w.iniciada_em) AS devida_em
+)
+SELECT p.varredura, p.arrendada_ate, p.devida_em, p.periodo_segundos AS intervalo_segundos,
+       s.id, s.pgcc_id, s.status, s.status_desconhecido_desde
+FROM passo p
+LEFT JOIN (lote l JOIN solicitacoes_consentimento s
+           ON s.id = l.solicitacao_id AND s.empresa_id = $empresa_id) ON true"
+}
+
+statement! {
+    /// Moves the company's sweep of `varredura` past the batch leased until `token`: to after
+    /// its last request, or, when it was the pass's last batch, to the next pass, due a period
+    /// after this one was (at once if the pass ran longer). A lease that ended and was taken
+    /// again has another token: left alone.
+    struct AdvanceStatusSweep {
+        empresa_id: Uuid as SqlUuid,
+        varredura: String as Text,
+        token: DateTime<Utc> as Timestamptz,
+        now: DateTime<Utc> as Timestamptz,
+    }
+    "UPDATE varreduras_status w SET
+    apos_id = CASE WHEN w.fim THEN NULL ELSE w.ate_id END,
+    proxima_em = CASE WHEN w.fim
+        THEN GREATEST($now, w.proxima_em + w.periodo_segundos * interval '1 second')
+        ELSE w.proxima_em END,
+    arrendada_ate = NULL, ate_id = NULL, fim = false
+WHERE w.empresa_id = $empresa_id AND w.varredura = $varredura AND w.arrendada_ate = $token"
+}
+
+statement! {
+    /// The schedule after a check, for one company: each listed request's next check by its own
+    /// row (`varredura` NULL: due at `proxima_em`), by its company's sweep of `varredura` (its
+    /// row due never; the sweep made if the company has none, its first pass due at
+    /// `proxima_em`), or its row deleted (`proxima_em` NULL: it reached a final status).
     struct ScheduleStatusChecks {
         empresa_id: Uuid as SqlUuid,
         ids: Vec<Uuid> as Array<SqlUuid>,
         next: Vec<Option<DateTime<Utc>>> as Array<Nullable<Timestamptz>>,
         intervals: Vec<i64> as Array<BigInt>,
+        lanes: Vec<Option<String>> as Array<Nullable<Text>>,
     }
     "WITH agenda AS (
-    SELECT * FROM unnest($ids::uuid[], $next::timestamptz[], $intervals::bigint[])
-        AS a(solicitacao_id, proxima_em, intervalo_segundos)
+    SELECT * FROM unnest($ids::uuid[], $next::timestamptz[], $intervals::bigint[],
+                         $lanes::text[])
+        AS a(solicitacao_id, proxima_em, intervalo_segundos, varredura)
 ), encerradas AS (
     DELETE FROM verificacoes_status v USING agenda a
     WHERE v.empresa_id = $empresa_id AND v.solicitacao_id = a.solicitacao_id
       AND a.proxima_em IS NULL
+), faixas AS (
+    INSERT INTO varreduras_status AS w (empresa_id, varredura, periodo_segundos, proxima_em)
+    SELECT DISTINCT ON (a.varredura) $empresa_id, a.varredura, a.intervalo_segundos, a.proxima_em
+    FROM agenda a
+    WHERE a.varredura IS NOT NULL AND a.proxima_em IS NOT NULL
+    ORDER BY a.varredura
+    ON CONFLICT (empresa_id, varredura) DO UPDATE SET periodo_segundos = EXCLUDED.periodo_segundos
+    WHERE w.periodo_segundos <> EXCLUDED.periodo_segundos
 )
 UPDATE verificacoes_status v
-SET proxima_em = a.proxima_em, intervalo_segundos = a.intervalo_segundos
+SET proxima_em = CASE WHEN a.varredura IS NULL THEN a.proxima_em ELSE 'infinity' END,
+    intervalo_segundos = a.intervalo_segundos,
+    varredura = a.varredura
 FROM agenda a
 WHERE v.empresa_id = $empresa_id AND v.solicitacao_id = a.solicitacao_id
   AND a.proxima_em IS NOT NULL"
 }
 
 statement! {
-    /// The backoff of a request whose status the PGCC answered we do not know: its next check.
+    /// The backoff of a request whose status the PGCC answered we do not know: its next check
+    /// (a swept request stays in its sweep: the next pass, a period away, is its backoff).
     struct DeferStatusCheck {
         empresa_id: Uuid as SqlUuid,
         id: Uuid as SqlUuid,
         next_check_at: DateTime<Utc> as Timestamptz,
     }
     "UPDATE verificacoes_status SET proxima_em = $next_check_at
-WHERE empresa_id = $empresa_id AND solicitacao_id = $id"
+WHERE empresa_id = $empresa_id AND solicitacao_id = $id AND varredura IS NULL"
 }
 
 #[derive(QueryableByName)]
@@ -129,7 +233,75 @@ impl ClaimedRow {
             unknown_status_since: self.status_desconhecido_desde,
             due_at: self.devida_em,
             interval_seconds: u32::try_from(self.intervalo_segundos).unwrap_or(0),
+            sweep: None,
         })
+    }
+}
+
+/// A row of [`ClaimStatusSweep`]: the lease, and a request of its batch (none: the pass ended).
+#[derive(QueryableByName)]
+struct SweptRow {
+    #[diesel(sql_type = Text)]
+    varredura: String,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    arrendada_ate: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Timestamptz)]
+    devida_em: DateTime<Utc>,
+    #[diesel(sql_type = BigInt)]
+    intervalo_segundos: i64,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pgcc_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    status: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    status_desconhecido_desde: Option<DateTime<Utc>>,
+}
+
+impl SweptRow {
+    /// `None` for the row of a pass that ended without a batch.
+    fn into_domain(self, company: CompanyId) -> anyhow::Result<Option<StatusCheckItem>> {
+        let (Some(id), Some(status), Some(token)) = (self.id, self.status, self.arrendada_ate)
+        else {
+            return Ok(None);
+        };
+        let lane = lane_of(&self.varredura)?;
+        ClaimedRow {
+            id,
+            pgcc_id: self.pgcc_id,
+            status,
+            status_desconhecido_desde: self.status_desconhecido_desde,
+            devida_em: self.devida_em,
+            intervalo_segundos: self.intervalo_segundos,
+        }
+        .into_domain(company)
+        .map(|item| {
+            Some(StatusCheckItem {
+                sweep: Some(StatusSweepLease {
+                    company_id: company,
+                    lane,
+                    token,
+                }),
+                ..item
+            })
+        })
+    }
+}
+
+/// The lane's name in `varredura`: the status it sweeps.
+fn lane_name(lane: StatusSweepLane) -> &'static str {
+    match lane {
+        StatusSweepLane::Pending => "pendente",
+        StatusSweepLane::Active => "ativo",
+    }
+}
+
+fn lane_of(name: &str) -> anyhow::Result<StatusSweepLane> {
+    match name {
+        "pendente" => Ok(StatusSweepLane::Pending),
+        "ativo" => Ok(StatusSweepLane::Active),
+        _ => Err(anyhow::anyhow!("a status sweep has an unknown lane")),
     }
 }
 
@@ -154,6 +326,10 @@ pub(super) fn companies_with_due(
     Ok(rows.into_iter().map(|r| CompanyId(r.id)).collect())
 }
 
+/// How many times one claim asks for a sweep batch: a due lane that ends its pass hands out
+/// nothing, and the company's other lane may be due too.
+const SWEEP_TRIES: usize = 3;
+
 pub(super) fn claim(
     pool: &PgPool,
     company: CompanyId,
@@ -165,6 +341,7 @@ pub(super) fn claim(
     if limit == 0 {
         return Ok(Vec::new());
     }
+    let unexpected = |e: anyhow::Error| RepoError::Unexpected(e.context(OPERATION));
     let rows = with_conn(pool, OPERATION, |conn| {
         ClaimStatusChecks {
             empresa_id: company.0,
@@ -174,10 +351,39 @@ pub(super) fn claim(
         }
         .load::<ClaimedRow>(conn)
     })?;
-    rows.into_iter()
+    let mut claimed = rows
+        .into_iter()
         .map(|row| row.into_domain(company))
-        .collect::<anyhow::Result<_>>()
-        .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+        .collect::<anyhow::Result<Vec<_>>>()
+        .map_err(unexpected)?;
+    // the young checks first (a new request's first check is the freshness that matters
+    // most), then the steady ones in the room left
+    for _ in 0..SWEEP_TRIES {
+        let room = (limit as usize).saturating_sub(claimed.len());
+        if room == 0 {
+            break;
+        }
+        let rows = with_conn(pool, OPERATION, |conn| {
+            ClaimStatusSweep {
+                empresa_id: company.0,
+                now,
+                lease_until,
+                limit: sql_limit(room as u32),
+            }
+            .load::<SweptRow>(conn)
+        })?;
+        if rows.is_empty() {
+            break; // no sweep of the company is due
+        }
+        let before = claimed.len();
+        for row in rows {
+            claimed.extend(row.into_domain(company).map_err(unexpected)?);
+        }
+        if claimed.len() > before {
+            break; // one batch per claim: the lease is handed back whole
+        }
+    }
+    Ok(claimed)
 }
 
 /// One statement per company of `schedules`.
@@ -191,13 +397,51 @@ pub(super) fn schedule(pool: &PgPool, schedules: &[StatusCheckSchedule]) -> Resu
                 ids: Vec::new(),
                 next: Vec::new(),
                 intervals: Vec::new(),
+                lanes: Vec::new(),
             });
+        let (next, interval, lane) = match s.next {
+            NextStatusCheck::At {
+                at,
+                interval_seconds,
+            } => (Some(at), interval_seconds, None),
+            NextStatusCheck::Sweep {
+                lane,
+                period_seconds,
+                first_pass_at,
+            } => (
+                Some(first_pass_at),
+                period_seconds,
+                Some(lane_name(lane).to_owned()),
+            ),
+            NextStatusCheck::Never => (None, 0, None),
+        };
         batch.ids.push(s.id);
-        batch.next.push(s.next_at);
-        batch.intervals.push(i64::from(s.interval_seconds));
+        batch.next.push(next);
+        batch.intervals.push(i64::from(interval));
+        batch.lanes.push(lane);
     }
     for batch in by_company.into_values() {
         with_conn(pool, "scheduling status checks", |conn| batch.execute(conn))?;
+    }
+    Ok(())
+}
+
+/// One statement per lease.
+pub(super) fn advance_sweeps(
+    pool: &PgPool,
+    leases: &[StatusSweepLease],
+    now: DateTime<Utc>,
+) -> Result<(), RepoError> {
+    for lease in leases {
+        with_conn(pool, "moving a status sweep on", |conn| {
+            AdvanceStatusSweep {
+                empresa_id: lease.company_id.0,
+                varredura: lane_name(lease.lane).to_owned(),
+                token: lease.token,
+                now,
+            }
+            .execute(conn)
+        })?;
     }
     Ok(())
 }

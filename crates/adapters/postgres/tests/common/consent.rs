@@ -286,14 +286,35 @@ struct NextCheck {
     proxima_em: DateTime<Utc>,
 }
 
-/// When request `id`'s next status check is; `None` when none is scheduled.
+/// When request `id`'s next status check is; `None` when none is scheduled by its own row (none
+/// at all, or its company's sweep checks it: see [`sweep_lane`]).
 pub fn next_check(db: &TestDb, id: Uuid) -> Option<DateTime<Utc>> {
-    diesel::sql_query("SELECT proxima_em FROM verificacoes_status WHERE solicitacao_id = $1")
+    diesel::sql_query(
+        "SELECT proxima_em FROM verificacoes_status
+         WHERE solicitacao_id = $1 AND proxima_em <> 'infinity'",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(id)
+    .get_result::<NextCheck>(&mut db.conn())
+    .optional()
+    .unwrap()
+    .map(|r| r.proxima_em)
+}
+
+#[derive(QueryableByName)]
+struct SweepLane {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    varredura: Option<String>,
+}
+
+/// The sweep lane request `id` is checked by (`pendente` or `ativo`); `None`: by its own row, or
+/// not at all.
+pub fn sweep_lane(db: &TestDb, id: Uuid) -> Option<String> {
+    diesel::sql_query("SELECT varredura FROM verificacoes_status WHERE solicitacao_id = $1")
         .bind::<diesel::sql_types::Uuid, _>(id)
-        .get_result::<NextCheck>(&mut db.conn())
+        .get_result::<SweepLane>(&mut db.conn())
         .optional()
         .unwrap()
-        .map(|r| r.proxima_em)
+        .and_then(|r| r.varredura)
 }
 
 /// Up to `limit` due status checks of every company (in the repository's company order), each
