@@ -6,7 +6,11 @@
 # pgcc-sim for STATUS_WORK_SECONDS (default 60), and one line: PostgreSQL CPU seconds per minute
 # (and as a share of one core), PGCC status calls and ids per second, the checks overdue by more
 # than one poll period at the end (young requests' own rows) and the sweeps' passes late by more
-# than that, with the latest pass's lateness in seconds. The simulator does not know the loaded requests, so every
+# than that, with the latest pass's lateness in seconds. Meanwhile STATUS_WORK_NEW_PER_SECOND
+# (default 20) new `pendente` requests a second arrive, spread over the companies (inserted with
+# SQL, due for their first check at once: the API's creation without the API), and the line ends
+# with how long they waited for their first check: median and p99 in seconds, and how many of
+# them were checked. The simulator does not know the loaded requests, so every
 # check finds no change: the common case, and the one whose cost must follow what is due.
 #
 #   scripts/bench/status_work.sh [SIZE ...]     (default: 100000 1000000)
@@ -18,18 +22,39 @@ require psql "PostgreSQL's client (Debian: apt-get install postgresql)"
 bin=${CARGO_TARGET_DIR:-target}/${STATUS_WORK_PROFILE:-release}
 if [ "${STATUS_WORK_PROFILE:-release}" = release ]; then cargo build --release --bins --quiet; else cargo build --bins --quiet; fi
 run_seconds=${STATUS_WORK_SECONDS:-60}
+new_per_second=${STATUS_WORK_NEW_PER_SECOND:-20}
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(100000 1000000)
-work=$(mktemp -d); dir=""; sim_pid=""; worker_pid=""
+work=$(mktemp -d); dir=""; sim_pid=""; worker_pid=""; arrivals_pid=""
 cleanup() {
+  [ -n "$arrivals_pid" ] && kill "$arrivals_pid" 2>/dev/null || true
   [ -n "$worker_pid" ] && kill "$worker_pid" 2>/dev/null || true
   [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
   [ -n "$dir" ] && { scripts/pg.sh stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"; }
-  rm -rf "$work"
+  if [ -n "${STATUS_WORK_KEEP:-}" ]; then echo "kept: $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 ticks=$(getconf CLK_TCK)
 echo '{"empresas": []}' > "$work/seed.json"
-printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\n'
+# new pending requests, $new_per_second a second, each due for its first check at once
+arrivals() {
+  local db=$1 i=0
+  while :; do
+    psql "$db" -qc "WITH novas AS (
+      INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, caso_de_uso_id_template,
+        cpf_titular, tipo_titular, modalidade_acesso, data_expiracao_consentimento, status, pgcc_id,
+        hash, sal_hash, criado_em, atualizado_em, criacao)
+      SELECT gen_random_uuid(), md5('empresa' || (g % 100 + 1))::uuid, md5('caso' || (g % 100 + 1))::uuid,
+        'tpl-1', '52998224725', 'PessoaFisica', 'Direto', now() + interval '5 years', 'pendente',
+        'nova-$i-' || g, encode(sha256(('nova-$i-' || g)::bytea), 'hex'), md5(g::text), now(), now(),
+        'confirmada'
+      FROM generate_series(1, $new_per_second) g
+      RETURNING empresa_id, id, criado_em)
+    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
+    SELECT empresa_id, id, criado_em FROM novas" >/dev/null 2>&1 || true
+    i=$((i + 1)); sleep 1
+  done
+}
+printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\tnew_first_check_p50_s\tp99_s\tnew_checked\n'
 for n in "${sizes[@]}"; do
   dir=$(cluster_dir "status-work-$$-$n")
   admin=$(scripts/pg.sh start "$dir")
@@ -43,7 +68,7 @@ for n in "${sizes[@]}"; do
   sim_pid=$!
   sim_url=$(wait_line "$work/sim.out" "pgcc-sim listening on ")
   APP_ENV=development APP__DATABASE__URL="$db" APP__PGCC__BASE_URL="$sim_url" RUST_LOG=error \
-    APP__WORKERS__BATCH_SIZE=500 APP__WORKERS__EXPIRY_SECONDS=0 APP__WORKERS__SYNC_SECONDS=0 \
+    APP__WORKERS__STATUS_POLL_SECONDS=10 APP__WORKERS__BATCH_SIZE=500 APP__WORKERS__EXPIRY_SECONDS=0 APP__WORKERS__SYNC_SECONDS=0 \
     APP__WORKERS__RECONCILE_SECONDS=0 APP__WORKERS__IDEMPOTENCY_PURGE_SECONDS=0 \
     APP__WORKERS__RETENTION_SECONDS=0 APP__WORKERS__DELIVERY_POLL_MS=0 \
     APP__WORKERS__DISABLE_CHECK_SECONDS=0 \
@@ -52,20 +77,35 @@ for n in "${sizes[@]}"; do
   sleep 5 # the worker's start and first drain
   curl -s -X DELETE "$sim_url/_sim/status-consultas" >/dev/null
   c0=$(pg_cpu)
+  arrivals "$db" & arrivals_pid=$!
   sleep "$run_seconds"
   c1=$(pg_cpu)
+  kill "$arrivals_pid"; wait "$arrivals_pid" 2>/dev/null || true; arrivals_pid=""
   read -r calls ids < <(curl -s "$sim_url/_sim/status-chamadas" |
     python3 -c 'import json,sys; c=json.load(sys.stdin); print(len(c), sum(x["ids"] for x in c))')
   overdue=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status WHERE proxima_em < now() - interval '30 seconds'")
   read -r passes_late latest_late < <(psql "$db" -tA -F ' ' -c "SELECT count(*) FILTER (WHERE proxima_em < now() - interval '30 seconds'), COALESCE(round(EXTRACT(EPOCH FROM now() - min(proxima_em)))::bigint, 0) FROM varreduras_status WHERE proxima_em <= now()")
+  # the simulator knows none of them, so a check leaves a pending request due again after its
+  # doubling interval I (status_poll_seconds, 10 s, then 20, 40 ...): its last check ran at
+  # proxima_em - I and its first at least I - 10 s before that (the intervals before it add up
+  # to I - 10, and checks run late, never early): an upper bound of the first check's wait
+  read -r p50 p99 new_checked < <(psql "$db" -tA -F ' ' -c "
+    SELECT COALESCE(round(percentile_cont(0.5) WITHIN GROUP (ORDER BY espera)::numeric, 1), -1),
+           COALESCE(round(percentile_cont(0.99) WITHIN GROUP (ORDER BY espera)::numeric, 1), -1),
+           count(espera) || '/' || count(*)
+    FROM (SELECT CASE WHEN v.intervalo_segundos > 0
+                 THEN EXTRACT(EPOCH FROM v.proxima_em - (2 * v.intervalo_segundos - 10) * interval '1 second' - s.criado_em) END AS espera
+          FROM solicitacoes_consentimento s
+          JOIN verificacoes_status v ON v.empresa_id = s.empresa_id AND v.solicitacao_id = s.id
+          WHERE s.pgcc_id LIKE 'nova-%') x")
   kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true; worker_pid=""
   kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true; sim_pid=""
   scripts/pg.sh stop "$dir" >/dev/null; rm -rf "$dir"; dir=""
-  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" <<'PY'
+  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" "$p50" "$p99" "$new_checked" <<'PY'
 import sys
-n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late = sys.argv[1:]
+n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late, p50, p99, new_checked = sys.argv[1:]
 cpu = (int(c1) - int(c0)) / int(ticks)
 secs = float(secs)
-print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}")
+print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}\t{p50}\t{p99}\t{new_checked}")
 PY
 done

@@ -155,6 +155,15 @@ impl Operations {
         self.stats.as_ref().map(|s| s.read_routing())
     }
 
+    /// Companies' batches failed on their own account, by operation (see
+    /// [`OperationalStats::company_batch_failures`]).
+    pub fn company_batch_failures(&self) -> Vec<(&'static str, u64)> {
+        self.stats
+            .as_ref()
+            .map(|s| s.company_batch_failures())
+            .unwrap_or_default()
+    }
+
     pub fn backlog(&self) -> Option<Result<Backlog, RepoError>> {
         self.stats.as_ref().map(|s| s.backlog(self.clock.now()))
     }

@@ -285,6 +285,77 @@ fn the_expiry_worker_stores_expired_requests_with_their_history() {
     );
 }
 
+#[test]
+fn a_company_whose_expiry_batch_fails_is_skipped_and_counted_and_the_other_still_expires() {
+    let app = synced_with(&[
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "0"),
+        ("APP__WORKERS__EXPIRY_SECONDS", "1"),
+        ("APP__METRICS__TOKEN", "metrics-token-e2e"),
+    ]);
+    // company A's requests cannot be written expirado (a constraint of its own, as a corrupt row
+    // or a bad deploy would make it); company B's can
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "CREATE FUNCTION recusa_expiracao() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN RAISE EXCEPTION 'refused for this test'; END $$;
+             CREATE TRIGGER recusa_expiracao BEFORE UPDATE ON solicitacoes_consentimento
+             FOR EACH ROW WHEN (NEW.empresa_id = '{}' AND NEW.status = 'expirado')
+             EXECUTE FUNCTION recusa_expiracao();",
+            app.company_a
+        ),
+    )
+    .expect("the refusing trigger");
+    let soon = || {
+        let mut body = pending_body();
+        body["dataExpiracaoConsentimento"] =
+            json!((chrono::Utc::now() + chrono::Duration::seconds(2)).to_rfc3339());
+        body
+    };
+    let (a_id, _) = create(&app.a, PENDENTE, &soon());
+    let mut b_body = soon();
+    b_body["casoDeUsoIdTemplate"] = json!("tpl-b-seguro");
+    let (b_id, _) = create(&app.b, PENDENTE, &b_body);
+
+    let stored = |id: &str| {
+        app.db.text(&format!(
+            "SELECT status AS v FROM solicitacoes_consentimento WHERE id = '{id}'"
+        ))
+    };
+    assert!(
+        wait_until(Duration::from_secs(20), || stored(&b_id).as_deref()
+            == Some("expirado")),
+        "company B's request never expired beside A's failing batch"
+    );
+    let metrics = testkit::Client::new(&app.api.base_url, None);
+    let counted = wait_until(Duration::from_secs(10), || {
+        metrics
+            .get_with("/metrics", &[("Authorization", "Bearer metrics-token-e2e")])
+            .text
+            .lines()
+            .any(|l| {
+                l.starts_with("consent_api_company_batch_failures_total{")
+                    && l.contains("expir")
+                    && !l.ends_with(" 0")
+            })
+    });
+    assert!(counted, "A's failing batch is not counted in /metrics");
+    assert_eq!(
+        stored(&a_id).as_deref(),
+        Some("pendente"),
+        "A's request is left as it was, due again next round"
+    );
+    let log = std::fs::read_to_string(&app.api.log).unwrap();
+    assert!(
+        log.contains("failed on its own") && log.contains(&app.company_a),
+        "logged with the company's id"
+    );
+    assert!(
+        !log.contains("refused for this test"),
+        "never the error's text, which may quote a row"
+    );
+}
+
 /// An independent implementation of docs/hash-consulta.md over a read with `mostrarCpf=true`
 /// (serde_json's map sorts keys, `sha256sum` hashes); `salted: false` is the content before
 /// salts were added.

@@ -176,6 +176,10 @@ impl OperationalStats for PgOperationalStats {
         }
     }
 
+    fn company_batch_failures(&self) -> Vec<(&'static str, u64)> {
+        crate::per_company::company_batch_failures()
+    }
+
     fn read_routing(&self) -> ReadRouting {
         self.reads
             .as_ref()

@@ -3,6 +3,9 @@
 //! company's rows in a statement scoped to it. This is what a distributed database needs (no
 //! lock across companies) and what keeps one company's backlog from being read for another's.
 
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
 use diesel::{PgConnection, QueryResult};
 use ports::RepoError;
 use uuid::Uuid;
@@ -24,6 +27,30 @@ macro_rules! companies_with {
 }
 pub(crate) use companies_with;
 
+/// Companies' batches that failed on their own account, by operation, since the process
+/// started. Process-wide on purpose: the ports answer a count of rows done, and the failure is
+/// counted where it is caught; `/metrics` reads it through
+/// [`ports::OperationalStats::company_batch_failures`].
+static COMPANY_BATCH_FAILURES: Mutex<BTreeMap<&'static str, u64>> = Mutex::new(BTreeMap::new());
+
+/// The companies' batches that failed on their own account so far, by operation.
+pub(crate) fn company_batch_failures() -> Vec<(&'static str, u64)> {
+    COMPANY_BATCH_FAILURES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .map(|(operation, count)| (*operation, *count))
+        .collect()
+}
+
+fn count_company_batch_failure(operation: &'static str) {
+    *COMPANY_BATCH_FAILURES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(operation)
+        .or_default() += 1;
+}
+
 /// A company id, as the statements that find companies with due work answer it.
 #[derive(diesel::QueryableByName)]
 pub(crate) struct CompanyIdRow {
@@ -38,7 +65,8 @@ pub(crate) struct CompanyIdRow {
 ///
 /// A company whose batch fails on its own account (a row that does not read back, a constraint:
 /// `RepoError::Unexpected`) is logged by id with `operation` and skipped, and the others go on
-/// (issue 21, part 4): its rows stay due for the next round. The database being unreachable
+/// (issue 21, part 4) and counted (`/metrics`: `company_batch_failures_total{operation}`): its
+/// rows stay due for the next round. The database being unreachable
 /// (`RepoError::Unavailable`) would fail every company alike, so it ends the call; so does a
 /// call in which every company failed, with the first error.
 pub(crate) fn share_among(
@@ -68,6 +96,7 @@ pub(crate) fn share_among(
                     operation,
                     "a company's batch failed on its own; the other companies go on"
                 );
+                count_company_batch_failure(operation);
                 first_failure.get_or_insert(error);
             }
         }
@@ -142,6 +171,12 @@ mod tests {
         })
         .unwrap();
         assert_eq!((used, asked), (2, vec![1, 2, 3]));
+        assert!(
+            company_batch_failures()
+                .iter()
+                .any(|(op, n)| *op == "test" && *n >= 1),
+            "counted by operation"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! skips that request (counted, and its next check backed off), never its batch, so one odd
 //! answer cannot keep its neighbours' revocations from reaching us.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
@@ -170,8 +170,18 @@ pub struct PollConsentStatuses {
     clock: Arc<dyn Clock>,
     policy: StatusCheckPolicy,
     observer: Option<Arc<dyn StatusCheckObserver>>,
-    /// The last company served: the next round's turns start after it.
-    last_company: Arc<Mutex<Option<CompanyId>>>,
+    /// Where the turns stand: the next call's start after the last company served.
+    turns: Arc<Mutex<Turns>>,
+}
+
+/// Where the turns among companies stand between calls.
+#[derive(Debug, Default)]
+struct Turns {
+    /// The last company served: the next call's turn starts after it.
+    last: Option<CompanyId>,
+    /// The companies served since this drain began: once a call serves none that is not here
+    /// (the turn came all the way around), every company with due work had its turn.
+    lap: HashSet<CompanyId>,
 }
 
 impl PollConsentStatuses {
@@ -189,7 +199,7 @@ impl PollConsentStatuses {
             clock,
             policy,
             observer: None,
-            last_company: Arc::default(),
+            turns: Arc::default(),
         }
     }
 
@@ -216,8 +226,9 @@ impl PollConsentStatuses {
     /// ends). Log lines carry ids and statuses only, never personal data.
     pub fn run_once(&self) -> Result<PollReport, PollError> {
         let now = self.clock.now();
-        let (companies, reached_end) = self.companies_in_turn(now)?;
+        let companies = self.companies_in_turn(now)?;
         if companies.is_empty() {
+            self.lock_turns().lap.clear();
             return Ok(PollReport::default());
         }
         if let Some(wait) = self.budget.try_take(now)? {
@@ -226,14 +237,25 @@ impl PollConsentStatuses {
                 ..PollReport::default()
             });
         }
-        let claimed = self.claim_in_turns(&companies, now)?;
-        // A full call may leave more due; so may companies this call's turn did not reach. A
-        // call that is neither ends the drain: what falls due meanwhile waits for the next poll,
+        let (claimed, more_left) = self.claim_in_turns(&companies, now)?;
+        // A full call may leave more due; so may companies this drain has not served yet, and
+        // a company that got all it asked for. A call that is none of these ends the drain: what falls due meanwhile waits for the next poll,
         // in full calls, instead of a stream of small ones.
-        let more_due = claimed.len() >= self.policy.ids_per_call as usize || !reached_end;
-        if let Some(last) = companies.last() {
-            *self.last_company.lock().unwrap_or_else(|p| p.into_inner()) = Some(*last);
-        }
+        let more_due = {
+            let mut turns = self.lock_turns();
+            turns.last = companies.last().copied();
+            let took_all = companies.len() < self.companies_per_call() as usize;
+            let newly_served = companies
+                .iter()
+                .filter(|company| turns.lap.insert(**company))
+                .count();
+            let lap_done = took_all || newly_served == 0;
+            let more = claimed.len() >= self.policy.ids_per_call as usize || !lap_done || more_left;
+            if !more {
+                turns.lap.clear();
+            }
+            more
+        };
         if let Some(observer) = &self.observer {
             for item in &claimed {
                 observer.status_check_lag(
@@ -387,19 +409,26 @@ impl PollConsentStatuses {
         Ok(report)
     }
 
-    /// The companies with due checks this call serves (at most `ids_per_call / MIN_SHARE`, at
-    /// least one), starting after the last one served and wrapping around: every company with
-    /// due checks is served within `companies / (ids_per_call / MIN_SHARE)` calls.
-    ///
-    /// Also answers whether the turn reached the end of the companies (this call served the
-    /// last of them, or wrapped around): until it does, companies may be waiting.
-    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<(Vec<CompanyId>, bool), RepoError> {
-        let limit = (self.policy.ids_per_call / MIN_SHARE).max(1);
-        let after = *self.last_company.lock().unwrap_or_else(|p| p.into_inner());
+    fn lock_turns(&self) -> std::sync::MutexGuard<'_, Turns> {
+        self.turns.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// How many companies one call serves at most: `ids_per_call / MIN_SHARE`, at least one.
+    fn companies_per_call(&self) -> u32 {
+        (self.policy.ids_per_call / MIN_SHARE).max(1)
+    }
+
+    /// The companies with due checks this call serves (at most
+    /// [`companies_per_call`](Self::companies_per_call)), starting after the last one served
+    /// and wrapping around: every company with due checks is served within
+    /// `companies / companies_per_call` calls, and fewer than that many mean every company with
+    /// due checks is in this call.
+    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<Vec<CompanyId>, RepoError> {
+        let limit = self.companies_per_call();
+        let after = self.lock_turns().last;
         let mut companies = self
             .consent_requests
             .companies_with_due_status_checks(now, after, limit)?;
-        let reached_end = u32::try_from(companies.len()).unwrap_or(limit) < limit;
         if let Some(after) = after {
             let room = limit.saturating_sub(u32::try_from(companies.len()).unwrap_or(limit));
             if room > 0 {
@@ -409,16 +438,19 @@ impl PollConsentStatuses {
                 companies.extend(wrapped.into_iter().filter(|c| *c <= after));
             }
         }
-        Ok((companies, reached_end))
+        Ok(companies)
     }
 
     /// Claims up to `ids_per_call` due checks among `companies`: an equal share each, then what
     /// is left of the call to those that had more, in the same order.
+    ///
+    /// Also answers whether some company may have more due: its last claim came back with all
+    /// it asked for (a pass of its sweep with more batches to go, say), so the drain goes on.
     fn claim_in_turns(
         &self,
         companies: &[CompanyId],
         now: DateTime<Utc>,
-    ) -> Result<Vec<StatusCheckItem>, RepoError> {
+    ) -> Result<(Vec<StatusCheckItem>, bool), RepoError> {
         let capacity = self.policy.ids_per_call.max(1) as usize;
         let share = (capacity / companies.len()).max(1);
         let lease_until = now + self.policy.lease();
@@ -441,19 +473,25 @@ impl PollConsentStatuses {
             }
             claimed.extend(got);
         }
+        let mut more_left = false;
         for company in with_more {
             let room = capacity - claimed.len();
             if room == 0 {
+                more_left = true;
                 break;
             }
-            claimed.extend(self.consent_requests.claim_status_checks(
+            let got = self.consent_requests.claim_status_checks(
                 company,
                 room as u32,
                 now,
                 lease_until,
-            )?);
+            )?;
+            // a sweep hands out one batch a call: a full share may be followed by an empty
+            // second claim while its pass still has batches to go
+            more_left |= got.len() == room || got.is_empty();
+            claimed.extend(got);
         }
-        Ok(claimed)
+        Ok((claimed, more_left))
     }
 
     /// Hands back the sweep batches this call checked (none: no statement).
@@ -1620,6 +1658,69 @@ mod tests {
             // the second call starts after the company the first one served (then wraps)
             assert_eq!(asked[1].0, Some(CompanyId(Uuid::from_u128(0xe0))));
         }
+    }
+
+    #[test]
+    fn a_drain_goes_on_until_every_company_with_due_work_had_its_turn_then_stops() {
+        // five companies with one due check each, one company a call (10 ids): no call is full,
+        // yet the drain must reach all five before it stops (the turn started mid-way)
+        let companies: Vec<CompanyId> = (1..=5).map(|n| CompanyId(Uuid::from_u128(n))).collect();
+        let all = companies.clone();
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_companies_with_due_status_checks()
+            .returning(move |_, after, limit| {
+                Ok(all
+                    .iter()
+                    .filter(|c| after.is_none_or(|a| **c > a))
+                    .take(limit as usize)
+                    .copied()
+                    .collect())
+            });
+        consent_requests
+            .expect_claim_status_checks()
+            .returning(|company, _, _, _| {
+                Ok(vec![StatusCheckItem {
+                    company_id: company,
+                    ..item(company.0.as_u128() * 2, ConsentStatus::Pending)
+                }])
+            });
+        consent_requests
+            .expect_schedule_status_checks()
+            .returning(|_| Ok(()));
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_consent_statuses().returning(|_| Ok(Vec::new()));
+        let service = PollConsentStatuses::new(
+            Arc::new(consent_requests),
+            Arc::new(pgcc),
+            Arc::new(open_budget()),
+            fixed_clock(),
+            policy(),
+        );
+        // a previous drain ended after company 3
+        service.lock_turns().last = Some(companies[2]);
+
+        let mut served = Vec::new();
+        let mut more = Vec::new();
+        for _ in 0..5 {
+            let report = service.run_once().unwrap();
+            served.push(service.lock_turns().last.unwrap().0.as_u128());
+            more.push(report.more_due);
+        }
+
+        assert_eq!(served, [4, 5, 1, 2, 3], "every company once, in turns");
+        assert_eq!(
+            more,
+            [true, true, true, true, true],
+            "company 3 is new to this lap too"
+        );
+        let report = service.run_once().unwrap();
+        assert!(
+            !report.more_due,
+            "the turn came all the way around: the drain stops"
+        );
+        let report = service.run_once().unwrap();
+        assert!(report.more_due, "a new drain begins a new lap");
     }
 
     #[test]

@@ -20,6 +20,9 @@
 //! - `worker_item_failures_total{job}`: items a background round could not handle on their own
 //!   account (`status_poll`, `reconcile`): each is logged, skipped and tried again later while
 //!   the round goes on with the others;
+//! - `company_batch_failures_total{operation}`: a company's batch of a per-company background
+//!   operation (a purge, the expiry) that failed on its own account: logged by company id,
+//!   skipped while the other companies go on, its rows due again next round;
 //! - `pgcc_unknown_status_total`: answers of the PGCC's batch status naming a status we do not
 //!   know, one per request and poll (each such request is skipped and backed off).
 //! - `webhook_deliveries_in_flight` and `webhook_senders` (this process's webhook senders: busy,
@@ -77,6 +80,7 @@ pub struct Metrics {
     sync_results: Family<Labels, Counter>,
     pgcc_unknown_statuses: Counter,
     worker_item_failures: Family<Labels, Counter>,
+    company_batch_failures: Family<Labels, Counter>,
     cache_lookups: Family<Labels, Counter>,
     cache_entries: Family<Labels, Gauge>,
     cache_weight: Family<Labels, Gauge>,
@@ -118,6 +122,7 @@ impl Metrics {
             sync_results: Family::default(),
             pgcc_unknown_statuses: Counter::default(),
             worker_item_failures: Family::default(),
+            company_batch_failures: Family::default(),
             cache_lookups: Family::default(),
             cache_entries: Family::default(),
             cache_weight: Family::default(),
@@ -223,6 +228,11 @@ impl Metrics {
             m.worker_item_failures.clone(),
         );
         registry.register(
+            "company_batch_failures",
+            "A company's batch of a per-company background operation that failed on its own (logged, skipped, due again next round) by operation",
+            m.company_batch_failures.clone(),
+        );
+        registry.register(
             "cache_lookups",
             "In-process cache lookups by cache (api_keys, use_case_lists) and result (hit, miss)",
             m.cache_lookups.clone(),
@@ -313,6 +323,12 @@ impl Metrics {
             self.pool_max.set(i64::from(pool.max_size));
             self.pool_connections.set(i64::from(pool.connections));
             self.pool_idle.set(i64::from(pool.idle));
+        }
+        for (operation, total) in operations.company_batch_failures() {
+            let counter = self
+                .company_batch_failures
+                .get_or_create(&vec![("operation", operation.to_owned())]);
+            counter.inc_by(total.saturating_sub(counter.get()));
         }
         if let Some(routing) = operations.read_routing() {
             for (target, total) in [
