@@ -2,7 +2,7 @@
 //! bounded query; no embedded migration pending) and the gauges of `GET /metrics` (pool usage,
 //! worker backlogs).
 
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -148,23 +148,45 @@ struct DueRow {
     oldest_seconds: f64,
 }
 
-/// Due status checks (the status poll's claim condition, counted): the narrow schedule only,
-/// so the count reads what is due (checks of requests that reached a final status since are
-/// counted until their next claim deletes them).
-const STATUS_CHECKS_DUE: &str = "\
-SELECT count(*) AS due,
-       COALESCE(EXTRACT(EPOCH FROM ($1 - min(proxima_em)))::float8, 0) AS oldest_seconds
-FROM verificacoes_status
-WHERE proxima_em <= $1";
+/// The most due rows a backlog gauge counts: its cost per scrape is bounded by this, not by the
+/// backlog (a million stuck deliveries read a million index entries at every scrape otherwise).
+/// The gauge reads this value as "this many or more".
+pub const BACKLOG_COUNT_CAP: i64 = 100_000;
 
-/// Due webhook deliveries (the sender's claim condition, counted).
-const DELIVERIES_DUE: &str = "\
-SELECT count(*) AS due,
-       COALESCE(EXTRACT(EPOCH FROM ($1 - min(e.proxima_tentativa_em)))::float8, 0) AS oldest_seconds
-FROM webhook_entregas e
-JOIN webhook_urls u ON u.id = e.webhook_url_id
-WHERE e.status = 'pendente' AND e.proxima_tentativa_em <= $1
-  AND u.removido_em IS NULL AND u.desativado_em IS NULL";
+/// Young status checks due (their own schedule rows; the sweeps' steady checks show in the lag
+/// histogram): counted up to the cap, and the oldest found by one probe of
+/// `verificacoes_status_devidas_idx` per company.
+static STATUS_CHECKS_DUE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT (SELECT count(*) FROM (
+            SELECT 1 FROM verificacoes_status WHERE proxima_em <= $1 LIMIT {BACKLOG_COUNT_CAP}
+         ) x) AS due,
+        COALESCE((
+            SELECT EXTRACT(EPOCH FROM ($1 - min(o.proxima_em)))::float8
+            FROM empresas c CROSS JOIN LATERAL (
+                SELECT v.proxima_em FROM verificacoes_status v
+                WHERE v.empresa_id = c.id ORDER BY v.proxima_em LIMIT 1
+            ) o
+            WHERE o.proxima_em <= $1
+        ), 0) AS oldest_seconds"
+    )
+});
+
+/// Due webhook deliveries (the sender's claim condition: pending, not parked), counted up to
+/// the cap; the oldest from the sender's own loose index scan (one probe per company).
+static DELIVERIES_DUE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT (SELECT count(*) FROM (
+            SELECT 1 FROM webhook_entregas e
+            WHERE e.status = 'pendente' AND NOT e.estacionada AND e.proxima_tentativa_em <= $1
+            LIMIT {BACKLOG_COUNT_CAP}
+         ) x) AS due,
+        COALESCE((
+            SELECT EXTRACT(EPOCH FROM ($1 - min(c.desde)))::float8 FROM ({companies_due}) c
+        ), 0) AS oldest_seconds",
+        companies_due = crate::webhook_delivery_repository::COMPANIES_DUE
+    )
+});
 
 impl OperationalStats for PgOperationalStats {
     fn pool_state(&self) -> PoolState {
@@ -189,10 +211,10 @@ impl OperationalStats for PgOperationalStats {
 
     fn backlog(&self, now: DateTime<Utc>) -> Result<Backlog, RepoError> {
         with_conn(&self.pool, "reading the workers' backlog", |conn| {
-            let checks = diesel::sql_query(STATUS_CHECKS_DUE)
+            let checks = diesel::sql_query(STATUS_CHECKS_DUE.as_str())
                 .bind::<Timestamptz, _>(now)
                 .get_result::<DueRow>(conn)?;
-            let deliveries = diesel::sql_query(DELIVERIES_DUE)
+            let deliveries = diesel::sql_query(DELIVERIES_DUE.as_str())
                 .bind::<Timestamptz, _>(now)
                 .get_result::<DueRow>(conn)?;
             Ok(Backlog {

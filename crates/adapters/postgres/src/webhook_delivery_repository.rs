@@ -24,7 +24,7 @@ use crate::PgPool;
 /// not parked, by company then due time). Each step jumps to the first entry of the next
 /// company, which is that company's soonest due time: one index probe per company with
 /// pending deliveries, whatever their number. Those due at $1 are answered. A read, no lock.
-const COMPANIES_DUE: &str = "\
+pub(crate) const COMPANIES_DUE: &str = "\
 WITH RECURSIVE empresas_pendentes AS (
     (SELECT e.empresa_id, e.proxima_tentativa_em
      FROM webhook_entregas e

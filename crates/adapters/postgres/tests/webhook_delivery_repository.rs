@@ -1103,3 +1103,35 @@ fn a_reenabled_url_is_not_disabled_again_for_the_failures_before_its_reenabling_
         Some(now)
     );
 }
+
+// --- the backlog gauge ---
+
+#[test]
+fn the_backlog_counts_due_unparked_deliveries_and_finds_the_oldest_of_any_company() {
+    use ports::OperationalStats;
+    let w = world(2);
+    let acme_url = w.url(&w.acme, "acme.example/hook");
+    let globex_url = w.url(&w.globex, "globex.example/hook");
+    let now = t0();
+    pending(&w.db, &acme_url, now - minutes(1));
+    pending(&w.db, &acme_url, now - minutes(2));
+    let parked_one = pending(&w.db, &acme_url, now - minutes(90));
+    diesel::update(we::table.find(parked_one))
+        .set(we::estacionada.eq(true))
+        .execute(&mut w.db.conn())
+        .unwrap();
+    pending(&w.db, &globex_url, now - minutes(30));
+    pending(&w.db, &globex_url, now + minutes(5));
+    let stats = postgres_adapter::PgOperationalStats::new(w.pool.clone());
+
+    let backlog = stats.backlog(now).unwrap();
+
+    assert_eq!(
+        backlog.deliveries_due, 3,
+        "due and not parked, every company"
+    );
+    assert_eq!(
+        backlog.oldest_delivery_due_seconds, 1800.0,
+        "the oldest due of any company, the parked one aside"
+    );
+}

@@ -15,7 +15,9 @@
 //! - `status_check_lag_seconds` (histogram): how late each status check ran against its due
 //!   time (the freshness a company gets, docs/lifecycle.md);
 //! - `status_checks_due`, `status_check_oldest_due_seconds`, `webhook_deliveries_due`,
-//!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape);
+//!   `webhook_delivery_oldest_due_seconds`, `backlog_read_errors_total` (read on each scrape; the
+//!   counts stop at 100,000 so that a scrape's cost never follows the backlog, the oldest are
+//!   exact);
 //! - `use_case_sync_results_total{outcome="success"|"failure"}` (scheduled syncs, per company);
 //! - `worker_item_failures_total{job}`: items a background round could not handle on their own
 //!   account (`status_poll`, `reconcile`): each is logged, skipped and tried again later while
