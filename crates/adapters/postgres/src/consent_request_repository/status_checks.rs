@@ -104,12 +104,17 @@ statement! {
     LIMIT 1
     FOR UPDATE SKIP LOCKED
 ), lote AS (
+    -- LATERAL: the lane and where its pass stands bound the index range (a plain join left
+    -- `> apos_id` a filter, read from the company's first request at every batch)
     SELECT v.solicitacao_id
-    FROM verificacoes_status v, faixa f
-    WHERE v.empresa_id = $empresa_id AND v.varredura = f.varredura
-      AND v.solicitacao_id > COALESCE(f.apos_id, '00000000-0000-0000-0000-000000000000'::uuid)
-    ORDER BY v.solicitacao_id
-    LIMIT $limit
+    FROM faixa f CROSS JOIN LATERAL (
+        SELECT v.solicitacao_id
+        FROM verificacoes_status v
+        WHERE v.empresa_id = $empresa_id AND v.varredura = f.varredura
+          AND v.solicitacao_id > COALESCE(f.apos_id, '00000000-0000-0000-0000-000000000000'::uuid)
+        ORDER BY v.solicitacao_id
+        LIMIT $limit
+    ) v
 ), resumo AS (
     SELECT count(*) AS n,
            (SELECT l.solicitacao_id FROM lote l ORDER BY l.solicitacao_id DESC LIMIT 1) AS ultimo
