@@ -179,7 +179,11 @@ fn the_record_pages_by_cursor_and_filters_by_key_and_period() {
     assert_eq!(rest[1]["rota"], ACESSOS);
     assert_ne!(rest[1]["apiKeyId"], key_id.as_str());
     assert_eq!(second.data()["proximoCursor"], Value::Null);
-    let mut seen: Vec<Value> = itens(&first).into_iter().chain(rest).map(|i| i["id"].clone()).collect();
+    let mut seen: Vec<Value> = itens(&first)
+        .into_iter()
+        .chain(rest)
+        .map(|i| i["id"].clone())
+        .collect();
     seen.dedup();
     assert_eq!(seen.len(), 4, "no item twice");
 
@@ -187,7 +191,9 @@ fn the_record_pages_by_cursor_and_filters_by_key_and_period() {
         .get(&format!("{ACESSOS}?apiKeyId={key_id}"))
         .expect(200);
     assert_eq!(itens(&by_key).len(), 3);
-    assert!(itens(&by_key).iter().all(|i| i["apiKeyId"] == key_id.as_str()));
+    assert!(itens(&by_key)
+        .iter()
+        .all(|i| i["apiKeyId"] == key_id.as_str()));
     let future = auditor
         .get(&format!("{ACESSOS}?de=2999-01-01T00:00:00Z"))
         .expect(200);
@@ -206,7 +212,9 @@ fn another_companys_record_is_not_visible() {
     let b_created = app.b.post_json(PENDENTE, &body).expect(200);
     let b_id = b_created.data()["id"].as_str().unwrap().to_owned();
     app.b
-        .get(&format!("/api/solicitacao-consentimento/{b_id}?mostrarCpf=true"))
+        .get(&format!(
+            "/api/solicitacao-consentimento/{b_id}?mostrarCpf=true"
+        ))
         .expect(200);
     assert_eq!(recorded(&app).len(), 1);
 

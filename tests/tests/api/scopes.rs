@@ -12,7 +12,14 @@ pub fn key_with_scopes(app: &TestApp, empresa: &str, escopos: &str) -> testkit::
     let out = cli(
         &app.db,
         &app.sim,
-        &["api-key", "issue", "--empresa", empresa, "--escopos", escopos],
+        &[
+            "api-key",
+            "issue",
+            "--empresa",
+            empresa,
+            "--escopos",
+            escopos,
+        ],
     );
     assert!(
         out.status.success(),
@@ -33,8 +40,7 @@ fn assert_forbidden(reply: testkit::Reply, granted_to: &str) {
 }
 
 fn rows(app: &TestApp, table: &str) -> i64 {
-    app.db
-        .scalar(&format!("SELECT count(*) AS v FROM {table}"))
+    app.db.scalar(&format!("SELECT count(*) AS v FROM {table}"))
 }
 
 #[test]
@@ -83,10 +89,17 @@ fn an_auditor_key_cannot_write_and_reads_everything_including_the_export() {
         ),
         "webhooks",
     );
-    assert_forbidden(auditor.post_empty("/api/casos-de-uso/sincronizar"), "integracao");
+    assert_forbidden(
+        auditor.post_empty("/api/casos-de-uso/sincronizar"),
+        "integracao",
+    );
     assert_eq!(rows(&app, "solicitacoes_consentimento"), 1);
     assert_eq!(rows(&app, "webhook_urls"), 0);
-    assert_eq!(app.sim_requests().len(), sim_calls, "nothing sent to the PGCC");
+    assert_eq!(
+        app.sim_requests().len(),
+        sim_calls,
+        "nothing sent to the PGCC"
+    );
     assert_eq!(
         auditor
             .get(&format!("/api/solicitacao-consentimento/{id}"))
@@ -144,7 +157,9 @@ fn a_key_issued_without_scopes_still_does_everything_a_key_did_but_the_audit_rou
     let (id, _) = create(&app.a, ATIVO, &active_body());
     create(&app.a, PENDENTE, &pending_body());
     app.a
-        .get(&format!("/api/solicitacao-consentimento/{id}?mostrarCpf=true"))
+        .get(&format!(
+            "/api/solicitacao-consentimento/{id}?mostrarCpf=true"
+        ))
         .expect(200);
     app.a.get("/api/solicitacao-consentimento").expect(200);
     app.a.get("/api/casos-de-uso").expect(200);
@@ -196,7 +211,10 @@ fn api_key_list_shows_each_keys_scopes_and_an_unknown_scope_is_refused_storing_n
     assert!(!refused.status.success());
     assert!(refused.stdout.is_empty(), "no key printed");
     let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert!(stderr.contains("escopo desconhecido: \"admin\""), "{stderr}");
+    assert!(
+        stderr.contains("escopo desconhecido: \"admin\""),
+        "{stderr}"
+    );
     assert_eq!(rows(&app, "api_keys"), keys_before);
 
     let out = cli(

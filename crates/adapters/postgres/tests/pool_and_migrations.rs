@@ -15,7 +15,8 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 16] = [
+    "acessos_dados_pessoais",
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",

@@ -173,14 +173,6 @@ impl Authenticator {
         (!key.use_due(self.clock.now())).then(|| Caller::of(&key.key))
     }
 
-    /// The scopes of `raw_key` when it resolves from the cache (whatever its last use): lets
-    /// the HTTP layer refuse a route outside them before reading the body. `None`: not known
-    /// from memory; the request's hop checks them.
-    pub fn cached_scopes(&self, raw_key: Option<&str>) -> Option<Scopes> {
-        let (_, hash) = Self::parse(raw_key).ok()?;
-        self.cache.get(&hash).map(|key| key.key.scopes)
-    }
-
     /// Hits, misses and size of the key cache.
     pub fn cache_stats(&self) -> CacheStats {
         self.cache.stats()

@@ -10,6 +10,7 @@
 use std::future::{ready, Ready};
 
 use actix_web::{dev::Payload, web, FromRequest, HttpRequest};
+use application::Caller;
 use domain::Scopes;
 
 use crate::error::ApiError;
@@ -18,16 +19,23 @@ use crate::state::ApiState;
 
 pub const API_KEY_HEADER: &str = "Api-Key";
 
-/// The raw key, and the grant of the route it is used on. Its `Debug` hides the key: keys never
-/// reach a log line.
+/// The raw key, the grant of the route it is used on, and the key's resolution when it came
+/// from memory (so the request's hop does not hash and look it up again). Its `Debug` hides
+/// the key: keys never reach a log line.
 pub struct ApiKeyHeader {
     key: String,
     grant: Option<&'static Grant>,
+    cached: Option<Caller>,
 }
 
 impl ApiKeyHeader {
     pub fn as_str(&self) -> &str {
         &self.key
+    }
+
+    /// The key's resolution from memory, taken once (see `blocking`).
+    pub(crate) fn take_cached(&mut self) -> Option<Caller> {
+        self.cached.take()
     }
 
     /// The route's template as registered (what the record of reads names); `"<unmatched>"`
@@ -55,6 +63,7 @@ impl ApiKeyHeader {
         ApiKeyHeader {
             key: key.to_owned(),
             grant,
+            cached: None,
         }
     }
 }
@@ -79,16 +88,18 @@ impl FromRequest for ApiKeyHeader {
         let Some(key) = key else {
             return ready(Err(ApiError::Unauthorized));
         };
+        // Known from memory (and no last use to write): refused here, before the body is read.
+        // Not known: the hop checks right after the lookup.
+        let cached = req
+            .app_data::<web::Data<ApiState>>()
+            .and_then(|state| state.services.auth.authenticate_cached(Some(key)));
         let header = ApiKeyHeader {
             key: key.to_owned(),
             grant: grants::of_request(req),
+            cached,
         };
-        // Known from memory: refused before the body is read. Not known: the hop checks.
-        let cached = req
-            .app_data::<web::Data<ApiState>>()
-            .and_then(|state| state.services.auth.cached_scopes(Some(key)));
-        if let Some(scopes) = cached {
-            if let Err(refused) = header.permits(scopes) {
+        if let Some(caller) = &header.cached {
+            if let Err(refused) = header.permits(caller.scopes) {
                 return ready(Err(refused));
             }
         }

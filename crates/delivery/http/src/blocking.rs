@@ -140,7 +140,7 @@ where
 
 async fn run_as_caller<T, C, F>(
     state: &web::Data<ApiState>,
-    key: ApiKeyHeader,
+    mut key: ApiKeyHeader,
     weight: u32,
     cached: C,
     f: F,
@@ -155,7 +155,11 @@ where
     let limiter = rate_limit::current_limiter();
     let services = &state.services;
     let route = key.route();
-    if let Some(caller) = services.auth.authenticate_cached(Some(key.as_str())) {
+    // resolved from memory by the extractor, or now
+    let from_memory = key
+        .take_cached()
+        .or_else(|| services.auth.authenticate_cached(Some(key.as_str())));
+    if let Some(caller) = from_memory {
         crate::request_id::record_company(caller.company.id);
         // before anything happens: a route outside the key's scopes changes nothing
         key.permits(caller.scopes)?;
