@@ -111,11 +111,11 @@ pub struct DocsServers {
         dto::access_log::PaginaAcessos,
     )),
     tags(
+        (name = "Auditoria", description = "For auditor keys: the record of who read personal data. See docs/security.md."),
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
         (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
-        (name = "Auditoria", description = "For auditor keys: the record of who read personal data. See docs/security.md."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),
     ),
     modifiers(&CommonToEveryApiOperation, &ServedMediaTypes),

@@ -36,8 +36,25 @@ pub fn apply(doc: &mut Value) {
             };
             operation["description"] = Value::String(description);
             operation["x-escopos"] = json!(names);
-            // the 403 answers in the same media types as the 401 every operation has
-            let content = operation["responses"]["401"]["content"].clone();
+            // the 403 answers in the same media types as the 401 every operation has, with
+            // the message the server gives
+            let mut content = operation["responses"]["401"]["content"].clone();
+            let example = json!({"sem_escopo": {
+                "summary": "The key holds none of the operation's scopes",
+                "value": {"sucesso": false, "isPgccErro": false, "pgccCodigoErro": "OK",
+                    "mensagem": format!(
+                        "A Api-Key não tem escopo para esta operação; escopos que a permitem: {}.",
+                        names.join(", ")
+                    ),
+                    "data": {}},
+            }});
+            for media in content
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|c| c.values_mut())
+            {
+                media["examples"] = example.clone();
+            }
             operation["responses"]["403"] = json!({
                 "description": "The key holds none of the scopes this operation requires (see x-escopos); nothing was done.",
                 "content": content,
