@@ -68,6 +68,30 @@ fn a_consulta_key_cannot_create_nothing_is_stored_nor_sent_to_the_pgcc_but_it_ca
 }
 
 #[test]
+fn a_key_known_from_memory_is_refused_before_its_body_is_read() {
+    let app = TestApp::synced();
+    let consulta = key_with_scopes(&app, &app.company_a, "consulta");
+    // resolves the key (and keeps it in the key cache)
+    consulta
+        .post_json(
+            "/api/hash-consulta",
+            &json!({"cpfTitular": CPF, "casoDeUsoIdTemplate": "tpl-a-marketing"}),
+        )
+        .expect(200);
+
+    // Not JSON at all: a body that is read is a 400; refused from memory, it is never read. The
+    // first tries may still resolve the key in the hop (the cache waits for its change feed).
+    let refused_unread = testkit::wait_until(std::time::Duration::from_secs(5), || {
+        consulta
+            .post_raw(ATIVO, "application/json", b"{not json")
+            .status
+            == 403
+    });
+    assert!(refused_unread, "never refused before the body");
+    assert_eq!(rows(&app, "solicitacoes_consentimento"), 0);
+}
+
+#[test]
 fn an_auditor_key_cannot_write_and_reads_everything_including_the_export() {
     let app = TestApp::synced();
     let (id, _) = create(&app.a, ATIVO, &active_body());
