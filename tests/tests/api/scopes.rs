@@ -71,17 +71,14 @@ fn a_consulta_key_cannot_create_nothing_is_stored_nor_sent_to_the_pgcc_but_it_ca
 fn a_key_known_from_memory_is_refused_before_its_body_is_read() {
     let app = TestApp::synced();
     let consulta = key_with_scopes(&app, &app.company_a, "consulta");
-    // resolves the key (and keeps it in the key cache)
-    consulta
-        .post_json(
-            "/api/hash-consulta",
-            &json!({"cpfTitular": CPF, "casoDeUsoIdTemplate": "tpl-a-marketing"}),
-        )
-        .expect(200);
+    let check = json!({"cpfTitular": CPF, "casoDeUsoIdTemplate": "tpl-a-marketing"});
 
-    // Not JSON at all: a body that is read is a 400; refused from memory, it is never read. The
-    // first tries may still resolve the key in the hop (the cache waits for its change feed).
-    let refused_unread = testkit::wait_until(std::time::Duration::from_secs(5), || {
+    // Not JSON at all: a body that is read is a 400; refused from memory, it is never read. A
+    // key is kept in memory once a request of it was answered while the cache's change feed is
+    // alive (right after start-up, or under load, it may not be yet): so each try first makes
+    // an answered request of the key.
+    let refused_unread = testkit::wait_until(std::time::Duration::from_secs(30), || {
+        consulta.post_json("/api/hash-consulta", &check).expect(200);
         consulta
             .post_raw(ATIVO, "application/json", b"{not json")
             .status
