@@ -79,9 +79,15 @@ pub enum ApiKeyCommand {
         /// The company's id (from `company create`).
         #[arg(long = "empresa")]
         company: String,
+        /// What the key may do, comma-separated: integracao (create, revoke, read its requests),
+        /// consulta (HashConsulta only), auditor (every read and the audit routes; no writes),
+        /// webhooks (the webhook URLs). Default: integracao,consulta,webhooks.
+        #[arg(long = "escopos")]
+        scopes: Option<String>,
     },
     /// List a company's keys, oldest first: one line per key, tab-separated:
-    /// id, prefix, created, last used (or -), revoked (or -). Never the key or its hash.
+    /// id, prefix, created, last used (or -), revoked (or -), scopes (comma-separated). Never
+    /// the key or its hash.
     List {
         /// The company's id (from `company create`).
         #[arg(long = "empresa")]

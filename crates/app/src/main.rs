@@ -41,8 +41,8 @@ fn main() -> ExitCode {
             command: CompanyCommand::Create { nome, cnpj },
         } => commands::company::create(&settings, &nome, &cnpj),
         Command::ApiKey {
-            command: ApiKeyCommand::Issue { company },
-        } => commands::api_key::issue(&settings, &company),
+            command: ApiKeyCommand::Issue { company, scopes },
+        } => commands::api_key::issue(&settings, &company, scopes.as_deref()),
         Command::ApiKey {
             command: ApiKeyCommand::List { company },
         } => commands::api_key::list(&settings, &company),

@@ -89,6 +89,8 @@ pub struct RetentionSettings {
     pub webhook_days: u64,
     /// Cancelled creations, before their personal data is blanked.
     pub cancelled_days: u64,
+    /// The record of who read personal data (`acessos_dados_pessoais`).
+    pub access_log_days: u64,
 }
 
 /// The longest retention accepted, in days (a hundred years: "keep").
@@ -101,6 +103,7 @@ impl RetentionSettings {
         application::RetentionPeriods {
             webhook: days(self.webhook_days),
             cancelled: days(self.cancelled_days),
+            access_log: days(self.access_log_days),
         }
     }
 }
@@ -583,6 +586,12 @@ impl Settings {
         if self.retention.cancelled_days > MAX_RETENTION_DAYS {
             return bad(
                 "retention.cancelled_days",
+                "must be between 0 and 36500 (days)",
+            );
+        }
+        if self.retention.access_log_days > MAX_RETENTION_DAYS {
+            return bad(
+                "retention.access_log_days",
                 "must be between 0 and 36500 (days)",
             );
         }

@@ -12,11 +12,11 @@ use delivery_http::{ApiState, RequestScope};
 use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings};
 use ports::SystemClock;
 use postgres_adapter::{
-    PgApiKeyRepository, PgCompanyRepository, PgConnectionScope, PgConsentRequestRepository,
-    PgEventLog, PgIdempotencyRepository, PgOperationalStats, PgPgccCallBudget, PgPool,
-    PgReadinessProbe, PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
-    PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
-    ReleasingWebhookSender,
+    PgAccessLog, PgApiKeyRepository, PgCompanyRepository, PgConnectionScope,
+    PgConsentRequestRepository, PgEventLog, PgIdempotencyRepository, PgOperationalStats,
+    PgPgccCallBudget, PgPool, PgReadinessProbe, PgRetentionRepository, PgUseCaseRepository,
+    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc,
+    ReleasingTargetGuard, ReleasingWebhookSender,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -233,6 +233,7 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         )),
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         retention: Arc::new(PgRetentionRepository::new(pool.clone())),
+        access_log: Arc::new(PgAccessLog::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
         events: Arc::new(PgEventLog::new(pool.clone()).reading_from(reads)),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),

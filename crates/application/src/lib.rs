@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cache::ChangeTracker;
 use ports::{
-    ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
+    AccessLog, ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
     IdempotencyRepository, PgccCallBudget, PgccGateway, RetentionRepository, SecretCipher,
     TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
@@ -27,11 +27,14 @@ pub mod webhooks;
 #[cfg(test)]
 mod test_support;
 
+pub use access::access_log::{
+    AccessListQuery, AccessPage, ListAccessesError, PersonalDataAccesses, RecordAccessError,
+};
 pub use access::api_keys::{
     api_key_format, hash_api_key, looks_like_api_key, ApiKeyFormat, ApiKeyIssuer, IssueApiKeyError,
     IssuedApiKey, ListApiKeysError, RevokeApiKeyError, RevokedApiKey, API_KEY_LEN, API_KEY_PREFIX,
 };
-pub use access::authenticate::{AuthError, Authenticator, LAST_USE_RESOLUTION};
+pub use access::authenticate::{AuthError, Authenticator, Caller, LAST_USE_RESOLUTION};
 pub use access::register_company::{RegisterCompany, RegisterCompanyError};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
@@ -105,6 +108,8 @@ pub struct Ports {
     pub retention: Arc<dyn RetentionRepository>,
     /// The PGCC status calls every process shares (`workers.pgcc_status_calls_per_second`).
     pub status_call_budget: Arc<dyn PgccCallBudget>,
+    /// The record of who read personal data.
+    pub access_log: Arc<dyn AccessLog>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -125,6 +130,9 @@ pub struct Services {
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub test_webhook_url: TestWebhookUrl,
+    /// The record of who read personal data: written by the routes that answer it, paged by
+    /// `GET /api/auditoria/acessos`.
+    pub personal_data_accesses: PersonalDataAccesses,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
     /// The bound on a paged answer's items, in bytes (`server.page_max_bytes`): the services
@@ -163,6 +171,7 @@ impl Services {
             idempotency_keys: _,
             retention: _,
             status_call_budget: _,
+            access_log,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
@@ -232,6 +241,7 @@ impl Services {
                 webhook_urls,
                 clock.clone(),
             ),
+            personal_data_accesses: PersonalDataAccesses::new(access_log, clock.clone()),
             change_tracker,
             page_max_bytes: settings.page_max_bytes,
         }
@@ -268,6 +278,7 @@ impl Workers {
             idempotency_keys,
             retention,
             status_call_budget,
+            access_log: _,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),

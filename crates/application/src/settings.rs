@@ -86,6 +86,7 @@ impl Default for ServiceSettings {
             retention: crate::RetentionPeriods {
                 webhook: chrono::Duration::days(30),
                 cancelled: chrono::Duration::days(7),
+                access_log: chrono::Duration::days(365),
             },
             webhook_lease: chrono::Duration::minutes(2),
             idempotency_retention: chrono::Duration::hours(24),

@@ -16,6 +16,7 @@
 //! | [`pgcc_status_code`] | the status names that `pgccCodigoErro` may carry |
 //! | [`webhook_event`], [`webhook_url`] | what a company is notified of, and where |
 //! | [`company`], [`use_case`] | the API caller and its use cases |
+//! | [`scope`] | what an API key may do (`escopos`) |
 //!
 //! Wire names (the serde names of statuses, fields and event types) follow the public API spec
 //! and are stable. Personal data (a CPF, a proof of consent) is redacted in `Debug`.
@@ -272,6 +273,7 @@ pub mod envelope;
 pub mod event_selection;
 pub mod pgcc_status_code;
 pub mod reason;
+pub mod scope;
 pub mod use_case;
 pub mod validation;
 pub mod webhook_event;
@@ -290,6 +292,7 @@ pub use envelope::Envelope;
 pub use event_selection::EventSelection;
 pub use pgcc_status_code::PgccStatusCode;
 pub use reason::{Reason, ReasonError};
+pub use scope::{Scope, Scopes, ScopesError};
 pub use use_case::{PgccUseCase, SyncCounts, UseCase};
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{

@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{Company, CompanyId};
+use domain::{Company, CompanyId, Scopes};
 use uuid::Uuid;
 
 use crate::RepoError;
@@ -14,6 +14,8 @@ pub struct ApiKeyRecord {
     /// The first characters of the key, enough for an operator to recognize it.
     pub prefixo: String,
     pub created_at: DateTime<Utc>,
+    /// What the key may do (`escopos`).
+    pub scopes: Scopes,
 }
 
 /// What an operator may see of a stored key: never the key, never its hash.
@@ -26,6 +28,8 @@ pub struct ApiKeySummary {
     /// When the key was last seen authenticating a request (recorded at most once a minute).
     pub last_used_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// What the key may do (`escopos`).
+    pub scopes: Scopes,
 }
 
 /// A non-revoked key found by its hash, with the company it authenticates.
@@ -34,6 +38,9 @@ pub struct ResolvedApiKey {
     pub id: Uuid,
     pub company: Company,
     pub last_used_at: Option<DateTime<Utc>>,
+    /// What the key may do: carried with the resolution (and its cache), so checking a route's
+    /// scopes costs no query.
+    pub scopes: Scopes,
 }
 
 /// The outcome of revoking a key by id.

@@ -2,6 +2,7 @@
 //! translate database and HTTP failures into these variants. With the `mock` feature every trait
 //! gets a mockall mock (`MockUseCaseRepository`, ...) for the application's unit tests.
 
+pub mod access_log;
 pub mod api_key_repository;
 pub mod change_feed;
 pub mod clock;
@@ -21,6 +22,7 @@ pub mod webhook_delivery_repository;
 pub mod webhook_sender;
 pub mod webhook_url_repository;
 
+pub use access_log::{AccessFilter, AccessLog, AccessRecord};
 pub use api_key_repository::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
 };
@@ -55,6 +57,8 @@ pub use webhook_delivery_repository::{
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender};
 pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};
 
+#[cfg(feature = "mock")]
+pub use access_log::MockAccessLog;
 #[cfg(feature = "mock")]
 pub use api_key_repository::MockApiKeyRepository;
 #[cfg(feature = "mock")]

@@ -31,4 +31,8 @@ pub trait RetentionRepository: Send + Sync {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<u32, RepoError>;
+
+    /// Deletes up to `limit` rows of the record of reads of personal data
+    /// (`acessos_dados_pessoais`) recorded before `before`; returns how many.
+    fn purge_access_log(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError>;
 }

@@ -135,8 +135,8 @@ fn api_key_list_prints_one_line_per_key_starting_with_its_id_and_never_the_key_o
     for line in &lines {
         assert_eq!(
             line.len(),
-            5,
-            "id, prefix, created, last use, revoked: {line:?}"
+            6,
+            "id, prefix, created, last use, revoked, scopes: {line:?}"
         );
         uuid::Uuid::parse_str(&line[0]).expect("each line starts with the key's id");
         assert!(

@@ -7,6 +7,7 @@ use ports::{
 use uuid::Uuid;
 
 use crate::conn::with_conn;
+use crate::models::api_key::scopes_of;
 use crate::models::{ApiKeyRow, EmpresaRow, NewApiKey};
 use crate::schema::{api_keys, empresas};
 use crate::PgPool;
@@ -44,12 +45,13 @@ impl ApiKeyRepository for PgApiKeyRepository {
                 .select((
                     api_keys::id,
                     api_keys::ultimo_uso_em,
+                    api_keys::escopos,
                     EmpresaRow::as_select(),
                 ))
-                .first::<(Uuid, Option<DateTime<Utc>>, EmpresaRow)>(conn)
+                .first::<(Uuid, Option<DateTime<Utc>>, Vec<String>, EmpresaRow)>(conn)
                 .optional()
         })?;
-        let Some((id, ultimo_uso_em, empresa)) = row else {
+        let Some((id, ultimo_uso_em, escopos, empresa)) = row else {
             return Ok(None);
         };
         let company = empresa
@@ -59,6 +61,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
             id,
             company,
             last_used_at: ultimo_uso_em,
+            scopes: scopes_of(&escopos),
         }))
     }
 

@@ -5,7 +5,7 @@
 //!   [`MIGRATIONS`] (`migrations/` at the workspace root).
 //! - One repository per port: [`PgCompanyRepository`], [`PgApiKeyRepository`],
 //!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgWebhookUrlRepository`],
-//!   [`PgWebhookDeliveryRepository`], [`PgIdempotencyRepository`]. Every query on a company's
+//!   [`PgWebhookDeliveryRepository`], [`PgIdempotencyRepository`], [`PgAccessLog`]. Every query on a company's
 //!   data filters by `empresa_id` in the query itself; only the worker operations (status-check
 //!   claims, expiry and unfinished-creation claims of [`PgConsentRequestRepository`]; claims,
 //!   attempts and disabling of [`PgWebhookDeliveryRepository`]; the purge of
@@ -49,6 +49,7 @@ pub mod models;
 #[rustfmt::skip]
 pub mod schema;
 
+mod access_log;
 mod api_key_repository;
 mod company_repository;
 mod consent_request_repository;
@@ -60,6 +61,7 @@ mod use_case_repository;
 mod webhook_delivery_repository;
 mod webhook_url_repository;
 
+pub use access_log::PgAccessLog;
 pub use api_key_repository::PgApiKeyRepository;
 pub use backfills::{run_pending_backfills, BackfillReport};
 pub use change_feed::{PgChangeFeed, CHANNEL as CHANGE_CHANNEL, PROBE_CHANNEL};

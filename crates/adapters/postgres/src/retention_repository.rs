@@ -190,6 +190,39 @@ FROM alvo
 WHERE s.empresa_id = $empresa_id AND s.id = alvo.id AND s.criacao = 'cancelada'"
 }
 
+statement! {
+    /// Companies (in id order) with a record of a read of personal data older than `before`:
+    /// one probe of `acessos_dados_pessoais_empresa_em_idx` each.
+    struct CompaniesWithOldAccesses {
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    companies_with!(
+        "SELECT 1 FROM acessos_dados_pessoais a
+    WHERE a.empresa_id = e.id AND a.em < $before"
+    )
+}
+
+statement! {
+    /// One company's records of reads older than `before`, oldest first along
+    /// `acessos_dados_pessoais_empresa_em_idx`: a keyset batch (a `MATERIALIZED` CTE, evaluated
+    /// once, as in `PurgeEvents`). Rows are only ever inserted, so no lock is skipped.
+    struct PurgeAccesses {
+        empresa_id: Uuid as SqlUuid,
+        before: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    "WITH alvo AS MATERIALIZED (
+    SELECT id FROM acessos_dados_pessoais
+    WHERE empresa_id = $empresa_id AND em < $before
+    ORDER BY em, id
+    LIMIT $limit
+)
+DELETE FROM acessos_dados_pessoais a
+USING alvo
+WHERE a.empresa_id = $empresa_id AND a.id = alvo.id"
+}
+
 /// A delivery locked by [`LockOldDeliveries`].
 #[derive(QueryableByName)]
 struct OldDelivery {
@@ -296,6 +329,24 @@ impl RetentionRepository for PgRetentionRepository {
                     empresa_id,
                     before,
                     now,
+                    limit,
+                }
+                .execute(conn)
+            },
+        )
+    }
+
+    /// Per company: `PurgeAccesses`.
+    fn purge_access_log(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+        each_company(
+            &self.pool,
+            limit,
+            "purging old records of reads of personal data",
+            |conn, limit| CompaniesWithOldAccesses { before, limit }.load(conn),
+            |conn, empresa_id, limit| {
+                PurgeAccesses {
+                    empresa_id,
+                    before,
                     limit,
                 }
                 .execute(conn)

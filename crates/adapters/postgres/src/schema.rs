@@ -1,6 +1,18 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    acessos_dados_pessoais (empresa_id, id) {
+        empresa_id -> Uuid,
+        id -> Uuid,
+        api_key_id -> Uuid,
+        rota -> Text,
+        solicitacao_ids -> Array<Uuid>,
+        hashes -> Array<Text>,
+        em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     agenda_sincronizacao (empresa_id) {
         empresa_id -> Uuid,
         proxima_em -> Timestamptz,
@@ -16,6 +28,7 @@ diesel::table! {
         criado_em -> Timestamptz,
         revogado_em -> Nullable<Timestamptz>,
         ultimo_uso_em -> Nullable<Timestamptz>,
+        escopos -> Array<Text>,
     }
 }
 
@@ -157,6 +170,7 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(acessos_dados_pessoais -> empresas (empresa_id));
 diesel::joinable!(agenda_sincronizacao -> empresas (empresa_id));
 diesel::joinable!(api_keys -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
@@ -172,6 +186,7 @@ diesel::joinable!(webhook_tentativas -> webhook_entregas (entrega_id));
 diesel::joinable!(webhook_urls -> empresas (empresa_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    acessos_dados_pessoais,
     agenda_sincronizacao,
     api_keys,
     casos_de_uso,

@@ -17,6 +17,7 @@ fn key(empresa: &domain::Company, hash: &str) -> ApiKeyRecord {
         hash: hash.to_owned(),
         prefixo: "ck_live_ab12".to_owned(),
         created_at: now(),
+        scopes: domain::Scopes::of(&[domain::Scope::Check, domain::Scope::Auditor]),
     }
 }
 
@@ -47,11 +48,46 @@ fn a_stored_key_is_kept_as_its_hash_and_finds_its_company() {
             id: record.id,
             company: acme,
             last_used_at: None,
+            scopes: record.scopes,
         })
     );
     let row = row(&db, record.id);
     assert_eq!(ApiKeyRecord::from(row.clone()), record);
     assert_eq!(row.revogado_em, None);
+}
+
+#[test]
+fn a_key_stored_without_scopes_has_every_scope_but_auditor_and_unknown_names_are_refused() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgApiKeyRepository::new(pool.clone());
+    // as a key issued before scopes existed: the column's default
+    diesel::sql_query(format!(
+        "INSERT INTO api_keys (id, empresa_id, hash, prefixo) \
+         VALUES ('{}', '{}', '{}', 'cak_00000000')",
+        Uuid::new_v4(),
+        acme.id,
+        "c3".repeat(32)
+    ))
+    .execute(&mut db.conn())
+    .unwrap();
+
+    let found = repo.find_by_hash(&"c3".repeat(32)).unwrap().unwrap();
+
+    assert_eq!(found.scopes, domain::Scopes::DEFAULT);
+    let refused = diesel::sql_query(format!(
+        "INSERT INTO api_keys (id, empresa_id, hash, prefixo, escopos) \
+         VALUES ('{}', '{}', '{}', 'cak_00000000', '{{admin}}')",
+        Uuid::new_v4(),
+        acme.id,
+        "d4".repeat(32)
+    ))
+    .execute(&mut db.conn());
+    assert!(
+        refused.is_err(),
+        "api_keys_escopos_check refuses unknown names"
+    );
 }
 
 #[test]
@@ -210,6 +246,7 @@ fn listing_answers_the_companys_keys_oldest_first_without_hashes() {
                 created_at: older.created_at,
                 last_used_at: None,
                 revoked_at: Some(revoked_at),
+                scopes: older.scopes,
             },
             ApiKeySummary {
                 id: newer.id,
@@ -218,6 +255,7 @@ fn listing_answers_the_companys_keys_oldest_first_without_hashes() {
                 created_at: newer.created_at,
                 last_used_at: None,
                 revoked_at: None,
+                scopes: newer.scopes,
             },
         ]
     );

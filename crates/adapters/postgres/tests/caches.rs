@@ -46,6 +46,7 @@ fn stored_key(repo: &PgApiKeyRepository, empresa: &domain::Company) -> ApiKeyRec
         hash: format!("{:064x}", Uuid::new_v4().as_u128()),
         prefixo: "cak_0123".to_owned(),
         created_at: now(),
+        scopes: domain::Scopes::DEFAULT,
     };
     repo.insert(&record).unwrap();
     record

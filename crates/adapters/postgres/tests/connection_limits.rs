@@ -103,6 +103,7 @@ fn a_repository_call_stuck_behind_a_lock_is_unavailable_after_the_timeout() {
         hash: "ab".repeat(32),
         prefixo: "cak_0123".to_owned(),
         created_at: common::now(),
+        scopes: domain::Scopes::DEFAULT,
     };
     keys.insert(&key).unwrap();
     let mut holder = db.conn();

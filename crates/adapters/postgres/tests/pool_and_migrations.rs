@@ -16,6 +16,7 @@ use testkit::TestDb;
 use uuid::Uuid;
 
 const TABLES: &[&str] = &[
+    "acessos_dados_pessoais",
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
@@ -90,6 +91,9 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-11-29-002408_drop_cross_company_cancelled_index",
     "2026-11-29-002409_drop_cross_company_idempotency_index",
     "2026-11-29-002410_replicas_that_served",
+    "2026-11-30-002601_scope_api_keys",
+    "2026-11-30-002602_validate_api_keys_escopos_check",
+    "2026-11-30-002603_create_acessos_dados_pessoais",
     "2026-11-30-002801_sweep_status_checks",
     "2026-11-30-002802_index_status_sweep",
 ];

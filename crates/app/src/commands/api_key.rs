@@ -1,22 +1,28 @@
 use anyhow::{bail, Context};
 use application::{IssueApiKeyError, ListApiKeysError, RevokeApiKeyError};
 use chrono::{DateTime, SecondsFormat, Utc};
-use domain::CompanyId;
+use domain::{CompanyId, Scopes};
 use ports::ApiKeySummary;
 use uuid::Uuid;
 
 use crate::settings::Settings;
 use crate::wiring;
 
-/// Prints the key alone on stdout; it cannot be shown again (only its hash is stored).
-pub fn issue(settings: &Settings, company: &str) -> anyhow::Result<()> {
+/// Prints the key alone on stdout; it cannot be shown again (only its hash is stored). `scopes`
+/// is `--escopos` (comma-separated); without it the key gets `Scopes::DEFAULT`. An unknown scope
+/// is refused before anything is stored (or the database is even reached).
+pub fn issue(settings: &Settings, company: &str, scopes: Option<&str>) -> anyhow::Result<()> {
     let id = company_id(company)?;
+    let scopes = match scopes {
+        Some(list) => Scopes::parse_list(list).context("--escopos")?,
+        None => Scopes::DEFAULT,
+    };
     let services = wiring::services(settings, wiring::pool(settings)?)?;
-    match services.api_keys.issue(id) {
+    match services.api_keys.issue(id, scopes) {
         Ok(issued) => {
             println!("{}", issued.key);
             eprintln!(
-                "api key {} issued (prefix {}); store it now, it is not shown again",
+                "api key {} issued (prefix {}, escopos {scopes}); store it now, it is not shown again",
                 issued.id, issued.prefixo
             );
             Ok(())
@@ -27,7 +33,9 @@ pub fn issue(settings: &Settings, company: &str) -> anyhow::Result<()> {
 }
 
 /// Prints one line per key of the company, oldest first, starting with the key's id:
-/// `id<TAB>prefix<TAB>created<TAB>last used or -<TAB>revoked or -` (instants in RFC 3339, UTC).
+/// `id<TAB>prefix<TAB>created<TAB>last used or -<TAB>revoked or -<TAB>scopes` (instants in
+/// RFC 3339, UTC; scopes comma-separated, as `--escopos` takes them). The scopes come last so
+/// that scripts reading the first five columns keep working.
 pub fn list(settings: &Settings, company: &str) -> anyhow::Result<()> {
     let id = company_id(company)?;
     let services = wiring::services(settings, wiring::pool(settings)?)?;
@@ -86,12 +94,13 @@ fn company_id(company: &str) -> anyhow::Result<CompanyId> {
 
 fn list_line(key: &ApiKeySummary) -> String {
     format!(
-        "{}\t{}\t{}\t{}\t{}",
+        "{}\t{}\t{}\t{}\t{}\t{}",
         key.id,
         key.prefixo,
         instant(Some(key.created_at)),
         instant(key.last_used_at),
-        instant(key.revoked_at)
+        instant(key.revoked_at),
+        key.scopes
     )
 }
 
@@ -109,7 +118,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_list_line_starts_with_the_id_then_prefix_created_last_use_and_revocation() {
+    fn a_list_line_starts_with_the_id_then_prefix_created_last_use_revocation_and_scopes() {
         let key = ApiKeySummary {
             id: Uuid::from_u128(1),
             company_id: CompanyId(Uuid::from_u128(2)),
@@ -117,11 +126,12 @@ mod tests {
             created_at: Utc.with_ymd_and_hms(2026, 1, 2, 3, 4, 5).unwrap(),
             last_used_at: None,
             revoked_at: Some(Utc.with_ymd_and_hms(2026, 2, 3, 4, 5, 6).unwrap()),
+            scopes: Scopes::DEFAULT,
         };
 
         assert_eq!(
             list_line(&key),
-            "00000000-0000-0000-0000-000000000001\tcak_0a1b2c3d\t2026-01-02T03:04:05Z\t-\t2026-02-03T04:05:06Z"
+            "00000000-0000-0000-0000-000000000001\tcak_0a1b2c3d\t2026-01-02T03:04:05Z\t-\t2026-02-03T04:05:06Z\tintegracao,consulta,webhooks"
         );
     }
 }

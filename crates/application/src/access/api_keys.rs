@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use domain::CompanyId;
+use domain::{CompanyId, Scopes};
 use ports::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, Clock, CompanyRepository, RepoError,
     RevokeApiKeyOutcome,
@@ -155,8 +155,14 @@ impl ApiKeyIssuer {
         }
     }
 
-    /// Issues a new key for `company`; stores its hash and prefix, returns the key.
-    pub fn issue(&self, company: CompanyId) -> Result<IssuedApiKey, IssueApiKeyError> {
+    /// Issues a new key for `company` holding `scopes` (what it may do; `Scopes::DEFAULT` is
+    /// what every key could do before scopes existed); stores its hash, prefix and scopes,
+    /// returns the key.
+    pub fn issue(
+        &self,
+        company: CompanyId,
+        scopes: Scopes,
+    ) -> Result<IssuedApiKey, IssueApiKeyError> {
         if self.companies.get(company)?.is_none() {
             return Err(IssueApiKeyError::UnknownCompany);
         }
@@ -168,9 +174,10 @@ impl ApiKeyIssuer {
             hash: hash_api_key(&key),
             prefixo: prefixo.clone(),
             created_at: self.clock.now(),
+            scopes,
         };
         self.api_keys.insert(&record)?;
-        tracing::info!(empresa_id = %company, api_key_id = %record.id, "API key issued");
+        tracing::info!(empresa_id = %company, api_key_id = %record.id, escopos = %scopes, "API key issued");
         Ok(IssuedApiKey {
             id: record.id,
             key,
@@ -250,6 +257,7 @@ mod tests {
             created_at: now() - Duration::days(3),
             last_used_at: Some(now() - Duration::hours(1)),
             revoked_at,
+            scopes: Scopes::DEFAULT,
         }
     }
 
@@ -348,7 +356,9 @@ mod tests {
         });
         api_keys.expect_find_by_hash().times(0);
 
-        let issued = issuer(companies, api_keys).issue(company_id).unwrap();
+        let issued = issuer(companies, api_keys)
+            .issue(company_id, Scopes::of(&[domain::Scope::Check]))
+            .unwrap();
 
         assert_eq!(
             api_key_format(&issued.key),
@@ -368,6 +378,7 @@ mod tests {
                 hash: hash_api_key(&issued.key),
                 prefixo: issued.prefixo.clone(),
                 created_at: now(),
+                scopes: Scopes::of(&[domain::Scope::Check]),
             }
         );
         assert_ne!(record.hash, issued.key);
@@ -380,8 +391,8 @@ mod tests {
         api_keys.expect_insert().times(2).returning(|_| Ok(()));
         let issuer = issuer(known_company(), api_keys);
 
-        let first = issuer.issue(company().id).unwrap();
-        let second = issuer.issue(company().id).unwrap();
+        let first = issuer.issue(company().id, Scopes::DEFAULT).unwrap();
+        let second = issuer.issue(company().id, Scopes::DEFAULT).unwrap();
 
         assert_ne!(first.key, second.key);
         assert_ne!(first.id, second.id);
@@ -394,7 +405,7 @@ mod tests {
         let mut api_keys = MockApiKeyRepository::new();
         api_keys.expect_insert().times(0);
 
-        let result = issuer(companies, api_keys).issue(company().id);
+        let result = issuer(companies, api_keys).issue(company().id, Scopes::DEFAULT);
 
         assert!(
             matches!(result, Err(IssueApiKeyError::UnknownCompany)),
@@ -412,7 +423,7 @@ mod tests {
         let mut api_keys = MockApiKeyRepository::new();
         api_keys.expect_insert().times(0);
 
-        let result = issuer(companies, api_keys).issue(company().id);
+        let result = issuer(companies, api_keys).issue(company().id, Scopes::DEFAULT);
 
         assert!(
             matches!(
@@ -431,7 +442,7 @@ mod tests {
             .times(1)
             .returning(|_| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
 
-        let result = issuer(known_company(), api_keys).issue(company().id);
+        let result = issuer(known_company(), api_keys).issue(company().id, Scopes::DEFAULT);
 
         assert!(
             matches!(

@@ -4,8 +4,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use domain::Company;
+use domain::{Company, Scopes};
 use ports::{ApiKeyRepository, Clock, RepoError, ResolvedApiKey};
+use uuid::Uuid;
 
 use crate::access::api_keys::{api_key_format, hash_api_key, ApiKeyFormat};
 use crate::cache::{CacheStats, ChangeTracker, StampedCache, UnknownKeys, Weighted};
@@ -26,6 +27,25 @@ pub enum AuthError {
     Invalid,
     #[error(transparent)]
     Repo(#[from] RepoError),
+}
+
+/// Who is calling: the key that authenticated, its company and what it may do (its scopes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The API key's id (never the key): what the record of reads of personal data names.
+    pub key_id: Uuid,
+    pub company: Company,
+    pub scopes: Scopes,
+}
+
+impl Caller {
+    fn of(key: &ResolvedApiKey) -> Self {
+        Caller {
+            key_id: key.id,
+            company: key.company.clone(),
+            scopes: key.scopes,
+        }
+    }
 }
 
 /// A resolved key as cached: the resolution, and the last use this process recorded or read
@@ -134,23 +154,23 @@ impl Authenticator {
     /// wrong shape, wrong checksum) are refused without touching the repository. A resolution is
     /// cached only under the change tracker's rules (`cache`), so a key revoked on any instance,
     /// or by the CLI, is refused within the tracker's bound (about a second at worst).
-    pub fn authenticate(&self, raw_key: Option<&str>) -> Result<Company, AuthError> {
+    pub fn authenticate(&self, raw_key: Option<&str>) -> Result<Caller, AuthError> {
         let (format, hash) = Self::parse(raw_key)?;
         let key = match self.cache.get(&hash) {
             Some(key) => key,
             None => self.resolve(hash)?,
         };
         self.note_use(&key, format);
-        Ok(key.key.company.clone())
+        Ok(Caller::of(&key.key))
     }
 
     /// The company of `raw_key` when it is answered from the cache alone and nothing needs
     /// writing (no last use due): lets a caller skip the blocking path. `None`: call
     /// [`Authenticator::authenticate`].
-    pub fn authenticate_cached(&self, raw_key: Option<&str>) -> Option<Company> {
+    pub fn authenticate_cached(&self, raw_key: Option<&str>) -> Option<Caller> {
         let (_, hash) = Self::parse(raw_key).ok()?;
         let key = self.cache.get(&hash)?;
-        (!key.use_due(self.clock.now())).then(|| key.key.company.clone())
+        (!key.use_due(self.clock.now())).then(|| Caller::of(&key.key))
     }
 
     /// Hits, misses and size of the key cache.
@@ -251,6 +271,7 @@ mod tests {
             id: Uuid::from_u128(42),
             company: company(),
             last_used_at,
+            scopes: Scopes::DEFAULT,
         }
     }
 
@@ -284,7 +305,7 @@ mod tests {
 
         let result = authenticator(api_keys).authenticate(Some(&a_key()));
 
-        assert_eq!(result.unwrap(), company());
+        assert_eq!(result.unwrap().company, company());
     }
 
     #[test]
@@ -344,7 +365,7 @@ mod tests {
 
         let result = authenticator(api_keys).authenticate(Some(&legacy_key()));
 
-        assert_eq!(result.unwrap(), company());
+        assert_eq!(result.unwrap().company, company());
     }
 
     #[test]
@@ -491,7 +512,7 @@ mod tests {
 
         let result = authenticator(api_keys).authenticate(Some(&a_key()));
 
-        assert_eq!(result.unwrap(), company());
+        assert_eq!(result.unwrap().company, company());
     }
 
     fn live_tracker() -> Arc<ChangeTracker> {
@@ -536,7 +557,10 @@ mod tests {
             std::time::Duration::from_millis(50),
         );
         auth.authenticate(Some(&a_key())).unwrap();
-        assert_eq!(auth.authenticate_cached(Some(&a_key())), Some(company()));
+        assert_eq!(
+            auth.authenticate_cached(Some(&a_key())).map(|c| c.company),
+            Some(company())
+        );
 
         std::thread::sleep(std::time::Duration::from_millis(60));
 
@@ -563,9 +587,15 @@ mod tests {
             "not yet cached"
         );
         for _ in 0..3 {
-            assert_eq!(auth.authenticate(Some(&a_key())).unwrap(), company());
+            assert_eq!(
+                auth.authenticate(Some(&a_key())).unwrap().company,
+                company()
+            );
         }
-        assert_eq!(auth.authenticate_cached(Some(&a_key())), Some(company()));
+        assert_eq!(
+            auth.authenticate_cached(Some(&a_key())).map(|c| c.company),
+            Some(company())
+        );
     }
 
     #[test]
@@ -630,7 +660,10 @@ mod tests {
         for _ in 0..3 {
             auth.authenticate(Some(&a_key())).unwrap();
         }
-        assert_eq!(auth.authenticate_cached(Some(&a_key())), Some(company()));
+        assert_eq!(
+            auth.authenticate_cached(Some(&a_key())).map(|c| c.company),
+            Some(company())
+        );
     }
 
     #[test]

@@ -148,7 +148,8 @@ impl Job for IdempotencyPurgeJob {
     }
 }
 
-/// Webhook deliveries, events and cancelled creations' personal data past retention.
+/// Webhook deliveries, events, cancelled creations' personal data and the record of reads of
+/// personal data past retention.
 pub struct RetentionJob {
     pub purge: PurgeRetention,
     pub batch: u32,
@@ -166,6 +167,7 @@ impl Job for RetentionJob {
                 deliveries = report.deliveries,
                 events = report.events,
                 cancelled_creations_blanked = report.blanked,
+                access_log = report.accesses,
                 "retention purge"
             );
         }

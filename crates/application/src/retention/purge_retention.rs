@@ -1,6 +1,7 @@
 //! Retention (docs/security.md, "Retention"): final webhook deliveries with their attempts, and
 //! events, are deleted once older than the webhook retention; cancelled creations have their
-//! personal data blanked once older than the cancelled retention. A worker calls
+//! personal data blanked once older than the cancelled retention; the record of reads of
+//! personal data is deleted once older than its own retention. A worker calls
 //! [`PurgeRetention::run_once`] until a round comes back short of the batch.
 
 use std::sync::Arc;
@@ -15,6 +16,8 @@ pub struct RetentionPeriods {
     pub webhook: chrono::Duration,
     /// Cancelled creations (from their last attempt), before their personal data is blanked.
     pub cancelled: chrono::Duration,
+    /// The record of who read personal data (from when the read was recorded).
+    pub access_log: chrono::Duration,
 }
 
 /// What one round did; each count is at most the batch.
@@ -23,12 +26,17 @@ pub struct PurgeReport {
     pub deliveries: u32,
     pub events: u32,
     pub blanked: u32,
+    /// Records of reads of personal data deleted.
+    pub accesses: u32,
 }
 
 impl PurgeReport {
     /// Whether some kind filled its batch: more may be waiting, run another round.
     pub fn full(&self, batch: u32) -> bool {
-        self.deliveries >= batch || self.events >= batch || self.blanked >= batch
+        self.deliveries >= batch
+            || self.events >= batch
+            || self.blanked >= batch
+            || self.accesses >= batch
     }
 
     pub fn is_empty(&self) -> bool {
@@ -58,7 +66,7 @@ impl PurgeRetention {
 
     /// One round, each step its own transaction of at most `batch` rows: the deliveries first,
     /// so that the events they held can go in the same round; then the events; then the
-    /// blanking. The cutoffs are read from the clock once per round. A failing step stops the
+    /// blanking; then the record of reads. The cutoffs are read from the clock once per round. A failing step stops the
     /// round (what earlier steps did stays done).
     pub fn run_once(&self, batch: u32) -> Result<PurgeReport, RepoError> {
         let now = self.clock.now();
@@ -71,10 +79,14 @@ impl PurgeRetention {
         let blanked = self
             .retention
             .blank_cancelled_creations(cancelled_cutoff, now, batch)?;
+        let accesses = self
+            .retention
+            .purge_access_log(cutoff(now, self.periods.access_log), batch)?;
         Ok(PurgeReport {
             deliveries,
             events,
             blanked,
+            accesses,
         })
     }
 }
@@ -102,6 +114,7 @@ mod tests {
         RetentionPeriods {
             webhook: chrono::Duration::days(30),
             cancelled: chrono::Duration::days(7),
+            access_log: chrono::Duration::days(365),
         }
     }
 
@@ -133,6 +146,12 @@ mod tests {
             .times(1)
             .in_sequence(&mut seq)
             .returning(|_, _, _| Ok(2));
+        let access_cutoff = now() - chrono::Duration::days(365);
+        repo.expect_purge_access_log()
+            .withf(move |before, limit| *before == access_cutoff && *limit == 100)
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _| Ok(4));
 
         let report = service(repo).run_once(100).unwrap();
 
@@ -141,7 +160,8 @@ mod tests {
             PurgeReport {
                 deliveries: 100,
                 events: 7,
-                blanked: 2
+                blanked: 2,
+                accesses: 4,
             }
         );
         assert!(
@@ -163,6 +183,9 @@ mod tests {
         repo.expect_blank_cancelled_creations()
             .times(1)
             .returning(|_, _, _| Ok(0));
+        repo.expect_purge_access_log()
+            .times(1)
+            .returning(|_, _| Ok(0));
 
         let report = service(repo).run_once(200).unwrap();
 
@@ -186,9 +209,15 @@ mod tests {
                 b.lock().unwrap().push(("canceladas", before));
                 Ok(0)
             });
+        let c = seen.clone();
+        repo.expect_purge_access_log().returning(move |before, _| {
+            c.lock().unwrap().push(("acessos", before));
+            Ok(0)
+        });
         let periods = RetentionPeriods {
             webhook: chrono::Duration::days(1),
             cancelled: chrono::Duration::zero(),
+            access_log: chrono::Duration::days(2),
         };
 
         PurgeRetention::new(Arc::new(repo), fixed_clock(), periods)
@@ -199,7 +228,8 @@ mod tests {
             *seen.lock().unwrap(),
             vec![
                 ("entregas", now() - chrono::Duration::days(1)),
-                ("canceladas", now())
+                ("canceladas", now()),
+                ("acessos", now() - chrono::Duration::days(2)),
             ]
         );
     }

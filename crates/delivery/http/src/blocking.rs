@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use actix_web::web;
-use application::Services;
+use application::{Caller, Services};
 use domain::Company;
 
 use crate::api_key::ApiKeyHeader;
@@ -48,8 +48,24 @@ fn scoped<T>(scope: &dyn RequestScope, work: impl FnOnce() -> T) -> T {
     result.expect("a request scope runs the work it is given")
 }
 
-/// Authenticates `key`, counts the request against the company's rate limit (429 over it), and
-/// runs `f` for the company, in one blocking hop.
+/// Who a request runs for: the authenticated key (its id, company and scopes) and the template
+/// of the route it called. What [`crate::access_log::record_read`] records.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub caller: Caller,
+    /// The route's template as registered (never the concrete path).
+    pub route: &'static str,
+}
+
+impl Call {
+    pub fn company(&self) -> &Company {
+        &self.caller.company
+    }
+}
+
+/// Authenticates `key`, checks that its scopes grant the route (403 otherwise, before anything
+/// else), counts the request against the company's rate limit (429 over it), and runs `f` for
+/// the company, in one blocking hop.
 pub async fn as_company<T, F>(
     state: &web::Data<ApiState>,
     key: ApiKeyHeader,
@@ -60,6 +76,20 @@ where
     T: Send + 'static,
 {
     as_company_or_cached(state, key, |_, _| None, f).await
+}
+
+/// [`as_company`] for a handler that needs the key itself (its id, to record a read of
+/// personal data: [`crate::access_log::record_read`]).
+pub async fn as_caller<T, F>(
+    state: &web::Data<ApiState>,
+    key: ApiKeyHeader,
+    f: F,
+) -> Result<T, ApiError>
+where
+    F: FnOnce(&Services, &Call) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    run_as_caller(state, key, 1, |_, _| None, f).await
 }
 
 /// [`as_company`] for a request that counts as `weight` requests against the company's rate
@@ -74,7 +104,14 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    run_as_company(state, key, weight, |_, _| None, f).await
+    run_as_caller(
+        state,
+        key,
+        weight,
+        |_, _| None,
+        move |s, call| f(s, call.company()),
+    )
+    .await
 }
 
 /// [`as_company`], except that when the key resolves from the cache and `cached` answers from
@@ -91,35 +128,50 @@ where
     F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    run_as_company(state, key, 1, cached, f).await
+    run_as_caller(
+        state,
+        key,
+        1,
+        move |s, call| cached(s, call.company()),
+        move |s, call| f(s, call.company()),
+    )
+    .await
 }
 
-async fn run_as_company<T, C, F>(
+async fn run_as_caller<T, C, F>(
     state: &web::Data<ApiState>,
-    key: ApiKeyHeader,
+    mut key: ApiKeyHeader,
     weight: u32,
     cached: C,
     f: F,
 ) -> Result<T, ApiError>
 where
-    C: FnOnce(&Services, &Company) -> Option<T>,
-    F: FnOnce(&Services, &Company) -> Result<T, ApiError> + Send + 'static,
+    C: FnOnce(&Services, &Call) -> Option<T>,
+    F: FnOnce(&Services, &Call) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
     // task-locals (the limiter, the request's company) are reachable here, not on the blocking
     // thread
     let limiter = rate_limit::current_limiter();
     let services = &state.services;
-    if let Some(company) = services.auth.authenticate_cached(Some(key.as_str())) {
-        crate::request_id::record_company(company.id);
-        let status = check_rate(limiter.as_deref(), &company, weight)?;
+    let route = key.route();
+    // resolved from memory by the extractor, or now
+    let from_memory = key
+        .take_cached()
+        .or_else(|| services.auth.authenticate_cached(Some(key.as_str())));
+    if let Some(caller) = from_memory {
+        crate::request_id::record_company(caller.company.id);
+        // before anything happens: a route outside the key's scopes changes nothing
+        key.permits(caller.scopes)?;
+        let status = check_rate(limiter.as_deref(), &caller.company, weight)?;
         if let Some(status) = status {
             rate_limit::record(status);
         }
-        if let Some(answer) = cached(services, &company) {
+        let call = Call { caller, route };
+        if let Some(answer) = cached(services, &call) {
             return Ok(answer);
         }
-        return in_blocking_hop(state, move |s| f(s, &company)).await;
+        return in_blocking_hop(state, move |s| f(s, &call)).await;
     }
     let state: Arc<ApiState> = state.clone().into_inner();
     let span = tracing::Span::current();
@@ -127,11 +179,15 @@ where
         let _entered = span.enter();
         scoped(&*state.request_scope, || {
             let services = &state.services;
-            let company = services.auth.authenticate(Some(key.as_str()))?;
+            let caller = services.auth.authenticate(Some(key.as_str()))?;
             // Every line of the rest of the request carries the company.
-            span.record("company_id", tracing::field::display(company.id));
-            let status = check_rate(limiter.as_deref(), &company, weight)?;
-            Ok::<_, ApiError>((f(services, &company), status, company.id))
+            span.record("company_id", tracing::field::display(caller.company.id));
+            // before anything happens: a route outside the key's scopes changes nothing
+            key.permits(caller.scopes)?;
+            let status = check_rate(limiter.as_deref(), &caller.company, weight)?;
+            let company = caller.company.id;
+            let call = Call { caller, route };
+            Ok::<_, ApiError>((f(services, &call), status, company))
         })
     });
     let (result, status, company) =

@@ -29,6 +29,9 @@ pub enum ApiError {
     Unauthorized,
     #[error("bad request: {0}")]
     BadRequest(String),
+    /// The key holds none of the scopes that grant the route (`routes::grants`).
+    #[error("the API key's scopes do not grant this route")]
+    Forbidden { granted_to: domain::Scopes },
     #[error("validation failed")]
     Validation(ValidationErrors),
     #[error("not found: {0}")]
@@ -89,6 +92,13 @@ impl ApiError {
         match self {
             ApiError::Unauthorized => "Api-Key ausente, inválida ou revogada.".into(),
             ApiError::BadRequest(detail) => format!("Requisição inválida: {detail}."),
+            ApiError::Forbidden { granted_to } if granted_to.is_empty() => {
+                "A Api-Key não tem escopo para esta operação.".into()
+            }
+            ApiError::Forbidden { granted_to } => format!(
+                "A Api-Key não tem escopo para esta operação; escopos que a permitem: {}.",
+                granted_to.names().join(", ")
+            ),
             ApiError::Validation(_) => "Um ou mais campos são inválidos; veja data.erros.".into(),
             ApiError::NotFound(what) => format!("{what} não encontrado."),
             ApiError::Conflict(why) => why.clone(),
@@ -164,6 +174,7 @@ impl ResponseError for ApiError {
         match self {
             ApiError::Unauthorized => StatusCode::UNAUTHORIZED,
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Forbidden { .. } => StatusCode::FORBIDDEN,
             ApiError::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -347,6 +358,15 @@ impl From<ListEventsError> for ApiError {
         match e {
             ListEventsError::Invalid(errors) => ApiError::Validation(errors),
             ListEventsError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<application::ListAccessesError> for ApiError {
+    fn from(e: application::ListAccessesError) -> Self {
+        match e {
+            application::ListAccessesError::Invalid(errors) => ApiError::Validation(errors),
+            application::ListAccessesError::Repo(e) => e.into(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! HTTP delivery over actix-web: routes, extractors, envelope responses, content negotiation and
 //! the OpenAPI document. `main` and the tests build the very same app with [`build_server`].
 
+pub mod access_log;
 pub mod api_key;
 pub mod blocking;
 mod bounded_page;

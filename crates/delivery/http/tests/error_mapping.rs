@@ -36,6 +36,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
                 company: company(),
                 // used a moment ago: no last-use write
                 last_used_at: Some(Utc::now()),
+                scopes: domain::Scopes::DEFAULT,
             }))
         });
     common::api_state(api_keys, use_cases)

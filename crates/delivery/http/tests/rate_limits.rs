@@ -45,6 +45,7 @@ fn services(lists: usize) -> Arc<ApiState> {
             id: Uuid::from_u128(n),
             company: company(n),
             last_used_at: Some(Utc::now()),
+            scopes: domain::Scopes::DEFAULT,
         }))
     });
     let mut use_cases = MockUseCaseRepository::new();

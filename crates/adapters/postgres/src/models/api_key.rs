@@ -1,6 +1,6 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::CompanyId;
+use domain::{CompanyId, Scopes};
 use ports::{ApiKeyRecord, ApiKeySummary};
 use uuid::Uuid;
 
@@ -17,6 +17,7 @@ pub struct ApiKeyRow {
     pub criado_em: DateTime<Utc>,
     pub revogado_em: Option<DateTime<Utc>>,
     pub ultimo_uso_em: Option<DateTime<Utc>>,
+    pub escopos: Vec<String>,
 }
 
 impl From<ApiKeyRow> for ApiKeyRecord {
@@ -27,8 +28,24 @@ impl From<ApiKeyRow> for ApiKeyRecord {
             hash: row.hash,
             prefixo: row.prefixo,
             created_at: row.criado_em,
+            scopes: scopes_of(&row.escopos),
         }
     }
+}
+
+/// The scopes of a stored row. The column's check (`api_keys_escopos_check`) admits only known
+/// names; a name this build does not know (a newer version's scope) grants nothing here.
+pub(crate) fn scopes_of(escopos: &[String]) -> Scopes {
+    let known: Vec<domain::Scope> = escopos
+        .iter()
+        .filter_map(|n| domain::Scope::parse(n))
+        .collect();
+    Scopes::of(&known)
+}
+
+/// The stored form of `scopes`, in the order the CLI writes them.
+pub(crate) fn escopos_of(scopes: Scopes) -> Vec<String> {
+    scopes.names().into_iter().map(str::to_owned).collect()
 }
 
 impl From<ApiKeyRow> for ApiKeySummary {
@@ -41,6 +58,7 @@ impl From<ApiKeyRow> for ApiKeySummary {
             created_at: row.criado_em,
             last_used_at: row.ultimo_uso_em,
             revoked_at: row.revogado_em,
+            scopes: scopes_of(&row.escopos),
         }
     }
 }
@@ -54,6 +72,7 @@ pub struct NewApiKey<'a> {
     pub hash: &'a str,
     pub prefixo: &'a str,
     pub criado_em: DateTime<Utc>,
+    pub escopos: Vec<String>,
 }
 
 impl<'a> From<&'a ApiKeyRecord> for NewApiKey<'a> {
@@ -64,6 +83,7 @@ impl<'a> From<&'a ApiKeyRecord> for NewApiKey<'a> {
             hash: &key.hash,
             prefixo: &key.prefixo,
             criado_em: key.created_at,
+            escopos: escopos_of(key.scopes),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! consent_request_repository/creation.rs), converted to and from the domain types here, at the adapter boundary (the
 //! domain has no diesel derives).
 
+pub mod acesso_dados_pessoais;
 pub mod api_key;
 pub mod caso_de_uso;
 pub mod chave_idempotencia;
@@ -13,6 +14,7 @@ pub mod webhook_entrega;
 pub mod webhook_evento;
 pub mod webhook_url;
 
+pub use acesso_dados_pessoais::AcessoDadosPessoaisRow;
 pub use api_key::{ApiKeyRow, NewApiKey};
 pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
 pub use chave_idempotencia::{ChaveIdempotenciaRow, NewChaveIdempotencia};

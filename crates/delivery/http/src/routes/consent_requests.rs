@@ -10,8 +10,9 @@ use uuid::Uuid;
 
 use creation_docs::{CreationResponses, IdempotencyKeyParam};
 
+use crate::access_log::{record_read, Answered};
 use crate::api_key::ApiKeyHeader;
-use crate::blocking::as_company;
+use crate::blocking::as_caller;
 use crate::bounded_page;
 use crate::dto::consent_read::{FiltroSolicitacoes, MostrarCpf, PaginaSolicitacoes, Solicitacao};
 use crate::dto::consent_request::{
@@ -115,11 +116,16 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path)?;
     let show_cpf = query.show_cpf;
-    let record = as_company(&state, key, move |s, company| {
-        Ok(s.get_consent_request.execute(company, id)?)
+    let data = as_caller(&state, key, move |s, call| {
+        let record = s.get_consent_request.execute(call.company(), id)?;
+        let data = Solicitacao::from_domain(record.request, show_cpf, Some(record.history));
+        // the full CPF or the proof: recorded before the answer goes out
+        if show_cpf || data.proof_of_collection.is_some() {
+            record_read(s, call, [(data.id, data.hash.as_str())])?;
+        }
+        Ok(data)
     })
     .await?;
-    let data = Solicitacao::from_domain(record.request, show_cpf, Some(record.history));
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 
@@ -154,19 +160,25 @@ pub async fn list(
         cursor: q.cursor,
         limit: q.limit,
     };
-    let page = as_company(&state, key, move |s, company| {
-        Ok(s.list_consent_requests.execute(company, list_query)?)
+    let data = as_caller(&state, key, move |s, call| {
+        let page = s
+            .list_consent_requests
+            .execute(call.company(), list_query)?;
+        // rendered in the hop, so that exactly the items answered are recorded
+        let answered = Answered::default();
+        let items = bounded_page::within(
+            page.items,
+            s.page_max_bytes,
+            application::resume_after,
+            |r| Ok(answered.note(Solicitacao::from_domain(r, show_cpf, None), show_cpf)),
+        )
+        .map_err(ApiError::Internal)?;
+        // a page with a full CPF or a proof is recorded before the answer goes out
+        answered.record_if_personal(s, call, items.items.len())?;
+        // the documented shape is PaginaSolicitacoes; its items go out already serialized
+        Ok(bounded_page::Page::of(items, page.next_cursor))
     })
     .await?;
-    let items = bounded_page::within(
-        page.items,
-        state.services.page_max_bytes,
-        application::resume_after,
-        |r| Ok(Solicitacao::from_domain(r, show_cpf, None)),
-    )
-    .map_err(ApiError::Internal)?;
-    // the documented shape is PaginaSolicitacoes; its items go out already serialized
-    let data = bounded_page::Page::of(items, page.next_cursor);
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }
 

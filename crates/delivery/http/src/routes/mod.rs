@@ -1,9 +1,11 @@
 //! Every route of the service, registered in one `configure`.
 
+pub mod audit;
 pub mod consent_check;
 pub mod consent_requests;
 pub mod docs;
 pub mod events;
+pub mod grants;
 pub mod health;
 pub mod openapi;
 pub mod subjects;
@@ -123,6 +125,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/eventos")
             .route(web::get().to(events::list))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/auditoria/acessos")
+            .route(web::get().to(audit::accesses))
             .default_service(not_allowed("GET")),
     )
     .service(

@@ -9,7 +9,9 @@ use utoipa::{Modify, OpenApi};
 use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
-use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
+use crate::routes::{
+    audit, consent_check, consent_requests, events, subjects, use_cases, webhook_urls,
+};
 
 mod bounds;
 mod cross_field_rules;
@@ -17,6 +19,7 @@ mod examples;
 pub mod links;
 mod media_types;
 mod schema_shapes;
+mod scopes;
 pub mod webhooks;
 
 /// Name of the `apiKey` security scheme (header `Api-Key`) every `/api` operation requires, next
@@ -62,6 +65,7 @@ pub struct DocsServers {
         webhook_urls::deliveries,
         webhook_urls::replay,
         events::list,
+        audit::accesses,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -103,8 +107,11 @@ pub struct DocsServers {
         dto::webhook_url::Tentativa,
         dto::webhook_event::SolicitacaoNoEvento,
         dto::webhook_event::TesteNoEvento,
+        dto::access_log::Acesso,
+        dto::access_log::PaginaAcessos,
     )),
     tags(
+        (name = "Auditoria", description = "For auditor keys: the record of who read personal data. See docs/security.md."),
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
@@ -419,6 +426,7 @@ pub fn document_json_with(servers: &DocsServers) -> serde_json::Value {
     links::apply(&mut json);
     webhooks::apply(&mut json);
     bounds::apply(&mut json);
+    scopes::apply(&mut json);
     json
 }
 

@@ -5,8 +5,9 @@ use actix_web::{web, HttpResponse};
 use application::SubjectExportQuery;
 use domain::Envelope;
 
+use crate::access_log::Answered;
 use crate::api_key::ApiKeyHeader;
-use crate::blocking::as_company;
+use crate::blocking::as_caller;
 use crate::bounded_page;
 use crate::dto::consent_read::Solicitacao;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
@@ -46,18 +47,26 @@ pub async fn export(
         cursor: page.cursor,
         limit: page.limit,
     };
-    let page = as_company(&state, key, move |s, company| {
-        Ok(s.export_subject.execute(company, export_query)?)
+    let data = as_caller(&state, key, move |s, call| {
+        let page = s.export_subject.execute(call.company(), export_query)?;
+        // rendered in the hop, so that exactly the items answered are recorded
+        let answered = Answered::default();
+        let items = bounded_page::within(
+            page.items,
+            s.page_max_bytes,
+            |r| application::resume_after(&r.request),
+            |r| {
+                let item = Solicitacao::from_domain(r.request, true, Some(r.history));
+                Ok(answered.note(item, true))
+            },
+        )
+        .map_err(ApiError::Internal)?;
+        // every export carries the full CPF: recorded, even when it found nothing (the answer
+        // still tells whether the subject has consents), before the answer goes out
+        answered.record(s, call, items.items.len())?;
+        // the documented shape is ConsentimentosDoTitular; its items go out already serialized
+        Ok(bounded_page::Page::of(items, page.next_cursor))
     })
     .await?;
-    let items = bounded_page::within(
-        page.items,
-        state.services.page_max_bytes,
-        |r| application::resume_after(&r.request),
-        |r| Ok(Solicitacao::from_domain(r.request, true, Some(r.history))),
-    )
-    .map_err(ApiError::Internal)?;
-    // the documented shape is ConsentimentosDoTitular; its items go out already serialized
-    let data = bounded_page::Page::of(items, page.next_cursor);
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }

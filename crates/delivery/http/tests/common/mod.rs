@@ -38,6 +38,7 @@ pub fn api_state(
                 idempotency_keys: Arc::new(MockIdempotencyRepository::new()),
                 retention: Arc::new(MockRetentionRepository::new()),
                 status_call_budget: Arc::new(MockPgccCallBudget::new()),
+                access_log: Arc::new(ports::MockAccessLog::new()),
             },
             &ServiceSettings::default(),
         ),

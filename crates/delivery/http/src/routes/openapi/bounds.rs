@@ -4,9 +4,10 @@
 
 use serde_json::{json, Map, Value};
 
-/// Status codes answered before the `Api-Key` is resolved: no company, so no bucket counts them
-/// and they never carry the rate-limit headers (`crate::rate_limit::track`).
-const UNCOUNTED: [&str; 4] = ["401", "408", "413", "415"];
+/// Status codes answered before the `Api-Key` is resolved, or as soon as it is (403: a route
+/// outside the key's scopes, refused before the company's bucket is asked): no bucket counts
+/// them and they never carry the rate-limit headers (`crate::rate_limit::track`).
+const UNCOUNTED: [&str; 5] = ["401", "403", "408", "413", "415"];
 
 pub(super) fn apply(doc: &mut Value) {
     if let Some(paths) = doc["paths"].as_object_mut() {

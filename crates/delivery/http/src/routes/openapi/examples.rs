@@ -310,6 +310,16 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
                     "motivo": "Cliente encerrou a conta."}}],
                 "proximoCursor": "e1.74021.118.d5e6f7a8b9c04d1e8f2a3b4c5d6e7f80"}),
         )],
+        ("/api/auditoria/acessos", _) => vec![(
+            "pagina",
+            "A page of the record of reads, oldest first",
+            json!({"itens": [{"id": "e6f7a8b9-c0d1-4e2f-8a3b-4c5d6e7f8091",
+                "apiKeyId": "f7a8b9c0-d1e2-4f3a-8b4c-5d6e7f809102",
+                "rota": "/api/titulares/consentimentos",
+                "solicitacaoIds": [ID], "hashes": [HASH],
+                "em": "2026-02-01T09:30:00.123456Z"}],
+                "proximoCursor": null}),
+        )],
         ("/api/webhook-urls/{webhookUrlId}", _)
         | ("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar", _) => {
             vec![("feito", "Done", json!({}))]
@@ -371,6 +381,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 list.push(("campos", "A field rule is broken", campos(&[("url", "deve ser uma URL http(s) absoluta.")])));
                 list.push(("limite_de_urls", "The company already has its maximum of URLs", campos(&[("url",
                     "a empresa já tem o máximo de 10 URLs de webhook (desativadas incluídas); remova uma antes de registrar outra")])));
+            } else if path == "/api/auditoria/acessos" {
+                list.push(("campos", "A filter rule is broken", campos(&[("apiKeyId", "apiKeyId deve ser o id (UUID) de uma chave")])));
             } else if path == "/api/titulares/consentimentos" {
                 list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "os dígitos verificadores do CPF não conferem")])));
             } else if !pgcc_path {

@@ -1,0 +1,1 @@
+DROP TABLE acessos_dados_pessoais;
