@@ -64,6 +64,7 @@ pub use settings::{CacheSettings, ServiceSettings};
 pub use use_cases::list::ListUseCases;
 pub use use_cases::sync::{SyncError, SyncUseCases};
 pub use use_cases::sync_all_companies::{SyncAllCompanies, SyncAllReport};
+pub use use_cases::versions::{ListUseCaseVersions, UseCaseVersionsError};
 pub use webhooks::deliver::{
     check_encryption_key, generic_error, AttemptResult, DeliverWebhooks, DeliveryReport,
     KeyCheckError,
@@ -114,6 +115,7 @@ pub struct Services {
     pub api_keys: ApiKeyIssuer,
     pub register_company: RegisterCompany,
     pub list_use_cases: ListUseCases,
+    pub list_use_case_versions: ListUseCaseVersions,
     pub sync_use_cases: SyncUseCases,
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
@@ -184,6 +186,7 @@ impl Services {
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             register_company: RegisterCompany::new(companies, clock.clone()),
             list_use_cases: ListUseCases::new(use_cases.clone()),
+            list_use_case_versions: ListUseCaseVersions::new(use_cases.clone()),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(

@@ -290,7 +290,7 @@ pub use envelope::Envelope;
 pub use event_selection::EventSelection;
 pub use pgcc_status_code::PgccStatusCode;
 pub use reason::{Reason, ReasonError};
-pub use use_case::{PgccUseCase, SyncCounts, UseCase};
+pub use use_case::{PgccUseCase, SyncCounts, UseCase, UseCaseChange, UseCaseVersion};
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{
     ConsentSnapshot, EventData, EventType, TestData, WebhookEvent, WebhookPayload,

@@ -36,6 +36,7 @@ mod revocation_retry;
 mod scheduled_sync;
 mod shutdown;
 mod subject_export;
+mod use_case_versions;
 mod use_cases;
 mod webhook_control;
 mod webhook_delivery;

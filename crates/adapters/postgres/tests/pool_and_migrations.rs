@@ -15,10 +15,11 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 16] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
+    "casos_de_uso_versoes",
     "chaves_idempotencia",
     "empresas",
     "orcamento_pgcc",
@@ -34,7 +35,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 54] = [
+const MIGRATION_NAMES: [&str; 59] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -89,6 +90,11 @@ const MIGRATION_NAMES: [&str; 54] = [
     "2026-11-29-002408_drop_cross_company_cancelled_index",
     "2026-11-29-002409_drop_cross_company_idempotency_index",
     "2026-11-29-002410_replicas_that_served",
+    "2026-11-30-002701_version_use_cases",
+    "2026-11-30-002702_record_use_case_version_of_solicitacoes",
+    "2026-11-30-002703_index_solicitacoes_by_use_case_version",
+    "2026-11-30-002704_allow_issue_25_event_types",
+    "2026-11-30-002705_validate_event_type_checks",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -260,9 +266,9 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
     // the creation state's two columns, then the reconciler's and the poller's (issue 12), then
-    // the retention's, come after the hash migration's
+    // the retention's, then the use-case version's (issue 25), come after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 9..],
+        &columns[columns.len() - 10..columns.len() - 1],
         [
             "hash",
             "proximo_status_em",
@@ -282,7 +288,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 9]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 10]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -453,9 +459,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    // its two columns, and the five added after it (criacao_nao_encontrada_em,
-    // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior), are gone
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 7]);
+    // its two columns, and the six added after it (criacao_nao_encontrada_em,
+    // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior,
+    // versao_caso_de_uso), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 8]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.

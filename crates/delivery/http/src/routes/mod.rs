@@ -30,6 +30,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .default_service(not_allowed("POST")),
     )
     .service(
+        web::resource("/api/casos-de-uso/{id}/versoes")
+            .route(web::get().to(use_cases::versions))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
         web::resource("/api/solicitacao-consentimento/criar/ativo")
             .route(web::post().to(consent_requests::create_active))
             .wrap(from_fn(media::limit_json_depth))

@@ -43,6 +43,7 @@ pub struct DocsServers {
     paths(
         use_cases::list,
         use_cases::sync,
+        use_cases::versions,
         consent_requests::create_active,
         consent_requests::create_pending,
         consent_requests::get,
@@ -69,6 +70,7 @@ pub struct DocsServers {
         dto::envelope::CampoInvalido,
         dto::envelope::Vazio,
         dto::use_case::CasoDeUso,
+        dto::use_case::VersaoCasoDeUso,
         dto::consent_request::AccessMode,
         dto::consent_request::SubjectType,
         dto::enumerations::StatusSolicitacao,
@@ -103,6 +105,7 @@ pub struct DocsServers {
         dto::webhook_url::Tentativa,
         dto::webhook_event::SolicitacaoNoEvento,
         dto::webhook_event::TesteNoEvento,
+        dto::webhook_event::CasoDeUsoAlterado,
     )),
     tags(
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),

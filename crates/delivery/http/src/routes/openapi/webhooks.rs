@@ -14,6 +14,8 @@ enum Data {
     Sincronizacao,
     /// The URL a test was sent to (`TesteNoEvento`).
     Teste,
+    /// A use case's new version and the counts (`CasoDeUsoAlterado`).
+    CasoDeUsoAlterado,
 }
 
 /// How an event type is documented: its body's schema name, the operationId of its webhook, a
@@ -55,6 +57,12 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
             "notificarCasosDeUsoSincronizados",
             "A synchronization (on demand or scheduled) changed the company's use cases.",
             Data::Sincronizacao,
+        ),
+        EventType::UseCaseChanged => (
+            "EventoCasoDeUsoAlterado",
+            "notificarCasoDeUsoAlterado",
+            "A synchronization found a use case's purpose changed on the PGCC and made a new version; the counts say how many of the company's active and pending requests were given under older versions (list them with `versaoDesatualizada=true`).",
+            Data::CasoDeUsoAlterado,
         ),
         EventType::WebhookTest => (
             "EventoWebhookTeste",
@@ -103,6 +111,7 @@ pub(super) fn apply(doc: &mut Value) {
             Data::Solicitacao => "SolicitacaoNoEvento",
             Data::Sincronizacao => "Sincronizacao",
             Data::Teste => "TesteNoEvento",
+            Data::CasoDeUsoAlterado => "CasoDeUsoAlterado",
         };
         schemas.insert(
             schema.to_owned(),
