@@ -10,8 +10,9 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
-    IdempotencyRepository, PgccCallBudget, PgccGateway, RetentionRepository, SecretCipher,
-    TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    IdempotencyRepository, PgccCallBudget, PgccGateway, PgccHealthRepository, RetentionRepository,
+    SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender,
+    WebhookUrlRepository,
 };
 
 pub mod access;
@@ -19,6 +20,7 @@ pub mod cache;
 pub mod consent_requests;
 pub mod jobs;
 pub mod operations;
+pub mod pgcc_health;
 pub mod retention;
 pub mod settings;
 pub mod use_cases;
@@ -58,6 +60,9 @@ pub use consent_requests::reconcile_creations::{
 };
 pub use consent_requests::revoke::{RevokeConsentError, RevokeConsentRequest};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
+pub use pgcc_health::{
+    found_unavailable, GetPgccStatus, HealthTrackedPgcc, PgccCallNotes, PgccHealthJob,
+};
 pub use retention::purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use retention::purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use settings::{CacheSettings, ServiceSettings};
@@ -106,6 +111,8 @@ pub struct Ports {
     pub retention: Arc<dyn RetentionRepository>,
     /// The PGCC status calls every process shares (`workers.pgcc_status_calls_per_second`).
     pub status_call_budget: Arc<dyn PgccCallBudget>,
+    /// The PGCC's health every process shares (`GET /api/status`).
+    pub pgcc_health: Arc<dyn PgccHealthRepository>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -127,6 +134,8 @@ pub struct Services {
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub test_webhook_url: TestWebhookUrl,
+    /// `GET /api/status`.
+    pub pgcc_status: GetPgccStatus,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
     /// The bound on a paged answer's items, in bytes (`server.page_max_bytes`): the services
@@ -165,6 +174,7 @@ impl Services {
             idempotency_keys: _,
             retention: _,
             status_call_budget: _,
+            pgcc_health,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
@@ -209,6 +219,7 @@ impl Services {
                 clock.clone(),
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
+            pgcc_status: GetPgccStatus::new(pgcc_health),
             test_webhook_url: TestWebhookUrl::new(
                 webhook_deliveries.clone(),
                 DeliverWebhooks::new(
@@ -271,6 +282,7 @@ impl Workers {
             idempotency_keys,
             retention,
             status_call_budget,
+            pgcc_health: _,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),

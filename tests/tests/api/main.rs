@@ -27,6 +27,7 @@ mod operability;
 mod page_bytes;
 mod personal_data;
 mod pgcc_answers;
+mod pgcc_status;
 mod pgcc_strings;
 mod poolers;
 mod profiles;

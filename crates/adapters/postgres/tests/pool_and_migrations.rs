@@ -15,7 +15,7 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 16] = [
+const TABLES: [&str; 19] = [
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
@@ -23,6 +23,9 @@ const TABLES: [&str; 16] = [
     "chaves_idempotencia",
     "empresas",
     "orcamento_pgcc",
+    "pgcc_chamadas",
+    "pgcc_saude",
+    "pgcc_transicoes",
     "preenchimentos_retroativos",
     "replicas_ativas",
     "solicitacoes_consentimento",
@@ -35,7 +38,7 @@ const TABLES: [&str; 16] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 59] = [
+const MIGRATION_NAMES: [&str; 60] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -95,6 +98,7 @@ const MIGRATION_NAMES: [&str; 59] = [
     "2026-11-30-002703_index_solicitacoes_by_use_case_version",
     "2026-11-30-002704_allow_issue_25_event_types",
     "2026-11-30-002705_validate_event_type_checks",
+    "2026-11-30-002706_create_pgcc_health",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -82,6 +82,19 @@ pub struct CasoDeUsoAlterado {
     pub solicitacoes_pendentes: u64,
 }
 
+/// The `data` of `webhook-url.desativada`: the company's URL disabled for failing (its other
+/// URLs get this event; re-enable it with `POST /api/webhook-urls/{id}/reativar`).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documentation only; events are serialized by domain::UrlDisabledData
+pub struct UrlDesativada {
+    pub webhook_url_id: Uuid,
+    /// Its address, as registered.
+    pub url: String,
+    /// When it was disabled.
+    pub desativada_em: DateTime<Utc>,
+}
+
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -9,7 +9,9 @@ use utoipa::{Modify, OpenApi};
 use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
-use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
+use crate::routes::{
+    consent_check, consent_requests, events, status, subjects, use_cases, webhook_urls,
+};
 
 mod bounds;
 mod cross_field_rules;
@@ -63,6 +65,7 @@ pub struct DocsServers {
         webhook_urls::deliveries,
         webhook_urls::replay,
         events::list,
+        status::get,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -106,11 +109,17 @@ pub struct DocsServers {
         dto::webhook_event::SolicitacaoNoEvento,
         dto::webhook_event::TesteNoEvento,
         dto::webhook_event::CasoDeUsoAlterado,
+        dto::webhook_event::UrlDesativada,
+        dto::pgcc_status::StatusPgcc,
+        dto::pgcc_status::MudancaStatusPgcc,
+        dto::enumerations::CodigoStatusPgcc,
+        dto::enumerations::OperacaoPgcc,
     )),
     tags(
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
+        (name = "Status", description = "The PGCC's health as the service sees it."),
         (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),
     ),

@@ -10,8 +10,9 @@ use delivery_http::ApiState;
 use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
     MockEventLog, MockIdempotencyRepository, MockPgccCallBudget, MockPgccGateway,
-    MockRetentionRepository, MockSecretCipher, MockTargetGuard, MockUseCaseRepository,
-    MockWebhookDeliveryRepository, MockWebhookSender, MockWebhookUrlRepository, SystemClock,
+    MockPgccHealthRepository, MockRetentionRepository, MockSecretCipher, MockTargetGuard,
+    MockUseCaseRepository, MockWebhookDeliveryRepository, MockWebhookSender,
+    MockWebhookUrlRepository, SystemClock,
 };
 
 pub fn api_state(
@@ -38,6 +39,7 @@ pub fn api_state(
                 idempotency_keys: Arc::new(MockIdempotencyRepository::new()),
                 retention: Arc::new(MockRetentionRepository::new()),
                 status_call_budget: Arc::new(MockPgccCallBudget::new()),
+                pgcc_health: Arc::new(MockPgccHealthRepository::new()),
             },
             &ServiceSettings::default(),
         ),
