@@ -96,10 +96,10 @@ impl UseCaseRepository for PgUseCaseRepository {
     /// listed twice in `items` counts once (its first occurrence wins). An unknown company fails
     /// (`Unexpected`).
     ///
-    /// Versions: each template's fingerprint ([`fingerprint`]) is compared with the stored one.
+    /// Versions: each template's fingerprint (`fingerprint`) is compared with the stored one.
     /// A new template starts at version 1; a known one whose fingerprint differs gets the next
     /// version, its row in `casos_de_uso_versoes` and a `casos-de-uso.alterado` event with the
-    /// counts of [`older_version_counts`]. A row stored before versions existed (no fingerprint)
+    /// counts of `older_version_counts`. A row stored before versions existed (no fingerprint)
     /// adopts the one computed now when its title and link are unchanged and the PGCC sends no
     /// other purpose field, so the deployment itself makes no version 2.
     fn apply_sync(

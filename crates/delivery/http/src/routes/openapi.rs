@@ -119,7 +119,6 @@ pub struct DocsServers {
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
-        (name = "Status", description = "The PGCC's health as the service sees it."),
         (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),
     ),

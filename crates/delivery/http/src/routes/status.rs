@@ -1,5 +1,7 @@
-//! `GET /api/status` (tag Status): the PGCC's health as the service sees it, from the outcomes
-//! of its PGCC calls of the last window (docs/api.md, "The PGCC's health").
+//! `GET /api/status` (tag SolicitacaoConsentimento: the spec names four tags, and the PGCC
+//! operations it reports on are mostly those of consent requests): the PGCC's health as the
+//! service sees it, from the outcomes of its PGCC calls of the last window (docs/api.md, "The
+//! PGCC's health").
 
 use actix_web::{web, HttpResponse};
 use domain::Envelope;
@@ -17,7 +19,7 @@ use crate::state::ApiState;
     get,
     path = "/api/status",
     operation_id = "obterStatusPgcc",
-    tag = "Status",
+    tag = "SolicitacaoConsentimento",
     responses(
         (status = 200, description = "The status the service last computed (about every second).", body = EnvelopeDoc<StatusPgcc>),
     )
