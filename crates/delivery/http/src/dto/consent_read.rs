@@ -54,7 +54,7 @@ pub struct Solicitacao {
     /// The version of the use case current when the request was created (1, 2, ...; see
     /// `GET /api/casos-de-uso/{id}/versoes`). Requests created before versions were recorded
     /// are at version 1.
-    #[schema(minimum = 1, example = 1)]
+    #[schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64, example = 1)]
     #[serde(rename = "versaoCasoDeUso")]
     pub use_case_version: i64,
     /// Every status change, oldest first; present on reads of one request.

@@ -40,7 +40,7 @@ impl From<UseCase> for CasoDeUso {
 #[serde(rename_all = "camelCase")]
 pub struct VersaoCasoDeUso {
     /// 1, 2, ...: the `versaoCasoDeUso` of the consent requests created under it.
-    #[schema(minimum = 1)]
+    #[schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64)]
     pub versao: i64,
     /// The title in this version.
     pub titulo: String,

@@ -69,16 +69,16 @@ pub struct CasoDeUsoAlterado {
     /// The template, as consent requests name it.
     pub caso_de_uso_id_template: String,
     /// The version before the change.
-    #[schema(minimum = 1)]
+    #[schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64)]
     pub versao_anterior: i64,
     /// The new version.
-    #[schema(minimum = 2)]
+    #[schema(format = Int64, minimum = 2, maximum = 9223372036854775807_i64)]
     pub versao_nova: i64,
     /// The company's requests of this use case stored `ativo` under an older version.
-    #[schema(minimum = 0)]
+    #[schema(format = Int64, minimum = 0, maximum = 9223372036854775807_i64)]
     pub solicitacoes_ativas: u64,
     /// The company's requests of this use case stored `pendente` under an older version.
-    #[schema(minimum = 0)]
+    #[schema(format = Int64, minimum = 0, maximum = 9223372036854775807_i64)]
     pub solicitacoes_pendentes: u64,
 }
 
