@@ -24,7 +24,7 @@ work=$(mktemp -d); dir=""; pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   [ -n "$dir" ] && { scripts/pg.sh stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"; }
-  rm -rf "$work"
+  if [ -n "${DELIVERY_CLAIM_KEEP:-}" ]; then echo "kept: $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 echo '{"empresas": []}' > "$work/seed.json"
@@ -67,7 +67,7 @@ for n in "${sizes[@]}"; do
   key_a=$("$bin/consent-api" api-key issue --empresa "$a")
   key_b=$("$bin/consent-api" api-key issue --empresa "$b")
   APP__SERVER__PORT=0 APP__WORKERS__RUN_IN_SERVE=false "$bin/consent-api" serve > "$work/api.out" 2> "$work/api.log" & pids+=($!)
-  api=$(wait_line "$work/api.out" "listening on ")
+  api=$(wait_line "$work/api.out" "consent-api listening on ")
   for i in $(seq 1 10); do
     # port 9 (discard) listens nowhere here: every attempt is refused at once
     curl -sf -X POST -H "Api-Key: $key_a" -H 'Content-Type: application/json' \
@@ -85,16 +85,17 @@ for n in "${sizes[@]}"; do
     FROM webhook_eventos e JOIN webhook_urls u ON u.empresa_id = e.empresa_id
     WHERE e.empresa_id = '$a';" -c "VACUUM ANALYZE"
   due=$(psql "$db" -tAc "SELECT count(*) FROM webhook_entregas WHERE empresa_id = '$a' AND status = 'pendente'")
-  psql "$db" -qc "SELECT pg_stat_statements_reset()"
+  psql "$db" -qc "SELECT pg_stat_statements_reset()" >/dev/null
   APP__WORKERS__STATUS_POLL_SECONDS=0 APP__WORKERS__EXPIRY_SECONDS=0 APP__WORKERS__SYNC_SECONDS=0 \
     APP__WORKERS__RECONCILE_SECONDS=0 APP__WORKERS__IDEMPOTENCY_PURGE_SECONDS=0 \
     APP__WORKERS__RETENTION_SECONDS=0 APP__WORKERS__DISABLE_CHECK_SECONDS=0 \
     "$bin/consent-api" worker > "$work/worker.out" 2> "$work/worker.log" & worker_pid=$!; pids+=($worker_pid)
   # B's events, one a second, each with its delivery due at once (as the API's outbox writes them)
   for i in $(seq 1 "$run_seconds"); do
-    psql "$db" -qc "WITH ev AS (
+    psql "$db" -qc "WITH novo AS (SELECT gen_random_uuid() AS id), ev AS (
         INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-        VALUES (gen_random_uuid(), '$b', 'solicitacao.criada', '{}', now()) RETURNING id, empresa_id, criado_em)
+        SELECT id, '$b', 'solicitacao.criada', json_build_object('id', id)::text, now() FROM novo
+        RETURNING id, empresa_id, criado_em)
       INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, tentativas,
                                     proxima_tentativa_em, criado_em, atualizado_em)
       SELECT gen_random_uuid(), ev.id, u.id, ev.empresa_id, 'pendente', 0, ev.criado_em, ev.criado_em, ev.criado_em
@@ -104,12 +105,12 @@ for n in "${sizes[@]}"; do
   sleep 5
   kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true
   read -r find_mean find_max claim_mean claim_max < <(psql "$db" -tA -F ' ' -c "
-    SELECT round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%')
-                 / nullif(sum(calls) FILTER (WHERE query LIKE '%empresas_pendentes%'), 0), 0)::numeric, 2),
-           round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%'), 0)::numeric, 2),
-           round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%FOR UPDATE SKIP LOCKED%' AND query LIKE '%webhook_entregas%' AND query NOT LIKE '%empresas_pendentes%')
-                 / nullif(sum(calls) FILTER (WHERE query LIKE '%FOR UPDATE SKIP LOCKED%' AND query LIKE '%webhook_entregas%' AND query NOT LIKE '%empresas_pendentes%'), 0), 0)::numeric, 2),
-           round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%FOR UPDATE SKIP LOCKED%' AND query LIKE '%webhook_entregas%' AND query NOT LIKE '%empresas_pendentes%'), 0)::numeric, 2)
+    SELECT round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%desde%')
+                 / nullif(sum(calls) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%desde%'), 0), 0)::numeric, 2),
+           round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%desde%'), 0)::numeric, 2),
+           round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%escolhidas%')
+                 / nullif(sum(calls) FILTER (WHERE query LIKE '%escolhidas%'), 0), 0)::numeric, 2),
+           round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%escolhidas%'), 0)::numeric, 2)
     FROM pg_stat_statements")
   attempts=$(psql "$db" -tAc "SELECT count(*) FROM webhook_tentativas t JOIN webhook_entregas e ON e.id = t.entrega_id WHERE e.empresa_id = '$a'")
   psql "$db" -tA -F $'\t' -c "SELECT e.id, extract(epoch FROM e.criado_em) FROM webhook_eventos e WHERE e.empresa_id = '$b'" > "$work/b_events.tsv"

@@ -23,6 +23,8 @@ pub struct Settings {
     pub server: ServerSettings,
     pub database: DatabaseSettings,
     pub pgcc: PgccSettings,
+    /// `GET /api/status`: the PGCC's health.
+    pub pgcc_status: PgccStatusSettings,
     pub workers: WorkerSettings,
     pub webhooks: WebhookSettings,
     pub idempotency: IdempotencySettings,
@@ -37,6 +39,13 @@ pub struct Settings {
     /// The `APP_ENV` these settings were loaded for.
     #[serde(skip)]
     pub environment: String,
+}
+
+/// The PGCC's health (`GET /api/status`, docs/decisions.md "The PGCC's health").
+#[derive(Debug, Clone, Deserialize)]
+pub struct PgccStatusSettings {
+    /// The window of PGCC calls assessed, in seconds (1 to 3600; validated at load time).
+    pub window_seconds: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -456,6 +465,12 @@ impl Settings {
         }
         if self.database.checkout_timeout_ms == 0 {
             return bad("database.checkout_timeout_ms", "must be above 0");
+        }
+        if !(1..=3600).contains(&self.pgcc_status.window_seconds) {
+            return bad(
+                "pgcc_status.window_seconds",
+                "must be between 1 and 3600 (seconds)",
+            );
         }
         if self.database.statement_timeout_ms > 86_400_000 {
             return bad(

@@ -6,7 +6,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
-use application::{ObservedPgcc, Operations, Ports, ServiceSettings, Services, Workers};
+use application::{
+    HealthTrackedPgcc, ObservedPgcc, Operations, PgccCallNotes, PgccHealthJob, Ports,
+    ServiceSettings, Services, Workers,
+};
 use delivery_http::metrics::Metrics;
 use delivery_http::{ApiState, RequestScope};
 use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings};
@@ -14,9 +17,9 @@ use ports::SystemClock;
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgEventLog, PgIdempotencyRepository, PgOperationalStats,
-    PgPgccCallBudget, PgPool, PgReadinessProbe, PgRetentionRepository, PgUseCaseRepository,
-    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc,
-    ReleasingTargetGuard, ReleasingWebhookSender,
+    PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository,
+    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    ReadPools, ReleasingPgcc, ReleasingTargetGuard, ReleasingWebhookSender,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -136,6 +139,31 @@ pub fn metrics() -> Arc<Metrics> {
     METRICS.get_or_init(|| Arc::new(Metrics::new())).clone()
 }
 
+/// The process's PGCC calls not yet added to the shared health tallies: noted by the PGCC
+/// decorator of every service of the process, taken by its [`pgcc_health_job`].
+pub fn pgcc_call_notes() -> Arc<PgccCallNotes> {
+    static NOTES: OnceLock<Arc<PgccCallNotes>> = OnceLock::new();
+    NOTES
+        .get_or_init(|| Arc::new(PgccCallNotes::new(Arc::new(SystemClock))))
+        .clone()
+}
+
+/// Companies told of a change of the PGCC's health per statement.
+const HEALTH_ANNOUNCE_BATCH: u32 = 1000;
+
+/// The round that adds this process's PGCC calls to the shared tallies, assesses the window
+/// (`pgcc_status.window_seconds`) and tells the companies of a change: every process that calls
+/// the PGCC runs one (`serve` and `worker`), whatever `workers.run_in_serve`.
+pub fn pgcc_health_job(settings: &Settings, pool: PgPool) -> PgccHealthJob {
+    PgccHealthJob {
+        notes: pgcc_call_notes(),
+        health: Arc::new(PgPgccHealthRepository::new(pool)),
+        clock: Arc::new(SystemClock),
+        window: chrono::TimeDelta::seconds(settings.pgcc_status.window_seconds as i64),
+        announce_batch: HEALTH_ANNOUNCE_BATCH,
+    }
+}
+
 /// Readiness probes (database and migrations, on a connection of their own: required; PGCC:
 /// reported, TCP within 1 s, cached 5 s) and the gauges of `/metrics` (pool, backlogs). The
 /// probes run on the watcher threads of `readiness_watch`, never in a request.
@@ -236,6 +264,7 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         access_log: Arc::new(PgAccessLog::new(pool.clone())),
         webhook_urls: Arc::new(PgWebhookUrlRepository::new(pool.clone())),
         events: Arc::new(PgEventLog::new(pool.clone()).reading_from(reads)),
+        pgcc_health: Arc::new(PgPgccHealthRepository::new(pool.clone())),
         webhook_deliveries: Arc::new(PgWebhookDeliveryRepository::new(pool)),
         // A request waiting on a receiver (testar) or a name server gives its database
         // connection back first, as for the PGCC; the background sender has none to give.
@@ -259,8 +288,9 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         // Every PGCC call counted and timed (operation, outcome) without touching business
         // code, and made with the request's database connection back in the pool (a slow PGCC
         // must not hold the pool; outside a request it only forwards).
+        // ... and noted by operation and outcome for the PGCC's health (`GET /api/status`).
         pgcc: Arc::new(ReleasingPgcc::new(Arc::new(ObservedPgcc::new(
-            Arc::new(pgcc),
+            Arc::new(HealthTrackedPgcc::new(Arc::new(pgcc), pgcc_call_notes())),
             metrics(),
         )))),
         clock: Arc::new(SystemClock),

@@ -29,6 +29,22 @@ fn every(seconds: u64, at_start: bool) -> Option<Schedule> {
 const SETTLE_URLS: u32 = 50;
 const SETTLE_BATCH: u32 = 10_000;
 
+/// How often each process adds its PGCC calls to the shared health tallies and assesses them:
+/// `GET /api/status` is at most about this old.
+const PGCC_HEALTH_EVERY: Duration = Duration::from_secs(1);
+
+/// Starts the PGCC health round (see `application::PgccHealthJob`) on its own thread.
+pub fn spawn_pgcc_health(job: application::PgccHealthJob, stop: &Stop) -> JoinHandle<()> {
+    jobs::spawn(
+        job,
+        Schedule {
+            every: PGCC_HEALTH_EVERY,
+            at_start: true,
+        },
+        stop,
+    )
+}
+
 /// Starts every enabled job; the threads run until `stop` (or the process ends).
 pub fn start(
     workers: Workers,

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     AccessLog, ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
-    IdempotencyRepository, PgccCallBudget, PgccGateway, RetentionRepository, SecretCipher,
-    TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    IdempotencyRepository, PgccCallBudget, PgccGateway, PgccHealthRepository, RetentionRepository,
+    SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender,
+    WebhookUrlRepository,
 };
 
 pub mod access;
@@ -19,6 +20,7 @@ pub mod cache;
 pub mod consent_requests;
 pub mod jobs;
 pub mod operations;
+pub mod pgcc_health;
 pub mod retention;
 pub mod settings;
 pub mod use_cases;
@@ -61,12 +63,16 @@ pub use consent_requests::reconcile_creations::{
 };
 pub use consent_requests::revoke::{RevokeConsentError, RevokeConsentRequest};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
+pub use pgcc_health::{
+    found_unavailable, GetPgccStatus, HealthTrackedPgcc, PgccCallNotes, PgccHealthJob,
+};
 pub use retention::purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use retention::purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use settings::{CacheSettings, ServiceSettings};
 pub use use_cases::list::ListUseCases;
 pub use use_cases::sync::{SyncError, SyncUseCases};
 pub use use_cases::sync_all_companies::{SyncAllCompanies, SyncAllReport};
+pub use use_cases::versions::{ListUseCaseVersions, UseCaseVersionsError};
 pub use webhooks::deliver::{
     check_encryption_key, generic_error, AttemptResult, DeliverWebhooks, DeliveryReport,
     KeyCheckError,
@@ -110,6 +116,8 @@ pub struct Ports {
     pub status_call_budget: Arc<dyn PgccCallBudget>,
     /// The record of who read personal data.
     pub access_log: Arc<dyn AccessLog>,
+    /// The PGCC's health every process shares (`GET /api/status`).
+    pub pgcc_health: Arc<dyn PgccHealthRepository>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -119,6 +127,7 @@ pub struct Services {
     pub api_keys: ApiKeyIssuer,
     pub register_company: RegisterCompany,
     pub list_use_cases: ListUseCases,
+    pub list_use_case_versions: ListUseCaseVersions,
     pub sync_use_cases: SyncUseCases,
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
@@ -133,6 +142,8 @@ pub struct Services {
     /// The record of who read personal data: written by the routes that answer it, paged by
     /// `GET /api/auditoria/acessos`.
     pub personal_data_accesses: PersonalDataAccesses,
+    /// `GET /api/status`.
+    pub pgcc_status: GetPgccStatus,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
     /// The bound on a paged answer's items, in bytes (`server.page_max_bytes`): the services
@@ -172,6 +183,7 @@ impl Services {
             retention: _,
             status_call_budget: _,
             access_log,
+            pgcc_health,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
@@ -193,6 +205,7 @@ impl Services {
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
             register_company: RegisterCompany::new(companies, clock.clone()),
             list_use_cases: ListUseCases::new(use_cases.clone()),
+            list_use_case_versions: ListUseCaseVersions::new(use_cases.clone()),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(
@@ -215,6 +228,7 @@ impl Services {
                 clock.clone(),
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
+            pgcc_status: GetPgccStatus::new(pgcc_health),
             test_webhook_url: TestWebhookUrl::new(
                 webhook_deliveries.clone(),
                 DeliverWebhooks::new(
@@ -279,6 +293,7 @@ impl Workers {
             retention,
             status_call_budget,
             access_log: _,
+            pgcc_health: _,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),

@@ -64,6 +64,7 @@ pub fn consent_request(id: Uuid, status: ConsentStatus) -> ConsentRequest {
         hash_salt: "00112233445566778899aabbccddeeff".into(),
         created_at,
         updated_at: created_at,
+        use_case_version: Some(1),
     };
     request.hash = consent_hash(&request);
     request

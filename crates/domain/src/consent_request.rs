@@ -368,6 +368,10 @@ pub struct ConsentRequest {
     pub created_at: DateTime<Utc>,
     /// When it last changed (`atualizadoEm`).
     pub updated_at: DateTime<Utc>,
+    /// The version of its use case current when it was stored (`versaoCasoDeUso`): chosen by
+    /// the repository in the statement that stores it, so `None` only on a request not stored
+    /// yet; every request read back has it.
+    pub use_case_version: Option<i64>,
 }
 
 impl ConsentRequest {
@@ -1095,6 +1099,7 @@ mod tests {
             hash_salt: "00112233445566778899aabbccddeeff".into(),
             created_at: now(),
             updated_at: now(),
+            use_case_version: Some(1),
         }
     }
 

@@ -271,6 +271,7 @@ pub mod consent_status;
 pub mod cpf;
 pub mod envelope;
 pub mod event_selection;
+pub mod pgcc_health;
 pub mod pgcc_status_code;
 pub mod reason;
 pub mod scope;
@@ -290,12 +291,15 @@ pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
 pub use event_selection::EventSelection;
+pub use pgcc_health::{
+    PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
+};
 pub use pgcc_status_code::PgccStatusCode;
 pub use reason::{Reason, ReasonError};
 pub use scope::{Scope, Scopes, ScopesError};
-pub use use_case::{PgccUseCase, SyncCounts, UseCase};
+pub use use_case::{PgccUseCase, SyncCounts, UseCase, UseCaseChange, UseCaseVersion};
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{
-    ConsentSnapshot, EventData, EventType, TestData, WebhookEvent, WebhookPayload,
+    ConsentSnapshot, EventData, EventType, TestData, UrlDisabledData, WebhookEvent, WebhookPayload,
 };
 pub use webhook_url::{WebhookUrl, WebhookUrlError};

@@ -36,6 +36,69 @@ pub struct PgccUseCase {
     pub template_id: String,
     /// The title of the use case.
     pub title: String,
+    /// The other fields of the PGCC's use-case object that state its purpose (every field but
+    /// the identifiers and the volatile ones: docs/decisions.md, "Use-case versions"), as a
+    /// canonical JSON object (keys sorted, no spaces) made by the gateway; `{}` when it sends none,
+    /// as today.
+    pub other_fields: String,
+}
+
+impl PgccUseCase {
+    /// The canonical form of the fields that state the use case's purpose: each field as
+    /// `name:length:value` on its own line, in a fixed order (title, link, the other fields), so
+    /// no two different sets of fields read alike. Its SHA-256 is the version's fingerprint.
+    pub fn purpose_text(&self) -> String {
+        let link = self.link_id.to_string();
+        let mut text = String::with_capacity(self.title.len() + self.other_fields.len() + 80);
+        for (name, value) in [
+            ("titulo", self.title.as_str()),
+            ("vinculoId", link.as_str()),
+            ("outros", self.other_fields.as_str()),
+        ] {
+            text.push_str(&format!("{name}:{}:{value}\n", value.len()));
+        }
+        text
+    }
+}
+
+/// One version of a use case: what its purpose-stating fields were from `started_at` until the
+/// next version began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UseCaseVersion {
+    /// 1, 2, ...: a new one each time a synchronization finds another fingerprint.
+    pub version: i64,
+    /// The title (`titulo`) in this version.
+    pub title: String,
+    /// The PGCC link (`vinculoId`) in this version.
+    pub link_id: Option<Uuid>,
+    /// The other purpose fields, a canonical JSON object (`{}` when none).
+    pub other_fields: String,
+    /// Lower-case hex SHA-256 of [`PgccUseCase::purpose_text`]; `None` for a version 1 stored
+    /// before versions were recorded and not synchronized since.
+    pub fingerprint: Option<String>,
+    /// When this version began.
+    pub started_at: DateTime<Utc>,
+    /// When the next one began; `None` for the current version.
+    pub ended_at: Option<DateTime<Utc>>,
+}
+
+/// What `casos-de-uso.alterado` tells: a synchronization made a new version of a use case, and
+/// how many of the company's requests still stand under older versions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UseCaseChange {
+    /// Our id of the use case (as in `GET /api/casos-de-uso`).
+    pub caso_de_uso_id: Uuid,
+    /// Its template (`casoDeUsoIdTemplate` of the requests).
+    pub caso_de_uso_id_template: String,
+    /// The version before the change.
+    pub versao_anterior: i64,
+    /// The new version.
+    pub versao_nova: i64,
+    /// The company's requests of this use case stored `ativo` under an older version.
+    pub solicitacoes_ativas: u64,
+    /// The company's requests of this use case stored `pendente` under an older version.
+    pub solicitacoes_pendentes: u64,
 }
 
 /// What one synchronization changed in our copy.
@@ -60,6 +123,39 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn item(title: &str, other_fields: &str) -> PgccUseCase {
+        PgccUseCase {
+            link_id: Uuid::from_u128(7),
+            template_id: "tpl".to_owned(),
+            title: title.to_owned(),
+            other_fields: other_fields.to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_purpose_text_changes_with_the_title_the_link_or_another_field_and_not_the_template() {
+        let base = item("Crédito", "{}");
+        let mut other_template = base.clone();
+        other_template.template_id = "tpl-2".to_owned();
+        let mut other_link = base.clone();
+        other_link.link_id = Uuid::from_u128(8);
+        assert_eq!(base.purpose_text(), other_template.purpose_text());
+        assert_ne!(
+            base.purpose_text(),
+            item("Crédito consignado", "{}").purpose_text()
+        );
+        assert_ne!(base.purpose_text(), other_link.purpose_text());
+        assert_ne!(
+            base.purpose_text(),
+            item("Crédito", r#"{"finalidade":"x"}"#).purpose_text()
+        );
+        // lengths keep a title that ends like a field apart from the field
+        assert_ne!(
+            item("a\nvinculoId:1:b", "{}").purpose_text(),
+            item("a", "{}").purpose_text()
+        );
+    }
 
     #[test]
     fn sync_counts_serialize_with_their_portuguese_camel_case_names() {

@@ -7,7 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::{CompanyId, ConsentRequest, ConsentStatus, Reason, SyncCounts};
+use crate::{
+    CompanyId, ConsentRequest, ConsentStatus, PgccHealthChange, PgccHealthCode, Reason, SyncCounts,
+    UseCaseChange,
+};
 
 /// The kind of a webhook event; its wire name ([`EventType::as_str`]) is the payload's `type`
 /// and part of the public API.
@@ -25,6 +28,18 @@ pub enum EventType {
     RequestRevoked,
     /// `casos-de-uso.sincronizados`: the company's use cases were synchronized with the PGCC.
     UseCasesSynced,
+    /// `casos-de-uso.alterado`: a synchronization made a new version of a use case (its
+    /// purpose-stating fields changed on the PGCC).
+    UseCaseChanged,
+    /// `pgcc.indisponivel`: the PGCC stopped answering some or all operations (`GET /api/status`
+    /// left `OK`); sent to every company once per change.
+    PgccUnavailable,
+    /// `pgcc.restabelecido`: the PGCC answers every operation again (`GET /api/status` back to
+    /// `OK`); sent to every company once per change.
+    PgccRestored,
+    /// `webhook-url.desativada`: one of the company's URLs was disabled for failing; sent to its
+    /// other URLs (and the feed).
+    WebhookUrlDisabled,
     /// `webhook.teste`: a test the company asked for, sent to one URL at once
     /// (`POST /api/webhook-urls/{id}/testar`). Not an event of the company's data: no URL
     /// subscribes to it and the catch-up list does not show it.
@@ -33,30 +48,39 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type a delivery may carry, consent request events first, the test last.
-    pub const ALL: [EventType; 7] = [
+    pub const ALL: [EventType; 11] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
         EventType::RequestExpired,
         EventType::RequestRevoked,
         EventType::UseCasesSynced,
+        EventType::UseCaseChanged,
+        EventType::PgccUnavailable,
+        EventType::PgccRestored,
+        EventType::WebhookUrlDisabled,
         EventType::WebhookTest,
     ];
 
     /// The events of the company's data: what a webhook URL may subscribe to (`eventos`) and
     /// what `GET /api/eventos` lists. Every type but `webhook.teste`.
-    pub const SUBSCRIBABLE: [EventType; 6] = [
+    pub const SUBSCRIBABLE: [EventType; 10] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
         EventType::RequestExpired,
         EventType::RequestRevoked,
         EventType::UseCasesSynced,
+        EventType::UseCaseChanged,
+        EventType::PgccUnavailable,
+        EventType::PgccRestored,
+        EventType::WebhookUrlDisabled,
     ];
 
     /// `solicitacao.criada`, `solicitacao.ativada`, `solicitacao.recusada`,
     /// `solicitacao.expirada`, `solicitacao.revogada`, `casos-de-uso.sincronizados`,
-    /// `webhook.teste`.
+    /// `casos-de-uso.alterado`, `pgcc.indisponivel`, `pgcc.restabelecido`,
+    /// `webhook-url.desativada`, `webhook.teste`.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::RequestCreated => "solicitacao.criada",
@@ -65,6 +89,10 @@ impl EventType {
             EventType::RequestExpired => "solicitacao.expirada",
             EventType::RequestRevoked => "solicitacao.revogada",
             EventType::UseCasesSynced => "casos-de-uso.sincronizados",
+            EventType::UseCaseChanged => "casos-de-uso.alterado",
+            EventType::PgccUnavailable => "pgcc.indisponivel",
+            EventType::PgccRestored => "pgcc.restabelecido",
+            EventType::WebhookUrlDisabled => "webhook-url.desativada",
             EventType::WebhookTest => "webhook.teste",
         }
     }
@@ -180,8 +208,26 @@ pub enum EventData {
     Consent(ConsentSnapshot),
     /// The counts, for `casos-de-uso.sincronizados`.
     Sync(SyncCounts),
+    /// The use case, its versions and the counts, for `casos-de-uso.alterado`.
+    UseCaseChange(UseCaseChange),
+    /// The PGCC's status at the change, for `pgcc.indisponivel` and `pgcc.restabelecido`.
+    PgccHealth(PgccHealthChange),
+    /// The URL disabled, for `webhook-url.desativada`.
+    UrlDisabled(UrlDisabledData),
     /// The URL tested, for `webhook.teste`.
     Test(TestData),
+}
+
+/// The `data` of `webhook-url.desativada`: which of the company's URLs was disabled, and when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UrlDisabledData {
+    /// `webhookUrlId`: the URL disabled (re-enable it with `POST .../reativar`).
+    pub webhook_url_id: Uuid,
+    /// `url`: its address, as registered.
+    pub url: String,
+    /// `desativadaEm`: when it was disabled.
+    pub desativada_em: DateTime<Utc>,
 }
 
 /// The `data` of `webhook.teste`: which of the company's URLs was tested.
@@ -262,6 +308,49 @@ impl WebhookEvent {
         }
     }
 
+    /// A synchronization made a new version of one of the company's use cases.
+    pub fn use_case_changed(
+        company: CompanyId,
+        change: UseCaseChange,
+        at: DateTime<Utc>,
+    ) -> WebhookEvent {
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            company_id: company,
+            event_type: EventType::UseCaseChanged,
+            timestamp: at,
+            data: EventData::UseCaseChange(change),
+        }
+    }
+
+    /// The PGCC's status changed to or from `OK`: `pgcc.restabelecido` when `change.code` is
+    /// `OK`, `pgcc.indisponivel` otherwise. `company` is one of every company told.
+    pub fn pgcc_health(company: CompanyId, change: PgccHealthChange) -> WebhookEvent {
+        let event_type = if change.code == PgccHealthCode::Ok {
+            EventType::PgccRestored
+        } else {
+            EventType::PgccUnavailable
+        };
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            company_id: company,
+            event_type,
+            timestamp: change.detection_time,
+            data: EventData::PgccHealth(change),
+        }
+    }
+
+    /// The company's URL `webhook_url_id` was disabled for failing.
+    pub fn url_disabled(company: CompanyId, data: UrlDisabledData) -> WebhookEvent {
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            company_id: company,
+            event_type: EventType::WebhookUrlDisabled,
+            timestamp: data.desativada_em,
+            data: EventData::UrlDisabled(data),
+        }
+    }
+
     /// A test for the company's URL `webhook_url_id`.
     pub fn test(company: CompanyId, webhook_url_id: Uuid, at: DateTime<Utc>) -> WebhookEvent {
         WebhookEvent {
@@ -331,6 +420,7 @@ mod tests {
             hash_salt: "00112233445566778899aabbccddeeff".into(),
             created_at,
             updated_at: created_at + Duration::minutes(5),
+            use_case_version: Some(1),
         }
     }
 
@@ -343,10 +433,39 @@ mod tests {
         }
     }
 
+    fn change() -> UseCaseChange {
+        UseCaseChange {
+            caso_de_uso_id: Uuid::from_u128(0xca5e),
+            caso_de_uso_id_template: "tpl-credito".to_owned(),
+            versao_anterior: 1,
+            versao_nova: 2,
+            solicitacoes_ativas: 7,
+            solicitacoes_pendentes: 3,
+        }
+    }
+
+    #[test]
+    fn a_use_case_change_names_the_use_case_both_versions_and_the_counts() {
+        let value = serde_json::to_value(event_of(EventType::UseCaseChanged).payload()).unwrap();
+        assert_eq!(value["type"], "casos-de-uso.alterado");
+        assert_eq!(
+            value["data"],
+            serde_json::json!({
+                "casoDeUsoId": Uuid::from_u128(0xca5e),
+                "casoDeUsoIdTemplate": "tpl-credito",
+                "versaoAnterior": 1,
+                "versaoNova": 2,
+                "solicitacoesAtivas": 7,
+                "solicitacoesPendentes": 3
+            })
+        );
+    }
+
     /// The event of type `tipo`: about [`request`] or, for a synchronization, [`counts`].
     fn event_of(event_type: EventType) -> WebhookEvent {
         match event_type {
             EventType::UseCasesSynced => WebhookEvent::sync(company(), counts(), at()),
+            EventType::UseCaseChanged => WebhookEvent::use_case_changed(company(), change(), at()),
             EventType::WebhookTest => WebhookEvent::test(company(), Uuid::from_u128(0x7e57), at()),
             _ => WebhookEvent::consent(event_type, &request(ConsentStatus::Active), at()),
         }
@@ -400,10 +519,14 @@ mod tests {
                 "solicitacao.expirada",
                 "solicitacao.revogada",
                 "casos-de-uso.sincronizados",
+                "casos-de-uso.alterado",
+                "pgcc.indisponivel",
+                "pgcc.restabelecido",
+                "webhook-url.desativada",
                 "webhook.teste",
             ]
         );
-        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..6]);
+        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..10]);
         assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
         assert!(!EventType::WebhookTest.is_subscribable());
     }
@@ -538,7 +661,12 @@ mod tests {
         for event_type in EventType::ALL {
             if matches!(
                 event_type,
-                EventType::UseCasesSynced | EventType::WebhookTest
+                EventType::UseCasesSynced
+                    | EventType::UseCaseChanged
+                    | EventType::PgccUnavailable
+                    | EventType::PgccRestored
+                    | EventType::WebhookUrlDisabled
+                    | EventType::WebhookTest
             ) {
                 continue;
             }

@@ -29,6 +29,9 @@ pub struct ConsentFilter {
     pub updated_from: Option<DateTime<Utc>>,
     /// Last changed strictly before.
     pub updated_until: Option<DateTime<Utc>>,
+    /// Only requests whose use case has a newer version than the one they were created under
+    /// (`versaoDesatualizada=true`); `false` is no filter.
+    pub outdated_version: bool,
 }
 
 /// Keyset position: the list is ordered by (criado_em, id) ascending and resumes strictly after

@@ -13,6 +13,7 @@ pub mod idempotency_repository;
 pub mod operations;
 pub mod pgcc_call_budget;
 pub mod pgcc_gateway;
+pub mod pgcc_health_repository;
 pub mod repo_error;
 pub mod retention_repository;
 pub mod secret_cipher;
@@ -45,6 +46,7 @@ pub use pgcc_call_budget::PgccCallBudget;
 pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
 };
+pub use pgcc_health_repository::{PgccCallSecond, PgccHealthRepository};
 pub use repo_error::RepoError;
 pub use retention_repository::RetentionRepository;
 pub use secret_cipher::SecretCipher;
@@ -79,6 +81,8 @@ pub use operations::{MockHealthProbe, MockOperationalStats};
 pub use pgcc_call_budget::MockPgccCallBudget;
 #[cfg(feature = "mock")]
 pub use pgcc_gateway::MockPgccGateway;
+#[cfg(feature = "mock")]
+pub use pgcc_health_repository::MockPgccHealthRepository;
 #[cfg(feature = "mock")]
 pub use retention_repository::MockRetentionRepository;
 #[cfg(feature = "mock")]

@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase};
+use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase, UseCaseVersion};
 use uuid::Uuid;
 
 use crate::RepoError;
@@ -24,10 +24,23 @@ pub trait UseCaseRepository: Send + Sync {
     ///
     /// Outbox: in the same transaction, writes `WebhookEvent::sync(empresa, counts, now)` and one pending delivery per webhook URL of
     /// the company that is neither removed nor disabled (crates/ports/src/webhook_delivery_repository.rs).
+    ///
+    /// Versions (docs/decisions.md, "Use-case versions"): a template whose fingerprint (SHA-256
+    /// of `PgccUseCase::purpose_text`) differs from the stored one gets the next version, stored
+    /// with its fields; for each, `casos-de-uso.alterado` is written with the company's `ativo`
+    /// and `pendente` requests of that use case under older versions.
     fn apply_sync(
         &self,
         company: CompanyId,
         items: &[PgccUseCase],
         now: DateTime<Utc>,
     ) -> Result<SyncCounts, RepoError>;
+
+    /// The versions of the company's use case `use_case_id` (our id, removed or not), oldest
+    /// first; `None` when the company has no such use case.
+    fn versions(
+        &self,
+        company: CompanyId,
+        use_case_id: Uuid,
+    ) -> Result<Option<Vec<UseCaseVersion>>, RepoError>;
 }

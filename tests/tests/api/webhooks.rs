@@ -56,7 +56,7 @@ fn every_event_type_arrives_signed_and_verifiable() {
     assert!(r.status < 300, "{}", r.text);
     app.a
         .post_empty("/api/casos-de-uso/sincronizar")
-        .expect(200); // casos-de-uso.sincronizados
+        .expect(200); // casos-de-uso.sincronizados, casos-de-uso.alterado
     let (_, accepted) = create(&app.a, PENDENTE, &pending_body()); // criada
     let (_, refused) = create(&app.a, PENDENTE, &pending_body()); // criada
     let (revoked, _) = create(&app.a, ATIVO, &active_body()); // criada
@@ -82,6 +82,7 @@ fn every_event_type_arrives_signed_and_verifiable() {
 
     let all = [
         "casos-de-uso.sincronizados",
+        "casos-de-uso.alterado",
         "solicitacao.criada",
         "solicitacao.ativada",
         "solicitacao.recusada",
@@ -131,6 +132,15 @@ fn every_event_type_arrives_signed_and_verifiable() {
                 body["data"],
                 json!({"inseridos": 0, "atualizados": 3, "removidos": 0, "total": 3})
             );
+        } else if body["type"] == "casos-de-uso.alterado" {
+            // renamed before any request was created: none under the older version
+            assert_eq!(body["data"]["casoDeUsoIdTemplate"], "tpl-a-marketing");
+            assert_eq!(
+                (&body["data"]["versaoAnterior"], &body["data"]["versaoNova"]),
+                (&json!(1), &json!(2))
+            );
+            assert_eq!(body["data"]["solicitacoesAtivas"], 0);
+            assert_eq!(body["data"]["solicitacoesPendentes"], 0);
         } else {
             assert_eq!(body["data"]["cpfTitular"], "***.982.247-**");
         }

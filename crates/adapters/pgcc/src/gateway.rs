@@ -104,6 +104,7 @@ impl PgccGateway for PgccHttpGateway {
                     .casos_de_uso
                     .into_iter()
                     .map(move |caso| PgccUseCase {
+                        other_fields: wire::other_purpose_fields(&caso),
                         link_id: vinculo.id,
                         template_id: caso.template_id,
                         title: caso.titulo,

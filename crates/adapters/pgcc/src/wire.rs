@@ -1,5 +1,7 @@
 //! The JSON bodies of the PGCC contract (`docs/pgcc.md`), in its wire names.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Deserializer, Serialize};
 use uuid::Uuid;
 
@@ -48,6 +50,59 @@ pub struct CasoDeUso {
     pub template_id: String,
     #[serde(deserialize_with = "clean_string")]
     pub titulo: String,
+    /// Every other field of the object: the purpose fields the PGCC may add later count in the
+    /// use case's version fingerprint ([`other_purpose_fields`]).
+    #[serde(flatten)]
+    pub outros: BTreeMap<String, serde_json::Value>,
+}
+
+/// Fields of a use-case object that identify it or change without its purpose changing: left
+/// out of the version fingerprint (docs/decisions.md, "Use-case versions"). `templateId` and the
+/// link's id are read on their own; the link counts in the fingerprint as `vinculoId`.
+pub const NOT_PURPOSE_FIELDS: [&str; 9] = [
+    "id",
+    "templateId",
+    "vinculoId",
+    "dataInclusao",
+    "dataAtualizacao",
+    "dataUltimaAtualizacao",
+    "dataUltimaSincronizacao",
+    "criadoEm",
+    "atualizadoEm",
+];
+
+/// The other purpose fields of `caso` as a canonical JSON object: keys sorted (a `BTreeMap`),
+/// no spaces, nested objects sorted alike; `{}` when there are none.
+pub fn other_purpose_fields(caso: &CasoDeUso) -> String {
+    let kept: BTreeMap<&str, Canonical<'_>> = caso
+        .outros
+        .iter()
+        .filter(|(name, _)| !NOT_PURPOSE_FIELDS.contains(&name.as_str()))
+        .map(|(name, value)| (name.as_str(), Canonical(value)))
+        .collect();
+    serde_json::to_string(&kept).unwrap_or_else(|_| "{}".to_owned())
+}
+
+/// A JSON value serialized with its objects' keys in sorted order whatever map type holds them.
+struct Canonical<'a>(&'a serde_json::Value);
+
+impl Serialize for Canonical<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            serde_json::Value::Object(map) => {
+                let sorted: BTreeMap<&str, Canonical<'_>> = map
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), Canonical(v)))
+                    .collect();
+                sorted.serialize(serializer)
+            }
+            serde_json::Value::Array(items) => {
+                let items: Vec<Canonical<'_>> = items.iter().map(Canonical).collect();
+                items.serialize(serializer)
+            }
+            other => other.serialize(serializer),
+        }
+    }
 }
 
 /// `POST /pgcc/v1/solicitacoes`. Holds the CPF and the proof of consent: no `Debug`, never
@@ -121,6 +176,28 @@ pub struct StatusSolicitacao {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn caso(json: &str) -> CasoDeUso {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn a_use_case_of_title_and_template_only_has_no_other_purpose_fields() {
+        let caso = caso(r#"{"templateId":"tpl","titulo":"Crédito"}"#);
+        assert_eq!(other_purpose_fields(&caso), "{}");
+    }
+
+    #[test]
+    fn fields_the_pgcc_adds_count_sorted_and_identifiers_and_dates_do_not() {
+        let caso = caso(
+            r#"{"templateId":"tpl","titulo":"t","id":"x","dataAtualizacao":"2026-01-01",
+                "finalidade":{"z":1,"a":[{"d":2,"b":3}]},"base":"lei"}"#,
+        );
+        assert_eq!(
+            other_purpose_fields(&caso),
+            r#"{"base":"lei","finalidade":{"a":[{"b":3,"d":2}],"z":1}}"#
+        );
+    }
 
     #[test]
     fn nul_and_the_other_c0_controls_are_dropped_and_the_rest_kept() {

@@ -42,6 +42,21 @@ diesel::table! {
         data_inclusao -> Timestamptz,
         data_ultima_sincronizacao_pgcc -> Nullable<Timestamptz>,
         removido_em -> Nullable<Timestamptz>,
+        versao -> Int8,
+        impressao -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    casos_de_uso_versoes (empresa_id, caso_de_uso_id, versao) {
+        empresa_id -> Uuid,
+        caso_de_uso_id -> Uuid,
+        versao -> Int8,
+        impressao -> Nullable<Text>,
+        titulo -> Text,
+        vinculo_id -> Nullable<Uuid>,
+        campos -> Text,
+        criada_em -> Timestamptz,
     }
 }
 
@@ -96,6 +111,7 @@ diesel::table! {
         dados_apagados_em -> Nullable<Timestamptz>,
         sal_hash -> Text,
         hash_anterior -> Nullable<Text>,
+        versao_caso_de_uso -> Int8,
     }
 }
 
@@ -174,6 +190,7 @@ diesel::joinable!(acessos_dados_pessoais -> empresas (empresa_id));
 diesel::joinable!(agenda_sincronizacao -> empresas (empresa_id));
 diesel::joinable!(api_keys -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
+diesel::joinable!(casos_de_uso_versoes -> empresas (empresa_id));
 diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> casos_de_uso (caso_de_uso_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
@@ -190,6 +207,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     agenda_sincronizacao,
     api_keys,
     casos_de_uso,
+    casos_de_uso_versoes,
     chaves_idempotencia,
     empresas,
     solicitacoes_consentimento,

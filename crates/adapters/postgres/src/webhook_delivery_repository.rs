@@ -5,7 +5,7 @@ use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use domain::CompanyId;
+use domain::{CompanyId, UrlDisabledData, WebhookEvent};
 use ports::{
     CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
     RepoError, Settled, WebhookDeliveryRepository,
@@ -15,6 +15,7 @@ use uuid::Uuid;
 use crate::conn::{count_u32, with_conn};
 use crate::models::webhook_entrega::status;
 use crate::models::{DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookTentativaRow};
+use crate::outbox;
 use crate::schema::{
     webhook_entregas as we, webhook_eventos as ev, webhook_tentativas as wt, webhook_urls as wu,
 };
@@ -210,7 +211,19 @@ WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
       SELECT 1 FROM webhook_entregas e
       WHERE e.webhook_url_id = u.id AND e.criado_em >= $2 AND e.status = 'entregue'
         AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
-  )";
+  )
+RETURNING u.id, u.empresa_id, u.url";
+
+/// A URL `DISABLE_FAILING_URLS` disabled.
+#[derive(QueryableByName)]
+struct DisabledUrl {
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    empresa_id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    url: String,
+}
 
 /// [`WebhookDeliveryRepository`] on `webhook_entregas`, `webhook_tentativas` (and
 /// `webhook_eventos`, `webhook_urls` for what they join). Every claim, batch and lock is scoped
@@ -605,11 +618,31 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         let since = now
             .checked_sub_signed(window)
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        // In one transaction: the URLs disabled, then `webhook-url.desativada` for each, written
+        // after the update so that its deliveries go to the company's other URLs only (the
+        // disabled ones take no event) and it is in the feed.
         let disabled = with_conn(&self.pool, "disabling failing webhook URLs", |conn| {
-            diesel::sql_query(DISABLE_FAILING_URLS)
-                .bind::<Timestamptz, _>(now)
-                .bind::<Timestamptz, _>(since)
-                .execute(conn)
+            conn.transaction(|conn| {
+                let disabled: Vec<DisabledUrl> = diesel::sql_query(DISABLE_FAILING_URLS)
+                    .bind::<Timestamptz, _>(now)
+                    .bind::<Timestamptz, _>(since)
+                    .load(conn)?;
+                let events: Vec<WebhookEvent> = disabled
+                    .iter()
+                    .map(|u| {
+                        WebhookEvent::url_disabled(
+                            CompanyId(u.empresa_id),
+                            UrlDisabledData {
+                                webhook_url_id: u.id,
+                                url: u.url.clone(),
+                                desativada_em: now,
+                            },
+                        )
+                    })
+                    .collect();
+                outbox::write_events(conn, &events)?;
+                Ok(disabled.len())
+            })
         })?;
         Ok(count_u32(disabled))
     }

@@ -108,6 +108,7 @@ fn a_synchronization_is_told_once_for_its_company_however_many_rows_it_writes() 
             link_id: Uuid::from_u128(7),
             template_id: format!("tpl-{i}"),
             title: format!("Caso {i}"),
+            other_fields: "{}".to_owned(),
         })
         .collect();
     let mut feed = connected(&db);

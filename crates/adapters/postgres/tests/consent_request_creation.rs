@@ -115,6 +115,7 @@ fn sync_only(w: &World, tenant: &Tenant, templates: &[&str]) {
             link_id: LINK,
             template_id: (*template).to_owned(),
             title: "Crédito".to_owned(),
+            other_fields: "{}".to_owned(),
         })
         .collect();
     PgUseCaseRepository::new(w.pool.clone())

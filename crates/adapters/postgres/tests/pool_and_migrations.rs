@@ -20,9 +20,13 @@ const TABLES: &[&str] = &[
     "agenda_sincronizacao",
     "api_keys",
     "casos_de_uso",
+    "casos_de_uso_versoes",
     "chaves_idempotencia",
     "empresas",
     "orcamento_pgcc",
+    "pgcc_chamadas",
+    "pgcc_saude",
+    "pgcc_transicoes",
     "preenchimentos_retroativos",
     "replicas_ativas",
     "solicitacoes_consentimento",
@@ -94,6 +98,12 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-11-30-002601_scope_api_keys",
     "2026-11-30-002602_validate_api_keys_escopos_check",
     "2026-11-30-002603_create_acessos_dados_pessoais",
+    "2026-11-30-002701_version_use_cases",
+    "2026-11-30-002702_record_use_case_version_of_solicitacoes",
+    "2026-11-30-002703_index_solicitacoes_by_use_case_version",
+    "2026-11-30-002704_allow_issue_25_event_types",
+    "2026-11-30-002705_validate_event_type_checks",
+    "2026-11-30-002706_create_pgcc_health",
     "2026-11-30-002801_sweep_status_checks",
     "2026-11-30-002802_index_status_sweep",
 ];
@@ -267,9 +277,9 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
     // the creation state's two columns, then the reconciler's and the poller's (issue 12), then
-    // the retention's, come after the hash migration's
+    // the retention's, then the use-case version's (issue 25), come after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 9..],
+        &columns[columns.len() - 10..columns.len() - 1],
         [
             "hash",
             "proximo_status_em",
@@ -289,7 +299,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 9]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 10]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -460,9 +470,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    // its two columns, and the five added after it (criacao_nao_encontrada_em,
-    // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior), are gone
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 7]);
+    // its two columns, and the six added after it (criacao_nao_encontrada_em,
+    // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior,
+    // versao_caso_de_uso), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 8]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.

@@ -21,6 +21,7 @@ fn item(vinculo_id: Uuid, template_id: &str, titulo: &str) -> PgccUseCase {
         link_id: vinculo_id,
         template_id: template_id.to_owned(),
         title: titulo.to_owned(),
+        other_fields: "{}".to_owned(),
     }
 }
 
@@ -519,4 +520,140 @@ fn a_sync_whose_event_cannot_be_written_changes_nothing() {
 
     assert!(result.is_err());
     assert_eq!(rows_of(&db, &acme), before);
+}
+
+/// (version, current fingerprint) of the company's use case of `template`.
+fn version_of(db: &TestDb, empresa: &Company, template: &str) -> (i64, Option<String>) {
+    casos_de_uso::table
+        .filter(casos_de_uso::empresa_id.eq(empresa.id.0))
+        .filter(casos_de_uso::pgcc_provider_template_id.eq(template))
+        .select((casos_de_uso::versao, casos_de_uso::impressao))
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+#[test]
+fn a_changed_title_link_or_other_purpose_field_makes_the_next_version_and_the_same_fields_do_not() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let globex = create_company(&pool, "Globex", "998887770001");
+    let repo = PgUseCaseRepository::new(pool);
+    let (t1, t2, t3, t4, t5) = (
+        at("2026-05-01T12:00:00Z"),
+        at("2026-05-02T12:00:00Z"),
+        at("2026-05-03T12:00:00Z"),
+        at("2026-05-04T12:00:00Z"),
+        at("2026-05-05T12:00:00Z"),
+    );
+    let mut with_purpose = item(VINCULO_B, "tpl-1", "Crédito pessoal");
+    with_purpose.other_fields = r#"{"finalidade":"score"}"#.to_owned();
+
+    repo.apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t1)
+        .unwrap();
+    repo.apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito")], t2)
+        .unwrap();
+    repo.apply_sync(acme.id, &[item(VINCULO_A, "tpl-1", "Crédito pessoal")], t3)
+        .unwrap();
+    repo.apply_sync(acme.id, &[item(VINCULO_B, "tpl-1", "Crédito pessoal")], t4)
+        .unwrap();
+    repo.apply_sync(acme.id, &[with_purpose], t5).unwrap();
+
+    let id = rows_of(&db, &acme)[0].id;
+    let versions = repo.versions(acme.id, id).unwrap().unwrap();
+    let summary: Vec<(i64, &str, Option<Uuid>, &str)> = versions
+        .iter()
+        .map(|v| {
+            (
+                v.version,
+                v.title.as_str(),
+                v.link_id,
+                v.other_fields.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (1, "Crédito", Some(VINCULO_A), "{}"),
+            (2, "Crédito pessoal", Some(VINCULO_A), "{}"),
+            (3, "Crédito pessoal", Some(VINCULO_B), "{}"),
+            (
+                4,
+                "Crédito pessoal",
+                Some(VINCULO_B),
+                r#"{"finalidade":"score"}"#
+            ),
+        ]
+    );
+    let dates: Vec<_> = versions
+        .iter()
+        .map(|v| (v.started_at, v.ended_at))
+        .collect();
+    assert_eq!(
+        dates,
+        [(t1, Some(t3)), (t3, Some(t4)), (t4, Some(t5)), (t5, None)]
+    );
+    assert_eq!(version_of(&db, &acme, "tpl-1").0, 4);
+    assert_eq!(version_of(&db, &acme, "tpl-1").1, versions[3].fingerprint);
+    // one event per new version, none for the sync that changed nothing
+    let changes = events_of(&db, "casos-de-uso.alterado");
+    let pairs: Vec<(i64, i64)> = changes
+        .iter()
+        .map(|e| {
+            let json: Value = serde_json::from_str(&e.payload).unwrap();
+            (
+                json["data"]["versaoAnterior"].as_i64().unwrap(),
+                json["data"]["versaoNova"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(pairs, [(1, 2), (2, 3), (3, 4)]);
+    // another company's use case, or none, has no versions here
+    assert_eq!(repo.versions(globex.id, id).unwrap(), None);
+    assert_eq!(repo.versions(acme.id, Uuid::from_u128(404)).unwrap(), None);
+}
+
+#[test]
+fn a_use_case_stored_before_versions_adopts_its_fingerprint_without_a_new_version() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = create_company(&pool, "ACME", "112223330001");
+    let repo = PgUseCaseRepository::new(pool);
+    repo.apply_sync(
+        acme.id,
+        &[
+            item(VINCULO_A, "tpl-1", "Crédito"),
+            item(VINCULO_A, "tpl-2", "Seguro"),
+        ],
+        at("2026-05-01T12:00:00Z"),
+    )
+    .unwrap();
+    // as the migration leaves a row stored before it: version 1, no fingerprint
+    db.conn()
+        .batch_execute(
+            "UPDATE casos_de_uso SET impressao = NULL; \
+             UPDATE casos_de_uso_versoes SET impressao = NULL",
+        )
+        .unwrap();
+
+    repo.apply_sync(
+        acme.id,
+        &[
+            item(VINCULO_A, "tpl-1", "Crédito"),
+            item(VINCULO_A, "tpl-2", "Seguro auto"),
+        ],
+        at("2026-05-02T12:00:00Z"),
+    )
+    .unwrap();
+
+    let (same, fingerprint) = version_of(&db, &acme, "tpl-1");
+    assert_eq!(same, 1, "unchanged fields adopt the fingerprint");
+    assert_eq!(fingerprint.as_deref().map(str::len), Some(64));
+    assert_eq!(
+        version_of(&db, &acme, "tpl-2").0,
+        2,
+        "a changed title is a new version"
+    );
+    assert_eq!(events_of(&db, "casos-de-uso.alterado").len(), 1);
 }

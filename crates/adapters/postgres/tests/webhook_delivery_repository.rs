@@ -1041,12 +1041,26 @@ fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
     );
     let listed = urls.get(w.acme.id, failing.id).unwrap().unwrap();
     assert_eq!(listed.disabled_at, Some(now));
-    // Its pending delivery is no longer claimed.
+    // Its pending delivery is no longer claimed: the claim finds `retrying`'s, and the deliveries
+    // of `webhook-url.desativada` to acme's other URLs.
+    let claimed = common::webhook::claim(&repo, 10, now, now).unwrap();
+    assert!(claimed.iter().all(|d| d.webhook_url_id != failing.id));
+    assert!(claimed
+        .iter()
+        .any(|d| d.webhook_url_id == retrying.id && !d.payload.contains("webhook-url.desativada")));
+    // One `webhook-url.desativada` per URL disabled, for its company, naming it; delivered to the
+    // company's other active URLs only (globex has none: the event is in its feed only).
+    let told = common::webhook::events_of(db, "webhook-url.desativada");
+    assert_eq!(told.len(), 2);
+    let of = |c: &Company| told.iter().find(|e| e.empresa_id == c.id.0).unwrap();
+    let acme_event: serde_json::Value = serde_json::from_str(&of(&w.acme).payload).unwrap();
+    assert_eq!(acme_event["data"]["webhookUrlId"], failing.id.to_string());
+    assert_eq!(acme_event["data"]["url"], failing.url.as_str());
     assert_eq!(
-        common::webhook::claim(&repo, 10, now, now).unwrap().len(),
-        1,
-        "only `retrying`'s"
+        common::webhook::url_ids(&common::webhook::deliveries_of(db, of(&w.acme).id)),
+        common::webhook::sorted(vec![recovered.id, old.id, retrying.id, quiet.id])
     );
+    assert!(common::webhook::deliveries_of(db, of(&w.globex).id).is_empty());
 }
 
 #[test]

@@ -31,6 +31,11 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     } else {
         Vec::new()
     };
+    // Whatever run_in_serve: this process's PGCC calls count in the PGCC's health.
+    jobs.push(workers::spawn_pgcc_health(
+        wiring::pgcc_health_job(settings, pool.clone()),
+        &stop,
+    ));
     let operations = Arc::new(wiring::operations(
         settings,
         pool.clone(),

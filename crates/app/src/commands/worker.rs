@@ -16,8 +16,8 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     wiring::spawn_backfills(pool.clone());
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
-    let handles = workers::start(
-        wiring::workers(settings, pool)?,
+    let mut handles = workers::start(
+        wiring::workers(settings, pool.clone())?,
         &settings.workers,
         &settings.webhooks,
         &stop,
@@ -25,6 +25,11 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     if handles.is_empty() {
         anyhow::bail!("every worker is disabled (workers.*_seconds = 0): nothing to run");
     }
+    // This process's PGCC calls count in the PGCC's health.
+    handles.push(workers::spawn_pgcc_health(
+        wiring::pgcc_health_job(settings, pool),
+        &stop,
+    ));
     if exit_on_stdin_close {
         super::serve::exit_when_stdin_closes();
     }

@@ -133,6 +133,8 @@ impl CreateConsentRequest {
             hash_salt: Uuid::new_v4().simple().to_string(),
             created_at: now,
             updated_at: now,
+            // the repository records the use case's version current when it stores the row
+            use_case_version: None,
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
@@ -304,6 +306,8 @@ mod tests {
             hash_salt: salt.to_owned(),
             created_at: now(),
             updated_at: now(),
+            // chosen by the repository when it stores the row
+            use_case_version: None,
         };
         expected.hash = consent_hash(&expected);
         expected

@@ -171,6 +171,7 @@ mod tests {
             hash_salt: "3f2a9c1e5b7d40a8b6c2e9f1d3a5b7c9".into(),
             created_at: at(2025, 3, 14, 12, 0, 0, 123_456),
             updated_at: at(2025, 3, 14, 12, 0, 0, 123_456),
+            use_case_version: Some(1),
         }
     }
 

@@ -34,6 +34,9 @@ pub struct ConsentListQuery {
     pub updated_from: Option<DateTime<Utc>>,
     /// Last changed strictly before.
     pub updated_until: Option<DateTime<Utc>>,
+    /// `versaoDesatualizada`: `Some(true)` keeps only the requests whose use case has a newer
+    /// version; `Some(false)` and `None` filter nothing (docs/api.md).
+    pub outdated_version: Option<bool>,
     /// The previous page's `next_cursor` (`proximoCursor` on the wire).
     pub cursor: Option<String>,
     /// 1..=500, default 50.
@@ -172,6 +175,7 @@ fn validate(
             created_until: query.created_until,
             updated_from: query.updated_from,
             updated_until: query.updated_until,
+            outdated_version: query.outdated_version == Some(true),
         },
         after,
         limit,
@@ -317,6 +321,7 @@ mod tests {
                 created_until: Some(until),
                 updated_from: Some(from),
                 updated_until: Some(until),
+                outdated_version: Some(true),
                 cursor: Some(encode_cursor(&position)),
                 limit: Some(10),
             },
@@ -334,6 +339,7 @@ mod tests {
                     created_until: Some(until),
                     updated_from: Some(from),
                     updated_until: Some(until),
+                    outdated_version: true,
                 },
                 Some(position),
                 11,
@@ -571,6 +577,7 @@ mod tests {
                 created_until: Some(now() - Duration::days(1)),
                 updated_from: Some(now()),
                 updated_until: Some(now() - Duration::days(1)),
+                outdated_version: None,
                 cursor: Some("garbage".to_owned()),
                 limit: Some(0),
             },

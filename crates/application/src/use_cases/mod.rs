@@ -3,3 +3,4 @@
 pub mod list;
 pub mod sync;
 pub mod sync_all_companies;
+pub mod versions;

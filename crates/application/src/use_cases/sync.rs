@@ -94,11 +94,13 @@ mod tests {
                 link_id: link,
                 template_id: "tpl-1".to_owned(),
                 title: "Crédito".to_owned(),
+                other_fields: "{}".to_owned(),
             },
             PgccUseCase {
                 link_id: link,
                 template_id: "tpl-2".to_owned(),
                 title: "Seguro".to_owned(),
+                other_fields: "{}".to_owned(),
             },
         ]
     }

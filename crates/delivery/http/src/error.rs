@@ -8,7 +8,7 @@ use application::{
     AuthError, CheckConsentError, ChooseEventsError, CreateConsentError, DeleteWebhookError,
     DeliveryLogError, ExportSubjectError, GetConsentError, ListConsentError, ListEventsError,
     ReenableWebhookError, RegisterWebhookError, RevokeConsentError, RotateSecretError, SyncError,
-    TestWebhookError,
+    TestWebhookError, UseCaseVersionsError,
 };
 use domain::{Envelope, PgccStatusCode, ValidationErrors};
 use ports::{PgccError, RepoError};
@@ -340,6 +340,15 @@ impl From<DeleteWebhookError> for ApiError {
         match e {
             DeleteWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
             DeleteWebhookError::Repo(e) => e.into(),
+        }
+    }
+}
+
+impl From<UseCaseVersionsError> for ApiError {
+    fn from(e: UseCaseVersionsError) -> Self {
+        match e {
+            UseCaseVersionsError::NotFound => ApiError::NotFound("Caso de uso"),
+            UseCaseVersionsError::Repo(e) => e.into(),
         }
     }
 }

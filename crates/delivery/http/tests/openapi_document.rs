@@ -286,6 +286,11 @@ fn the_webhooks_section_documents_every_event_type_with_its_payload() {
         let data = body["properties"]["data"]["$ref"].as_str().unwrap();
         let expected = match tipo {
             domain::EventType::UseCasesSynced => "#/components/schemas/Sincronizacao",
+            domain::EventType::UseCaseChanged => "#/components/schemas/CasoDeUsoAlterado",
+            domain::EventType::PgccUnavailable | domain::EventType::PgccRestored => {
+                "#/components/schemas/MudancaStatusPgcc"
+            }
+            domain::EventType::WebhookUrlDisabled => "#/components/schemas/UrlDesativada",
             domain::EventType::WebhookTest => "#/components/schemas/TesteNoEvento",
             _ => "#/components/schemas/SolicitacaoNoEvento",
         };

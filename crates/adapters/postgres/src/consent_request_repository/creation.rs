@@ -31,7 +31,9 @@ statement! {
     /// it is confirmed or another company's. A takeover keeps the use case the row was stored
     /// under, even one removed since (`COALESCE` looks at the stored row only when `caso` is
     /// empty). One row comes back: how many rows were stored (1 exactly when the creation may
-    /// go on), whether the template has a live use case, and that use case's PGCC link.
+    /// go on), whether the template has a live use case, and that use case's PGCC link. The row
+    /// records the use case's current version (`versao_caso_de_uso`), read in this statement's
+    /// snapshot; a takeover keeps the version stored first.
     struct BeginCreation<'a> {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
@@ -51,7 +53,7 @@ statement! {
         attempt_at: DateTime<Utc> as Timestamptz,
     }
     "WITH caso AS (
-    SELECT id, vinculo_id FROM casos_de_uso
+    SELECT id, vinculo_id, versao FROM casos_de_uso
     WHERE empresa_id = $empresa_id AND pgcc_provider_template_id = $caso_de_uso_id_template
       AND removido_em IS NULL
     LIMIT 1
@@ -59,18 +61,19 @@ statement! {
     SELECT COALESCE(
         (SELECT id FROM caso),
         (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE id = $id)
-    ) AS caso_de_uso_id
+    ) AS caso_de_uso_id,
+    COALESCE((SELECT versao FROM caso), 1) AS versao
 ), gravada AS (
     INSERT INTO solicitacoes_consentimento AS s (
         id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
         modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
         data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
-        atualizado_em, criacao, criacao_tentativa_em)
+        atualizado_em, criacao, criacao_tentativa_em, versao_caso_de_uso)
     SELECT
         $id, $empresa_id, alvo.caso_de_uso_id, $caso_de_uso_id_template, $cpf_titular,
         $tipo_titular, $modalidade_acesso, $cnpj_anuente, $data_expiracao_consentimento,
         $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $sal_hash,
-        $criado_em, $atualizado_em, 'em_andamento', $attempt_at
+        $criado_em, $atualizado_em, 'em_andamento', $attempt_at, alvo.versao
     FROM alvo
     WHERE alvo.caso_de_uso_id IS NOT NULL
     ON CONFLICT (id) DO UPDATE

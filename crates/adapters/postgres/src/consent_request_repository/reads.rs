@@ -32,6 +32,16 @@ fixed_condition!(
     "solicitacoes_consentimento.status = 'ativo'"
 );
 
+fixed_condition!(
+    /// The request's use case has a version newer than the one it was created under
+    /// (`versaoDesatualizada=true`): one probe of `casos_de_uso`'s primary key per row read,
+    /// evaluated like the other filters on the rows read along the company's index, so a page
+    /// costs what the `status` filter's does (docs/decisions.md, "Use-case versions").
+    OutdatedVersion,
+    "EXISTS (SELECT 1 FROM casos_de_uso cu WHERE cu.id = solicitacoes_consentimento.caso_de_uso_id \
+     AND cu.versao > solicitacoes_consentimento.versao_caso_de_uso)"
+);
+
 /// The request and its history read in one read-only `REPEATABLE READ` transaction, so the
 /// history always matches the status read (a concurrent transition is seen in both or in
 /// neither).
@@ -136,6 +146,9 @@ pub(super) fn list(
         }
         if let Some(until) = filter.updated_until {
             query = query.filter(sc::atualizado_em.lt(until));
+        }
+        if filter.outdated_version {
+            query = query.filter(OutdatedVersion);
         }
         if let Some(cursor) = after {
             query = query.filter(

@@ -3,7 +3,7 @@ use diesel::prelude::*;
 use domain::{CompanyId, PgccUseCase, UseCase};
 use uuid::Uuid;
 
-use crate::schema::casos_de_uso;
+use crate::schema::{casos_de_uso, casos_de_uso_versoes};
 
 /// A row of `casos_de_uso`; `removido_em` is set when the PGCC no longer lists the template.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -44,12 +44,24 @@ pub struct NewCasoDeUso<'a> {
     pub pgcc_provider_template_id: Option<&'a str>,
     pub data_inclusao: DateTime<Utc>,
     pub data_ultima_sincronizacao_pgcc: Option<DateTime<Utc>>,
+    /// The version this synchronization leaves current (see `apply_sync`).
+    pub versao: i64,
+    /// The fingerprint of `item`'s purpose fields.
+    pub impressao: String,
 }
 
 impl<'a> NewCasoDeUso<'a> {
-    /// A template first seen by the synchronization at `now`: a new id, included and synced now.
-    pub fn synced(empresa: CompanyId, item: &'a PgccUseCase, now: DateTime<Utc>) -> Self {
+    /// A template first seen by the synchronization at `now`: a new id, included and synced now,
+    /// at version 1 with `impressao`.
+    pub fn synced(
+        empresa: CompanyId,
+        item: &'a PgccUseCase,
+        impressao: String,
+        now: DateTime<Utc>,
+    ) -> Self {
         NewCasoDeUso {
+            versao: 1,
+            impressao,
             id: Uuid::new_v4(),
             empresa_id: empresa.0,
             vinculo_id: Some(item.link_id),
@@ -59,4 +71,18 @@ impl<'a> NewCasoDeUso<'a> {
             data_ultima_sincronizacao_pgcc: Some(now),
         }
     }
+}
+
+/// A row of `casos_de_uso_versoes`: one version of a use case.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = casos_de_uso_versoes, check_for_backend(diesel::pg::Pg))]
+pub struct CasoDeUsoVersaoRow {
+    pub empresa_id: Uuid,
+    pub caso_de_uso_id: Uuid,
+    pub versao: i64,
+    pub impressao: Option<String>,
+    pub titulo: String,
+    pub vinculo_id: Option<Uuid>,
+    pub campos: String,
+    pub criada_em: DateTime<Utc>,
 }

@@ -16,7 +16,7 @@ pub mod webhook_url;
 
 pub use acesso_dados_pessoais::AcessoDadosPessoaisRow;
 pub use api_key::{ApiKeyRow, NewApiKey};
-pub use caso_de_uso::{CasoDeUsoRow, NewCasoDeUso};
+pub use caso_de_uso::{CasoDeUsoRow, CasoDeUsoVersaoRow, NewCasoDeUso};
 pub use chave_idempotencia::{ChaveIdempotenciaRow, NewChaveIdempotencia};
 pub use empresa::{EmpresaRow, NewEmpresa};
 pub use solicitacao_consentimento::{

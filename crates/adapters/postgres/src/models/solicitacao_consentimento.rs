@@ -37,6 +37,9 @@ pub struct SolicitacaoConsentimentoRow {
     pub proximo_status_em: DateTime<Utc>,
     /// The hash's salt (`ConsentRequest::hash_salt`).
     pub sal_hash: String,
+    /// The version of the use case current when the row was stored
+    /// (`ConsentRequest::use_case_version`).
+    pub versao_caso_de_uso: i64,
 }
 
 impl std::fmt::Debug for SolicitacaoConsentimentoRow {
@@ -153,6 +156,7 @@ impl SolicitacaoConsentimentoRow {
             hash_salt: self.sal_hash,
             created_at: self.criado_em,
             updated_at: self.atualizado_em,
+            use_case_version: Some(self.versao_caso_de_uso),
         })
     }
 }

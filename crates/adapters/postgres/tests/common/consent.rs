@@ -64,11 +64,13 @@ pub fn tenant(pool: &PgPool, nome: &str, cnpj_base: &str) -> Tenant {
                     link_id: LINK,
                     template_id: "tpl-1".to_owned(),
                     title: "Crédito".to_owned(),
+                    other_fields: "{}".to_owned(),
                 },
                 PgccUseCase {
                     link_id: LINK,
                     template_id: "tpl-2".to_owned(),
                     title: "Seguro".to_owned(),
+                    other_fields: "{}".to_owned(),
                 },
             ],
             at("2026-05-01T12:00:00Z"),
@@ -119,6 +121,7 @@ pub fn active_request(empresa: &Company) -> ConsentRequest {
         hash_salt: "00112233445566778899aabbccddeeff".into(),
         created_at: at("2026-05-01T12:00:01Z"),
         updated_at: at("2026-05-01T12:00:02Z"),
+        use_case_version: Some(1),
     }
 }
 

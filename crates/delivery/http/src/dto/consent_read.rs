@@ -51,6 +51,12 @@ pub struct Solicitacao {
     pub created_at: DateTime<Utc>,
     #[serde(rename = "atualizadoEm")]
     pub updated_at: DateTime<Utc>,
+    /// The version of the use case current when the request was created (1, 2, ...; see
+    /// `GET /api/casos-de-uso/{id}/versoes`). Requests created before versions were recorded
+    /// are at version 1.
+    #[schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64, example = 1)]
+    #[serde(rename = "versaoCasoDeUso")]
+    pub use_case_version: i64,
     /// Every status change, oldest first; present on reads of one request.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(rename = "historico")]
@@ -113,6 +119,8 @@ impl Solicitacao {
             hash_salt: show_cpf.then_some(request.hash_salt),
             created_at: request.created_at,
             updated_at: request.updated_at,
+            // every stored request has one (`ConsentRequest::use_case_version`)
+            use_case_version: request.use_case_version.unwrap_or(1),
             history: history.map(|h| {
                 h.into_iter()
                     .map(|c| MudancaDeStatus {
@@ -166,6 +174,11 @@ pub struct FiltroSolicitacoes {
     /// Last changed before (ISO 8601).
     #[serde(rename = "atualizadoAte")]
     pub updated_until: Option<DateTime<Utc>>,
+    /// `true`: only the requests whose use case has a newer version than the one they were
+    /// created under (`versaoCasoDeUso`), whose subjects may need telling of the change. `false`
+    /// or absent: no filter.
+    #[serde(rename = "versaoDesatualizada")]
+    pub outdated_version: Option<bool>,
     /// `proximoCursor` of the previous page.
     #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,

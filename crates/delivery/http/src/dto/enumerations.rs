@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use domain::{ConsentStatus, EventType, TransitionCause};
+use domain::{ConsentStatus, EventType, PgccOperation, TransitionCause};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
@@ -59,6 +59,16 @@ enumeration!(
     TipoEventoAssinavel,
     "Tipo de um evento dos dados da empresa: o que uma URL pode assinar (`eventos`) e o que `GET /api/eventos` lista (todos menos `webhook.teste`).",
     EventType::SUBSCRIBABLE.map(EventType::as_str)
+);
+enumeration!(
+    CodigoStatusPgcc,
+    "Saúde da PGCC vista pelo serviço: `OK`, `PARTIAL_FAILURE` (algumas operações indisponíveis) ou `UNAVAILABLE` (nenhuma chamada respondida).",
+    ["OK", "PARTIAL_FAILURE", "UNAVAILABLE"]
+);
+enumeration!(
+    OperacaoPgcc,
+    "Uma operação da PGCC: `criacao`, `status`, `revogacao` ou `casos-de-uso`.",
+    PgccOperation::ALL.map(PgccOperation::as_str)
 );
 enumeration!(
     StatusEntrega,

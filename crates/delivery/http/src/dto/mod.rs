@@ -8,6 +8,7 @@ pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
 pub mod event;
+pub mod pgcc_status;
 pub mod revocation;
 pub mod subject_export;
 pub mod sync;

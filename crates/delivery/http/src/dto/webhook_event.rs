@@ -57,6 +57,44 @@ pub struct SolicitacaoNoEvento {
     pub reason: Option<String>,
 }
 
+/// The `data` of `casos-de-uso.alterado`: a synchronization made a new version of a use case
+/// (its title, link or another purpose field changed on the PGCC).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documentation only; events are serialized by domain::UseCaseChange
+pub struct CasoDeUsoAlterado {
+    /// Our id of the use case (as in `GET /api/casos-de-uso`; its versions at
+    /// `GET /api/casos-de-uso/{id}/versoes`).
+    pub caso_de_uso_id: Uuid,
+    /// The template, as consent requests name it.
+    pub caso_de_uso_id_template: String,
+    /// The version before the change.
+    #[schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64)]
+    pub versao_anterior: i64,
+    /// The new version.
+    #[schema(format = Int64, minimum = 2, maximum = 9223372036854775807_i64)]
+    pub versao_nova: i64,
+    /// The company's requests of this use case stored `ativo` under an older version.
+    #[schema(format = Int64, minimum = 0, maximum = 9223372036854775807_i64)]
+    pub solicitacoes_ativas: u64,
+    /// The company's requests of this use case stored `pendente` under an older version.
+    #[schema(format = Int64, minimum = 0, maximum = 9223372036854775807_i64)]
+    pub solicitacoes_pendentes: u64,
+}
+
+/// The `data` of `webhook-url.desativada`: the company's URL disabled for failing (its other
+/// URLs get this event; re-enable it with `POST /api/webhook-urls/{id}/reativar`).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // documentation only; events are serialized by domain::UrlDisabledData
+pub struct UrlDesativada {
+    pub webhook_url_id: Uuid,
+    /// Its address, as registered.
+    pub url: String,
+    /// When it was disabled.
+    pub desativada_em: DateTime<Utc>,
+}
+
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

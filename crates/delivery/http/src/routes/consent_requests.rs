@@ -157,6 +157,7 @@ pub async fn list(
         created_until: q.created_until,
         updated_from: q.updated_from,
         updated_until: q.updated_until,
+        outdated_version: q.outdated_version,
         cursor: q.cursor,
         limit: q.limit,
     };

@@ -37,6 +37,17 @@ pub const GRANTS: &[Grant] = &[
     // Use cases: an integration needs the list to create; syncing is the integration's setup.
     grant("GET", "/api/casos-de-uso", &[Integration, Auditor]),
     grant("POST", "/api/casos-de-uso/sincronizar", &[Integration]),
+    grant(
+        "GET",
+        "/api/casos-de-uso/{id}/versoes",
+        &[Integration, Auditor],
+    ),
+    // the PGCC's health: any key (issue 25)
+    grant(
+        "GET",
+        "/api/status",
+        &[Integration, Check, Auditor, Webhooks],
+    ),
     // Consent requests.
     grant(
         "POST",
@@ -228,10 +239,11 @@ mod tests {
     #[test]
     fn a_consulta_key_only_checks_consents() {
         let check = allowed(Scopes::of(&[Check]));
+        // and the PGCC's health, which any key reads
         assert!(check
             .iter()
-            .all(|(_, path)| path.starts_with("/api/hash-consulta")));
-        assert_eq!(check.len(), 3);
+            .all(|(_, path)| path.starts_with("/api/hash-consulta") || *path == "/api/status"));
+        assert_eq!(check.len(), 4);
     }
 
     #[test]
@@ -239,12 +251,16 @@ mod tests {
         let webhooks = allowed(Scopes::of(&[Webhooks]));
         assert!(webhooks
             .iter()
-            .all(|(_, path)| path.starts_with("/api/webhook-urls")));
+            .all(|(_, path)| path.starts_with("/api/webhook-urls") || *path == "/api/status"));
         let all_webhook_routes = GRANTS
             .iter()
             .filter(|g| g.path.starts_with("/api/webhook-urls"))
             .count();
-        assert_eq!(webhooks.len(), all_webhook_routes);
+        assert_eq!(
+            webhooks.len(),
+            all_webhook_routes + 1,
+            "and the PGCC's health"
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod events;
 pub mod grants;
 pub mod health;
 pub mod openapi;
+pub mod status;
 pub mod subjects;
 pub mod use_cases;
 pub mod webhook_urls;
@@ -30,6 +31,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/casos-de-uso/sincronizar")
             .route(web::post().to(use_cases::sync))
             .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/status")
+            .route(web::get().to(status::get))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/casos-de-uso/{id}/versoes")
+            .route(web::get().to(use_cases::versions))
+            .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/api/solicitacao-consentimento/criar/ativo")

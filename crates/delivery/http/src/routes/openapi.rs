@@ -10,7 +10,7 @@ use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{
-    audit, consent_check, consent_requests, events, subjects, use_cases, webhook_urls,
+    audit, consent_check, consent_requests, events, status, subjects, use_cases, webhook_urls,
 };
 
 mod bounds;
@@ -46,6 +46,7 @@ pub struct DocsServers {
     paths(
         use_cases::list,
         use_cases::sync,
+        use_cases::versions,
         consent_requests::create_active,
         consent_requests::create_pending,
         consent_requests::get,
@@ -66,6 +67,7 @@ pub struct DocsServers {
         webhook_urls::replay,
         events::list,
         audit::accesses,
+        status::get,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -73,6 +75,7 @@ pub struct DocsServers {
         dto::envelope::CampoInvalido,
         dto::envelope::Vazio,
         dto::use_case::CasoDeUso,
+        dto::use_case::VersaoCasoDeUso,
         dto::consent_request::AccessMode,
         dto::consent_request::SubjectType,
         dto::enumerations::StatusSolicitacao,
@@ -109,6 +112,12 @@ pub struct DocsServers {
         dto::webhook_event::TesteNoEvento,
         dto::access_log::Acesso,
         dto::access_log::PaginaAcessos,
+        dto::webhook_event::CasoDeUsoAlterado,
+        dto::webhook_event::UrlDesativada,
+        dto::pgcc_status::StatusPgcc,
+        dto::pgcc_status::MudancaStatusPgcc,
+        dto::enumerations::CodigoStatusPgcc,
+        dto::enumerations::OperacaoPgcc,
     )),
     tags(
         (name = "Auditoria", description = "For auditor keys: the record of who read personal data. See docs/security.md."),

@@ -13,7 +13,7 @@ use crate::blocking::{as_company, as_company_or_cached};
 use crate::conditional::if_none_match;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::sync::Sincronizacao;
-use crate::dto::use_case::CasoDeUso;
+use crate::dto::use_case::{CasoDeUso, VersaoCasoDeUso};
 use crate::error::ApiError;
 use crate::state::ApiState;
 use crate::use_case_lists::RenderedUseCases;
@@ -112,4 +112,31 @@ pub async fn sync(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpR
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok(Sincronizacao::from(counts))))
+}
+
+/// The versions of one of the calling company's use cases, oldest first: what its title, link
+/// and other purpose fields were, and when. A consent request's `versaoCasoDeUso` names one.
+#[utoipa::path(
+    get,
+    path = "/api/casos-de-uso/{id}/versoes",
+    operation_id = "listarVersoesCasoDeUso",
+    tag = "CasosDeUso",
+    params(("id" = Uuid, Path, description = "Our id of the use case (`id` in `GET /api/casos-de-uso`).")),
+    responses(
+        (status = 200, description = "Every version of the use case, oldest first (a removed use case keeps its versions).", body = EnvelopeDoc<Vec<VersaoCasoDeUso>>),
+        (status = 404, description = "No such use case for the company.", body = EnvelopeDoc<Erro>),
+    )
+)]
+pub async fn versions(
+    state: web::Data<ApiState>,
+    key: ApiKeyHeader,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = Uuid::parse_str(&path).map_err(|_| ApiError::NotFound("Caso de uso"))?;
+    let versions = as_company(&state, key, move |s, company| {
+        Ok(s.list_use_case_versions.execute(company, id)?)
+    })
+    .await?;
+    let data: Vec<VersaoCasoDeUso> = versions.into_iter().map(VersaoCasoDeUso::from).collect();
+    Ok(HttpResponse::Ok().json(Envelope::ok(data)))
 }

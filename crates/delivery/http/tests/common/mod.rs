@@ -10,8 +10,9 @@ use delivery_http::ApiState;
 use ports::{
     MockApiKeyRepository, MockClock, MockCompanyRepository, MockConsentRequestRepository,
     MockEventLog, MockIdempotencyRepository, MockPgccCallBudget, MockPgccGateway,
-    MockRetentionRepository, MockSecretCipher, MockTargetGuard, MockUseCaseRepository,
-    MockWebhookDeliveryRepository, MockWebhookSender, MockWebhookUrlRepository, SystemClock,
+    MockPgccHealthRepository, MockRetentionRepository, MockSecretCipher, MockTargetGuard,
+    MockUseCaseRepository, MockWebhookDeliveryRepository, MockWebhookSender,
+    MockWebhookUrlRepository, SystemClock,
 };
 
 pub fn api_state(
@@ -39,6 +40,7 @@ pub fn api_state(
                 retention: Arc::new(MockRetentionRepository::new()),
                 status_call_budget: Arc::new(MockPgccCallBudget::new()),
                 access_log: Arc::new(ports::MockAccessLog::new()),
+                pgcc_health: Arc::new(MockPgccHealthRepository::new()),
             },
             &ServiceSettings::default(),
         ),

@@ -72,6 +72,7 @@ fn solicitacao(status: ConsentStatus) -> Value {
         "dataTitularRespondeuConsentimento": "2026-01-10T12:00:00Z",
         "provaColeta": "assinatura-digital:abc123", "hash": HASH,
         "criadoEm": "2026-01-10T12:00:05Z", "atualizadoEm": "2026-01-10T12:00:05Z",
+        "versaoCasoDeUso": 1,
         "historico": history
     })
 }
@@ -204,6 +205,38 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             "dataInclusao": "2026-01-10T12:00:00Z",
             "dataUltimaSincronizacaoPgcc": "2026-01-10T12:00:00Z"}]),
         )],
+        ("/api/casos-de-uso/{id}/versoes", _) => vec![(
+            "versoes",
+            "Two versions: the title changed on the PGCC",
+            json!([
+                {"versao": 1, "titulo": "Abertura de conta",
+                 "vinculoId": "6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e02", "outrosCampos": {},
+                 "impressao": null, "inicio": "2026-01-10T12:00:00Z",
+                 "fim": "2026-03-01T08:00:00Z"},
+                {"versao": 2, "titulo": "Abertura de conta digital",
+                 "vinculoId": "6f1c2a4e-8b3d-4c5a-9e7f-1a2b3c4d5e02", "outrosCampos": {},
+                 "impressao": "5d41402abc4b2a76b9719d911017c5925d41402abc4b2a76b9719d911017c592",
+                 "inicio": "2026-03-01T08:00:00Z", "fim": null}
+            ]),
+        )],
+        ("/api/status", _) => vec![
+            (
+                "ok",
+                "The PGCC answers",
+                json!({"code": "OK",
+                    "explanation": "A PGCC respondeu às chamadas do último intervalo observado.",
+                    "detectionTime": "2026-03-01T08:00:00Z", "updateTime": "2026-03-01T09:12:41Z",
+                    "unavailableEndpoints": []}),
+            ),
+            (
+                "falha_parcial",
+                "The PGCC does not answer creations; other operations answer",
+                json!({"code": "PARTIAL_FAILURE",
+                    "explanation": "A PGCC não respondeu a nenhuma chamada destas operações: criacao; as demais respondem.",
+                    "detectionTime": "2026-03-01T09:10:02Z", "updateTime": "2026-03-01T09:12:41Z",
+                    "unavailableEndpoints": ["criacao"]}),
+            ),
+        ],
         ("/api/casos-de-uso/sincronizar", _) => vec![(
             "sincronizado",
             "Counts of what changed",
@@ -337,6 +370,8 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             "Requisição inválida: JSON malformado na linha 1, coluna 12.", json!({})))],
         "401" => vec![("sem_chave", "Api-Key missing, unknown or revoked",
             err("Api-Key ausente, inválida ou revogada.", json!({})))],
+        "404" if path.starts_with("/api/casos-de-uso/") => vec![("nao_encontrado", "Not found for the company",
+            err("Caso de uso não encontrado.", json!({})))],
         "404" => vec![("nao_encontrado", "Not found for the company",
             err("Solicitação de consentimento não encontrado.", json!({})))],
         "409" if path.ends_with("/revogar") => vec![("nao_revogavel", "Neither active nor pending",

@@ -14,6 +14,12 @@ enum Data {
     Sincronizacao,
     /// The URL a test was sent to (`TesteNoEvento`).
     Teste,
+    /// A use case's new version and the counts (`CasoDeUsoAlterado`).
+    CasoDeUsoAlterado,
+    /// The PGCC's status after a change (`MudancaStatusPgcc`).
+    StatusPgcc,
+    /// The URL disabled (`UrlDesativada`).
+    UrlDesativada,
 }
 
 /// How an event type is documented: its body's schema name, the operationId of its webhook, a
@@ -55,6 +61,30 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
             "notificarCasosDeUsoSincronizados",
             "A synchronization (on demand or scheduled) changed the company's use cases.",
             Data::Sincronizacao,
+        ),
+        EventType::UseCaseChanged => (
+            "EventoCasoDeUsoAlterado",
+            "notificarCasoDeUsoAlterado",
+            "A synchronization found a use case's purpose changed on the PGCC and made a new version; the counts say how many of the company's active and pending requests were given under older versions (list them with `versaoDesatualizada=true`).",
+            Data::CasoDeUsoAlterado,
+        ),
+        EventType::PgccUnavailable => (
+            "EventoPgccIndisponivel",
+            "notificarPgccIndisponivel",
+            "The PGCC stopped answering some or all operations (`GET /api/status` left `OK`); sent to every company once per change.",
+            Data::StatusPgcc,
+        ),
+        EventType::PgccRestored => (
+            "EventoPgccRestabelecido",
+            "notificarPgccRestabelecido",
+            "The PGCC answers every operation again (`GET /api/status` back to `OK`); sent to every company once per change.",
+            Data::StatusPgcc,
+        ),
+        EventType::WebhookUrlDisabled => (
+            "EventoWebhookUrlDesativada",
+            "notificarWebhookUrlDesativada",
+            "One of the company's URLs was disabled after failing for the whole window; sent to its other URLs.",
+            Data::UrlDesativada,
         ),
         EventType::WebhookTest => (
             "EventoWebhookTeste",
@@ -103,6 +133,9 @@ pub(super) fn apply(doc: &mut Value) {
             Data::Solicitacao => "SolicitacaoNoEvento",
             Data::Sincronizacao => "Sincronizacao",
             Data::Teste => "TesteNoEvento",
+            Data::CasoDeUsoAlterado => "CasoDeUsoAlterado",
+            Data::StatusPgcc => "MudancaStatusPgcc",
+            Data::UrlDesativada => "UrlDesativada",
         };
         schemas.insert(
             schema.to_owned(),

@@ -1,0 +1,1 @@
+ALTER TABLE solicitacoes_consentimento DROP COLUMN versao_caso_de_uso;
