@@ -15,6 +15,7 @@ use ports::{
 };
 
 pub mod access;
+pub mod audit;
 pub mod cache;
 pub mod consent_requests;
 pub mod jobs;
@@ -33,6 +34,10 @@ pub use access::api_keys::{
 };
 pub use access::authenticate::{AuthError, Authenticator, LAST_USE_RESOLUTION};
 pub use access::register_company::{RegisterCompany, RegisterCompanyError};
+pub use audit::audit_log::{AuditError, AuditLog, ProvenEntry, RequestProofs};
+pub use audit::sign_checkpoints::SignCheckpoints;
+pub use audit::signer::{public_key_from_base64, AuditSigner, InvalidSigningKey};
+pub use audit::verify::{Mismatch, VerifyAuditLog, VerifyError, VerifyReport};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };

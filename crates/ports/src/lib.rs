@@ -3,6 +3,7 @@
 //! gets a mockall mock (`MockUseCaseRepository`, ...) for the application's unit tests.
 
 pub mod api_key_repository;
+pub mod audit_log_repository;
 pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
@@ -23,6 +24,9 @@ pub mod webhook_url_repository;
 
 pub use api_key_repository::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
+};
+pub use audit_log_repository::{
+    AuditEntry, AuditLogRepository, LogPosition, PublishedKey, StoredCheckpoint,
 };
 pub use change_feed::{CacheChange, ChangeFeed};
 pub use clock::{Clock, SystemClock};
@@ -56,6 +60,8 @@ pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, Webhook
 
 #[cfg(feature = "mock")]
 pub use api_key_repository::MockApiKeyRepository;
+#[cfg(feature = "mock")]
+pub use audit_log_repository::MockAuditLogRepository;
 #[cfg(feature = "mock")]
 pub use change_feed::MockChangeFeed;
 #[cfg(feature = "mock")]

@@ -50,6 +50,7 @@ pub mod models;
 pub mod schema;
 
 mod api_key_repository;
+mod audit_log_repository;
 mod company_repository;
 mod consent_request_repository;
 mod event_log;
@@ -61,6 +62,7 @@ mod webhook_delivery_repository;
 mod webhook_url_repository;
 
 pub use api_key_repository::PgApiKeyRepository;
+pub use audit_log_repository::PgAuditLogRepository;
 pub use backfills::{run_pending_backfills, BackfillReport};
 pub use change_feed::{PgChangeFeed, CHANNEL as CHANGE_CHANNEL, PROBE_CHANNEL};
 pub use company_repository::PgCompanyRepository;

@@ -34,7 +34,7 @@ const TABLES: [&str; 15] = [
 ];
 
 /// The migrations, oldest first.
-const MIGRATION_NAMES: [&str; 54] = [
+const MIGRATION_NAMES: [&str; 55] = [
     "2026-11-21-000001_create_empresas",
     "2026-11-21-000002_create_api_keys",
     "2026-11-21-000003_create_casos_de_uso",
@@ -89,6 +89,7 @@ const MIGRATION_NAMES: [&str; 54] = [
     "2026-11-29-002408_drop_cross_company_cancelled_index",
     "2026-11-29-002409_drop_cross_company_idempotency_index",
     "2026-11-29-002410_replicas_that_served",
+    "2026-11-30-002501_create_auditoria",
 ];
 
 /// How many migrations `name` and the ones after it are.
