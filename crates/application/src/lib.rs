@@ -130,6 +130,9 @@ pub struct Services {
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub test_webhook_url: TestWebhookUrl,
+    /// The companies' verifiable logs (docs/auditoria.md); built apart because its signing key
+    /// comes from the configuration or, in development, from the database.
+    pub audit_log: Option<AuditLog>,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
     /// The bound on a paged answer's items, in bytes (`server.page_max_bytes`): the services
@@ -237,9 +240,16 @@ impl Services {
                 webhook_urls,
                 clock.clone(),
             ),
+            audit_log: None,
             change_tracker,
             page_max_bytes: settings.page_max_bytes,
         }
+    }
+
+    /// The services with the audit routes' service.
+    pub fn with_audit_log(mut self, audit_log: AuditLog) -> Self {
+        self.audit_log = Some(audit_log);
+        self
     }
 }
 
@@ -253,6 +263,8 @@ pub struct Workers {
     pub sync_all_companies: SyncAllCompanies,
     pub deliver_webhooks: DeliverWebhooks,
     pub purge_retention: PurgeRetention,
+    /// The audit log's checkpoints (set by the binary with its signing key).
+    pub sign_checkpoints: Option<SignCheckpoints>,
 }
 
 impl Workers {
@@ -276,6 +288,7 @@ impl Workers {
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
+            sign_checkpoints: None,
             reconcile_creations: ReconcileCreations::new(
                 consent_requests.clone(),
                 pgcc.clone(),

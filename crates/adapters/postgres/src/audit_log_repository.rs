@@ -142,7 +142,7 @@ WHERE EXISTS (
     WHERE a.empresa_id = e.id AND a.{SETTLED}
       AND (a.transacao, a.posicao) > COALESCE((
           SELECT (c.ate_transacao, c.ate_posicao) FROM auditoria_checkpoints c
-          WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1), (0, 0))
+          WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1), (0::bigint, 0::bigint))
 )
 ORDER BY e.id
 LIMIT $1"

@@ -51,26 +51,36 @@ pub struct AuditLog {
     log: Arc<dyn AuditLogRepository>,
     consent_requests: Arc<dyn ConsentRequestRepository>,
     signer: Arc<AuditSigner>,
-    /// Public keys that no longer sign but still verify (configuration).
-    retired: Vec<PublishedKey>,
+    /// The keys `GET /.well-known/jwks.json` publishes, read once at start: the public route
+    /// never reaches the database.
+    published: Vec<PublishedKey>,
     clock: Arc<dyn Clock>,
 }
 
 impl AuditLog {
+    /// `retired`: public keys that no longer sign but still verify (configuration). The signing
+    /// key is recorded as having signed, and every recorded key is published.
     pub fn new(
         log: Arc<dyn AuditLogRepository>,
         consent_requests: Arc<dyn ConsentRequestRepository>,
         signer: Arc<AuditSigner>,
         retired: Vec<PublishedKey>,
         clock: Arc<dyn Clock>,
-    ) -> Self {
-        Self {
+    ) -> Result<Self, RepoError> {
+        log.publish_key(&signer.published_key())?;
+        let mut published = vec![signer.published_key()];
+        for key in retired.into_iter().chain(log.published_keys()?) {
+            if !published.iter().any(|k| k.public_key == key.public_key) {
+                published.push(key);
+            }
+        }
+        Ok(Self {
             log,
             consent_requests,
             signer,
-            retired,
+            published,
             clock,
-        }
+        })
     }
 
     /// The latest signed note of the company's log.
@@ -171,19 +181,8 @@ impl AuditLog {
     }
 
     /// Every key that signs or signed: the current one, the retired ones configured, and every
-    /// key recorded as having signed.
-    pub fn published_keys(&self) -> Result<Vec<PublishedKey>, AuditError> {
-        let mut keys = vec![self.signer.published_key()];
-        for key in self
-            .retired
-            .iter()
-            .cloned()
-            .chain(self.log.published_keys()?)
-        {
-            if !keys.iter().any(|k| k.public_key == key.public_key) {
-                keys.push(key);
-            }
-        }
-        Ok(keys)
+    /// key recorded as having signed (as of the start).
+    pub fn published_keys(&self) -> &[PublishedKey] {
+        &self.published
     }
 }

@@ -63,7 +63,7 @@ impl AuditSigner {
     }
 
     pub fn kid(&self) -> String {
-        hex::encode(self.key_hash)
+        kid_of(&self.name, self.key.verifying_key().as_bytes())
     }
 
     pub fn key_hash(&self) -> [u8; 4] {
@@ -103,6 +103,11 @@ pub fn key_hash(name: &str, public_key: &[u8; 32]) -> [u8; 4] {
         .chain_update(public_key)
         .finalize();
     [digest[0], digest[1], digest[2], digest[3]]
+}
+
+/// The `kid` of an Ed25519 public key under `name`: the lower-case hex of its key hash.
+pub fn kid_of(name: &str, public_key: &[u8; 32]) -> String {
+    hex::encode(key_hash(name, public_key))
 }
 
 /// Whether `signature` is `public_key`'s Ed25519 signature of `message`.

@@ -1,6 +1,7 @@
 //! Wire shapes of the public API, each with its OpenAPI schema. Domain types stay free of
 //! framework derives; these are converted from them at the delivery boundary.
 
+pub mod audit;
 pub mod consent_check;
 pub mod consent_read;
 pub mod consent_request;

@@ -1,5 +1,6 @@
 //! Every route of the service, registered in one `configure`.
 
+pub mod audit;
 pub mod consent_check;
 pub mod consent_requests;
 pub mod docs;
@@ -130,10 +131,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(openapi::document))
             .default_service(not_allowed("GET")),
     )
+    .configure(audit::configure)
     .configure(docs::configure);
 }
 
-fn not_allowed(allow: &'static str) -> Route {
+pub(crate) fn not_allowed(allow: &'static str) -> Route {
     web::to(move || async move { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow }) })
 }
 

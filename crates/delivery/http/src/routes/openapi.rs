@@ -9,7 +9,9 @@ use utoipa::{Modify, OpenApi};
 use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
-use crate::routes::{consent_check, consent_requests, events, subjects, use_cases, webhook_urls};
+use crate::routes::{
+    audit, consent_check, consent_requests, events, subjects, use_cases, webhook_urls,
+};
 
 mod bounds;
 mod cross_field_rules;
@@ -62,6 +64,11 @@ pub struct DocsServers {
         webhook_urls::deliveries,
         webhook_urls::replay,
         events::list,
+        audit::checkpoint,
+        audit::consistency,
+        audit::proofs,
+        audit::receipt,
+        audit::jwks,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -103,8 +110,15 @@ pub struct DocsServers {
         dto::webhook_url::Tentativa,
         dto::webhook_event::SolicitacaoNoEvento,
         dto::webhook_event::TesteNoEvento,
+        dto::audit::ProvasSolicitacao,
+        dto::audit::EntradaProvada,
+        dto::audit::Recibo,
+        dto::audit::ProvaConsistencia,
+        dto::audit::Jwks,
+        dto::audit::Jwk,
     )),
     tags(
+        (name = "Auditoria", description = "The company's verifiable log: signed checkpoints, inclusion and consistency proofs (RFC 9162), signed receipts and the public keys. See docs/auditoria.md."),
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
