@@ -15,9 +15,12 @@ use postgres_adapter::{
 use testkit::TestDb;
 use uuid::Uuid;
 
-const TABLES: [&str; 15] = [
+const TABLES: [&str; 18] = [
     "agenda_sincronizacao",
     "api_keys",
+    "auditoria_chaves",
+    "auditoria_checkpoints",
+    "auditoria_entradas",
     "casos_de_uso",
     "chaves_idempotencia",
     "empresas",

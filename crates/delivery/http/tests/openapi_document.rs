@@ -350,6 +350,8 @@ fn each_creation_and_registration_links_to_every_operation_that_takes_its_id() {
         assert_eq!(
             found,
             [
+                ("obterProvasSolicitacao".to_owned(), by_id.clone()),
+                ("obterReciboSolicitacao".to_owned(), by_id.clone()),
                 ("obterSolicitacao".to_owned(), by_id.clone()),
                 ("revogarSolicitacao".to_owned(), by_id.clone())
             ]

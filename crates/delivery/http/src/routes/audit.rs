@@ -191,17 +191,9 @@ pub async fn receipt(
     Ok(HttpResponse::Ok().json(Envelope::ok(Recibo { receipt })))
 }
 
-/// The public keys that sign (and signed) checkpoints and receipts; no API key.
-#[utoipa::path(
-    get,
-    path = "/.well-known/jwks.json",
-    operation_id = "obterJwks",
-    tag = "Auditoria",
-    security(()),
-    responses(
-        (status = 200, description = "The Ed25519 public keys (JWKS), retired ones included.", body = Jwks),
-    )
-)]
+/// The public keys that sign (and signed) checkpoints and receipts; no API key, no database.
+/// Outside `/api` and outside the OpenAPI document, like `/health` (a standard JWKS, RFC 7517;
+/// docs/auditoria.md, "Keys").
 pub async fn jwks(state: web::Data<ApiState>) -> Result<HttpResponse, ApiError> {
     let keys = audit_log(&state.services)?.published_keys();
     Ok(HttpResponse::Ok().json(Jwks {

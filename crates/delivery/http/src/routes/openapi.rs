@@ -68,7 +68,6 @@ pub struct DocsServers {
         audit::consistency,
         audit::proofs,
         audit::receipt,
-        audit::jwks,
     ),
     components(schemas(
         dto::envelope::PgccCodigoErro,
@@ -114,8 +113,6 @@ pub struct DocsServers {
         dto::audit::EntradaProvada,
         dto::audit::Recibo,
         dto::audit::ProvaConsistencia,
-        dto::audit::Jwks,
-        dto::audit::Jwk,
     )),
     tags(
         (name = "Auditoria", description = "The company's verifiable log: signed checkpoints, inclusion and consistency proofs (RFC 9162), signed receipts and the public keys. See docs/auditoria.md."),
