@@ -25,6 +25,7 @@ pub struct ProvasSolicitacao {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct EntradaProvada {
     /// The leaf index of the entry in the company's log.
+    #[schema(minimum = 0, maximum = 9007199254740991_i64)]
     #[serde(rename = "indice")]
     pub index: u64,
     /// Base64 of the entry's bytes (canonical JSON).
@@ -76,11 +77,11 @@ pub struct Recibo {
 #[into_params(parameter_in = Query)]
 pub struct IntervaloConsistencia {
     /// The size of the older checkpoint (a checkpoint of the company's log).
-    #[param(value_type = Option<u64>, minimum = 1)]
+    #[param(value_type = Option<u64>, minimum = 1, maximum = 9007199254740991_i64)]
     #[serde(rename = "de")]
     pub from: Option<String>,
     /// The size of the newer checkpoint (at least `de`).
-    #[param(value_type = Option<u64>, minimum = 1)]
+    #[param(value_type = Option<u64>, minimum = 1, maximum = 9007199254740991_i64)]
     #[serde(rename = "para")]
     pub to: Option<String>,
 }
@@ -88,8 +89,10 @@ pub struct IntervaloConsistencia {
 /// The RFC 9162 consistency proof between two checkpoints of the company's log.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProvaConsistencia {
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     #[serde(rename = "de")]
     pub from: u64,
+    #[schema(minimum = 1, maximum = 9007199254740991_i64)]
     #[serde(rename = "para")]
     pub to: u64,
     /// Base64 of each hash of the proof (empty when the sizes are equal).
