@@ -615,43 +615,6 @@ impl Settings {
             );
         }
         let deployed = matches!(self.environment.as_str(), "staging" | "production");
-        let signing_key = self.audit.signing_key.expose().trim();
-        if deployed && signing_key.is_empty() {
-            return bad(
-                "auditoria.signing_key",
-                "must be set in staging and production: base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
-            );
-        }
-        if !signing_key.is_empty()
-            && application::AuditSigner::seed_from_base64(signing_key).is_err()
-        {
-            return bad(
-                "auditoria.signing_key",
-                "must be base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
-            );
-        }
-        if self.audit.retired().is_none() {
-            return bad(
-                "auditoria.retired_public_keys",
-                "must be a comma-separated list of base64 32-byte Ed25519 public keys, or empty",
-            );
-        }
-        if self.audit.checkpoint_seconds > 86_400 {
-            return bad(
-                "auditoria.checkpoint_seconds",
-                "must be between 0 and 86400 (seconds)",
-            );
-        }
-        let name = self.audit.name.as_str();
-        if name.is_empty()
-            || name.len() > 100
-            || !name.bytes().all(|b| b.is_ascii_graphic() && b != b'+')
-        {
-            return bad(
-                "auditoria.name",
-                "must be 1 to 100 visible ASCII characters without '+' (a signed note's key name)",
-            );
-        }
         if deployed && self.webhooks.encryption_key.expose() == DEVELOPMENT_ENCRYPTION_KEY {
             return bad(
                 "webhooks.encryption_key",
@@ -688,6 +651,43 @@ impl Settings {
             return bad(
                 "server.trusted_proxies",
                 "must be set in staging and production: the addresses or CIDR ranges of the proxies (load balancers) in front of this service, or none when clients connect to it directly",
+            );
+        }
+        let signing_key = self.audit.signing_key.expose().trim();
+        if deployed && signing_key.is_empty() {
+            return bad(
+                "auditoria.signing_key",
+                "must be set in staging and production: base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
+            );
+        }
+        if !signing_key.is_empty()
+            && application::AuditSigner::seed_from_base64(signing_key).is_err()
+        {
+            return bad(
+                "auditoria.signing_key",
+                "must be base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
+            );
+        }
+        if self.audit.retired().is_none() {
+            return bad(
+                "auditoria.retired_public_keys",
+                "must be a comma-separated list of base64 32-byte Ed25519 public keys, or empty",
+            );
+        }
+        if self.audit.checkpoint_seconds > 86_400 {
+            return bad(
+                "auditoria.checkpoint_seconds",
+                "must be between 0 and 86400 (seconds)",
+            );
+        }
+        let name = self.audit.name.as_str();
+        if name.is_empty()
+            || name.len() > 100
+            || !name.bytes().all(|b| b.is_ascii_graphic() && b != b'+')
+        {
+            return bad(
+                "auditoria.name",
+                "must be 1 to 100 visible ASCII characters without '+' (a signed note's key name)",
             );
         }
         if !(8..=32).contains(&self.rate_limit.failed_auth_ipv4_prefix) {

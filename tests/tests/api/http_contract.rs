@@ -61,6 +61,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
     assert_eq!(
         tags,
         [
+            "Auditoria",
             "CasosDeUso",
             "HashConsulta",
             "SolicitacaoConsentimento",
