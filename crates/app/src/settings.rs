@@ -88,6 +88,8 @@ impl WorkerSettings {
 /// The verifiable log's signing (docs/auditoria.md).
 #[derive(Debug, Clone, Deserialize)]
 pub struct AuditSettings {
+    /// Whether changes append entries (off only in development and test: `make bench`).
+    pub enabled: bool,
     /// The signers' name (key name of the notes, origin prefix).
     pub name: String,
     /// Base64 of the Ed25519 seed; empty: a development key kept in the database.
@@ -653,6 +655,12 @@ impl Settings {
                 "must be set in staging and production: the addresses or CIDR ranges of the proxies (load balancers) in front of this service, or none when clients connect to it directly",
             );
         }
+        if deployed && !self.audit.enabled {
+            return bad(
+                "auditoria.enabled",
+                "must be true in staging and production (false only measures the log's cost)",
+            );
+        }
         let signing_key = self.audit.signing_key.expose().trim();
         if deployed && signing_key.is_empty() {
             return bad(
@@ -780,6 +788,7 @@ impl Settings {
                 self.database.idle_in_transaction_timeout_ms,
             ),
             prepared_statements: self.database.prepared_statements,
+            audit_log: self.audit.enabled,
         }
     }
 

@@ -424,3 +424,18 @@ fn the_python_verifier_checks_a_receipt_an_inclusion_proof_and_a_checkpoint_sign
     assert!(stdout.contains("checkpoint: signature valid"), "{stdout}");
     assert!(stdout.contains("inclusion: 1 entries proven"), "{stdout}");
 }
+
+#[test]
+fn with_the_log_turned_off_for_a_benchmark_a_creation_appends_no_entry() {
+    let app = TestApp::spawn_with(&[("APP__AUDITORIA__ENABLED", "false")]);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    create_active(&app);
+    assert_eq!(app.consent_rows(), 1);
+    assert_eq!(
+        app.db
+            .scalar("SELECT count(*) AS v FROM auditoria_entradas"),
+        0
+    );
+}

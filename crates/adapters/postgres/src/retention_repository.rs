@@ -157,8 +157,8 @@ statement! {
     ///
     /// The rest (company, use case, modality, consenting CNPJ, dates, status) is not personal
     /// data and stays. Each blanked row gets an entry in the company's audit log (cause
-    /// `retencao`, status unchanged, no proof, the blanked hash; docs/auditoria.md), and the
-    /// count is of those entries: one per row blanked. `criacao = 'cancelada'` is repeated outside the CTE so that a row
+    /// `retencao`, status unchanged, no proof, the blanked hash; docs/auditoria.md); the
+    /// count is of the rows blanked. `criacao = 'cancelada'` is repeated outside the CTE so that a row
     /// confirmed meanwhile is never touched (the check
     /// `solicitacoes_consentimento_dados_apagados_check` refuses it too). A cancelled creation
     /// still named by a key is passed over until the key's purge: the keys live a day, the
@@ -191,12 +191,15 @@ statement! {
     FROM alvo
     WHERE s.empresa_id = $empresa_id AND s.id = alvo.id AND s.criacao = 'cancelada'
     RETURNING s.*
+), auditada AS (
+    INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+    SELECT a.empresa_id, a.id, auditoria_entrada(
+        a.id, a.pgcc_id, e.cnpj, a.caso_de_uso_id_template, a.status, a.status, 'retencao', NULL,
+        NULL, a.hash, $now)
+    FROM apagadas a JOIN empresas e ON e.id = a.empresa_id
+    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 )
-INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
-SELECT a.empresa_id, a.id, auditoria_entrada(
-    a.id, a.pgcc_id, e.cnpj, a.caso_de_uso_id_template, a.status, a.status, 'retencao', NULL,
-    NULL, a.hash, $now)
-FROM apagadas a JOIN empresas e ON e.id = a.empresa_id"
+SELECT 1 FROM apagadas"
 }
 
 /// A delivery locked by [`LockOldDeliveries`].

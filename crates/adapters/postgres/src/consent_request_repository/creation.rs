@@ -164,6 +164,7 @@ statement! {
         c.id, c.pgcc_id, e.cnpj, c.caso_de_uso_id_template, NULL, c.status, 'empresa', NULL,
         c.prova_coleta, c.hash, c.criado_em)
     FROM confirmada c JOIN empresas e ON e.id = c.empresa_id
+    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 ), agendada AS (
     INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
     SELECT empresa_id, id, $next_check_at FROM confirmada

@@ -70,6 +70,7 @@ statement! {
         x.id, x.pgcc_id, e.cnpj, x.caso_de_uso_id_template, x.de, x.status, $expiracao, NULL,
         x.prova_coleta, x.hash, $now)
     FROM expiradas x JOIN empresas e ON e.id = x.empresa_id
+    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 )
 SELECT * FROM expiradas"
 }
@@ -90,7 +91,8 @@ SELECT s.empresa_id, s.id, auditoria_entrada(
     s.id, s.pgcc_id, e.cnpj, s.caso_de_uso_id_template, $de, s.status, $causa, $motivo,
     s.prova_coleta, s.hash, $em)
 FROM solicitacoes_consentimento s JOIN empresas e ON e.id = s.empresa_id
-WHERE s.empresa_id = $empresa_id AND s.id = $id"
+WHERE s.empresa_id = $empresa_id AND s.id = $id
+  AND current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'"
 }
 
 /// In one transaction: `UPDATE ... SET status = $to, atualizado_em = $at WHERE id = $id AND
