@@ -84,3 +84,86 @@ impl SignCheckpoints {
         Ok(signed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ports::{AuditEntry, LogPosition, MockAuditLogRepository, MockCompanyRepository};
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::audit::note;
+    use crate::test_support::{company, fixed_clock, now};
+
+    fn entries(n: i64) -> Vec<AuditEntry> {
+        (0..n)
+            .map(|i| AuditEntry {
+                request_id: Uuid::from_u128(i as u128),
+                bytes: format!("{{\"n\":\"{i}\"}}").into_bytes(),
+                position: LogPosition {
+                    transaction: 100 + i,
+                    sequence: i,
+                },
+            })
+            .collect()
+    }
+
+    fn job(log: MockAuditLogRepository) -> SignCheckpoints {
+        let mut companies = MockCompanyRepository::new();
+        companies.expect_get().returning(|_| Ok(Some(company())));
+        SignCheckpoints::new(
+            Arc::new(log),
+            Arc::new(companies),
+            Arc::new(AuditSigner::from_seed("consent-api", [5u8; 32])),
+            fixed_clock(),
+        )
+    }
+
+    #[test]
+    fn a_grown_log_gets_a_signed_checkpoint_of_all_its_settled_entries() {
+        let mut log = MockAuditLogRepository::new();
+        log.expect_companies_with_unsigned_entries()
+            .returning(|_| Ok(vec![company().id]));
+        log.expect_entries().returning(|_, _| Ok(entries(3)));
+        log.expect_latest_checkpoint().returning(|_| Ok(None));
+        log.expect_add_checkpoint()
+            .withf(|id, c| {
+                let parsed = note::parse(&c.note).unwrap();
+                *id == company().id
+                    && c.size == 3
+                    && c.root == LogTree::of(&entries(3)).root()
+                    && c.last == entries(3)[2].position
+                    && c.created_at == now()
+                    && parsed.origin == format!("consent-api/empresas/{}", company().cnpj.as_str())
+                    && (parsed.size, parsed.root) == (3, c.root)
+            })
+            .times(1)
+            .returning(|_, _| Ok(true));
+
+        assert_eq!(job(log).run_once(10).unwrap(), 1);
+    }
+
+    #[test]
+    fn a_log_that_no_longer_extends_its_checkpoint_is_not_signed() {
+        let mut log = MockAuditLogRepository::new();
+        log.expect_companies_with_unsigned_entries()
+            .returning(|_| Ok(vec![company().id]));
+        // the first entry was removed behind the service's back
+        log.expect_entries()
+            .returning(|_, _| Ok(entries(4).split_off(1)));
+        log.expect_latest_checkpoint().returning(|_| {
+            let signed = entries(2);
+            Ok(Some(StoredCheckpoint {
+                size: 2,
+                root: LogTree::of(&signed).root(),
+                last: signed[1].position,
+                note: String::new(),
+                kid: String::new(),
+                created_at: now(),
+            }))
+        });
+        log.expect_add_checkpoint().never();
+
+        let err = job(log).run_once(10).unwrap_err();
+        assert!(err.to_string().contains("does not extend"), "{err}");
+    }
+}

@@ -180,3 +180,76 @@ impl VerifyAuditLog {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use domain::ConsentStatus;
+    use ports::{
+        AuditEntry, ConsentRequestRecord, LogPosition, MockAuditLogRepository,
+        MockConsentRequestRepository,
+    };
+    use serde_json::json;
+
+    use super::*;
+    use crate::test_support::{company, consent_request};
+
+    const ID: Uuid = Uuid::from_u128(0x501);
+
+    /// The creation entry of the test request, as the database writes it.
+    fn creation_entry() -> AuditEntry {
+        let request = consent_request(ID, ConsentStatus::Active);
+        let proof = &request.content.answer.as_ref().unwrap().proof_of_collection;
+        let entry = json!({
+            "casoDeUsoIdTemplate": request.content.template_id, "causa": "empresa",
+            "cnpjEmpresa": company().cnpj.as_str(), "em": "2025-03-13T12:00:00.000000Z",
+            "hash": request.hash, "id": ID.to_string(), "motivoSha256": null,
+            "pgccId": request.pgcc_id,
+            "provaColetaSha256": hex::encode(Sha256::digest(proof.as_bytes())),
+            "status": "ativo", "statusAnterior": null,
+        });
+        AuditEntry {
+            request_id: ID,
+            bytes: serde_json::to_vec(&entry).unwrap(),
+            position: LogPosition {
+                transaction: 10,
+                sequence: 1,
+            },
+        }
+    }
+
+    fn verify(row_status: ConsentStatus, expiry_moved: bool) -> Result<VerifyReport, VerifyError> {
+        let mut log = MockAuditLogRepository::new();
+        log.expect_published_keys().returning(|| Ok(vec![]));
+        log.expect_all_entries()
+            .returning(|_| Ok(vec![creation_entry()]));
+        log.expect_checkpoints().returning(|_| Ok(vec![]));
+        let mut requests = MockConsentRequestRepository::new();
+        requests.expect_get().returning(move |_, _| {
+            let mut request = consent_request(ID, row_status);
+            if expiry_moved {
+                request.content.consent_expires_at += chrono::Duration::days(3650);
+            }
+            Ok(Some(ConsentRequestRecord {
+                request,
+                history: vec![],
+            }))
+        });
+        VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))
+    }
+
+    #[test]
+    fn a_row_that_is_what_its_last_entry_says_verifies() {
+        let report = verify(ConsentStatus::Active, false).unwrap();
+        assert_eq!((report.entries, report.requests), (1, 1));
+    }
+
+    #[test]
+    fn a_status_or_an_expiry_changed_outside_the_log_names_the_request() {
+        for (status, moved) in [(ConsentStatus::Revoked, false), (ConsentStatus::Active, true)] {
+            let Err(VerifyError::Mismatch(m)) = verify(status, moved) else {
+                panic!("{status:?} {moved}: verified");
+            };
+            assert!(m.what.contains(&ID.to_string()), "{m}");
+        }
+    }
+}
