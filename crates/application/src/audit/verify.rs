@@ -245,7 +245,10 @@ mod tests {
 
     #[test]
     fn a_status_or_an_expiry_changed_outside_the_log_names_the_request() {
-        for (status, moved) in [(ConsentStatus::Revoked, false), (ConsentStatus::Active, true)] {
+        for (status, moved) in [
+            (ConsentStatus::Revoked, false),
+            (ConsentStatus::Active, true),
+        ] {
             let Err(VerifyError::Mismatch(m)) = verify(status, moved) else {
                 panic!("{status:?} {moved}: verified");
             };
