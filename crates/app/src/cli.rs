@@ -42,10 +42,28 @@ pub enum Command {
         #[command(subcommand)]
         command: ApiKeyCommand,
     },
+    /// Check the verifiable log (docs/auditoria.md).
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
     /// Inspect the configuration.
     Config {
         #[command(subcommand)]
         command: ConfigCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Recompute each company's tree from the stored entries, check every checkpoint's signature
+    /// and that each is the root of the log's first entries (so all are consistent), and check
+    /// each request's current row against its last entry. Exits 0 when everything matches;
+    /// otherwise prints the first mismatch (naming the request or the entry) and exits 1.
+    Verify {
+        /// Only this company's log (its id); default every company's.
+        #[arg(long = "empresa")]
+        company: Option<String>,
     },
 }
 

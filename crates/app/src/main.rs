@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{ApiKeyCommand, Cli, Command, CompanyCommand, ConfigCommand};
+use cli::{ApiKeyCommand, AuditCommand, Cli, Command, CompanyCommand, ConfigCommand};
 use settings::{LogFormat, Settings};
 
 fn main() -> ExitCode {
@@ -49,6 +49,9 @@ fn main() -> ExitCode {
         Command::ApiKey {
             command: ApiKeyCommand::Revoke { id },
         } => commands::api_key::revoke(&settings, &id),
+        Command::Audit {
+            command: AuditCommand::Verify { company },
+        } => commands::audit::verify(&settings, company.as_deref()),
         Command::Config {
             command: ConfigCommand::Check,
         } => commands::config::check(&settings),

@@ -29,6 +29,9 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     pub idempotency: IdempotencySettings,
     pub retention: RetentionSettings,
+    /// The verifiable log (`[auditoria]`, `APP__AUDITORIA__*`).
+    #[serde(rename = "auditoria")]
+    pub audit: AuditSettings,
     pub cache: CacheSettings,
     pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
@@ -88,6 +91,33 @@ impl WorkerSettings {
             active_every: seconds(self.active_recheck_seconds),
             ids_per_call: self.batch_size,
         }
+    }
+}
+
+/// The verifiable log's signing (docs/auditoria.md).
+#[derive(Debug, Clone, Deserialize)]
+pub struct AuditSettings {
+    /// Whether changes append entries (off only in development and test: `make bench`).
+    pub enabled: bool,
+    /// The signers' name (key name of the notes, origin prefix).
+    pub name: String,
+    /// Base64 of the Ed25519 seed; empty: a development key kept in the database.
+    pub signing_key: Secret,
+    /// Comma-separated base64 public keys still published.
+    pub retired_public_keys: String,
+    /// How often grown logs get a checkpoint (0: not by this process).
+    pub checkpoint_seconds: u64,
+}
+
+impl AuditSettings {
+    /// The retired public keys (validated at load time).
+    pub fn retired(&self) -> Option<Vec<[u8; 32]>> {
+        self.retired_public_keys
+            .split(',')
+            .map(str::trim)
+            .filter(|k| !k.is_empty())
+            .map(application::public_key_from_base64)
+            .collect()
     }
 }
 
@@ -649,6 +679,49 @@ impl Settings {
                 "must be set in staging and production: the addresses or CIDR ranges of the proxies (load balancers) in front of this service, or none when clients connect to it directly",
             );
         }
+        if deployed && !self.audit.enabled {
+            return bad(
+                "auditoria.enabled",
+                "must be true in staging and production (false only measures the log's cost)",
+            );
+        }
+        let signing_key = self.audit.signing_key.expose().trim();
+        if deployed && signing_key.is_empty() {
+            return bad(
+                "auditoria.signing_key",
+                "must be set in staging and production: base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
+            );
+        }
+        if !signing_key.is_empty()
+            && application::AuditSigner::seed_from_base64(signing_key).is_err()
+        {
+            return bad(
+                "auditoria.signing_key",
+                "must be base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
+            );
+        }
+        if self.audit.retired().is_none() {
+            return bad(
+                "auditoria.retired_public_keys",
+                "must be a comma-separated list of base64 32-byte Ed25519 public keys, or empty",
+            );
+        }
+        if self.audit.checkpoint_seconds > 86_400 {
+            return bad(
+                "auditoria.checkpoint_seconds",
+                "must be between 0 and 86400 (seconds)",
+            );
+        }
+        let name = self.audit.name.as_str();
+        if name.is_empty()
+            || name.len() > 100
+            || !name.bytes().all(|b| b.is_ascii_graphic() && b != b'+')
+        {
+            return bad(
+                "auditoria.name",
+                "must be 1 to 100 visible ASCII characters without '+' (a signed note's key name)",
+            );
+        }
         if !(8..=32).contains(&self.rate_limit.failed_auth_ipv4_prefix) {
             return bad(
                 "rate_limit.failed_auth_ipv4_prefix",
@@ -739,6 +812,7 @@ impl Settings {
                 self.database.idle_in_transaction_timeout_ms,
             ),
             prepared_statements: self.database.prepared_statements,
+            audit_log: self.audit.enabled,
         }
     }
 

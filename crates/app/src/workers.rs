@@ -8,13 +8,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use application::jobs::{
-    self, ExpiryJob, IdempotencyPurgeJob, ReconcileJob, RetentionJob, Schedule, StatusPollJob,
-    SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
+    self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ReconcileJob, RetentionJob, Schedule,
+    StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
 };
 pub use application::jobs::{join_within, Stop};
 use application::Workers;
 
-use crate::settings::{WebhookSettings, WorkerSettings};
+use crate::settings::{AuditSettings, WebhookSettings, WorkerSettings};
 
 /// Every `seconds` (0: off), at start or after one interval.
 fn every(seconds: u64, at_start: bool) -> Option<Schedule> {
@@ -50,6 +50,7 @@ pub fn start(
     workers: Workers,
     settings: &WorkerSettings,
     webhooks: &WebhookSettings,
+    audit: &AuditSettings,
     stop: &Stop,
 ) -> Vec<JoinHandle<()>> {
     let mut handles = Vec::new();
@@ -131,6 +132,13 @@ pub fn start(
             purge: workers.purge_retention.clone(),
             batch,
         };
+        handles.push(jobs::spawn(job, schedule, stop));
+    }
+    if let (Some(schedule), Some(sign)) = (
+        every(audit.checkpoint_seconds, true),
+        workers.sign_checkpoints.clone(),
+    ) {
+        let job = CheckpointJob { sign, batch };
         handles.push(jobs::spawn(job, schedule, stop));
     }
     // Not at start: a restart should not hit the PGCC for every company at once.

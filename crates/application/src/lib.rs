@@ -16,6 +16,7 @@ use ports::{
 };
 
 pub mod access;
+pub mod audit;
 pub mod cache;
 pub mod consent_requests;
 pub mod jobs;
@@ -38,6 +39,10 @@ pub use access::api_keys::{
 };
 pub use access::authenticate::{AuthError, Authenticator, Caller, LAST_USE_RESOLUTION};
 pub use access::register_company::{RegisterCompany, RegisterCompanyError};
+pub use audit::audit_log::{AuditError, AuditLog, ProvenEntry, RequestProofs, SignedReceipt};
+pub use audit::sign_checkpoints::SignCheckpoints;
+pub use audit::signer::{public_key_from_base64, AuditSigner, InvalidSigningKey};
+pub use audit::verify::{Mismatch, VerifyAuditLog, VerifyError, VerifyReport};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };
@@ -144,6 +149,9 @@ pub struct Services {
     pub personal_data_accesses: PersonalDataAccesses,
     /// `GET /api/status`.
     pub pgcc_status: GetPgccStatus,
+    /// The companies' verifiable logs (docs/auditoria.md); built apart because its signing key
+    /// comes from the configuration or, in development, from the database.
+    pub audit_log: Option<AuditLog>,
     /// Decides whether cached values are still valid; fed by `cache::follow_changes`.
     pub change_tracker: Arc<ChangeTracker>,
     /// The bound on a paged answer's items, in bytes (`server.page_max_bytes`): the services
@@ -256,9 +264,16 @@ impl Services {
                 clock.clone(),
             ),
             personal_data_accesses: PersonalDataAccesses::new(access_log, clock.clone()),
+            audit_log: None,
             change_tracker,
             page_max_bytes: settings.page_max_bytes,
         }
+    }
+
+    /// The services with the audit routes' service.
+    pub fn with_audit_log(mut self, audit_log: AuditLog) -> Self {
+        self.audit_log = Some(audit_log);
+        self
     }
 }
 
@@ -272,6 +287,8 @@ pub struct Workers {
     pub sync_all_companies: SyncAllCompanies,
     pub deliver_webhooks: DeliverWebhooks,
     pub purge_retention: PurgeRetention,
+    /// The audit log's checkpoints (set by the binary with its signing key).
+    pub sign_checkpoints: Option<SignCheckpoints>,
 }
 
 impl Workers {
@@ -297,6 +314,7 @@ impl Workers {
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
+            sign_checkpoints: None,
             reconcile_creations: ReconcileCreations::new(
                 consent_requests.clone(),
                 pgcc.clone(),

@@ -4,6 +4,7 @@
 
 pub mod access_log;
 pub mod api_key_repository;
+pub mod audit_log_repository;
 pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
@@ -26,6 +27,9 @@ pub mod webhook_url_repository;
 pub use access_log::{AccessFilter, AccessLog, AccessRecord};
 pub use api_key_repository::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
+};
+pub use audit_log_repository::{
+    AuditEntry, AuditLogRepository, LogPosition, PublishedKey, StoredCheckpoint,
 };
 pub use change_feed::{CacheChange, ChangeFeed};
 pub use clock::{Clock, SystemClock};
@@ -63,6 +67,8 @@ pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, Webhook
 pub use access_log::MockAccessLog;
 #[cfg(feature = "mock")]
 pub use api_key_repository::MockApiKeyRepository;
+#[cfg(feature = "mock")]
+pub use audit_log_repository::MockAuditLogRepository;
 #[cfg(feature = "mock")]
 pub use change_feed::MockChangeFeed;
 #[cfg(feature = "mock")]

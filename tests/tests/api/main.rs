@@ -3,6 +3,7 @@
 
 mod access_log;
 mod api_keys;
+mod audit_log;
 mod batch_check;
 mod caches;
 mod cli;

@@ -216,6 +216,8 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 const KEY: &str = "c2VjcmV0LWtleS1mb3ItdGhlLWNvbmZpZy10ZXN0cyE=";
+/// An Ed25519 seed (base64 of 32 bytes) for the deployed profiles' audit signing key.
+const AUDIT_KEY: &str = "b3BlcmFiaWxpdHktYXVkaXQtc2lnbmluZy1rZXkhISE=";
 
 #[test]
 fn config_check_prints_every_section_with_the_secrets_hidden() {
@@ -232,6 +234,7 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
             ("APP__WEBHOOKS__ENCRYPTION_KEY", KEY),
             ("APP__METRICS__TOKEN", "metrics-token-e2e"),
             ("APP__SERVER__TRUSTED_PROXIES", "10.0.0.0/8"),
+            ("APP__AUDITORIA__SIGNING_KEY", AUDIT_KEY),
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -245,6 +248,7 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
         "pgcc-token-e2e",
         KEY,
         "metrics-token-e2e",
+        AUDIT_KEY,
     ] {
         assert!(!stdout.contains(secret), "{secret} shown:\n{stdout}");
         assert!(!String::from_utf8_lossy(&out.stderr).contains(secret));
@@ -259,12 +263,14 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
         "[idempotency]",
         "[log]",
         "[metrics]",
+        "[auditoria]",
     ] {
         assert!(stdout.contains(section), "{section} missing:\n{stdout}");
     }
     assert!(stdout.contains("url = \"postgres://app:<hidden>@db.internal:5432/consent\""));
     assert!(stdout.contains("token = \"<hidden>\""));
     assert!(stdout.contains("encryption_key = \"<hidden>\""));
+    assert!(stdout.contains("signing_key = \"<hidden>\""));
     assert!(stdout.contains("format = \"json\""), "production logs JSON");
 }
 
@@ -372,4 +378,44 @@ fn every_command_has_its_help() {
     }
     let top = String::from_utf8_lossy(&run(&["--help"], &[]).stdout).into_owned();
     assert!(top.contains("config"), "{top}");
+}
+
+#[test]
+fn staging_and_production_refuse_to_start_without_a_valid_audit_signing_key() {
+    for profile in ["staging", "production"] {
+        let base = [
+            ("APP_ENV", profile),
+            ("APP__WEBHOOKS__ENCRYPTION_KEY", KEY),
+            ("APP__METRICS__TOKEN", "t"),
+            ("APP__PGCC__BASE_URL", "https://pgcc.example"),
+            ("APP__SERVER__TRUSTED_PROXIES", "none"),
+        ];
+        let out = run(&["config", "check"], &base);
+        assert!(
+            !out.status.success(),
+            "{profile} starts without a signing key"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("APP__AUDITORIA__SIGNING_KEY"), "{stderr}");
+
+        let mut with_bad_key = base.to_vec();
+        with_bad_key.push(("APP__AUDITORIA__SIGNING_KEY", "not-a-key"));
+        let out = run(&["config", "check"], &with_bad_key);
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("APP__AUDITORIA__SIGNING_KEY"), "{stderr}");
+        assert!(
+            !stderr.contains("not-a-key"),
+            "the value is never echoed: {stderr}"
+        );
+
+        let mut with_key = base.to_vec();
+        with_key.push(("APP__AUDITORIA__SIGNING_KEY", AUDIT_KEY));
+        let out = run(&["config", "check"], &with_key);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -7,7 +7,11 @@ use std::process::{Command, Output, Stdio};
 use testkit::processes::{bin_path, repo_root};
 
 /// What staging and production need from the environment to start at all.
-const DEPLOYED_ENV: [(&str, &str); 4] = [
+const DEPLOYED_ENV: [(&str, &str); 5] = [
+    (
+        "APP__AUDITORIA__SIGNING_KEY",
+        "cHJvZmlsZS10ZXN0cy1hdWRpdC1zaWduaW5nLWtleSE=",
+    ),
     (
         "APP__WEBHOOKS__ENCRYPTION_KEY",
         "c2VjcmV0LWtleS1mb3ItdGhlLWNvbmZpZy10ZXN0cyE=",

@@ -52,6 +52,7 @@ pub mod schema;
 
 mod access_log;
 mod api_key_repository;
+mod audit_log_repository;
 mod company_repository;
 mod consent_request_repository;
 mod event_log;
@@ -64,6 +65,7 @@ mod webhook_url_repository;
 
 pub use access_log::PgAccessLog;
 pub use api_key_repository::PgApiKeyRepository;
+pub use audit_log_repository::PgAuditLogRepository;
 pub use backfills::{run_pending_backfills, BackfillReport};
 pub use change_feed::{PgChangeFeed, CHANNEL as CHANGE_CHANNEL, PROBE_CHANNEL};
 pub use company_repository::PgCompanyRepository;

@@ -46,15 +46,21 @@ pub struct SessionSettings {
     /// poolers (PgBouncer) can carry; a named statement prepared on one server connection does
     /// not exist on the next one the pooler hands out.
     pub prepared_statements: bool,
+    /// Whether changes append their audit-log entries (`auditoria.enabled`; off only to measure
+    /// the log's cost, `make bench`): off sets the session's `consent_api.auditoria` to `off`,
+    /// which every statement appending an entry tests (`current_setting('consent_api.auditoria',
+    /// true) IS DISTINCT FROM 'off'`, a one-time filter: nothing of the entry is computed).
+    pub audit_log: bool,
 }
 
 impl Default for SessionSettings {
-    /// 5 s statements, 10 s idle in a transaction, prepared statements on.
+    /// 5 s statements, 10 s idle in a transaction, prepared statements on, the audit log on.
     fn default() -> Self {
         Self {
             statement_timeout: Duration::from_secs(5),
             idle_in_transaction_timeout: Duration::from_secs(10),
             prepared_statements: true,
+            audit_log: true,
         }
     }
 }
@@ -67,9 +73,14 @@ impl SessionSettings {
             conn.set_prepared_statement_cache_size(CacheSize::Disabled);
         }
         conn.batch_execute(&format!(
-            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}",
+            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}{}",
             self.statement_timeout.as_millis(),
-            self.idle_in_transaction_timeout.as_millis()
+            self.idle_in_transaction_timeout.as_millis(),
+            if self.audit_log {
+                ""
+            } else {
+                "; SET consent_api.auditoria = 'off'"
+            }
         ))
     }
 }

@@ -156,7 +156,9 @@ statement! {
     ///   unsalted hash of rows created before salts) becomes NULL.
     ///
     /// The rest (company, use case, modality, consenting CNPJ, dates, status) is not personal
-    /// data and stays. `criacao = 'cancelada'` is repeated outside the CTE so that a row
+    /// data and stays. Each blanked row gets an entry in the company's audit log (cause
+    /// `retencao`, status unchanged, no proof, the blanked hash; docs/auditoria.md); the
+    /// count is of the rows blanked. `criacao = 'cancelada'` is repeated outside the CTE so that a row
     /// confirmed meanwhile is never touched (the check
     /// `solicitacoes_consentimento_dados_apagados_check` refuses it too). A cancelled creation
     /// still named by a key is passed over until the key's purge: the keys live a day, the
@@ -179,15 +181,25 @@ statement! {
     ORDER BY c.criacao_tentativa_em
     LIMIT $limit
     FOR UPDATE SKIP LOCKED
+), apagadas AS (
+    UPDATE solicitacoes_consentimento s
+    SET cpf_titular = '00000000000',
+        prova_coleta = NULL,
+        hash = 'apagado:' || s.id::text,
+        hash_anterior = NULL,
+        dados_apagados_em = $now
+    FROM alvo
+    WHERE s.empresa_id = $empresa_id AND s.id = alvo.id AND s.criacao = 'cancelada'
+    RETURNING s.*
+), auditada AS (
+    INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+    SELECT a.empresa_id, a.id, auditoria_entrada(
+        a.id, a.pgcc_id, e.cnpj, a.caso_de_uso_id_template, a.status, a.status, 'retencao', NULL,
+        NULL, a.hash, $now)
+    FROM apagadas a JOIN empresas e ON e.id = a.empresa_id
+    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 )
-UPDATE solicitacoes_consentimento s
-SET cpf_titular = '00000000000',
-    prova_coleta = NULL,
-    hash = 'apagado:' || s.id::text,
-    hash_anterior = NULL,
-    dados_apagados_em = $now
-FROM alvo
-WHERE s.empresa_id = $empresa_id AND s.id = alvo.id AND s.criacao = 'cancelada'"
+SELECT 1 FROM apagadas"
 }
 
 statement! {

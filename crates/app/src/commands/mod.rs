@@ -1,4 +1,5 @@
 pub mod api_key;
+pub mod audit;
 pub mod company;
 pub mod config;
 pub mod migrate;

@@ -20,6 +20,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
         wiring::workers(settings, pool.clone())?,
         &settings.workers,
         &settings.webhooks,
+        &settings.audit,
         &stop,
     );
     if handles.is_empty() {

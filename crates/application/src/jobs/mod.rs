@@ -11,8 +11,8 @@ mod runner;
 mod stop;
 
 pub use rounds::{
-    ExpiryJob, IdempotencyPurgeJob, JobObserver, ReconcileJob, RetentionJob, StatusPollJob,
-    SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
+    CheckpointJob, ExpiryJob, IdempotencyPurgeJob, JobObserver, ReconcileJob, RetentionJob,
+    StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
 };
 pub use runner::{join_within, spawn, Job, Outcome, Schedule};
 pub use stop::Stop;

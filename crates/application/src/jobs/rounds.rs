@@ -8,7 +8,7 @@ use chrono::Duration;
 use super::{Job, Outcome};
 use crate::{
     ExpireConsentRequests, PollConsentStatuses, PurgeIdempotencyKeys, PurgeReport, PurgeRetention,
-    ReconcileCreations, SyncAllCompanies,
+    ReconcileCreations, SignCheckpoints, SyncAllCompanies,
 };
 
 /// Told what the rounds did, for `/metrics`.
@@ -172,6 +172,26 @@ impl Job for RetentionJob {
             );
         }
         Ok(more_if(report.full(self.batch)))
+    }
+}
+
+/// The audit logs' checkpoints: up to `batch` companies a round (docs/auditoria.md).
+pub struct CheckpointJob {
+    pub sign: SignCheckpoints,
+    pub batch: u32,
+}
+
+impl Job for CheckpointJob {
+    fn name(&self) -> &'static str {
+        "audit-checkpoints"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let signed = self.sign.run_once(self.batch)?;
+        if signed > 0 {
+            tracing::info!(checkpoints = signed, "audit checkpoints signed");
+        }
+        Ok(more_if(signed >= self.batch))
     }
 }
 

@@ -134,8 +134,9 @@ statement! {
     /// the row (PGCC id, no attempt, next status check) only if it is unconfirmed and still
     /// holds the content the event was built from (hash, status, update time: an unconfirmed
     /// row's content never changes, so this only guards against a bug); then, from the updated
-    /// row only, the `solicitacao.criada` event with its deliveries and the creation's history
-    /// entry (`de` NULL, dated `criado_em`). Nothing is written when the update changed no row;
+    /// row only, the `solicitacao.criada` event with its deliveries, the creation's history
+    /// entry (`de` NULL, dated `criado_em`) and its entry in the company's audit log
+    /// (docs/auditoria.md). Nothing is written when the update changed no row;
     /// the count is the number of history entries written (1 or 0). The update's row lock makes
     /// a concurrent confirmation wait, then find the row confirmed and write nothing.
     struct ConfirmCreation<'a> {
@@ -158,7 +159,15 @@ statement! {
         criacao_nao_encontrada_em = NULL, proximo_status_em = $next_check_at
     WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
       AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em
-    RETURNING id, empresa_id, status, criado_em
+    RETURNING id, empresa_id, status, criado_em, pgcc_id, caso_de_uso_id_template, prova_coleta,
+        hash
+), auditada AS (
+    INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+    SELECT c.empresa_id, c.id, auditoria_entrada(
+        c.id, c.pgcc_id, e.cnpj, c.caso_de_uso_id_template, NULL, c.status, 'empresa', NULL,
+        c.prova_coleta, c.hash, c.criado_em)
+    FROM confirmada c JOIN empresas e ON e.id = c.empresa_id
+    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 ), agendada AS (
     INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
     SELECT empresa_id, id, $next_check_at FROM confirmada

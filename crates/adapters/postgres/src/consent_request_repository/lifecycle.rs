@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, ConsentStatus, EventType, Reason, TransitionCause, WebhookEvent};
 use ports::RepoError;
 use uuid::Uuid;
@@ -38,7 +38,8 @@ statement! {
     /// The change of `expire_due` for one company, in one statement: lock up to `limit` of its
     /// non-terminal requests whose expiry is at or before `now` (`SKIP LOCKED`: rows another
     /// transaction holds are left for the next round), move them to `expirado` at `now`, append
-    /// one history entry each from the status they had, with cause `expiracao`, and return the
+    /// one history entry and one audit-log entry each from the status they had, with cause
+    /// `expiracao`, and return the
     /// updated rows (for their events).
     struct ExpireDue<'a> {
         empresa_id: Uuid as SqlUuid,
@@ -63,13 +64,40 @@ statement! {
 ), historico AS (
     INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
     SELECT id, de, $expirado, $now, $expiracao FROM expiradas
+), auditada AS (
+    INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+    SELECT x.empresa_id, x.id, auditoria_entrada(
+        x.id, x.pgcc_id, e.cnpj, x.caso_de_uso_id_template, x.de, x.status, $expiracao, NULL,
+        x.prova_coleta, x.hash, $now)
+    FROM expiradas x JOIN empresas e ON e.id = x.empresa_id
+    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 )
 SELECT * FROM expiradas"
 }
 
+statement! {
+    /// The audit-log entry of a status change (docs/auditoria.md), from the row as the change
+    /// left it, in the change's transaction.
+    struct AppendTransition<'a> {
+        empresa_id: Uuid as SqlUuid,
+        id: Uuid as SqlUuid,
+        de: &'a str as Text,
+        causa: &'a str as Text,
+        motivo: Option<&'a str> as Nullable<Text>,
+        em: DateTime<Utc> as Timestamptz,
+    }
+    "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+SELECT s.empresa_id, s.id, auditoria_entrada(
+    s.id, s.pgcc_id, e.cnpj, s.caso_de_uso_id_template, $de, s.status, $causa, $motivo,
+    s.prova_coleta, s.hash, $em)
+FROM solicitacoes_consentimento s JOIN empresas e ON e.id = s.empresa_id
+WHERE s.empresa_id = $empresa_id AND s.id = $id
+  AND current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'"
+}
+
 /// In one transaction: `UPDATE ... SET status = $to, atualizado_em = $at WHERE id = $id AND
 /// empresa_id = $empresa AND status = $from RETURNING *` and, only when it changed the row, the
-/// history entry and the event of `to` (if it has one) about the returned row, with its
+/// history entry, the audit-log entry ([`AppendTransition`]) and the event of `to` (if it has one) about the returned row, with its
 /// deliveries. The row lock the update takes makes a concurrent identical transition wait, then
 /// find the status changed and answer `false` (writing nothing).
 /// One status change as [`transition`] applies it (the port method's arguments).
@@ -116,6 +144,15 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
             diesel::insert_into(sh::table)
                 .values(&entry)
                 .execute(conn)?;
+            AppendTransition {
+                empresa_id: empresa.0,
+                id,
+                de: from.as_str(),
+                causa: cause.as_str(),
+                motivo: motivo.as_ref().map(Reason::as_str),
+                em: at,
+            }
+            .execute(conn)?;
             if let Some(tipo) = tipo {
                 let request = into_domain_in_tx(updated)?;
                 let event = WebhookEvent::consent(tipo, &request, at).with_reason(motivo.clone());

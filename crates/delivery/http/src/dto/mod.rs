@@ -2,6 +2,7 @@
 //! framework derives; these are converted from them at the delivery boundary.
 
 pub mod access_log;
+pub mod audit;
 pub mod consent_check;
 pub mod consent_read;
 pub mod consent_request;

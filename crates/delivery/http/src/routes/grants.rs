@@ -122,6 +122,20 @@ pub const GRANTS: &[Grant] = &[
     ),
     // Audit routes.
     grant("GET", "/api/auditoria/acessos", &[Auditor]),
+    // the company's verifiable log (issue 24): the log as a whole for auditors; a request's
+    // proofs and receipt for the integration that made it too
+    grant("GET", "/api/auditoria/checkpoint", &[Auditor]),
+    grant("GET", "/api/auditoria/consistencia", &[Auditor]),
+    grant(
+        "GET",
+        "/api/solicitacao-consentimento/{id}/provas",
+        &[Integration, Auditor],
+    ),
+    grant(
+        "GET",
+        "/api/solicitacao-consentimento/{id}/recibo",
+        &[Integration, Auditor],
+    ),
 ];
 
 /// The grant of `method` on the route template `path`, if the table has one.
@@ -145,8 +159,10 @@ mod tests {
 
     /// (method, template) of every route `routes/mod.rs` registers, read from its source: each
     /// `web::resource("...")` and the `.route(web::<method>()` calls that follow it.
+    /// The routes registered in `mod.rs` and in the modules it hands a `configure` (the audit
+    /// routes register themselves together).
     fn registered_routes() -> BTreeSet<(String, String)> {
-        let source = include_str!("mod.rs");
+        let source = [include_str!("mod.rs"), include_str!("audit.rs")].concat();
         let mut routes = BTreeSet::new();
         for chunk in source.split("web::resource(\"").skip(1) {
             let path = &chunk[..chunk.find('"').unwrap()];
@@ -218,7 +234,14 @@ mod tests {
             .filter(|g| !g.scopes.intersects(Scopes::DEFAULT))
             .map(|g| g.path)
             .collect();
-        assert_eq!(denied, ["/api/auditoria/acessos"]);
+        assert_eq!(
+            denied,
+            [
+                "/api/auditoria/acessos",
+                "/api/auditoria/checkpoint",
+                "/api/auditoria/consistencia"
+            ]
+        );
     }
 
     #[test]

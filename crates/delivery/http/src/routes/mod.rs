@@ -148,10 +148,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(openapi::document))
             .default_service(not_allowed("GET")),
     )
+    .configure(audit::configure)
     .configure(docs::configure);
 }
 
-fn not_allowed(allow: &'static str) -> Route {
+pub(crate) fn not_allowed(allow: &'static str) -> Route {
     web::to(move || async move { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow }) })
 }
 

@@ -357,9 +357,31 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
         | ("/api/webhook-urls/{webhookUrlId}/entregas/{entregaId}/reenviar", _) => {
             vec![("feito", "Done", json!({}))]
         }
+        ("/api/solicitacao-consentimento/{id}/provas", _) => vec![(
+            "provas",
+            "The creation's entry, proven against the latest checkpoint",
+            json!({"checkpoint": CHECKPOINT, "entradas": [{"indice": 2,
+                "entrada": "eyJjYXNvRGVVc29JZFRlbXBsYXRlIjoidHBsLWFiZXJ0dXJhLWNvbnRhIn0=",
+                "provaInclusao": ["q2Vz1nqf2HCY9Rsh6jHM5K5CMhU9ZPhxKVhgGw3cU9Y=",
+                    "3nQmF4kC8y0H4v1Jb9eD6lq0mV2wZ7tQ1aK5pS8xR0E="]}]}),
+        )],
+        ("/api/solicitacao-consentimento/{id}/recibo", _) => vec![(
+            "recibo",
+            "A compact JWS (EdDSA)",
+            json!({"recibo": "eyJhbGciOiJFZERTQSIsImtpZCI6IjBjMGVmN2Y3IiwidHlwIjoiSldUIn0.eyJpZCI6IjBiNmY3YTllIn0.c2lnbmF0dXJl"}),
+        )],
+        ("/api/auditoria/consistencia", _) => vec![(
+            "prova",
+            "The tree of 5 entries extends the tree of 3",
+            json!({"de": 3, "para": 5, "prova": ["YmFzZTY0LWhhc2gtb25lLTMyLWJ5dGVzLWxvbmchIQ==",
+                "YmFzZTY0LWhhc2gtdHdvLTMyLWJ5dGVzLWxvbmchIQ=="]}),
+        )],
         _ => vec![],
     }
 }
+
+/// An example checkpoint: a C2SP signed note, as `GET /api/auditoria/checkpoint` answers it.
+const CHECKPOINT: &str = "consent-api/empresas/11222333000181\n3\nfZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc=\n\n\u{2014} consent-api DA7397cW0Z1n6bQ2L8gYkE1pFv3xJtR9sH5cN0mA4dU6yK2wB8eT1oV7iP3qX9zC4fG6hJ0lM5nS2rW8uY1aE3bD7kFgI=\n";
 
 /// Error examples for a status: (name, summary, envelope).
 fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, Value)> {
@@ -495,7 +517,9 @@ pub fn apply(openapi: &mut OpenApi) {
                 let RefOr::T(response) = response else {
                     continue;
                 };
-                let examples = if status.starts_with('2') {
+                let examples = if path == "/api/auditoria/checkpoint" && status == "200" {
+                    vec![("checkpoint", "A signed note", json!(CHECKPOINT))]
+                } else if status.starts_with('2') {
                     success_examples(path, method)
                         .into_iter()
                         .map(|(n, s, data)| (n, s, ok(data)))

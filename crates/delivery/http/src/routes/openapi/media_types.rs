@@ -28,6 +28,11 @@ pub(super) fn declare_served(operation: &mut Operation) {
         let RefOr::T(response) = response else {
             continue;
         };
+        // a plain-text answer (the audit checkpoint, a signed note) is that text only: it is
+        // not negotiated like the JSON answers
+        if response.content.len() == 1 && response.content.contains_key("text/plain") {
+            continue;
+        }
         let declared = response
             .content
             .get("application/json")

@@ -1,0 +1,207 @@
+//! What a company (and its auditor) reads of its log: the latest checkpoint, the proofs of a
+//! request's entries, a consistency proof between two checkpoints, a signed receipt, and the
+//! public keys.
+
+use std::sync::Arc;
+
+use domain::Company;
+use ports::{AuditLogRepository, Clock, ConsentRequestRepository, PublishedKey, RepoError};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::signer::AuditSigner;
+use super::tree::LogTree;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// No such request, or another company's.
+    #[error("consent request not found")]
+    NotFound,
+    /// The company's log has no checkpoint yet.
+    #[error("no checkpoint has been signed yet")]
+    NoCheckpoint,
+    /// `de` or `para` is not the size of one of the company's checkpoints.
+    #[error("{0} is not the size of a checkpoint of this company's log")]
+    UnknownSize(&'static str),
+    #[error("de must not be greater than para")]
+    Reversed,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// One of a request's entries with its inclusion proof.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProvenEntry {
+    pub index: u64,
+    pub bytes: Vec<u8>,
+    pub proof: Vec<[u8; 32]>,
+}
+
+/// The proofs of a request's entries against the latest checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestProofs {
+    /// The request's salted consent hash (what the access log records of the read).
+    pub hash: String,
+    /// The latest checkpoint's note (none before the first one).
+    pub checkpoint: Option<String>,
+    /// The request's entries that checkpoint covers, in log order.
+    pub entries: Vec<ProvenEntry>,
+}
+
+/// A request's signed receipt, and its salted consent hash (what the access log records of the
+/// read; the receipt carries it too).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedReceipt {
+    /// The compact JWS.
+    pub jws: String,
+    pub hash: String,
+}
+
+#[derive(Clone)]
+pub struct AuditLog {
+    log: Arc<dyn AuditLogRepository>,
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    signer: Arc<AuditSigner>,
+    /// The keys `GET /.well-known/jwks.json` publishes, read once at start: the public route
+    /// never reaches the database.
+    published: Vec<PublishedKey>,
+    clock: Arc<dyn Clock>,
+}
+
+impl AuditLog {
+    /// `retired`: public keys that no longer sign but still verify (configuration). The signing
+    /// key is recorded as having signed, and every recorded key is published.
+    pub fn new(
+        log: Arc<dyn AuditLogRepository>,
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        signer: Arc<AuditSigner>,
+        retired: Vec<PublishedKey>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, RepoError> {
+        log.publish_key(&signer.published_key())?;
+        let mut published = vec![signer.published_key()];
+        for key in retired.into_iter().chain(log.published_keys()?) {
+            if !published.iter().any(|k| k.public_key == key.public_key) {
+                published.push(key);
+            }
+        }
+        Ok(Self {
+            log,
+            consent_requests,
+            signer,
+            published,
+            clock,
+        })
+    }
+
+    /// The latest signed note of the company's log.
+    pub fn checkpoint(&self, company: &Company) -> Result<String, AuditError> {
+        Ok(self
+            .log
+            .latest_checkpoint(company.id)?
+            .ok_or(AuditError::NoCheckpoint)?
+            .note)
+    }
+
+    pub fn proofs(&self, company: &Company, id: Uuid) -> Result<RequestProofs, AuditError> {
+        let hash = self
+            .consent_requests
+            .get(company.id, id)?
+            .ok_or(AuditError::NotFound)?
+            .request
+            .hash;
+        let Some(checkpoint) = self.log.latest_checkpoint(company.id)? else {
+            return Ok(RequestProofs {
+                hash,
+                checkpoint: None,
+                entries: Vec::new(),
+            });
+        };
+        let entries = self.log.entries(company.id, Some(checkpoint.last))?;
+        let tree = LogTree::of(&entries);
+        let proven = entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.request_id == id)
+            .map(|(index, e)| ProvenEntry {
+                index: index as u64,
+                bytes: e.bytes.clone(),
+                proof: tree.inclusion(index as u64),
+            })
+            .collect();
+        Ok(RequestProofs {
+            hash,
+            checkpoint: Some(checkpoint.note),
+            entries: proven,
+        })
+    }
+
+    /// The RFC 9162 consistency proof between two of the company's checkpoints.
+    pub fn consistency(
+        &self,
+        company: &Company,
+        from: u64,
+        to: u64,
+    ) -> Result<Vec<[u8; 32]>, AuditError> {
+        if from > to {
+            return Err(AuditError::Reversed);
+        }
+        self.log
+            .checkpoint(company.id, from)?
+            .ok_or(AuditError::UnknownSize("de"))?;
+        let newer = self
+            .log
+            .checkpoint(company.id, to)?
+            .ok_or(AuditError::UnknownSize("para"))?;
+        let entries = self.log.entries(company.id, Some(newer.last))?;
+        Ok(LogTree::of(&entries).consistency(from))
+    }
+
+    /// The request's signed receipt (a compact JWS; docs/auditoria.md, "Receipts"): its
+    /// effective state now, the SHA-256 of its proof and the leaf index of its last entry once a
+    /// checkpoint covers it (`null` before). Never the CPF.
+    pub fn receipt(&self, company: &Company, id: Uuid) -> Result<SignedReceipt, AuditError> {
+        let record = self
+            .consent_requests
+            .get(company.id, id)?
+            .ok_or(AuditError::NotFound)?;
+        let now = self.clock.now();
+        let request = record.request;
+        let index = match self.log.latest_checkpoint(company.id)? {
+            Some(checkpoint) => self
+                .log
+                .entries(company.id, Some(checkpoint.last))?
+                .iter()
+                .rposition(|e| e.request_id == id)
+                .map(|i| i as u64),
+            None => None,
+        };
+        let content = &request.content;
+        let answer = content.answer.as_ref();
+        let payload = serde_json::json!({
+            "id": request.id,
+            "pgccId": request.pgcc_id,
+            "cnpjEmpresa": company.cnpj.as_str(),
+            "casoDeUsoIdTemplate": content.template_id,
+            "modalidadeAcesso": content.access_mode.as_str(),
+            "cnpjAnuente": content.consenting_cnpj.as_ref().map(|c| c.as_str()),
+            "status": request.effective_status(now).as_str(),
+            "dataExpiracaoConsentimento": content.consent_expires_at,
+            "dataTitularRespondeuConsentimento": answer.map(|a| a.subject_answered_at),
+            "hash": request.hash,
+            "provaColetaSha256": answer.map(|a| hex::encode(Sha256::digest(a.proof_of_collection.as_bytes()))),
+            "indiceLog": index,
+            "iat": now.timestamp(),
+        });
+        Ok(SignedReceipt {
+            jws: self.signer.compact_jws(&payload),
+            hash: request.hash,
+        })
+    }
+
+    /// Every key that signs or signed: the current one, the retired ones configured, and every
+    /// key recorded as having signed (as of the start).
+    pub fn published_keys(&self) -> &[PublishedKey] {
+        &self.published
+    }
+}

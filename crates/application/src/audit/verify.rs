@@ -1,0 +1,258 @@
+//! `consent-api audit verify`: the log checked from what is stored, as an auditor would. For each
+//! company: every entry is canonical JSON of the listed fields; every checkpoint's note is
+//! signed by a published key and states the root of the company's first `size` entries (so
+//! every two checkpoints are consistent: each is a prefix of the same entries); and each
+//! request's current row is what its last entry says (status, PGCC id, the consent hash
+//! recomputed from the row's content, the proof's SHA-256). The first mismatch is named.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use domain::CompanyId;
+use ports::{AuditLogRepository, ConsentRequestRepository, PublishedKey};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+use super::entry::{EntryFields, CAUSE_RETENTION};
+use super::note;
+use super::signer::{key_hash, verifies};
+use super::tree::LogTree;
+use crate::consent_requests::hash::consent_hash;
+
+/// What was checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub companies: u64,
+    pub entries: u64,
+    pub checkpoints: u64,
+    pub requests: u64,
+}
+
+/// The first thing that does not match, in words naming it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("company {company}: {what}")]
+pub struct Mismatch {
+    pub company: Uuid,
+    pub what: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Mismatch(#[from] Mismatch),
+    #[error(transparent)]
+    Repo(#[from] ports::RepoError),
+}
+
+pub struct VerifyAuditLog {
+    log: Arc<dyn AuditLogRepository>,
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    /// Keys that verify besides those the database recorded (the configured and retired ones).
+    keys: Vec<PublishedKey>,
+}
+
+impl VerifyAuditLog {
+    pub fn new(
+        log: Arc<dyn AuditLogRepository>,
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        keys: Vec<PublishedKey>,
+    ) -> Self {
+        Self {
+            log,
+            consent_requests,
+            keys,
+        }
+    }
+
+    /// Checks one company, or every company that has a log.
+    pub fn run(&self, only: Option<CompanyId>) -> Result<VerifyReport, VerifyError> {
+        let mut keys = self.keys.clone();
+        keys.extend(self.log.published_keys()?);
+        let companies = match only {
+            Some(company) => vec![company],
+            None => self.log.companies_with_entries()?,
+        };
+        let mut report = VerifyReport::default();
+        for company in companies {
+            self.company(company, &keys, &mut report)?;
+            report.companies += 1;
+        }
+        Ok(report)
+    }
+
+    fn company(
+        &self,
+        company: CompanyId,
+        keys: &[PublishedKey],
+        report: &mut VerifyReport,
+    ) -> Result<(), VerifyError> {
+        let mismatch = |what: String| Mismatch {
+            company: company.0,
+            what,
+        };
+        let entries = self.log.all_entries(company)?;
+        let mut last_of_request: BTreeMap<Uuid, (usize, EntryFields)> = BTreeMap::new();
+        for (index, entry) in entries.iter().enumerate() {
+            let fields = EntryFields::parse(&entry.bytes)
+                .map_err(|_| mismatch(format!("entry {index} is not an entry's canonical JSON")))?;
+            if fields.id != entry.request_id.to_string() {
+                return Err(mismatch(format!(
+                    "entry {index} names request {} but is stored under request {}",
+                    fields.id, entry.request_id
+                ))
+                .into());
+            }
+            last_of_request.insert(entry.request_id, (index, fields));
+        }
+        report.entries += entries.len() as u64;
+
+        for checkpoint in self.log.checkpoints(company)? {
+            let size = checkpoint.size;
+            let parsed = note::parse(&checkpoint.note)
+                .ok_or_else(|| mismatch(format!("checkpoint {size} is not a signed note")))?;
+            let signed = parsed.signatures.iter().any(|(name, hash, signature)| {
+                keys.iter().any(|key| {
+                    key_hash(name, &key.public_key) == *hash
+                        && verifies(&key.public_key, parsed.text.as_bytes(), signature)
+                })
+            });
+            if !signed {
+                return Err(mismatch(format!(
+                    "checkpoint {size}: no valid signature by a published key"
+                ))
+                .into());
+            }
+            if parsed.size != size || parsed.root != checkpoint.root {
+                return Err(
+                    mismatch(format!("checkpoint {size}: the note says another tree")).into(),
+                );
+            }
+            let covered = usize::try_from(size).unwrap_or(usize::MAX);
+            if covered > entries.len() {
+                return Err(mismatch(format!(
+                    "checkpoint {size} covers more entries than the log holds ({}): entries were removed",
+                    entries.len()
+                ))
+                .into());
+            }
+            if LogTree::of(&entries[..covered]).root() != checkpoint.root
+                || entries[covered - 1].position != checkpoint.last
+            {
+                return Err(mismatch(format!(
+                    "checkpoint {size}: the stored entries 0..{size} do not have its root (entries were removed, changed or inserted; entry {} is now request {})",
+                    covered - 1,
+                    entries[covered - 1].request_id
+                ))
+                .into());
+            }
+            report.checkpoints += 1;
+        }
+
+        for (id, (index, fields)) in &last_of_request {
+            if fields.cause == CAUSE_RETENTION {
+                continue;
+            }
+            let Some(record) = self.consent_requests.get(company, *id)? else {
+                return Err(mismatch(format!(
+                    "request {id}: its last entry ({index}) has no stored request"
+                ))
+                .into());
+            };
+            let request = record.request;
+            let proof = request
+                .content
+                .answer
+                .as_ref()
+                .map(|a| hex::encode(Sha256::digest(a.proof_of_collection.as_bytes())));
+            let differs = request.status.as_str() != fields.status
+                || Some(request.pgcc_id.as_str()) != fields.pgcc_id.as_deref()
+                || request.hash != fields.hash
+                || consent_hash(&request) != fields.hash
+                || proof != fields.proof_sha256;
+            if differs {
+                return Err(mismatch(format!(
+                    "request {id} does not match its last entry ({index}): its stored status, PGCC id, content or proof changed outside the log"
+                ))
+                .into());
+            }
+            report.requests += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::ConsentStatus;
+    use ports::{
+        AuditEntry, ConsentRequestRecord, LogPosition, MockAuditLogRepository,
+        MockConsentRequestRepository,
+    };
+    use serde_json::json;
+
+    use super::*;
+    use crate::test_support::{company, consent_request};
+
+    const ID: Uuid = Uuid::from_u128(0x501);
+
+    /// The creation entry of the test request, as the database writes it.
+    fn creation_entry() -> AuditEntry {
+        let request = consent_request(ID, ConsentStatus::Active);
+        let proof = &request.content.answer.as_ref().unwrap().proof_of_collection;
+        let entry = json!({
+            "casoDeUsoIdTemplate": request.content.template_id, "causa": "empresa",
+            "cnpjEmpresa": company().cnpj.as_str(), "em": "2025-03-13T12:00:00.000000Z",
+            "hash": request.hash, "id": ID.to_string(), "motivoSha256": null,
+            "pgccId": request.pgcc_id,
+            "provaColetaSha256": hex::encode(Sha256::digest(proof.as_bytes())),
+            "status": "ativo", "statusAnterior": null,
+        });
+        AuditEntry {
+            request_id: ID,
+            bytes: serde_json::to_vec(&entry).unwrap(),
+            position: LogPosition {
+                transaction: 10,
+                sequence: 1,
+            },
+        }
+    }
+
+    fn verify(row_status: ConsentStatus, expiry_moved: bool) -> Result<VerifyReport, VerifyError> {
+        let mut log = MockAuditLogRepository::new();
+        log.expect_published_keys().returning(|| Ok(vec![]));
+        log.expect_all_entries()
+            .returning(|_| Ok(vec![creation_entry()]));
+        log.expect_checkpoints().returning(|_| Ok(vec![]));
+        let mut requests = MockConsentRequestRepository::new();
+        requests.expect_get().returning(move |_, _| {
+            let mut request = consent_request(ID, row_status);
+            if expiry_moved {
+                request.content.consent_expires_at += chrono::Duration::days(3650);
+            }
+            Ok(Some(ConsentRequestRecord {
+                request,
+                history: vec![],
+            }))
+        });
+        VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))
+    }
+
+    #[test]
+    fn a_row_that_is_what_its_last_entry_says_verifies() {
+        let report = verify(ConsentStatus::Active, false).unwrap();
+        assert_eq!((report.entries, report.requests), (1, 1));
+    }
+
+    #[test]
+    fn a_status_or_an_expiry_changed_outside_the_log_names_the_request() {
+        for (status, moved) in [
+            (ConsentStatus::Revoked, false),
+            (ConsentStatus::Active, true),
+        ] {
+            let Err(VerifyError::Mismatch(m)) = verify(status, moved) else {
+                panic!("{status:?} {moved}: verified");
+            };
+            assert!(m.what.contains(&ID.to_string()), "{m}");
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The companies' verifiable logs (docs/auditoria.md): the entries the changes of consent requests
+//! appended (in their own transactions, by the consent-request and retention repositories), the
+//! signed checkpoints and the public keys that signed them.
+
+use chrono::{DateTime, Utc};
+use domain::CompanyId;
+use uuid::Uuid;
+
+/// Where an entry stands in its company's log: entries are in `(transaction, sequence)` order, and
+/// an entry's leaf index is its rank in that order once its transaction is older than every
+/// running one (so no entry can appear before it later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LogPosition {
+    pub transaction: i64,
+    pub sequence: i64,
+}
+
+/// One entry of a company's log: its canonical JSON bytes, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub request_id: Uuid,
+    pub bytes: Vec<u8>,
+    pub position: LogPosition,
+}
+
+/// A signed checkpoint of a company's log, as kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredCheckpoint {
+    /// Tree size: the number of entries it covers.
+    pub size: u64,
+    /// RFC 9162 root hash of those entries.
+    pub root: [u8; 32],
+    /// The position of its last entry.
+    pub last: LogPosition,
+    /// The C2SP signed note, as served.
+    pub note: String,
+    /// The key that signed it.
+    pub kid: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// An Ed25519 public key that signs (or signed) checkpoints and receipts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishedKey {
+    pub kid: String,
+    pub public_key: [u8; 32],
+}
+
+/// Errors: `Unavailable` when the database cannot be reached, `Unexpected` otherwise.
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait AuditLogRepository: Send + Sync {
+    /// Companies (up to `limit`, in id order) whose log holds settled entries (below the
+    /// watermark) past their latest checkpoint.
+    fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError>;
+    /// Companies that have a log.
+    fn companies_with_entries(&self) -> Result<Vec<CompanyId>, RepoError>;
+    /// The company's settled entries in log order: up to and including `up_to`, or, without it,
+    /// every entry whose transaction is older than every running one.
+    fn entries(
+        &self,
+        company: CompanyId,
+        up_to: Option<LogPosition>,
+    ) -> Result<Vec<AuditEntry>, RepoError>;
+    /// Every entry of the company (settled or not), in log order: what `audit verify` reads.
+    fn all_entries(&self, company: CompanyId) -> Result<Vec<AuditEntry>, RepoError>;
+    fn latest_checkpoint(&self, company: CompanyId) -> Result<Option<StoredCheckpoint>, RepoError>;
+    /// The company's checkpoint of that size, if one was signed.
+    fn checkpoint(
+        &self,
+        company: CompanyId,
+        size: u64,
+    ) -> Result<Option<StoredCheckpoint>, RepoError>;
+    /// Every checkpoint of the company, smallest first.
+    fn checkpoints(&self, company: CompanyId) -> Result<Vec<StoredCheckpoint>, RepoError>;
+    /// Keeps a checkpoint; `false` when one of that size was kept already (another process
+    /// signed the same tree).
+    fn add_checkpoint(
+        &self,
+        company: CompanyId,
+        checkpoint: &StoredCheckpoint,
+    ) -> Result<bool, RepoError>;
+    /// Every key that ever signed, oldest first.
+    fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError>;
+    /// Records a signing key's public half (kept if already there).
+    fn publish_key(&self, key: &PublishedKey) -> Result<(), RepoError>;
+    /// The development key this database keeps: `generated` (with its public half) is kept and
+    /// answered when none is kept yet, else the kept seed.
+    fn development_seed(
+        &self,
+        generated: [u8; 32],
+        key: &PublishedKey,
+    ) -> Result<[u8; 32], RepoError>;
+}
+
+use crate::RepoError;
