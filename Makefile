@@ -16,7 +16,7 @@ fuzz: ## each cargo-fuzz target for FUZZ_SECONDS (default 30); not part of `make
 bench: ## PostgreSQL + pgcc-sim + release build, 100k-request data set, wrk (req/s) + loadgen (open-loop p50/p99) + pgbench + c15t runs -> docs/performance.md; not run by `make test` nor CI
 	@bash scripts/bench.sh
 
-bench-scale: ## cost curves: consent requests growing 10^5 -> 10^6 -> 10^7 (COPY), req/s + open-loop p50/p99 of creation and the reads, table and index sizes -> docs/performance.md; ~9 GB of disk; not run by `make test` nor CI
+bench-scale: ## cost curves: consent requests growing 10^5 -> 10^6 -> 10^7 (COPY), req/s + open-loop p50/p99 of creation and the reads, table and index sizes, then the background work (status checks at each size, the webhook claim at 10^3 and the largest) -> docs/performance.md; ~9 GB of disk; not run by `make test` nor CI
 	@bash scripts/bench-scale.sh
 
 bench-domain: ## criterion benchmarks of the domain's hot paths (CPF/CNPJ parsing, envelope serialization)

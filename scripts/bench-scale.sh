@@ -21,6 +21,7 @@
 # BENCH_CONNECTIONS (16), BENCH_THREADS (2), BENCH_ONLY (scenario names).
 # At BENCH_SCALE_MIGRATE_SIZE (10^6) it also runs `consent-api migrate` over the salt's migrations
 # and backfill while a reader runs, and reports the longest read wait (scripts/bench/migrate_live.sh).
+# Then the background work at each size (status_work.sh, delivery_claim.sh: see below).
 # Disk: about 9 GB at 10^7 (check `df -h`); the cluster is removed at the end, whatever happens.
 # Not part of `make test` nor CI. Everything listens on 127.0.0.1.
 set -euo pipefail
@@ -182,6 +183,18 @@ for size in $sizes; do
     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i') AND pg_relation_size(c.oid) > 0
     ORDER BY 4, 3 DESC, 5 DESC" >> "$sizes_tsv"
 done
+
+# The background work at each size, on clusters of their own (issue 21, part 8): the status
+# worker's PostgreSQL CPU with no API traffic and a new request's first check
+# (scripts/bench/status_work.sh), and the webhook claim against one company's backlog of 10^3
+# and the largest size's due deliveries with another company's delivery wait beside it
+# (scripts/bench/delivery_claim.sh). BENCH_SCALE_BACKGROUND=0 skips them.
+if [ "${BENCH_SCALE_BACKGROUND:-1}" != 0 ]; then
+  echo "== background work: status checks"
+  STATUS_WORK_PROFILE=release scripts/bench/status_work.sh $sizes | tee "$out/status_work.tsv"
+  echo "== background work: the webhook claim"
+  DELIVERY_CLAIM_PROFILE=release scripts/bench/delivery_claim.sh 1000 "${sizes##* }" | tee "$out/delivery_claim.tsv"
+fi
 
 echo "== report"
 doc=$root/docs/performance.md
