@@ -449,7 +449,22 @@ fn every_audit_read_is_in_the_access_log_with_its_key_route_and_request() {
     proofs_covering(&app, &id, 1);
     let auditor = crate::scopes::key_with_scopes(&app, &app.company_a, "auditor");
     assert_eq!(auditor.get("/api/auditoria/checkpoint").status, 200);
-    app.a.get(&recibo(&id)).expect(200);
+    let jws = app.a.get(&recibo(&id)).expect(200).data()["recibo"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let payload: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(jws.split('.').nth(1).unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(payload["id"], json!(id));
+    assert_eq!(
+        payload["versaoCasoDeUso"],
+        json!(1),
+        "the use-case version it was given under"
+    );
 
     let records = auditor.get("/api/auditoria/acessos").expect(200);
     let items = records.data()["itens"].as_array().unwrap().clone();

@@ -217,3 +217,14 @@ pub fn error_fields(reply: &testkit::Reply) -> Vec<String> {
         .map(|e| e["campo"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// The events of type `tipo` on the first page of the company's events feed.
+pub fn feed_of_type(client: &Client, tipo: &str) -> Vec<Value> {
+    client.get("/api/eventos").expect(200).data()["itens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == tipo)
+        .cloned()
+        .collect()
+}

@@ -28,16 +28,6 @@ fn types(receiver: &Receiver) -> Vec<String> {
         .collect()
 }
 
-fn feed_of_type(client: &Client, tipo: &str) -> Vec<Value> {
-    client.get("/api/eventos").expect(200).data()["itens"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == tipo)
-        .cloned()
-        .collect()
-}
-
 #[test]
 fn the_status_follows_a_pgcc_outage_and_back_and_each_change_is_told_once_to_every_company() {
     let env = [

@@ -60,16 +60,6 @@ fn sorted(mut ids: Vec<String>) -> Vec<String> {
     ids
 }
 
-fn events_of_type(client: &testkit::Client, tipo: &str) -> Vec<Value> {
-    client.get("/api/eventos").expect(200).data()["itens"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["type"] == tipo)
-        .cloned()
-        .collect()
-}
-
 #[test]
 fn a_changed_title_makes_a_version_the_event_counts_the_older_requests_and_the_filter_finds_them() {
     let app = synced_with(&[("APP__WORKERS__STATUS_POLL_SECONDS", "0")]);
@@ -193,10 +183,10 @@ fn a_changed_title_makes_a_version_the_event_counts_the_older_requests_and_the_f
         "solicitacoesPendentes": 1
     });
     assert_eq!(body["data"], expected);
-    let feed = events_of_type(&app.a, "casos-de-uso.alterado");
+    let feed = feed_of_type(&app.a, "casos-de-uso.alterado");
     assert_eq!(feed.len(), 1, "{feed:?}");
     assert_eq!(feed[0]["data"], expected);
-    assert!(events_of_type(&app.b, "casos-de-uso.alterado").is_empty());
+    assert!(feed_of_type(&app.b, "casos-de-uso.alterado").is_empty());
 
     // A sync that changes nothing makes no version and no event.
     app.a
@@ -207,7 +197,7 @@ fn a_changed_title_makes_a_version_the_event_counts_the_older_requests_and_the_f
         .get(&format!("/api/casos-de-uso/{marketing}/versoes"))
         .expect(200);
     assert_eq!(again.data().as_array().unwrap().len(), 2);
-    assert_eq!(events_of_type(&app.a, "casos-de-uso.alterado").len(), 1);
+    assert_eq!(feed_of_type(&app.a, "casos-de-uso.alterado").len(), 1);
 
     // Only the URL that chose the type got it; company B's URL got nothing of company A.
     std::thread::sleep(Duration::from_millis(500));

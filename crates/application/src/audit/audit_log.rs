@@ -189,6 +189,9 @@ impl AuditLog {
             "dataExpiracaoConsentimento": content.consent_expires_at,
             "dataTitularRespondeuConsentimento": answer.map(|a| a.subject_answered_at),
             "hash": request.hash,
+            // the use-case version the consent was given under (issue 25; 1 for requests
+            // stored before versions)
+            "versaoCasoDeUso": request.use_case_version.unwrap_or(1),
             "provaColetaSha256": answer.map(|a| hex::encode(Sha256::digest(a.proof_of_collection.as_bytes()))),
             "indiceLog": index,
             "iat": now.timestamp(),
