@@ -10,7 +10,10 @@
 # (default 2) new `pendente` requests a second arrive, spread over the companies (inserted with
 # SQL, due for their first check at once: the API's creation without the API), and the line ends
 # with how long they waited for their first check (each seen by a probe every second: the
-# schedule row a first check writes): median and p99 in seconds, and how many were checked. The simulator does not know the loaded requests, so every
+# schedule row a first check writes): median and p99 in seconds, and how many were checked.
+# Then the worker's every other loop (expiry, retention, the key purge, the reconciler, the
+# scheduled sync, the webhook sender and its checks) runs each second with nothing due for
+# STATUS_WORK_OTHERS_SECONDS (default 60): PostgreSQL's CPU seconds per minute of finding no work. The simulator does not know the loaded requests, so every
 # check finds no change: the common case, and the one whose cost must follow what is due.
 #
 #   scripts/bench/status_work.sh [SIZE ...]     (default: 100000 1000000)
@@ -23,6 +26,7 @@ bin=${CARGO_TARGET_DIR:-target}/${STATUS_WORK_PROFILE:-release}
 if [ "${STATUS_WORK_PROFILE:-release}" = release ]; then cargo build --release --bins --quiet; else cargo build --bins --quiet; fi
 run_seconds=${STATUS_WORK_SECONDS:-60}
 new_per_second=${STATUS_WORK_NEW_PER_SECOND:-2}
+others_seconds=${STATUS_WORK_OTHERS_SECONDS:-60}
 # PostgreSQL's own cache as a production server of this size would have it (a quarter of 24 GB):
 # with the default 128 MB the sweep's reads of the consent rows come from the OS cache through
 # read(2), about 3x the CPU per check (measured at 10^6: 31 us against 10 us a row).
@@ -67,7 +71,7 @@ arrivals() {
     i=$((i + 1)); sleep 1
   done
 }
-printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\tnew_first_check_p50_s\tp99_s\tnew_checked\n'
+printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\tnew_first_check_p50_s\tp99_s\tnew_checked\tother_loops_idle_pg_cpu_s_per_min\n'
 for n in "${sizes[@]}"; do
   dir=$(cluster_dir "status-work-$$-$n")
   admin=$(scripts/pg.sh start "$dir")
@@ -111,13 +115,28 @@ for n in "${sizes[@]}"; do
     FROM (SELECT EXTRACT(EPOCH FROM p.checada_em - n.criado_em) AS espera
           FROM bench_novas n LEFT JOIN bench_primeiras p ON p.id = n.id) x")
   kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true; worker_pid=""
+  # every other loop with nothing due (no expiry, no old rows, no deliveries, no creation in
+  # flight; the scheduled sync on): what finding no work costs at this size
+  APP_ENV=development APP__DATABASE__URL="$db" APP__PGCC__BASE_URL="$sim_url" RUST_LOG=error \
+    APP__WORKERS__STATUS_POLL_SECONDS=0 APP__WORKERS__EXPIRY_SECONDS=1 APP__WORKERS__SYNC_SECONDS=10 \
+    APP__WORKERS__RECONCILE_SECONDS=1 APP__WORKERS__IDEMPOTENCY_PURGE_SECONDS=1 \
+    APP__WORKERS__RETENTION_SECONDS=1 APP__WORKERS__DELIVERY_POLL_MS=200 \
+    APP__WORKERS__DISABLE_CHECK_SECONDS=1 \
+    "$bin/consent-api" worker > "$work/others.out" 2> "$work/others.log" &
+  worker_pid=$!
+  sleep 5
+  o0=$(pg_cpu)
+  sleep "$others_seconds"
+  o1=$(pg_cpu)
+  kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true; worker_pid=""
   kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true; sim_pid=""
   scripts/pg.sh stop "$dir" >/dev/null; rm -rf "$dir"; dir=""
-  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" "$p50" "$p99" "$new_checked" <<'PY'
+  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" "$p50" "$p99" "$new_checked" "$o0" "$o1" "$others_seconds" <<'PY'
 import sys
-n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late, p50, p99, new_checked = sys.argv[1:]
+n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late, p50, p99, new_checked, o0, o1, osecs = sys.argv[1:]
+others = (int(o1) - int(o0)) / int(ticks) * 60 / float(osecs)
 cpu = (int(c1) - int(c0)) / int(ticks)
 secs = float(secs)
-print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}\t{p50}\t{p99}\t{new_checked}")
+print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}\t{p50}\t{p99}\t{new_checked}\t{others:.2f}")
 PY
 done
