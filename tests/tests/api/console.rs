@@ -390,3 +390,69 @@ fn each_scope_sees_only_its_pages_and_another_companys_request_is_not_found() {
         "nothing recorded for what was not shown"
     );
 }
+
+#[test]
+fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_recorded() {
+    let app = TestApp::synced();
+    let (of_a, _) = create(&app.a, ATIVO, &active_body());
+    let mut of_b_body = active_body();
+    of_b_body["casoDeUsoIdTemplate"] = serde_json::json!("tpl-b-seguro");
+    let (of_b, _) = create(&app.b, ATIVO, &of_b_body);
+    let searches = || {
+        app.db.scalar(
+            "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/titulares'",
+        )
+    };
+
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    let form = dpo.get("/console/titulares");
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(form.body.contains("<label for=\"cpf\">"), "{}", form.body);
+    assert!(
+        form.body.contains("method=\"post\""),
+        "the CPF is posted, never in a URL"
+    );
+
+    // without the form's token: refused, nothing recorded
+    let refused = dpo.post("/console/titulares", &[("cpf", CPF)]);
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(searches(), 0);
+
+    // an invalid CPF: the form again, nothing recorded
+    let invalid = dpo.post(
+        "/console/titulares",
+        &[("cpf", "123"), ("csrf", &form.csrf())],
+    );
+    assert_eq!(invalid.status, 422, "{}", invalid.body);
+    assert!(invalid.body.contains("CPF inválido"), "{}", invalid.body);
+    assert_eq!(searches(), 0);
+
+    // the company's requests of the subject, not another company's; recorded
+    let found = dpo.post(
+        "/console/titulares",
+        &[("cpf", CPF), ("csrf", &form.csrf())],
+    );
+    assert_eq!(found.status, 200, "{}", found.body);
+    found.assert_console_headers();
+    assert!(
+        found
+            .body
+            .contains(&format!("/console/solicitacoes/{of_a}")),
+        "{}",
+        found.body
+    );
+    assert!(!found.body.contains(&of_b), "{}", found.body);
+    assert_eq!(searches(), 1);
+
+    // other scopes may not search
+    let mut operator = Browser::new(&app.api.base_url);
+    let home = operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks,consulta"));
+    assert_eq!(operator.get("/console/titulares").status, 403);
+    let page = operator.post(
+        "/console/titulares",
+        &[("cpf", CPF), ("csrf", &home.csrf())],
+    );
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert_eq!(searches(), 1);
+}

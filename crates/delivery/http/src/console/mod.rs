@@ -9,6 +9,7 @@ mod operator;
 mod pages;
 pub mod session;
 mod sign_in;
+mod subjects;
 
 use std::sync::Arc;
 
@@ -52,6 +53,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/console/solicitacoes/{id}")
             .route(web::get().to(pages::request))
             .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/console/titulares")
+            .route(web::get().to(subjects::search_form))
+            .route(web::post().to(subjects::search))
+            .default_service(not_allowed("GET, POST")),
     )
     .service(
         web::resource("/console/webhooks")
@@ -265,6 +272,9 @@ where
 pub(crate) fn nav(signed: &SignedIn) -> String {
     let scopes = signed.scopes();
     let mut links = String::from("<li><a href=\"/console\">Início</a></li>");
+    if scopes.contains(Scope::Auditor) {
+        links.push_str("<li><a href=\"/console/titulares\">Titulares</a></li>");
+    }
     if scopes.contains(Scope::Webhooks) || scopes.contains(Scope::Auditor) {
         links.push_str("<li><a href=\"/console/webhooks\">Webhooks</a></li>");
     }

@@ -28,9 +28,9 @@ pub async fn home(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse 
             if scopes.contains(Scope::Auditor) {
                 sections.push_str(
                     "<section aria-labelledby=\"dpo\"><h2 id=\"dpo\">Encarregado de dados</h2>\
-                     <p>Abra uma solicitação pelo endereço \
-                     <code>/console/solicitacoes/&lt;id&gt;</code>: status, histórico, caso de \
-                     uso e prova de coleta (cada abertura fica no registro de acessos).</p>\
+                     <p><a href=\"/console/titulares\">Solicitações de um titular</a>: \
+                     busca pelo CPF; cada solicitação abre com status, histórico, caso de uso e \
+                     prova de coleta (cada busca e cada abertura ficam no registro de acessos).</p>\
                      </section>",
                 );
             }
