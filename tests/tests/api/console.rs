@@ -456,3 +456,85 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     assert_eq!(page.status, 403, "{}", page.body);
     assert_eq!(searches(), 1);
 }
+
+#[test]
+fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_only() {
+    let app = TestApp::spawn();
+    let receiver = testkit::Receiver::start(&[]);
+    let r = app
+        .a
+        .post_json(
+            "/api/webhook-urls",
+            &serde_json::json!({"url": receiver.url}),
+        )
+        .expect(200);
+    let id = r.data()["id"].as_str().unwrap().to_owned();
+    let of_b = app
+        .b
+        .post_json(
+            "/api/webhook-urls",
+            &serde_json::json!({"url": "https://b.example.com/hooks"}),
+        )
+        .expect(200)
+        .data()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let mut operator = Browser::new(&app.api.base_url);
+    operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks"));
+    let list = operator.get("/console/webhooks");
+    assert!(
+        list.body.contains("Enviar evento de teste"),
+        "{}",
+        list.body
+    );
+    let action = format!("/console/webhooks/{id}/testar");
+
+    // without the token: nothing sent
+    let refused = operator.post(&action, &[]);
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(receiver.received().is_empty(), "nothing sent");
+
+    let sent = operator.post(&action, &[("csrf", &list.csrf())]);
+    assert_eq!(sent.status, 200, "{}", sent.body);
+    assert!(
+        sent.body.contains("Evento de teste entregue"),
+        "{}",
+        sent.body
+    );
+    assert!(sent.body.contains("HTTP 2"), "{}", sent.body);
+    assert_eq!(receiver.wait_for(1, Duration::from_secs(30)).len(), 1);
+
+    let log = operator.get(&format!("/console/webhooks/{id}/entregas"));
+    assert_eq!(log.status, 200, "{}", log.body);
+    log.assert_console_headers();
+    // another company's URL: not found, nothing sent to it
+    assert_eq!(
+        operator
+            .get(&format!("/console/webhooks/{of_b}/entregas"))
+            .status,
+        404
+    );
+    let other = operator.post(
+        &format!("/console/webhooks/{of_b}/testar"),
+        &[("csrf", &list.csrf())],
+    );
+    assert_eq!(other.status, 404, "{}", other.body);
+
+    // the auditor reads the log but sends nothing
+    let mut dpo = Browser::new(&app.api.base_url);
+    let home = dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    assert_eq!(
+        dpo.get(&format!("/console/webhooks/{id}/entregas")).status,
+        200
+    );
+    assert!(!dpo
+        .get("/console/webhooks")
+        .body
+        .contains("Enviar evento de teste"));
+    let page = dpo.post(&action, &[("csrf", &home.csrf())]);
+    assert_eq!(page.status, 403, "{}", page.body);
+    assert_eq!(receiver.received().len(), 1, "the auditor sent nothing");
+}

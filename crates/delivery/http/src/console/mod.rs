@@ -66,6 +66,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .default_service(not_allowed("GET")),
     )
     .service(
+        web::resource("/console/webhooks/{id}/entregas")
+            .route(web::get().to(operator::deliveries))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/console/webhooks/{id}/testar")
+            .route(web::post().to(operator::test))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
         web::resource("/console/webhooks/{id}/reativar")
             .route(web::post().to(operator::reenable))
             .default_service(not_allowed("POST")),

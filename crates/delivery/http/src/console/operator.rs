@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::html::{self, esc};
 use super::{nav, see_other, signed_in};
+use crate::dto::webhook_url::{Entrega, TesteWebhookUrl};
 use crate::error::ApiError;
 use crate::state::ApiState;
 
@@ -44,16 +45,26 @@ pub async fn webhooks(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespo
                     .join(", ")),
                 None => "Todos".to_owned(),
             };
-            let action = if manages && w.disabled_at.is_some() {
-                html::post_form(
+            let mut action = format!(
+                "<a href=\"/console/webhooks/{}/entregas\">Entregas</a>",
+                w.id
+            );
+            if manages {
+                action.push_str(&html::post_form(
+                    &format!("/console/webhooks/{}/testar", w.id),
+                    &signed.csrf,
+                    "",
+                    "Enviar evento de teste",
+                ));
+            }
+            if manages && w.disabled_at.is_some() {
+                action.push_str(&html::post_form(
                     &format!("/console/webhooks/{}/reativar", w.id),
                     &signed.csrf,
                     "",
                     "Reativar",
-                )
-            } else {
-                String::new()
-            };
+                ));
+            }
             format!(
                 "<tr><td>{}</td><td>{state}</td><td>{events}</td><td>{action}</td></tr>",
                 esc(&w.url)
@@ -106,4 +117,117 @@ pub async fn reenable(
         Ok(_) => see_other("/console/webhooks"),
         Err(refusal) => refusal.page(true),
     }
+}
+
+/// `GET /console/webhooks/{id}/entregas`: the URL's latest deliveries, newest first, each with
+/// its attempts (when, HTTP status, latency, error).
+pub async fn deliveries(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> HttpResponse {
+    let id = Uuid::parse_str(&path).ok();
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/entregas",
+        &[Scope::Webhooks, Scope::Auditor],
+        None,
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            Ok(s.webhook_deliveries.list(call.company(), id, None)?)
+        },
+    )
+    .await;
+    let (signed, records) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(false),
+    };
+    let rows: String = records
+        .into_iter()
+        .map(Entrega::from)
+        .map(|d| {
+            let attempts: String = d
+                .attempts
+                .iter()
+                .map(|a| {
+                    format!(
+                        "<li>{}: {}, {} ms{}</li>",
+                        esc(&a.at.to_rfc3339()),
+                        a.http_status
+                            .map_or("sem resposta".to_owned(), |s| format!("HTTP {s}")),
+                        a.latency_ms,
+                        a.error
+                            .as_deref()
+                            .map_or(String::new(), |e| format!(" ({})", esc(e)))
+                    )
+                })
+                .collect();
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><ul>{attempts}</ul></td></tr>",
+                esc(&d.event_type),
+                esc(&d.status),
+                esc(&d.created_at.to_rfc3339())
+            )
+        })
+        .collect();
+    let main = if rows.is_empty() {
+        "<p>Nenhuma entrega para esta URL.</p>".to_owned()
+    } else {
+        format!(
+            "<table><caption>Entregas, da mais recente à mais antiga</caption><thead><tr>\
+             <th scope=\"col\">Evento</th><th scope=\"col\">Status</th>\
+             <th scope=\"col\">Criada em</th><th scope=\"col\">Tentativas</th></tr></thead>\
+             <tbody>{rows}</tbody></table>"
+        )
+    };
+    let main = format!("{main}<p><a href=\"/console/webhooks\">Voltar às webhook URLs</a></p>");
+    html::page(StatusCode::OK, "Entregas", &nav(&signed), &main)
+}
+
+/// `POST /console/webhooks/{id}/testar` (CSRF): sends the test event now and shows what the
+/// receiver answered.
+pub async fn test(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let csrf = serde_urlencoded::from_bytes::<CsrfForm>(&body)
+        .map(|f| f.csrf)
+        .unwrap_or_default();
+    let id = Uuid::parse_str(&path).ok();
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/testar",
+        &[Scope::Webhooks],
+        Some(&csrf),
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            Ok(s.test_webhook_url.execute(call.company(), id)?)
+        },
+    )
+    .await;
+    let (signed, result) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(true),
+    };
+    let result = TesteWebhookUrl::from(result);
+    let verdict = if result.error.is_none() {
+        "Evento de teste entregue."
+    } else {
+        "Evento de teste não entregue."
+    };
+    let main = format!(
+        "<p role=\"status\">{verdict}</p><dl><dt>Resposta</dt><dd>{}</dd>\
+         <dt>Latência</dt><dd>{} ms</dd><dt>Erro</dt><dd>{}</dd></dl>\
+         <p><a href=\"/console/webhooks\">Voltar às webhook URLs</a></p>",
+        result
+            .http_status
+            .map_or("sem resposta".to_owned(), |s| format!("HTTP {s}")),
+        result.latency_ms,
+        esc(result.error.as_deref().unwrap_or("nenhum"))
+    );
+    html::page(StatusCode::OK, "Evento de teste", &nav(&signed), &main)
 }
