@@ -20,4 +20,5 @@ if ! "$venv/bin/python" -c "import playwright, importlib.metadata as m; assert m
   fi
   flock -u 9
 fi
-exec "$venv/bin/python" "$here/docs_ui.py" "$@"
+# BROWSER_SCRIPT: another script of this folder (console_ui.py); default docs_ui.py
+exec "$venv/bin/python" "$here/${BROWSER_SCRIPT:-docs_ui.py}" "$@"

@@ -538,3 +538,53 @@ fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_o
     assert_eq!(page.status, 403, "{}", page.body);
     assert_eq!(receiver.received().len(), 1, "the auditor sent nothing");
 }
+
+/// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does
+/// (`tests/browser/run.sh`): signs in with an `auditor`, a `webhooks` and a `consulta` key, walks
+/// each page their scopes allow, signs out; screenshots of each page are kept in
+/// `target/e2e-logs/console-ui/`. Skipped only when Chromium is missing outside CI.
+#[test]
+fn the_console_walked_in_a_real_browser_with_each_scope() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !std::path::Path::new(&chromium).exists() {
+        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(!in_ci, "{chromium} is missing in CI: .ci/run installs it");
+        eprintln!(
+            "SKIPPED the_console_walked_in_a_real_browser_with_each_scope: {chromium} not found"
+        );
+        return;
+    }
+    let app = TestApp::synced();
+    let (request, _) = create(&app.a, ATIVO, &active_body());
+    app.a
+        .post_json(
+            "/api/webhook-urls",
+            &serde_json::json!({"url": "https://a.example.com/hooks"}),
+        )
+        .expect(200);
+    let auditor = key_with_scopes(&app, &app.company_a, "auditor");
+    let webhooks = key_with_scopes(&app, &app.company_a, "webhooks");
+    let consulta = key_with_scopes(&app, &app.company_a, "consulta");
+    let out = std::process::Command::new("bash")
+        .arg(testkit::processes::repo_root().join("tests/browser/run.sh"))
+        .args([
+            app.api.base_url.as_str(),
+            auditor.as_str(),
+            webhooks.as_str(),
+            consulta.as_str(),
+            CPF,
+            request.as_str(),
+        ])
+        .env("BROWSER_SCRIPT", "console_ui.py")
+        .env("CHROMIUM", &chromium)
+        .env("CONSOLE_UI_ARTIFACTS", testkit::processes::log_dir())
+        .output()
+        .expect("run tests/browser/run.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("CONSOLE_UI_OK"),
+        "the browser walk failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+}
