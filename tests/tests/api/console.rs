@@ -588,3 +588,74 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
         out.status
     );
 }
+
+#[test]
+fn the_access_log_page_lists_the_reads_filtered_by_key_and_period_for_auditors_only() {
+    let app = TestApp::synced();
+    let (of_a, _) = create(&app.a, ATIVO, &active_body());
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    assert_eq!(
+        dpo.get(&format!("/console/solicitacoes/{of_a}")).status,
+        200
+    );
+    let key_id = app
+        .db
+        .text("SELECT api_key_id::text AS v FROM acessos_dados_pessoais LIMIT 1")
+        .unwrap();
+
+    let page = dpo.get("/console/acessos");
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.assert_console_headers();
+    assert!(
+        page.body.contains("/console/solicitacoes/{id}"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains(&format!("/console/solicitacoes/{of_a}\"")),
+        "{}",
+        page.body
+    );
+    let recorded = app
+        .db
+        .scalar("SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/acessos'");
+    assert_eq!(recorded, 1, "viewing the log is recorded");
+
+    // by key and period
+    let today = chrono::Utc::now().date_naive();
+    let by_key = dpo.get(&format!(
+        "/console/acessos?apiKeyId={key_id}&de={today}&ate={today}"
+    ));
+    assert_eq!(by_key.status, 200, "{}", by_key.body);
+    assert!(by_key.body.contains(&of_a), "{}", by_key.body);
+    let other_key = dpo.get("/console/acessos?apiKeyId=00000000-0000-4000-8000-000000000000");
+    assert_eq!(other_key.status, 200);
+    assert!(
+        other_key.body.contains("Nenhum acesso no filtro"),
+        "{}",
+        other_key.body
+    );
+    let later = today + chrono::Days::new(2);
+    let future = dpo.get(&format!("/console/acessos?de={later}"));
+    assert!(
+        future.body.contains("Nenhum acesso no filtro"),
+        "{}",
+        future.body
+    );
+    for bad in [
+        "apiKeyId=nao-e-uuid",
+        "de=26/11/2026",
+        "de=2026-11-27&ate=2026-11-25",
+    ] {
+        let page = dpo.get(&format!("/console/acessos?{bad}"));
+        assert_eq!(page.status, 422, "{bad}: {}", page.body);
+        assert!(page.body.contains("Filtro inválido"), "{}", page.body);
+    }
+
+    // not for an operator
+    let mut operator = Browser::new(&app.api.base_url);
+    operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks"));
+    assert_eq!(operator.get("/console/acessos").status, 403);
+}

@@ -4,6 +4,7 @@
 //! ([`signed_in`]), as `routes/grants.rs` does for `/api`, and runs in one blocking hop like the
 //! API's handlers.
 
+mod accesses;
 mod html;
 mod operator;
 mod pages;
@@ -52,6 +53,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/console/solicitacoes/{id}")
             .route(web::get().to(pages::request))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/console/acessos")
+            .route(web::get().to(accesses::list))
             .default_service(not_allowed("GET")),
     )
     .service(
@@ -284,6 +290,7 @@ pub(crate) fn nav(signed: &SignedIn) -> String {
     let mut links = String::from("<li><a href=\"/console\">Início</a></li>");
     if scopes.contains(Scope::Auditor) {
         links.push_str("<li><a href=\"/console/titulares\">Titulares</a></li>");
+        links.push_str("<li><a href=\"/console/acessos\">Acessos</a></li>");
     }
     if scopes.contains(Scope::Webhooks) || scopes.contains(Scope::Auditor) {
         links.push_str("<li><a href=\"/console/webhooks\">Webhooks</a></li>");

@@ -31,6 +31,8 @@ pub async fn home(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse 
                      <p><a href=\"/console/titulares\">Solicitações de um titular</a>: \
                      busca pelo CPF; cada solicitação abre com status, histórico, caso de uso e \
                      prova de coleta (cada busca e cada abertura ficam no registro de acessos).</p>\
+                     <p><a href=\"/console/acessos\">Registro de acessos</a>: quem leu dados \
+                     pessoais, por chave e período.</p>\
                      </section>",
                 );
             }
