@@ -542,7 +542,8 @@ fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_o
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does
 /// (`tests/browser/run.sh`): signs in with an `auditor`, a `webhooks` and a `consulta` key, walks
 /// each page their scopes allow, signs out; screenshots of each page are kept in
-/// `target/e2e-logs/console-ui/`. Skipped only when Chromium is missing outside CI.
+/// `target/e2e-logs/console-ui/`, and axe-core (npm, pinned in run.sh) finds no serious or
+/// critical violation on any of them. Skipped only when Chromium is missing outside CI.
 #[test]
 fn the_console_walked_in_a_real_browser_with_each_scope() {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
@@ -582,11 +583,20 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
         .expect("run tests/browser/run.sh");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}");
     assert!(
         out.status.success() && stdout.contains("CONSOLE_UI_OK"),
         "the browser walk failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
         out.status
     );
+    // axe-core ran on every page (no serious or critical violation), unless npm is missing
+    let npm = std::process::Command::new("npm").arg("--version").output();
+    if npm.is_ok_and(|o| o.status.success()) {
+        assert!(
+            stdout.contains("axe-core: no serious or critical violation on entrar, inicio-auditor"),
+            "{stdout}"
+        );
+    }
 }
 
 #[test]
