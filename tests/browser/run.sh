@@ -20,4 +20,20 @@ if ! "$venv/bin/python" -c "import playwright, importlib.metadata as m; assert m
   fi
   flock -u 9
 fi
-exec "$venv/bin/python" "$here/docs_ui.py" "$@"
+# axe-core (npm, pinned), for the console's accessibility check: installed once under target/,
+# handed to the script as AXE_JS; when npm is missing the script reports the check as skipped.
+AXE_VERSION=4.10.3
+axe_dir=$root/target/axe-core-$AXE_VERSION
+if [ "${BROWSER_SCRIPT:-}" = console_ui.py ] && command -v npm >/dev/null; then
+  if [ ! -f "$axe_dir/node_modules/axe-core/axe.min.js" ]; then
+    mkdir -p "$axe_dir"
+    exec 8>"$axe_dir.lock"
+    flock 8
+    [ -f "$axe_dir/node_modules/axe-core/axe.min.js" ] ||
+      npm install --silent --no-audit --no-fund --prefix "$axe_dir" "axe-core@$AXE_VERSION" >&2
+    flock -u 8
+  fi
+  export AXE_JS=$axe_dir/node_modules/axe-core/axe.min.js
+fi
+# BROWSER_SCRIPT: another script of this folder (console_ui.py); default docs_ui.py
+exec "$venv/bin/python" "$here/${BROWSER_SCRIPT:-docs_ui.py}" "$@"

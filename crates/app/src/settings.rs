@@ -39,6 +39,8 @@ pub struct Settings {
     #[serde(default)]
     pub metrics: MetricsSettings,
     pub docs: DocsSettings,
+    /// The console (`/console`, docs/console.md).
+    pub console: ConsoleSettings,
     /// The `APP_ENV` these settings were loaded for.
     #[serde(skip)]
     pub environment: String,
@@ -394,6 +396,31 @@ impl RateLimitSettings {
             trusted_proxies: server.trusted_proxies().unwrap_or_default(),
             ipv4_prefix: self.failed_auth_ipv4_prefix,
             ipv6_prefix: self.failed_auth_ipv6_prefix,
+        }
+    }
+}
+
+/// The console's sessions (`[console]`, `APP__CONSOLE__*`; docs/console.md).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ConsoleSettings {
+    /// A session unused this long ends (at least 1).
+    pub session_minutes: u64,
+    /// When above 0, the idle timeout in seconds instead (for tests: minutes are too long to
+    /// wait for).
+    pub session_seconds: u64,
+}
+
+impl ConsoleSettings {
+    /// The HTTP layer's settings; cookies are `Secure` in every environment but development.
+    pub fn http(&self, environment: &str) -> delivery_http::console::ConsoleSettings {
+        let idle = if self.session_seconds > 0 {
+            Duration::from_secs(self.session_seconds)
+        } else {
+            Duration::from_secs(self.session_minutes.max(1) * 60)
+        };
+        delivery_http::console::ConsoleSettings {
+            idle_timeout: idle,
+            secure_cookies: environment != "development",
         }
     }
 }

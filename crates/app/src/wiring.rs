@@ -113,7 +113,8 @@ pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> 
     let services = services.with_audit_log(audit_log(settings, pool)?);
     Ok(ApiState::new(services, keys, Arc::new(SystemClock))
         .caching_use_case_lists(settings.cache.use_case_lists_bytes)
-        .with_request_scope(Arc::new(OneConnection)))
+        .with_request_scope(Arc::new(OneConnection))
+        .with_console(settings.console.http(&settings.environment)))
 }
 
 /// A request's repository calls share one pooled connection ([`PgConnectionScope`]).

@@ -9,6 +9,7 @@ mod caches;
 mod cli;
 mod consent_reads;
 mod consent_requests;
+mod console;
 mod crash_consistency;
 mod dead_database_path;
 mod docs_ui;

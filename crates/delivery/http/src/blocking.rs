@@ -200,7 +200,10 @@ where
 }
 
 /// Runs `work` on the blocking pool, inside the request scope and the request's span.
-async fn in_blocking_hop<T, W>(state: &web::Data<ApiState>, work: W) -> Result<T, ApiError>
+pub(crate) async fn in_blocking_hop<T, W>(
+    state: &web::Data<ApiState>,
+    work: W,
+) -> Result<T, ApiError>
 where
     W: FnOnce(&Services) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,

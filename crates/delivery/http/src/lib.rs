@@ -6,6 +6,7 @@ pub mod api_key;
 pub mod blocking;
 mod bounded_page;
 pub mod conditional;
+pub mod console;
 pub mod database_gate;
 pub mod dto;
 pub mod edge;
@@ -121,6 +122,7 @@ pub fn configure_with(
             .app_data(web::PayloadConfig::new(limit))
             .app_data(openapi)
             .configure(routes::configure)
+            .configure(console::configure)
             .default_service(web::to(routes::not_found));
     }
 }

@@ -7,6 +7,7 @@ use application::Services;
 use ports::{Clock, IdempotencyRepository};
 
 use crate::blocking::{RequestScope, Unscoped};
+use crate::console::{ConsoleSettings, Sessions};
 use crate::idempotency::Idempotency;
 use crate::use_case_lists::UseCaseLists;
 
@@ -20,6 +21,8 @@ pub struct ApiState {
     pub use_case_lists: UseCaseLists,
     /// Wraps each request's blocking hop (see [`crate::blocking`]).
     pub request_scope: Arc<dyn RequestScope>,
+    /// The console's sessions, one store for the process (see [`crate::console::session`]).
+    pub console: Arc<Sessions>,
 }
 
 impl ApiState {
@@ -35,6 +38,7 @@ impl ApiState {
             services,
             idempotency: Idempotency::new(idempotency_keys, clock),
             request_scope: Arc::new(Unscoped),
+            console: Arc::new(Sessions::default()),
         }
     }
 
@@ -49,6 +53,12 @@ impl ApiState {
     /// Each request's blocking hop runs inside `scope`.
     pub fn with_request_scope(mut self, scope: Arc<dyn RequestScope>) -> Self {
         self.request_scope = scope;
+        self
+    }
+
+    /// The console's sessions behave as `settings` say.
+    pub fn with_console(mut self, settings: ConsoleSettings) -> Self {
+        self.console = Arc::new(Sessions::new(settings));
         self
     }
 

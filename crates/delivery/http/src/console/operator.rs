@@ -1,0 +1,233 @@
+//! The operator's pages (`webhooks` scope; `auditor` reads them): the company's webhook URLs and
+//! re-enabling a disabled one.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use domain::Scope;
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::html::{self, esc};
+use super::{nav, see_other, signed_in};
+use crate::dto::webhook_url::{Entrega, TesteWebhookUrl};
+use crate::error::ApiError;
+use crate::state::ApiState;
+
+/// `GET /console/webhooks`: each URL with its state and the event types it receives; a
+/// `webhooks` key gets a re-enable button on the disabled ones.
+pub async fn webhooks(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks",
+        &[Scope::Webhooks, Scope::Auditor],
+        None,
+        |s, call| Ok(s.webhook_urls.list(call.company())?),
+    )
+    .await;
+    let (signed, urls) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(false),
+    };
+    let manages = signed.scopes().contains(Scope::Webhooks);
+    let rows: String = urls
+        .iter()
+        .map(|w| {
+            let state = match w.disabled_at {
+                Some(at) => format!("Desativada em {}", esc(&at.to_rfc3339())),
+                None => "Ativa".to_owned(),
+            };
+            let events = match w.events.types() {
+                Some(types) => esc(&types
+                    .iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")),
+                None => "Todos".to_owned(),
+            };
+            let mut action = format!(
+                "<a href=\"/console/webhooks/{}/entregas\">Entregas</a>",
+                w.id
+            );
+            if manages {
+                action.push_str(&html::post_form(
+                    &format!("/console/webhooks/{}/testar", w.id),
+                    &signed.csrf,
+                    "",
+                    "Enviar evento de teste",
+                ));
+            }
+            if manages && w.disabled_at.is_some() {
+                action.push_str(&html::post_form(
+                    &format!("/console/webhooks/{}/reativar", w.id),
+                    &signed.csrf,
+                    "",
+                    "Reativar",
+                ));
+            }
+            format!(
+                "<tr><td>{}</td><td>{state}</td><td>{events}</td><td>{action}</td></tr>",
+                esc(&w.url)
+            )
+        })
+        .collect();
+    let main = if urls.is_empty() {
+        "<p>Nenhuma webhook URL registrada.</p>".to_owned()
+    } else {
+        format!(
+            "<table><caption>Webhook URLs da empresa</caption><thead><tr>\
+             <th scope=\"col\">URL</th><th scope=\"col\">Estado</th>\
+             <th scope=\"col\">Eventos</th><th scope=\"col\">Ações</th></tr></thead>\
+             <tbody>{rows}</tbody></table>"
+        )
+    };
+    html::page(StatusCode::OK, "Webhooks", &nav(&signed), &main)
+}
+
+#[derive(Deserialize)]
+struct CsrfForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /console/webhooks/{id}/reativar` (CSRF): re-enables the URL, back to the list.
+pub async fn reenable(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let csrf = serde_urlencoded::from_bytes::<CsrfForm>(&body)
+        .map(|f| f.csrf)
+        .unwrap_or_default();
+    let id = Uuid::parse_str(&path).ok();
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/reativar",
+        &[Scope::Webhooks],
+        Some(&csrf),
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            Ok(s.webhook_urls.reenable(call.company(), id)?)
+        },
+    )
+    .await;
+    match outcome {
+        Ok(_) => see_other("/console/webhooks"),
+        Err(refusal) => refusal.page(true),
+    }
+}
+
+/// `GET /console/webhooks/{id}/entregas`: the URL's latest deliveries, newest first, each with
+/// its attempts (when, HTTP status, latency, error).
+pub async fn deliveries(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+) -> HttpResponse {
+    let id = Uuid::parse_str(&path).ok();
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/entregas",
+        &[Scope::Webhooks, Scope::Auditor],
+        None,
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            Ok(s.webhook_deliveries.list(call.company(), id, None)?)
+        },
+    )
+    .await;
+    let (signed, records) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(false),
+    };
+    let rows: String = records
+        .into_iter()
+        .map(Entrega::from)
+        .map(|d| {
+            let attempts: String = d
+                .attempts
+                .iter()
+                .map(|a| {
+                    format!(
+                        "<li>{}: {}, {} ms{}</li>",
+                        esc(&a.at.to_rfc3339()),
+                        a.http_status
+                            .map_or("sem resposta".to_owned(), |s| format!("HTTP {s}")),
+                        a.latency_ms,
+                        a.error
+                            .as_deref()
+                            .map_or(String::new(), |e| format!(" ({})", esc(e)))
+                    )
+                })
+                .collect();
+            format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><ul>{attempts}</ul></td></tr>",
+                esc(&d.event_type),
+                esc(&d.status),
+                esc(&d.created_at.to_rfc3339())
+            )
+        })
+        .collect();
+    let main = if rows.is_empty() {
+        "<p>Nenhuma entrega para esta URL.</p>".to_owned()
+    } else {
+        format!(
+            "<table><caption>Entregas, da mais recente à mais antiga</caption><thead><tr>\
+             <th scope=\"col\">Evento</th><th scope=\"col\">Status</th>\
+             <th scope=\"col\">Criada em</th><th scope=\"col\">Tentativas</th></tr></thead>\
+             <tbody>{rows}</tbody></table>"
+        )
+    };
+    let main = format!("{main}<p><a href=\"/console/webhooks\">Voltar às webhook URLs</a></p>");
+    html::page(StatusCode::OK, "Entregas", &nav(&signed), &main)
+}
+
+/// `POST /console/webhooks/{id}/testar` (CSRF): sends the test event now and shows what the
+/// receiver answered.
+pub async fn test(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let csrf = serde_urlencoded::from_bytes::<CsrfForm>(&body)
+        .map(|f| f.csrf)
+        .unwrap_or_default();
+    let id = Uuid::parse_str(&path).ok();
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/testar",
+        &[Scope::Webhooks],
+        Some(&csrf),
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            Ok(s.test_webhook_url.execute(call.company(), id)?)
+        },
+    )
+    .await;
+    let (signed, result) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(true),
+    };
+    let result = TesteWebhookUrl::from(result);
+    let verdict = if result.error.is_none() {
+        "Evento de teste entregue."
+    } else {
+        "Evento de teste não entregue."
+    };
+    let main = format!(
+        "<p role=\"status\">{verdict}</p><dl><dt>Resposta</dt><dd>{}</dd>\
+         <dt>Latência</dt><dd>{} ms</dd><dt>Erro</dt><dd>{}</dd></dl>\
+         <p><a href=\"/console/webhooks\">Voltar às webhook URLs</a></p>",
+        result
+            .http_status
+            .map_or("sem resposta".to_owned(), |s| format!("HTTP {s}")),
+        result.latency_ms,
+        esc(result.error.as_deref().unwrap_or("nenhum"))
+    );
+    html::page(StatusCode::OK, "Evento de teste", &nav(&signed), &main)
+}

@@ -1,0 +1,157 @@
+//! The DPO's search of a subject's requests (`auditor` scope): the CPF is typed in a form and
+//! posted (never in a URL, so never in an access line, a proxy's log or the browser's history).
+//! The answer ties the CPF to the company's requests, so it is recorded in the access log before
+//! it is sent, as the API's subject export is.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use application::SubjectExportQuery;
+use domain::Scope;
+use serde::Deserialize;
+
+use super::html::{self, esc};
+use super::{nav, signed_in, SignedIn};
+use crate::access_log::record_read;
+use crate::dto::consent_read::Solicitacao;
+use crate::error::ApiError;
+use crate::state::ApiState;
+
+/// How many of the subject's requests the page lists (oldest first).
+const PAGE_SIZE: u32 = 100;
+
+/// The search form (`error`: shown above it).
+fn form(signed: &SignedIn, error: Option<&str>) -> String {
+    let error = error
+        .map(|e| format!("<p class=\"erro\" role=\"alert\">{}</p>", esc(e)))
+        .unwrap_or_default();
+    format!(
+        "{error}{}",
+        html::post_form(
+            "/console/titulares",
+            &signed.csrf,
+            "<label for=\"cpf\">CPF do titular</label>\
+             <input id=\"cpf\" name=\"cpf\" inputmode=\"numeric\" autocomplete=\"off\" required>",
+            "Buscar",
+        )
+    )
+}
+
+/// `GET /console/titulares`: the form.
+pub async fn search_form(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse {
+    match signed_in(
+        &state,
+        &req,
+        "/console/titulares",
+        &[Scope::Auditor],
+        None,
+        |_, _| Ok(()),
+    )
+    .await
+    {
+        Ok((signed, ())) => html::page(
+            StatusCode::OK,
+            "Solicitações de um titular",
+            &nav(&signed),
+            &form(&signed, None),
+        ),
+        Err(refusal) => refusal.page(false),
+    }
+}
+
+#[derive(Deserialize)]
+struct SearchForm {
+    #[serde(default)]
+    cpf: String,
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /console/titulares` (CSRF): the subject's requests of the company, each linked to its
+/// page; an invalid CPF gets the form again (422), nothing recorded.
+pub async fn search(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let form_data = serde_urlencoded::from_bytes::<SearchForm>(&body).unwrap_or(SearchForm {
+        cpf: String::new(),
+        csrf: String::new(),
+    });
+    let query = SubjectExportQuery {
+        subject_cpf: Some(form_data.cpf.trim().to_owned()),
+        cursor: None,
+        limit: Some(PAGE_SIZE),
+    };
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/titulares",
+        &[Scope::Auditor],
+        Some(&form_data.csrf),
+        move |s, call| {
+            let page = match s.export_subject.execute(call.company(), query) {
+                Ok(page) => page,
+                Err(e) => {
+                    return match ApiError::from(e) {
+                        ApiError::Validation(_) => Ok(None),
+                        e => Err(e),
+                    }
+                }
+            };
+            let items: Vec<Solicitacao> = page
+                .items
+                .into_iter()
+                .map(|r| Solicitacao::from_domain(r.request, false, None))
+                .collect();
+            record_read(s, call, items.iter().map(|i| (i.id, i.hash.as_str())))?;
+            Ok(Some((items, page.next_cursor.is_some())))
+        },
+    )
+    .await;
+    let (signed, found) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(true),
+    };
+    let title = "Solicitações de um titular";
+    let Some((items, more)) = found else {
+        return html::page(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            title,
+            &nav(&signed),
+            &form(&signed, Some("CPF inválido: confira os dígitos.")),
+        );
+    };
+    let rows: String = items
+        .iter()
+        .map(|i| {
+            format!(
+                "<tr><td><a href=\"/console/solicitacoes/{id}\">{id}</a></td><td>{}</td>\
+                 <td>{}</td><td>{}</td></tr>",
+                esc(&i.status),
+                esc(&i.template_id),
+                esc(&i.created_at.to_rfc3339()),
+                id = esc(&i.id.to_string()),
+            )
+        })
+        .collect();
+    let results = if items.is_empty() {
+        "<p role=\"status\">Nenhuma solicitação deste titular na sua empresa.</p>".to_owned()
+    } else {
+        let more = if more {
+            format!(
+                "<p>Mostrando as {PAGE_SIZE} mais antigas; há mais (use a exportação da API).</p>"
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "<table><caption>{} solicitação(ões), da mais antiga à mais recente</caption>\
+             <thead><tr><th scope=\"col\">Solicitação</th><th scope=\"col\">Status</th>\
+             <th scope=\"col\">Caso de uso</th><th scope=\"col\">Criada em</th></tr></thead>\
+             <tbody>{rows}</tbody></table>{more}",
+            items.len()
+        )
+    };
+    let main = format!("{}<h2>Resultado</h2>{results}", form(&signed, None));
+    html::page(StatusCode::OK, title, &nav(&signed), &main)
+}

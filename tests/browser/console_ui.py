@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Walks /console (issue 26) in headless Chromium, as its users would, with the keyboard where it
+matters: signs in with each key given (auditor, webhooks, consulta), walks the pages its scopes
+allow, checks that the key is in no page nor in the browser's storage and that the session cookie
+is HttpOnly and SameSite=Strict, signs out. A screenshot of each page is kept in
+CONSOLE_UI_ARTIFACTS (the test's artifacts). Fails on any JavaScript error, CSP violation
+(reported on the console) or request to another host.
+
+Usage: console_ui.py BASE_URL AUDITOR_KEY WEBHOOKS_KEY CONSULTA_KEY CPF REQUEST_ID
+prints CONSOLE_UI_OK on success, exit 0. Env: CHROMIUM (default /usr/bin/chromium).
+No accessibility engine (axe-core) is run yet: docs/console.md.
+"""
+import os
+import sys
+from urllib.parse import urlparse
+
+from playwright.sync_api import sync_playwright, expect
+
+TIMEOUT_MS = 30_000
+
+
+def main() -> int:
+    base, auditor, webhooks, consulta, cpf, request_id = sys.argv[1:7]
+    base = base.rstrip("/")
+    origin = urlparse(base).netloc
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    artifacts = os.path.join(os.environ.get("CONSOLE_UI_ARTIFACTS", "."), "console-ui")
+    os.makedirs(artifacts, exist_ok=True)
+    problems = []
+    expect.set_options(timeout=TIMEOUT_MS)
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=chromium,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run",
+                  "--disable-dev-shm-usage"],
+        )
+
+        def session(name, key):
+            context = browser.new_context(viewport={"width": 1200, "height": 900})
+            page = context.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            page.on("pageerror", lambda e: problems.append(f"{name}: JS error {e}"))
+            # "Failed to load resource": the expected 403 pages and the absent favicon; the
+            # stylesheet's own answer is checked below. A CSP violation is another message.
+            page.on("console", lambda m: problems.append(f"{name}: console {m.type}: {m.text}")
+                    if m.type == "error" and not m.text.startswith("Failed to load resource")
+                    else None)
+            page.on("response", lambda r: problems.append(f"{name}: stylesheet {r.status}")
+                    if r.url.endswith("/console/estilo.css") and r.status != 200 else None)
+            page.on("request", lambda r: problems.append(f"{name}: foreign request {r.url}")
+                    if urlparse(r.url).netloc not in ("", origin) else None)
+            page.goto(f"{base}/console")
+            expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
+            shot(page, "entrar")
+            # keyboard: the skip link comes first, then the key's field
+            page.keyboard.press("Tab")
+            assert page.evaluate("document.activeElement.textContent") == "Pular para o conteúdo"
+            page.get_by_label("Chave de API").fill(key)
+            page.get_by_label("Chave de API").press("Enter")
+            expect(page.get_by_role("heading", name="Início")).to_be_visible()
+            assert key not in page.content(), "the key is in the page"
+            storage = page.evaluate("JSON.stringify([localStorage, sessionStorage])")
+            assert key not in storage, "the key is in the browser's storage"
+            cookie = [c for c in context.cookies() if c["name"] == "console_sessao"][0]
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict", cookie
+            assert key not in cookie["value"]
+            return context, page
+
+        axe_js = os.environ.get("AXE_JS")
+        checked = []
+
+        def shot(page, name):
+            page.screenshot(path=os.path.join(artifacts, f"{name}.png"), full_page=True)
+            if axe_js:
+                axe(page, name)
+
+        def axe(page, name):
+            # The pages' CSP allows no script: axe runs in a copy of the page opened in a
+            # context that bypasses it (the pages themselves never run one).
+            checker = browser.new_context(bypass_csp=True)
+            checker.add_cookies(page.context.cookies())
+            other = checker.new_page()
+            if page.url.endswith("/console/titulares") and "Resultado" in page.content():
+                other.set_content(page.content(), wait_until="load")  # a POST's answer
+            else:
+                other.goto(page.url)
+            other.add_script_tag(path=axe_js)
+            result = other.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            bad = [f"{v['id']} ({v['impact']}): {v['help']}" for v in result["violations"]
+                   if v["impact"] in ("serious", "critical")]
+            if bad:
+                problems.append(f"axe on {name}: " + "; ".join(bad))
+            checked.append(name)
+            checker.close()
+
+        def sign_out(page, name):
+            page.get_by_role("button", name="Sair").click()
+            expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
+            page.goto(f"{base}/console/webhooks")
+            expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
+            print(f"{name}: signed out", flush=True)
+
+        try:
+            # the DPO
+            context, page = session("auditor", auditor)
+            shot(page, "inicio-auditor")
+            page.get_by_role("link", name="Titulares").first.click()
+            expect(page.get_by_role("heading", name="Solicitações de um titular")).to_be_visible()
+            page.get_by_label("CPF do titular").fill(cpf)
+            page.get_by_label("CPF do titular").press("Enter")
+            link = page.get_by_role("link", name=request_id)
+            expect(link).to_be_visible()
+            assert "cpf" not in page.url.lower() and cpf not in page.url, page.url
+            shot(page, "titular")
+            link.click()
+            expect(page.get_by_role("heading", name="Histórico")).to_be_visible()
+            page.get_by_text("Mostrar a prova de coleta").click()
+            shot(page, "solicitacao")
+            page.get_by_role("link", name="Acessos", exact=True).click()
+            expect(page.get_by_role("heading", name="Registro de acessos")).to_be_visible()
+            expect(page.get_by_role("link", name=request_id).first).to_be_visible()
+            shot(page, "acessos")
+            page.get_by_role("link", name="Webhooks").click()
+            expect(page.get_by_role("heading", name="Webhooks")).to_be_visible()
+            sign_out(page, "auditor")
+            context.close()
+
+            # the operator
+            context, page = session("webhooks", webhooks)
+            shot(page, "inicio-webhooks")
+            page.get_by_role("link", name="Webhooks").first.click()
+            expect(page.get_by_role("heading", name="Webhooks")).to_be_visible()
+            shot(page, "webhooks")
+            entregas = page.get_by_role("link", name="Entregas")
+            if entregas.count():
+                entregas.first.click()
+                expect(page.get_by_role("heading", name="Entregas")).to_be_visible()
+                shot(page, "entregas")
+            page.goto(f"{base}/console/titulares")
+            expect(page.get_by_role("heading", name="Sem permissão")).to_be_visible()
+            page.goto(f"{base}/console")
+            sign_out(page, "webhooks")
+            context.close()
+
+            # a consulta key: the home page only
+            context, page = session("consulta", consulta)
+            shot(page, "inicio-consulta")
+            assert page.get_by_role("link", name="Webhooks").count() == 0
+            page.goto(f"{base}/console/webhooks")
+            expect(page.get_by_role("heading", name="Sem permissão")).to_be_visible()
+            shot(page, "sem-permissao")
+            context.close()
+
+            assert not problems, "\n".join(problems)
+        except Exception:
+            print("problems: " + "\n".join(problems), file=sys.stderr)
+            raise
+        finally:
+            browser.close()
+    print(f"screenshots: {artifacts}", flush=True)
+    if axe_js:
+        print(f"axe-core: no serious or critical violation on {', '.join(checked)}", flush=True)
+    else:
+        print("axe-core: SKIPPED (npm missing)", flush=True)
+    print("CONSOLE_UI_OK", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
