@@ -197,7 +197,11 @@ case "$cmd" in
           node_sql node1 "SELECT pg_reload_conf()" >/dev/null
         fi
         for setting in "${KEEPER_SETTINGS[@]}"; do
-          autoctl config set --pgdata "$dir/$name" "${setting%%=*}" "${setting#*=}" >/dev/null
+          # The running keeper rewrites its configuration file now and then; a `config set`
+          # that reads it mid-write finds no [pg_autoctl] section and fails ("Unrecognized
+          # configuration file", seen twice under load): try again.
+          wait_for 10 "pg_autoctl config set ${setting%%=*} on $name kept failing" \
+            autoctl config set --pgdata "$dir/$name" "${setting%%=*}" "${setting#*=}"
         done
       else
         run_node "$name"

@@ -77,6 +77,10 @@ impl Client {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(Duration::from_secs(30)))
+            // Never reuse a connection idle for longer than the server keeps one (actix: 5 s):
+            // a request sent as the server closes it fails at the transport level ("Peer
+            // disconnected"), seen once under load.
+            .max_idle_age(Duration::from_secs(2))
             .build()
             .new_agent();
         Client {
