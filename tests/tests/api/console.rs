@@ -6,10 +6,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use testkit::processes::{cli, single_line};
-
 use crate::helpers::*;
 use crate::lifecycle::create;
+use crate::scopes::issue_key_with_scopes;
 
 /// A browser without JavaScript: keeps the cookies it is given, follows no redirect.
 struct Browser {
@@ -161,28 +160,6 @@ fn encode(text: &str) -> String {
             b => format!("%{b:02X}"),
         })
         .collect()
-}
-
-/// A new key of `empresa` holding `escopos`, through the real command line.
-fn key_with_scopes(app: &TestApp, empresa: &str, escopos: &str) -> String {
-    let out = cli(
-        &app.db,
-        &app.sim,
-        &[
-            "api-key",
-            "issue",
-            "--empresa",
-            empresa,
-            "--escopos",
-            escopos,
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    single_line(&out.stdout)
 }
 
 fn console_reads(app: &TestApp) -> i64 {
@@ -338,7 +315,7 @@ fn each_scope_sees_only_its_pages_and_another_companys_request_is_not_found() {
 
     // consulta: the home page only
     let mut consulta = Browser::new(&app.api.base_url);
-    let home = consulta.sign_in(&key_with_scopes(&app, &app.company_a, "consulta"));
+    let home = consulta.sign_in(&issue_key_with_scopes(&app, &app.company_a, "consulta"));
     assert!(!home.body.contains("/console/webhooks"), "{}", home.body);
     for path in [request_a.as_str(), "/console/webhooks"] {
         let page = consulta.get(path);
@@ -355,14 +332,14 @@ fn each_scope_sees_only_its_pages_and_another_companys_request_is_not_found() {
 
     // webhooks: the webhook pages, not a request
     let mut operator = Browser::new(&app.api.base_url);
-    operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks"));
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
     assert_eq!(operator.get("/console/webhooks").status, 200);
     assert_eq!(operator.get(&request_a).status, 403);
     assert_eq!(console_reads(&app), 0, "refused pages record nothing");
 
     // auditor: its company's request, recorded in the access log; another company's is 404
     let mut dpo = Browser::new(&app.api.base_url);
-    dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
     let page = dpo.get(&request_a);
     assert_eq!(page.status, 200, "{}", page.body);
     page.assert_console_headers();
@@ -405,7 +382,7 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     };
 
     let mut dpo = Browser::new(&app.api.base_url);
-    dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
     let form = dpo.get("/console/titulares");
     assert_eq!(form.status, 200, "{}", form.body);
     assert!(form.body.contains("<label for=\"cpf\">"), "{}", form.body);
@@ -447,7 +424,11 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
 
     // other scopes may not search
     let mut operator = Browser::new(&app.api.base_url);
-    let home = operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks,consulta"));
+    let home = operator.sign_in(&issue_key_with_scopes(
+        &app,
+        &app.company_a,
+        "webhooks,consulta",
+    ));
     assert_eq!(operator.get("/console/titulares").status, 403);
     let page = operator.post(
         "/console/titulares",
@@ -482,7 +463,7 @@ fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_o
         .to_owned();
 
     let mut operator = Browser::new(&app.api.base_url);
-    operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks"));
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
     let list = operator.get("/console/webhooks");
     assert!(
         list.body.contains("Enviar evento de teste"),
@@ -525,7 +506,7 @@ fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_o
 
     // the auditor reads the log but sends nothing
     let mut dpo = Browser::new(&app.api.base_url);
-    let home = dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    let home = dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
     assert_eq!(
         dpo.get(&format!("/console/webhooks/{id}/entregas")).status,
         200
@@ -563,9 +544,9 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
             &serde_json::json!({"url": "https://a.example.com/hooks"}),
         )
         .expect(200);
-    let auditor = key_with_scopes(&app, &app.company_a, "auditor");
-    let webhooks = key_with_scopes(&app, &app.company_a, "webhooks");
-    let consulta = key_with_scopes(&app, &app.company_a, "consulta");
+    let auditor = issue_key_with_scopes(&app, &app.company_a, "auditor");
+    let webhooks = issue_key_with_scopes(&app, &app.company_a, "webhooks");
+    let consulta = issue_key_with_scopes(&app, &app.company_a, "consulta");
     let out = std::process::Command::new("bash")
         .arg(testkit::processes::repo_root().join("tests/browser/run.sh"))
         .args([
@@ -604,7 +585,7 @@ fn the_access_log_page_lists_the_reads_filtered_by_key_and_period_for_auditors_o
     let app = TestApp::synced();
     let (of_a, _) = create(&app.a, ATIVO, &active_body());
     let mut dpo = Browser::new(&app.api.base_url);
-    dpo.sign_in(&key_with_scopes(&app, &app.company_a, "auditor"));
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
     assert_eq!(
         dpo.get(&format!("/console/solicitacoes/{of_a}")).status,
         200
@@ -666,6 +647,6 @@ fn the_access_log_page_lists_the_reads_filtered_by_key_and_period_for_auditors_o
 
     // not for an operator
     let mut operator = Browser::new(&app.api.base_url);
-    operator.sign_in(&key_with_scopes(&app, &app.company_a, "webhooks"));
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
     assert_eq!(operator.get("/console/acessos").status, 403);
 }

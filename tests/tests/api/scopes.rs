@@ -7,8 +7,8 @@ use testkit::processes::{cli, single_line};
 use crate::helpers::*;
 use crate::lifecycle::{create, synced_with};
 
-/// A new key of company `empresa` holding `escopos`, through the real command line.
-pub fn key_with_scopes(app: &TestApp, empresa: &str, escopos: &str) -> testkit::Client {
+/// A new key of company `empresa` holding `escopos`, through the real command line: the key.
+pub fn issue_key_with_scopes(app: &TestApp, empresa: &str, escopos: &str) -> String {
     let out = cli(
         &app.db,
         &app.sim,
@@ -26,7 +26,15 @@ pub fn key_with_scopes(app: &TestApp, empresa: &str, escopos: &str) -> testkit::
         "api-key issue: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    testkit::Client::new(&app.api.base_url, Some(&single_line(&out.stdout)))
+    single_line(&out.stdout)
+}
+
+/// A client of a new key of company `empresa` holding `escopos`.
+pub fn key_with_scopes(app: &TestApp, empresa: &str, escopos: &str) -> testkit::Client {
+    testkit::Client::new(
+        &app.api.base_url,
+        Some(&issue_key_with_scopes(app, empresa, escopos)),
+    )
 }
 
 /// A 403 in the envelope naming the scopes that would grant the route.
