@@ -52,10 +52,10 @@ WITH confirmada AS (
     SET criacao = 'confirmada', pgcc_id = :pgcc, criacao_tentativa_em = NULL, criacao_nao_encontrada_em = NULL, proximo_status_em = :ts
     WHERE id = :id AND empresa_id = :emp AND criacao IN ('em_andamento', 'cancelada')
       AND hash = :hash AND status = :status AND atualizado_em = :ts
-    RETURNING id, empresa_id, status, criado_em
+    RETURNING id, empresa_id, status, criado_em, pgcc_id
 ), agendada AS (
-    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
-    SELECT empresa_id, id, :ts FROM confirmada
+    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
+    SELECT empresa_id, id, pgcc_id, :ts FROM confirmada
     WHERE status IN ('pendente', 'ativo')
     ON CONFLICT DO NOTHING
 ), eventos AS (

@@ -38,8 +38,8 @@ WHERE status IN ('recusado', 'expirado') AND criado_em >= timestamptz '@BASE@' +
 -- The status worker's schedule (issue 21): each open request of this load, in the policy's steady
 -- state (active ones due over the next 900 s, pending ones over the next 300 s), as the service
 -- keeps it; the request path's writes then maintain a table of the real size.
-INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em, intervalo_segundos)
-SELECT empresa_id, id,
+INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em, intervalo_segundos)
+SELECT empresa_id, id, pgcc_id,
        now() + random() * CASE WHEN status = 'ativo' THEN interval '900 s' ELSE interval '300 s' END,
        CASE WHEN status = 'ativo' THEN 900 ELSE 300 END
 FROM solicitacoes_consentimento

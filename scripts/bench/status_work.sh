@@ -56,9 +56,9 @@ arrivals() {
         'nova-$i-' || g, encode(sha256(('nova-$i-' || g)::bytea), 'hex'), md5(g::text), now(), now(),
         'confirmada'
       FROM generate_series(1, $new_per_second) g
-      RETURNING empresa_id, id, criado_em), agendadas AS (
-    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
-    SELECT empresa_id, id, criado_em FROM novas)
+      RETURNING empresa_id, id, pgcc_id, criado_em), agendadas AS (
+    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
+    SELECT empresa_id, id, pgcc_id, criado_em FROM novas)
     INSERT INTO bench_novas SELECT empresa_id, id, criado_em FROM novas;
     -- a first check leaves the request due again status_poll_seconds (10) later: seen here
     -- within a second, before its second check rewrites the row

@@ -18,8 +18,9 @@ SELECT md5('sol' || g)::uuid, md5('empresa' || (g % 100 + 1))::uuid, md5('caso' 
     CASE WHEN g % 10 < 7 THEN 'ativo' WHEN g % 10 = 7 THEN 'pendente' ELSE 'revogado' END,
     'carga-' || g, encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada'
 FROM generate_series(1, :n) g;
-INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em, intervalo_segundos, varredura)
-SELECT empresa_id, id, 'infinity',
+INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em, intervalo_segundos,
+    varredura)
+SELECT empresa_id, id, pgcc_id, 'infinity',
     CASE WHEN status = 'ativo' THEN 900 ELSE 300 END,
     status
 FROM solicitacoes_consentimento WHERE status IN ('ativo', 'pendente');

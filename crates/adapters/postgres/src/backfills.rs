@@ -56,6 +56,10 @@ pub const BACKFILLS: &[Backfill] = &[
         name: "eventos_sem_entregas",
         run_batch: mark_events_without_deliveries,
     },
+    Backfill {
+        name: "verificacoes_status_pgcc_id",
+        run_batch: copy_pgcc_ids_to_status_checks,
+    },
 ];
 
 /// What one backfill did in a run.
@@ -252,14 +256,40 @@ fn schedule_open_requests(
 ) -> QueryResult<Batch> {
     keyset_batch(
         conn,
-        "id, empresa_id, status, criacao FROM solicitacoes_consentimento",
-        "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em) \
-             SELECT empresa_id, id, now() + CASE WHEN status = 'ativo' \
+        "id, empresa_id, status, criacao, pgcc_id FROM solicitacoes_consentimento",
+        "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em) \
+             SELECT empresa_id, id, pgcc_id, now() + CASE WHEN status = 'ativo' \
                  THEN (abs(hashtext(id::text)) % 900) * interval '1 second' \
                  ELSE interval '0' END \
              FROM lote \
              WHERE status IN ('pendente', 'ativo') AND criacao = 'confirmada' \
              ON CONFLICT DO NOTHING \
+             RETURNING 1",
+        after,
+        limit,
+    )
+}
+
+/// `verificacoes_status_pgcc_id` (migration 2026-12-01-002901): each schedule row written before
+/// its PGCC id was kept there gets it from its consent row, so that its sweep reads the lane alone.
+/// A swept row whose request is in an unknown-status backoff leaves its lane, due now (the sweep
+/// hands out no such record: the backoff is the request's own row from then on). Keyset by the
+/// consent's primary key; a row that has its id is left as it is.
+fn copy_pgcc_ids_to_status_checks(
+    conn: &mut PgConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    keyset_batch(
+        conn,
+        "id, empresa_id, pgcc_id, status_desconhecido_desde FROM solicitacoes_consentimento",
+        "UPDATE verificacoes_status v SET pgcc_id = lote.pgcc_id, \
+             varredura = CASE WHEN lote.status_desconhecido_desde IS NULL THEN v.varredura END, \
+             proxima_em = CASE WHEN lote.status_desconhecido_desde IS NULL \
+                 OR v.varredura IS NULL THEN v.proxima_em ELSE now() END \
+             FROM lote \
+             WHERE v.empresa_id = lote.empresa_id AND v.solicitacao_id = lote.id \
+               AND v.pgcc_id IS NULL AND lote.pgcc_id IS NOT NULL \
              RETURNING 1",
         after,
         limit,

@@ -566,6 +566,142 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
     assert_eq!(stored(&db, mine[0]), before, "nor the request");
 }
 
+/// Sets the PGCC id kept in request `id`'s schedule row (`None`: as a row written before it was
+/// kept there).
+fn set_scheduled_pgcc_id(db: &TestDb, id: Uuid, pgcc_id: Option<&str>) {
+    diesel::sql_query("UPDATE verificacoes_status SET pgcc_id = $1 WHERE solicitacao_id = $2")
+        .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(pgcc_id)
+        .bind::<diesel::sql_types::Uuid, _>(id)
+        .execute(&mut db.conn())
+        .unwrap();
+}
+
+/// Whether request `id` has a schedule row at all.
+fn is_scheduled(db: &TestDb, id: Uuid) -> bool {
+    diesel::select(diesel::dsl::sql::<diesel::sql_types::Bool>(&format!(
+        "EXISTS (SELECT 1 FROM verificacoes_status WHERE solicitacao_id = '{id}')"
+    )))
+    .get_result(&mut db.conn())
+    .unwrap()
+}
+
+#[test]
+fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_final_or_odd() {
+    let db = TestDb::new();
+    let pool = pool(&db);
+    let acme = tenant(&pool, "ACME", "112223330001");
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let t0 = common::now();
+    let minutes = TimeDelta::minutes;
+    let spec = Spec::new(created()).status(Active);
+    let mut requests: Vec<ConsentRequest> = (0..4).map(|_| acme.create(&repo, &spec)).collect();
+    requests.sort_by_key(|r| r.id);
+    let [kept, revoked, odd, expiring] = [0, 1, 2, 3].map(|i| requests[i].clone());
+    let lane = |id| StatusCheckSchedule {
+        company_id: acme.company.id,
+        id,
+        next: NextStatusCheck::Sweep {
+            lane: StatusSweepLane::Active,
+            period_seconds: 900,
+            first_pass_at: t0,
+        },
+    };
+    repo.schedule_status_checks(&requests.iter().map(|r| lane(r.id)).collect::<Vec<_>>())
+        .unwrap();
+
+    // a final status takes the request out of the schedule in its own transaction: by the
+    // API's revocation (a transition) and by expiry
+    assert!(repo
+        .transition(
+            acme.company.id,
+            revoked.id,
+            Active,
+            Revoked,
+            TransitionCause::Company,
+            None,
+            t0,
+        )
+        .unwrap());
+    assert!(!is_scheduled(&db, revoked.id), "revoked: unscheduled");
+    diesel::sql_query(
+        "UPDATE solicitacoes_consentimento SET data_expiracao_consentimento = $1 WHERE id = $2",
+    )
+    .bind::<diesel::sql_types::Timestamptz, _>(t0 - minutes(1))
+    .bind::<diesel::sql_types::Uuid, _>(expiring.id)
+    .execute(&mut db.conn())
+    .unwrap();
+    assert_eq!(repo.expire_due(t0, 10).unwrap(), 1);
+    assert!(!is_scheduled(&db, expiring.id), "expired: unscheduled");
+    // an odd answer: the request's backoff is its own row, out of the lane
+    assert!(repo
+        .defer_status_check(acme.company.id, odd.id, t0, t0 + minutes(10))
+        .unwrap());
+    assert_eq!(sweep_lane(&db, odd.id), None);
+    assert_eq!(next_check(&db, odd.id), Some(t0 + minutes(10)));
+
+    // the consent row is not read: what the lane holds is what the batch says
+    diesel::sql_query("UPDATE solicitacoes_consentimento SET pgcc_id = 'outro' WHERE id = $1")
+        .bind::<diesel::sql_types::Uuid, _>(kept.id)
+        .execute(&mut db.conn())
+        .unwrap();
+    let batch = repo
+        .claim_status_checks(acme.company.id, 10, t0, t0 + minutes(1))
+        .unwrap();
+    assert_eq!(
+        batch
+            .iter()
+            .map(|i| (i.id, i.pgcc_id.as_str(), i.status, i.unknown_status_since))
+            .collect::<Vec<_>>(),
+        [(kept.id, kept.pgcc_id.as_str(), Active, None)],
+        "only the request still in the lane, with the PGCC id and status its lane keeps"
+    );
+    repo.advance_status_sweeps(&[batch[0].sweep.unwrap()], t0)
+        .unwrap();
+
+    // a row scheduled before the lane kept PGCC ids: read from its request until the backfill
+    set_scheduled_pgcc_id(&db, kept.id, None);
+    let next_pass = t0 + minutes(15);
+    let swept = |items: Vec<StatusCheckItem>| -> Vec<StatusCheckItem> {
+        // the odd request, due by its own row at t0 + 10 min, comes with the later claims
+        items.into_iter().filter(|i| i.sweep.is_some()).collect()
+    };
+    let batch = swept(
+        repo.claim_status_checks(acme.company.id, 10, next_pass, next_pass + minutes(1))
+            .unwrap(),
+    );
+    assert_eq!(
+        batch.iter().map(|i| i.pgcc_id.as_str()).collect::<Vec<_>>(),
+        ["outro"]
+    );
+    db.conn()
+        .batch_execute(
+            "UPDATE preenchimentos_retroativos SET cursor = NULL, concluido_em = NULL, linhas = 0 \
+             WHERE nome = 'verificacoes_status_pgcc_id'",
+        )
+        .unwrap();
+    let reports = postgres_adapter::run_pending_backfills(&pool, 2).unwrap();
+    assert_eq!(
+        reports
+            .iter()
+            .find(|r| r.name == "verificacoes_status_pgcc_id")
+            .map(|r| r.touched),
+        Some(1),
+        "only the row without its PGCC id"
+    );
+    repo.advance_status_sweeps(&[batch[0].sweep.unwrap()], next_pass)
+        .unwrap();
+    let after = t0 + minutes(30);
+    let batch = swept(
+        repo.claim_status_checks(acme.company.id, 10, after, after + minutes(1))
+            .unwrap(),
+    );
+    assert_eq!(
+        batch.iter().map(|i| i.pgcc_id.as_str()).collect::<Vec<_>>(),
+        ["outro"],
+        "the backfill copied it"
+    );
+}
+
 #[test]
 fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
     let db = TestDb::new();

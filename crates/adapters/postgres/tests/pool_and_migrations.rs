@@ -110,6 +110,9 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-11-30-002706_create_pgcc_health",
     "2026-11-30-002801_sweep_status_checks",
     "2026-11-30-002802_index_status_sweep",
+    "2026-12-01-002901_carry_pgcc_id_in_status_checks",
+    "2026-12-01-002902_index_status_sweep_with_pgcc_id",
+    "2026-12-01-002903_drop_status_sweep_index_without_pgcc_id",
 ];
 
 /// How many migrations `name` and the ones after it are.

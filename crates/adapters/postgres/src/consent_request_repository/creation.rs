@@ -169,8 +169,8 @@ statement! {
     FROM confirmada c JOIN empresas e ON e.id = c.empresa_id
     WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
 ), agendada AS (
-    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em)
-    SELECT empresa_id, id, $next_check_at FROM confirmada
+    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
+    SELECT empresa_id, id, pgcc_id, $next_check_at FROM confirmada
     WHERE status IN ('pendente', 'ativo')
     ON CONFLICT DO NOTHING
 ), eventos AS (

@@ -39,7 +39,8 @@ statement! {
     /// non-terminal requests whose expiry is at or before `now` (`SKIP LOCKED`: rows another
     /// transaction holds are left for the next round), move them to `expirado` at `now`, append
     /// one history entry and one audit-log entry each from the status they had, with cause
-    /// `expiracao`, and return the
+    /// `expiracao`, delete their status-check schedule (a lane's requests have its status:
+    /// `status_checks.rs`), and return the
     /// updated rows (for their events).
     struct ExpireDue<'a> {
         empresa_id: Uuid as SqlUuid,
@@ -71,8 +72,21 @@ statement! {
         x.prova_coleta, x.hash, $now)
     FROM expiradas x JOIN empresas e ON e.id = x.empresa_id
     WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
+), desagendadas AS (
+    DELETE FROM verificacoes_status v USING expiradas x
+    WHERE v.empresa_id = $empresa_id AND v.solicitacao_id = x.id
 )
 SELECT * FROM expiradas"
+}
+
+statement! {
+    /// A request that reached a final status leaves the status worker's schedule, in the
+    /// change's transaction: a swept request's status is its lane's (`status_checks.rs`).
+    struct Unschedule {
+        empresa_id: Uuid as SqlUuid,
+        id: Uuid as SqlUuid,
+    }
+    "DELETE FROM verificacoes_status WHERE empresa_id = $empresa_id AND solicitacao_id = $id"
 }
 
 statement! {
@@ -153,6 +167,13 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
                 em: at,
             }
             .execute(conn)?;
+            if to.is_terminal() {
+                Unschedule {
+                    empresa_id: empresa.0,
+                    id,
+                }
+                .execute(conn)?;
+            }
             if let Some(tipo) = tipo {
                 let request = into_domain_in_tx(updated)?;
                 let event = WebhookEvent::consent(tipo, &request, at).with_reason(motivo.clone());

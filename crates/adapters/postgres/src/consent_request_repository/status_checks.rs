@@ -6,7 +6,9 @@
 //! record of when the oddity began.
 //!
 //! A swept check that finds no change writes nothing: the sweep's own row moves once per batch
-//! (up to 500 requests), so at 10^7 consents the steady checks cost an index range read each
+//! (up to 500 requests), and the batch is read from the sweep's covering index alone (the
+//! request's PGCC id is kept in its schedule row, its status is its lane's), so at 10^7 consents
+//! the steady checks cost an index-only range read each and never touch the consent rows
 //! (docs/scaling.md, "The status worker").
 
 use std::collections::BTreeMap;
@@ -85,7 +87,8 @@ statement! {
     /// The next batch of one of the company's due sweeps (the longest due first; a lane whose
     /// batch another worker holds is skipped), leased as a whole until `lease_until`: up to
     /// `limit` requests of the lane after where the pass stands, in id order, each with its
-    /// request's status and PGCC id as stored. A sweep with nothing left ends its pass here: the
+    /// PGCC id and the lane's status, read from `verificacoes_status_varredura_pgcc_idx` alone
+    /// (index-only: the consent rows are not read, see below). A sweep with nothing left ends its pass here: the
     /// next is due a period after this one was. Answers one row with no request then, no row
     /// when no sweep was due. `due_at` is the pass's due time shifted by how long it has run, so
     /// that a check's lag is how late its pass started.
@@ -106,9 +109,9 @@ statement! {
 ), lote AS (
     -- LATERAL: the lane and where its pass stands bound the index range (a plain join left
     -- `> apos_id` a filter, read from the company's first request at every batch)
-    SELECT v.solicitacao_id
+    SELECT v.solicitacao_id, v.pgcc_id
     FROM faixa f CROSS JOIN LATERAL (
-        SELECT v.solicitacao_id
+        SELECT v.solicitacao_id, v.pgcc_id
         FROM verificacoes_status v
         WHERE v.empresa_id = $empresa_id AND v.varredura = f.varredura
           AND v.solicitacao_id > COALESCE(f.apos_id, '00000000-0000-0000-0000-000000000000'::uuid)
@@ -132,11 +135,22 @@ statement! {
     RETURNING w.varredura, w.periodo_segundos, w.arrendada_ate,
               w.proxima_em + ($now - w.iniciada_em) AS devida_em
 )
+-- A request in a lane has the lane's status: it leaves the lane when it reaches a final status
+-- (its schedule row goes with the change) or when the PGCC answers an odd status for it (its
+-- backoff is its own row again), so a swept request has no unknown status either. A request
+-- that changed behind the lane anyway (a row kept from before that rule) is set right by its
+-- check: the PGCC's answer is applied from the lane's status, or found already applied. The
+-- consent row is read only for a schedule row written before it kept its PGCC id (the
+-- `verificacoes_status_pgcc_id` backfill fills those).
 SELECT p.varredura, p.arrendada_ate, p.devida_em, p.periodo_segundos AS intervalo_segundos,
-       s.id, s.pgcc_id, s.status, s.status_desconhecido_desde
+       l.solicitacao_id AS id,
+       COALESCE(l.pgcc_id, (
+           SELECT s.pgcc_id FROM solicitacoes_consentimento s
+           WHERE s.id = l.solicitacao_id AND s.empresa_id = $empresa_id)) AS pgcc_id,
+       CASE WHEN l.solicitacao_id IS NOT NULL THEN p.varredura END AS status,
+       NULL::timestamptz AS status_desconhecido_desde
 FROM passo p
-LEFT JOIN (lote l JOIN solicitacoes_consentimento s
-           ON s.id = l.solicitacao_id AND s.empresa_id = $empresa_id) ON true"
+LEFT JOIN lote l ON true"
 }
 
 statement! {
@@ -198,15 +212,16 @@ WHERE v.empresa_id = $empresa_id AND v.solicitacao_id = a.solicitacao_id
 }
 
 statement! {
-    /// The backoff of a request whose status the PGCC answered we do not know: its next check
-    /// (a swept request stays in its sweep: the next pass, a period away, is its backoff).
+    /// The backoff of a request whose status the PGCC answered we do not know: its next check,
+    /// by its own row (a swept request leaves its sweep, whose batches carry no unknown status;
+    /// its first normal answer puts it back).
     struct DeferStatusCheck {
         empresa_id: Uuid as SqlUuid,
         id: Uuid as SqlUuid,
         next_check_at: DateTime<Utc> as Timestamptz,
     }
-    "UPDATE verificacoes_status SET proxima_em = $next_check_at
-WHERE empresa_id = $empresa_id AND solicitacao_id = $id AND varredura IS NULL"
+    "UPDATE verificacoes_status SET proxima_em = $next_check_at, varredura = NULL
+WHERE empresa_id = $empresa_id AND solicitacao_id = $id"
 }
 
 #[derive(QueryableByName)]

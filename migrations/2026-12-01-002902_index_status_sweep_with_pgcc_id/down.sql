@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS verificacoes_status_varredura_pgcc_idx;
