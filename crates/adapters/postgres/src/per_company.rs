@@ -68,7 +68,7 @@ pub(crate) struct CompanyIdRow {
 /// (issue 21, part 4) and counted (`/metrics`: `company_batch_failures_total{operation}`): its
 /// rows stay due for the next round. The database being unreachable
 /// (`RepoError::Unavailable`) would fail every company alike, so it ends the call; so does a
-/// call in which every company failed, with the first error.
+/// call in which every company failed, with an error that names the operation only.
 pub(crate) fn share_among(
     companies: Vec<CompanyIdRow>,
     limit: u32,
@@ -77,7 +77,7 @@ pub(crate) fn share_among(
 ) -> Result<u32, RepoError> {
     let mut used = 0u32;
     let mut served = 0usize;
-    let mut first_failure = None;
+    let mut failed = false;
     for company in companies {
         let room = limit.saturating_sub(used);
         if room == 0 {
@@ -89,7 +89,7 @@ pub(crate) fn share_among(
                 served += 1;
             }
             Err(error @ RepoError::Unavailable(_)) => return Err(error),
-            Err(error) => {
+            Err(_) => {
                 // ids only: the error's text may quote a row
                 tracing::warn!(
                     empresa_id = %company.id,
@@ -97,14 +97,18 @@ pub(crate) fn share_among(
                     "a company's batch failed on its own; the other companies go on"
                 );
                 count_company_batch_failure(operation);
-                first_failure.get_or_insert(error);
+                failed = true;
             }
         }
     }
-    match first_failure {
-        Some(error) if served == 0 => Err(error),
-        _ => Ok(used),
+    if failed && served == 0 {
+        // the round's caller logs this error whole: it names the operation, never the
+        // companies' errors (logged above by id), whose text may quote a row
+        return Err(RepoError::Unexpected(anyhow::anyhow!(
+            "every company's batch of {operation} failed on its own"
+        )));
     }
+    Ok(used)
 }
 
 /// The whole shape of a per-company worker operation of at most `limit` rows: `find` (given
@@ -180,7 +184,7 @@ mod tests {
     }
 
     #[test]
-    fn the_database_down_or_every_company_failing_ends_the_call_with_the_error() {
+    fn the_database_down_or_every_company_failing_ends_the_call_and_no_rows_text_leaves() {
         let down = share_among(companies(3), 10, "test", |id, _| {
             if id.as_u128() == 2 {
                 Err(RepoError::Unavailable(anyhow::anyhow!("down")))
@@ -190,8 +194,17 @@ mod tests {
         });
         assert!(matches!(down, Err(RepoError::Unavailable(_))));
         let all = share_among(companies(2), 10, "test", |_, _| {
-            Err(RepoError::Unexpected(anyhow::anyhow!("broken")))
+            Err(RepoError::Unexpected(anyhow::anyhow!(
+                "row (52998224725) broken"
+            )))
         });
-        assert!(matches!(all, Err(RepoError::Unexpected(_))));
+        let Err(RepoError::Unexpected(error)) = all else {
+            panic!("every company failing is the call's error");
+        };
+        assert_eq!(
+            format!("{error:#}"),
+            "every company's batch of test failed on its own",
+            "the round logs this error whole: never a company's, which may quote a row"
+        );
     }
 }
