@@ -3,8 +3,9 @@
 //! company's rows in a statement scoped to it. This is what a distributed database needs (no
 //! lock across companies) and what keeps one company's backlog from being read for another's.
 
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use diesel::{PgConnection, QueryResult};
 use ports::RepoError;
@@ -51,6 +52,61 @@ fn count_company_batch_failure(operation: &'static str) {
         .or_default() += 1;
 }
 
+/// A company whose batch of an operation keeps failing is left out of that operation's rounds for
+/// a while: 1 s after its first failure, twice as long after each next one, at most 5 minutes,
+/// and forgotten at its first success. Without it a company whose rows cannot be written (a
+/// corrupt row, a bad deploy) would cost a statement and a log line every round for as long as
+/// it lasts. Process-wide, like the tally above; bounded (past [`MAX_BACKED_OFF`] companies a
+/// new failure is retried every round, as before).
+struct Backoff {
+    failures: u32,
+    until: Instant,
+}
+
+static BACKOFFS: LazyLock<Mutex<HashMap<(&'static str, Uuid), Backoff>>> =
+    LazyLock::new(Mutex::default);
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(300);
+const MAX_BACKED_OFF: usize = 10_000;
+
+fn backoffs() -> std::sync::MutexGuard<'static, HashMap<(&'static str, Uuid), Backoff>> {
+    BACKOFFS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn is_backed_off(operation: &'static str, company: Uuid, now: Instant) -> bool {
+    backoffs()
+        .get(&(operation, company))
+        .is_some_and(|b| b.until > now)
+}
+
+/// Records a failure and answers how long the company is left out.
+fn back_off(operation: &'static str, company: Uuid, now: Instant) -> Duration {
+    let mut backoffs = backoffs();
+    if backoffs.len() >= MAX_BACKED_OFF && !backoffs.contains_key(&(operation, company)) {
+        backoffs.retain(|_, b| b.until > now);
+        if backoffs.len() >= MAX_BACKED_OFF {
+            return Duration::ZERO;
+        }
+    }
+    let entry = backoffs.entry((operation, company)).or_insert(Backoff {
+        failures: 0,
+        until: now,
+    });
+    entry.failures = entry.failures.saturating_add(1);
+    let wait = FIRST_BACKOFF
+        .saturating_mul(1 << (entry.failures - 1).min(16))
+        .min(MAX_BACKOFF);
+    entry.until = now + wait;
+    wait
+}
+
+fn forget_backoff(operation: &'static str, company: Uuid) {
+    let mut backoffs = backoffs();
+    if !backoffs.is_empty() {
+        backoffs.remove(&(operation, company));
+    }
+}
+
 /// A company id, as the statements that find companies with due work answer it.
 #[derive(diesel::QueryableByName)]
 pub(crate) struct CompanyIdRow {
@@ -66,7 +122,8 @@ pub(crate) struct CompanyIdRow {
 /// A company whose batch fails on its own account (a row that does not read back, a constraint:
 /// `RepoError::Unexpected`) is logged by id with `operation` and skipped, and the others go on
 /// (issue 21, part 4) and counted (`/metrics`: `company_batch_failures_total{operation}`): its
-/// rows stay due for the next round. The database being unreachable
+/// rows stay due, and the company is left out of the operation's rounds for a growing while
+/// ([`Backoff`]). The database being unreachable
 /// (`RepoError::Unavailable`) would fail every company alike, so it ends the call; so does a
 /// call in which every company failed, with an error that names the operation only.
 pub(crate) fn share_among(
@@ -78,22 +135,29 @@ pub(crate) fn share_among(
     let mut used = 0u32;
     let mut served = 0usize;
     let mut failed = false;
+    let now = Instant::now();
     for company in companies {
         let room = limit.saturating_sub(used);
         if room == 0 {
             break;
         }
+        if is_backed_off(operation, company.id, now) {
+            continue;
+        }
         match one(company.id, room) {
             Ok(n) => {
                 used = used.saturating_add(n.min(room));
                 served += 1;
+                forget_backoff(operation, company.id);
             }
             Err(error @ RepoError::Unavailable(_)) => return Err(error),
             Err(_) => {
                 // ids only: the error's text may quote a row
+                let retry_in = back_off(operation, company.id, now);
                 tracing::warn!(
                     empresa_id = %company.id,
                     operation,
+                    retry_in_seconds = retry_in.as_secs(),
                     "a company's batch failed on its own; the other companies go on"
                 );
                 count_company_batch_failure(operation);
@@ -163,7 +227,7 @@ mod tests {
     #[test]
     fn one_companys_failure_is_its_own_and_the_others_go_on() {
         let mut asked = Vec::new();
-        let used = share_among(companies(3), 10, "test", |id, _| {
+        let used = share_among(companies(3), 10, "test-one-fails", |id, _| {
             asked.push(id.as_u128());
             if id.as_u128() == 2 {
                 Err(RepoError::Unexpected(anyhow::anyhow!(
@@ -178,14 +242,14 @@ mod tests {
         assert!(
             company_batch_failures()
                 .iter()
-                .any(|(op, n)| *op == "test" && *n >= 1),
+                .any(|(op, n)| *op == "test-one-fails" && *n >= 1),
             "counted by operation"
         );
     }
 
     #[test]
     fn the_database_down_or_every_company_failing_ends_the_call_and_no_rows_text_leaves() {
-        let down = share_among(companies(3), 10, "test", |id, _| {
+        let down = share_among(companies(3), 10, "test-down", |id, _| {
             if id.as_u128() == 2 {
                 Err(RepoError::Unavailable(anyhow::anyhow!("down")))
             } else {
@@ -193,7 +257,7 @@ mod tests {
             }
         });
         assert!(matches!(down, Err(RepoError::Unavailable(_))));
-        let all = share_among(companies(2), 10, "test", |_, _| {
+        let all = share_among(companies(2), 10, "test-all-fail", |_, _| {
             Err(RepoError::Unexpected(anyhow::anyhow!(
                 "row (52998224725) broken"
             )))
@@ -203,8 +267,63 @@ mod tests {
         };
         assert_eq!(
             format!("{error:#}"),
-            "every company's batch of test failed on its own",
+            "every company's batch of test-all-fail failed on its own",
             "the round logs this error whole: never a company's, which may quote a row"
         );
+    }
+
+    #[test]
+    fn a_failing_company_is_left_out_for_a_growing_while_and_forgotten_at_its_first_success() {
+        const OP: &str = "test-backoff";
+        let company = Uuid::from_u128(7);
+        let t0 = Instant::now();
+        assert_eq!(back_off(OP, company, t0), Duration::from_secs(1));
+        assert!(is_backed_off(OP, company, t0 + Duration::from_millis(999)));
+        assert!(!is_backed_off(OP, company, t0 + Duration::from_secs(1)));
+        assert!(!is_backed_off("another-operation", company, t0));
+        let t1 = t0 + Duration::from_secs(1);
+        assert_eq!(back_off(OP, company, t1), Duration::from_secs(2));
+        assert_eq!(back_off(OP, company, t1), Duration::from_secs(4));
+        for _ in 0..20 {
+            back_off(OP, company, t1);
+        }
+        assert_eq!(back_off(OP, company, t1), MAX_BACKOFF, "capped");
+        forget_backoff(OP, company);
+        assert!(!is_backed_off(OP, company, t1));
+        assert_eq!(
+            back_off(OP, company, t1),
+            FIRST_BACKOFF,
+            "from the start again"
+        );
+
+        // in a round: the failing company is skipped while backed off, the others served
+        let mut asked = Vec::new();
+        let used = share_among(companies(3), 10, OP, |id, _| {
+            asked.push(id.as_u128());
+            Ok(1)
+        })
+        .unwrap();
+        assert_eq!(
+            (used, asked),
+            (3, vec![1, 2, 3]),
+            "company 7 is not among them"
+        );
+        let mut asked = Vec::new();
+        let used = share_among(
+            vec![
+                CompanyIdRow { id: company },
+                CompanyIdRow {
+                    id: Uuid::from_u128(8),
+                },
+            ],
+            10,
+            OP,
+            |id, _| {
+                asked.push(id.as_u128());
+                Ok(1)
+            },
+        )
+        .unwrap();
+        assert_eq!((used, asked), (1, vec![8]), "7 is backed off, 8 goes on");
     }
 }
