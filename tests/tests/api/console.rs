@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::helpers::*;
 use crate::lifecycle::create;
 use crate::scopes::issue_key_with_scopes;
+use testkit::{verify_with_python, wait_until};
 
 /// A browser without JavaScript: keeps the cookies it is given, follows no redirect.
 struct Browser {
@@ -518,6 +519,170 @@ fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_o
     let page = dpo.post(&action, &[("csrf", &home.csrf())]);
     assert_eq!(page.status, 403, "{}", page.body);
     assert_eq!(receiver.received().len(), 1, "the auditor sent nothing");
+}
+
+/// The `value` of the page's read-only secret field (the rotated secret, shown once).
+fn shown_secret(page: &Page) -> String {
+    let at = page
+        .body
+        .find("id=\"segredo\"")
+        .unwrap_or_else(|| panic!("no secret field: {}", page.body));
+    let rest = &page.body[at..];
+    let value = &rest[rest.find("value=\"").unwrap() + "value=\"".len()..];
+    value[..value.find('"').unwrap()].to_owned()
+}
+
+fn stored_secret(app: &TestApp, id: &str) -> String {
+    app.db
+        .text(&format!(
+            "SELECT segredo_cifrado AS v FROM webhook_urls WHERE id = '{id}'"
+        ))
+        .unwrap()
+}
+
+#[test]
+fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgcc_health() {
+    let app = TestApp::synced();
+    let receiver = testkit::Receiver::start(&[]);
+    let id = app
+        .a
+        .post_json(
+            "/api/webhook-urls",
+            &serde_json::json!({"url": receiver.url}),
+        )
+        .expect(200)
+        .data()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut operator = Browser::new(&app.api.base_url);
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
+    let list = operator.get("/console/webhooks");
+    assert!(list.body.contains("Trocar o segredo"), "{}", list.body);
+    let rotate = format!("/console/webhooks/{id}/segredo");
+
+    // the secret: without the form's token nothing changes; with it, a new one shown once
+    let before = stored_secret(&app, &id);
+    assert_eq!(operator.post(&rotate, &[]).status, 403);
+    assert_eq!(stored_secret(&app, &id), before, "nothing rotated");
+    let rotated = operator.post(&rotate, &[("csrf", &list.csrf())]);
+    assert_eq!(rotated.status, 200, "{}", rotated.body);
+    rotated.assert_console_headers();
+    let secret = shown_secret(&rotated);
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    assert_ne!(stored_secret(&app, &id), before, "stored, encrypted");
+    assert!(
+        !stored_secret(&app, &id).contains(&secret),
+        "never stored in clear"
+    );
+    assert!(
+        !operator.get("/console/webhooks").body.contains(&secret),
+        "shown once"
+    );
+
+    // a delivery signed with it, then replayed from its log: the same event again
+    create(&app.a, PENDENTE, &pending_body());
+    let first = receiver.wait_for(1, Duration::from_secs(30));
+    assert_eq!(first.len(), 1);
+    assert!(verify_with_python(
+        &secret,
+        first[0].header("webhook-id"),
+        first[0].header("webhook-timestamp"),
+        &first[0].body,
+        first[0].header("webhook-signature"),
+    ));
+    let delivered = || {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_entregas WHERE webhook_url_id = '{id}' \
+             AND status = 'entregue'"
+        )) == 1
+    };
+    assert!(wait_until(Duration::from_secs(30), delivered));
+    let delivery = app
+        .db
+        .text(&format!(
+            "SELECT id::text AS v FROM webhook_entregas WHERE webhook_url_id = '{id}'"
+        ))
+        .unwrap();
+    let log = operator.get(&format!("/console/webhooks/{id}/entregas"));
+    assert!(log.body.contains("Reenviar"), "{}", log.body);
+    let replay = format!("/console/webhooks/{id}/entregas/{delivery}/reenviar");
+    assert_eq!(operator.post(&replay, &[]).status, 403, "no token");
+    let done = operator.post(&replay, &[("csrf", &log.csrf())]);
+    assert_eq!(done.status, 303, "{}", done.body);
+    assert_eq!(
+        done.header("location"),
+        Some(format!("/console/webhooks/{id}/entregas").as_str())
+    );
+    let both = receiver.wait_for(2, Duration::from_secs(30));
+    assert_eq!(both.len(), 2, "sent again");
+    assert_eq!(
+        both[1].header("webhook-id"),
+        first[0].header("webhook-id"),
+        "the same event"
+    );
+    // another company's URL: not found; the auditor sees no such forms and may not post them
+    let of_b = app
+        .b
+        .post_json(
+            "/api/webhook-urls",
+            &serde_json::json!({"url": "https://b.example.com/hooks"}),
+        )
+        .expect(200)
+        .data()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let other = operator.post(
+        &format!("/console/webhooks/{of_b}/entregas/{delivery}/reenviar"),
+        &[("csrf", &log.csrf())],
+    );
+    assert_eq!(other.status, 404, "{}", other.body);
+    assert_eq!(
+        operator
+            .post(
+                &format!("/console/webhooks/{of_b}/segredo"),
+                &[("csrf", &log.csrf())]
+            )
+            .status,
+        404
+    );
+    let mut dpo = Browser::new(&app.api.base_url);
+    let home = dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    let read = dpo.get(&format!("/console/webhooks/{id}/entregas"));
+    assert!(!read.body.contains("Reenviar"), "{}", read.body);
+    assert!(!dpo
+        .get("/console/webhooks")
+        .body
+        .contains("Trocar o segredo"));
+    assert_eq!(dpo.post(&replay, &[("csrf", &home.csrf())]).status, 403);
+    assert_eq!(dpo.post(&rotate, &[("csrf", &home.csrf())]).status, 403);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(receiver.received().len(), 2, "the auditor sent nothing");
+
+    // a disabled URL's delivery is not replayed: a 409 page, nothing sent
+    app.db.scalar(&format!(
+        "WITH d AS (UPDATE webhook_urls SET desativado_em = now() WHERE id = '{id}' RETURNING 1)
+         SELECT count(*) AS v FROM d"
+    ));
+    let refused = operator.post(&replay, &[("csrf", &log.csrf())]);
+    assert_eq!(refused.status, 409, "{}", refused.body);
+    assert!(refused.body.contains("desativada"), "{}", refused.body);
+
+    // the PGCC's health, for any key (a `consulta` key too), as GET /api/status answers it
+    let mut reader = Browser::new(&app.api.base_url);
+    reader.sign_in(&issue_key_with_scopes(&app, &app.company_a, "consulta"));
+    let health = reader.get("/console/pgcc");
+    assert_eq!(health.status, 200, "{}", health.body);
+    health.assert_console_headers();
+    let api = app.a.get("/api/status").expect(200);
+    let code = api.data()["code"].as_str().unwrap().to_owned();
+    assert!(
+        health.body.contains(&format!("<strong>{code}</strong>")),
+        "{}",
+        health.body
+    );
+    assert!(Browser::new(&app.api.base_url).get("/console/pgcc").status == 303);
 }
 
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does

@@ -5,6 +5,7 @@
 //! API's handlers.
 
 mod accesses;
+mod health;
 mod html;
 mod operator;
 mod pages;
@@ -85,6 +86,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/console/webhooks/{id}/reativar")
             .route(web::post().to(operator::reenable))
             .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/console/webhooks/{id}/segredo")
+            .route(web::post().to(operator::rotate_secret))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/console/webhooks/{id}/entregas/{entrega}/reenviar")
+            .route(web::post().to(operator::replay))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/console/pgcc")
+            .route(web::get().to(health::page))
+            .default_service(not_allowed("GET")),
     );
 }
 
@@ -127,9 +143,9 @@ fn set_cookie(
 }
 
 /// 303 to `location` (after a form, or to the sign-in page).
-fn see_other(location: &'static str) -> HttpResponse {
+fn see_other(location: &str) -> HttpResponse {
     let mut res = HttpResponse::SeeOther()
-        .insert_header((header::LOCATION, location))
+        .insert_header((header::LOCATION, location.to_owned()))
         .finish();
     html::secure_headers(&mut res, "text/html; charset=utf-8");
     res
@@ -206,6 +222,16 @@ impl Refusal {
                 "",
                 "<p>Nada com este identificador para a sua empresa.</p>\
                  <p><a href=\"/console\">Início</a></p>",
+            ),
+            Refusal::Api(ApiError::Conflict(why)) => html::page(
+                StatusCode::CONFLICT,
+                "Não foi possível fazer isto agora",
+                "",
+                // a conflict's message is the API's, written for the caller: no row in it
+                &format!(
+                    "<p>{}</p><p><a href=\"/console\">Início</a></p>",
+                    html::esc(&why)
+                ),
             ),
             Refusal::Api(e) => {
                 let status = e.status_code();
@@ -295,6 +321,7 @@ pub(crate) fn nav(signed: &SignedIn) -> String {
     if scopes.contains(Scope::Webhooks) || scopes.contains(Scope::Auditor) {
         links.push_str("<li><a href=\"/console/webhooks\">Webhooks</a></li>");
     }
+    links.push_str("<li><a href=\"/console/pgcc\">PGCC</a></li>");
     format!(
         "<nav aria-label=\"Principal\"><ul>{links}<li>{}</li></ul></nav>",
         html::post_form("/console/sair", &signed.csrf, "", "Sair")

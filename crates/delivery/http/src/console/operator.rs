@@ -1,5 +1,6 @@
-//! The operator's pages (`webhooks` scope; `auditor` reads them): the company's webhook URLs and
-//! re-enabling a disabled one.
+//! The operator's pages (`webhooks` scope; `auditor` reads them): the company's webhook URLs,
+//! their delivery logs, and the forms that act on them (the test event, re-enabling a disabled
+//! URL, rotating its secret, replaying a delivery).
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -57,6 +58,14 @@ pub async fn webhooks(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespo
                     "Enviar evento de teste",
                 ));
             }
+            if manages {
+                action.push_str(&html::post_form(
+                    &format!("/console/webhooks/{}/segredo", w.id),
+                    &signed.csrf,
+                    "",
+                    "Trocar o segredo",
+                ));
+            }
             if manages && w.disabled_at.is_some() {
                 action.push_str(&html::post_form(
                     &format!("/console/webhooks/{}/reativar", w.id),
@@ -97,9 +106,7 @@ pub async fn reenable(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let csrf = serde_urlencoded::from_bytes::<CsrfForm>(&body)
-        .map(|f| f.csrf)
-        .unwrap_or_default();
+    let csrf = csrf_of(&body);
     let id = Uuid::parse_str(&path).ok();
     let outcome = signed_in(
         &state,
@@ -119,8 +126,88 @@ pub async fn reenable(
     }
 }
 
+/// `POST /console/webhooks/{id}/segredo` (CSRF): gives the URL a new signing secret and shows
+/// it once, on this answer only (`no-store`, as every console page); the previous one keeps
+/// signing beside it for the configured overlap, as `POST /api/webhook-urls/{id}/rotacionar-segredo`.
+pub async fn rotate_secret(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let csrf = csrf_of(&body);
+    let id = Uuid::parse_str(&path).ok();
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/segredo",
+        &[Scope::Webhooks],
+        Some(&csrf),
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            Ok(s.webhook_urls.rotate_secret(call.company(), id)?)
+        },
+    )
+    .await;
+    let (signed, secret) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(true),
+    };
+    let main = format!(
+        "<p role=\"status\">Segredo trocado. Copie-o agora: ele não será mostrado de novo.</p>\
+         <p><label for=\"segredo\">Novo segredo</label> \
+         <input id=\"segredo\" type=\"text\" readonly value=\"{}\" size=\"60\"></p>\
+         <p>O segredo anterior continua assinando as entregas junto com este durante o período \
+         de transição configurado.</p>\
+         <p><a href=\"/console/webhooks\">Voltar às webhook URLs</a></p>",
+        esc(&secret)
+    );
+    html::page(StatusCode::OK, "Novo segredo", &nav(&signed), &main)
+}
+
+/// `POST /console/webhooks/{id}/entregas/{entrega}/reenviar` (CSRF): makes the delivery due
+/// now (the same event id and body), as `POST /api/webhook-urls/{id}/entregas/{entrega}/reenviar`;
+/// back to the URL's delivery log. A disabled URL is refused (409) and nothing changes.
+pub async fn replay(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let csrf = csrf_of(&body);
+    let (url, delivery) = path.into_inner();
+    let ids = Uuid::parse_str(&url)
+        .ok()
+        .zip(Uuid::parse_str(&delivery).ok());
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/webhooks/{id}/entregas/{entrega}/reenviar",
+        &[Scope::Webhooks],
+        Some(&csrf),
+        move |s, call| {
+            let (url, delivery) = ids.ok_or(ApiError::NotFound("Webhook URL ou entrega"))?;
+            s.webhook_deliveries.replay(call.company(), url, delivery)?;
+            Ok(url)
+        },
+    )
+    .await;
+    match outcome {
+        Ok((_, url)) => see_other(&format!("/console/webhooks/{url}/entregas")),
+        Err(refusal) => refusal.page(true),
+    }
+}
+
+/// The `csrf` field of a posted form (missing or unreadable: empty, which no session has).
+fn csrf_of(body: &[u8]) -> String {
+    serde_urlencoded::from_bytes::<CsrfForm>(body)
+        .map(|f| f.csrf)
+        .unwrap_or_default()
+}
+
 /// `GET /console/webhooks/{id}/entregas`: the URL's latest deliveries, newest first, each with
-/// its attempts (when, HTTP status, latency, error).
+/// its attempts (when, HTTP status, latency, error); a `webhooks` key gets a replay button on
+/// each.
 pub async fn deliveries(
     state: web::Data<ApiState>,
     req: HttpRequest,
@@ -143,6 +230,8 @@ pub async fn deliveries(
         Ok(done) => done,
         Err(refusal) => return refusal.page(false),
     };
+    let manages = signed.scopes().contains(Scope::Webhooks);
+    let url_id = path.as_str();
     let rows: String = records
         .into_iter()
         .map(Entrega::from)
@@ -163,8 +252,19 @@ pub async fn deliveries(
                     )
                 })
                 .collect();
+            let action = if manages {
+                html::post_form(
+                    &format!("/console/webhooks/{url_id}/entregas/{}/reenviar", d.id),
+                    &signed.csrf,
+                    "",
+                    "Reenviar",
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td><ul>{attempts}</ul></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td><ul>{attempts}</ul></td>\
+                 <td>{action}</td></tr>",
                 esc(&d.event_type),
                 esc(&d.status),
                 esc(&d.created_at.to_rfc3339())
@@ -177,7 +277,8 @@ pub async fn deliveries(
         format!(
             "<table><caption>Entregas, da mais recente à mais antiga</caption><thead><tr>\
              <th scope=\"col\">Evento</th><th scope=\"col\">Status</th>\
-             <th scope=\"col\">Criada em</th><th scope=\"col\">Tentativas</th></tr></thead>\
+             <th scope=\"col\">Criada em</th><th scope=\"col\">Tentativas</th>\
+             <th scope=\"col\">Ações</th></tr></thead>\
              <tbody>{rows}</tbody></table>"
         )
     };
@@ -193,9 +294,7 @@ pub async fn test(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let csrf = serde_urlencoded::from_bytes::<CsrfForm>(&body)
-        .map(|f| f.csrf)
-        .unwrap_or_default();
+    let csrf = csrf_of(&body);
     let id = Uuid::parse_str(&path).ok();
     let outcome = signed_in(
         &state,
