@@ -685,6 +685,125 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
     assert!(Browser::new(&app.api.base_url).get("/console/pgcc").status == 303);
 }
 
+#[test]
+fn the_dpo_exports_a_periods_requests_as_csv_and_json_lines_streamed_past_one_page() {
+    let app = TestApp::synced();
+    // company A: 1,200 requests made with SQL today (three pages of the export), one created
+    // ten days ago; company B: one today
+    let (template, link) = {
+        let t = app
+            .db
+            .text(&format!(
+                "SELECT pgcc_provider_template_id || '|' || id::text AS v FROM casos_de_uso \
+                 WHERE empresa_id = '{}' ORDER BY pgcc_provider_template_id LIMIT 1",
+                app.company_a
+            ))
+            .expect("a synced use case");
+        let (a, b) = t.split_once('|').unwrap();
+        (a.to_owned(), b.to_owned())
+    };
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao, prova_coleta, data_titular_respondeu_consentimento) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'ativo', 'carga-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada', \
+             CASE WHEN g = 1 THEN '=cmd|x, \"y\"' ELSE 'prova ' || g END, now() \
+         FROM generate_series(1, 1200) g",
+            a = app.company_a
+        ),
+    )
+    .expect("load company A's requests");
+    let (old, _) = create(&app.a, ATIVO, &active_body());
+    app.db.scalar(&format!(
+        "WITH d AS (UPDATE solicitacoes_consentimento SET criado_em = now() - interval '10 days' \
+         WHERE id = '{old}' RETURNING 1) SELECT count(*) AS v FROM d"
+    ));
+    let mut b_body = active_body();
+    b_body["casoDeUsoIdTemplate"] = serde_json::json!("tpl-b-seguro");
+    let (of_b, _) = create(&app.b, ATIVO, &b_body);
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+
+    let mut dpo = Browser::new(&app.api.base_url);
+    let home = dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    assert!(home.body.contains("/console/exportar"), "{}", home.body);
+    let form = dpo.get("/console/exportar");
+    assert_eq!(form.status, 200, "{}", form.body);
+    assert!(form.body.contains("name=\"formato\""), "{}", form.body);
+    let reads_before: i64 = app.db.scalar(
+        "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/exportar'",
+    );
+
+    let csv = dpo.get(&format!(
+        "/console/exportar?de={today}&ate={today}&formato=csv"
+    ));
+    assert_eq!(csv.status, 200, "{}", csv.body);
+    assert_eq!(csv.header("content-type"), Some("text/csv; charset=utf-8"));
+    assert_eq!(
+        csv.header("content-disposition"),
+        Some(format!("attachment; filename=\"solicitacoes-{today}-{today}.csv\"").as_str())
+    );
+    assert_eq!(csv.header("cache-control"), Some("no-store"));
+    let lines: Vec<&str> = csv.body.split("\r\n").filter(|l| !l.is_empty()).collect();
+    assert!(lines[0].starts_with("id,pgccId,status,"), "{}", lines[0]);
+    let ids: std::collections::HashSet<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(lines.len() - 1, 1200, "every request of the period, once");
+    assert_eq!(ids.len(), 1200, "none twice");
+    assert!(!ids.contains(old.as_str()), "outside the period");
+    assert!(!ids.contains(of_b.as_str()), "another company's");
+    assert!(
+        csv.body.contains("\"'=cmd|x, \"\"y\"\"\""),
+        "a formula is defused and quoted: {}",
+        lines.iter().find(|l| l.contains("cmd")).unwrap_or(&"")
+    );
+    assert!(!csv.body.contains("52998224725"), "the CPF is masked");
+
+    let jsonl = dpo.get(&format!(
+        "/console/exportar?de={today}&ate={today}&formato=jsonl"
+    ));
+    assert_eq!(jsonl.status, 200, "{}", jsonl.body);
+    let items: Vec<serde_json::Value> = jsonl
+        .body
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    assert_eq!(items.len(), 1200);
+    assert!(items.iter().all(|i| i["versaoCasoDeUso"].is_number()));
+    // recorded in the access log, as the list with its proofs is: one entry a page
+    let reads_after: i64 = app.db.scalar(
+        "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/exportar'",
+    );
+    assert_eq!(reads_after - reads_before, 6, "three pages, twice");
+
+    // a bad period reads nothing; other scopes may not export
+    let bad = dpo.get(&format!(
+        "/console/exportar?de={today}&ate=2020-01-01&formato=csv"
+    ));
+    assert_eq!(bad.status, 422, "{}", bad.body);
+    assert!(bad.body.contains("role=\"alert\""), "{}", bad.body);
+    let mut operator = Browser::new(&app.api.base_url);
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
+    let refused = operator.get(&format!(
+        "/console/exportar?de={today}&ate={today}&formato=csv"
+    ));
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(!refused.body.contains("carga-"));
+    assert_eq!(
+        app.db.scalar(
+            "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/exportar'"
+        ),
+        reads_after,
+        "nothing more recorded"
+    );
+}
+
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does
 /// (`tests/browser/run.sh`): signs in with an `auditor`, a `webhooks` and a `consulta` key, walks
 /// each page their scopes allow, signs out; screenshots of each page are kept in

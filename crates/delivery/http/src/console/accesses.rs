@@ -33,7 +33,7 @@ pub struct Filter {
     cursor: String,
 }
 
-fn day(raw: &str, next: bool) -> Result<Option<DateTime<Utc>>, ()> {
+pub(super) fn day(raw: &str, next: bool) -> Result<Option<DateTime<Utc>>, ()> {
     if raw.trim().is_empty() {
         return Ok(None);
     }

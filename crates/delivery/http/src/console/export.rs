@@ -1,0 +1,324 @@
+//! `GET /console/exportar` (`auditor` scope): the company's consent requests created in a period
+//! of days, as CSV or as JSON Lines, for the DPO to hand on. The items are the consent list's
+//! (`GET /api/solicitacao-consentimento`: the CPF masked, the proof included), so the export is
+//! recorded in the access log page by page exactly as the list is.
+//!
+//! Streamed a page (500 requests) at a time: a year of a large company is millions of rows, and
+//! one answer must not hold them. A producer task reads the pages in turn, each in one blocking
+//! hop, and hands them to the response through a channel of two pages: a slow download holds at
+//! most three pages in memory and one blocking thread at a time, never the whole period.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::web::Bytes;
+use actix_web::{web, HttpRequest, HttpResponse};
+use application::{ConsentListQuery, Services};
+use chrono::{DateTime, Utc};
+use domain::Scope;
+use futures_core::Stream;
+use serde::Deserialize;
+use tokio::sync::mpsc;
+
+use super::accesses::day;
+use super::html::{self, esc};
+use super::{nav, signed_in};
+use crate::access_log::Answered;
+use crate::blocking::{in_blocking_hop, Call};
+use crate::dto::consent_read::Solicitacao;
+use crate::error::ApiError;
+use crate::state::ApiState;
+
+/// Requests per page read (the list's largest page).
+const PAGE_SIZE: u32 = 500;
+/// Pages waiting for the client, beyond the one being written.
+const PAGES_IN_FLIGHT: usize = 2;
+
+/// The CSV's columns: the list item's fields, in this order.
+const COLUMNS: [&str; 15] = [
+    "id",
+    "pgccId",
+    "status",
+    "casoDeUsoIdTemplate",
+    "versaoCasoDeUso",
+    "cpfTitular",
+    "tipoTitular",
+    "modalidadeAcesso",
+    "cnpjAnuente",
+    "dataExpiracaoConsentimento",
+    "dataTitularRespondeuConsentimento",
+    "criadoEm",
+    "atualizadoEm",
+    "hash",
+    "provaColeta",
+];
+
+#[derive(Deserialize, Default)]
+pub struct ExportForm {
+    /// First day of creation, `AAAA-MM-DD`, from its midnight UTC.
+    #[serde(default)]
+    de: String,
+    /// Last day, included.
+    #[serde(default)]
+    ate: String,
+    /// `csv` or `jsonl`.
+    #[serde(default)]
+    formato: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Csv,
+    JsonLines,
+}
+
+/// A valid export: its period (`until` excluded) and format.
+#[derive(Clone, Copy)]
+struct Export {
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+    format: Format,
+}
+
+fn parse(f: &ExportForm) -> Result<Export, &'static str> {
+    let from = day(&f.de, false).ok().flatten();
+    let until = day(&f.ate, true).ok().flatten();
+    let (Some(from), Some(until)) = (from, until) else {
+        return Err("Informe os dois dias do período (AAAA-MM-DD).");
+    };
+    if until <= from {
+        return Err("O último dia deve ser igual ou posterior ao primeiro.");
+    }
+    let format = match f.formato.as_str() {
+        "csv" => Format::Csv,
+        "jsonl" => Format::JsonLines,
+        _ => return Err("Escolha o formato: CSV ou JSON Lines."),
+    };
+    Ok(Export {
+        from,
+        until,
+        format,
+    })
+}
+
+fn form(f: &ExportForm, error: Option<&str>) -> String {
+    let error = error
+        .map(|e| format!("<p class=\"erro\" role=\"alert\">{}</p>", esc(e)))
+        .unwrap_or_default();
+    let checked = |v: &str| {
+        if f.formato == v || (f.formato.is_empty() && v == "csv") {
+            " checked"
+        } else {
+            ""
+        }
+    };
+    format!(
+        "{error}<p>As solicitações criadas no período, com os campos da listagem da API (o CPF \
+         mascarado, a prova de coleta incluída). A exportação fica registrada no registro de \
+         acessos.</p>\
+         <form method=\"get\" action=\"/console/exportar\">\
+         <label for=\"de\">De (dia de criação, UTC)</label>\
+         <input id=\"de\" name=\"de\" type=\"date\" required value=\"{}\">\
+         <label for=\"ate\">Até (dia, incluído)</label>\
+         <input id=\"ate\" name=\"ate\" type=\"date\" required value=\"{}\">\
+         <fieldset><legend>Formato</legend>\
+         <input id=\"formato-csv\" type=\"radio\" name=\"formato\" value=\"csv\"{}>\
+         <label for=\"formato-csv\">CSV</label>\
+         <input id=\"formato-jsonl\" type=\"radio\" name=\"formato\" value=\"jsonl\"{}>\
+         <label for=\"formato-jsonl\">JSON Lines</label></fieldset>\
+         <button type=\"submit\">Exportar</button></form>",
+        esc(&f.de),
+        esc(&f.ate),
+        checked("csv"),
+        checked("jsonl"),
+    )
+}
+
+/// The form (no field given), or the file: a 422 form when a field is wrong, nothing read.
+pub async fn export(
+    state: web::Data<ApiState>,
+    req: HttpRequest,
+    query: web::Query<ExportForm>,
+) -> HttpResponse {
+    let f = query.into_inner();
+    let asked = !(f.de.is_empty() && f.ate.is_empty() && f.formato.is_empty());
+    let export = if asked { Some(parse(&f)) } else { None };
+    let first = match export {
+        Some(Ok(export)) => Some(export),
+        _ => None,
+    };
+    let outcome = signed_in(
+        &state,
+        &req,
+        "/console/exportar",
+        &[Scope::Auditor],
+        None,
+        move |s, call| match first {
+            Some(export) => page_of(s, call, export, None).map(Some),
+            None => Ok(None),
+        },
+    )
+    .await;
+    let (signed, first_page) = match outcome {
+        Ok(done) => done,
+        Err(refusal) => return refusal.page(false),
+    };
+    let (export, (bytes, next)) = match (export, first_page) {
+        (Some(Ok(export)), Some(page)) => (export, page),
+        (Some(Err(why)), _) => {
+            return html::page(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Exportar solicitações",
+                &nav(&signed),
+                &form(&f, Some(why)),
+            )
+        }
+        _ => {
+            return html::page(
+                StatusCode::OK,
+                "Exportar solicitações",
+                &nav(&signed),
+                &form(&f, None),
+            )
+        }
+    };
+    let (tx, rx) = mpsc::channel(PAGES_IN_FLIGHT);
+    let head = match export.format {
+        Format::Csv => Bytes::from(format!("{}\r\n", COLUMNS.join(","))),
+        Format::JsonLines => Bytes::new(),
+    };
+    // room for both: the channel is empty
+    let _ = tx.try_send(Ok(head));
+    let _ = tx.try_send(Ok(bytes));
+    let call = signed.call.clone();
+    actix_web::rt::spawn(async move {
+        let mut cursor = next;
+        while let Some(after) = cursor.take() {
+            let call = call.clone();
+            let page =
+                in_blocking_hop(&state, move |s| page_of(s, &call, export, Some(after))).await;
+            let (bytes, next) = match page {
+                Ok(page) => page,
+                Err(e) => {
+                    // the file ends short: the client sees the transfer fail, never a complete
+                    // file with rows missing
+                    tracing::warn!("console export stopped: {e}");
+                    let _ = tx.send(Err(e)).await;
+                    return;
+                }
+            };
+            if tx.send(Ok(bytes)).await.is_err() {
+                return; // the client went away
+            }
+            cursor = next;
+        }
+    });
+    let (extension, content_type) = match export.format {
+        Format::Csv => ("csv", "text/csv; charset=utf-8"),
+        Format::JsonLines => ("jsonl", "application/jsonl; charset=utf-8"),
+    };
+    let mut res = HttpResponse::Ok().streaming(Pages(rx));
+    html::secure_headers(&mut res, content_type);
+    let name = format!(
+        "attachment; filename=\"solicitacoes-{}-{}.{extension}\"",
+        export.from.format("%Y-%m-%d"),
+        (export.until - chrono::Days::new(1)).format("%Y-%m-%d"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&name) {
+        res.headers_mut().insert(header::CONTENT_DISPOSITION, value);
+    }
+    res
+}
+
+/// One page of the export after `after`, rendered, its read recorded when it carries a proof
+/// (as the list's), with the cursor of the next page.
+fn page_of(
+    s: &Services,
+    call: &Call,
+    export: Export,
+    after: Option<String>,
+) -> Result<(Bytes, Option<String>), ApiError> {
+    let page = s.list_consent_requests.execute(
+        call.company(),
+        ConsentListQuery {
+            created_from: Some(export.from),
+            created_until: Some(export.until),
+            cursor: after,
+            limit: Some(PAGE_SIZE),
+            ..ConsentListQuery::default()
+        },
+    )?;
+    let answered = Answered::default();
+    let mut out = String::new();
+    let count = page.items.len();
+    for request in page.items {
+        let item = answered.note(Solicitacao::from_domain(request, false, None), false);
+        let value = serde_json::to_value(&item).map_err(|e| ApiError::Internal(e.into()))?;
+        match export.format {
+            Format::JsonLines => {
+                out.push_str(&value.to_string());
+                out.push('\n');
+            }
+            Format::Csv => {
+                let row: Vec<String> = COLUMNS.iter().map(|c| csv_field(value.get(*c))).collect();
+                out.push_str(&row.join(","));
+                out.push_str("\r\n");
+            }
+        }
+    }
+    answered.record_if_personal(s, call, count)?;
+    Ok((Bytes::from(out), page.next_cursor))
+}
+
+/// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. A text that a
+/// spreadsheet would run as a formula (`=`, `+`, `-`, `@` first) gets a leading `'` (OWASP's CSV
+/// injection advice): the proof and the templates are the company's or the PGCC's text.
+fn csv_field(value: Option<&serde_json::Value>) -> String {
+    let text = match value {
+        None | Some(serde_json::Value::Null) => return String::new(),
+        Some(serde_json::Value::String(s)) => {
+            if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+                format!("'{s}")
+            } else {
+                s.clone()
+            }
+        }
+        Some(other) => other.to_string(),
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+/// The response body: the pages as the producer hands them over.
+struct Pages(mpsc::Receiver<Result<Bytes, ApiError>>);
+
+impl Stream for Pages {
+    type Item = Result<Bytes, ApiError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_fields_are_quoted_when_needed_and_formulas_defused() {
+        let s = |v: &str| csv_field(Some(&serde_json::Value::String(v.into())));
+        assert_eq!(s("ativo"), "ativo");
+        assert_eq!(s("a,b"), "\"a,b\"");
+        assert_eq!(s("diz \"sim\""), "\"diz \"\"sim\"\"\"");
+        assert_eq!(s("=HYPERLINK(\"x\")"), "\"'=HYPERLINK(\"\"x\"\")\"");
+        assert_eq!(s("-1"), "'-1");
+        assert_eq!(csv_field(Some(&serde_json::json!(2))), "2");
+        assert_eq!(csv_field(None), "");
+        assert_eq!(csv_field(Some(&serde_json::Value::Null)), "");
+    }
+}
