@@ -118,7 +118,26 @@ def main() -> int:
             link.click()
             expect(page.get_by_role("heading", name="Histórico")).to_be_visible()
             page.get_by_text("Mostrar a prova de coleta").click()
+            # the receipt, verified in the page from the JWKS and the latest checkpoint
+            result = page.locator("#resultado-recibo")
+            page.get_by_role("button", name="Verificar o recibo neste navegador").click()
+            expect(result).to_have_attribute("data-resultado", "valido", timeout=15000)
+            expect(result).to_contain_text("Recibo válido")
             shot(page, "solicitacao")
+            # a receipt changed on its way (its signature's first character): refused
+            def tampered(route):
+                response = route.fetch()
+                material = response.json()
+                head, payload, sig = material["recibo"].split(".")
+                sig = ("B" if sig[0] != "B" else "C") + sig[1:]
+                material["recibo"] = ".".join([head, payload, sig])
+                route.fulfill(response=response, json=material)
+            page.route("**/verificacao", tampered)
+            page.get_by_role("button", name="Verificar o recibo neste navegador").click()
+            expect(result).to_have_attribute("data-resultado", "invalido", timeout=15000)
+            expect(result).to_contain_text("assinatura do recibo")
+            page.unroute("**/verificacao")
+            print("receipt: verified in the browser; a tampered one refused", flush=True)
             page.get_by_role("link", name="Acessos", exact=True).click()
             expect(page.get_by_role("heading", name="Registro de acessos")).to_be_visible()
             expect(page.get_by_role("link", name=request_id).first).to_be_visible()

@@ -137,7 +137,7 @@ fn create_active(app: &TestApp) -> String {
 }
 
 /// The request's proofs once the latest checkpoint covers `entries` of its entries.
-fn proofs_covering(app: &TestApp, id: &str, entries: usize) -> Value {
+pub(crate) fn proofs_covering(app: &TestApp, id: &str, entries: usize) -> Value {
     let mut last = Value::Null;
     let covered = wait_until(Duration::from_secs(20), || {
         last = app.a.get(&provas(id)).expect(200).data().clone();

@@ -804,6 +804,89 @@ fn the_dpo_exports_a_periods_requests_as_csv_and_json_lines_streamed_past_one_pa
     );
 }
 
+#[test]
+fn the_dpo_downloads_a_receipt_and_its_verification_material_recorded_and_only_its_companys() {
+    let app = TestApp::synced();
+    let (id, _) = create(&app.a, ATIVO, &active_body());
+    crate::audit_log::proofs_covering(&app, &id, 1);
+    let mut b_body = active_body();
+    b_body["casoDeUsoIdTemplate"] = serde_json::json!("tpl-b-seguro");
+    let (of_b, _) = create(&app.b, ATIVO, &b_body);
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    let page = dpo.get(&format!("/console/solicitacoes/{id}"));
+    assert!(
+        page.body
+            .contains(&format!("/console/solicitacoes/{id}/recibo")),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("<script src=\"/console/recibo.js\""));
+    let csp = page
+        .header("content-security-policy")
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    let recorded = |route: &str| -> i64 {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '{route}'"
+        ))
+    };
+
+    let file = dpo.get(&format!("/console/solicitacoes/{id}/recibo"));
+    assert_eq!(file.status, 200, "{}", file.body);
+    assert_eq!(file.header("content-type"), Some("application/jose"));
+    assert_eq!(
+        file.header("content-disposition"),
+        Some(format!("attachment; filename=\"recibo-{id}.jws\"").as_str())
+    );
+    let api = app
+        .a
+        .get(&format!("/api/solicitacao-consentimento/{id}/recibo"))
+        .expect(200);
+    assert_eq!(
+        file.body,
+        api.data()["recibo"].as_str().unwrap(),
+        "the API's receipt"
+    );
+    assert_eq!(file.body.split('.').count(), 3, "a compact JWS");
+    assert_eq!(recorded("/console/solicitacoes/{id}/recibo"), 1);
+
+    let material = dpo.get(&format!("/console/solicitacoes/{id}/verificacao"));
+    assert_eq!(material.status, 200, "{}", material.body);
+    let material: serde_json::Value = serde_json::from_str(&material.body).unwrap();
+    assert_eq!(material["recibo"].as_str(), Some(file.body.as_str()));
+    assert!(material["checkpoint"]
+        .as_str()
+        .is_some_and(|c| c.contains("\n\n")));
+    assert_eq!(material["entradas"].as_array().map(Vec::len), Some(1));
+    assert_eq!(recorded("/console/solicitacoes/{id}/verificacao"), 1);
+
+    // another company's request: 404, nothing recorded; a webhooks key: 403
+    for path in ["recibo", "verificacao"] {
+        let other = dpo.get(&format!("/console/solicitacoes/{of_b}/{path}"));
+        assert_eq!(other.status, 404, "{}", other.body);
+    }
+    assert_eq!(recorded("/console/solicitacoes/{id}/recibo"), 1);
+    let mut operator = Browser::new(&app.api.base_url);
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
+    assert_eq!(
+        operator
+            .get(&format!("/console/solicitacoes/{id}/recibo"))
+            .status,
+        403
+    );
+    let script = dpo.get("/console/recibo.js");
+    assert_eq!(script.status, 200);
+    assert_eq!(
+        script.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+}
+
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does
 /// (`tests/browser/run.sh`): signs in with an `auditor`, a `webhooks` and a `consulta` key, walks
 /// each page their scopes allow, signs out; screenshots of each page are kept in
@@ -822,6 +905,8 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
     }
     let app = TestApp::synced();
     let (request, _) = create(&app.a, ATIVO, &active_body());
+    // a checkpoint covers its creation: the request page's receipt check can succeed
+    crate::audit_log::proofs_covering(&app, &request, 1);
     app.a
         .post_json(
             "/api/webhook-urls",

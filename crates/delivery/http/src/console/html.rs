@@ -1,13 +1,15 @@
 //! The console's pages: one layout (landmarks, headings, a skip link, Portuguese), and escaping
 //! of every value put in them. No inline script or style: the Content-Security-Policy forbids
-//! both.
+//! both (the one script, the receipt check, is a file of this server).
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
 
-/// Only this server's stylesheet; no script, no frame, forms post only here.
+/// Only this server's stylesheet and script files (the receipt check: never inline), reads of
+/// this server only, no frame, forms post only here.
 pub const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self'; \
+                       script-src 'self'; connect-src 'self'; \
                        form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /// `text` for HTML text and attribute values.

@@ -10,6 +10,7 @@ mod health;
 mod html;
 mod operator;
 mod pages;
+mod receipt;
 pub mod session;
 mod sign_in;
 mod subjects;
@@ -29,6 +30,8 @@ use crate::error::ApiError;
 use crate::state::ApiState;
 
 const STYLESHEET: &str = include_str!("../../assets/console/estilo.css");
+/// The request page's receipt check, run in the browser (docs/console.md, "Receipts").
+const RECEIPT_SCRIPT: &str = include_str!("../../assets/console/recibo.js");
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     use crate::routes::not_allowed;
@@ -40,6 +43,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/console/estilo.css")
             .route(web::get().to(stylesheet))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/console/recibo.js")
+            .route(web::get().to(receipt_script))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/console/solicitacoes/{id}/recibo")
+            .route(web::get().to(receipt::download))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/console/solicitacoes/{id}/verificacao")
+            .route(web::get().to(receipt::material))
             .default_service(not_allowed("GET")),
     )
     .service(
@@ -113,6 +131,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 async fn stylesheet() -> HttpResponse {
     let mut res = HttpResponse::Ok().body(STYLESHEET);
     html::secure_headers(&mut res, "text/css; charset=utf-8");
+    res
+}
+
+async fn receipt_script() -> HttpResponse {
+    let mut res = HttpResponse::Ok().body(RECEIPT_SCRIPT);
+    html::secure_headers(&mut res, "text/javascript; charset=utf-8");
     res
 }
 

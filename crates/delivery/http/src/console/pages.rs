@@ -76,7 +76,14 @@ pub async fn request(
          <thead><tr><th scope=\"col\">Quando</th><th scope=\"col\">De</th>\
          <th scope=\"col\">Para</th><th scope=\"col\">Causa</th><th scope=\"col\">Motivo</th>\
          </tr></thead><tbody>{history}</tbody></table>\
-         <h2>Prova de coleta</h2>{proof}",
+         <h2>Prova de coleta</h2>{proof}\
+         <h2>Recibo</h2>\
+         <p>O recibo assinado desta solicitação (JWS, sem o CPF), para guardar ou entregar a \
+         um auditor: <a href=\"/console/solicitacoes/{id}/recibo\" download>baixar o recibo</a>.</p>\
+         <p><button type=\"button\" id=\"verificar-recibo\" data-solicitacao=\"{id}\">\
+         Verificar o recibo neste navegador</button></p>\
+         <p id=\"resultado-recibo\" role=\"status\" aria-live=\"polite\"></p>\
+         <script src=\"/console/recibo.js\" defer></script>",
         esc(&data.id.to_string()),
         esc(&data.status),
         esc(&data.template_id),
@@ -84,6 +91,7 @@ pub async fn request(
         esc(&data.subject_cpf),
         esc(&data.created_at.to_rfc3339()),
         esc(&data.consent_expires_at.to_rfc3339()),
+        id = data.id,
     );
     html::page(StatusCode::OK, "Solicitação", &nav(&signed), &main)
 }
