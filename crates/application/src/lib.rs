@@ -46,6 +46,7 @@ pub use audit::verify::{Mismatch, VerifyAuditLog, VerifyError, VerifyReport};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };
+pub use consent_requests::counts::{CountConsentError, CountConsentRequests, MAX_COUNT_DAYS};
 pub use consent_requests::create::{
     CreateConsentError, CreateConsentRequest, CreatedConsentRequest,
 };
@@ -137,6 +138,7 @@ pub struct Services {
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
     pub list_consent_requests: ListConsentRequests,
+    pub count_consent_requests: CountConsentRequests,
     pub list_events: ListEvents,
     pub export_subject: ExportSubject,
     pub revoke_consent_request: RevokeConsentRequest,
@@ -227,6 +229,7 @@ impl Services {
                 clock.clone(),
             )
             .within_bytes(settings.page_max_bytes),
+            count_consent_requests: CountConsentRequests::new(consent_requests.clone()),
             list_events: ListEvents::new(events),
             export_subject: ExportSubject::new(consent_requests.clone(), clock.clone())
                 .within_bytes(settings.page_max_bytes),

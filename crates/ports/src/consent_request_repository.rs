@@ -13,6 +13,16 @@ pub struct ConsentRequestRecord {
     pub history: Vec<StatusChange>,
 }
 
+/// How many of a company's confirmed requests were created on one day (UTC) under one template,
+/// by their stored status: a cell of the console's counts over time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DailyCount {
+    pub day: chrono::NaiveDate,
+    pub template_id: String,
+    pub status: ConsentStatus,
+    pub count: u64,
+}
+
 /// Filters of the list; `None` = no filter. All are combined with AND.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConsentFilter {
@@ -262,6 +272,16 @@ pub trait ConsentRequestRepository: Send + Sync {
         after: Option<ListCursor>,
         limit: u32,
     ) -> Result<Vec<ConsentRequestRecord>, RepoError>;
+
+    /// The company's confirmed requests created in `[from, until)`, counted by day of creation
+    /// (UTC), template and stored status. One index range of the company's creations: its cost
+    /// follows the requests of the period (callers bound the period).
+    fn counts_by_day(
+        &self,
+        company: CompanyId,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<DailyCount>, RepoError>;
 
     /// At most `limit` of the company's requests matching `filter`, ordered by (criado_em, id),
     /// strictly after `after` when given.

@@ -36,7 +36,7 @@ pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, ListCursor, NextStatusCheck, StatusCheckItem, StatusCheckSchedule,
+    CreationStart, DailyCount, ListCursor, NextStatusCheck, StatusCheckItem, StatusCheckSchedule,
     StatusSweepLane, StatusSweepLease, UnfinishedCreation,
 };
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};

@@ -887,6 +887,90 @@ fn the_dpo_downloads_a_receipt_and_its_verification_material_recorded_and_only_i
     );
 }
 
+#[test]
+fn the_dpo_reads_counts_by_day_status_and_use_case_of_its_company_only() {
+    let app = TestApp::synced();
+    let (active, _) = create(&app.a, ATIVO, &active_body());
+    let (pending, _) = create(&app.a, PENDENTE, &pending_body());
+    create(&app.a, ATIVO, &active_body());
+    app.a
+        .post_json(
+            &format!("/api/solicitacao-consentimento/{active}/revogar"),
+            &serde_json::json!({"motivo": "Pedido do titular."}),
+        )
+        .expect(200);
+    // one of them created three days ago
+    app.db.scalar(&format!(
+        "WITH d AS (UPDATE solicitacoes_consentimento SET criado_em = now() - interval '3 days' \
+         WHERE id = '{pending}' RETURNING 1) SELECT count(*) AS v FROM d"
+    ));
+    let mut b_body = active_body();
+    b_body["casoDeUsoIdTemplate"] = serde_json::json!("tpl-b-seguro");
+    create(&app.b, ATIVO, &b_body);
+    let template = active_body()["casoDeUsoIdTemplate"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let today = chrono::Utc::now().date_naive();
+    let three_days_ago = today - chrono::Days::new(3);
+
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    let page = dpo.get("/console/painel");
+    assert_eq!(page.status, 200, "{}", page.body);
+    page.assert_console_headers();
+    assert!(
+        page.body.contains("3 solicitações criadas"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("<svg role=\"img\""), "{}", page.body);
+    // by day and current status: pendente, ativo, recusado, expirado, revogado, total
+    assert!(
+        page.body.contains(&format!(
+            "<tr><th scope=\"row\">{today}</th><td>0</td><td>1</td><td>0</td><td>0</td>\
+             <td>1</td><td>2</td></tr>"
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(&format!(
+            "<tr><th scope=\"row\">{three_days_ago}</th><td>1</td><td>0</td><td>0</td>\
+             <td>0</td><td>0</td><td>1</td></tr>"
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(&format!(
+            "<tr><th scope=\"row\">{template}</th><td>1</td><td>1</td><td>0</td><td>0</td>\
+             <td>1</td><td>3</td></tr>"
+        )),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("tpl-b-seguro"), "another company's");
+    // a period of today only
+    let only_today = dpo.get(&format!("/console/painel?de={today}&ate={today}"));
+    assert!(
+        only_today.body.contains("2 solicitações criadas"),
+        "{}",
+        only_today.body
+    );
+    // a period past its bound, or reversed: the form again, 422
+    let long = dpo.get(&format!(
+        "/console/painel?de={}&ate={today}",
+        today - chrono::Days::new(200)
+    ));
+    assert_eq!(long.status, 422, "{}", long.body);
+    let reversed = dpo.get(&format!("/console/painel?de={today}&ate={three_days_ago}"));
+    assert_eq!(reversed.status, 422, "{}", reversed.body);
+    let mut operator = Browser::new(&app.api.base_url);
+    operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
+    assert_eq!(operator.get("/console/painel").status, 403);
+}
+
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does
 /// (`tests/browser/run.sh`): signs in with an `auditor`, a `webhooks` and a `consulta` key, walks
 /// each page their scopes allow, signs out; screenshots of each page are kept in

@@ -2,6 +2,7 @@
 //! workers that keep their statuses (status poll, expiry, reconciler).
 
 pub mod check;
+pub mod counts;
 pub mod create;
 pub mod cursor;
 pub mod expire;

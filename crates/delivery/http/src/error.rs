@@ -389,6 +389,18 @@ impl From<ListConsentError> for ApiError {
     }
 }
 
+impl From<application::CountConsentError> for ApiError {
+    fn from(e: application::CountConsentError) -> Self {
+        match e {
+            application::CountConsentError::Period => ApiError::BadRequest(format!(
+                "o período deve ter de 1 a {} dias",
+                application::MAX_COUNT_DAYS
+            )),
+            application::CountConsentError::Repo(e) => e.into(),
+        }
+    }
+}
+
 impl From<ExportSubjectError> for ApiError {
     fn from(e: ExportSubjectError) -> Self {
         match e {

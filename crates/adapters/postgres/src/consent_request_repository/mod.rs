@@ -126,6 +126,15 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         subject_records::list_of_subject(&self.pool, company, cpf, after, limit)
     }
 
+    fn counts_by_day(
+        &self,
+        empresa: CompanyId,
+        from: DateTime<Utc>,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<ports::DailyCount>, RepoError> {
+        reads::counts_by_day(&self.reads, empresa, from, until)
+    }
+
     fn list(
         &self,
         empresa: CompanyId,

@@ -279,3 +279,64 @@ pub(super) fn find_by_hash(
     })?;
     row.map(|row| into_domain(row, OPERATION)).transpose()
 }
+
+statement! {
+    /// The company's confirmed requests created in `[from, until)`, counted by UTC day of
+    /// creation, template and status: one range of `solicitacoes_consentimento_empresa_criado_em_idx`.
+    struct CountsByDay {
+        empresa_id: uuid::Uuid as diesel::sql_types::Uuid,
+        from: DateTime<Utc> as Timestamptz,
+        until: DateTime<Utc> as Timestamptz,
+    }
+    "SELECT (criado_em AT TIME ZONE 'UTC')::date AS dia, caso_de_uso_id_template AS template,
+       status, count(*) AS n
+FROM solicitacoes_consentimento
+WHERE empresa_id = $empresa_id AND criado_em >= $from AND criado_em < $until
+  AND criacao = 'confirmada'
+GROUP BY 1, 2, 3
+ORDER BY 1, 2, 3"
+}
+
+#[derive(QueryableByName)]
+struct DailyCountRow {
+    #[diesel(sql_type = diesel::sql_types::Date)]
+    dia: chrono::NaiveDate,
+    #[diesel(sql_type = Text)]
+    template: String,
+    #[diesel(sql_type = Text)]
+    status: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+pub(super) fn counts_by_day(
+    reads: &ReadPools,
+    empresa: CompanyId,
+    from: DateTime<Utc>,
+    until: DateTime<Utc>,
+) -> Result<Vec<ports::DailyCount>, RepoError> {
+    const OPERATION: &str = "counting consent requests by day";
+    let rows = reads.read(OPERATION, |conn| {
+        CountsByDay {
+            empresa_id: empresa.0,
+            from,
+            until,
+        }
+        .load::<DailyCountRow>(conn)
+    })?;
+    rows.into_iter()
+        .map(|r| {
+            let status = ConsentStatus::parse(&r.status).ok_or_else(|| {
+                RepoError::Unexpected(anyhow::anyhow!(
+                    "a stored consent request has an unknown status"
+                ))
+            })?;
+            Ok(ports::DailyCount {
+                day: r.dia,
+                template_id: r.template,
+                status,
+                count: u64::try_from(r.n).unwrap_or(0),
+            })
+        })
+        .collect()
+}

@@ -5,6 +5,7 @@
 //! API's handlers.
 
 mod accesses;
+mod chart;
 mod export;
 mod health;
 mod html;
@@ -115,6 +116,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/console/webhooks/{id}/entregas/{entrega}/reenviar")
             .route(web::post().to(operator::replay))
             .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/console/painel")
+            .route(web::get().to(chart::page))
+            .default_service(not_allowed("GET")),
     )
     .service(
         web::resource("/console/exportar")
@@ -348,6 +354,7 @@ pub(crate) fn nav(signed: &SignedIn) -> String {
         links.push_str("<li><a href=\"/console/titulares\">Titulares</a></li>");
         links.push_str("<li><a href=\"/console/acessos\">Acessos</a></li>");
         links.push_str("<li><a href=\"/console/exportar\">Exportar</a></li>");
+        links.push_str("<li><a href=\"/console/painel\">Painel</a></li>");
     }
     if scopes.contains(Scope::Webhooks) || scopes.contains(Scope::Auditor) {
         links.push_str("<li><a href=\"/console/webhooks\">Webhooks</a></li>");
