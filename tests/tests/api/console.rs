@@ -266,6 +266,30 @@ fn sign_in_gives_an_http_only_strict_cookie_and_sign_out_makes_it_refused() {
 }
 
 #[test]
+fn failed_sign_ins_are_limited_per_address_as_failed_api_keys_are() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "3"),
+    ]);
+    let mut browser = Browser::new(&app.api.base_url);
+    let mut form = browser.get("/console");
+    let mut statuses = Vec::new();
+    for i in 0..6 {
+        let made_up = format!("cak_{i:0>60}");
+        // each refused sign-in answers the form again, with a fresh token
+        let csrf = form.csrf();
+        let answer = browser.post("/console/entrar", &[("chave", &made_up), ("csrf", &csrf)]);
+        statuses.push(answer.status);
+        if answer.status == 401 {
+            form = answer;
+        }
+    }
+    assert_eq!(&statuses[..3], [401, 401, 401], "{statuses:?}");
+    assert!(statuses[3..].contains(&429), "{statuses:?}");
+    assert!(!browser.cookies.contains_key("console_sessao"));
+}
+
+#[test]
 fn a_session_unused_past_its_idle_timeout_is_refused() {
     let app = TestApp::spawn_with(&[("APP__CONSOLE__SESSION_SECONDS", "2")]);
     let mut browser = Browser::new(&app.api.base_url);
