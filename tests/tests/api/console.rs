@@ -175,6 +175,17 @@ fn disabled(app: &TestApp, id: &str) -> bool {
     )) == 1
 }
 
+/// Registers `url` for the client's company; its id.
+fn register_url(client: &testkit::Client, url: &str) -> String {
+    client
+        .post_json("/api/webhook-urls", &serde_json::json!({"url": url}))
+        .expect(200)
+        .data()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 fn register_disabled(app: &TestApp, url: &str) -> String {
     let r = app
         .a
@@ -475,17 +486,7 @@ fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_o
         )
         .expect(200);
     let id = r.data()["id"].as_str().unwrap().to_owned();
-    let of_b = app
-        .b
-        .post_json(
-            "/api/webhook-urls",
-            &serde_json::json!({"url": "https://b.example.com/hooks"}),
-        )
-        .expect(200)
-        .data()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let of_b = register_url(&app.b, "https://b.example.com/hooks");
 
     let mut operator = Browser::new(&app.api.base_url);
     operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
@@ -568,17 +569,7 @@ fn stored_secret(app: &TestApp, id: &str) -> String {
 fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgcc_health() {
     let app = TestApp::synced();
     let receiver = testkit::Receiver::start(&[]);
-    let id = app
-        .a
-        .post_json(
-            "/api/webhook-urls",
-            &serde_json::json!({"url": receiver.url}),
-        )
-        .expect(200)
-        .data()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let id = register_url(&app.a, &receiver.url);
     let mut operator = Browser::new(&app.api.base_url);
     operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
     let list = operator.get("/console/webhooks");
@@ -646,17 +637,7 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
         "the same event"
     );
     // another company's URL: not found; the auditor sees no such forms and may not post them
-    let of_b = app
-        .b
-        .post_json(
-            "/api/webhook-urls",
-            &serde_json::json!({"url": "https://b.example.com/hooks"}),
-        )
-        .expect(200)
-        .data()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let of_b = register_url(&app.b, "https://b.example.com/hooks");
     let other = operator.post(
         &format!("/console/webhooks/{of_b}/entregas/{delivery}/reenviar"),
         &[("csrf", &log.csrf())],
@@ -714,18 +695,7 @@ fn the_dpo_exports_a_periods_requests_as_csv_and_json_lines_streamed_past_one_pa
     let app = TestApp::synced();
     // company A: 1,200 requests made with SQL today (three pages of the export), one created
     // ten days ago; company B: one today
-    let (template, link) = {
-        let t = app
-            .db
-            .text(&format!(
-                "SELECT pgcc_provider_template_id || '|' || id::text AS v FROM casos_de_uso \
-                 WHERE empresa_id = '{}' ORDER BY pgcc_provider_template_id LIMIT 1",
-                app.company_a
-            ))
-            .expect("a synced use case");
-        let (a, b) = t.split_once('|').unwrap();
-        (a.to_owned(), b.to_owned())
-    };
+    let (template, link) = first_use_case(&app, &app.company_a);
     diesel::connection::SimpleConnection::batch_execute(
         &mut app.db.conn(),
         &format!(

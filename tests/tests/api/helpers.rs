@@ -228,3 +228,17 @@ pub fn feed_of_type(client: &Client, tipo: &str) -> Vec<Value> {
         .cloned()
         .collect()
 }
+
+/// The template and id of the company's first synced use case (by template): what rows made with
+/// SQL need.
+pub fn first_use_case(app: &TestApp, company: &str) -> (String, String) {
+    let t = app
+        .db
+        .text(&format!(
+            "SELECT pgcc_provider_template_id || '|' || id::text AS v FROM casos_de_uso \
+             WHERE empresa_id = '{company}' ORDER BY pgcc_provider_template_id LIMIT 1"
+        ))
+        .expect("a synced use case");
+    let (template, link) = t.split_once('|').unwrap();
+    (template.to_owned(), link.to_owned())
+}

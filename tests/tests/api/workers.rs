@@ -126,16 +126,7 @@ fn two_worker_processes_share_one_budget_of_pgcc_status_calls() {
 fn a_company_with_a_backlog_of_due_checks_never_delays_anothers_first_check() {
     let app = synced_with(NO_WORKERS_IN_API);
     // company A: 100,000 active requests, all overdue for their check (rows made with SQL)
-    let (template, link): (String, String) = {
-        let t = app.db.text(&format!(
-            "SELECT pgcc_provider_template_id || '|' || id::text AS v FROM casos_de_uso \
-             WHERE empresa_id = '{}' ORDER BY pgcc_provider_template_id LIMIT 1",
-            app.company_a
-        ));
-        let t = t.expect("a synced use case");
-        let (a, b) = t.split_once('|').unwrap();
-        (a.to_owned(), b.to_owned())
-    };
+    let (template, link) = first_use_case(&app, &app.company_a);
     diesel::connection::SimpleConnection::batch_execute(
         &mut app.db.conn(),
         &format!(

@@ -4,12 +4,13 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::Scope;
+use application::Services;
+use domain::{Company, Scope};
 use serde::Deserialize;
 use uuid::Uuid;
 
 use super::html::{self, esc};
-use super::{nav, see_other, signed_in};
+use super::{nav, see_other, signed_in, Refusal, SignedIn};
 use crate::dto::webhook_url::{Entrega, TesteWebhookUrl};
 use crate::error::ApiError;
 use crate::state::ApiState;
@@ -106,18 +107,13 @@ pub async fn reenable(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let csrf = csrf_of(&body);
-    let id = Uuid::parse_str(&path).ok();
-    let outcome = signed_in(
+    let outcome = url_form(
         &state,
         &req,
+        &path,
+        &body,
         "/console/webhooks/{id}/reativar",
-        &[Scope::Webhooks],
-        Some(&csrf),
-        move |s, call| {
-            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
-            Ok(s.webhook_urls.reenable(call.company(), id)?)
-        },
+        |s, company, id| Ok(s.webhook_urls.reenable(company, id)?),
     )
     .await;
     match outcome {
@@ -135,18 +131,13 @@ pub async fn rotate_secret(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let csrf = csrf_of(&body);
-    let id = Uuid::parse_str(&path).ok();
-    let outcome = signed_in(
+    let outcome = url_form(
         &state,
         &req,
+        &path,
+        &body,
         "/console/webhooks/{id}/segredo",
-        &[Scope::Webhooks],
-        Some(&csrf),
-        move |s, call| {
-            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
-            Ok(s.webhook_urls.rotate_secret(call.company(), id)?)
-        },
+        |s, company, id| Ok(s.webhook_urls.rotate_secret(company, id)?),
     )
     .await;
     let (signed, secret) = match outcome {
@@ -196,6 +187,36 @@ pub async fn replay(
         Ok((_, url)) => see_other(&format!("/console/webhooks/{url}/entregas")),
         Err(refusal) => refusal.page(true),
     }
+}
+
+/// A form about one of the company's webhook URLs (`webhooks` scope, CSRF): the URL's id from
+/// the path (not a UUID: not found), then `work` for the session's company.
+async fn url_form<T, F>(
+    state: &web::Data<ApiState>,
+    req: &HttpRequest,
+    path: &str,
+    body: &[u8],
+    route: &'static str,
+    work: F,
+) -> Result<(SignedIn, T), Refusal>
+where
+    F: FnOnce(&Services, &Company, Uuid) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    let csrf = csrf_of(body);
+    let id = Uuid::parse_str(path).ok();
+    signed_in(
+        state,
+        req,
+        route,
+        &[Scope::Webhooks],
+        Some(&csrf),
+        move |s, call| {
+            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            work(s, call.company(), id)
+        },
+    )
+    .await
 }
 
 /// The `csrf` field of a posted form (missing or unreadable: empty, which no session has).
@@ -294,18 +315,13 @@ pub async fn test(
     path: web::Path<String>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let csrf = csrf_of(&body);
-    let id = Uuid::parse_str(&path).ok();
-    let outcome = signed_in(
+    let outcome = url_form(
         &state,
         &req,
+        &path,
+        &body,
         "/console/webhooks/{id}/testar",
-        &[Scope::Webhooks],
-        Some(&csrf),
-        move |s, call| {
-            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
-            Ok(s.test_webhook_url.execute(call.company(), id)?)
-        },
+        |s, company, id| Ok(s.test_webhook_url.execute(company, id)?),
     )
     .await;
     let (signed, result) = match outcome {
