@@ -474,6 +474,83 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     assert_eq!(searches(), 1);
 }
 
+/// The value of the hidden field `name` of the page.
+fn hidden(page: &Page, name: &str) -> Option<String> {
+    let marker = format!("type=\"hidden\" name=\"{name}\" value=\"");
+    let at = page.body.find(&marker)? + marker.len();
+    let rest = &page.body[at..];
+    Some(rest[..rest.find('"')?].to_owned())
+}
+
+#[test]
+fn a_subject_with_more_requests_than_a_page_is_read_page_by_page_by_posted_forms() {
+    let app = TestApp::synced();
+    let (template, link) = first_use_case(&app, &app.company_a);
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '{CPF_DIGITS}', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'pendente', 'carga-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), \
+             now() - interval '1 hour' + g * interval '1 second', now(), 'confirmada' \
+         FROM generate_series(1, 150) g",
+            a = app.company_a
+        ),
+    )
+    .expect("150 requests of one subject");
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    let form = dpo.get("/console/titulares");
+    let first = dpo.post(
+        "/console/titulares",
+        &[("cpf", CPF), ("csrf", &form.csrf())],
+    );
+    assert_eq!(first.status, 200, "{}", first.body);
+    let links = |page: &Page| page.body.matches("href=\"/console/solicitacoes/").count();
+    assert_eq!(links(&first), 100);
+    assert!(first.body.contains("Próximas 100"), "{}", first.body);
+    assert_eq!(
+        hidden(&first, "cpf").as_deref(),
+        Some(CPF),
+        "posted again, in the form"
+    );
+    let cursor = hidden(&first, "cursor").expect("the next page's cursor");
+    let second = dpo.post(
+        "/console/titulares",
+        &[("cpf", CPF), ("cursor", &cursor), ("csrf", &first.csrf())],
+    );
+    assert_eq!(second.status, 200, "{}", second.body);
+    assert_eq!(links(&second), 50, "the rest");
+    assert!(!second.body.contains("Próximas 100"));
+    let ids = |page: &Page| -> std::collections::HashSet<String> {
+        page.body
+            .match_indices("href=\"/console/solicitacoes/")
+            .map(|(at, m)| page.body[at + m.len()..at + m.len() + 36].to_owned())
+            .collect()
+    };
+    assert!(ids(&first).is_disjoint(&ids(&second)), "no request twice");
+    assert_eq!(
+        app.db.scalar(
+            "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/titulares'"
+        ),
+        2,
+        "each page recorded"
+    );
+    let bad = dpo.post(
+        "/console/titulares",
+        &[
+            ("cpf", CPF),
+            ("cursor", "nao-e-um-cursor"),
+            ("csrf", &first.csrf()),
+        ],
+    );
+    assert_eq!(bad.status, 422, "{}", bad.body);
+}
+
 #[test]
 fn the_operator_sends_the_test_event_and_reads_the_delivery_log_with_its_token_only() {
     let app = TestApp::spawn();

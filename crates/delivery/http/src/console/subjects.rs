@@ -58,28 +58,30 @@ pub async fn search_form(state: web::Data<ApiState>, req: HttpRequest) -> HttpRe
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct SearchForm {
     #[serde(default)]
     cpf: String,
     #[serde(default)]
     csrf: String,
+    /// The page after this one's last request (the "next" form's hidden field); empty: the first.
+    #[serde(default)]
+    cursor: String,
 }
 
-/// `POST /console/titulares` (CSRF): the subject's requests of the company, each linked to its
-/// page; an invalid CPF gets the form again (422), nothing recorded.
+/// `POST /console/titulares` (CSRF): the subject's requests of the company, 100 a page, each
+/// linked to its page, with a form for the next page; an invalid CPF (or cursor) gets the form
+/// again (422), nothing recorded.
 pub async fn search(
     state: web::Data<ApiState>,
     req: HttpRequest,
     body: web::Bytes,
 ) -> HttpResponse {
-    let form_data = serde_urlencoded::from_bytes::<SearchForm>(&body).unwrap_or(SearchForm {
-        cpf: String::new(),
-        csrf: String::new(),
-    });
+    let form_data = serde_urlencoded::from_bytes::<SearchForm>(&body).unwrap_or_default();
+    let cpf = form_data.cpf.trim().to_owned();
     let query = SubjectExportQuery {
-        subject_cpf: Some(form_data.cpf.trim().to_owned()),
-        cursor: None,
+        subject_cpf: Some(cpf.clone()),
+        cursor: Some(form_data.cursor.trim().to_owned()).filter(|c| !c.is_empty()),
         limit: Some(PAGE_SIZE),
     };
     let outcome = signed_in(
@@ -104,7 +106,7 @@ pub async fn search(
                 .map(|r| Solicitacao::from_domain(r.request, false, None))
                 .collect();
             record_read(s, call, items.iter().map(|i| (i.id, i.hash.as_str())))?;
-            Ok(Some((items, page.next_cursor.is_some())))
+            Ok(Some((items, page.next_cursor)))
         },
     )
     .await;
@@ -137,12 +139,23 @@ pub async fn search(
     let results = if items.is_empty() {
         "<p role=\"status\">Nenhuma solicitação deste titular na sua empresa.</p>".to_owned()
     } else {
-        let more = if more {
-            format!(
-                "<p>Mostrando as {PAGE_SIZE} mais antigas; há mais (use a exportação da API).</p>"
-            )
-        } else {
-            String::new()
+        // the next page is another POST: the CPF travels in the page's form, never in a URL
+        let more = match more {
+            Some(cursor) => format!(
+                "<p>Há mais solicitações deste titular.</p>{}",
+                html::post_form(
+                    "/console/titulares",
+                    &signed.csrf,
+                    &format!(
+                        "<input type=\"hidden\" name=\"cpf\" value=\"{}\">\
+                         <input type=\"hidden\" name=\"cursor\" value=\"{}\">",
+                        esc(&cpf),
+                        esc(&cursor)
+                    ),
+                    &format!("Próximas {PAGE_SIZE}"),
+                )
+            ),
+            None => String::new(),
         };
         format!(
             "<table><caption>{} solicitação(ões), da mais antiga à mais recente</caption>\
