@@ -16,10 +16,11 @@ use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as Gatew
 use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
-    PgConsentRequestRepository, PgEventLog, PgIdempotencyRepository, PgOperationalStats,
-    PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository,
-    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
-    ReadPools, ReleasingPgcc, ReleasingTargetGuard, ReleasingWebhookSender,
+    PgConsentRequestRepository, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
+    PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
+    PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
+    ReleasingWebhookSender,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -110,11 +111,12 @@ pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> 
         ports(settings, pool.clone(), Some(reads))?,
         &service_settings(settings),
     );
+    let sessions = Arc::new(PgConsoleSessionStore::new(pool.clone()));
     let services = services.with_audit_log(audit_log(settings, pool)?);
     Ok(ApiState::new(services, keys, Arc::new(SystemClock))
         .caching_use_case_lists(settings.cache.use_case_lists_bytes)
         .with_request_scope(Arc::new(OneConnection))
-        .with_console(settings.console.http(&settings.environment)))
+        .with_console(settings.console.http(&settings.environment), sessions))
 }
 
 /// A request's repository calls share one pooled connection ([`PgConnectionScope`]).

@@ -9,6 +9,7 @@ pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
 pub mod consent_request_repository;
+pub mod console_session_store;
 pub mod event_log;
 pub mod idempotency_repository;
 pub mod operations;
@@ -39,6 +40,7 @@ pub use consent_request_repository::{
     CreationStart, DailyCount, ListCursor, NextStatusCheck, StatusCheckItem, StatusCheckSchedule,
     StatusSweepLane, StatusSweepLease, UnfinishedCreation,
 };
+pub use console_session_store::{ConsoleSessionStore, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
@@ -77,6 +79,8 @@ pub use clock::MockClock;
 pub use company_repository::MockCompanyRepository;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
+#[cfg(feature = "mock")]
+pub use console_session_store::MockConsoleSessionStore;
 #[cfg(feature = "mock")]
 pub use event_log::MockEventLog;
 #[cfg(feature = "mock")]

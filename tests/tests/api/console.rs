@@ -301,6 +301,48 @@ fn failed_sign_ins_are_limited_per_address_as_failed_api_keys_are() {
 }
 
 #[test]
+fn a_session_opened_on_one_api_process_is_served_by_another_and_ended_on_either() {
+    let app = TestApp::spawn();
+    let other = testkit::Api::start(&app.db, &app.sim);
+    let key = issue_key_with_scopes(&app, &app.company_a, "auditor");
+    let mut browser = Browser::new(&app.api.base_url);
+    browser.sign_in(&key);
+    // the same cookies, the other replica: signed in there too
+    let mut there = Browser::new(&other.base_url);
+    there.cookies = browser.cookies.clone();
+    let home = there.get("/console");
+    assert_eq!(home.status, 200, "{}", home.body);
+    assert!(home.body.contains("Sair"), "{}", home.body);
+    assert_eq!(there.get("/console/acessos").status, 200);
+    // the store holds neither the cookie nor the key
+    let cookie = browser.cookies["console_sessao"].clone();
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM console_sessoes \
+             WHERE encode(id_hash, 'hex') = '{cookie}' OR chave_hash = '{key}' \
+                OR csrf = '{cookie}'"
+        )),
+        0
+    );
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM console_sessoes"),
+        1
+    );
+    // signed out on the other replica: refused on the first
+    let out = there.post("/console/sair", &[("csrf", &home.csrf())]);
+    assert_eq!(out.status, 303, "{}", out.body);
+    assert_eq!(
+        browser.get("/console/acessos").status,
+        303,
+        "to the sign-in page"
+    );
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM console_sessoes"),
+        0
+    );
+}
+
+#[test]
 fn a_session_unused_past_its_idle_timeout_is_refused() {
     let app = TestApp::spawn_with(&[("APP__CONSOLE__SESSION_SECONDS", "2")]);
     let mut browser = Browser::new(&app.api.base_url);

@@ -55,6 +55,7 @@ mod api_key_repository;
 mod audit_log_repository;
 mod company_repository;
 mod consent_request_repository;
+mod console_sessions;
 mod event_log;
 mod idempotency_repository;
 mod retention_repository;
@@ -72,6 +73,7 @@ pub use company_repository::PgCompanyRepository;
 #[doc(hidden)]
 pub use conn::with_conn;
 pub use consent_request_repository::PgConsentRequestRepository;
+pub use console_sessions::{PgConsoleSessionStore, MAX_SESSIONS_PER_KEY};
 pub use event_log::PgEventLog;
 pub use idempotency_repository::PgIdempotencyRepository;
 pub use migrations::{invalid_indexes, run_migrations, MIGRATIONS, MIGRATION_LOCK_TIMEOUT};

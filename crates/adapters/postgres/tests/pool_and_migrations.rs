@@ -25,6 +25,7 @@ const TABLES: &[&str] = &[
     "casos_de_uso",
     "casos_de_uso_versoes",
     "chaves_idempotencia",
+    "console_sessoes",
     "empresas",
     "orcamento_pgcc",
     "pgcc_chamadas",
@@ -113,6 +114,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-01-002901_carry_pgcc_id_in_status_checks",
     "2026-12-01-002902_index_status_sweep_with_pgcc_id",
     "2026-12-01-002903_drop_status_sweep_index_without_pgcc_id",
+    "2026-12-01-002904_create_console_sessoes",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -164,6 +164,19 @@ impl Authenticator {
         Ok(Caller::of(&key.key))
     }
 
+    /// [`Authenticator::authenticate`] of a key known by its hash only (`hash_api_key`): the
+    /// console's session keeps the hash, never the key. The same cache, the same revocation
+    /// bound.
+    pub fn authenticate_hash(&self, hash: &str) -> Result<Caller, AuthError> {
+        let hash = hash.to_owned();
+        let key = match self.cache.get(&hash) {
+            Some(key) => key,
+            None => self.resolve(hash)?,
+        };
+        self.note_use(&key, ApiKeyFormat::Checksummed);
+        Ok(Caller::of(&key.key))
+    }
+
     /// The company of `raw_key` when it is answered from the cache alone and nothing needs
     /// writing (no last use due): lets a caller skip the blocking path. `None`: call
     /// [`Authenticator::authenticate`].

@@ -56,9 +56,13 @@ impl ApiState {
         self
     }
 
-    /// The console's sessions behave as `settings` say.
-    pub fn with_console(mut self, settings: ConsoleSettings) -> Self {
-        self.console = Arc::new(Sessions::new(settings));
+    /// The console's sessions behave as `settings` say and are kept in `store`.
+    pub fn with_console(
+        mut self,
+        settings: ConsoleSettings,
+        store: Arc<dyn ports::ConsoleSessionStore>,
+    ) -> Self {
+        self.console = Arc::new(Sessions::new(settings, store));
         self
     }
 

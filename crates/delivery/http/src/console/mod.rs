@@ -304,46 +304,45 @@ where
 {
     let cookie = cookie(req, session::SESSION_COOKIE).ok_or(Refusal::NoSession)?;
     let sessions: Arc<Sessions> = state.console.clone();
-    let session = sessions.touch(&cookie).ok_or(Refusal::NoSession)?;
-    if let Some(sent) = csrf {
-        if !session::same_token(sent, &session.csrf) {
-            return Err(Refusal::BadCsrf);
-        }
-    }
     let granted_to = Scopes::of(granted_to);
-    let key = session.key.clone();
+    let sent_csrf = csrf.map(str::to_owned);
+    let id = cookie.clone();
+    // the session's store may be the database: read in the blocking hop, with the page's work
     let outcome = in_blocking_hop(state, move |s| {
-        let caller = match s.auth.authenticate(Some(&key)) {
+        let Some(session) = sessions.touch(&id)? else {
+            return Ok(Err(Refusal::NoSession));
+        };
+        if let Some(sent) = &sent_csrf {
+            if !session::same_token(sent, &session.csrf) {
+                return Ok(Err(Refusal::BadCsrf));
+            }
+        }
+        let caller = match s
+            .auth
+            .authenticate_hash(&session.key_hash)
+            .map_err(ApiError::from)
+        {
             Ok(caller) => caller,
-            Err(e) => return Ok(Err(Refusal::from(ApiError::from(e)))),
+            Err(ApiError::Unauthorized) => {
+                // the key was revoked: its session ends too
+                sessions.close(&id)?;
+                return Ok(Err(Refusal::NoSession));
+            }
+            Err(e) => return Ok(Err(Refusal::Api(e))),
         };
         if !granted_to.is_empty() && !caller.scopes.intersects(granted_to) {
             return Ok(Err(Refusal::Forbidden(granted_to)));
         }
         let call = Call { caller, route };
         Ok(match work(s, &call) {
-            Ok(value) => Ok((call, value)),
+            Ok(value) => Ok((call, session.csrf, value)),
             Err(e) => Err(Refusal::from(e)),
         })
     })
     .await
     .map_err(Refusal::Api)?;
-    match outcome {
-        Ok((call, value)) => Ok((
-            SignedIn {
-                cookie,
-                csrf: session.csrf,
-                call,
-            },
-            value,
-        )),
-        Err(Refusal::NoSession) => {
-            // the key was revoked: its session ends too
-            sessions.close(&cookie);
-            Err(Refusal::NoSession)
-        }
-        Err(refusal) => Err(refusal),
-    }
+    let (call, csrf, value) = outcome?;
+    Ok((SignedIn { cookie, csrf, call }, value))
 }
 
 /// The navigation of a signed-in page: the pages the key's scopes allow, and sign-out.

@@ -1,20 +1,24 @@
 //! The console's sessions (docs/console.md, "Sessions"): an API key typed once at sign-in is
-//! exchanged for a random session id, sent to the browser only as an HttpOnly cookie. The key
-//! itself stays in this process's memory (never in a page, a cookie or the browser's storage),
-//! so every page re-authenticates it: a revoked key ends its sessions at once.
+//! exchanged for a random session id, sent to the browser only as an HttpOnly cookie. The store
+//! ([`ConsoleSessionStore`]) keeps, under the SHA-256 of that id, the hash of the key (never the
+//! key) and the session's CSRF token; every page authenticates the key's hash again, so a revoked
+//! key ends its sessions at once.
 //!
-//! Kept in memory, per process (decided for this first cut; docs/console.md says what several
-//! replicas need). Sessions are indexed by the SHA-256 of their id, so a memory dump does not
-//! hand out live cookies.
+//! The service keeps them in PostgreSQL (`console_sessoes`), so that every API replica serves a
+//! browser signed in on another; [`MemorySessions`] keeps them in one process's memory (unit
+//! tests, a store-less setup). Every call may reach the database: callers make them in a blocking
+//! hop.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+use ports::{ConsoleSessionStore, RepoError, StoredSession};
 use sha2::{Digest, Sha256};
 
-/// How many sessions one process keeps at most; a sign-in beyond that (after dropping the idle
-/// ones) is refused rather than growing without bound.
+/// How many sessions [`MemorySessions`] keeps at most; a sign-in beyond that (after dropping the
+/// idle ones) is refused rather than growing without bound.
 pub const MAX_SESSIONS: usize = 10_000;
 
 /// The cookie that carries the session id.
@@ -39,23 +43,18 @@ impl Default for ConsoleSettings {
 }
 
 /// What a live session holds.
-#[derive(Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
-    /// The API key it was opened with (server memory only).
-    pub key: String,
+    /// The hash of the API key it was opened with.
+    pub key_hash: String,
     /// The token every form of the session that changes something must carry.
     pub csrf: String,
 }
 
-struct Entry {
-    session: Session,
-    last_used: Instant,
-}
-
-/// Every live session of this process.
+/// The console's sessions: the settings and the store.
 pub struct Sessions {
     settings: ConsoleSettings,
-    entries: Mutex<HashMap<[u8; 32], Entry>>,
+    store: Arc<dyn ConsoleSessionStore>,
 }
 
 /// The store is full even after the idle sessions were dropped.
@@ -63,71 +62,123 @@ pub struct Sessions {
 pub struct Full;
 
 impl Sessions {
-    pub fn new(settings: ConsoleSettings) -> Self {
-        Sessions {
-            settings,
-            entries: Mutex::new(HashMap::new()),
-        }
+    pub fn new(settings: ConsoleSettings, store: Arc<dyn ConsoleSessionStore>) -> Self {
+        Sessions { settings, store }
     }
 
     pub fn settings(&self) -> ConsoleSettings {
         self.settings
     }
 
-    /// Opens a session for `key`: its id (for the cookie) and the session.
-    pub fn open(&self, key: String) -> Result<(String, Session), Full> {
+    fn idle_before(&self, now: DateTime<Utc>) -> DateTime<Utc> {
+        now - chrono::Duration::from_std(self.settings.idle_timeout)
+            .unwrap_or(chrono::Duration::MAX)
+    }
+
+    /// Opens a session for the key of hash `key_hash`: its id (for the cookie) and the session;
+    /// `None` when the store is full.
+    pub fn open(&self, key_hash: String) -> Result<Option<(String, Session)>, RepoError> {
         let id = random_token();
         let session = Session {
-            key,
+            key_hash,
             csrf: random_token(),
         };
-        let now = Instant::now();
-        let mut entries = self.lock();
-        if entries.len() >= MAX_SESSIONS {
-            let idle = self.settings.idle_timeout;
-            entries.retain(|_, e| now.duration_since(e.last_used) < idle);
-            if entries.len() >= MAX_SESSIONS {
-                return Err(Full);
-            }
-        }
-        entries.insert(
+        let now = Utc::now();
+        let kept = self.store.open(
             digest(&id),
-            Entry {
-                session: session.clone(),
-                last_used: now,
+            StoredSession {
+                key_hash: session.key_hash.clone(),
+                csrf: session.csrf.clone(),
             },
-        );
-        Ok((id, session))
+            now,
+            self.idle_before(now),
+        )?;
+        Ok(kept.then_some((id, session)))
     }
 
     /// The session of cookie value `id`, when it exists and was used within the idle timeout
-    /// (which restarts now); an idle one is dropped.
-    pub fn touch(&self, id: &str) -> Option<Session> {
-        let now = Instant::now();
-        let key = digest(id);
-        let mut entries = self.lock();
-        let entry = entries.get_mut(&key)?;
-        if now.duration_since(entry.last_used) >= self.settings.idle_timeout {
-            entries.remove(&key);
-            return None;
-        }
-        entry.last_used = now;
-        Some(entry.session.clone())
+    /// (which restarts now).
+    pub fn touch(&self, id: &str) -> Result<Option<Session>, RepoError> {
+        let now = Utc::now();
+        Ok(self
+            .store
+            .touch(digest(id), now, self.idle_before(now))?
+            .map(|s| Session {
+                key_hash: s.key_hash,
+                csrf: s.csrf,
+            }))
     }
 
     /// Ends the session of cookie value `id` (nothing when there is none).
-    pub fn close(&self, id: &str) {
-        self.lock().remove(&digest(id));
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Entry>> {
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    pub fn close(&self, id: &str) -> Result<(), RepoError> {
+        self.store.close(digest(id))
     }
 }
 
 impl Default for Sessions {
     fn default() -> Self {
-        Sessions::new(ConsoleSettings::default())
+        Sessions::new(
+            ConsoleSettings::default(),
+            Arc::new(MemorySessions::default()),
+        )
+    }
+}
+
+/// Each session by the SHA-256 of its id, with its last use.
+type MemoryEntries = HashMap<[u8; 32], (StoredSession, DateTime<Utc>)>;
+
+/// Sessions in this process's memory, at most [`MAX_SESSIONS`].
+#[derive(Default)]
+pub struct MemorySessions {
+    entries: Mutex<MemoryEntries>,
+}
+
+impl MemorySessions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryEntries> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl ConsoleSessionStore for MemorySessions {
+    fn open(
+        &self,
+        id_hash: [u8; 32],
+        session: StoredSession,
+        now: DateTime<Utc>,
+        idle_before: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        let mut entries = self.lock();
+        if entries.len() >= MAX_SESSIONS {
+            entries.retain(|_, (_, used)| *used > idle_before);
+            if entries.len() >= MAX_SESSIONS {
+                return Ok(false);
+            }
+        }
+        entries.insert(id_hash, (session, now));
+        Ok(true)
+    }
+
+    fn touch(
+        &self,
+        id_hash: [u8; 32],
+        now: DateTime<Utc>,
+        idle_before: DateTime<Utc>,
+    ) -> Result<Option<StoredSession>, RepoError> {
+        let mut entries = self.lock();
+        let Some((session, used)) = entries.get_mut(&id_hash) else {
+            return Ok(None);
+        };
+        if *used <= idle_before {
+            entries.remove(&id_hash);
+            return Ok(None);
+        }
+        *used = now;
+        Ok(Some(session.clone()))
+    }
+
+    fn close(&self, id_hash: [u8; 32]) -> Result<(), RepoError> {
+        self.lock().remove(&id_hash);
+        Ok(())
     }
 }
 
@@ -158,29 +209,35 @@ mod tests {
     use super::*;
 
     fn store(idle: Duration) -> Sessions {
-        Sessions::new(ConsoleSettings {
-            idle_timeout: idle,
-            secure_cookies: true,
-        })
+        Sessions::new(
+            ConsoleSettings {
+                idle_timeout: idle,
+                secure_cookies: true,
+            },
+            Arc::new(MemorySessions::default()),
+        )
     }
 
     #[test]
     fn an_open_session_is_found_by_its_id_until_closed() {
         let sessions = store(Duration::from_secs(60));
-        let (id, session) = sessions.open("chave".into()).unwrap();
+        let (id, session) = sessions.open("hash-da-chave".into()).unwrap().unwrap();
         assert_eq!(id.len(), 64);
         assert_ne!(id, session.csrf);
-        assert_eq!(sessions.touch(&id).unwrap().key, "chave");
-        assert!(sessions.touch("outro").is_none());
-        sessions.close(&id);
-        assert!(sessions.touch(&id).is_none());
+        assert_eq!(
+            sessions.touch(&id).unwrap().unwrap().key_hash,
+            "hash-da-chave"
+        );
+        assert!(sessions.touch("outro").unwrap().is_none());
+        sessions.close(&id).unwrap();
+        assert!(sessions.touch(&id).unwrap().is_none());
     }
 
     #[test]
     fn an_idle_session_is_gone() {
         let sessions = store(Duration::ZERO);
-        let (id, _) = sessions.open("chave".into()).unwrap();
-        assert!(sessions.touch(&id).is_none());
+        let (id, _) = sessions.open("hash-da-chave".into()).unwrap().unwrap();
+        assert!(sessions.touch(&id).unwrap().is_none());
     }
 
     #[test]

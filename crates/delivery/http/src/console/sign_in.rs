@@ -117,13 +117,17 @@ pub async fn sign_in(
         return Refusal::BadCsrf.page(true);
     }
     let key = form.chave.trim().to_owned();
-    let checked = key.clone();
-    let authenticated = in_blocking_hop(&state, move |s| {
-        s.auth.authenticate(Some(&checked)).map_err(ApiError::from)
+    let sessions = state.console.clone();
+    let opened = in_blocking_hop(&state, move |s| {
+        s.auth.authenticate(Some(&key)).map_err(ApiError::from)?;
+        // the store keeps the key's hash, never the key
+        sessions
+            .open(application::hash_api_key(&key))?
+            .ok_or_else(|| ApiError::Unavailable(anyhow::anyhow!("too many console sessions")))
     })
     .await;
-    match authenticated {
-        Ok(_) => {}
+    let id = match opened {
+        Ok((id, _)) => id,
         Err(ApiError::Unauthorized) => {
             return sign_in_page(
                 &state,
@@ -132,14 +136,8 @@ pub async fn sign_in(
             )
         }
         Err(e) => return Refusal::Api(e).page(true),
-    }
-    let settings = state.console.settings();
-    let Ok((id, _)) = state.console.open(key) else {
-        return Refusal::Api(ApiError::Unavailable(anyhow::anyhow!(
-            "too many console sessions"
-        )))
-        .page(true);
     };
+    let settings = state.console.settings();
     let mut res = see_other("/console");
     set_cookie(&mut res, settings, SESSION_COOKIE, &id, None);
     set_cookie(&mut res, settings, SIGN_IN_COOKIE, "", Some(0));
@@ -161,7 +159,11 @@ pub async fn sign_out(
     .await
     {
         Ok((signed, ())) => {
-            state.console.close(&signed.cookie);
+            let sessions = state.console.clone();
+            let cookie = signed.cookie.clone();
+            if let Err(e) = in_blocking_hop(&state, move |_| Ok(sessions.close(&cookie)?)).await {
+                return Refusal::Api(e).page(true);
+            }
             let mut res = see_other("/console");
             set_cookie(
                 &mut res,

@@ -1,0 +1,44 @@
+//! Where the console's sessions are kept (issue 26; docs/console.md, "Sessions"): shared by every
+//! API replica in production (PostgreSQL), in memory where there is one process. A session is
+//! found by the SHA-256 of its cookie's value, so the store never holds a live cookie, and holds
+//! the hash of the API key it was opened with, never the key: each page authenticates that hash
+//! again.
+
+use chrono::{DateTime, Utc};
+
+use crate::RepoError;
+
+/// What a live session holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    /// The hash of the API key it was opened with (`hash_api_key`).
+    pub key_hash: String,
+    /// The token every form of the session that changes something must carry.
+    pub csrf: String,
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+pub trait ConsoleSessionStore: Send + Sync {
+    /// Keeps a new session under `id_hash`, used at `now`. Forgets first a bounded batch of the
+    /// sessions idle since before `idle_before`, and the oldest sessions of the same key past
+    /// its bound. `false`: the store is full (in memory only).
+    fn open(
+        &self,
+        id_hash: [u8; 32],
+        session: StoredSession,
+        now: DateTime<Utc>,
+        idle_before: DateTime<Utc>,
+    ) -> Result<bool, RepoError>;
+
+    /// The session under `id_hash` when it was used after `idle_before`; its last use moves to
+    /// `now`. An idle one is `None` (and may be forgotten).
+    fn touch(
+        &self,
+        id_hash: [u8; 32],
+        now: DateTime<Utc>,
+        idle_before: DateTime<Utc>,
+    ) -> Result<Option<StoredSession>, RepoError>;
+
+    /// Forgets the session under `id_hash` (nothing when there is none).
+    fn close(&self, id_hash: [u8; 32]) -> Result<(), RepoError>;
+}
