@@ -22,6 +22,8 @@ const TABLES: &[&str] = &[
     "auditoria_chaves",
     "auditoria_checkpoints",
     "auditoria_entradas",
+    "auditoria_folhas",
+    "auditoria_nos",
     "casos_de_uso",
     "casos_de_uso_versoes",
     "chaves_idempotencia",
@@ -110,6 +112,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-11-30-002706_create_pgcc_health",
     "2026-11-30-002801_sweep_status_checks",
     "2026-11-30-002802_index_status_sweep",
+    "2026-11-30-002901_store_auditoria_tree",
 ];
 
 /// How many migrations `name` and the ones after it are.
