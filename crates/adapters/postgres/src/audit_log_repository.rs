@@ -195,23 +195,29 @@ fn checkpoints(
 
 impl AuditLogRepository for PgAuditLogRepository {
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError> {
-        // two probes of each company: a settled entry past its stored tree's last leaf, or a
-        // stored leaf past its latest checkpoint (a round that stored leaves but did not sign)
+        // per company, three reads by key: its stored tree's last leaf, its latest checkpoint
+        // and the first entry past that leaf (in log order, LIMIT 1: settled entries are a prefix
+        // of that order, so the first one says whether any is settled). Written so that each is
+        // an index probe whatever the statistics say (an EXISTS with the settled filter was
+        // planned as a scan of the company's whole log, every round). Due: a settled entry past
+        // the stored tree, or stored leaves no checkpoint covers yet (a round that stored leaves
+        // but did not sign).
         let sql = format!(
             "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM auditoria_entradas a
-    WHERE a.empresa_id = e.id AND a.{SETTLED}
-      AND (a.transacao, a.posicao) > COALESCE((
-          SELECT (f.transacao, f.posicao) FROM auditoria_folhas f
-          WHERE f.empresa_id = e.id ORDER BY f.indice DESC LIMIT 1), (0::bigint, 0::bigint))
-) OR EXISTS (
-    SELECT 1 FROM auditoria_folhas f
-    WHERE f.empresa_id = e.id
-      AND f.indice >= COALESCE((
-          SELECT c.tamanho FROM auditoria_checkpoints c
-          WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1), 0)
-)
+LEFT JOIN LATERAL (
+    SELECT f.indice, f.transacao, f.posicao FROM auditoria_folhas f
+    WHERE f.empresa_id = e.id ORDER BY f.indice DESC LIMIT 1) folha ON true
+LEFT JOIN LATERAL (
+    SELECT c.tamanho FROM auditoria_checkpoints c
+    WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1) ponto ON true
+LEFT JOIN LATERAL (
+    SELECT a.transacao FROM auditoria_entradas a
+    WHERE a.empresa_id = e.id
+      AND (a.transacao, a.posicao)
+          > (coalesce(folha.transacao, 0::bigint), coalesce(folha.posicao, 0::bigint))
+    ORDER BY a.transacao, a.posicao LIMIT 1) proxima ON true
+WHERE coalesce(folha.indice + 1, 0) > coalesce(ponto.tamanho, 0)
+   OR proxima.{SETTLED}
 ORDER BY e.id
 LIMIT $1"
         );
