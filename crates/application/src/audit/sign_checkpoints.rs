@@ -18,7 +18,7 @@ use super::stored_tree::{extend, pieces, root_span, span_hash, Hash};
 /// Entries a company's stored tree takes a round: bounds the round's memory and transaction
 /// (a log written before the stored tree existed is caught up over several rounds, which the
 /// job loop runs back to back while this is reached).
-pub const LEAVES_PER_ROUND: u32 = 100_000;
+pub const LEAVES_PER_ROUND: u32 = 10_000;
 
 /// What a round did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
