@@ -39,6 +39,28 @@ pub struct StoredCheckpoint {
     pub created_at: DateTime<Utc>,
 }
 
+/// A node of a company's stored tree (docs/auditoria.md, "Stored tree"): the root of the perfect
+/// subtree of leaves `[index * 2^level, (index + 1) * 2^level)`; level 0 is a leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TreeNode {
+    pub level: u8,
+    pub index: u64,
+}
+
+/// A settled entry's place in the tree: its position and its RFC 9162 leaf hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafHash {
+    pub position: LogPosition,
+    pub hash: [u8; 32],
+}
+
+/// One of a request's entries with its leaf index, once the stored tree holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedEntry {
+    pub entry: AuditEntry,
+    pub index: Option<u64>,
+}
+
 /// An Ed25519 public key that signs (or signed) checkpoints and receipts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublishedKey {
@@ -79,6 +101,51 @@ pub trait AuditLogRepository: Send + Sync {
         company: CompanyId,
         checkpoint: &StoredCheckpoint,
     ) -> Result<bool, RepoError>;
+    /// How many leaves the company's stored tree holds, and the position of its last one (`None`
+    /// before the first).
+    fn stored_tree(&self, company: CompanyId) -> Result<Option<(u64, LogPosition)>, RepoError>;
+    /// Up to `limit` settled entries past `after` (from the first without it), in log order:
+    /// their positions and leaf hashes, the leaves the stored tree takes next.
+    fn leaves_after(
+        &self,
+        company: CompanyId,
+        after: Option<LogPosition>,
+        limit: u32,
+    ) -> Result<Vec<LeafHash>, RepoError>;
+    /// The stored nodes among `ids` (those not stored are left out).
+    fn nodes(
+        &self,
+        company: CompanyId,
+        ids: &[TreeNode],
+    ) -> Result<Vec<(TreeNode, [u8; 32])>, RepoError>;
+    /// Every stored node of one level, by index: what `audit verify` holds against the entries.
+    fn level(&self, company: CompanyId, level: u8) -> Result<Vec<(u64, [u8; 32])>, RepoError>;
+    /// The position of every stored leaf, by index (`audit verify`).
+    fn leaf_positions(&self, company: CompanyId) -> Result<Vec<(u64, LogPosition)>, RepoError>;
+    /// The position of stored leaf `index`.
+    fn leaf_position(
+        &self,
+        company: CompanyId,
+        index: u64,
+    ) -> Result<Option<LogPosition>, RepoError>;
+    /// Stores leaves `first_index ..` (their positions, in order) and the nodes they complete,
+    /// in one transaction; `false` (nothing stored) when the stored tree no longer holds exactly
+    /// `first_index` leaves (another process extended it).
+    fn extend_tree(
+        &self,
+        company: CompanyId,
+        first_index: u64,
+        leaves: &[LogPosition],
+        nodes: &[(TreeNode, [u8; 32])],
+    ) -> Result<bool, RepoError>;
+    /// The request's entries up to and including `up_to`, in log order, each with its leaf
+    /// index when the stored tree holds it.
+    fn request_entries(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+        up_to: LogPosition,
+    ) -> Result<Vec<IndexedEntry>, RepoError>;
     /// Every key that ever signed, oldest first.
     fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError>;
     /// Records a signing key's public half (kept if already there).

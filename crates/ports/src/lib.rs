@@ -30,7 +30,8 @@ pub use api_key_repository::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
 };
 pub use audit_log_repository::{
-    AuditEntry, AuditLogRepository, LogPosition, PublishedKey, StoredCheckpoint,
+    AuditEntry, AuditLogRepository, IndexedEntry, LeafHash, LogPosition, PublishedKey,
+    StoredCheckpoint, TreeNode,
 };
 pub use change_feed::{CacheChange, ChangeFeed};
 pub use clock::{Clock, SystemClock};

@@ -16,7 +16,7 @@ use testkit::wait_until;
 
 use crate::helpers::*;
 
-fn provas(id: &str) -> String {
+pub(crate) fn provas(id: &str) -> String {
     format!("/api/solicitacao-consentimento/{id}/provas")
 }
 
@@ -24,7 +24,7 @@ fn recibo(id: &str) -> String {
     format!("/api/solicitacao-consentimento/{id}/recibo")
 }
 
-fn hash(parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn hash(parts: &[&[u8]]) -> [u8; 32] {
     let mut h = Sha256::new();
     for p in parts {
         h.update(p);
@@ -38,7 +38,7 @@ fn node(left: &[u8], right: &[u8]) -> [u8; 32] {
 
 /// RFC 9162, 2.1.3.2: the root an inclusion proof leads to from `leaf` at `index` in a tree of
 /// `size` leaves (`None` when the proof has the wrong length).
-fn root_from_inclusion(
+pub(crate) fn root_from_inclusion(
     index: u64,
     size: u64,
     leaf: [u8; 32],
@@ -71,7 +71,7 @@ fn root_from_inclusion(
 
 /// RFC 9162, 2.1.4.2: whether `proof` shows the tree (`second`, `second_root`) extends the tree
 /// (`first`, `first_root`).
-fn consistent(
+pub(crate) fn consistent(
     first: u64,
     second: u64,
     first_root: [u8; 32],
@@ -114,7 +114,7 @@ fn consistent(
     fr == first_root && sr == second_root && snode == 0
 }
 
-fn digest(b64: &Value) -> [u8; 32] {
+pub(crate) fn digest(b64: &Value) -> [u8; 32] {
     STANDARD
         .decode(b64.as_str().unwrap())
         .unwrap()
@@ -123,7 +123,7 @@ fn digest(b64: &Value) -> [u8; 32] {
 }
 
 /// (size, root) of a checkpoint note.
-fn size_and_root(note: &str) -> (u64, [u8; 32]) {
+pub(crate) fn size_and_root(note: &str) -> (u64, [u8; 32]) {
     let lines: Vec<&str> = note.lines().collect();
     (
         lines[1].parse().unwrap(),
@@ -131,7 +131,7 @@ fn size_and_root(note: &str) -> (u64, [u8; 32]) {
     )
 }
 
-fn create_active(app: &TestApp) -> String {
+pub(crate) fn create_active(app: &TestApp) -> String {
     let created = app.a.post_json(ATIVO, &active_body()).expect(200);
     created.data()["id"].as_str().unwrap().to_owned()
 }
@@ -396,6 +396,68 @@ fn audit_verify_fails_after_a_log_row_is_deleted_with_the_trigger_disabled() {
         stderr.contains("checkpoint"),
         "names the checkpoint the log no longer matches: {stderr}"
     );
+}
+
+#[test]
+fn audit_verify_names_a_stored_tree_node_changed_in_the_database_and_proofs_stay_right() {
+    let app = TestApp::synced();
+    let id = create_active(&app);
+    app.a
+        .post_json(
+            &format!("/api/solicitacao-consentimento/{id}/revogar"),
+            &json!({}),
+        )
+        .expect(200);
+    proofs_covering(&app, &id, 2);
+    let stored = app.db.scalar(&format!(
+        "SELECT count(*) AS v FROM auditoria_nos WHERE empresa_id = '{}'",
+        app.company_a
+    ));
+    assert_eq!(stored, 3, "two leaves and the subtree they complete");
+    let ok = cli(&app.db, &app.sim, &["audit", "verify"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    use diesel::RunQueryDsl;
+    let mut conn = app.db.conn();
+    for sql in [
+        "ALTER TABLE auditoria_nos DISABLE TRIGGER auditoria_nos_somente_insercao".to_owned(),
+        format!(
+            "UPDATE auditoria_nos SET hash = sha256('forged') WHERE empresa_id = '{}' AND nivel = 1 AND indice = 0",
+            app.company_a
+        ),
+        "ALTER TABLE auditoria_nos ENABLE TRIGGER auditoria_nos_somente_insercao".to_owned(),
+    ] {
+        diesel::sql_query(sql).execute(&mut conn).unwrap();
+    }
+    let failed = cli(&app.db, &app.sim, &["audit", "verify"]);
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        stderr.contains("stored tree node (level 1, index 0) does not match the entries"),
+        "{stderr}"
+    );
+
+    // the forged node does not give the checkpoint's root: proofs are rebuilt from the entries
+    let proofs = app.a.get(&provas(&id)).expect(200).data().clone();
+    let (size, root) = size_and_root(proofs["checkpoint"].as_str().unwrap());
+    for item in proofs["entradas"].as_array().unwrap() {
+        let bytes = STANDARD.decode(item["entrada"].as_str().unwrap()).unwrap();
+        let proof: Vec<[u8; 32]> = item["provaInclusao"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(digest)
+            .collect();
+        let index = item["indice"].as_u64().unwrap();
+        assert_eq!(
+            root_from_inclusion(index, size, hash(&[&[0], &bytes]), &proof),
+            Some(root)
+        );
+    }
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod access_log;
 mod api_keys;
 mod audit_log;
+mod audit_scale;
 mod batch_check;
 mod caches;
 mod cli;

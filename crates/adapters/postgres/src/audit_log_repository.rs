@@ -9,10 +9,13 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_query;
-use diesel::sql_types::{BigInt, Binary, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Array, BigInt, Binary, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
+};
 use domain::CompanyId;
 use ports::{
-    AuditEntry, AuditLogRepository, LogPosition, PublishedKey, RepoError, StoredCheckpoint,
+    AuditEntry, AuditLogRepository, IndexedEntry, LeafHash, LogPosition, PublishedKey, RepoError,
+    StoredCheckpoint, TreeNode,
 };
 use uuid::Uuid;
 
@@ -57,6 +60,64 @@ impl From<EntryRow> for AuditEntry {
             },
         }
     }
+}
+
+#[derive(QueryableByName)]
+struct LeafRow {
+    #[diesel(sql_type = BigInt)]
+    transacao: i64,
+    #[diesel(sql_type = BigInt)]
+    posicao: i64,
+    #[diesel(sql_type = Binary)]
+    hash_folha: Vec<u8>,
+}
+
+#[derive(QueryableByName)]
+struct StoredLeafRow {
+    #[diesel(sql_type = BigInt)]
+    indice: i64,
+    #[diesel(sql_type = BigInt)]
+    transacao: i64,
+    #[diesel(sql_type = BigInt)]
+    posicao: i64,
+}
+
+#[derive(QueryableByName)]
+struct NodeRow {
+    #[diesel(sql_type = SmallInt)]
+    nivel: i16,
+    #[diesel(sql_type = BigInt)]
+    indice: i64,
+    #[diesel(sql_type = Binary)]
+    hash: Vec<u8>,
+}
+
+#[derive(QueryableByName)]
+struct IndexedEntryRow {
+    #[diesel(sql_type = SqlUuid)]
+    solicitacao_id: Uuid,
+    #[diesel(sql_type = Binary)]
+    entrada: Vec<u8>,
+    #[diesel(sql_type = BigInt)]
+    transacao: i64,
+    #[diesel(sql_type = BigInt)]
+    posicao: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    indice: Option<i64>,
+}
+
+fn hash32(bytes: Vec<u8>) -> QueryResult<[u8; 32]> {
+    bytes
+        .try_into()
+        .map_err(|_| bad_row("a hash is not 32 bytes"))
+}
+
+fn index(value: i64) -> QueryResult<u64> {
+    u64::try_from(value).map_err(bad_row)
+}
+
+fn to_i64(value: u64) -> Result<i64, RepoError> {
+    i64::try_from(value).map_err(|e| RepoError::Unexpected(e.into()))
 }
 
 #[derive(QueryableByName)]
@@ -134,16 +195,29 @@ fn checkpoints(
 
 impl AuditLogRepository for PgAuditLogRepository {
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError> {
-        // one probe of each company's log past its latest checkpoint
+        // per company, three reads by key: its stored tree's last leaf, its latest checkpoint
+        // and the first entry past that leaf (in log order, LIMIT 1: settled entries are a prefix
+        // of that order, so the first one says whether any is settled). Written so that each is
+        // an index probe whatever the statistics say (an EXISTS with the settled filter was
+        // planned as a scan of the company's whole log, every round). Due: a settled entry past
+        // the stored tree, or stored leaves no checkpoint covers yet (a round that stored leaves
+        // but did not sign).
         let sql = format!(
             "SELECT e.id FROM empresas e
-WHERE EXISTS (
-    SELECT 1 FROM auditoria_entradas a
-    WHERE a.empresa_id = e.id AND a.{SETTLED}
-      AND (a.transacao, a.posicao) > COALESCE((
-          SELECT (c.ate_transacao, c.ate_posicao) FROM auditoria_checkpoints c
-          WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1), (0::bigint, 0::bigint))
-)
+LEFT JOIN LATERAL (
+    SELECT f.indice, f.transacao, f.posicao FROM auditoria_folhas f
+    WHERE f.empresa_id = e.id ORDER BY f.indice DESC LIMIT 1) folha ON true
+LEFT JOIN LATERAL (
+    SELECT c.tamanho FROM auditoria_checkpoints c
+    WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1) ponto ON true
+LEFT JOIN LATERAL (
+    SELECT a.transacao FROM auditoria_entradas a
+    WHERE a.empresa_id = e.id
+      AND (a.transacao, a.posicao)
+          > (coalesce(folha.transacao, 0::bigint), coalesce(folha.posicao, 0::bigint))
+    ORDER BY a.transacao, a.posicao LIMIT 1) proxima ON true
+WHERE coalesce(folha.indice + 1, 0) > coalesce(ponto.tamanho, 0)
+   OR proxima.{SETTLED}
 ORDER BY e.id
 LIMIT $1"
         );
@@ -274,6 +348,262 @@ ON CONFLICT DO NOTHING",
             .execute(conn)
         })?;
         Ok(added == 1)
+    }
+
+    fn stored_tree(&self, company: CompanyId) -> Result<Option<(u64, LogPosition)>, RepoError> {
+        let rows = with_conn(&self.pool, "reading the stored audit tree", |conn| {
+            sql_query(
+                "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
+            )
+            .bind::<SqlUuid, _>(company.0)
+            .load::<StoredLeafRow>(conn)
+        })?;
+        let Some(row) = rows.into_iter().next() else {
+            return Ok(None);
+        };
+        let size = u64::try_from(row.indice + 1).map_err(|e| RepoError::Unexpected(e.into()))?;
+        Ok(Some((
+            size,
+            LogPosition {
+                transaction: row.transacao,
+                sequence: row.posicao,
+            },
+        )))
+    }
+
+    fn leaves_after(
+        &self,
+        company: CompanyId,
+        after: Option<LogPosition>,
+        limit: u32,
+    ) -> Result<Vec<LeafHash>, RepoError> {
+        let after = after.unwrap_or(LogPosition {
+            transaction: 0,
+            sequence: 0,
+        });
+        let rows = with_conn(&self.pool, "reading audit leaves", |conn| {
+            sql_query(format!(
+                "SELECT transacao, posicao, hash_folha FROM auditoria_entradas
+WHERE empresa_id = $1 AND (transacao, posicao) > ($2, $3) AND {SETTLED}
+ORDER BY transacao, posicao
+LIMIT $4"
+            ))
+            .bind::<SqlUuid, _>(company.0)
+            .bind::<BigInt, _>(after.transaction)
+            .bind::<BigInt, _>(after.sequence)
+            .bind::<BigInt, _>(i64::from(limit))
+            .load::<LeafRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(LeafHash {
+                    position: LogPosition {
+                        transaction: row.transacao,
+                        sequence: row.posicao,
+                    },
+                    hash: hash32(row.hash_folha)?,
+                })
+            })
+            .collect::<QueryResult<_>>()
+            .map_err(|e| RepoError::Unexpected(e.into()))
+    }
+
+    fn nodes(
+        &self,
+        company: CompanyId,
+        ids: &[TreeNode],
+    ) -> Result<Vec<(TreeNode, [u8; 32])>, RepoError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let levels: Vec<i16> = ids.iter().map(|n| i16::from(n.level)).collect();
+        let indices = ids
+            .iter()
+            .map(|n| to_i64(n.index))
+            .collect::<Result<Vec<_>, _>>()?;
+        // one index probe a key (the keys are O(log n))
+        let rows = with_conn(&self.pool, "reading stored audit nodes", |conn| {
+            sql_query(
+                "SELECT n.nivel, n.indice, n.hash
+FROM unnest($2::smallint[], $3::bigint[]) AS k (nivel, indice)
+JOIN auditoria_nos n ON n.empresa_id = $1 AND n.nivel = k.nivel AND n.indice = k.indice",
+            )
+            .bind::<SqlUuid, _>(company.0)
+            .bind::<Array<SmallInt>, _>(levels)
+            .bind::<Array<BigInt>, _>(indices)
+            .load::<NodeRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(|row| {
+                Ok((
+                    TreeNode {
+                        level: u8::try_from(row.nivel).map_err(bad_row)?,
+                        index: index(row.indice)?,
+                    },
+                    hash32(row.hash)?,
+                ))
+            })
+            .collect::<QueryResult<_>>()
+            .map_err(|e| RepoError::Unexpected(e.into()))
+    }
+
+    fn level(&self, company: CompanyId, level: u8) -> Result<Vec<(u64, [u8; 32])>, RepoError> {
+        let rows = with_conn(&self.pool, "reading stored audit nodes", |conn| {
+            sql_query(
+                "SELECT nivel, indice, hash FROM auditoria_nos
+WHERE empresa_id = $1 AND nivel = $2 ORDER BY indice",
+            )
+            .bind::<SqlUuid, _>(company.0)
+            .bind::<SmallInt, _>(i16::from(level))
+            .load::<NodeRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(|row| Ok((index(row.indice)?, hash32(row.hash)?)))
+            .collect::<QueryResult<_>>()
+            .map_err(|e| RepoError::Unexpected(e.into()))
+    }
+
+    fn leaf_positions(&self, company: CompanyId) -> Result<Vec<(u64, LogPosition)>, RepoError> {
+        let rows = with_conn(&self.pool, "reading stored audit leaves", |conn| {
+            sql_query(
+                "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $1 ORDER BY indice",
+            )
+            .bind::<SqlUuid, _>(company.0)
+            .load::<StoredLeafRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(|row| {
+                Ok((
+                    index(row.indice)?,
+                    LogPosition {
+                        transaction: row.transacao,
+                        sequence: row.posicao,
+                    },
+                ))
+            })
+            .collect::<QueryResult<_>>()
+            .map_err(|e| RepoError::Unexpected(e.into()))
+    }
+
+    fn leaf_position(
+        &self,
+        company: CompanyId,
+        index: u64,
+    ) -> Result<Option<LogPosition>, RepoError> {
+        let at = to_i64(index)?;
+        let rows = with_conn(&self.pool, "reading a stored audit leaf", |conn| {
+            sql_query(
+                "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $1 AND indice = $2",
+            )
+            .bind::<SqlUuid, _>(company.0)
+            .bind::<BigInt, _>(at)
+            .load::<StoredLeafRow>(conn)
+        })?;
+        Ok(rows.into_iter().next().map(|row| LogPosition {
+            transaction: row.transacao,
+            sequence: row.posicao,
+        }))
+    }
+
+    fn extend_tree(
+        &self,
+        company: CompanyId,
+        first_index: u64,
+        leaves: &[LogPosition],
+        nodes: &[(TreeNode, [u8; 32])],
+    ) -> Result<bool, RepoError> {
+        let first = to_i64(first_index)?;
+        let leaf_indices: Vec<i64> = (0..leaves.len() as i64).map(|i| first + i).collect();
+        let transactions: Vec<i64> = leaves.iter().map(|p| p.transaction).collect();
+        let sequences: Vec<i64> = leaves.iter().map(|p| p.sequence).collect();
+        let levels: Vec<i16> = nodes.iter().map(|(n, _)| i16::from(n.level)).collect();
+        let node_indices = nodes
+            .iter()
+            .map(|(n, _)| to_i64(n.index))
+            .collect::<Result<Vec<_>, _>>()?;
+        let hashes: Vec<Vec<u8>> = nodes.iter().map(|(_, h)| h.to_vec()).collect();
+        with_conn(&self.pool, "storing audit tree nodes", |conn| {
+            conn.transaction(|conn| {
+                // one writer of a company's tree at a time; the size is checked under the lock
+                sql_query(
+                    "SELECT pg_advisory_xact_lock(hashtext('auditoria_nos'), hashtext($1::text))",
+                )
+                .bind::<SqlUuid, _>(company.0)
+                .execute(conn)?;
+                let last: Vec<StoredLeafRow> = sql_query(
+                    "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
+                )
+                .bind::<SqlUuid, _>(company.0)
+                .load(conn)?;
+                if last.first().map_or(0, |row| row.indice + 1) != first {
+                    return Ok(false);
+                }
+                sql_query(
+                    "INSERT INTO auditoria_folhas (empresa_id, indice, transacao, posicao)
+SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[])",
+                )
+                .bind::<SqlUuid, _>(company.0)
+                .bind::<Array<BigInt>, _>(&leaf_indices)
+                .bind::<Array<BigInt>, _>(&transactions)
+                .bind::<Array<BigInt>, _>(&sequences)
+                .execute(conn)?;
+                sql_query(
+                    "INSERT INTO auditoria_nos (empresa_id, nivel, indice, hash)
+SELECT $1, * FROM unnest($2::smallint[], $3::bigint[], $4::bytea[])",
+                )
+                .bind::<SqlUuid, _>(company.0)
+                .bind::<Array<SmallInt>, _>(&levels)
+                .bind::<Array<BigInt>, _>(&node_indices)
+                .bind::<Array<Binary>, _>(&hashes)
+                .execute(conn)?;
+                Ok(true)
+            })
+        })
+    }
+
+    fn request_entries(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+        up_to: LogPosition,
+    ) -> Result<Vec<IndexedEntry>, RepoError> {
+        // the request's entries by the (empresa_id, solicitacao_id, ...) key, each leaf by the
+        // leaves' (empresa_id, transacao, posicao) key
+        let rows = with_conn(&self.pool, "reading a request's audit entries", |conn| {
+            sql_query(
+                "SELECT a.solicitacao_id, a.entrada, a.transacao, a.posicao, f.indice
+FROM auditoria_entradas a
+LEFT JOIN auditoria_folhas f
+    ON f.empresa_id = a.empresa_id AND f.transacao = a.transacao AND f.posicao = a.posicao
+WHERE a.empresa_id = $1 AND a.solicitacao_id = $2 AND (a.transacao, a.posicao) <= ($3, $4)
+ORDER BY a.transacao, a.posicao",
+            )
+            .bind::<SqlUuid, _>(company.0)
+            .bind::<SqlUuid, _>(request)
+            .bind::<BigInt, _>(up_to.transaction)
+            .bind::<BigInt, _>(up_to.sequence)
+            .load::<IndexedEntryRow>(conn)
+        })?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(IndexedEntry {
+                    entry: AuditEntry {
+                        request_id: row.solicitacao_id,
+                        bytes: row.entrada,
+                        position: LogPosition {
+                            transaction: row.transacao,
+                            sequence: row.posicao,
+                        },
+                    },
+                    index: row.indice.map(index).transpose()?,
+                })
+            })
+            .collect::<QueryResult<_>>()
+            .map_err(|e| RepoError::Unexpected(e.into()))
     }
 
     fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError> {

@@ -22,8 +22,8 @@ pub fn verify(settings: &Settings, company: Option<&str>) -> anyhow::Result<()> 
     match wiring::verify_audit_log(settings, pool)?.run(only) {
         Ok(report) => {
             println!(
-                "audit log verified: {} companies, {} entries, {} checkpoints, {} requests",
-                report.companies, report.entries, report.checkpoints, report.requests
+                "audit log verified: {} companies, {} entries, {} checkpoints, {} requests, {} stored tree nodes",
+                report.companies, report.entries, report.checkpoints, report.requests, report.nodes
             );
             Ok(())
         }

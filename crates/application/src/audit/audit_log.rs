@@ -2,14 +2,19 @@
 //! request's entries, a consistency proof between two checkpoints, a signed receipt, and the
 //! public keys.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use domain::Company;
-use ports::{AuditLogRepository, Clock, ConsentRequestRepository, PublishedKey, RepoError};
+use ports::{
+    AuditLogRepository, Clock, ConsentRequestRepository, IndexedEntry, PublishedKey, RepoError,
+    StoredCheckpoint, TreeNode,
+};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::signer::AuditSigner;
+use super::stored_tree::{consistency_spans, inclusion_spans, needed, root_span, span_hash, Span};
 use super::tree::LogTree;
 
 #[derive(Debug, thiserror::Error)]
@@ -117,18 +122,10 @@ impl AuditLog {
                 entries: Vec::new(),
             });
         };
-        let entries = self.log.entries(company.id, Some(checkpoint.last))?;
-        let tree = LogTree::of(&entries);
-        let proven = entries
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.request_id == id)
-            .map(|(index, e)| ProvenEntry {
-                index: index as u64,
-                bytes: e.bytes.clone(),
-                proof: tree.inclusion(index as u64),
-            })
-            .collect();
+        let proven = match self.stored_proofs(company, id, &checkpoint)? {
+            Some(proven) => proven,
+            None => self.rebuilt_proofs(company, id, &checkpoint)?,
+        };
         Ok(RequestProofs {
             hash,
             checkpoint: Some(checkpoint.note),
@@ -153,8 +150,98 @@ impl AuditLog {
             .log
             .checkpoint(company.id, to)?
             .ok_or(AuditError::UnknownSize("para"))?;
+        let spans = consistency_spans(from, to);
+        if let Some(proof) = self.stored_hashes(company, &newer, &spans)? {
+            return Ok(proof);
+        }
         let entries = self.log.entries(company.id, Some(newer.last))?;
         Ok(LogTree::of(&entries).consistency(from))
+    }
+
+    /// The proofs from the stored tree: the request's entries by key, and O(log n) nodes read
+    /// by key. `None` when the stored tree does not hold the checkpoint yet (a log from before
+    /// it, still being caught up) or does not have its root (a stored node changed: audit verify
+    /// names it); the caller then rebuilds the tree from the entries.
+    fn stored_proofs(
+        &self,
+        company: &Company,
+        id: Uuid,
+        checkpoint: &StoredCheckpoint,
+    ) -> Result<Option<Vec<ProvenEntry>>, AuditError> {
+        let entries = self.log.request_entries(company.id, id, checkpoint.last)?;
+        let mut indexed = Vec::with_capacity(entries.len());
+        for item in entries {
+            match item.index {
+                Some(index) if index < checkpoint.size => indexed.push((index, item.entry)),
+                _ => return Ok(None),
+            }
+        }
+        let spans: Vec<Vec<Span>> = indexed
+            .iter()
+            .map(|(index, _)| inclusion_spans(*index, checkpoint.size))
+            .collect();
+        let Some(hashes) = self.stored_hashes(company, checkpoint, &spans.concat())? else {
+            return Ok(None);
+        };
+        let mut hashes = hashes.into_iter();
+        Ok(Some(
+            indexed
+                .into_iter()
+                .zip(spans)
+                .map(|((index, entry), spans)| ProvenEntry {
+                    index,
+                    bytes: entry.bytes,
+                    proof: hashes.by_ref().take(spans.len()).collect(),
+                })
+                .collect(),
+        ))
+    }
+
+    /// The hashes of `spans` in the checkpoint's tree from the stored nodes (one read by key),
+    /// once the stored nodes are seen to have the checkpoint's root.
+    fn stored_hashes(
+        &self,
+        company: &Company,
+        checkpoint: &StoredCheckpoint,
+        spans: &[Span],
+    ) -> Result<Option<Vec<[u8; 32]>>, AuditError> {
+        let root = root_span(checkpoint.size);
+        let ids: Vec<TreeNode> = needed(spans.iter().chain([&root])).into_iter().collect();
+        let nodes: BTreeMap<TreeNode, [u8; 32]> =
+            self.log.nodes(company.id, &ids)?.into_iter().collect();
+        if span_hash(root, &nodes) != Some(checkpoint.root) {
+            if nodes.len() == ids.len() {
+                tracing::error!(
+                    company = %company.id.0,
+                    size = checkpoint.size,
+                    "the stored audit tree does not have the checkpoint's root: proofs rebuilt from the entries (run audit verify)"
+                );
+            }
+            return Ok(None);
+        }
+        Ok(spans.iter().map(|s| span_hash(*s, &nodes)).collect())
+    }
+
+    /// The proofs from the tree rebuilt from the company's entries: linear in its log, only
+    /// while the stored tree does not hold the checkpoint.
+    fn rebuilt_proofs(
+        &self,
+        company: &Company,
+        id: Uuid,
+        checkpoint: &StoredCheckpoint,
+    ) -> Result<Vec<ProvenEntry>, AuditError> {
+        let entries = self.log.entries(company.id, Some(checkpoint.last))?;
+        let tree = LogTree::of(&entries);
+        Ok(entries
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.request_id == id)
+            .map(|(index, e)| ProvenEntry {
+                index: index as u64,
+                bytes: e.bytes.clone(),
+                proof: tree.inclusion(index as u64),
+            })
+            .collect())
     }
 
     /// The request's signed receipt (a compact JWS; docs/auditoria.md, "Receipts"): its
@@ -168,12 +255,22 @@ impl AuditLog {
         let now = self.clock.now();
         let request = record.request;
         let index = match self.log.latest_checkpoint(company.id)? {
-            Some(checkpoint) => self
-                .log
-                .entries(company.id, Some(checkpoint.last))?
-                .iter()
-                .rposition(|e| e.request_id == id)
-                .map(|i| i as u64),
+            Some(checkpoint) => {
+                let entries = self.log.request_entries(company.id, id, checkpoint.last)?;
+                match entries.last() {
+                    None => None,
+                    Some(IndexedEntry {
+                        index: Some(index), ..
+                    }) => Some(*index),
+                    // the stored tree does not hold it yet: its rank among the entries
+                    Some(_) => self
+                        .log
+                        .entries(company.id, Some(checkpoint.last))?
+                        .iter()
+                        .rposition(|e| e.request_id == id)
+                        .map(|i| i as u64),
+                }
+            }
             None => None,
         };
         let content = &request.content;

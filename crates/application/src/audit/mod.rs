@@ -7,5 +7,6 @@ pub mod entry;
 pub mod note;
 pub mod sign_checkpoints;
 pub mod signer;
+pub mod stored_tree;
 pub mod tree;
 pub mod verify;

@@ -1,17 +1,33 @@
 //! The checkpoint job's round (the log's sequencer): for each company whose log has settled
-//! entries no checkpoint covers, the tree of all its settled entries is rebuilt, held against
-//! the previous checkpoint (it must be a prefix: a rewritten log is never signed) and signed.
-//! Runs every `APP__AUDITORIA__CHECKPOINT_SECONDS`, in the workers' job loop, off every
-//! request's path.
+//! entries the stored tree does not hold yet, it appends them to the stored tree (a bounded batch
+//! a round: their leaf hashes and the nodes they complete, from the tree's right edge only),
+//! holds the tree against the previous checkpoint (it must be a prefix: a rewritten log is never
+//! signed) and signs its new root. Cost: the new entries plus O(log n) stored nodes, never the
+//! whole log (docs/auditoria.md, "Stored tree"). Runs every `APP__AUDITORIA__CHECKPOINT_SECONDS`,
+//! in the workers' job loop, off every request's path.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use ports::{AuditLogRepository, Clock, CompanyRepository, StoredCheckpoint};
+use ports::{AuditLogRepository, Clock, CompanyRepository, StoredCheckpoint, TreeNode};
 
 use super::note;
 use super::signer::AuditSigner;
-use super::tree::LogTree;
+use super::stored_tree::{extend, pieces, root_span, span_hash, Hash};
+
+/// Entries a company's stored tree takes a round: bounds the round's memory and transaction
+/// (a log written before the stored tree existed is caught up over several rounds, which the
+/// job loop runs back to back while this is reached).
+pub const LEAVES_PER_ROUND: u32 = 10_000;
+
+/// What a round did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CheckpointRound {
+    /// Checkpoints signed.
+    pub signed: u32,
+    /// Whether a company's stored tree took a full batch (more entries may be waiting).
+    pub backlog: bool,
+}
 
 #[derive(Clone)]
 pub struct SignCheckpoints {
@@ -19,6 +35,7 @@ pub struct SignCheckpoints {
     companies: Arc<dyn CompanyRepository>,
     signer: Arc<AuditSigner>,
     clock: Arc<dyn Clock>,
+    leaves_per_round: u32,
 }
 
 impl SignCheckpoints {
@@ -33,27 +50,57 @@ impl SignCheckpoints {
             companies,
             signer,
             clock,
+            leaves_per_round: LEAVES_PER_ROUND,
         }
     }
 
-    /// Signs the checkpoints due, up to `limit` companies; returns how many were signed.
-    pub fn run_once(&self, limit: u32) -> anyhow::Result<u32> {
-        let mut signed = 0;
+    /// Another batch size (tests: a log caught up over several rounds).
+    pub fn with_leaves_per_round(mut self, leaves: u32) -> Self {
+        self.leaves_per_round = leaves.max(1);
+        self
+    }
+
+    /// Extends the stored trees and signs the checkpoints due, up to `limit` companies.
+    pub fn run_once(&self, limit: u32) -> anyhow::Result<CheckpointRound> {
+        let mut round = CheckpointRound::default();
         for company_id in self.log.companies_with_unsigned_entries(limit)? {
             let Some(company) = self.companies.get(company_id)? else {
                 continue;
             };
-            let entries = self.log.entries(company_id, None)?;
-            let Some(last) = entries.last().map(|e| e.position) else {
+            let stored = self.log.stored_tree(company_id)?;
+            let (mut size, last) = stored.map_or((0, None), |(size, last)| (size, Some(last)));
+            let mut edge = self.nodes(company_id, &pieces(root_span(size)))?;
+            let leaves = self
+                .log
+                .leaves_after(company_id, last, self.leaves_per_round)?;
+            if !leaves.is_empty() {
+                let hashes: Vec<Hash> = leaves.iter().map(|l| l.hash).collect();
+                let edge_hashes: Vec<Hash> =
+                    pieces(root_span(size)).iter().map(|p| edge[p]).collect();
+                let added = extend(size, &edge_hashes, &hashes);
+                let positions: Vec<_> = leaves.iter().map(|l| l.position).collect();
+                if !self.log.extend_tree(company_id, size, &positions, &added)? {
+                    // another process extended it: its round signs
+                    continue;
+                }
+                round.backlog |= leaves.len() as u64 >= u64::from(self.leaves_per_round);
+                size += leaves.len() as u64;
+                edge.extend(added);
+            }
+            if size == 0 {
                 continue;
-            };
+            }
             let previous = self.log.latest_checkpoint(company_id)?;
             if let Some(previous) = &previous {
-                let size = usize::try_from(previous.size).context("checkpoint size")?;
-                if size > entries.len()
-                    || LogTree::of(&entries[..size]).root() != previous.root
-                    || entries[size - 1].position != previous.last
-                {
+                if size < previous.size {
+                    // a log from before the stored tree, still being caught up: signed once
+                    // the stored tree holds what the checkpoint covers
+                    continue;
+                }
+                let ends_where_signed =
+                    self.log.leaf_position(company_id, previous.size - 1)? == Some(previous.last);
+                let root = self.root(company_id, previous.size, &edge)?;
+                if root != Some(previous.root) || !ends_where_signed {
                     // never sign a log that does not extend what was signed: audit verify names
                     // what changed
                     anyhow::bail!(
@@ -62,36 +109,87 @@ impl SignCheckpoints {
                         previous.size
                     );
                 }
-                if size == entries.len() {
+                if size == previous.size {
                     continue;
                 }
             }
-            let tree = LogTree::of(&entries);
-            let root = tree.root();
+            let root = self
+                .root(company_id, size, &edge)?
+                .ok_or_else(|| anyhow::anyhow!("the stored audit tree lacks its right edge"))?;
+            let last = match leaves.last() {
+                Some(leaf) => leaf.position,
+                None => self
+                    .log
+                    .leaf_position(company_id, size - 1)?
+                    .ok_or_else(|| anyhow::anyhow!("the stored audit tree lacks its last leaf"))?,
+            };
             let origin = note::origin(self.signer.name(), company.cnpj.as_str());
             let checkpoint = StoredCheckpoint {
-                size: tree.size(),
+                size,
                 root,
                 last,
-                note: note::sign(&self.signer, &origin, tree.size(), &root),
+                note: note::sign(&self.signer, &origin, size, &root),
                 kid: self.signer.kid(),
                 created_at: self.clock.now(),
             };
             if self.log.add_checkpoint(company_id, &checkpoint)? {
-                signed += 1;
+                round.signed += 1;
             }
         }
-        Ok(signed)
+        Ok(round)
+    }
+
+    fn nodes(
+        &self,
+        company: domain::CompanyId,
+        ids: &[TreeNode],
+    ) -> anyhow::Result<BTreeMap<TreeNode, Hash>> {
+        let found: BTreeMap<TreeNode, Hash> = self.log.nodes(company, ids)?.into_iter().collect();
+        if let Some(missing) = ids.iter().find(|id| !found.contains_key(id)) {
+            anyhow::bail!(
+                "the stored audit tree of company {} lacks node {missing:?}",
+                company.0
+            );
+        }
+        Ok(found)
+    }
+
+    /// The root of the first `size` stored leaves, from `known` nodes and those read by key.
+    fn root(
+        &self,
+        company: domain::CompanyId,
+        size: u64,
+        known: &BTreeMap<TreeNode, Hash>,
+    ) -> anyhow::Result<Option<Hash>> {
+        let span = root_span(size);
+        let mut nodes = BTreeMap::new();
+        let mut missing = Vec::new();
+        for piece in pieces(span) {
+            match known.get(&piece) {
+                Some(hash) => {
+                    nodes.insert(piece, *hash);
+                }
+                None => missing.push(piece),
+            }
+        }
+        if !missing.is_empty() {
+            nodes.extend(self.log.nodes(company, &missing)?);
+        }
+        Ok(span_hash(span, &nodes))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use ports::{AuditEntry, LogPosition, MockAuditLogRepository, MockCompanyRepository};
+    use std::sync::Mutex;
+
+    use ports::{AuditEntry, LeafHash, LogPosition, MockAuditLogRepository, MockCompanyRepository};
     use uuid::Uuid;
 
     use super::*;
     use crate::audit::note;
+    use crate::audit::stored_tree::leaf_hash;
+    use crate::audit::tree::LogTree;
     use crate::test_support::{company, fixed_clock, now};
 
     fn entries(n: i64) -> Vec<AuditEntry> {
@@ -107,6 +205,59 @@ mod tests {
             .collect()
     }
 
+    fn leaves(entries: &[AuditEntry]) -> Vec<LeafHash> {
+        entries
+            .iter()
+            .map(|e| LeafHash {
+                position: e.position,
+                hash: leaf_hash(&e.bytes),
+            })
+            .collect()
+    }
+
+    /// A repository whose stored tree lives in memory: the nodes `extend_tree` stores are those
+    /// `nodes` answers, and `leaves_after` hands out `log` past the stored leaves.
+    fn repository(log: Vec<AuditEntry>, batch: usize) -> MockAuditLogRepository {
+        let stored: Arc<Mutex<(u64, BTreeMap<TreeNode, Hash>)>> = Arc::default();
+        let mut repo = MockAuditLogRepository::new();
+        repo.expect_companies_with_unsigned_entries()
+            .returning(|_| Ok(vec![company().id]));
+        let s = stored.clone();
+        let positions: Vec<LogPosition> = log.iter().map(|e| e.position).collect();
+        let p = positions.clone();
+        repo.expect_stored_tree().returning(move |_| {
+            let size = s.lock().unwrap().0;
+            Ok((size > 0).then(|| (size, p[size as usize - 1])))
+        });
+        let s = stored.clone();
+        repo.expect_leaves_after().returning(move |_, _, _| {
+            let size = s.lock().unwrap().0 as usize;
+            let end = (size + batch).min(log.len());
+            Ok(leaves(&log[size..end]))
+        });
+        let s = stored.clone();
+        repo.expect_nodes().returning(move |_, ids| {
+            let nodes = &s.lock().unwrap().1;
+            Ok(ids
+                .iter()
+                .filter_map(|id| nodes.get(id).map(|h| (*id, *h)))
+                .collect())
+        });
+        repo.expect_leaf_position()
+            .returning(move |_, index| Ok(positions.get(index as usize).copied()));
+        repo.expect_extend_tree()
+            .returning(move |_, first, leaves, nodes| {
+                let mut s = stored.lock().unwrap();
+                if s.0 != first {
+                    return Ok(false);
+                }
+                s.0 += leaves.len() as u64;
+                s.1.extend(nodes.iter().copied());
+                Ok(true)
+            });
+        repo
+    }
+
     fn job(log: MockAuditLogRepository) -> SignCheckpoints {
         let mut companies = MockCompanyRepository::new();
         companies.expect_get().returning(|_| Ok(Some(company())));
@@ -116,14 +267,23 @@ mod tests {
             Arc::new(AuditSigner::from_seed("consent-api", [5u8; 32])),
             fixed_clock(),
         )
+        .with_leaves_per_round(4)
+    }
+
+    fn checkpoint_of(signed: &[AuditEntry]) -> StoredCheckpoint {
+        StoredCheckpoint {
+            size: signed.len() as u64,
+            root: LogTree::of(signed).root(),
+            last: signed.last().unwrap().position,
+            note: String::new(),
+            kid: String::new(),
+            created_at: now(),
+        }
     }
 
     #[test]
     fn a_grown_log_gets_a_signed_checkpoint_of_all_its_settled_entries() {
-        let mut log = MockAuditLogRepository::new();
-        log.expect_companies_with_unsigned_entries()
-            .returning(|_| Ok(vec![company().id]));
-        log.expect_entries().returning(|_, _| Ok(entries(3)));
+        let mut log = repository(entries(3), 4);
         log.expect_latest_checkpoint().returning(|_| Ok(None));
         log.expect_add_checkpoint()
             .withf(|id, c| {
@@ -139,28 +299,45 @@ mod tests {
             .times(1)
             .returning(|_, _| Ok(true));
 
-        assert_eq!(job(log).run_once(10).unwrap(), 1);
+        let round = job(log).run_once(10).unwrap();
+        assert_eq!(round.signed, 1);
+        assert!(!round.backlog);
+    }
+
+    #[test]
+    fn a_log_from_before_the_stored_tree_is_caught_up_in_batches_then_signed_on_top_of_its_checkpoint(
+    ) {
+        let mut log = repository(entries(11), 4);
+        // signed by the whole-tree signer, before nodes were stored
+        log.expect_latest_checkpoint()
+            .returning(|_| Ok(Some(checkpoint_of(&entries(9)))));
+        log.expect_add_checkpoint()
+            .withf(|_, c| c.size == 11 && c.root == LogTree::of(&entries(11)).root())
+            .times(1)
+            .returning(|_, _| Ok(true));
+        let job = job(log);
+
+        // 4 then 8 leaves: below the checkpoint's 9, nothing signed yet, more to come
+        for _ in 0..2 {
+            let round = job.run_once(10).unwrap();
+            assert_eq!(
+                round,
+                CheckpointRound {
+                    signed: 0,
+                    backlog: true
+                }
+            );
+        }
+        // 11: the stored tree holds the checkpoint's 9 with its root, and the new root is signed
+        assert_eq!(job.run_once(10).unwrap().signed, 1);
     }
 
     #[test]
     fn a_log_that_no_longer_extends_its_checkpoint_is_not_signed() {
-        let mut log = MockAuditLogRepository::new();
-        log.expect_companies_with_unsigned_entries()
-            .returning(|_| Ok(vec![company().id]));
-        // the first entry was removed behind the service's back
-        log.expect_entries()
-            .returning(|_, _| Ok(entries(4).split_off(1)));
-        log.expect_latest_checkpoint().returning(|_| {
-            let signed = entries(2);
-            Ok(Some(StoredCheckpoint {
-                size: 2,
-                root: LogTree::of(&signed).root(),
-                last: signed[1].position,
-                note: String::new(),
-                kid: String::new(),
-                created_at: now(),
-            }))
-        });
+        // the first entry was removed behind the service's back before the tree was stored
+        let mut log = repository(entries(4).split_off(1), 4);
+        log.expect_latest_checkpoint()
+            .returning(|_| Ok(Some(checkpoint_of(&entries(2)))));
         log.expect_add_checkpoint().never();
 
         let err = job(log).run_once(10).unwrap_err();

@@ -1,7 +1,8 @@
 //! The company's log as an RFC 9162 tree (ct-merkle's memory-backed tree): leaves are the
 //! entries' canonical bytes, leaf hash SHA-256(0x00 || entry), node SHA-256(0x01 || left ||
-//! right). The tree is rebuilt from the stored entries when a checkpoint or a proof is asked for:
-//! off the request path of every change (docs/auditoria.md, "Cost").
+//! right). The reference the stored tree (`stored_tree`) is tested against, and the fallback that
+//! rebuilds a company's tree from its entries while its stored tree is not there yet
+//! (docs/auditoria.md, "Stored tree").
 
 use ct_merkle::mem_backed_tree::MemoryBackedTree;
 use ports::AuditEntry;

@@ -3,19 +3,22 @@
 //! signed by a published key and states the root of the company's first `size` entries (so
 //! every two checkpoints are consistent: each is a prefix of the same entries); and each
 //! request's current row is what its last entry says (status, PGCC id, the consent hash
-//! recomputed from the row's content, the proof's SHA-256). The first mismatch is named.
+//! recomputed from the row's content, the proof's SHA-256); and the stored tree (the leaves'
+//! positions and every stored node, which the signer and the proofs read instead of the entries)
+//! is what the entries make. The first mismatch is named.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use domain::CompanyId;
-use ports::{AuditLogRepository, ConsentRequestRepository, PublishedKey};
+use ports::{AuditEntry, AuditLogRepository, ConsentRequestRepository, PublishedKey};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use super::entry::{EntryFields, CAUSE_RETENTION};
 use super::note;
 use super::signer::{key_hash, verifies};
+use super::stored_tree::{leaf_hash, node_hash, Hash};
 use super::tree::LogTree;
 use crate::consent_requests::hash::consent_hash;
 
@@ -26,6 +29,8 @@ pub struct VerifyReport {
     pub entries: u64,
     pub checkpoints: u64,
     pub requests: u64,
+    /// Stored tree nodes held against the entries (leaves included).
+    pub nodes: u64,
 }
 
 /// The first thing that does not match, in words naming it.
@@ -148,6 +153,10 @@ impl VerifyAuditLog {
             report.checkpoints += 1;
         }
 
+        if let Some(what) = self.stored_tree(company, &entries, report)? {
+            return Err(mismatch(what).into());
+        }
+
         for (id, (index, fields)) in &last_of_request {
             if fields.cause == CAUSE_RETENTION {
                 continue;
@@ -178,6 +187,56 @@ impl VerifyAuditLog {
             report.requests += 1;
         }
         Ok(())
+    }
+}
+
+impl VerifyAuditLog {
+    /// The stored tree recomputed from the entries, one level at a time: leaf k must be entry k
+    /// (same position, its leaf hash), and node (l, k) the hash of its two children; a level
+    /// holds exactly the complete subtrees of the stored leaves. A stored node changed, removed
+    /// or added is named.
+    fn stored_tree(
+        &self,
+        company: CompanyId,
+        entries: &[AuditEntry],
+        report: &mut VerifyReport,
+    ) -> Result<Option<String>, ports::RepoError> {
+        let positions = self.log.leaf_positions(company)?;
+        for (i, (index, position)) in positions.iter().enumerate() {
+            if *index != i as u64 || entries.get(i).map(|e| e.position) != Some(*position) {
+                return Ok(Some(format!(
+                    "stored tree leaf {i} is not entry {i} of the log (leaves were removed, changed or inserted)"
+                )));
+            }
+        }
+        let stored = positions.len();
+        let mut expected: Vec<Hash> = entries[..stored]
+            .iter()
+            .map(|e| leaf_hash(&e.bytes))
+            .collect();
+        for level in 0..64u8 {
+            let found = self.log.level(company, level)?;
+            let differs = found
+                .iter()
+                .enumerate()
+                .find(|(k, (index, hash))| *index != *k as u64 || expected.get(*k) != Some(hash))
+                .map(|(k, _)| k)
+                .or_else(|| (found.len() < expected.len()).then_some(found.len()));
+            if let Some(k) = differs {
+                return Ok(Some(format!(
+                    "stored tree node (level {level}, index {k}) does not match the entries"
+                )));
+            }
+            report.nodes += found.len() as u64;
+            if expected.is_empty() {
+                break;
+            }
+            expected = expected
+                .chunks_exact(2)
+                .map(|pair| node_hash(&pair[0], &pair[1]))
+                .collect();
+        }
+        Ok(None)
     }
 }
 
@@ -223,6 +282,8 @@ mod tests {
         log.expect_all_entries()
             .returning(|_| Ok(vec![creation_entry()]));
         log.expect_checkpoints().returning(|_| Ok(vec![]));
+        log.expect_leaf_positions().returning(|_| Ok(vec![]));
+        log.expect_level().returning(|_, _| Ok(vec![]));
         let mut requests = MockConsentRequestRepository::new();
         requests.expect_get().returning(move |_, _| {
             let mut request = consent_request(ID, row_status);
@@ -254,5 +315,43 @@ mod tests {
             };
             assert!(m.what.contains(&ID.to_string()), "{m}");
         }
+    }
+
+    fn verify_stored(level_0: [u8; 32]) -> Result<VerifyReport, VerifyError> {
+        let mut log = MockAuditLogRepository::new();
+        log.expect_published_keys().returning(|| Ok(vec![]));
+        log.expect_all_entries()
+            .returning(|_| Ok(vec![creation_entry()]));
+        log.expect_checkpoints().returning(|_| Ok(vec![]));
+        log.expect_leaf_positions()
+            .returning(|_| Ok(vec![(0, creation_entry().position)]));
+        log.expect_level().returning(move |_, level| {
+            Ok(if level == 0 {
+                vec![(0, level_0)]
+            } else {
+                vec![]
+            })
+        });
+        let mut requests = MockConsentRequestRepository::new();
+        requests.expect_get().returning(|_, _| {
+            Ok(Some(ConsentRequestRecord {
+                request: consent_request(ID, ConsentStatus::Active),
+                history: vec![],
+            }))
+        });
+        VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))
+    }
+
+    #[test]
+    fn a_stored_tree_that_is_what_the_entries_make_verifies_and_a_changed_node_is_named() {
+        let report = verify_stored(leaf_hash(&creation_entry().bytes)).unwrap();
+        assert_eq!(report.nodes, 1);
+        let Err(VerifyError::Mismatch(m)) = verify_stored([7u8; 32]) else {
+            panic!("a forged stored node verified");
+        };
+        assert!(
+            m.what.contains("stored tree node (level 0, index 0)"),
+            "{m}"
+        );
     }
 }

@@ -187,11 +187,12 @@ impl Job for CheckpointJob {
     }
 
     fn run_once(&mut self) -> anyhow::Result<Outcome> {
-        let signed = self.sign.run_once(self.batch)?;
-        if signed > 0 {
-            tracing::info!(checkpoints = signed, "audit checkpoints signed");
+        let round = self.sign.run_once(self.batch)?;
+        if round.signed > 0 {
+            tracing::info!(checkpoints = round.signed, "audit checkpoints signed");
         }
-        Ok(more_if(signed >= self.batch))
+        // a stored tree still catching up runs the next batch at once
+        Ok(more_if(round.signed >= self.batch || round.backlog))
     }
 }
 

@@ -1,0 +1,2 @@
+DROP TABLE auditoria_nos;
+DROP TABLE auditoria_folhas;
