@@ -53,6 +53,16 @@ pub fn continue_from(span: &tracing::Span, traceparent: Option<&str>) -> bool {
     span.set_parent(context).is_ok()
 }
 
+/// Sets an attribute of `span` in the traces only (not a `tracing` field: the log lines inside
+/// the span do not show it). Nothing with telemetry off.
+pub fn set_attribute(
+    span: &tracing::Span,
+    key: &'static str,
+    value: impl Into<opentelemetry::Value>,
+) {
+    span.set_attribute(key, value);
+}
+
 /// A carrier that holds only `traceparent`: whatever else a propagator would read or write is
 /// dropped.
 #[derive(Debug, Default)]
@@ -112,13 +122,19 @@ mod tests {
                 sent.starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-"),
                 "{sent}"
             );
-            assert!(!sent.contains("00f067aa0ba902b7"), "our own span id: {sent}");
+            assert!(
+                !sent.contains("00f067aa0ba902b7"),
+                "our own span id: {sent}"
+            );
             assert!(sent.ends_with("-01"), "{sent}");
 
             let garbage = tracing::info_span!("request");
             assert!(!continue_from(&garbage, Some("00-not-a-trace-01")));
             let fresh = traceparent_of(&garbage).expect("a new trace");
-            assert!(!fresh.contains("4bf92f3577b34da6a3ce929d0e0e4736"), "{fresh}");
+            assert!(
+                !fresh.contains("4bf92f3577b34da6a3ce929d0e0e4736"),
+                "{fresh}"
+            );
         });
     }
 }
