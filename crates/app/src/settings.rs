@@ -539,7 +539,7 @@ impl Settings {
             return bad("telemetry.sample_ratio", "must be between 0 and 1");
         }
         let otlp = self.telemetry.otlp_endpoint.trim();
-        if !otlp.is_empty() && !(otlp.starts_with("http://") || otlp.starts_with("https://")) {
+        if !(otlp.is_empty() || otlp.starts_with("http://") || otlp.starts_with("https://")) {
             return bad(
                 "telemetry.otlp_endpoint",
                 "must be empty (traces off) or an http:// or https:// URL",
