@@ -139,7 +139,8 @@ fn traces(settings: &TelemetrySettings) -> Result<Option<(BoxedLayer, SdkTracerP
     opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
     let layer = tracing_opentelemetry::layer()
         .with_tracer(provider.tracer("consent-api"))
-        // spans only: the log lines stay log lines (not copied into the spans as events)
+        // spans only: the log lines stay log lines (not copied into the spans as events). A
+        // `filter_fn` answers from the metadata alone, so tracing caches it per call site.
         .with_filter(filter_fn(exported))
         .boxed();
     Ok(Some((layer, provider)))
