@@ -140,6 +140,21 @@ fn sender(
             return;
         };
         if !stop.is_stopped() {
+            // The attempt's span (telemetry on): a child of the change that wrote the event
+            // when its trace context was kept, so the trace runs from request to webhook. Ids
+            // only: never the URL (it may carry a token), the body or a secret.
+            let span = tracing::debug_span!(
+                "webhook",
+                otel.name = "webhook attempt",
+                otel.kind = "client",
+                webhook.url_id = %delivery.webhook_url_id,
+                webhook.delivery_id = %delivery.id,
+                webhook.event_id = %delivery.event_id,
+                webhook.attempt = delivery.attempts.saturating_add(1),
+                webhook.outcome = tracing::field::Empty,
+            );
+            telemetry::continue_from(&span, delivery.traceparent.as_deref());
+            let _entered = span.enter();
             let outcome = match deliver.deliver(&delivery) {
                 Ok(AttemptResult::Recorded(DeliveryOutcome::Delivered)) => "delivered",
                 Ok(AttemptResult::Recorded(DeliveryOutcome::RetryAt(_))) => "retried",
@@ -148,6 +163,7 @@ fn sender(
                 // Logged by `deliver`; the delivery is due again when its lease ends.
                 Err(_) => "unrecorded",
             };
+            span.record("webhook.outcome", outcome);
             metrics.webhook_attempt(outcome);
         }
         in_flight

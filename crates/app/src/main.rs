@@ -9,6 +9,7 @@ mod readiness_watch;
 mod replica_heartbeat;
 mod secret;
 mod settings;
+mod telemetry;
 mod wiring;
 mod workers;
 
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{ApiKeyCommand, AuditCommand, Cli, Command, CompanyCommand, ConfigCommand};
-use settings::{LogFormat, Settings};
+use settings::Settings;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -28,7 +29,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    init_logging(&settings);
+    let telemetry = telemetry::init(&settings);
     let outcome = match cli.command {
         Command::Serve {
             exit_on_stdin_close,
@@ -56,33 +57,12 @@ fn main() -> ExitCode {
             command: ConfigCommand::Check,
         } => commands::config::check(&settings),
     };
+    telemetry.shutdown();
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// Logs go to stderr (stdout carries the values scripts capture); RUST_LOG overrides the level.
-/// `log.format = "json"`: one JSON object per line, with the fields of the current span
-/// (`request_id`, `method`, `route`, `company_id`) under `span`; `"text"`: readable lines.
-fn init_logging(settings: &Settings) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&settings.log.level));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    match settings.log.format {
-        LogFormat::Json => builder
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
-            .init(),
-        LogFormat::Text => builder
-            // Colours only on a terminal: files and log collectors get plain text.
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .init(),
     }
 }

@@ -35,6 +35,8 @@ pub struct Settings {
     pub cache: CacheSettings,
     pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
+    /// Traces over OTLP/HTTP (`[telemetry]`, docs/observability.md).
+    pub telemetry: TelemetrySettings,
     /// `GET /metrics` access.
     #[serde(default)]
     pub metrics: MetricsSettings,
@@ -448,6 +450,16 @@ pub struct LogSettings {
     pub format: LogFormat,
 }
 
+/// Traces (docs/observability.md): off while `otlp_endpoint` is empty.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TelemetrySettings {
+    /// The OTLP/HTTP collector's base URL (`/v1/traces` is added) or its traces URL; empty: off.
+    pub otlp_endpoint: String,
+    /// The share of new traces kept (0 to 1; validated at load time); a continued trace follows
+    /// its caller's sampled flag.
+    pub sample_ratio: f64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
@@ -522,6 +534,16 @@ impl Settings {
         }
         if self.database.checkout_timeout_ms == 0 {
             return bad("database.checkout_timeout_ms", "must be above 0");
+        }
+        if !(0.0..=1.0).contains(&self.telemetry.sample_ratio) {
+            return bad("telemetry.sample_ratio", "must be between 0 and 1");
+        }
+        let otlp = self.telemetry.otlp_endpoint.trim();
+        if !(otlp.is_empty() || otlp.starts_with("http://") || otlp.starts_with("https://")) {
+            return bad(
+                "telemetry.otlp_endpoint",
+                "must be empty (traces off) or an http:// or https:// URL",
+            );
         }
         if !(1..=3600).contains(&self.pgcc_status.window_seconds) {
             return bad(

@@ -2,7 +2,8 @@
 //!
 //! It speaks the contract of `docs/pgcc.md` under `/pgcc/v1`, seeded from a JSON file, and
 //! offers admin routes under `/_sim` to play the subject (accept, refuse, revoke), inspect what
-//! it received (and how often each id was asked about through the batch status route), replace
+//! it received (and how often each id was asked about through the batch status route, and the
+//! `traceparent` headers that came with the calls), replace
 //! the seed and inject faults (status, latency).
 //!
 //! In-process use from synchronous tests: [`spawn_in_background`]. From async code or a binary:
@@ -19,6 +20,7 @@ mod seed;
 mod solicitacao;
 mod spawned;
 mod state;
+mod traceparents;
 
 use actix_web::{web, App, HttpServer};
 
@@ -44,10 +46,14 @@ pub fn serve(
     token: Option<String>,
 ) -> std::io::Result<actix_web::dev::Server> {
     let state = web::Data::new(state::AppState::new(seed, token));
+    let traceparents = web::Data::new(traceparents::Received::default());
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
+            .app_data(traceparents.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
+            .wrap(actix_web::middleware::from_fn(traceparents::record))
+            .configure(traceparents::configure)
             .configure(contract_routes::configure)
             .configure(admin_routes::configure)
     })

@@ -63,7 +63,7 @@ pub use webhook_delivery_repository::{
     CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, Settled,
     WebhookDeliveryRepository,
 };
-pub use webhook_sender::{SendFailure, SendReport, WebhookSender};
+pub use webhook_sender::{SendFailure, SendReport, WebhookSender, TRACEPARENT_HEADER};
 pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};
 
 #[cfg(feature = "mock")]

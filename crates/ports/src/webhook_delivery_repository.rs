@@ -27,6 +27,9 @@ pub struct DueDelivery {
     /// The token of this claim: [`WebhookDeliveryRepository::record_attempt`] records only
     /// while the delivery still carries it (no other sender claimed it since).
     pub lease: Uuid,
+    /// The W3C `traceparent` of the change that wrote the event (telemetry on when it was
+    /// written; `None` otherwise): sent on each attempt, so the attempt joins that trace.
+    pub traceparent: Option<String>,
 }
 
 /// A company with pending deliveries due, and since when its soonest one waits.

@@ -2,6 +2,10 @@ use std::time::Duration;
 
 use crate::CheckedTarget;
 
+/// The W3C Trace Context header a delivery may carry (a delivery's `traceparent`): the sender
+/// continues the trace it names and sends its own attempt's in its place.
+pub const TRACEPARENT_HEADER: &str = "traceparent";
+
 /// Why no answer came, by class: what the delivery log may say (never a host, an address or
 /// an error's own text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -82,8 +82,13 @@ impl PgccHttpGateway {
         format!("{}/pgcc/v1{path}", self.base_url)
     }
 
+    /// The headers of every call: `Accept`, the token, and (telemetry on) the `traceparent` of
+    /// the call's span, so the PGCC's trace can join ours.
     fn authorize<B>(&self, request: RequestBuilder<B>) -> RequestBuilder<B> {
-        let request = request.header("Accept", "application/json");
+        let mut request = request.header("Accept", "application/json");
+        if let Some(traceparent) = telemetry::current_traceparent() {
+            request = request.header(telemetry::TRACEPARENT, traceparent);
+        }
         match &self.authorization {
             Some(value) => request.header("Authorization", value),
             None => request,
@@ -93,6 +98,7 @@ impl PgccHttpGateway {
 
 impl PgccGateway for PgccHttpGateway {
     fn list_use_cases(&self, company_cnpj: &Cnpj) -> Result<Vec<PgccUseCase>, PgccError> {
+        let _span = call_span("list_use_cases").entered();
         let url = self.url(&format!("/empresas/{}/casos-de-uso", company_cnpj.as_str()));
         let result = self.authorize(self.agent.get(&url)).call();
         let body: wire::CasosDeUsoResponse = self.read_answer("list_use_cases", result)?;
@@ -117,6 +123,7 @@ impl PgccGateway for PgccHttpGateway {
         &self,
         consent: &PgccNewConsent,
     ) -> Result<PgccConsentCreated, PgccError> {
+        let _span = call_span("create_consent_request").entered();
         let body = creation_body(consent);
         let result = self
             .authorize(self.agent.post(self.url("/solicitacoes")))
@@ -146,6 +153,7 @@ impl PgccGateway for PgccHttpGateway {
         let mut statuses = Vec::new();
         // no id, no chunk: no call
         for ids in pgcc_ids.chunks(MAX_IDS_PER_STATUS_CALL) {
+            let _span = call_span(OPERATION).entered();
             let result = self
                 .authorize(self.agent.post(&url))
                 .send_json(wire::ConsultaStatus { ids });
@@ -178,6 +186,7 @@ impl PgccGateway for PgccHttpGateway {
     }
 
     fn revoke_consent_request(&self, pgcc_id: &str) -> Result<(), PgccError> {
+        let _span = call_span("revoke_consent_request").entered();
         let url = self.url(&format!("/solicitacoes/{}/revogar", path_segment(pgcc_id)));
         let result = self.authorize(self.agent.post(&url)).send_empty();
         // the answer's body (the revoked or withdrawn request) is not needed
@@ -195,6 +204,7 @@ impl PgccGateway for PgccHttpGateway {
         referencia_externa: Uuid,
     ) -> Result<Option<PgccConsentCreated>, PgccError> {
         const OPERATION: &str = "find_by_external_reference";
+        let _span = call_span(OPERATION).entered();
         // a CNPJ is 14 letters and digits, a UUID hex and hyphens: nothing to encode
         let url = self.url(&format!(
             "/solicitacoes?cnpjEmpresa={}&referenciaExterna={}",
@@ -245,6 +255,19 @@ fn path_segment(raw: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(encoded)
+}
+
+/// The span of one PGCC call (exported with telemetry on; DEBUG, so not in the logs at the usual
+/// levels): the operation and the answer's status, never a URL (it may hold a CNPJ or an id)
+/// nor a body (personal data).
+fn call_span(operation: &'static str) -> tracing::Span {
+    tracing::debug_span!(
+        "pgcc",
+        otel.name = operation,
+        otel.kind = "client",
+        pgcc.operation = operation,
+        http.response.status_code = tracing::field::Empty,
+    )
 }
 
 /// The wire body of a creation (`docs/pgcc.md`).
@@ -309,6 +332,7 @@ impl PgccHttpGateway {
             classify_transport(e)
         })?;
         let status = response.status().as_u16();
+        tracing::Span::current().record("http.response.status_code", status);
         let retry_after = response
             .headers()
             .get("retry-after")

@@ -28,12 +28,16 @@ pub(crate) fn checkout(
 /// Runs `query` on a pooled connection, translating every failure for `operation`. Inside a
 /// connection scope (see `scope.rs`) the scope's one connection is used (checked out by the
 /// first call); a call nested in another's `query` checks out its own.
+///
+/// A span `db` covers the checkout and the statements (exported with telemetry on; DEBUG, so
+/// not in the logs at the usual levels): named by `operation`, never the SQL or its parameters.
 #[doc(hidden)] // public for the adapter's tests; repositories are the API
 pub fn with_conn<T>(
     pool: &PgPool,
     operation: &'static str,
     query: impl FnOnce(&mut PgConnection) -> diesel::QueryResult<T>,
 ) -> Result<T, RepoError> {
+    let _span = statement_span(operation).entered();
     match scope::borrow() {
         Some(lent) => {
             let mut conn = match lent.connection() {
@@ -49,6 +53,23 @@ pub fn with_conn<T>(
             query(&mut conn).map_err(|e| query_error(e, operation))
         }
     }
+}
+
+/// The span of [`with_conn`]: only inside a traced unit of work (a request, a worker round, a
+/// webhook attempt). The probes, heartbeats and claims that poll the database many times a
+/// second outside any of them would otherwise each make a trace of one span.
+fn statement_span(operation: &'static str) -> tracing::Span {
+    // the level check first: with traces off it is all this costs (a cached call-site answer)
+    if !tracing::span_enabled!(tracing::Level::DEBUG) || tracing::Span::current().is_none() {
+        return tracing::Span::none();
+    }
+    tracing::debug_span!(
+        "db",
+        otel.name = operation,
+        otel.kind = "client",
+        db.system = "postgresql",
+        db.operation = operation,
+    )
 }
 
 /// A lost connection, or a statement the server cancelled (statement timeout, lock timeout,

@@ -9,7 +9,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::{Array, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::WebhookEvent;
 use uuid::Uuid;
 
@@ -78,15 +78,18 @@ statement! {
         tipos: Vec<&'a str> as Array<Text>,
         payloads: Vec<String> as Array<Text>,
         timestamps: Vec<DateTime<Utc>> as Array<Timestamptz>,
+        traceparents: Vec<Option<String>> as Array<Nullable<Text>>,
     }
     concat!(
         "WITH eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, sem_entregas)
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
+                                 sem_entregas)
     SELECT n.*, ",
         sem_entregas!("n.empresa_id", "n.tipo"),
         "
     FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
-                $timestamps::timestamptz[]) AS n (id, empresa_id, tipo, payload, criado_em)
+                $timestamps::timestamptz[], $traceparents::text[])
+         AS n (id, empresa_id, tipo, payload, criado_em, traceparent)
     RETURNING id, empresa_id, tipo, criado_em
 )
 ",
@@ -95,7 +98,9 @@ statement! {
 }
 
 /// Writes `event` (its body serialized once, as sent) and its pending deliveries. Call it inside
-/// the transaction of the change it tells about.
+/// the transaction of the change it tells about. With telemetry on, the event keeps the
+/// `traceparent` of the current span (the change's), which its deliveries send: a delivery made
+/// later, by another thread or process, still joins the trace of the change.
 pub(crate) fn write_event(conn: &mut PgConnection, event: &WebhookEvent) -> QueryResult<()> {
     write_events(conn, std::slice::from_ref(event))
 }
@@ -111,13 +116,17 @@ pub(crate) fn write_events(conn: &mut PgConnection, events: &[WebhookEvent]) -> 
         tipos: Vec::with_capacity(events.len()),
         payloads: Vec::with_capacity(events.len()),
         timestamps: Vec::with_capacity(events.len()),
+        traceparents: Vec::with_capacity(events.len()),
     };
+    // the change's trace (telemetry on), for the deliveries sent later (see `traceparent`)
+    let traceparent = telemetry::current_traceparent();
     for event in events {
         batch.ids.push(event.id);
         batch.empresas.push(event.company_id.0);
         batch.tipos.push(event.event_type.as_str());
         batch.payloads.push(payload(event)?);
         batch.timestamps.push(event.timestamp);
+        batch.traceparents.push(traceparent.clone());
     }
     batch.execute(conn)?;
     Ok(())

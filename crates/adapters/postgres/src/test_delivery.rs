@@ -38,7 +38,8 @@ WITH alvo AS (
     RETURNING id, empresa_id, webhook_url_id, evento_id, tentativas, token_reivindicacao
 )
 SELECT e.id, e.empresa_id, e.webhook_url_id, a.url, e.evento_id, $4::text AS payload,
-       e.tentativas, a.segredo_cifrado, a.segredo_anterior_cifrado, e.token_reivindicacao
+       e.tentativas, a.segredo_cifrado, a.segredo_anterior_cifrado, e.token_reivindicacao,
+       NULL::text AS traceparent
 FROM entrega e JOIN alvo a ON a.id = e.webhook_url_id";
 
 /// See [`BEGIN_TEST`]; `event` is the `webhook.teste` event of the company.

@@ -100,7 +100,7 @@ SELECT r.id, r.empresa_id, r.webhook_url_id, u.url, r.evento_id, ev.payload, r.t
        u.segredo_cifrado,
        CASE WHEN u.segredo_anterior_ate > $2 THEN u.segredo_anterior_cifrado END
            AS segredo_anterior_cifrado,
-       r.token_reivindicacao
+       r.token_reivindicacao, ev.traceparent
 FROM reivindicadas r
 JOIN webhook_urls u ON u.id = r.webhook_url_id AND u.empresa_id = r.empresa_id
 JOIN webhook_eventos ev ON ev.id = r.evento_id AND ev.empresa_id = r.empresa_id";

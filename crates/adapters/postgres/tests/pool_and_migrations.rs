@@ -111,6 +111,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-11-30-002704_allow_issue_25_event_types",
     "2026-11-30-002705_validate_event_type_checks",
     "2026-11-30-002706_create_pgcc_health",
+    "2026-11-30-002741_add_traceparent_to_webhook_eventos",
     "2026-11-30-002801_sweep_status_checks",
     "2026-11-30-002802_index_status_sweep",
     "2026-11-30-002901_store_auditoria_tree",

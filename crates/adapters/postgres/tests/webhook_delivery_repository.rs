@@ -209,6 +209,7 @@ fn claim_takes_the_oldest_due_pending_deliveries_of_live_urls_with_all_they_need
             previous_secret: None,
             // A new token, checked by the record (see the record_attempt tests).
             lease: claimed_g1.lease,
+            traceparent: None,
         }
     );
     assert_eq!(ids(&rest), [a2]);

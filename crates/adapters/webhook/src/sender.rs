@@ -5,7 +5,7 @@ use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
 
-use ports::{CheckedTarget, SendFailure, SendReport, WebhookSender};
+use ports::{CheckedTarget, SendFailure, SendReport, WebhookSender, TRACEPARENT_HEADER};
 use ureq::config::Config;
 use ureq::http::Uri;
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
@@ -120,12 +120,26 @@ impl WebhookSender for UreqWebhookSender {
         let _pinned = Pinned::to(target);
         let started = Instant::now();
         let mut request = self.agent.post(url);
+        // Telemetry on: the attempt's own span (the caller's, a child of the change's trace)
+        // is what the receiver continues, in place of the trace context it was given.
+        let own_traceparent = telemetry::current_traceparent();
         for (name, value) in headers {
+            if own_traceparent.is_some() && name.eq_ignore_ascii_case(TRACEPARENT_HEADER) {
+                continue;
+            }
             request = request.header(name.as_str(), value.as_str());
+        }
+        if let Some(traceparent) = own_traceparent {
+            request = request.header(TRACEPARENT_HEADER, traceparent);
         }
         match request.send(body) {
             Ok(mut response) => {
                 let status = response.status().as_u16();
+                telemetry::set_attribute(
+                    &tracing::Span::current(),
+                    "http.response.status_code",
+                    i64::from(status),
+                );
                 let retry_after = response
                     .headers()
                     .get(ureq::http::header::RETRY_AFTER)

@@ -57,7 +57,26 @@ pub fn spawn(mut job: impl Job, schedule: Schedule, stop: &Stop) -> JoinHandle<(
 /// Rounds of `job` until it says nothing more is due, it fails, or `stop`.
 fn drain(job: &mut impl Job, stop: &Stop) {
     loop {
-        match job.run_once() {
+        // A round's span (exported with telemetry on; DEBUG, so not in the logs at the usual
+        // levels): its statements, PGCC calls and events hang under it.
+        let round = tracing::debug_span!(
+            "worker round",
+            otel.name = job.name(),
+            worker = job.name(),
+            outcome = tracing::field::Empty,
+        );
+        let outcome = round.in_scope(|| job.run_once());
+        round.record(
+            "outcome",
+            match &outcome {
+                Ok(Outcome::Done) => "done",
+                Ok(Outcome::MoreDue) => "more_due",
+                Ok(Outcome::Throttled(_)) => "throttled",
+                Err(_) => "failed",
+            },
+        );
+        drop(round);
+        match outcome {
             Ok(Outcome::Done) => return,
             Ok(Outcome::MoreDue) => {}
             Ok(Outcome::Throttled(wait)) => {

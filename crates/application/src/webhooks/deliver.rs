@@ -14,6 +14,7 @@ use domain::CompanyId;
 use ports::{
     Clock, DeliveryAttempt, DeliveryOutcome, DueDelivery, RepoError, SecretCipher, SendFailure,
     SendReport, TargetGuard, TargetRefused, WebhookDeliveryRepository, WebhookSender,
+    TRACEPARENT_HEADER,
 };
 use rand::Rng;
 use uuid::Uuid;
@@ -363,13 +364,19 @@ impl DeliverWebhooks {
             );
             return not_sent(error::UNREADABLE_SECRET, true);
         };
-        let headers = [
+        let mut headers: Vec<(String, String)> = [
             ("webhook-id", webhook_id),
             ("webhook-timestamp", timestamp.to_string()),
             ("webhook-signature", signature),
             ("content-type", "application/json".to_owned()),
         ]
-        .map(|(name, value)| (name.to_owned(), value));
+        .map(|(name, value)| (name.to_owned(), value))
+        .into();
+        // The change's trace context, when it was kept (telemetry on): the sender makes its
+        // attempt a child of it and sends the attempt's own in its place.
+        if let Some(traceparent) = &delivery.traceparent {
+            headers.push((TRACEPARENT_HEADER.to_owned(), traceparent.clone()));
+        }
 
         let sent = self
             .sender
@@ -551,6 +558,7 @@ mod tests {
             secret: encrypted(CURRENT),
             previous_secret: None,
             lease: Uuid::new_v4(),
+            traceparent: None,
         }
     }
 

@@ -173,6 +173,7 @@ mod tests {
             secret: EncryptedSecret("enc".to_owned()),
             previous_secret: None,
             lease: Uuid::from_u128(0x1ea5e),
+            traceparent: None,
         }
     }
 

@@ -3,7 +3,8 @@
 //! a tracing span `request` carrying `request_id`, `method`, `route` and, once the key resolved,
 //! `company_id`; one access log line per request (method, route template, status, duration: never
 //! the raw path, whose segments may be personal data, nor a header nor a query, which may carry a
-//! CPF); and the HTTP metrics.
+//! CPF); and the HTTP metrics. With telemetry on, the span continues the trace of the request's
+//! `traceparent` (a malformed one starts a new trace) and is exported with the response's status.
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -74,6 +75,12 @@ pub async fn observe(
         route = tracing::field::Empty,
         company_id = tracing::field::Empty,
     );
+    telemetry::continue_from(
+        &span,
+        req.headers()
+            .get(telemetry::TRACEPARENT)
+            .and_then(|value| value.to_str().ok()),
+    );
     let result = COMPANY
         .scope(Cell::new(None), async {
             let result = next.call(req).await;
@@ -86,6 +93,7 @@ pub async fn observe(
     let route = response.request().match_pattern();
     span.record("route", route.as_deref().unwrap_or(UNMATCHED_ROUTE_LOG));
     let status = response.status().as_u16();
+    telemetry::set_attribute(&span, "http.response.status_code", i64::from(status));
     let elapsed = started.elapsed();
     tracing::info!(
         parent: &span,

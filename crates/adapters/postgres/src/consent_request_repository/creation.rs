@@ -151,6 +151,7 @@ statement! {
         event_tipo: &'static str as Text,
         event_payload: String as Text,
         event_at: DateTime<Utc> as Timestamptz,
+        event_traceparent: Option<String> as Nullable<Text>,
     }
     concat!(
         "WITH confirmada AS (
@@ -174,8 +175,9 @@ statement! {
     WHERE status IN ('pendente', 'ativo')
     ON CONFLICT DO NOTHING
 ), eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, sem_entregas)
-    SELECT $event_id, c.empresa_id, $event_tipo, $event_payload, $event_at, ",
+    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
+                                 sem_entregas)
+    SELECT $event_id, c.empresa_id, $event_tipo, $event_payload, $event_at, $event_traceparent, ",
         outbox::sem_entregas!("c.empresa_id", "$event_tipo::text"),
         "
     FROM confirmada c
@@ -338,6 +340,8 @@ fn confirm_if_unchanged(
         event_tipo: event.event_type.as_str(),
         event_payload: outbox::payload(&event)?,
         event_at: event.timestamp,
+        // the creation's trace (telemetry on): its deliveries join it (see outbox::write_event)
+        event_traceparent: telemetry::current_traceparent(),
     }
     .execute(conn)?;
     Ok(changed == 1)

@@ -60,6 +60,9 @@ pub struct DueDeliveryRow {
     pub segredo_anterior_cifrado: Option<String>,
     #[diesel(sql_type = diesel::sql_types::Uuid)]
     pub token_reivindicacao: Uuid,
+    /// The event's trace context (telemetry on when it was written).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub traceparent: Option<String>,
 }
 
 impl std::fmt::Debug for DueDeliveryRow {
@@ -90,6 +93,7 @@ impl DueDeliveryRow {
             secret: EncryptedSecret(self.segredo_cifrado),
             previous_secret: self.segredo_anterior_cifrado.map(EncryptedSecret),
             lease: self.token_reivindicacao,
+            traceparent: self.traceparent,
         })
     }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE webhook_eventos DROP COLUMN IF EXISTS traceparent;
