@@ -248,7 +248,7 @@ fn path_segment(raw: &str) -> Cow<'_, str> {
 }
 
 /// The wire body of a creation (`docs/pgcc.md`).
-fn creation_body(consent: &PgccNewConsent) -> wire::NovaSolicitacao<'_> {
+pub(crate) fn creation_body(consent: &PgccNewConsent) -> wire::NovaSolicitacao<'_> {
     let request = &consent.request;
     let status = match request.variant {
         CreationVariant::Active => "ativo",
