@@ -30,8 +30,8 @@ pub use errors::status_name;
 pub use faults::FaultSpec;
 pub use seed::{load_seed, normalize_cnpj, Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
 pub use solicitacao::{
-    lido_em, NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView, SolicitacaoView,
-    StatusInformado,
+    lido_em, NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView,
+    SolicitacaoView, StatusInformado,
 };
 pub use spawned::{spawn_in_background, spawn_in_background_with_token, SpawnedSim};
 pub use state::{Created, Move, Store, JANELA_DE_DETALHES, MAX_CHAVES_CONTADAS};

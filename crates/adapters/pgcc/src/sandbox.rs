@@ -15,17 +15,14 @@
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use domain::{Cnpj, ConsentStatus, PgccUseCase};
-use pgcc_sim::{lido_em, Move, NovaSolicitacao, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
 use pgcc_sim::SolicitacaoStatus;
-use ports::{
-    PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
-};
+use pgcc_sim::{lido_em, Move, NovaSolicitacao, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
+use ports::{PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent};
 use uuid::Uuid;
 
 use crate::gateway::creation_body;
 
-/// Every PGCC id the sandbox mints starts with this; the real PGCC's are opaque to us.
-pub const SANDBOX_PGCC_ID_PREFIX: &str = "sandbox-";
+pub use ports::SANDBOX_PGCC_ID_PREFIX;
 
 /// The sandbox's one link (vínculo): every sandbox company holds the same use cases under it.
 pub const SANDBOX_LINK_ID: Uuid = Uuid::from_u128(0x5a4d_b0c5_0000_4000_8000_0000_0000_0001);
@@ -34,7 +31,10 @@ pub const SANDBOX_LINK_ID: Uuid = Uuid::from_u128(0x5a4d_b0c5_0000_4000_8000_000
 pub const SANDBOX_USE_CASES: [(&str, &str); 3] = [
     ("sandbox-abertura-de-conta", "Abertura de conta (sandbox)"),
     ("sandbox-analise-de-credito", "Análise de crédito (sandbox)"),
-    ("sandbox-portabilidade-de-salario", "Portabilidade de salário (sandbox)"),
+    (
+        "sandbox-portabilidade-de-salario",
+        "Portabilidade de salário (sandbox)",
+    ),
 ];
 
 /// The magic CPFs (docs/api.md, "Sandbox"): what the simulated subject or PGCC does.
@@ -240,12 +240,15 @@ impl PgccGateway for SandboxPgcc {
             .vinculos
             .into_iter()
             .flat_map(|vinculo| {
-                vinculo.casos_de_uso.into_iter().map(move |caso| PgccUseCase {
-                    link_id: vinculo.id,
-                    template_id: caso.template_id,
-                    title: caso.titulo,
-                    other_fields: "{}".to_owned(),
-                })
+                vinculo
+                    .casos_de_uso
+                    .into_iter()
+                    .map(move |caso| PgccUseCase {
+                        link_id: vinculo.id,
+                        template_id: caso.template_id,
+                        title: caso.titulo,
+                        other_fields: "{}".to_owned(),
+                    })
             })
             .collect())
     }
@@ -375,7 +378,10 @@ mod tests {
             (Pendente, Ativo, Revogado)
         );
         let revokes_active = request(Subject::Revokes, Ativo);
-        assert_eq!((at(&revokes_active, 4), at(&revokes_active, 5)), (Ativo, Revogado));
+        assert_eq!(
+            (at(&revokes_active, 4), at(&revokes_active, 5)),
+            (Ativo, Revogado)
+        );
         let silent = request(Subject::Silent, Pendente);
         assert_eq!(at(&silent, 1_000_000), Pendente);
     }

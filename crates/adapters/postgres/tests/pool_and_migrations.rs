@@ -110,6 +110,9 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-11-30-002706_create_pgcc_health",
     "2026-11-30-002801_sweep_status_checks",
     "2026-11-30-002802_index_status_sweep",
+    "2026-11-30-002901_add_sandbox_to_empresas",
+    "2026-11-30-002902_validate_empresas_sandbox_de",
+    "2026-11-30-002903_index_empresas_sandbox_de",
 ];
 
 /// How many migrations `name` and the ones after it are.
