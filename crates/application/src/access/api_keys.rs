@@ -680,4 +680,29 @@ mod tests {
             "{result:?}"
         );
     }
+
+    #[test]
+    fn a_sandbox_key_is_cak_test_with_its_checksum_and_a_mistyped_or_unchecked_one_is_refused() {
+        let key = generate_key(SANDBOX_API_KEY_PREFIX);
+        assert!(key.starts_with("cak_test_"));
+        assert_eq!(key.len(), SANDBOX_API_KEY_LEN);
+        assert_eq!(api_key_format(&key), Some(ApiKeyFormat::Checksummed));
+        let mistyped = key.replacen("cak_test_", "cak_tesT_", 1);
+        assert_eq!(api_key_format(&mistyped), None);
+        let unchecked = &key[..SANDBOX_API_KEY_LEN - 9];
+        assert_eq!(api_key_format(unchecked), None);
+        let other_sum = format!("{}_00000000", unchecked);
+        assert!(other_sum == key || api_key_format(&other_sum).is_none());
+        // a real key's checksum does not make a sandbox key of the same random part
+        let real = generate_key(API_KEY_PREFIX);
+        let grafted = format!("cak_test_{}", &real["cak_".len()..]);
+        assert_eq!(api_key_format(&grafted), None);
+    }
+
+    #[test]
+    fn a_sandboxs_cnpj_is_valid() {
+        for _ in 0..100 {
+            assert!(Cnpj::parse(random_cnpj().as_str()).is_ok());
+        }
+    }
 }
