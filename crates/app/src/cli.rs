@@ -102,6 +102,12 @@ pub enum ApiKeyCommand {
         /// webhooks (the webhook URLs). Default: integracao,consulta,webhooks.
         #[arg(long = "escopos")]
         scopes: Option<String>,
+        /// Issue a sandbox key (`cak_test_`) instead: it acts on the company's sandbox, a
+        /// company of its own (created by the first such key) whose PGCC is simulated inside the
+        /// service and whose data is purged after `sandbox.retention_days` (docs/api.md,
+        /// "Sandbox"). Prints the key on stdout and the sandbox's company id on stderr.
+        #[arg(long)]
+        sandbox: bool,
     },
     /// List a company's keys, oldest first: one line per key, tab-separated:
     /// id, prefix, created, last used (or -), revoked (or -), scopes (comma-separated). Never

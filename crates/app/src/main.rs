@@ -42,8 +42,13 @@ fn main() -> ExitCode {
             command: CompanyCommand::Create { nome, cnpj },
         } => commands::company::create(&settings, &nome, &cnpj),
         Command::ApiKey {
-            command: ApiKeyCommand::Issue { company, scopes },
-        } => commands::api_key::issue(&settings, &company, scopes.as_deref()),
+            command:
+                ApiKeyCommand::Issue {
+                    company,
+                    scopes,
+                    sandbox,
+                },
+        } => commands::api_key::issue(&settings, &company, scopes.as_deref(), sandbox),
         Command::ApiKey {
             command: ApiKeyCommand::List { company },
         } => commands::api_key::list(&settings, &company),

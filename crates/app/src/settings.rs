@@ -29,6 +29,8 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     pub idempotency: IdempotencySettings,
     pub retention: RetentionSettings,
+    /// The sandbox (`[sandbox]`, `APP__SANDBOX__*`; docs/api.md, "Sandbox").
+    pub sandbox: SandboxSettings,
     /// The verifiable log (`[auditoria]`, `APP__AUDITORIA__*`).
     #[serde(rename = "auditoria")]
     pub audit: AuditSettings,
@@ -134,6 +136,20 @@ pub struct RetentionSettings {
     pub cancelled_days: u64,
     /// The record of who read personal data (`acessos_dados_pessoais`).
     pub access_log_days: u64,
+}
+
+/// The sandbox companies' data (docs/decisions.md, "The sandbox").
+#[derive(Debug, Clone, Deserialize)]
+pub struct SandboxSettings {
+    /// Days a sandbox company's data is kept before the sandbox purge.
+    pub retention_days: u64,
+}
+
+impl SandboxSettings {
+    /// Validated at load time to be 1 to [`MAX_RETENTION_DAYS`].
+    pub fn retention(&self) -> chrono::Duration {
+        chrono::Duration::days(self.retention_days.clamp(1, MAX_RETENTION_DAYS) as i64)
+    }
 }
 
 /// The longest retention accepted, in days (a hundred years: "keep").
@@ -687,6 +703,12 @@ impl Settings {
             return bad(
                 "retention.access_log_days",
                 "must be between 0 and 36500 (days)",
+            );
+        }
+        if !(1..=MAX_RETENTION_DAYS).contains(&self.sandbox.retention_days) {
+            return bad(
+                "sandbox.retention_days",
+                "must be between 1 and 36500 (days)",
             );
         }
         let deployed = matches!(self.environment.as_str(), "staging" | "production");

@@ -8,17 +8,20 @@ use std::time::Duration;
 use anyhow::Context;
 use application::{
     AuditLog, AuditSigner, HealthTrackedPgcc, ObservedPgcc, Operations, PgccCallNotes,
-    PgccHealthJob, Ports, ServiceSettings, Services, SignCheckpoints, VerifyAuditLog, Workers,
+    PgccHealthJob, Ports, SandboxRoutedPgcc, ServiceSettings, Services, SignCheckpoints,
+    VerifyAuditLog, Workers,
 };
 use delivery_http::metrics::Metrics;
 use delivery_http::{ApiState, RequestScope};
-use pgcc_adapter::{PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings};
+use pgcc_adapter::{
+    PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings, SandboxPgcc,
+};
 use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
     PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
-    PgRetentionRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgRetentionRepository, PgSandboxRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
     PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
     ReleasingWebhookSender,
 };
@@ -207,9 +210,10 @@ pub fn verify_audit_log(settings: &Settings, pool: PgPool) -> anyhow::Result<Ver
     }
     Ok(VerifyAuditLog::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),
-        Arc::new(PgConsentRequestRepository::new(pool)),
+        Arc::new(PgConsentRequestRepository::new(pool.clone())),
         keys,
-    ))
+    )
+    .with_sandboxes(Arc::new(PgSandboxRepository::new(pool))))
 }
 
 /// The process's metrics: one registry for the HTTP server, the PGCC decorator and the jobs.
@@ -277,6 +281,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         webhook_lease: chrono::Duration::from_std(w.lease())
             .unwrap_or(chrono::Duration::minutes(2)),
         idempotency_retention: settings.idempotency.retention(),
+        sandbox_retention: settings.sandbox.retention(),
         webhook_max_urls_per_company: w.max_urls_per_company,
         retention: settings.retention.periods(),
         cache: settings.cache.service(),
@@ -326,7 +331,9 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         timeout: settings.pgcc_timeout(),
         max_retry_after_seconds: settings.pgcc.max_retry_after_seconds,
     });
+    let sandboxes = Arc::new(PgSandboxRepository::new(pool.clone()));
     Ok(Ports {
+        sandboxes: sandboxes.clone(),
         companies: Arc::new(PgCompanyRepository::new(pool.clone())),
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),
         use_cases: Arc::new(PgUseCaseRepository::new(pool.clone()).reading_from(use_case_reads)),
@@ -368,10 +375,16 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         // code, and made with the request's database connection back in the pool (a slow PGCC
         // must not hold the pool; outside a request it only forwards).
         // ... and noted by operation and outcome for the PGCC's health (`GET /api/status`).
-        pgcc: Arc::new(ReleasingPgcc::new(Arc::new(ObservedPgcc::new(
-            Arc::new(HealthTrackedPgcc::new(Arc::new(pgcc), pgcc_call_notes())),
-            metrics(),
-        )))),
+        // A sandbox company's calls go to the PGCC simulated in process instead, past all of
+        // that: they are not the PGCC's calls (docs/decisions.md, "The sandbox").
+        pgcc: Arc::new(SandboxRoutedPgcc::new(
+            Arc::new(ReleasingPgcc::new(Arc::new(ObservedPgcc::new(
+                Arc::new(HealthTrackedPgcc::new(Arc::new(pgcc), pgcc_call_notes())),
+                metrics(),
+            )))),
+            Arc::new(SandboxPgcc::new()),
+            sandboxes,
+        )),
         clock: Arc::new(SystemClock),
     })
 }

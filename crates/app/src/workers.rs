@@ -8,8 +8,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use application::jobs::{
-    self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ReconcileJob, RetentionJob, Schedule,
-    StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
+    self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ReconcileJob, RetentionJob,
+    SandboxPurgeJob, Schedule, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
+    WebhookSettleJob,
 };
 pub use application::jobs::{join_within, Stop};
 use application::Workers;
@@ -130,6 +131,12 @@ pub fn start(
     if let Some(schedule) = every(settings.retention_seconds, true) {
         let job = RetentionJob {
             purge: workers.purge_retention.clone(),
+            batch,
+        };
+        handles.push(jobs::spawn(job, schedule, stop));
+        // The sandbox companies' data past `sandbox.retention_days`, on the retention's schedule.
+        let job = SandboxPurgeJob {
+            purge: workers.purge_sandboxes.clone(),
             batch,
         };
         handles.push(jobs::spawn(job, schedule, stop));

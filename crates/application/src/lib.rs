@@ -11,8 +11,8 @@ use cache::ChangeTracker;
 use ports::{
     AccessLog, ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
     IdempotencyRepository, PgccCallBudget, PgccGateway, PgccHealthRepository, RetentionRepository,
-    SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository, WebhookSender,
-    WebhookUrlRepository,
+    SandboxRepository, SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository,
+    WebhookSender, WebhookUrlRepository,
 };
 
 pub mod access;
@@ -23,6 +23,7 @@ pub mod jobs;
 pub mod operations;
 pub mod pgcc_health;
 pub mod retention;
+pub mod sandbox;
 pub mod settings;
 pub mod use_cases;
 pub mod webhooks;
@@ -36,6 +37,7 @@ pub use access::access_log::{
 pub use access::api_keys::{
     api_key_format, hash_api_key, looks_like_api_key, ApiKeyFormat, ApiKeyIssuer, IssueApiKeyError,
     IssuedApiKey, ListApiKeysError, RevokeApiKeyError, RevokedApiKey, API_KEY_LEN, API_KEY_PREFIX,
+    SANDBOX_API_KEY_LEN, SANDBOX_API_KEY_PREFIX,
 };
 pub use access::authenticate::{AuthError, Authenticator, Caller, LAST_USE_RESOLUTION};
 pub use access::register_company::{RegisterCompany, RegisterCompanyError};
@@ -74,6 +76,8 @@ pub use pgcc_health::{
 };
 pub use retention::purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use retention::purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
+pub use sandbox::purge::{PurgeSandboxes, SandboxPurgeReport};
+pub use sandbox::routed_pgcc::SandboxRoutedPgcc;
 pub use settings::{CacheSettings, ServiceSettings};
 pub use use_cases::list::ListUseCases;
 pub use use_cases::sync::{SyncError, SyncUseCases};
@@ -124,6 +128,8 @@ pub struct Ports {
     pub access_log: Arc<dyn AccessLog>,
     /// The PGCC's health every process shares (`GET /api/status`).
     pub pgcc_health: Arc<dyn PgccHealthRepository>,
+    /// The sandbox companies (`api-key issue --sandbox`, the sandbox purge).
+    pub sandboxes: Arc<dyn SandboxRepository>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -194,6 +200,7 @@ impl Services {
             status_call_budget: _,
             access_log,
             pgcc_health,
+            sandboxes,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
@@ -212,7 +219,8 @@ impl Services {
                 settings.cache.unknown_api_keys,
                 settings.cache.unknown_api_key_ttl,
             )),
-            api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone()),
+            api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone())
+                .with_sandboxes(sandboxes),
             register_company: RegisterCompany::new(companies, clock.clone()),
             list_use_cases: ListUseCases::new(use_cases.clone()),
             list_use_case_versions: ListUseCaseVersions::new(use_cases.clone()),
@@ -290,6 +298,8 @@ pub struct Workers {
     pub sync_all_companies: SyncAllCompanies,
     pub deliver_webhooks: DeliverWebhooks,
     pub purge_retention: PurgeRetention,
+    /// The sandbox companies' data past `sandbox.retention_days`.
+    pub purge_sandboxes: PurgeSandboxes,
     /// The audit log's checkpoints (set by the binary with its signing key).
     pub sign_checkpoints: Option<SignCheckpoints>,
 }
@@ -314,9 +324,15 @@ impl Workers {
             status_call_budget,
             access_log: _,
             pgcc_health: _,
+            sandboxes,
         } = ports;
         Self {
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
+            purge_sandboxes: PurgeSandboxes::new(
+                sandboxes,
+                clock.clone(),
+                settings.sandbox_retention,
+            ),
             sign_checkpoints: None,
             reconcile_creations: ReconcileCreations::new(
                 consent_requests.clone(),

@@ -23,6 +23,9 @@ pub struct ServiceSettings {
     pub webhook_lease: chrono::Duration,
     /// How long idempotency keys (and their kept answers) are kept before the purge.
     pub idempotency_retention: chrono::Duration,
+    /// How long a sandbox company's data is kept before the sandbox purge
+    /// (`sandbox.retention_days`).
+    pub sandbox_retention: chrono::Duration,
     /// The in-process caches of the services (resolved API keys, use-case templates); the
     /// HTTP layer's rendered lists are sized by the binary.
     pub cache: CacheSettings,
@@ -73,7 +76,8 @@ impl Default for CacheSettings {
 impl Default for ServiceSettings {
     /// Overlap 24 h; schedule 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; disable after 5 days;
     /// 10 URLs per company; deliveries and events kept 30 days, cancelled creations' personal
-    /// data 7 days; lease 2 min; idempotency keys kept 24 h.
+    /// data 7 days; lease 2 min; idempotency keys kept 24 h; sandbox data 7
+    /// days.
     fn default() -> Self {
         Self {
             webhook_secret_overlap: chrono::Duration::hours(24),
@@ -90,6 +94,7 @@ impl Default for ServiceSettings {
             },
             webhook_lease: chrono::Duration::minutes(2),
             idempotency_retention: chrono::Duration::hours(24),
+            sandbox_retention: chrono::Duration::days(7),
             cache: CacheSettings::default(),
             sync_period: Duration::from_secs(3600),
             status_checks: crate::StatusCheckPolicy::default(),

@@ -6,6 +6,10 @@
 //! `traceparent` headers that came with the calls), replace
 //! the seed and inject faults (status, latency).
 //!
+//! Its rules are a library too: the body's validation ([`NovaSolicitacao::validate`]), the moves
+//! of a request's status ([`Move::target`]) and its reading at a time ([`lido_em`]) are what the
+//! service's sandbox (`pgcc_adapter::SandboxPgcc`) simulates a PGCC with, in process.
+//!
 //! In-process use from synchronous tests: [`spawn_in_background`]. From async code or a binary:
 //! [`serve`] on a bound listener.
 
@@ -28,11 +32,11 @@ pub use errors::status_name;
 pub use faults::FaultSpec;
 pub use seed::{load_seed, normalize_cnpj, Seed, SeedCasoDeUso, SeedEmpresa, SeedVinculo};
 pub use solicitacao::{
-    NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView, SolicitacaoView,
-    StatusInformado,
+    lido_em, NovaSolicitacao, Solicitacao, SolicitacaoStatus, SolicitacaoStatusView,
+    SolicitacaoView, StatusInformado,
 };
 pub use spawned::{spawn_in_background, spawn_in_background_with_token, SpawnedSim};
-pub use state::{Created, Store, JANELA_DE_DETALHES, MAX_CHAVES_CONTADAS};
+pub use state::{Created, Move, Store, JANELA_DE_DETALHES, MAX_CHAVES_CONTADAS};
 
 /// The largest request body accepted (seeds for benchmarks can be big).
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;

@@ -80,7 +80,8 @@ pub enum Move {
 }
 
 impl Move {
-    fn target(self, from: SolicitacaoStatus) -> Option<SolicitacaoStatus> {
+    /// The status `self` moves a request in `from` to; `None` when the move is illegal there.
+    pub fn target(self, from: SolicitacaoStatus) -> Option<SolicitacaoStatus> {
         use SolicitacaoStatus::*;
         match (self, from) {
             (Move::Aceitar, Pendente) => Some(Ativo),

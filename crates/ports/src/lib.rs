@@ -18,6 +18,7 @@ pub mod pgcc_gateway;
 pub mod pgcc_health_repository;
 pub mod repo_error;
 pub mod retention_repository;
+pub mod sandbox_repository;
 pub mod secret_cipher;
 pub mod target_guard;
 pub mod use_case_repository;
@@ -50,12 +51,14 @@ pub use operations::{
     Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,
 };
 pub use pgcc_call_budget::PgccCallBudget;
+pub use pgcc_gateway::SANDBOX_PGCC_ID_PREFIX;
 pub use pgcc_gateway::{
     PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway, PgccNewConsent,
 };
 pub use pgcc_health_repository::{PgccCallSecond, PgccHealthRepository};
 pub use repo_error::RepoError;
 pub use retention_repository::RetentionRepository;
+pub use sandbox_repository::{SandboxPurged, SandboxRepository};
 pub use secret_cipher::SecretCipher;
 pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
@@ -96,6 +99,8 @@ pub use pgcc_gateway::MockPgccGateway;
 pub use pgcc_health_repository::MockPgccHealthRepository;
 #[cfg(feature = "mock")]
 pub use retention_repository::MockRetentionRepository;
+#[cfg(feature = "mock")]
+pub use sandbox_repository::MockSandboxRepository;
 #[cfg(feature = "mock")]
 pub use secret_cipher::MockSecretCipher;
 #[cfg(feature = "mock")]

@@ -1,6 +1,11 @@
 use domain::{Cnpj, ConsentStatus, PgccUseCase, ValidConsentRequest};
 use uuid::Uuid;
 
+/// Every PGCC id the sandbox's simulated PGCC mints starts with this (docs/decisions.md, "The
+/// sandbox"): the calls that carry only ids (status, revocation) are routed by it; the real
+/// PGCC's ids (`pgcc-...` in docs/pgcc.md) never start so.
+pub const SANDBOX_PGCC_ID_PREFIX: &str = "sandbox-";
+
 /// How a call to the PGCC failed. The adapter classifies; delivery maps to HTTP
 /// (architecture page, section 3).
 #[derive(Debug, thiserror::Error)]

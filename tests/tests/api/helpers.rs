@@ -23,6 +23,12 @@ pub const PERSONAL_DATA_CANARIES: &[&str] = &[
     "52998224724", // wrong check digit
     "39053344706", // wrong check digit
     "11111111111", // repeated digits
+    "10000000108", // the sandbox's magic CPFs (sandbox.rs, docs/api.md "Sandbox")
+    "10000000280",
+    "10000000361",
+    "10000000442",
+    "10000000523",
+    "10000000604",
 ];
 
 /// The forms a CPF can take in text: its digits and the usual mask (`529.982.247-25`).

@@ -39,6 +39,7 @@ mod profiles;
 mod rate_limits;
 mod replicas;
 mod revocation_retry;
+mod sandbox;
 mod scheduled_sync;
 mod scopes;
 mod shutdown;

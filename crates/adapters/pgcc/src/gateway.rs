@@ -271,7 +271,7 @@ fn call_span(operation: &'static str) -> tracing::Span {
 }
 
 /// The wire body of a creation (`docs/pgcc.md`).
-fn creation_body(consent: &PgccNewConsent) -> wire::NovaSolicitacao<'_> {
+pub(crate) fn creation_body(consent: &PgccNewConsent) -> wire::NovaSolicitacao<'_> {
     let request = &consent.request;
     let status = match request.variant {
         CreationVariant::Active => "ativo",

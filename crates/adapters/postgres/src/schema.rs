@@ -82,6 +82,7 @@ diesel::table! {
         nome -> Text,
         cnpj -> Text,
         criado_em -> Timestamptz,
+        sandbox_de -> Nullable<Uuid>,
     }
 }
 

@@ -11,13 +11,31 @@ use crate::wiring;
 /// Prints the key alone on stdout; it cannot be shown again (only its hash is stored). `scopes`
 /// is `--escopos` (comma-separated); without it the key gets `Scopes::DEFAULT`. An unknown scope
 /// is refused before anything is stored (or the database is even reached).
-pub fn issue(settings: &Settings, company: &str, scopes: Option<&str>) -> anyhow::Result<()> {
+pub fn issue(
+    settings: &Settings,
+    company: &str,
+    scopes: Option<&str>,
+    sandbox: bool,
+) -> anyhow::Result<()> {
     let id = company_id(company)?;
     let scopes = match scopes {
         Some(list) => Scopes::parse_list(list).context("--escopos")?,
         None => Scopes::DEFAULT,
     };
     let services = wiring::services(settings, wiring::pool(settings)?)?;
+    if sandbox {
+        return match services.api_keys.issue_sandbox(id, scopes) {
+            Ok((issued, sandbox)) => {
+                println!("{}", issued.key);
+                eprintln!(
+                    "sandbox api key {} issued (prefix {}, escopos {scopes}) for the sandbox {sandbox} of company {id}; store it now, it is not shown again",
+                    issued.id, issued.prefixo
+                );
+                Ok(())
+            }
+            Err(e) => Err(issue_error(id, e)),
+        };
+    }
     match services.api_keys.issue(id, scopes) {
         Ok(issued) => {
             println!("{}", issued.key);
@@ -27,8 +45,20 @@ pub fn issue(settings: &Settings, company: &str, scopes: Option<&str>) -> anyhow
             );
             Ok(())
         }
-        Err(IssueApiKeyError::UnknownCompany) => bail!("no company with id {id}"),
-        Err(IssueApiKeyError::Repo(e)) => Err(anyhow::Error::new(e).context("issuing the key")),
+        Err(e) => Err(issue_error(id, e)),
+    }
+}
+
+fn issue_error(id: CompanyId, error: IssueApiKeyError) -> anyhow::Error {
+    match error {
+        IssueApiKeyError::UnknownCompany => anyhow::anyhow!("no company with id {id}"),
+        IssueApiKeyError::SandboxCompany => anyhow::anyhow!(
+            "company {id} is a sandbox: its keys are sandbox keys (api-key issue --sandbox)"
+        ),
+        IssueApiKeyError::SandboxNotCreated => {
+            anyhow::anyhow!("the sandbox of company {id} could not be created")
+        }
+        IssueApiKeyError::Repo(e) => anyhow::Error::new(e).context("issuing the key"),
     }
 }
 

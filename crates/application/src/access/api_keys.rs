@@ -9,10 +9,10 @@
 
 use std::sync::Arc;
 
-use domain::{CompanyId, Scopes};
+use domain::{Cnpj, Company, CompanyId, Scopes};
 use ports::{
-    ApiKeyRecord, ApiKeyRepository, ApiKeySummary, Clock, CompanyRepository, RepoError,
-    RevokeApiKeyOutcome,
+    ApiKeyRecord, ApiKeyRepository, ApiKeySummary, Clock, CompanyRepository, CreateCompanyError,
+    RepoError, RevokeApiKeyOutcome, SandboxRepository,
 };
 use rand::rngs::OsRng;
 use rand::RngCore;
@@ -22,6 +22,10 @@ use uuid::Uuid;
 /// Every key starts with this, so a leaked key is recognizable by secret scanners.
 pub const API_KEY_PREFIX: &str = "cak_";
 
+/// A sandbox key starts with this instead (docs/api.md, "Sandbox"): recognizable at a glance as
+/// one that reaches no real PGCC. What routes its calls is its company, not this prefix.
+pub const SANDBOX_API_KEY_PREFIX: &str = "cak_test_";
+
 /// Random bytes in a key (256 bits).
 const KEY_BYTES: usize = 32;
 
@@ -30,6 +34,10 @@ const CHECKSUM_BYTES: usize = 4;
 
 /// Length of a key as issued: `cak_` + 64 hex + `_` + 8 hex.
 pub const API_KEY_LEN: usize = API_KEY_PREFIX.len() + KEY_BYTES * 2 + 1 + CHECKSUM_BYTES * 2;
+
+/// Length of a sandbox key: `cak_test_` + 64 hex + `_` + 8 hex.
+pub const SANDBOX_API_KEY_LEN: usize =
+    SANDBOX_API_KEY_PREFIX.len() + KEY_BYTES * 2 + 1 + CHECKSUM_BYTES * 2;
 
 /// Length of a key of the first format (`cak_` + 64 hex, no checksum).
 const LEGACY_KEY_LEN: usize = API_KEY_PREFIX.len() + KEY_BYTES * 2;
@@ -54,6 +62,17 @@ pub fn hash_api_key(raw: &str) -> String {
 /// The format of `raw`, or `None` when it cannot be a key of ours (wrong prefix, length,
 /// alphabet or checksum). Pure computation: no I/O.
 pub fn api_key_format(raw: &str) -> Option<ApiKeyFormat> {
+    if raw.starts_with(SANDBOX_API_KEY_PREFIX) {
+        // sandbox keys exist only with the checksum
+        let (body, given) = raw.split_at_checked(SANDBOX_API_KEY_LEN - 1 - CHECKSUM_BYTES * 2)?;
+        let random = &body[SANDBOX_API_KEY_PREFIX.len()..];
+        let given = given.strip_prefix('_')?;
+        return (random.len() == KEY_BYTES * 2
+            && is_lower_hex(random)
+            && given.len() == CHECKSUM_BYTES * 2
+            && given == checksum(body))
+        .then_some(ApiKeyFormat::Checksummed);
+    }
     let body = raw.get(..LEGACY_KEY_LEN)?;
     let tail = &raw[LEGACY_KEY_LEN..];
     let random = body.strip_prefix(API_KEY_PREFIX)?;
@@ -77,7 +96,7 @@ fn is_lower_hex(text: &str) -> bool {
     text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
-/// The checksum of `cak_<64 hex>`: the first 4 bytes of its SHA-256, in lower-case hex.
+/// The checksum of `cak_<64 hex>` (or `cak_test_<64 hex>`): the first 4 bytes of its SHA-256, in lower-case hex.
 fn checksum(body: &str) -> String {
     hex::encode(&Sha256::digest(body.as_bytes())[..CHECKSUM_BYTES])
 }
@@ -105,6 +124,12 @@ pub enum IssueApiKeyError {
     /// No company has this id.
     #[error("no company with this id")]
     UnknownCompany,
+    /// A key of a sandbox company is a sandbox key (`--sandbox`), never a real one.
+    #[error("this company is a sandbox: its keys are issued with --sandbox")]
+    SandboxCompany,
+    /// The company of this CNPJ-derived sandbox could not be stored.
+    #[error("the sandbox company could not be created")]
+    SandboxNotCreated,
     #[error(transparent)]
     Repo(#[from] RepoError),
 }
@@ -140,6 +165,9 @@ pub struct ApiKeyIssuer {
     companies: Arc<dyn CompanyRepository>,
     api_keys: Arc<dyn ApiKeyRepository>,
     clock: Arc<dyn Clock>,
+    /// The sandbox companies; without them no sandbox key is issued (and no company is known
+    /// as a sandbox).
+    sandboxes: Option<Arc<dyn SandboxRepository>>,
 }
 
 impl ApiKeyIssuer {
@@ -152,7 +180,14 @@ impl ApiKeyIssuer {
             companies,
             api_keys,
             clock,
+            sandboxes: None,
         }
+    }
+
+    /// The issuer that knows the sandbox companies (`issue_sandbox`).
+    pub fn with_sandboxes(mut self, sandboxes: Arc<dyn SandboxRepository>) -> Self {
+        self.sandboxes = Some(sandboxes);
+        self
     }
 
     /// Issues a new key for `company` holding `scopes` (what it may do; `Scopes::DEFAULT` is
@@ -166,7 +201,74 @@ impl ApiKeyIssuer {
         if self.companies.get(company)?.is_none() {
             return Err(IssueApiKeyError::UnknownCompany);
         }
-        let key = generate_key();
+        if let Some(sandboxes) = &self.sandboxes {
+            if sandboxes.real_company_of(company)?.is_some() {
+                return Err(IssueApiKeyError::SandboxCompany);
+            }
+        }
+        self.store_key(company, scopes, API_KEY_PREFIX)
+    }
+
+    /// Issues a sandbox key (`cak_test_`) for the sandbox of `company` (docs/decisions.md, "The
+    /// sandbox"): the first one creates the sandbox, a company of its own linked to `company`,
+    /// named after it, with a CNPJ of its own; the next ones find it. Given a sandbox's own id,
+    /// the key is for that sandbox. Returns the key and the sandbox's id.
+    pub fn issue_sandbox(
+        &self,
+        company: CompanyId,
+        scopes: Scopes,
+    ) -> Result<(IssuedApiKey, CompanyId), IssueApiKeyError> {
+        let sandboxes = self
+            .sandboxes
+            .as_ref()
+            .ok_or(IssueApiKeyError::SandboxNotCreated)?;
+        let Some(real) = self.companies.get(company)? else {
+            return Err(IssueApiKeyError::UnknownCompany);
+        };
+        let sandbox = if sandboxes.real_company_of(company)?.is_some() {
+            company
+        } else if let Some(sandbox) = sandboxes.sandbox_of(company)? {
+            sandbox.id
+        } else {
+            self.create_sandbox(sandboxes.as_ref(), &real)?
+        };
+        let issued = self.store_key(sandbox, scopes, SANDBOX_API_KEY_PREFIX)?;
+        Ok((issued, sandbox))
+    }
+
+    /// A new sandbox for `real`: a random CNPJ of its own (the CNPJ is unique among companies
+    /// and the sandbox's reaches no PGCC), tried again on the unlikely clash.
+    fn create_sandbox(
+        &self,
+        sandboxes: &dyn SandboxRepository,
+        real: &Company,
+    ) -> Result<CompanyId, IssueApiKeyError> {
+        for _ in 0..5 {
+            let sandbox = Company {
+                id: CompanyId(Uuid::new_v4()),
+                name: format!("{} (sandbox)", real.name),
+                cnpj: random_cnpj(),
+                created_at: self.clock.now(),
+            };
+            match sandboxes.create_sandbox(real.id, &sandbox) {
+                Ok(stored) => {
+                    tracing::info!(empresa_id = %real.id, sandbox_id = %stored.id, "sandbox company ready");
+                    return Ok(stored.id);
+                }
+                Err(CreateCompanyError::DuplicateCnpj) => continue,
+                Err(CreateCompanyError::Repo(e)) => return Err(e.into()),
+            }
+        }
+        Err(IssueApiKeyError::SandboxNotCreated)
+    }
+
+    fn store_key(
+        &self,
+        company: CompanyId,
+        scopes: Scopes,
+        prefix: &str,
+    ) -> Result<IssuedApiKey, IssueApiKeyError> {
+        let key = generate_key(prefix);
         let prefixo = key[..PREFIX_LEN].to_owned();
         let record = ApiKeyRecord {
             id: Uuid::new_v4(),
@@ -214,10 +316,36 @@ impl ApiKeyIssuer {
     }
 }
 
-fn generate_key() -> String {
+/// A random CNPJ with valid check digits (numeric).
+fn random_cnpj() -> Cnpj {
+    loop {
+        let mut bytes = [0u8; 12];
+        OsRng.fill_bytes(&mut bytes);
+        let base: Vec<u32> = bytes.iter().map(|b| u32::from(*b % 10)).collect();
+        let digit = |digits: &[u32]| {
+            let weights: Vec<u32> = (2..=9).cycle().take(digits.len()).collect();
+            let sum: u32 = digits.iter().rev().zip(weights).map(|(d, w)| d * w).sum();
+            let r = sum % 11;
+            if r < 2 {
+                0
+            } else {
+                11 - r
+            }
+        };
+        let mut digits = base;
+        digits.push(digit(&digits));
+        digits.push(digit(&digits));
+        let text: String = digits.iter().map(|d| char::from(b'0' + *d as u8)).collect();
+        if let Ok(cnpj) = Cnpj::parse(&text) {
+            return cnpj;
+        }
+    }
+}
+
+fn generate_key(prefix: &str) -> String {
     let mut bytes = [0u8; KEY_BYTES];
     OsRng.fill_bytes(&mut bytes);
-    let body = format!("{API_KEY_PREFIX}{}", hex::encode(bytes));
+    let body = format!("{prefix}{}", hex::encode(bytes));
     let sum = checksum(&body);
     format!("{body}_{sum}")
 }
@@ -551,5 +679,30 @@ mod tests {
             matches!(result, Err(RevokeApiKeyError::NotFound)),
             "{result:?}"
         );
+    }
+
+    #[test]
+    fn a_sandbox_key_is_cak_test_with_its_checksum_and_a_mistyped_or_unchecked_one_is_refused() {
+        let key = generate_key(SANDBOX_API_KEY_PREFIX);
+        assert!(key.starts_with("cak_test_"));
+        assert_eq!(key.len(), SANDBOX_API_KEY_LEN);
+        assert_eq!(api_key_format(&key), Some(ApiKeyFormat::Checksummed));
+        let mistyped = key.replacen("cak_test_", "cak_tesT_", 1);
+        assert_eq!(api_key_format(&mistyped), None);
+        let unchecked = &key[..SANDBOX_API_KEY_LEN - 9];
+        assert_eq!(api_key_format(unchecked), None);
+        let other_sum = format!("{}_00000000", unchecked);
+        assert!(other_sum == key || api_key_format(&other_sum).is_none());
+        // a real key's checksum does not make a sandbox key of the same random part
+        let real = generate_key(API_KEY_PREFIX);
+        let grafted = format!("cak_test_{}", &real["cak_".len()..]);
+        assert_eq!(api_key_format(&grafted), None);
+    }
+
+    #[test]
+    fn a_sandboxs_cnpj_is_valid() {
+        for _ in 0..100 {
+            assert!(Cnpj::parse(random_cnpj().as_str()).is_ok());
+        }
     }
 }

@@ -12,7 +12,7 @@ mod stop;
 
 pub use rounds::{
     CheckpointJob, ExpiryJob, IdempotencyPurgeJob, JobObserver, ReconcileJob, RetentionJob,
-    StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
+    SandboxPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
 };
 pub use runner::{join_within, spawn, Job, Outcome, Schedule};
 pub use stop::Stop;

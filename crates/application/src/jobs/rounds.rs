@@ -175,6 +175,33 @@ impl Job for RetentionJob {
     }
 }
 
+/// The sandbox companies' data past `sandbox.retention_days`.
+pub struct SandboxPurgeJob {
+    pub purge: crate::PurgeSandboxes,
+    pub batch: u32,
+}
+
+impl Job for SandboxPurgeJob {
+    fn name(&self) -> &'static str {
+        "sandbox-purge"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let report = self.purge.run_once(self.batch)?;
+        let purged = report.purged;
+        if purged.requests + purged.events + purged.accesses > 0 {
+            tracing::info!(
+                companies = report.companies,
+                requests = purged.requests,
+                events = purged.events,
+                access_log = purged.accesses,
+                "sandbox purge"
+            );
+        }
+        Ok(more_if(report.full))
+    }
+}
+
 /// The audit logs' checkpoints: up to `batch` companies a round (docs/auditoria.md).
 pub struct CheckpointJob {
     pub sign: SignCheckpoints,

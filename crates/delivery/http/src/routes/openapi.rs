@@ -383,12 +383,15 @@ fn api_key_parameter() -> Parameter {
         .description(Some("The company's API key (issued once by the operator)."))
         .schema(Some(
             // the shapes `application::api_key_format` accepts (anything else is 401 before
-            // any lookup): `cak_` + 64 hex digits, then `_` + an 8-digit checksum
+            // any lookup): `cak_` + 64 hex digits, then `_` + an 8-digit checksum; a sandbox
+            // key (docs/api.md, "Sandbox") starts `cak_test_` and always has the checksum
             utoipa::openapi::ObjectBuilder::new()
                 .schema_type(utoipa::openapi::schema::Type::String)
                 .min_length(Some(application::API_KEY_PREFIX.len() + 64))
-                .max_length(Some(application::API_KEY_LEN))
-                .pattern(Some("^cak_[0-9a-f]{64}(_[0-9a-f]{8})?$")),
+                .max_length(Some(application::SANDBOX_API_KEY_LEN))
+                .pattern(Some(
+                    "^cak_([0-9a-f]{64}(_[0-9a-f]{8})?|test_[0-9a-f]{64}_[0-9a-f]{8})$",
+                )),
         ))
         .build()
 }

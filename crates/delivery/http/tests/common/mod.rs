@@ -41,6 +41,7 @@ pub fn api_state(
                 status_call_budget: Arc::new(MockPgccCallBudget::new()),
                 access_log: Arc::new(ports::MockAccessLog::new()),
                 pgcc_health: Arc::new(MockPgccHealthRepository::new()),
+                sandboxes: Arc::new(ports::MockSandboxRepository::new()),
             },
             &ServiceSettings::default(),
         ),

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS empresas_sandbox_de_key;
