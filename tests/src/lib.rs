@@ -15,5 +15,7 @@ pub use client::{Client, Reply};
 pub use cluster::Cluster;
 pub use db::TestDb;
 pub use processes::{wait_until, Api, Sim, Worker};
-pub use receiver::{verify_with_python, Received, Receiver, SilentReceiver};
+pub use receiver::{
+    read_request, verify_with_python, RawRequest, Received, Receiver, SilentReceiver,
+};
 pub use relay::Relay;

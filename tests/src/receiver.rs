@@ -2,7 +2,7 @@
 //! and answers from a script of statuses (then 200). It stops when dropped.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -94,13 +94,19 @@ impl Drop for Receiver {
     }
 }
 
-fn handle(stream: TcpStream, shared: &Mutex<Shared>) {
-    stream.set_nonblocking(false).ok();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
-    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+/// One HTTP/1.1 request as a test's server reads it: the request line, the headers (names
+/// lower-cased) and the body (`Content-Length` bytes; short when the client stopped sending).
+pub struct RawRequest {
+    pub line: String,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+/// The next request on `reader`; `None` when the connection closed before a request line.
+pub fn read_request(reader: &mut impl BufRead) -> Option<RawRequest> {
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
+        return None;
     }
     let mut headers = HashMap::new();
     loop {
@@ -117,7 +123,25 @@ fn handle(stream: TcpStream, shared: &Mutex<Shared>) {
         .and_then(|l| l.parse().ok())
         .unwrap_or(0);
     let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok();
+    let read = reader.read_exact(&mut body).is_ok();
+    if !read {
+        body.clear();
+    }
+    Some(RawRequest {
+        line,
+        headers,
+        body,
+    })
+}
+
+fn handle(stream: TcpStream, shared: &Mutex<Shared>) {
+    stream.set_nonblocking(false).ok();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok();
+    let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
+    let Some(request) = read_request(&mut reader) else {
+        return;
+    };
+    let (headers, body) = (request.headers, request.body);
     let (status, delay) = {
         let mut s = shared.lock().unwrap();
         s.received.push(Received {

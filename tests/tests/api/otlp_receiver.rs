@@ -3,7 +3,7 @@
 //! own protobuf types, and keeps every span. It stops when dropped.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -97,28 +97,14 @@ fn handle(stream: TcpStream, spans: &Mutex<Vec<ExportedSpan>>, refused: &Mutex<V
     let mut reader = BufReader::new(stream.try_clone().expect("clone the stream"));
     let mut stream = stream;
     loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        let Some(testkit::RawRequest {
+            line,
+            headers,
+            body,
+        }) = testkit::read_request(&mut reader)
+        else {
             return;
-        }
-        let mut headers = HashMap::new();
-        loop {
-            let mut h = String::new();
-            if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-            }
-        }
-        let len: usize = headers
-            .get("content-length")
-            .and_then(|l| l.parse().ok())
-            .unwrap_or(0);
-        let mut body = vec![0; len];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+        };
         let protobuf =
             headers.get("content-type").map(String::as_str) == Some("application/x-protobuf");
         let decoded = (line.starts_with("POST /v1/traces ") && protobuf)
