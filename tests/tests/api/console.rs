@@ -343,6 +343,31 @@ fn a_session_opened_on_one_api_process_is_served_by_another_and_ended_on_either(
 }
 
 #[test]
+fn console_pages_take_the_companys_rate_limit_as_api_calls_do() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__BURST", "3"),
+    ]);
+    let mut browser = Browser::new(&app.api.base_url);
+    browser.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
+    let statuses: Vec<u16> = (0..8)
+        .map(|_| browser.get("/console/webhooks").status)
+        .collect();
+    assert!(statuses.contains(&429), "{statuses:?}");
+    let limited = browser.get("/console/webhooks");
+    if limited.status == 429 {
+        assert!(
+            limited.header("retry-after").is_some(),
+            "{:?}",
+            limited.headers
+        );
+        limited.assert_console_headers();
+    }
+    // another company's budget is its own
+    app.b.get("/api/webhook-urls").expect(200);
+}
+
+#[test]
 fn a_session_unused_past_its_idle_timeout_is_refused() {
     let app = TestApp::spawn_with(&[("APP__CONSOLE__SESSION_SECONDS", "2")]);
     let mut browser = Browser::new(&app.api.base_url);

@@ -222,7 +222,7 @@ fn blocking_failed(e: actix_web::error::BlockingError) -> ApiError {
 }
 
 /// The company's rate-limit verdict (`None` when limits are off).
-fn check_rate(
+pub(crate) fn check_rate(
     limiter: Option<&CompanyRateLimiter>,
     company: &Company,
     weight: u32,

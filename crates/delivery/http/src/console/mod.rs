@@ -259,6 +259,20 @@ impl Refusal {
                 "<p>Nada com este identificador para a sua empresa.</p>\
                  <p><a href=\"/console\">Início</a></p>",
             ),
+            Refusal::Api(ApiError::RateLimited(status)) => {
+                let mut res = html::page(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "Muitas requisições",
+                    "",
+                    "<p>A empresa passou do seu limite de requisições por segundo (o mesmo da \
+                     API). Nada foi feito. Tente de novo em instantes.</p>\
+                     <p><a href=\"/console\">Início</a></p>",
+                );
+                for (name, value) in status.headers() {
+                    res.headers_mut().insert(name, value);
+                }
+                res
+            }
             Refusal::Api(ApiError::Conflict(why)) => html::page(
                 StatusCode::CONFLICT,
                 "Não foi possível fazer isto agora",
@@ -307,6 +321,8 @@ where
     let granted_to = Scopes::of(granted_to);
     let sent_csrf = csrf.map(str::to_owned);
     let id = cookie.clone();
+    // a task-local: taken here, not on the blocking thread
+    let limiter = crate::rate_limit::current_limiter();
     // the session's store may be the database: read in the blocking hop, with the page's work
     let outcome = in_blocking_hop(state, move |s| {
         let Some(session) = sessions.touch(&id)? else {
@@ -332,6 +348,11 @@ where
         };
         if !granted_to.is_empty() && !caller.scopes.intersects(granted_to) {
             return Ok(Err(Refusal::Forbidden(granted_to)));
+        }
+        // a console page is one of the company's requests, as an API call is: one share of its
+        // rate limit (429 when over, nothing done)
+        if let Err(e) = crate::blocking::check_rate(limiter.as_deref(), &caller.company, 1) {
+            return Ok(Err(Refusal::Api(e)));
         }
         let call = Call { caller, route };
         Ok(match work(s, &call) {
