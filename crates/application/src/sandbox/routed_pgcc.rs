@@ -1,7 +1,8 @@
 //! Every PGCC call goes to the real PGCC or, for a sandbox company, to the simulated one: the
 //! choice follows the company's flag (`empresas.sandbox_de`), never the key's prefix.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use domain::{Cnpj, PgccUseCase};
 use ports::{
@@ -20,7 +21,15 @@ pub struct SandboxRoutedPgcc {
     real: Arc<dyn PgccGateway>,
     sandbox: Arc<dyn PgccGateway>,
     sandboxes: Arc<dyn SandboxRepository>,
+    /// Each CNPJ's answer, once read: a company is made a sandbox or not and never changes, so
+    /// the answer is kept and a call needs no database read after the company's first (a
+    /// database down then fails the request's own writes, a 503, not its PGCC call, a 502).
+    /// Bounded: emptied when it reaches [`KNOWN_CNPJS`].
+    known: Mutex<HashMap<Cnpj, bool>>,
 }
+
+/// How many companies' answers [`SandboxRoutedPgcc`] keeps at most.
+const KNOWN_CNPJS: usize = 100_000;
 
 impl SandboxRoutedPgcc {
     pub fn new(
@@ -32,19 +41,40 @@ impl SandboxRoutedPgcc {
             real,
             sandbox,
             sandboxes,
+            known: Mutex::default(),
         }
     }
 
     /// The PGCC of the company of `cnpj`. Not knowing is a failure to call (the call is not
     /// made): a sandbox's call must never reach the real PGCC by default.
     fn of_company(&self, cnpj: &Cnpj) -> Result<&dyn PgccGateway, PgccError> {
-        match self.sandboxes.is_sandbox_cnpj(cnpj) {
-            Ok(true) => Ok(self.sandbox.as_ref()),
-            Ok(false) => Ok(self.real.as_ref()),
-            Err(e) => Err(PgccError::Unexpected(
-                anyhow::Error::new(e).context("reading whether the company is a sandbox"),
-            )),
-        }
+        let known = self
+            .known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(cnpj)
+            .copied();
+        let is_sandbox = match known {
+            Some(is_sandbox) => is_sandbox,
+            None => {
+                let is_sandbox = self.sandboxes.is_sandbox_cnpj(cnpj).map_err(|e| {
+                    PgccError::Unexpected(
+                        anyhow::Error::new(e).context("reading whether the company is a sandbox"),
+                    )
+                })?;
+                let mut known = self.known.lock().unwrap_or_else(|p| p.into_inner());
+                if known.len() >= KNOWN_CNPJS {
+                    known.clear();
+                }
+                known.insert(cnpj.clone(), is_sandbox);
+                is_sandbox
+            }
+        };
+        Ok(if is_sandbox {
+            self.sandbox.as_ref()
+        } else {
+            self.real.as_ref()
+        })
     }
 
     fn of_id(&self, pgcc_id: &str) -> &dyn PgccGateway {
@@ -132,6 +162,43 @@ mod tests {
             .returning(|_| Ok(vec![]));
         let routed = routed(MockPgccGateway::new(), sandbox, true);
         assert!(routed.list_use_cases(&cnpj()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_companys_answer_is_read_once_and_a_database_down_later_does_not_fail_its_calls() {
+        let mut real = MockPgccGateway::new();
+        real.expect_list_use_cases()
+            .times(2)
+            .returning(|_| Ok(vec![]));
+        let mut sandboxes = MockSandboxRepository::new();
+        sandboxes
+            .expect_is_sandbox_cnpj()
+            .times(1)
+            .returning(|_| Ok(false));
+        let routed = SandboxRoutedPgcc::new(
+            Arc::new(real),
+            Arc::new(MockPgccGateway::new()),
+            Arc::new(sandboxes),
+        );
+        routed.list_use_cases(&cnpj()).unwrap();
+        routed.list_use_cases(&cnpj()).unwrap();
+    }
+
+    #[test]
+    fn not_knowing_whether_a_company_is_a_sandbox_makes_no_call() {
+        let mut sandboxes = MockSandboxRepository::new();
+        sandboxes
+            .expect_is_sandbox_cnpj()
+            .returning(|_| Err(ports::RepoError::Unavailable(anyhow::anyhow!("down"))));
+        let routed = SandboxRoutedPgcc::new(
+            Arc::new(MockPgccGateway::new()),
+            Arc::new(MockPgccGateway::new()),
+            Arc::new(sandboxes),
+        );
+        assert!(matches!(
+            routed.list_use_cases(&cnpj()),
+            Err(PgccError::Unexpected(_))
+        ));
     }
 
     #[test]
