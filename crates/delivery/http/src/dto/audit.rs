@@ -72,16 +72,17 @@ pub struct Recibo {
 }
 
 /// The two checkpoint sizes of `GET /api/auditoria/consistencia`, as given (checked by the
-/// handler, so a bad one is named).
+/// handler, so a bad one is named). Both are required in the contract: a call without one is
+/// answered 400, so the document must not call it optional.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct IntervaloConsistencia {
     /// The size of the older checkpoint (a checkpoint of the company's log).
-    #[param(value_type = Option<u64>, minimum = 1, maximum = 9007199254740991_i64)]
+    #[param(required = true, value_type = u64, minimum = 1, maximum = 9007199254740991_i64)]
     #[serde(rename = "de")]
     pub from: Option<String>,
     /// The size of the newer checkpoint (at least `de`).
-    #[param(value_type = Option<u64>, minimum = 1, maximum = 9007199254740991_i64)]
+    #[param(required = true, value_type = u64, minimum = 1, maximum = 9007199254740991_i64)]
     #[serde(rename = "para")]
     pub to: Option<String>,
 }
