@@ -22,8 +22,12 @@ cd "$(dirname "$0")/../.."
 source scripts/common.sh
 source scripts/bench/measure.sh
 require psql "PostgreSQL's client (Debian: apt-get install postgresql)"
-bin=${CARGO_TARGET_DIR:-target}/${STATUS_WORK_PROFILE:-release}
-if [ "${STATUS_WORK_PROFILE:-release}" = release ]; then cargo build --release --bins --quiet; else cargo build --bins --quiet; fi
+# STATUS_WORK_BIN: a directory holding consent-api and pgcc-sim already built (a long run then
+# measures those binaries while the tree is edited and rebuilt beside it)
+bin=${STATUS_WORK_BIN:-${CARGO_TARGET_DIR:-target}/${STATUS_WORK_PROFILE:-release}}
+if [ -n "${STATUS_WORK_BIN:-}" ]; then :
+elif [ "${STATUS_WORK_PROFILE:-release}" = release ]; then cargo build --release --bins --quiet
+else cargo build --bins --quiet; fi
 run_seconds=${STATUS_WORK_SECONDS:-60}
 new_per_second=${STATUS_WORK_NEW_PER_SECOND:-2}
 others_seconds=${STATUS_WORK_OTHERS_SECONDS:-60}
@@ -32,6 +36,8 @@ others_seconds=${STATUS_WORK_OTHERS_SECONDS:-60}
 # read(2), about 3x the CPU per check (measured at 10^6: 31 us against 10 us a row).
 shared_buffers=${STATUS_WORK_SHARED_BUFFERS:-6GB}
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(100000 1000000)
+# pg_stat_statements of each size's status window: STATUS_WORK_STATEMENTS_DIR (default target/bench)
+statements_dir=${STATUS_WORK_STATEMENTS_DIR:-target/bench}; mkdir -p "$statements_dir"
 work=$(mktemp -d); dir=""; sim_pid=""; worker_pid=""; arrivals_pid=""
 cleanup() {
   [ -n "$arrivals_pid" ] && kill "$arrivals_pid" 2>/dev/null || true
@@ -71,16 +77,32 @@ arrivals() {
     i=$((i + 1)); sleep 1
   done
 }
-printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\tnew_first_check_p50_s\tp99_s\tnew_checked\tother_loops_idle_pg_cpu_s_per_min\n'
+# worker_backends_cpu DB: "pid:ticks ..." of the backends serving the worker's pool (every client
+# backend of DB but psql's): the status work's own database CPU, apart from the harness's
+# connections (the arrivals, their probe) and the cluster's background processes
+worker_backends_cpu() {
+  local pid out=""
+  for pid in $(psql "$1" -tAc "SELECT pid FROM pg_stat_activity WHERE datname = current_database()
+      AND backend_type = 'client backend' AND application_name <> 'psql' AND pid <> pg_backend_pid()"); do
+    out="$out $pid:$(proc_cpu "$pid")"
+  done
+  echo "$out"
+}
+printf 'consents\topen\tpg_cpu_s_per_min\tshare_of_one_core\tpgcc_calls_per_s\tids_per_s\toverdue_at_end\tpasses_late\tlatest_pass_late_s\tnew_first_check_p50_s\tp99_s\tnew_checked\tother_loops_idle_pg_cpu_s_per_min\tworker_backends_cpu_s_per_min\tworker_backends_share\n'
 for n in "${sizes[@]}"; do
   dir=$(cluster_dir "status-work-$$-$n")
   admin=$(scripts/pg.sh start "$dir")
-  psql "$admin" -qc "ALTER SYSTEM SET shared_buffers = '$shared_buffers'"
+  psql "$admin" -qc "ALTER SYSTEM SET shared_buffers = '$shared_buffers'" \
+    -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
   scripts/pg.sh stop "$dir" >/dev/null; admin=$(scripts/pg.sh start "$dir")
   db=${admin%/postgres}/consent_status
   psql "$admin" -qc "CREATE DATABASE consent_status"
+  psql "$db" -qc "CREATE EXTENSION pg_stat_statements"
   APP_ENV=development APP__DATABASE__URL="$db" "$bin/consent-api" migrate >/dev/null 2>&1
   psql "$db" -q -v n="$n" -f scripts/bench/status_work_load.sql >/dev/null
+  # a production database's steady state is vacuumed: without this, autovacuum's first pass over
+  # the freshly loaded tables (minutes of CPU at 10^7) lands in the measured window
+  psql "$db" -qc "VACUUM (FREEZE, ANALYZE)" -c "CHECKPOINT"
   psql "$db" -qc "CREATE TABLE bench_novas (empresa_id uuid, id uuid PRIMARY KEY, criado_em timestamptz);
     CREATE TABLE bench_primeiras (id uuid PRIMARY KEY, checada_em timestamptz)"
   open=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status")
@@ -97,11 +119,21 @@ for n in "${sizes[@]}"; do
   worker_pid=$!
   sleep 5 # the worker's start and first drain
   curl -s -X DELETE "$sim_url/_sim/status-consultas" >/dev/null
+  psql "$db" -qc "SELECT pg_stat_statements_reset()" >/dev/null
+  w0=$(worker_backends_cpu "$db")
   c0=$(pg_cpu)
   arrivals "$db" & arrivals_pid=$!
   sleep "$run_seconds"
   c1=$(pg_cpu)
+  w1=$(worker_backends_cpu "$db")
   kill "$arrivals_pid"; wait "$arrivals_pid" 2>/dev/null || true; arrivals_pid=""
+  # what each statement cost in the window (the harness's own statements included, marked by
+  # their tables: bench_novas, bench_primeiras), the largest first
+  psql "$db" -F $'\t' -Ac "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+      round(mean_exec_time::numeric, 3) AS mean_ms, rows,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS statement
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC LIMIT 25" > "$statements_dir/statements-$n.tsv"
   read -r calls ids < <(curl -s "$sim_url/_sim/status-chamadas" |
     python3 -c 'import json,sys; c=json.load(sys.stdin); print(len(c), sum(x["ids"] for x in c))')
   overdue=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status WHERE proxima_em < now() - interval '30 seconds'")
@@ -131,12 +163,15 @@ for n in "${sizes[@]}"; do
   kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true; worker_pid=""
   kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true; sim_pid=""
   scripts/pg.sh stop "$dir" >/dev/null; rm -rf "$dir"; dir=""
-  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" "$p50" "$p99" "$new_checked" "$o0" "$o1" "$others_seconds" <<'PY'
+  python3 - "$n" "$open" "$c0" "$c1" "$ticks" "$run_seconds" "$calls" "$ids" "$overdue" "$passes_late" "$latest_late" "$p50" "$p99" "$new_checked" "$o0" "$o1" "$others_seconds" "$w0" "$w1" <<'PY'
 import sys
-n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late, p50, p99, new_checked, o0, o1, osecs = sys.argv[1:]
+n, opn, c0, c1, ticks, secs, calls, ids, overdue, passes_late, latest_late, p50, p99, new_checked, o0, o1, osecs, w0, w1 = sys.argv[1:]
+# a backend that opened during the window counts whole; one that closed in it is not seen
+start = dict(x.split(":") for x in w0.split())
+worker = sum(int(t) - int(start.get(p, 0)) for p, t in (x.split(":") for x in w1.split())) / int(ticks)
 others = (int(o1) - int(o0)) / int(ticks) * 60 / float(osecs)
 cpu = (int(c1) - int(c0)) / int(ticks)
 secs = float(secs)
-print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}\t{p50}\t{p99}\t{new_checked}\t{others:.2f}")
+print(f"{n}\t{opn}\t{cpu * 60 / secs:.2f}\t{cpu / secs:.1%}\t{int(calls) / secs:.1f}\t{int(ids) / secs:.0f}\t{overdue}\t{passes_late}\t{latest_late}\t{p50}\t{p99}\t{new_checked}\t{others:.2f}\t{worker * 60 / float(secs):.2f}\t{worker / float(secs):.1%}")
 PY
 done
