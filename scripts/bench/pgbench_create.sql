@@ -23,7 +23,7 @@ WITH caso AS (
 ), alvo AS (
     SELECT COALESCE(
         (SELECT id FROM caso),
-        (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE id = :id)
+        (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE empresa_id = :emp AND id = :id)
     ) AS caso_de_uso_id
 ), gravada AS (
     INSERT INTO solicitacoes_consentimento AS s (
@@ -38,10 +38,10 @@ WITH caso AS (
         :ts, :ts, 'em_andamento', :ts
     FROM alvo
     WHERE alvo.caso_de_uso_id IS NOT NULL
-    ON CONFLICT (id) DO UPDATE
+    ON CONFLICT (empresa_id, id) DO UPDATE
     SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
         criacao_nao_encontrada_em = NULL
-    WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'
+    WHERE s.criacao <> 'confirmada'
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM gravada) AS gravadas,
@@ -71,5 +71,5 @@ JOIN webhook_urls u ON u.empresa_id = e.empresa_id
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))
 )
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada;
+INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada;

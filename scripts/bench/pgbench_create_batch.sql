@@ -19,7 +19,7 @@ WITH entrada AS (
     SELECT DISTINCT ON (e.id) e.id AS pedido, c.id, c.vinculo_id FROM entrada e
     JOIN casos_de_uso c ON c.empresa_id = e.empresa_id AND c.pgcc_provider_template_id = e.tpl AND c.removido_em IS NULL
 ), alvo AS (
-    SELECT e.*, COALESCE(caso.id, (SELECT s.caso_de_uso_id FROM solicitacoes_consentimento s WHERE s.id = e.id)) AS caso_de_uso_id
+    SELECT e.*, COALESCE(caso.id, (SELECT s.caso_de_uso_id FROM solicitacoes_consentimento s WHERE s.empresa_id = e.empresa_id AND s.id = e.id)) AS caso_de_uso_id
     FROM entrada e LEFT JOIN caso ON caso.pedido = e.id
 ), gravada AS (
     INSERT INTO solicitacoes_consentimento AS s (
@@ -30,10 +30,10 @@ WITH entrada AS (
     SELECT a.id, a.empresa_id, a.caso_de_uso_id, a.tpl, a.cpf, :tipo, :modalidade, NULL, :expira,
         :respondeu, :prova, :status, a.hash, a.sal, :ts, :ts, 'em_andamento', :ts
     FROM alvo a WHERE a.caso_de_uso_id IS NOT NULL
-    ON CONFLICT (id) DO UPDATE
+    ON CONFLICT (empresa_id, id) DO UPDATE
     SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
         criacao_nao_encontrada_em = NULL
-    WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'
+    WHERE s.criacao <> 'confirmada'
     RETURNING s.id
 )
 SELECT e.id, EXISTS (SELECT 1 FROM gravada g WHERE g.id = e.id) AS gravada, caso.id IS NOT NULL AS caso_encontrado, caso.vinculo_id
@@ -60,5 +60,5 @@ JOIN webhook_urls u ON u.empresa_id = e.empresa_id
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))
 )
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada;
+INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada;

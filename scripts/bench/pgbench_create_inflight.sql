@@ -21,10 +21,10 @@ INSERT INTO bench_em_andamento AS s (
     data_titular_respondeu_consentimento, prova_coleta, status, hash, criado_em, atualizado_em,
     criacao, criacao_tentativa_em)
 SELECT :id, :emp, caso.id, :tpl, :cpf, :tipo, :modalidade, NULL, :expira, :respondeu, :prova, :status, :hash, :ts, :ts, :criacao, :ts FROM caso
-ON CONFLICT (id) DO UPDATE
+ON CONFLICT (empresa_id, id) DO UPDATE
 SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
     criacao_nao_encontrada_em = NULL
-WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada';
+WHERE s.criacao <> 'confirmada';
 WITH movida AS (
     DELETE FROM bench_em_andamento
     WHERE id = :id AND empresa_id = :emp AND criacao IN ('em_andamento', 'cancelada')
@@ -47,5 +47,5 @@ JOIN webhook_urls u ON u.empresa_id = e.empresa_id
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))
 )
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada;
+INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada;

@@ -26,11 +26,11 @@ SELECT undo FROM bench_ddl ORDER BY ord DESC \gexec
 \copy solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, cnpj_anuente, data_expiracao_consentimento, data_titular_respondeu_consentimento, prova_coleta, status, pgcc_id, criado_em, atualizado_em, hash, proximo_status_em, criacao, criacao_tentativa_em) FROM PROGRAM 'python3 @GEN@ @COMPANIES@ @PER_COMPANY@ @START@ @COUNT@ @BASE@' WITH (FORMAT csv)
 -- History: the creation entry of each new request, as the service writes it, and the move that
 -- brought the refused and expired ones to their status.
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, NULL, CASE WHEN status IN ('pendente', 'recusado') THEN 'pendente' ELSE 'ativo' END, criado_em, 'empresa'
+INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+SELECT empresa_id, id, NULL, CASE WHEN status IN ('pendente', 'recusado') THEN 'pendente' ELSE 'ativo' END, criado_em, 'empresa'
 FROM solicitacoes_consentimento WHERE criado_em >= timestamptz '@BASE@' + @START@ * interval '1 ms';
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, CASE status WHEN 'recusado' THEN 'pendente' ELSE 'ativo' END, status,
+INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+SELECT empresa_id, id, CASE status WHEN 'recusado' THEN 'pendente' ELSE 'ativo' END, status,
        CASE status WHEN 'recusado' THEN criado_em + interval '1 day' ELSE data_expiracao_consentimento END,
        CASE status WHEN 'recusado' THEN 'pgcc' ELSE 'expiracao' END
 FROM solicitacoes_consentimento

@@ -139,9 +139,10 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     /// Stores the attempt and moves the delivery (delivered, retry at, failed), in one
     /// transaction, if the delivery still carries the lease token `lease` (and clears it).
     /// `Ok(false)`, with nothing stored, when another claim has taken the delivery over (the
-    /// lease had expired); an unknown delivery is `Unexpected`.
+    /// lease had expired); an unknown delivery (of `company`) is `Unexpected`.
     fn record_attempt(
         &self,
+        company: CompanyId,
         delivery_id: Uuid,
         lease: Uuid,
         attempt: &DeliveryAttempt,

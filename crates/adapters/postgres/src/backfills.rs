@@ -60,6 +60,14 @@ pub const BACKFILLS: &[Backfill] = &[
         name: "verificacoes_status_pgcc_id",
         run_batch: copy_pgcc_ids_to_status_checks,
     },
+    Backfill {
+        name: "solicitacoes_historico_empresa_id",
+        run_batch: give_history_its_company,
+    },
+    Backfill {
+        name: "webhook_tentativas_empresa_id",
+        run_batch: give_attempts_their_company,
+    },
 ];
 
 /// What one backfill did in a run.
@@ -166,10 +174,15 @@ pub fn run_backfill_batch(
     })
 }
 
-/// Runs one keyset batch of a step: `lote` (columns and `FROM`, keyed by `id`) chooses the rows
-/// after `after` (NULL: from the first), at most `limit` of them in key order; `feitos` (a
-/// data-modifying statement reading `lote`, `RETURNING 1`) changes them. Answers the batch's last
-/// key looked at (`None` when none was left) and the rows changed: the shape of every step.
+/// Runs one keyset batch of a step: `lote` (columns and `FROM` of a table keyed by `(empresa_id,
+/// id)`, both selected) chooses the rows after `after` (NULL: from the first), at most `limit` of
+/// them in key order; `feitos` (a data-modifying statement reading `lote`, `RETURNING 1`) changes
+/// them. Answers the batch's last key looked at (`empresa_id/id`; `None` when none was left) and
+/// the rows changed: the shape of every step.
+///
+/// The tenant tables are keyed by company first (issue 23, migration
+/// 2026-12-02-003008_key_tenant_tables_by_company): a cursor stored before that (an `id` alone,
+/// no `/`) starts the backfill over, which every step allows (a row already done is left alone).
 fn keyset_batch(
     conn: &mut PgConnection,
     lote: &str,
@@ -178,9 +191,13 @@ fn keyset_batch(
     limit: i64,
 ) -> QueryResult<Batch> {
     let sql = format!(
-        "WITH lote AS (SELECT {lote} WHERE $1::uuid IS NULL OR id > $1::uuid ORDER BY id LIMIT $2), \
+        "WITH lote AS (SELECT {lote} \
+             WHERE $1::text IS NULL OR strpos($1, '/') = 0 \
+                OR (empresa_id, id) > (split_part($1, '/', 1)::uuid, split_part($1, '/', 2)::uuid) \
+             ORDER BY empresa_id, id LIMIT $2), \
          feitos AS ({feitos}) \
-         SELECT (SELECT id::text FROM lote ORDER BY id DESC LIMIT 1) AS last_key, \
+         SELECT (SELECT empresa_id::text || '/' || id::text FROM lote \
+                 ORDER BY empresa_id DESC, id DESC LIMIT 1) AS last_key, \
                 (SELECT count(*) FROM feitos) AS touched"
     );
     let row = diesel::sql_query(sql)
@@ -215,7 +232,7 @@ fn salt_consent_hashes(
 ) -> QueryResult<Batch> {
     keyset_batch(
         conn,
-        "id, replace(gen_random_uuid()::text, '-', '') AS sal FROM solicitacoes_consentimento",
+        "empresa_id, id, replace(gen_random_uuid()::text, '-', '') AS sal FROM solicitacoes_consentimento",
         "UPDATE solicitacoes_consentimento s \
              SET sal_hash = lote.sal, \
                  hash_anterior = CASE WHEN s.hash ~ '^[0-9a-f]{64}$' THEN s.hash ELSE s.hash_anterior END, \
@@ -237,7 +254,7 @@ fn salt_consent_hashes(
                      || ',\"tipoTitular\":' || to_json(s.tipo_titular)::text \
                      || '}', 'UTF8')), 'hex') END \
              FROM lote \
-             WHERE s.id = lote.id AND s.sal_hash = '' \
+             WHERE s.empresa_id = lote.empresa_id AND s.id = lote.id AND s.sal_hash = '' \
              RETURNING 1",
         after,
         limit,
@@ -298,7 +315,7 @@ fn copy_pgcc_ids_to_status_checks(
 
 /// `eventos_sem_entregas` (migration `mark_webhook_eventos_without_deliveries`): marks the
 /// events written before it that have no delivery, so the per-company event purge (which reads
-/// only marked events) finds them. Keyset by id; a marked event is left as it is. An event with
+/// only marked events) finds them. Keyset by its key; a marked event is left as it is. An event with
 /// deliveries needs no mark: it goes with its last delivery. Until this has run, unmarked old
 /// events are only kept longer, never lost or sent twice.
 fn mark_events_without_deliveries(
@@ -312,7 +329,50 @@ fn mark_events_without_deliveries(
         "UPDATE webhook_eventos ev SET sem_entregas = true \
              FROM lote \
              WHERE ev.empresa_id = lote.empresa_id AND ev.id = lote.id AND NOT ev.sem_entregas \
-               AND NOT EXISTS (SELECT 1 FROM webhook_entregas d WHERE d.evento_id = ev.id) \
+               AND NOT EXISTS (SELECT 1 FROM webhook_entregas d \
+                               WHERE d.empresa_id = ev.empresa_id AND d.evento_id = ev.id) \
+             RETURNING 1",
+        after,
+        limit,
+    )
+}
+
+/// `solicitacoes_historico_empresa_id` (migration 2026-12-02-003001): each history entry written
+/// before the history carried its company gets it from its request. Keyset by the requests' key
+/// (the entries are found by `solicitacoes_historico_solicitacao_em_idx`); an entry that has its
+/// company is left as it is.
+fn give_history_its_company(
+    conn: &mut PgConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    keyset_batch(
+        conn,
+        "empresa_id, id FROM solicitacoes_consentimento",
+        "UPDATE solicitacoes_historico h SET empresa_id = lote.empresa_id \
+             FROM lote \
+             WHERE h.solicitacao_id = lote.id AND h.empresa_id IS NULL \
+             RETURNING 1",
+        after,
+        limit,
+    )
+}
+
+/// `webhook_tentativas_empresa_id` (migration 2026-12-02-003001): each delivery attempt recorded
+/// before the attempts carried their company gets it from its delivery. Keyset by the deliveries'
+/// key (the attempts are found by `webhook_tentativas_entrega_em_idx`); an attempt that has its
+/// company is left as it is.
+fn give_attempts_their_company(
+    conn: &mut PgConnection,
+    after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Batch> {
+    keyset_batch(
+        conn,
+        "empresa_id, id FROM webhook_entregas",
+        "UPDATE webhook_tentativas t SET empresa_id = lote.empresa_id \
+             FROM lote \
+             WHERE t.entrega_id = lote.id AND t.empresa_id IS NULL \
              RETURNING 1",
         after,
         limit,

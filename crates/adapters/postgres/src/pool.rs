@@ -53,6 +53,9 @@ pub struct SessionSettings {
     pub audit_log: bool,
 }
 
+/// The `application_name` of the service's connections when the database URL names none.
+pub const APPLICATION_NAME: &str = "consent-api";
+
 impl Default for SessionSettings {
     /// 5 s statements, 10 s idle in a transaction, prepared statements on, the audit log on.
     fn default() -> Self {
@@ -72,8 +75,12 @@ impl SessionSettings {
         if !self.prepared_statements {
             conn.set_prepared_statement_cache_size(CacheSize::Disabled);
         }
+        // `application_name` names the service in pg_stat_activity and the server's log (the
+        // statement-scope check of issue 23 reads the log by it), unless the URL named it.
         conn.batch_execute(&format!(
-            "SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}{}",
+            "SELECT set_config('application_name', '{APPLICATION_NAME}', false) \
+             WHERE current_setting('application_name') = ''; \
+             SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}{}",
             self.statement_timeout.as_millis(),
             self.idle_in_transaction_timeout.as_millis(),
             if self.audit_log {

@@ -88,7 +88,8 @@ statement! {
     }
     "DELETE FROM webhook_eventos ev
 WHERE ev.empresa_id = $empresa_id AND ev.id = ANY ($ids)
-  AND NOT EXISTS (SELECT 1 FROM webhook_entregas d WHERE d.evento_id = ev.id)"
+  AND NOT EXISTS (SELECT 1 FROM webhook_entregas d
+                  WHERE d.empresa_id = ev.empresa_id AND d.evento_id = ev.id)"
 }
 
 statement! {

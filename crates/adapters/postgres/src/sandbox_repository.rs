@@ -64,7 +64,8 @@ statement! {
     "SELECT ev.id FROM webhook_eventos ev
 WHERE ev.empresa_id = $empresa_id AND ev.criado_em < $before
   AND NOT EXISTS (
-    SELECT 1 FROM webhook_entregas d WHERE d.evento_id = ev.id AND d.status = 'pendente'
+    SELECT 1 FROM webhook_entregas d
+    WHERE d.empresa_id = ev.empresa_id AND d.evento_id = ev.id AND d.status = 'pendente'
   )
 ORDER BY ev.criado_em, ev.id
 LIMIT $limit

@@ -125,6 +125,7 @@ diesel::table! {
         em -> Timestamptz,
         causa -> Text,
         motivo -> Nullable<Text>,
+        empresa_id -> Nullable<Uuid>,
     }
 }
 
@@ -166,6 +167,7 @@ diesel::table! {
         status_http -> Nullable<Int4>,
         latencia_ms -> Int4,
         erro -> Nullable<Text>,
+        empresa_id -> Nullable<Uuid>,
     }
 }
 

@@ -189,7 +189,7 @@ UPDATE webhook_entregas SET
     proxima_tentativa_em = CASE WHEN status = 'pendente' THEN $4 ELSE proxima_tentativa_em END,
     entregue_em = CASE WHEN status = 'pendente' AND $3 = 'entregue' THEN $2 ELSE entregue_em END,
     token_reivindicacao = NULL
-WHERE id = $1 AND token_reivindicacao = $5";
+WHERE empresa_id = $6 AND id = $1 AND token_reivindicacao = $5";
 
 /// `disable_failing_urls` in one statement: $1 now, $2 the start of the window; the URLs
 /// disabled are marked for `settle_url` (their pending deliveries are parked behind). Each active URL
@@ -443,6 +443,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
     /// is pending).
     fn record_attempt(
         &self,
+        company: CompanyId,
         delivery_id: Uuid,
         lease: Uuid,
         attempt: &DeliveryAttempt,
@@ -453,7 +454,6 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
             DeliveryOutcome::RetryAt(at) => (status::PENDENTE, Some(at)),
             DeliveryOutcome::Failed => (status::FALHOU, None),
         };
-        let row = NewWebhookTentativa::new(delivery_id, attempt);
         with_conn(&self.pool, "recording a webhook delivery attempt", |conn| {
             conn.transaction(|conn| {
                 let changed = diesel::sql_query(RECORD_ATTEMPT)
@@ -462,17 +462,24 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                     .bind::<Text, _>(next_status)
                     .bind::<Nullable<Timestamptz>, _>(next_attempt)
                     .bind::<SqlUuid, _>(lease)
+                    .bind::<SqlUuid, _>(company.0)
                     .execute(conn)?;
                 if changed == 0 {
-                    let known = diesel::select(exists(we::table.find(delivery_id)))
-                        .get_result::<bool>(conn)?;
+                    let known = diesel::select(exists(
+                        we::table
+                            .filter(we::empresa_id.eq(company.0))
+                            .filter(we::id.eq(delivery_id)),
+                    ))
+                    .get_result::<bool>(conn)?;
                     return if known {
                         Ok(false)
                     } else {
                         Err(DieselError::NotFound)
                     };
                 }
-                diesel::insert_into(wt::table).values(&row).execute(conn)?;
+                diesel::insert_into(wt::table)
+                    .values(&NewWebhookTentativa::new(company.0, delivery_id, attempt))
+                    .execute(conn)?;
                 Ok(true)
             })
         })
@@ -507,6 +514,8 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                         .inner_join(ev::table)
                         .filter(we::webhook_url_id.eq(webhook_url_id))
                         .filter(we::empresa_id.eq(empresa.0))
+                        // the event's key is (empresa_id, id) (issue 23)
+                        .filter(ev::empresa_id.eq(empresa.0))
                         .order((we::criado_em.desc(), we::id.desc()))
                         .limit(i64::from(limit))
                         .select((

@@ -18,7 +18,7 @@ use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, PgccUseCase, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRepository, CreationRecord, CreationStart,
-    RepoError, UnfinishedCreation, UseCaseRepository,
+    UnfinishedCreation, UseCaseRepository,
 };
 use postgres_adapter::schema::solicitacoes_consentimento as sc;
 use postgres_adapter::{PgConsentRequestRepository, PgPool, PgUseCaseRepository};
@@ -524,7 +524,9 @@ fn beginning_a_confirmed_id_changes_nothing_and_answers_its_pgcc_id() {
 }
 
 #[test]
-fn beginning_another_companys_id_is_unexpected_and_changes_nothing() {
+fn an_id_another_company_holds_is_a_row_of_its_own_and_changes_nothing_of_the_first() {
+    // The key is (empresa_id, id) (issue 23): the same id under another company is another
+    // request. Ids are the service's random UUIDs, so this only happens on purpose.
     let w = world();
     let request = new_request(&w.acme, ConsentStatus::Active);
     w.repo.begin_creation(&request, attempt()).unwrap();
@@ -534,11 +536,22 @@ fn beginning_another_companys_id_is_unexpected_and_changes_nothing() {
     let result = w.repo.begin_creation(&theirs, later());
 
     assert!(
-        matches!(result, Err(RepoError::Unexpected(_))),
+        matches!(result, Ok(CreationStart::Started { .. })),
         "{result:?}"
     );
-    assert_eq!(stored(&w.db, request.id).empresa_id, w.acme.company.id.0);
-    assert_eq!(criacao(&w.db, request.id).2, Some(attempt()));
+    let rows: Vec<(Uuid, Option<DateTime<Utc>>)> = sc::table
+        .filter(sc::id.eq(request.id))
+        .order(sc::criacao_tentativa_em)
+        .select((sc::empresa_id, sc::criacao_tentativa_em))
+        .load(&mut w.db.conn())
+        .unwrap();
+    assert_eq!(
+        rows,
+        vec![
+            (w.acme.company.id.0, Some(attempt())),
+            (w.globex.company.id.0, Some(later())),
+        ]
+    );
 }
 
 #[test]

@@ -122,6 +122,15 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-01-002902_index_status_sweep_with_pgcc_id",
     "2026-12-01-002903_drop_status_sweep_index_without_pgcc_id",
     "2026-12-01-002904_create_console_sessoes",
+    "2026-12-02-003001_add_empresa_id_to_history_and_attempts",
+    "2026-12-02-003002_index_casos_de_uso_by_company",
+    "2026-12-02-003003_index_solicitacoes_by_company",
+    "2026-12-02-003004_index_webhook_urls_by_company",
+    "2026-12-02-003005_index_webhook_eventos_by_company",
+    "2026-12-02-003006_index_webhook_entregas_by_company",
+    "2026-12-02-003007_index_webhook_entregas_event_url_by_company",
+    "2026-12-02-003008_key_tenant_tables_by_company",
+    "2026-12-02-003009_validate_tenant_foreign_keys",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -624,10 +633,10 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
             "CREATE INDEX webhook_entregas_devidas_empresa_idx ON public.webhook_entregas \
              USING btree (empresa_id, proxima_tentativa_em) \
              WHERE ((status = 'pendente'::text) AND (NOT estacionada))",
+            "CREATE UNIQUE INDEX webhook_entregas_empresa_evento_url_key ON public.webhook_entregas \
+             USING btree (empresa_id, evento_id, webhook_url_id)",
             "CREATE INDEX webhook_entregas_empresa_finais_idx ON public.webhook_entregas \
              USING btree (empresa_id, atualizado_em) WHERE (status <> 'pendente'::text)",
-            "CREATE UNIQUE INDEX webhook_entregas_evento_url_key ON public.webhook_entregas \
-             USING btree (evento_id, webhook_url_id)",
             "CREATE INDEX webhook_entregas_pendentes_empresa_idx ON public.webhook_entregas \
              USING btree (empresa_id, proxima_tentativa_em) WHERE (status = 'pendente'::text)",
             "CREATE INDEX webhook_entregas_pendentes_idx ON public.webhook_entregas \
@@ -635,7 +644,7 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
             "CREATE INDEX webhook_entregas_pendentes_url_idx ON public.webhook_entregas \
              USING btree (webhook_url_id, estacionada) WHERE (status = 'pendente'::text)",
             "CREATE UNIQUE INDEX webhook_entregas_pkey ON public.webhook_entregas \
-             USING btree (id)",
+             USING btree (empresa_id, id)",
             "CREATE INDEX webhook_entregas_url_criado_em_idx ON public.webhook_entregas \
              USING btree (webhook_url_id, criado_em DESC)",
         ]
@@ -665,7 +674,8 @@ fn the_issue_14_migrations_add_the_reason_and_the_event_index_and_revert_exactly
             "para",
             "em",
             "causa",
-            "motivo"
+            "motivo",
+            "empresa_id"
         ]
     );
     let event_indexes = |conn: &mut PgConnection| {

@@ -93,9 +93,10 @@ fn delivery(
     .unwrap();
     for _ in 0..attempts {
         diesel::sql_query(
-            "INSERT INTO webhook_tentativas (entrega_id, em, status_http, latencia_ms, erro)
-             VALUES ($1, $2, 500, 12, 'HTTP 500')",
+            "INSERT INTO webhook_tentativas (empresa_id, entrega_id, em, status_http, latencia_ms, erro)
+             VALUES ($1, $2, $3, 500, 12, 'HTTP 500')",
         )
+        .bind::<SqlUuid, _>(url.company_id.0)
         .bind::<SqlUuid, _>(id)
         .bind::<Timestamptz, _>(at(atualizado_em))
         .execute(&mut db.conn())

@@ -602,6 +602,7 @@ fn a_sender_whose_lease_was_taken_over_records_nothing_and_the_holder_records() 
 
     let late = repo
         .record_attempt(
+            w.acme.id,
             d,
             first[0].lease,
             &attempt(lease, Some(200), None),
@@ -610,6 +611,7 @@ fn a_sender_whose_lease_was_taken_over_records_nothing_and_the_holder_records() 
         .unwrap();
     let holder = repo
         .record_attempt(
+            w.acme.id,
             d,
             second[0].lease,
             &attempt(
@@ -636,6 +638,7 @@ fn a_sender_whose_lease_was_taken_over_records_nothing_and_the_holder_records() 
     // The lease ended with the record: the same token cannot record twice.
     assert!(!repo
         .record_attempt(
+            w.acme.id,
             d,
             second[0].lease,
             &attempt(lease, Some(200), None),
@@ -653,6 +656,7 @@ fn a_delivered_attempt_finishes_the_delivery() {
 
     w.repo()
         .record_attempt(
+            w.acme.id,
             d,
             held(&w.db, d),
             &attempt(em, Some(204), None),
@@ -689,6 +693,7 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
     let retry_at = t0() + minutes(1);
 
     repo.record_attempt(
+        w.acme.id,
         d,
         held(&w.db, d),
         &attempt(em1, Some(500), Some("HTTP 500")),
@@ -716,6 +721,7 @@ fn a_retry_reschedules_and_a_failure_ends_the_delivery_each_attempt_counted() {
 
     let em2 = retry_at + TimeDelta::seconds(30);
     repo.record_attempt(
+        w.acme.id,
         d,
         claimed[0].lease,
         &attempt(em2, None, Some("timeout")),
@@ -767,6 +773,7 @@ fn an_attempt_on_a_delivery_cancelled_meanwhile_is_counted_and_it_stays_cancelle
     let em = t0() + TimeDelta::seconds(2);
 
     repo.record_attempt(
+        w.acme.id,
         d,
         held(&w.db, d),
         &attempt(em, Some(503), None),
@@ -797,9 +804,10 @@ fn a_huge_latency_is_stored_saturated_and_an_unknown_delivery_is_an_error() {
         ..attempt(t0(), None, Some("timeout"))
     };
 
-    repo.record_attempt(d, held(&w.db, d), &slow, DeliveryOutcome::Failed)
+    repo.record_attempt(w.acme.id, d, held(&w.db, d), &slow, DeliveryOutcome::Failed)
         .unwrap();
     let unknown = repo.record_attempt(
+        w.acme.id,
         Uuid::new_v4(),
         Uuid::new_v4(),
         &slow,
@@ -831,6 +839,7 @@ fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts()
     let em2 = t0() + TimeDelta::seconds(2);
     let retry = t0() + minutes(10);
     repo.record_attempt(
+        w.acme.id,
         middle,
         held(&w.db, middle),
         &attempt(em1, Some(500), Some("HTTP 500")),
@@ -838,6 +847,7 @@ fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts()
     )
     .unwrap();
     repo.record_attempt(
+        w.acme.id,
         middle,
         held(&w.db, middle),
         &attempt(em2, Some(200), None),
@@ -913,6 +923,7 @@ fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
     let delivered = pending(&w.db, &a, t0());
     let repo = w.repo();
     repo.record_attempt(
+        w.acme.id,
         failed,
         held(&w.db, failed),
         &attempt(t0(), None, Some("timeout")),
@@ -920,6 +931,7 @@ fn replay_makes_a_finished_delivery_due_again_now_keeping_its_attempts() {
     )
     .unwrap();
     repo.record_attempt(
+        w.acme.id,
         delivered,
         held(&w.db, delivered),
         &attempt(t0(), Some(200), None),

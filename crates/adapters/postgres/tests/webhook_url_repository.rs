@@ -7,7 +7,7 @@ use common::webhook::{
 };
 use common::{at, create_company, pool};
 use diesel::prelude::*;
-use domain::{Company, WebhookUrl};
+use domain::{Company, CompanyId, WebhookUrl};
 use ports::{
     ConsentRequestRepository, DeliveryAttempt, DeliveryOutcome, EncryptedSecret,
     WebhookDeliveryRepository, WebhookUrlRepository,
@@ -173,6 +173,7 @@ fn soft_delete_marks_the_url_and_settling_behind_it_cancels_its_pending_deliveri
         .unwrap();
     PgWebhookDeliveryRepository::new(pool.clone())
         .record_attempt(
+            CompanyId(delivered.empresa_id),
             delivered.id,
             held(&db, delivered.id),
             &DeliveryAttempt {
@@ -702,6 +703,7 @@ fn a_test_delivery_is_written_leased_for_the_companys_url_only() {
     // its one attempt is recorded under the test's lease
     assert!(sender
         .record_attempt(
+            due.company_id,
             due.id,
             due.lease,
             &DeliveryAttempt {

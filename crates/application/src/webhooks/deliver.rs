@@ -286,7 +286,7 @@ impl DeliverWebhooks {
         let (attempt, outcome) = self.attempt(delivery);
         let recorded = self
             .deliveries
-            .record_attempt(delivery.id, delivery.lease, &attempt, outcome)
+            .record_attempt(delivery.company_id, delivery.id, delivery.lease, &attempt, outcome)
             .inspect_err(|e| {
                 tracing::warn!(delivery_id = %delivery.id, error = %e, "webhook delivery: recording the attempt failed");
             })?;
@@ -619,7 +619,7 @@ mod tests {
             .return_once(move |_, _, _, _, _| Ok(claimed));
         let sink = recorded.clone();
         repo.expect_record_attempt()
-            .returning(move |id, _lease, attempt, outcome| {
+            .returning(move |_company, id, _lease, attempt, outcome| {
                 sink.lock().unwrap().push((id, attempt.clone(), outcome));
                 Ok(true)
             });
@@ -1056,9 +1056,9 @@ mod tests {
             .return_once(move |_, _, _, _, _| Ok(claimed));
         let (id, lease) = (delivery.id, delivery.lease);
         repo.expect_record_attempt()
-            .withf(move |got, got_lease, _, _| *got == id && *got_lease == lease)
+            .withf(move |_, got, got_lease, _, _| *got == id && *got_lease == lease)
             .times(1)
-            .returning(|_, _, _, _| Ok(false));
+            .returning(|_, _, _, _, _| Ok(false));
         let worker = worker(
             repo,
             sender(answer(Some(200)), &Sent::default()),
@@ -1425,9 +1425,9 @@ mod tests {
             .return_once(move |_, _, _, _, _| Ok(claimed));
         let first_id = first.id;
         repo.expect_record_attempt()
-            .withf(move |id, _, _, _| *id == first_id)
+            .withf(move |_, id, _, _, _| *id == first_id)
             .times(1)
-            .returning(|_, _, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
+            .returning(|_, _, _, _, _| Err(RepoError::Unexpected(anyhow::anyhow!("boom"))));
         let mut sender = MockWebhookSender::new();
         sender
             .expect_send()

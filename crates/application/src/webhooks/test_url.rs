@@ -114,8 +114,13 @@ impl TestWebhookUrl {
         } else {
             DeliveryOutcome::Failed
         };
-        self.deliveries
-            .record_attempt(delivery.id, delivery.lease, &attempt, outcome)?;
+        self.deliveries.record_attempt(
+            delivery.company_id,
+            delivery.id,
+            delivery.lease,
+            &attempt,
+            outcome,
+        )?;
         tracing::info!(
             empresa_id = %company.id,
             webhook_url_id = %id,
@@ -238,7 +243,7 @@ mod tests {
             });
         deliveries
             .expect_record_attempt()
-            .returning(move |_, lease, _, outcome| {
+            .returning(move |_, _, lease, _, outcome| {
                 assert_eq!(lease, Uuid::from_u128(0x1ea5e));
                 outcomes.lock().unwrap().push(outcome);
                 Ok(true)

@@ -60,7 +60,8 @@ statement! {
 ), alvo AS (
     SELECT COALESCE(
         (SELECT id FROM caso),
-        (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE id = $id)
+        (SELECT caso_de_uso_id FROM solicitacoes_consentimento
+         WHERE empresa_id = $empresa_id AND id = $id)
     ) AS caso_de_uso_id,
     COALESCE((SELECT versao FROM caso), 1) AS versao
 ), gravada AS (
@@ -76,10 +77,10 @@ statement! {
         $criado_em, $atualizado_em, 'em_andamento', $attempt_at, alvo.versao
     FROM alvo
     WHERE alvo.caso_de_uso_id IS NOT NULL
-    ON CONFLICT (id) DO UPDATE
+    ON CONFLICT (empresa_id, id) DO UPDATE
     SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
         criacao_nao_encontrada_em = NULL
-    WHERE s.empresa_id = EXCLUDED.empresa_id AND s.criacao <> 'confirmada'
+    WHERE s.criacao <> 'confirmada'
     RETURNING 1
 )
 SELECT (SELECT count(*) FROM gravada) AS gravadas,
@@ -187,8 +188,8 @@ statement! {
         deliveries_of_eventos!(),
         "
 )
-INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-SELECT id, NULL, status, criado_em, 'empresa' FROM confirmada"
+INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada"
     )
 }
 
@@ -247,8 +248,9 @@ pub(super) fn begin(
                 link: outcome.vinculo_id,
             }));
         }
-        // confirmed (Some(Some(pgcc_id))), or another company's id (None); a confirmed row
-        // never goes back, so this read cannot miss a row the statement above skipped
+        // confirmed (Some(Some(pgcc_id))); a confirmed row never goes back, so this read cannot
+        // miss a row the statement above skipped. The key is (empresa_id, id) (issue 23): an id
+        // another company holds is no conflict, and ids are the service's random UUIDs
         let stored = sc::table
             .filter(sc::id.eq(request.id))
             .filter(sc::empresa_id.eq(request.company_id.0))

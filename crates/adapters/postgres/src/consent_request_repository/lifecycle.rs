@@ -63,8 +63,8 @@ statement! {
     WHERE s.empresa_id = $empresa_id AND s.id = v.id
     RETURNING s.*, v.status AS de
 ), historico AS (
-    INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa)
-    SELECT id, de, $expirado, $now, $expiracao FROM expiradas
+    INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+    SELECT empresa_id, id, de, $expirado, $now, $expiracao FROM expiradas
 ), auditada AS (
     INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
     SELECT x.empresa_id, x.id, auditoria_entrada(
@@ -136,8 +136,8 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
         motivo,
         at,
     } = change;
-    let entry =
-        NewSolicitacaoHistorico::new(id, Some(from), to, at, cause).with_reason(motivo.as_ref());
+    let entry = NewSolicitacaoHistorico::new(empresa.0, id, Some(from), to, at, cause)
+        .with_reason(motivo.as_ref());
     let tipo = EventType::for_transition(to);
     with_conn(pool, "changing the status of a consent request", |conn| {
         conn.transaction(|conn| {

@@ -38,7 +38,9 @@ fixed_condition!(
     /// evaluated like the other filters on the rows read along the company's index, so a page
     /// costs what the `status` filter's does (docs/decisions.md, "Use-case versions").
     OutdatedVersion,
-    "EXISTS (SELECT 1 FROM casos_de_uso cu WHERE cu.id = solicitacoes_consentimento.caso_de_uso_id \
+    "EXISTS (SELECT 1 FROM casos_de_uso cu \
+     WHERE cu.empresa_id = solicitacoes_consentimento.empresa_id \
+     AND cu.id = solicitacoes_consentimento.caso_de_uso_id \
      AND cu.versao > solicitacoes_consentimento.versao_caso_de_uso)"
 );
 

@@ -46,6 +46,8 @@ impl SolicitacaoHistoricoRow {
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = solicitacoes_historico, check_for_backend(diesel::pg::Pg))]
 pub struct NewSolicitacaoHistorico {
+    /// The request's company (issue 23: every tenant row carries it).
+    pub empresa_id: Uuid,
     pub solicitacao_id: Uuid,
     pub de: Option<&'static str>,
     pub para: &'static str,
@@ -61,8 +63,10 @@ impl NewSolicitacaoHistorico {
         self
     }
 
-    /// Request `solicitacao_id` moved from `de` to `para` at `em`, because of `causa`.
+    /// Request `solicitacao_id` of company `empresa_id` moved from `de` to `para` at `em`,
+    /// because of `causa`.
     pub fn new(
+        empresa_id: Uuid,
         solicitacao_id: Uuid,
         de: Option<ConsentStatus>,
         para: ConsentStatus,
@@ -70,6 +74,7 @@ impl NewSolicitacaoHistorico {
         causa: TransitionCause,
     ) -> Self {
         NewSolicitacaoHistorico {
+            empresa_id,
             solicitacao_id,
             de: de.map(ConsentStatus::as_str),
             para: para.as_str(),

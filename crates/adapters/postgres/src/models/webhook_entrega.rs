@@ -160,6 +160,8 @@ impl WebhookTentativaRow {
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = webhook_tentativas, check_for_backend(diesel::pg::Pg))]
 pub struct NewWebhookTentativa<'a> {
+    /// The delivery's company (issue 23: every tenant row carries it).
+    pub empresa_id: Uuid,
     pub entrega_id: Uuid,
     pub em: DateTime<Utc>,
     pub status_http: Option<i32>,
@@ -168,8 +170,9 @@ pub struct NewWebhookTentativa<'a> {
 }
 
 impl<'a> NewWebhookTentativa<'a> {
-    pub fn new(entrega_id: Uuid, attempt: &'a DeliveryAttempt) -> Self {
+    pub fn new(empresa_id: Uuid, entrega_id: Uuid, attempt: &'a DeliveryAttempt) -> Self {
         NewWebhookTentativa {
+            empresa_id,
             entrega_id,
             em: attempt.at,
             status_http: attempt.http_status.map(i32::from),
