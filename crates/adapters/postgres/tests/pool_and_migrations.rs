@@ -10,7 +10,8 @@ use diesel_migrations::MigrationHarness;
 use domain::CompanyId;
 use ports::{CompanyRepository, RepoError, UseCaseRepository};
 use postgres_adapter::{
-    connect, run_migrations, PgCompanyRepository, PgUseCaseRepository, PoolSettings, MIGRATIONS,
+    connect, run_migrations, run_pending_backfills, PgCompanyRepository, PgUseCaseRepository,
+    PoolSettings, MIGRATIONS,
 };
 use testkit::TestDb;
 use uuid::Uuid;
@@ -833,4 +834,124 @@ fn the_feed_order_migration_places_existing_events_first_without_a_rewrite_and_r
         ),
         ["1:false:false,2:true:true"]
     );
+}
+
+#[test]
+fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_revert_exactly() {
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let keys = |conn: &mut PgConnection| {
+        names(
+            conn,
+            "SELECT conrelid::regclass::text || ' ' || pg_get_constraintdef(oid) AS name \
+             FROM pg_constraint WHERE contype IN ('p', 'u', 'f') AND conrelid::regclass::text IN \
+             ('casos_de_uso', 'solicitacoes_consentimento', 'solicitacoes_historico', \
+              'verificacoes_status', 'webhook_urls', 'webhook_eventos', 'webhook_entregas', \
+              'webhook_tentativas') ORDER BY 1",
+        )
+    };
+    let after = keys(&mut conn);
+    assert!(after.contains(&"solicitacoes_consentimento PRIMARY KEY (empresa_id, id)".to_owned()));
+    assert!(after.contains(
+        &"webhook_tentativas FOREIGN KEY (empresa_id, entrega_id) \
+          REFERENCES webhook_entregas(empresa_id, id)"
+            .to_owned()
+    ));
+
+    revert_through(
+        &mut conn,
+        "2026-12-02-003001_add_empresa_id_to_history_and_attempts",
+    );
+    assert!(keys(&mut conn).contains(&"solicitacoes_consentimento PRIMARY KEY (id)".to_owned()));
+    assert!(!columns_of(&mut conn, "solicitacoes_historico").contains(&"empresa_id".to_owned()));
+    // Rows written before the migrations: two companies' requests with their history, and a
+    // delivery with its attempt.
+    let (acme, globex) = (
+        "00000000-0000-0000-0000-00000000000e",
+        "00000000-0000-0000-0000-00000000000f",
+    );
+    conn.batch_execute(&format!(
+        "INSERT INTO empresas (id, nome, cnpj) VALUES \
+             ('{acme}', 'ACME', '11222333000181'), ('{globex}', 'Globex', '11444777000161'); \
+         INSERT INTO casos_de_uso (id, empresa_id, titulo) VALUES \
+             ('00000000-0000-0000-0000-0000000000c1', '{acme}', 't'), \
+             ('00000000-0000-0000-0000-0000000000c2', '{globex}', 't'); \
+         INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criacao) \
+         SELECT ('00000000-0000-0000-0000-00000000010' || n)::uuid, \
+             CASE WHEN n % 2 = 0 THEN '{acme}'::uuid ELSE '{globex}'::uuid END, \
+             CASE WHEN n % 2 = 0 THEN '00000000-0000-0000-0000-0000000000c1'::uuid \
+                  ELSE '00000000-0000-0000-0000-0000000000c2'::uuid END, \
+             'tpl-1', '52998224725', 'PessoaFisica', 'Direto', '2027-01-01T00:00:00Z', 'ativo', \
+             'pgcc-' || n, 'h' || n, md5(n::text), 'confirmada' \
+         FROM generate_series(1, 5) n; \
+         INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa) \
+         SELECT id, NULL, 'ativo', now(), 'empresa' FROM solicitacoes_consentimento; \
+         INSERT INTO webhook_urls (id, empresa_id, url, segredo_cifrado, url_normalizada) VALUES \
+             ('00000000-0000-0000-0000-0000000000a1', '{acme}', 'https://acme.example/a', 'x', \
+              'https://acme.example/a'); \
+         INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em) VALUES \
+             ('00000000-0000-0000-0000-0000000000e1', '{acme}', 'webhook.teste', '{{}}', now()); \
+         INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
+             tentativas, criado_em, atualizado_em) VALUES \
+             ('00000000-0000-0000-0000-0000000000d1', '00000000-0000-0000-0000-0000000000e1', \
+              '00000000-0000-0000-0000-0000000000a1', '{acme}', 'entregue', 1, now(), now()); \
+         INSERT INTO webhook_tentativas (entrega_id, em, status_http, latencia_ms) VALUES \
+             ('00000000-0000-0000-0000-0000000000d1', now(), 200, 5)"
+    ))
+    .unwrap();
+
+    let applied = conn.run_pending_migrations(MIGRATIONS).unwrap();
+    assert_eq!(
+        applied.len(),
+        from("2026-12-02-003001_add_empresa_id_to_history_and_attempts")
+    );
+    assert_eq!(keys(&mut conn), after);
+    let without = "SELECT (SELECT count(*) FROM solicitacoes_historico WHERE empresa_id IS NULL) \
+                   + (SELECT count(*) FROM webhook_tentativas WHERE empresa_id IS NULL) AS n";
+    let count = |conn: &mut PgConnection, sql: &str| {
+        diesel::sql_query(sql).get_result::<Count>(conn).unwrap().n
+    };
+    assert_eq!(
+        count(&mut conn, without),
+        6,
+        "the older rows wait for the backfills"
+    );
+    // a new row without its company is refused at once (the NOT VALID check)
+    assert!(conn
+        .batch_execute(
+            "INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa) \
+             VALUES ('00000000-0000-0000-0000-000000000101', NULL, 'ativo', now(), 'empresa')"
+        )
+        .is_err());
+
+    // two rows a batch: the cursor crosses from one company's keys to the other's
+    let pool = connect(db.url(), &PoolSettings::default()).unwrap();
+    let reports = run_pending_backfills(&pool, 2).unwrap();
+
+    let touched = |name: &str| reports.iter().find(|r| r.name == name).map(|r| r.touched);
+    assert_eq!(touched("solicitacoes_historico_empresa_id"), Some(5));
+    assert_eq!(touched("webhook_tentativas_empresa_id"), Some(1));
+    assert_eq!(count(&mut conn, without), 0);
+    // each row has its own request's (or delivery's) company
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(*) AS n FROM solicitacoes_historico h \
+             JOIN solicitacoes_consentimento s ON s.empresa_id = h.empresa_id \
+                                               AND s.id = h.solicitacao_id"
+        ),
+        5
+    );
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(*) AS n FROM webhook_tentativas WHERE empresa_id = \
+             '00000000-0000-0000-0000-00000000000e'"
+        ),
+        1
+    );
+    // run again: nothing left
+    assert!(run_pending_backfills(&pool, 2).unwrap().is_empty());
 }
