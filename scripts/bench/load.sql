@@ -3,6 +3,8 @@
 \set ON_ERROR_STOP on
 BEGIN;
 \copy empresas (id, nome, cnpj, criado_em) FROM '@DIR@/empresas.csv' WITH (FORMAT csv)
+-- each company's use-case sync schedule, as the service's company creation writes it
+INSERT INTO agenda_sincronizacao (empresa_id) SELECT id FROM empresas ON CONFLICT DO NOTHING;
 \copy api_keys (id, empresa_id, hash, prefixo, criado_em) FROM '@DIR@/api_keys.csv' WITH (FORMAT csv)
 \copy casos_de_uso (id, empresa_id, vinculo_id, titulo, pgcc_provider_template_id, data_inclusao, data_ultima_sincronizacao_pgcc) FROM '@DIR@/casos_de_uso.csv' WITH (FORMAT csv)
 \copy solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, cnpj_anuente, data_expiracao_consentimento, data_titular_respondeu_consentimento, prova_coleta, status, pgcc_id, criado_em, atualizado_em, hash, proximo_status_em, criacao, criacao_tentativa_em) FROM '@DIR@/solicitacoes.csv' WITH (FORMAT csv)

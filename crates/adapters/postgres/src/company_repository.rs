@@ -10,11 +10,21 @@ use crate::conn::{checkout, query_error, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{EmpresaRow, NewEmpresa};
 use crate::per_company::CompanyIdRow;
-use crate::schema::empresas;
+use crate::schema::{agenda_sincronizacao, empresas};
 use crate::PgPool;
 
 /// The unique constraint on `empresas.cnpj` (migration `create_empresas`).
 const CNPJ_UNIQUE: &str = "empresas_cnpj_key";
+
+/// Schedules a new company's use-case synchronization, due at once, in the transaction that
+/// inserts the company. A trigger on `empresas` did this until issue 23: a table read across
+/// companies must not write others by trigger on a distributed database (docs/scaling.md).
+pub(crate) fn schedule_first_sync(conn: &mut PgConnection, company: Uuid) -> QueryResult<usize> {
+    diesel::insert_into(agenda_sincronizacao::table)
+        .values(agenda_sincronizacao::empresa_id.eq(company))
+        .on_conflict_do_nothing()
+        .execute(conn)
+}
 
 /// [`CompanyRepository`] on the `empresas` table.
 #[derive(Clone)]
@@ -32,10 +42,12 @@ impl CompanyRepository for PgCompanyRepository {
     fn create(&self, company: &Company) -> Result<(), CreateCompanyError> {
         const OPERATION: &str = "inserting a company";
         let mut conn = checkout(&self.pool, OPERATION)?;
-        match diesel::insert_into(empresas::table)
-            .values(NewEmpresa::from(company))
-            .execute(&mut conn)
-        {
+        match conn.transaction(|conn| {
+            diesel::insert_into(empresas::table)
+                .values(NewEmpresa::from(company))
+                .execute(conn)?;
+            schedule_first_sync(conn, company.id.0)
+        }) {
             Ok(_) => Ok(()),
             Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
                 if info.constraint_name() == Some(CNPJ_UNIQUE) =>

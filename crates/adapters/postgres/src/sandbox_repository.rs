@@ -8,6 +8,7 @@ use domain::{Cnpj, Company, CompanyId};
 use ports::{CreateCompanyError, RepoError, SandboxPurged, SandboxRepository};
 use uuid::Uuid;
 
+use crate::company_repository::schedule_first_sync;
 use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::EmpresaRow;
@@ -163,16 +164,18 @@ impl SandboxRepository for PgSandboxRepository {
     ) -> Result<Company, CreateCompanyError> {
         const OPERATION: &str = "creating a company's sandbox";
         let inserted = with_conn(&self.pool, OPERATION, |conn| {
-            match diesel::insert_into(empresas::table)
-                .values((
-                    empresas::id.eq(sandbox.id.0),
-                    empresas::nome.eq(&sandbox.name),
-                    empresas::cnpj.eq(sandbox.cnpj.as_str()),
-                    empresas::criado_em.eq(sandbox.created_at),
-                    empresas::sandbox_de.eq(Some(real.0)),
-                ))
-                .execute(conn)
-            {
+            match conn.transaction(|conn| {
+                diesel::insert_into(empresas::table)
+                    .values((
+                        empresas::id.eq(sandbox.id.0),
+                        empresas::nome.eq(&sandbox.name),
+                        empresas::cnpj.eq(sandbox.cnpj.as_str()),
+                        empresas::criado_em.eq(sandbox.created_at),
+                        empresas::sandbox_de.eq(Some(real.0)),
+                    ))
+                    .execute(conn)?;
+                schedule_first_sync(conn, sandbox.id.0)
+            }) {
                 Ok(_) => Ok(Ok(())),
                 Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)) => {
                     Ok(Err(info.constraint_name().map(str::to_owned)))

@@ -34,9 +34,6 @@ const KNOWN: &[&str] = &[
     "casos_de_uso: trigger casos_de_uso_notificar_cache_truncate notifies or writes",
     "empresas: trigger empresas_notificar_cache notifies or writes",
     "empresas: trigger empresas_notificar_cache_truncate notifies or writes",
-    // A new company's scheduled use-case sync is inserted by a trigger; the company's creation
-    // should insert it.
-    "empresas: trigger empresas_agendar_sincronizacao notifies or writes",
     // A console session is found by its cookie alone, as a key is by its hash: the cookie would
     // have to name the company for the table to be distributed.
     "console_sessoes: no empresa_id",
