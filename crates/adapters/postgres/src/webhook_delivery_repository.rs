@@ -197,19 +197,23 @@ WHERE empresa_id = $6 AND id = $1 AND token_reivindicacao = $5";
 /// `entregue` (both read along `webhook_entregas_url_criado_em_idx`). A URL re-enabled
 /// (`reativado_em`) is judged only on deliveries that changed since: the failures that got it
 /// disabled do not disable it again. Concurrent runs disable a URL once (the second finds
-/// `desativado_em` set).
+/// `desativado_em` set). It reads every company's active URLs in one statement, each joined to its
+/// deliveries by company too, so that on a database distributed by company it runs on each shard
+/// apart (a co-located join; issue 23).
 const DISABLE_FAILING_URLS: &str = "\
 UPDATE webhook_urls u
 SET desativado_em = $1, entregas_por_acertar = true
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND EXISTS (
       SELECT 1 FROM webhook_entregas e
-      WHERE e.webhook_url_id = u.id AND e.criado_em >= $2 AND e.status = 'falhou'
+      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $2
+        AND e.status = 'falhou'
         AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
   )
   AND NOT EXISTS (
       SELECT 1 FROM webhook_entregas e
-      WHERE e.webhook_url_id = u.id AND e.criado_em >= $2 AND e.status = 'entregue'
+      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $2
+        AND e.status = 'entregue'
         AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
   )
 RETURNING u.id, u.empresa_id, u.url";
