@@ -8,7 +8,7 @@ INSERT INTO empresas (id, nome, cnpj)
 SELECT md5('empresa' || c)::uuid, 'Empresa ' || c, lpad(c::text, 14, '0')
 FROM generate_series(1, 100) c;
 -- each company's use-case sync schedule, as the service's company creation writes it
-INSERT INTO agenda_sincronizacao (empresa_id) SELECT id FROM empresas;
+INSERT INTO agenda_sincronizacao (empresa_id) SELECT id FROM empresas ON CONFLICT DO NOTHING;
 INSERT INTO casos_de_uso (id, empresa_id, titulo, pgcc_provider_template_id)
 SELECT md5('caso' || c)::uuid, md5('empresa' || c)::uuid, 'Caso', 'tpl-1'
 FROM generate_series(1, 100) c;
