@@ -10,10 +10,11 @@
 //! locks the backfill's row, so processes running them at once take batches in turn, and the
 //! cursor is stored with each batch, so a run stopped half-way resumes where it stopped.
 //!
-//! To add one: write the migration's `INSERT`, a `fn(&mut PgConnection, Option<&str>, i64) ->
-//! QueryResult<Batch>` below that touches the rows of one keyset page (`WHERE key > after ORDER
-//! BY key LIMIT limit`) and is idempotent (a row already done is left as it is), and a line in
-//! [`BACKFILLS`]. Until it has run, the service must work with rows in both states.
+//! To add one: write the migration's `INSERT` and an entry in [`BACKFILLS`]: its name, the rows
+//! a batch takes (`lote`, from a table keyed by `(empresa_id, id)`) and the idempotent change it
+//! makes to them (`feitos`: a row already done is left as it is); every batch is the same keyset
+//! page (`WHERE (empresa_id, id) > after ORDER BY empresa_id, id LIMIT limit`). Until it has run,
+//! the service must work with rows in both states.
 
 use anyhow::Context;
 use diesel::prelude::*;
@@ -34,39 +35,139 @@ pub struct Batch {
     pub last_key: Option<String>,
 }
 
-/// A named backfill step: one keyset batch of at most `limit` rows after `after` (`None`: from
-/// the first key), in the caller's transaction.
+/// A named backfill step: which rows a keyset batch takes and what it does to them (see
+/// [`Backfill::run_batch`]).
 pub struct Backfill {
     /// The name its migration registered in `preenchimentos_retroativos`.
     pub name: &'static str,
-    pub run_batch: fn(&mut PgConnection, after: Option<&str>, limit: i64) -> QueryResult<Batch>,
+    /// Columns and `FROM` of a table keyed by `(empresa_id, id)`, both selected: the batch's rows.
+    pub lote: &'static str,
+    /// A data-modifying statement reading `lote`, `RETURNING 1` per row changed; idempotent (a row
+    /// already done is left as it is).
+    pub feitos: &'static str,
+}
+
+impl Backfill {
+    /// One keyset batch of at most `limit` rows after `after` (`None`: from the first key), in the
+    /// caller's transaction.
+    pub fn run_batch(
+        &self,
+        conn: &mut PgConnection,
+        after: Option<&str>,
+        limit: i64,
+    ) -> QueryResult<Batch> {
+        keyset_batch(conn, self.lote, self.feitos, after, limit)
+    }
 }
 
 /// Every backfill the service knows, by name.
 pub const BACKFILLS: &[Backfill] = &[
+    // `sal_hash` (migration 2026-11-27-001471): each request stored before the salt gets one of
+    // its own (32 random hex digits) and, when its hash is a real SHA-256 (not a placeholder of
+    // older migrations nor a blanked `apagado:` one), the salted hash, its unsalted hash kept in
+    // `hash_anterior`. The canonical content is written byte for byte as
+    // crates/application/src/consent_requests/hash.rs writes it (a test holds the two together).
+    // Keyset by primary key; rows that already have a salt (every row the service wrote since) are
+    // left as they are.
     Backfill {
         name: "sal_hash",
-        run_batch: salt_consent_hashes,
+        lote: "empresa_id, id, replace(gen_random_uuid()::text, '-', '') AS sal FROM solicitacoes_consentimento",
+        feitos: "UPDATE solicitacoes_consentimento s \
+             SET sal_hash = lote.sal, \
+                 hash_anterior = CASE WHEN s.hash ~ '^[0-9a-f]{64}$' THEN s.hash ELSE s.hash_anterior END, \
+                 hash = CASE WHEN s.hash !~ '^[0-9a-f]{64}$' THEN s.hash ELSE encode(sha256(convert_to( \
+                     '{\"casoDeUsoIdTemplate\":' || to_json(s.caso_de_uso_id_template)::text \
+                     || ',\"cnpjAnuente\":' || coalesce(to_json(s.cnpj_anuente)::text, 'null') \
+                     || ',\"cpfTitular\":' || to_json(s.cpf_titular)::text \
+                     || ',\"criadoEm\":\"' || to_char(s.criado_em AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') || '\"' \
+                     || ',\"dataExpiracaoConsentimento\":\"' \
+                         || to_char(s.data_expiracao_consentimento AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') || '\"' \
+                     || ',\"dataTitularRespondeuConsentimento\":' || coalesce('\"' \
+                         || to_char(s.data_titular_respondeu_consentimento AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') \
+                         || '\"', 'null') \
+                     || ',\"empresaId\":\"' || s.empresa_id::text || '\"' \
+                     || ',\"id\":\"' || s.id::text || '\"' \
+                     || ',\"modalidadeAcesso\":' || to_json(s.modalidade_acesso)::text \
+                     || ',\"provaColeta\":' || coalesce(to_json(s.prova_coleta)::text, 'null') \
+                     || ',\"sal\":\"' || lote.sal || '\"' \
+                     || ',\"tipoTitular\":' || to_json(s.tipo_titular)::text \
+                     || '}', 'UTF8')), 'hex') END \
+             FROM lote \
+             WHERE s.empresa_id = lote.empresa_id AND s.id = lote.id AND s.sal_hash = '' \
+             RETURNING 1",
     },
+    // `verificacoes_status` (migration 2026-11-28-002201): each confirmed `pendente` or `ativo`
+    // request stored before the schedule existed gets its row: a pending one due now, an active one
+    // due within the next 15 minutes (spread by its id, so that a large table does not fall due in
+    // one instant). Keyset by primary key; a request already scheduled (by its creation since) is
+    // left as it is.
     Backfill {
         name: "verificacoes_status",
-        run_batch: schedule_open_requests,
+        lote: "id, empresa_id, status, criacao, pgcc_id FROM solicitacoes_consentimento",
+        feitos: "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em) \
+             SELECT empresa_id, id, pgcc_id, now() + CASE WHEN status = 'ativo' \
+                 THEN (abs(hashtext(id::text)) % 900) * interval '1 second' \
+                 ELSE interval '0' END \
+             FROM lote \
+             WHERE status IN ('pendente', 'ativo') AND criacao = 'confirmada' \
+             ON CONFLICT DO NOTHING \
+             RETURNING 1",
     },
+    // `eventos_sem_entregas` (migration `mark_webhook_eventos_without_deliveries`): marks the
+    // events written before it that have no delivery, so the per-company event purge (which reads
+    // only marked events) finds them. Keyset by its key; a marked event is left as it is. An event with
+    // deliveries needs no mark: it goes with its last delivery. Until this has run, unmarked old
+    // events are only kept longer, never lost or sent twice.
     Backfill {
         name: "eventos_sem_entregas",
-        run_batch: mark_events_without_deliveries,
+        lote: "id, empresa_id FROM webhook_eventos",
+        feitos: "UPDATE webhook_eventos ev SET sem_entregas = true \
+             FROM lote \
+             WHERE ev.empresa_id = lote.empresa_id AND ev.id = lote.id AND NOT ev.sem_entregas \
+               AND NOT EXISTS (SELECT 1 FROM webhook_entregas d \
+                               WHERE d.empresa_id = ev.empresa_id AND d.evento_id = ev.id) \
+             RETURNING 1",
     },
+    // `verificacoes_status_pgcc_id` (migration 2026-12-01-002901): each schedule row written before
+    // its PGCC id was kept there gets it from its consent row, so that its sweep reads the lane alone.
+    // A swept row whose request is in an unknown-status backoff leaves its lane, due now (the sweep
+    // hands out no such record: the backoff is the request's own row from then on). Keyset by the
+    // consent's primary key; a row that has its id is left as it is.
     Backfill {
         name: "verificacoes_status_pgcc_id",
-        run_batch: copy_pgcc_ids_to_status_checks,
+        lote: "id, empresa_id, pgcc_id, status_desconhecido_desde FROM solicitacoes_consentimento",
+        feitos: "UPDATE verificacoes_status v SET pgcc_id = lote.pgcc_id, \
+             varredura = CASE WHEN lote.status_desconhecido_desde IS NULL THEN v.varredura END, \
+             proxima_em = CASE WHEN lote.status_desconhecido_desde IS NULL \
+                 OR v.varredura IS NULL THEN v.proxima_em ELSE now() END \
+             FROM lote \
+             WHERE v.empresa_id = lote.empresa_id AND v.solicitacao_id = lote.id \
+               AND v.pgcc_id IS NULL AND lote.pgcc_id IS NOT NULL \
+             RETURNING 1",
     },
+    // `solicitacoes_historico_empresa_id` (migration 2026-12-02-003001): each history entry written
+    // before the history carried its company gets it from its request. Keyset by the requests' key
+    // (the entries are found by `solicitacoes_historico_solicitacao_em_idx`); an entry that has its
+    // company is left as it is.
     Backfill {
         name: "solicitacoes_historico_empresa_id",
-        run_batch: give_history_its_company,
+        lote: "empresa_id, id FROM solicitacoes_consentimento",
+        feitos: "UPDATE solicitacoes_historico h SET empresa_id = lote.empresa_id \
+             FROM lote \
+             WHERE h.solicitacao_id = lote.id AND h.empresa_id IS NULL \
+             RETURNING 1",
     },
+    // `webhook_tentativas_empresa_id` (migration 2026-12-02-003001): each delivery attempt recorded
+    // before the attempts carried their company gets it from its delivery. Keyset by the deliveries'
+    // key (the attempts are found by `webhook_tentativas_entrega_em_idx`); an attempt that has its
+    // company is left as it is.
     Backfill {
         name: "webhook_tentativas_empresa_id",
-        run_batch: give_attempts_their_company,
+        lote: "empresa_id, id FROM webhook_entregas",
+        feitos: "UPDATE webhook_tentativas t SET empresa_id = lote.empresa_id \
+             FROM lote \
+             WHERE t.entrega_id = lote.id AND t.empresa_id IS NULL \
+             RETURNING 1",
     },
 ];
 
@@ -152,7 +253,8 @@ pub fn run_backfill_batch(
         let Some(state) = state.filter(|s| s.concluido == 0) else {
             return Ok(Progress::Done);
         };
-        let batch = (backfill.run_batch)(conn, state.cursor.as_deref(), batch_size)
+        let batch = backfill
+            .run_batch(conn, state.cursor.as_deref(), batch_size)
             .with_context(|| format!("backfill {}", backfill.name))?;
         diesel::sql_query(
             "UPDATE preenchimentos_retroativos \
@@ -216,165 +318,4 @@ struct BatchRow {
     last_key: Option<String>,
     #[diesel(sql_type = BigInt)]
     touched: i64,
-}
-
-/// `sal_hash` (migration 2026-11-27-001471): each request stored before the salt gets one of
-/// its own (32 random hex digits) and, when its hash is a real SHA-256 (not a placeholder of
-/// older migrations nor a blanked `apagado:` one), the salted hash, its unsalted hash kept in
-/// `hash_anterior`. The canonical content is written byte for byte as
-/// crates/application/src/consent_requests/hash.rs writes it (a test holds the two together).
-/// Keyset by primary key; rows that already have a salt (every row the service wrote since) are
-/// left as they are.
-fn salt_consent_hashes(
-    conn: &mut PgConnection,
-    after: Option<&str>,
-    limit: i64,
-) -> QueryResult<Batch> {
-    keyset_batch(
-        conn,
-        "empresa_id, id, replace(gen_random_uuid()::text, '-', '') AS sal FROM solicitacoes_consentimento",
-        "UPDATE solicitacoes_consentimento s \
-             SET sal_hash = lote.sal, \
-                 hash_anterior = CASE WHEN s.hash ~ '^[0-9a-f]{64}$' THEN s.hash ELSE s.hash_anterior END, \
-                 hash = CASE WHEN s.hash !~ '^[0-9a-f]{64}$' THEN s.hash ELSE encode(sha256(convert_to( \
-                     '{\"casoDeUsoIdTemplate\":' || to_json(s.caso_de_uso_id_template)::text \
-                     || ',\"cnpjAnuente\":' || coalesce(to_json(s.cnpj_anuente)::text, 'null') \
-                     || ',\"cpfTitular\":' || to_json(s.cpf_titular)::text \
-                     || ',\"criadoEm\":\"' || to_char(s.criado_em AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') || '\"' \
-                     || ',\"dataExpiracaoConsentimento\":\"' \
-                         || to_char(s.data_expiracao_consentimento AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') || '\"' \
-                     || ',\"dataTitularRespondeuConsentimento\":' || coalesce('\"' \
-                         || to_char(s.data_titular_respondeu_consentimento AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"') \
-                         || '\"', 'null') \
-                     || ',\"empresaId\":\"' || s.empresa_id::text || '\"' \
-                     || ',\"id\":\"' || s.id::text || '\"' \
-                     || ',\"modalidadeAcesso\":' || to_json(s.modalidade_acesso)::text \
-                     || ',\"provaColeta\":' || coalesce(to_json(s.prova_coleta)::text, 'null') \
-                     || ',\"sal\":\"' || lote.sal || '\"' \
-                     || ',\"tipoTitular\":' || to_json(s.tipo_titular)::text \
-                     || '}', 'UTF8')), 'hex') END \
-             FROM lote \
-             WHERE s.empresa_id = lote.empresa_id AND s.id = lote.id AND s.sal_hash = '' \
-             RETURNING 1",
-        after,
-        limit,
-    )
-}
-
-/// `verificacoes_status` (migration 2026-11-28-002201): each confirmed `pendente` or `ativo`
-/// request stored before the schedule existed gets its row: a pending one due now, an active one
-/// due within the next 15 minutes (spread by its id, so that a large table does not fall due in
-/// one instant). Keyset by primary key; a request already scheduled (by its creation since) is
-/// left as it is.
-fn schedule_open_requests(
-    conn: &mut PgConnection,
-    after: Option<&str>,
-    limit: i64,
-) -> QueryResult<Batch> {
-    keyset_batch(
-        conn,
-        "id, empresa_id, status, criacao, pgcc_id FROM solicitacoes_consentimento",
-        "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em) \
-             SELECT empresa_id, id, pgcc_id, now() + CASE WHEN status = 'ativo' \
-                 THEN (abs(hashtext(id::text)) % 900) * interval '1 second' \
-                 ELSE interval '0' END \
-             FROM lote \
-             WHERE status IN ('pendente', 'ativo') AND criacao = 'confirmada' \
-             ON CONFLICT DO NOTHING \
-             RETURNING 1",
-        after,
-        limit,
-    )
-}
-
-/// `verificacoes_status_pgcc_id` (migration 2026-12-01-002901): each schedule row written before
-/// its PGCC id was kept there gets it from its consent row, so that its sweep reads the lane alone.
-/// A swept row whose request is in an unknown-status backoff leaves its lane, due now (the sweep
-/// hands out no such record: the backoff is the request's own row from then on). Keyset by the
-/// consent's primary key; a row that has its id is left as it is.
-fn copy_pgcc_ids_to_status_checks(
-    conn: &mut PgConnection,
-    after: Option<&str>,
-    limit: i64,
-) -> QueryResult<Batch> {
-    keyset_batch(
-        conn,
-        "id, empresa_id, pgcc_id, status_desconhecido_desde FROM solicitacoes_consentimento",
-        "UPDATE verificacoes_status v SET pgcc_id = lote.pgcc_id, \
-             varredura = CASE WHEN lote.status_desconhecido_desde IS NULL THEN v.varredura END, \
-             proxima_em = CASE WHEN lote.status_desconhecido_desde IS NULL \
-                 OR v.varredura IS NULL THEN v.proxima_em ELSE now() END \
-             FROM lote \
-             WHERE v.empresa_id = lote.empresa_id AND v.solicitacao_id = lote.id \
-               AND v.pgcc_id IS NULL AND lote.pgcc_id IS NOT NULL \
-             RETURNING 1",
-        after,
-        limit,
-    )
-}
-
-/// `eventos_sem_entregas` (migration `mark_webhook_eventos_without_deliveries`): marks the
-/// events written before it that have no delivery, so the per-company event purge (which reads
-/// only marked events) finds them. Keyset by its key; a marked event is left as it is. An event with
-/// deliveries needs no mark: it goes with its last delivery. Until this has run, unmarked old
-/// events are only kept longer, never lost or sent twice.
-fn mark_events_without_deliveries(
-    conn: &mut PgConnection,
-    after: Option<&str>,
-    limit: i64,
-) -> QueryResult<Batch> {
-    keyset_batch(
-        conn,
-        "id, empresa_id FROM webhook_eventos",
-        "UPDATE webhook_eventos ev SET sem_entregas = true \
-             FROM lote \
-             WHERE ev.empresa_id = lote.empresa_id AND ev.id = lote.id AND NOT ev.sem_entregas \
-               AND NOT EXISTS (SELECT 1 FROM webhook_entregas d \
-                               WHERE d.empresa_id = ev.empresa_id AND d.evento_id = ev.id) \
-             RETURNING 1",
-        after,
-        limit,
-    )
-}
-
-/// `solicitacoes_historico_empresa_id` (migration 2026-12-02-003001): each history entry written
-/// before the history carried its company gets it from its request. Keyset by the requests' key
-/// (the entries are found by `solicitacoes_historico_solicitacao_em_idx`); an entry that has its
-/// company is left as it is.
-fn give_history_its_company(
-    conn: &mut PgConnection,
-    after: Option<&str>,
-    limit: i64,
-) -> QueryResult<Batch> {
-    keyset_batch(
-        conn,
-        "empresa_id, id FROM solicitacoes_consentimento",
-        "UPDATE solicitacoes_historico h SET empresa_id = lote.empresa_id \
-             FROM lote \
-             WHERE h.solicitacao_id = lote.id AND h.empresa_id IS NULL \
-             RETURNING 1",
-        after,
-        limit,
-    )
-}
-
-/// `webhook_tentativas_empresa_id` (migration 2026-12-02-003001): each delivery attempt recorded
-/// before the attempts carried their company gets it from its delivery. Keyset by the deliveries'
-/// key (the attempts are found by `webhook_tentativas_entrega_em_idx`); an attempt that has its
-/// company is left as it is.
-fn give_attempts_their_company(
-    conn: &mut PgConnection,
-    after: Option<&str>,
-    limit: i64,
-) -> QueryResult<Batch> {
-    keyset_batch(
-        conn,
-        "empresa_id, id FROM webhook_entregas",
-        "UPDATE webhook_tentativas t SET empresa_id = lote.empresa_id \
-             FROM lote \
-             WHERE t.entrega_id = lote.id AND t.empresa_id IS NULL \
-             RETURNING 1",
-        after,
-        limit,
-    )
 }
