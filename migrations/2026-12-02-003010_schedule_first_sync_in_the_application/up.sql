@@ -5,4 +5,6 @@
 -- A company inserted by hand (SQL) needs its row too:
 --   INSERT INTO agenda_sincronizacao (empresa_id) VALUES ('<id>') ON CONFLICT DO NOTHING;
 DROP TRIGGER IF EXISTS empresas_agendar_sincronizacao ON empresas;
+-- (ban-drop-function: the function served only the trigger dropped above; nothing calls it)
+-- squawk-ignore ban-drop-function
 DROP FUNCTION IF EXISTS agendar_sincronizacao_da_empresa();
