@@ -95,9 +95,16 @@ for n in "${sizes[@]}"; do
   psql "$admin" -qc "ALTER SYSTEM SET shared_buffers = '$shared_buffers'" \
     -c "ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"
   scripts/pg.sh stop "$dir" >/dev/null; admin=$(scripts/pg.sh start "$dir")
+  # planning time per statement too (a setting of the library, known once it is loaded)
+  psql "$admin" -qc "ALTER SYSTEM SET pg_stat_statements.track_planning = on" -c "SELECT pg_reload_conf()" >/dev/null
   db=${admin%/postgres}/consent_status
   psql "$admin" -qc "CREATE DATABASE consent_status"
   psql "$db" -qc "CREATE EXTENSION pg_stat_statements"
+  # STATUS_WORK_PLAN_CACHE_MODE (auto | force_generic_plan | force_custom_plan): the experiment
+  # of docs/scaling.md, every session of the database planning that way
+  if [ -n "${STATUS_WORK_PLAN_CACHE_MODE:-}" ]; then
+    psql "$db" -qc "ALTER DATABASE consent_status SET plan_cache_mode = '$STATUS_WORK_PLAN_CACHE_MODE'"
+  fi
   APP_ENV=development APP__DATABASE__URL="$db" "$bin/consent-api" migrate >/dev/null 2>&1
   psql "$db" -q -v n="$n" -f scripts/bench/status_work_load.sql >/dev/null
   # a production database's steady state is vacuumed: without this, autovacuum's first pass over
@@ -130,10 +137,11 @@ for n in "${sizes[@]}"; do
   # what each statement cost in the window (the harness's own statements included, marked by
   # their tables: bench_novas, bench_primeiras), the largest first
   psql "$db" -F $'\t' -Ac "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+      plans, round(total_plan_time::numeric, 1) AS plan_ms,
       round(mean_exec_time::numeric, 3) AS mean_ms, rows,
       left(regexp_replace(query, '\s+', ' ', 'g'), 160) AS statement
     FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
-    ORDER BY total_exec_time DESC LIMIT 25" > "$statements_dir/statements-$n.tsv"
+    ORDER BY total_exec_time + total_plan_time DESC LIMIT 25" > "$statements_dir/statements-$n.tsv"
   read -r calls ids < <(curl -s "$sim_url/_sim/status-chamadas" |
     python3 -c 'import json,sys; c=json.load(sys.stdin); print(len(c), sum(x["ids"] for x in c))')
   overdue=$(psql "$db" -tAc "SELECT count(*) FROM verificacoes_status WHERE proxima_em < now() - interval '30 seconds'")
