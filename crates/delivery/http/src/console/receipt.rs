@@ -6,7 +6,8 @@
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{web, HttpRequest, HttpResponse};
-use domain::Scope;
+use application::AuditLog;
+use domain::{Company, Scope};
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -31,30 +32,51 @@ fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Solicitação"))
 }
 
+/// The signed-in auditor's receipt of the request named by `path` (its compact JWS), with what
+/// `more` reads of it beside, in one blocking hop: one audit read, recorded in the access log
+/// under the receipt's hash. A refusal (no session, scope, unknown request) is its page.
+async fn auditor_receipt<T, F>(
+    state: &web::Data<ApiState>,
+    req: &HttpRequest,
+    route: &'static str,
+    path: &str,
+    more: F,
+) -> Result<(String, T), HttpResponse>
+where
+    F: FnOnce(&AuditLog, &Company, Uuid) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    let id = parse_id(path);
+    signed_in(
+        state,
+        req,
+        route,
+        &[Scope::Auditor],
+        None,
+        move |s, call| {
+            let id = id?;
+            let log = audit_log(s)?;
+            let receipt = log.receipt(call.company(), id)?;
+            let more = more(log, call.company(), id)?;
+            record_read(s, call, [(id, receipt.hash.as_str())])?;
+            Ok((receipt.jws, more))
+        },
+    )
+    .await
+    .map(|(_, done)| done)
+    .map_err(|refusal| refusal.page(false))
+}
+
 /// `GET /console/solicitacoes/{id}/recibo`: the receipt as a file (`recibo-<id>.jws`).
 pub async fn download(
     state: web::Data<ApiState>,
     req: HttpRequest,
     path: web::Path<String>,
 ) -> HttpResponse {
-    let id = parse_id(&path);
-    let outcome = signed_in(
-        &state,
-        &req,
-        "/console/solicitacoes/{id}/recibo",
-        &[Scope::Auditor],
-        None,
-        move |s, call| {
-            let id = id?;
-            let receipt = audit_log(s)?.receipt(call.company(), id)?;
-            record_read(s, call, [(id, receipt.hash.as_str())])?;
-            Ok((id, receipt.jws))
-        },
-    )
-    .await;
-    let (id, jws) = match outcome {
-        Ok((_, done)) => done,
-        Err(refusal) => return refusal.page(false),
+    let route = "/console/solicitacoes/{id}/recibo";
+    let (jws, id) = match auditor_receipt(&state, &req, route, &path, |_, _, id| Ok(id)).await {
+        Ok(done) => done,
+        Err(page) => return page,
     };
     let mut res = HttpResponse::Ok().body(jws);
     html::secure_headers(&mut res, "application/jose");
@@ -71,31 +93,17 @@ pub async fn material(
     req: HttpRequest,
     path: web::Path<String>,
 ) -> HttpResponse {
-    let id = parse_id(&path);
-    let outcome = signed_in(
-        &state,
-        &req,
-        "/console/solicitacoes/{id}/verificacao",
-        &[Scope::Auditor],
-        None,
-        move |s, call| {
-            let id = id?;
-            let log = audit_log(s)?;
-            let receipt = log.receipt(call.company(), id)?;
-            let proofs = log.proofs(call.company(), id)?;
-            record_read(s, call, [(id, receipt.hash.as_str())])?;
-            Ok(Verification {
-                recibo: receipt.jws,
-                provas: ProvasSolicitacao::from(proofs),
-            })
-        },
-    )
-    .await;
-    let material = match outcome {
-        Ok((_, material)) => material,
-        Err(refusal) => return refusal.page(false),
+    let route = "/console/solicitacoes/{id}/verificacao";
+    let (recibo, provas) = match auditor_receipt(&state, &req, route, &path, proofs_of).await {
+        Ok(done) => done,
+        Err(page) => return page,
     };
-    let mut res = HttpResponse::Ok().json(material);
+    let mut res = HttpResponse::Ok().json(Verification { recibo, provas });
     html::secure_headers(&mut res, "application/json");
     res
+}
+
+/// The request's entries with their inclusion proofs against the latest checkpoint.
+fn proofs_of(log: &AuditLog, company: &Company, id: Uuid) -> Result<ProvasSolicitacao, ApiError> {
+    Ok(ProvasSolicitacao::from(log.proofs(company, id)?))
 }
