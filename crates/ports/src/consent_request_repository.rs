@@ -84,6 +84,29 @@ pub enum StatusSweepLane {
     Active,
 }
 
+/// A company with status checks due, and which kind: its own scheduled checks (a young
+/// request's), a due pass of one of its sweeps, or both. Found by one probe per company; the
+/// claim then reads only the kinds that were due.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DueStatusChecks {
+    pub company_id: CompanyId,
+    /// Checks due by their own schedule row.
+    pub scheduled: bool,
+    /// A sweep whose pass is due and whose batch nobody holds.
+    pub swept: bool,
+}
+
+impl DueStatusChecks {
+    /// Both kinds: a claim that looks at everything the company may have due.
+    pub fn all(company_id: CompanyId) -> Self {
+        Self {
+            company_id,
+            scheduled: true,
+            swept: true,
+        }
+    }
+}
+
 /// A batch of a company's sweep, held until `token` (the lease's end, as stored): handed back
 /// after the check to move the sweep past it. Not handed back (the PGCC failed, the worker
 /// died), the batch is read again once the lease ends.
@@ -340,27 +363,29 @@ pub trait ConsentRequestRepository: Send + Sync {
         at: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 
-    /// Up to `limit` companies that have a status check due at `now`, in company id order,
-    /// strictly after `after` when given (the caller takes companies in turns). Found without
-    /// reading the due checks themselves: one index probe per company with open requests.
+    /// Up to `limit` companies that have a status check due at `now`, each with the kinds it
+    /// has due, in company id order starting after `after` when given and wrapping around (the
+    /// caller takes companies in turns: `after` is the last one it found). Found without reading
+    /// the due checks themselves: two index probes per company.
     fn companies_with_due_status_checks(
         &self,
         now: DateTime<Utc>,
         after: Option<CompanyId>,
         limit: u32,
-    ) -> Result<Vec<CompanyId>, RepoError>;
+    ) -> Result<Vec<DueStatusChecks>, RepoError>;
 
-    /// Claims up to `limit` of `company`'s status checks due at `now`: first those due by their
-    /// own schedule (oldest due first; moved to `lease_until`, so that a worker that dies
+    /// Claims up to `limit` of `due.company_id`'s status checks due at `now`: first those due by
+    /// their own schedule (oldest due first; moved to `lease_until`, so that a worker that dies
     /// mid-check leaves them to be checked again then), then, for the room left, the next batch
-    /// of a due sweep (leased as a whole until `lease_until`: see [`StatusSweepLease`]).
+    /// of a due sweep (leased as a whole until `lease_until`: see [`StatusSweepLease`]). A kind
+    /// `due` does not name is not looked at (no statement: the probe found none due).
     /// `FOR UPDATE SKIP LOCKED`, within that one company: two workers never claim the same
     /// check. Each comes back with its request's stored status (a request that reached a final
     /// status meanwhile comes back too, to be unscheduled). Writes the narrow schedule tables
     /// only, never the request.
     fn claim_status_checks(
         &self,
-        company: CompanyId,
+        due: DueStatusChecks,
         limit: u32,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,

@@ -39,8 +39,8 @@ pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, DailyCount, ListCursor, NextStatusCheck, StatusCheckItem, StatusCheckSchedule,
-    StatusSweepLane, StatusSweepLease, UnfinishedCreation,
+    CreationStart, DailyCount, DueStatusChecks, ListCursor, NextStatusCheck, StatusCheckItem,
+    StatusCheckSchedule, StatusSweepLane, StatusSweepLease, UnfinishedCreation,
 };
 pub use console_session_store::{ConsoleSessionStore, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};

@@ -18,8 +18,8 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, Cpf, TransitionCause};
 use ports::{
-    ConsentRequestRepository, NextStatusCheck, StatusCheckItem, StatusCheckSchedule,
-    StatusSweepLane, StatusSweepLease,
+    ConsentRequestRepository, DueStatusChecks, NextStatusCheck, StatusCheckItem,
+    StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
 };
 use postgres_adapter::PgConsentRequestRepository;
 use testkit::TestDb;
@@ -332,35 +332,43 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
     let lease = t0 + minutes(5);
     let ids_of = |items: &[StatusCheckItem]| sorted(items.iter().map(|i| i.id).collect());
 
-    let mut due = repo.companies_with_due_status_checks(t0, None, 10).unwrap();
-    due.sort();
+    let mut found = repo.companies_with_due_status_checks(t0, None, 10).unwrap();
+    found.sort();
     assert_eq!(
-        due,
+        found,
         sorted(vec![acme.company.id.0, globex.company.id.0])
             .into_iter()
-            .map(domain::CompanyId)
+            .map(|id| DueStatusChecks {
+                company_id: domain::CompanyId(id),
+                scheduled: true,
+                swept: false,
+            })
             .collect::<Vec<_>>(),
-        "the quiet company has nothing due"
+        "the quiet company has nothing due; the others their own scheduled checks, no sweep"
     );
+    let due: Vec<domain::CompanyId> = found.iter().map(|d| d.company_id).collect();
     let first = *due.iter().min().unwrap();
     assert_eq!(
         repo.companies_with_due_status_checks(t0, Some(first), 10)
-            .unwrap(),
-        [*due.iter().max().unwrap()],
-        "the turn goes on after the last company served"
+            .unwrap()
+            .into_iter()
+            .map(|d| d.company_id)
+            .collect::<Vec<_>>(),
+        [*due.iter().max().unwrap(), first],
+        "the turn goes on after the last company served, then wraps around"
     );
 
     let oldest = repo
-        .claim_status_checks(acme.company.id, 2, t0, lease)
+        .claim_status_checks(DueStatusChecks::all(acme.company.id), 2, t0, lease)
         .unwrap();
     let rest = repo
-        .claim_status_checks(acme.company.id, 10, t0, lease)
+        .claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
         .unwrap();
     let none = repo
-        .claim_status_checks(acme.company.id, 10, t0, lease)
+        .claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
         .unwrap();
     let globex_items = repo
-        .claim_status_checks(globex.company.id, 10, t0, lease)
+        .claim_status_checks(DueStatusChecks::all(globex.company.id), 10, t0, lease)
         .unwrap();
 
     assert_eq!(ids_of(&oldest), sorted(vec![a.id, c.id]));
@@ -391,7 +399,7 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
         "the request itself is not written"
     );
     assert_eq!(
-        repo.claim_status_checks(acme.company.id, 0, lease, lease)
+        repo.claim_status_checks(DueStatusChecks::all(acme.company.id), 0, lease, lease)
             .unwrap(),
         []
     );
@@ -428,7 +436,12 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
     assert_eq!(next_check(&db, d.id), None);
     assert_eq!(sweep_lane(&db, d.id), None);
     let again = repo
-        .claim_status_checks(acme.company.id, 10, t0 + minutes(1), lease)
+        .claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            10,
+            t0 + minutes(1),
+            lease,
+        )
         .unwrap();
     assert_eq!(ids_of(&again), sorted(vec![c.id, not_due.id]));
     assert_eq!(
@@ -495,13 +508,17 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
 
     assert_eq!(
         repo.companies_with_due_status_checks(t0, None, 10).unwrap(),
-        [acme.company.id],
-        "globex's first pass is an hour away"
+        [DueStatusChecks {
+            company_id: acme.company.id,
+            scheduled: false,
+            swept: true,
+        }],
+        "globex's first pass is an hour away; acme's checks are all in its sweep"
     );
     let ids = |items: &[StatusCheckItem]| items.iter().map(|i| i.id).collect::<Vec<_>>();
     let lease = t0 + minutes(1);
     let first = repo
-        .claim_status_checks(acme.company.id, 2, t0, lease)
+        .claim_status_checks(DueStatusChecks::all(acme.company.id), 2, t0, lease)
         .unwrap();
     assert_eq!(ids(&first), mine[..2], "in id order from the first");
     assert_eq!(
@@ -514,7 +531,7 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
     );
     assert_eq!(first[0].due_at, t0, "the pass started on time: no lag");
     assert_eq!(
-        repo.claim_status_checks(acme.company.id, 10, t0, lease)
+        repo.claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
             .unwrap(),
         [],
         "the leased batch is nobody else's, and the lane waits for it"
@@ -525,7 +542,12 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
     );
     // not handed back (the PGCC failed): read again once its lease ends
     let retried = repo
-        .claim_status_checks(acme.company.id, 2, lease, lease + minutes(1))
+        .claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            2,
+            lease,
+            lease + minutes(1),
+        )
         .unwrap();
     assert_eq!(ids(&retried), mine[..2]);
     repo.advance_status_sweeps(&[retried[0].sweep.unwrap()], lease)
@@ -536,26 +558,46 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
 
     let at = lease + minutes(1);
     let second = repo
-        .claim_status_checks(acme.company.id, 2, at, at + minutes(1))
+        .claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            2,
+            at,
+            at + minutes(1),
+        )
         .unwrap();
     assert_eq!(ids(&second), mine[2..4]);
     repo.advance_status_sweeps(&[second[0].sweep.unwrap()], at)
         .unwrap();
     let last = repo
-        .claim_status_checks(acme.company.id, 2, at, at + minutes(1))
+        .claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            2,
+            at,
+            at + minutes(1),
+        )
         .unwrap();
     assert_eq!(ids(&last), mine[4..], "the pass's last batch is short");
     repo.advance_status_sweeps(&[last[0].sweep.unwrap()], at)
         .unwrap();
 
     assert_eq!(
-        repo.claim_status_checks(acme.company.id, 10, at + minutes(5), at + minutes(6))
-            .unwrap(),
+        repo.claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            10,
+            at + minutes(5),
+            at + minutes(6)
+        )
+        .unwrap(),
         [],
         "the pass is over until a period after it was due"
     );
     let next_pass = repo
-        .claim_status_checks(acme.company.id, 10, t0 + minutes(15), t0 + minutes(16))
+        .claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            10,
+            t0 + minutes(15),
+            t0 + minutes(16),
+        )
         .unwrap();
     assert_eq!(ids(&next_pass), mine, "the next pass, from the first again");
     assert_eq!(
@@ -645,7 +687,12 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         .execute(&mut db.conn())
         .unwrap();
     let batch = repo
-        .claim_status_checks(acme.company.id, 10, t0, t0 + minutes(1))
+        .claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            10,
+            t0,
+            t0 + minutes(1),
+        )
         .unwrap();
     assert_eq!(
         batch
@@ -666,8 +713,13 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         items.into_iter().filter(|i| i.sweep.is_some()).collect()
     };
     let batch = swept(
-        repo.claim_status_checks(acme.company.id, 10, next_pass, next_pass + minutes(1))
-            .unwrap(),
+        repo.claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            10,
+            next_pass,
+            next_pass + minutes(1),
+        )
+        .unwrap(),
     );
     assert_eq!(
         batch.iter().map(|i| i.pgcc_id.as_str()).collect::<Vec<_>>(),
@@ -692,8 +744,13 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         .unwrap();
     let after = t0 + minutes(30);
     let batch = swept(
-        repo.claim_status_checks(acme.company.id, 10, after, after + minutes(1))
-            .unwrap(),
+        repo.claim_status_checks(
+            DueStatusChecks::all(acme.company.id),
+            10,
+            after,
+            after + minutes(1),
+        )
+        .unwrap(),
     );
     assert_eq!(
         batch.iter().map(|i| i.pgcc_id.as_str()).collect::<Vec<_>>(),
@@ -772,7 +829,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
                     let mut mine = Vec::new();
                     loop {
                         let batch = repo
-                            .claim_status_checks(acme.company.id, 7, t0, next)
+                            .claim_status_checks(DueStatusChecks::all(acme.company.id), 7, t0, next)
                             .unwrap();
                         if batch.is_empty() {
                             return mine;
@@ -936,7 +993,12 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
 
     for round in 0..6 {
         let claimed = repo
-            .claim_status_checks(acme.company.id, 1, now(), now() + days(1))
+            .claim_status_checks(
+                DueStatusChecks::all(acme.company.id),
+                1,
+                now(),
+                now() + days(1),
+            )
             .unwrap();
         assert_eq!(claimed.len(), 1, "round {round}");
         assert_eq!(repo.expire_due(now(), 1).unwrap(), 1, "round {round}");

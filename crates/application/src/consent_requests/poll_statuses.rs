@@ -19,22 +19,31 @@
 //! skips that request (counted, and its next check backed off), never its batch, so one odd
 //! answer cannot keep its neighbours' revocations from reaching us.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, Utc};
 use domain::{CompanyId, ConsentStatus, Reason, TransitionCause};
 use ports::{
-    Clock, ConsentRequestRepository, NextStatusCheck, PgccCallBudget, PgccError, PgccGateway,
-    RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
+    Clock, ConsentRequestRepository, DueStatusChecks, NextStatusCheck, PgccCallBudget, PgccError,
+    PgccGateway, RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLane,
+    StatusSweepLease,
 };
 
 /// The fewest ids a company's turn in a call carries (when it has that many due): a call of
 /// `ids_per_call` ids serves at most `ids_per_call / MIN_SHARE` companies, the next call the next
-/// ones. Each company served costs two statements (its claim, its schedule): a call split into a
-/// hundred shares of five cost four times the database work of ten shares of fifty (measured,
-/// docs/performance.md), for the same ids.
-pub const MIN_SHARE: u32 = 50;
+/// ones. Each company served costs statements of its own (its sweep's batch and its return, its
+/// young checks' claim and schedule): a call split into a hundred shares of five cost four times
+/// the database work of ten shares of fifty (measured, docs/performance.md), and at 10^7 consents
+/// those per-company statements were most of the status work's cost (docs/scaling.md). A
+/// company's wait for its turn grows with the share: a lap of 1,000 companies with due checks is
+/// 200 calls of five, 10 s at the default budget of 20 calls a second.
+pub const MIN_SHARE: u32 = 100;
+
+/// The most companies one lap finds (one probe): a lap serves each of them once, in calls of
+/// `ids_per_call / MIN_SHARE` companies, before the next probe. More companies with due checks
+/// than this are found by the next laps (each probe starts after the last company found).
+pub const LAP_COMPANIES: u32 = 1_000;
 
 /// When requests are checked, and how many at a time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,13 +184,20 @@ pub struct PollConsentStatuses {
 }
 
 /// Where the turns among companies stand between calls.
+///
+/// A drain goes in laps: one probe finds the companies with due checks (and which kinds), and
+/// the calls take them from the front of the lap, `companies_per_call` at a time, until the
+/// lap is empty. Finding them once per lap instead of once per call matters at 10^7: the probe
+/// was the status work's costliest statement (docs/scaling.md).
 #[derive(Debug, Default)]
 struct Turns {
-    /// The last company served: the next call's turn starts after it.
+    /// The last company the last probe found: the next lap starts after it.
     last: Option<CompanyId>,
-    /// The companies served since this drain began: once a call serves none that is not here
-    /// (the turn came all the way around), every company with due work had its turn.
-    lap: HashSet<CompanyId>,
+    /// This lap's companies not served yet, with the kinds their probe found due.
+    lap: VecDeque<DueStatusChecks>,
+    /// A company served this lap may have more due (its claim came back with all it asked
+    /// for): once the lap is done, the drain goes on with a new one.
+    more: bool,
 }
 
 impl PollConsentStatuses {
@@ -228,33 +244,33 @@ impl PollConsentStatuses {
         let now = self.clock.now();
         let companies = self.companies_in_turn(now)?;
         if companies.is_empty() {
-            self.lock_turns().lap.clear();
+            self.lock_turns().more = false;
             return Ok(PollReport::default());
         }
         if let Some(wait) = self.budget.try_take(now)? {
+            // their turn is not lost: they are the next call's
+            let mut turns = self.lock_turns();
+            for due in companies.into_iter().rev() {
+                turns.lap.push_front(due);
+            }
             return Ok(PollReport {
                 throttled: Some(wait),
                 ..PollReport::default()
             });
         }
         let (claimed, more_left) = self.claim_in_turns(&companies, now)?;
-        // A full call may leave more due; so may companies this drain has not served yet, and
-        // a company that got all it asked for. A call that is none of these ends the drain: what falls due meanwhile waits for the next poll,
-        // in full calls, instead of a stream of small ones.
+        // Companies of this lap not served yet keep the drain going. Once the lap is done, a
+        // full call or a company that got all it asked for may leave more due: a new lap. A
+        // call that is none of these ends the drain: what falls due meanwhile waits for the
+        // next poll, in full calls, instead of a stream of small ones.
         let more_due = {
             let mut turns = self.lock_turns();
-            turns.last = companies.last().copied();
-            let took_all = companies.len() < self.companies_per_call() as usize;
-            let newly_served = companies
-                .iter()
-                .filter(|company| turns.lap.insert(**company))
-                .count();
-            let lap_done = took_all || newly_served == 0;
-            let more = claimed.len() >= self.policy.ids_per_call as usize || !lap_done || more_left;
-            if !more {
-                turns.lap.clear();
+            turns.more |= more_left || claimed.len() >= self.policy.ids_per_call as usize;
+            if turns.lap.is_empty() {
+                std::mem::take(&mut turns.more)
+            } else {
+                true
             }
-            more
         };
         if let Some(observer) = &self.observer {
             for item in &claimed {
@@ -419,26 +435,28 @@ impl PollConsentStatuses {
     }
 
     /// The companies with due checks this call serves (at most
-    /// [`companies_per_call`](Self::companies_per_call)), starting after the last one served
-    /// and wrapping around: every company with due checks is served within
-    /// `companies / companies_per_call` calls, and fewer than that many mean every company with
-    /// due checks is in this call.
-    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<Vec<CompanyId>, RepoError> {
-        let limit = self.companies_per_call();
-        let after = self.lock_turns().last;
-        let mut companies = self
-            .consent_requests
-            .companies_with_due_status_checks(now, after, limit)?;
-        if let Some(after) = after {
-            let room = limit.saturating_sub(u32::try_from(companies.len()).unwrap_or(limit));
-            if room > 0 {
-                let wrapped = self
-                    .consent_requests
-                    .companies_with_due_status_checks(now, None, room)?;
-                companies.extend(wrapped.into_iter().filter(|c| *c <= after));
-            }
+    /// [`companies_per_call`](Self::companies_per_call)), from the front of the lap; an empty
+    /// lap is found first (see [`find_lap`](Self::find_lap)). Every company with due checks is
+    /// served within `companies / companies_per_call` calls of its lap.
+    fn companies_in_turn(&self, now: DateTime<Utc>) -> Result<Vec<DueStatusChecks>, RepoError> {
+        let per_call = self.companies_per_call() as usize;
+        if self.lock_turns().lap.is_empty() {
+            let found = self.find_lap(now)?;
+            let mut turns = self.lock_turns();
+            turns.last = found.last().map(|due| due.company_id).or(turns.last);
+            turns.lap = found.into();
         }
-        Ok(companies)
+        let mut turns = self.lock_turns();
+        let take = per_call.min(turns.lap.len());
+        Ok(turns.lap.drain(..take).collect())
+    }
+
+    /// Up to [`LAP_COMPANIES`] companies with due checks, starting after the last company the
+    /// previous probe found and wrapping around: one probe for a lap.
+    fn find_lap(&self, now: DateTime<Utc>) -> Result<Vec<DueStatusChecks>, RepoError> {
+        let after = self.lock_turns().last;
+        self.consent_requests
+            .companies_with_due_status_checks(now, after, LAP_COMPANIES)
     }
 
     /// Claims up to `ids_per_call` due checks among `companies`: an equal share each, then what
@@ -448,7 +466,7 @@ impl PollConsentStatuses {
     /// it asked for (a pass of its sweep with more batches to go, say), so the drain goes on.
     fn claim_in_turns(
         &self,
-        companies: &[CompanyId],
+        companies: &[DueStatusChecks],
         now: DateTime<Utc>,
     ) -> Result<(Vec<StatusCheckItem>, bool), RepoError> {
         let capacity = self.policy.ids_per_call.max(1) as usize;
@@ -456,36 +474,30 @@ impl PollConsentStatuses {
         let lease_until = now + self.policy.lease();
         let mut claimed = Vec::with_capacity(capacity);
         let mut with_more = Vec::new();
-        for company in companies {
+        for due in companies {
             let room = capacity - claimed.len();
             if room == 0 {
                 break;
             }
             let take = share.min(room);
-            let got = self.consent_requests.claim_status_checks(
-                *company,
-                take as u32,
-                now,
-                lease_until,
-            )?;
+            let got =
+                self.consent_requests
+                    .claim_status_checks(*due, take as u32, now, lease_until)?;
             if got.len() == take {
-                with_more.push(*company);
+                with_more.push(*due);
             }
             claimed.extend(got);
         }
         let mut more_left = false;
-        for company in with_more {
+        for due in with_more {
             let room = capacity - claimed.len();
             if room == 0 {
                 more_left = true;
                 break;
             }
-            let got = self.consent_requests.claim_status_checks(
-                company,
-                room as u32,
-                now,
-                lease_until,
-            )?;
+            let got =
+                self.consent_requests
+                    .claim_status_checks(due, room as u32, now, lease_until)?;
             // a sweep hands out one batch a call: a full share may be followed by an empty
             // second claim while its pass still has batches to go
             more_left |= got.len() == room || got.is_empty();
@@ -608,7 +620,7 @@ mod tests {
             poll: Duration::seconds(30),
             pending_max: Duration::seconds(300),
             active_every: Duration::seconds(900),
-            ids_per_call: 10,
+            ids_per_call: 200,
         }
     }
 
@@ -682,7 +694,10 @@ mod tests {
     /// A repository whose due checks are `claimed`, with no expectation on the sweeps.
     fn claiming_only(claimed: Vec<StatusCheckItem>) -> MockConsentRequestRepository {
         let mut consent_requests = MockConsentRequestRepository::new();
-        let mut companies: Vec<CompanyId> = claimed.iter().map(|i| i.company_id).collect();
+        let mut companies: Vec<DueStatusChecks> = claimed
+            .iter()
+            .map(|i| DueStatusChecks::all(i.company_id))
+            .collect();
         companies.sort();
         companies.dedup();
         consent_requests
@@ -694,9 +709,9 @@ mod tests {
         consent_requests
             .expect_claim_status_checks()
             .withf(|_, _, at, lease| *at == now() && *lease == now() + Duration::seconds(60))
-            .returning(move |company, limit, _, _| {
+            .returning(move |due, limit, _, _| {
                 let (mine, rest): (Vec<_>, Vec<_>) =
-                    left.drain(..).partition(|i| i.company_id == company);
+                    left.drain(..).partition(|i| i.company_id == due.company_id);
                 left = rest;
                 let (taken, kept) = mine.split_at(mine.len().min(limit as usize));
                 left.extend(kept.to_vec());
@@ -778,7 +793,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         // one call; the companies' checks come in turns, so in no particular order
@@ -883,7 +898,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -936,7 +951,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         let transitions = transitions.lock().unwrap();
@@ -974,7 +989,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
@@ -1009,7 +1024,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         assert!(transitions.lock().unwrap().is_empty());
@@ -1047,7 +1062,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 2);
@@ -1084,7 +1099,7 @@ mod tests {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_companies_with_due_status_checks()
-            .returning(|_, _, _| Ok(vec![CompanyId(Uuid::from_u128(0xe0))]));
+            .returning(|_, _, _| Ok(vec![DueStatusChecks::all(CompanyId(Uuid::from_u128(0xe0)))]));
         consent_requests
             .expect_claim_status_checks()
             .times(1)
@@ -1143,7 +1158,7 @@ mod tests {
                 failed: 1,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         assert_eq!(transitions.lock().unwrap().len(), 3, "all three were tried");
@@ -1189,7 +1204,7 @@ mod tests {
                 failed: 0,
                 closed: 0,
                 throttled: None,
-                more_due: true,
+                more_due: false,
             }
         );
         let moved: Vec<_> = transitions
@@ -1594,8 +1609,8 @@ mod tests {
     fn a_call_is_shared_in_turns_so_a_company_with_a_backlog_never_delays_anothers_first_check() {
         let big = CompanyId(Uuid::from_u128(0xe0));
         let small = CompanyId(Uuid::from_u128(0xe1));
-        // 40 due checks of one company, 1 of the other; a call carries 10 ids
-        let backlog: Vec<StatusCheckItem> = (0..40)
+        // 250 due checks of one company, 1 of the other; a call carries 200 ids
+        let backlog: Vec<StatusCheckItem> = (0..250)
             .map(|n| StatusCheckItem {
                 company_id: big,
                 ..item(100 + n, ConsentStatus::Active)
@@ -1614,7 +1629,7 @@ mod tests {
         .unwrap();
 
         let ids = asked.lock().unwrap()[0].clone();
-        assert_eq!(ids.len(), 10, "one full call");
+        assert_eq!(ids.len(), 200, "one full call");
         assert!(
             ids.contains(&"pgcc-1".to_owned()),
             "the small company's check: {ids:?}"
@@ -1622,23 +1637,34 @@ mod tests {
     }
 
     #[test]
-    fn a_call_serves_one_company_per_fifty_ids_and_the_next_call_the_next_companies() {
-        for (ids_per_call, companies) in [(500, 10), (200, 4), (60, 1), (10, 1)] {
-            let asked_for = Arc::new(Mutex::new(Vec::new()));
-            let recorded = asked_for.clone();
+    fn a_call_serves_one_company_per_min_share_ids_and_the_next_call_the_next_companies_of_one_lap()
+    {
+        for (ids_per_call, per_call) in [(500, 5), (1000, 10), (200, 2), (60, 1), (10, 1)] {
+            let probes = Arc::new(Mutex::new(Vec::new()));
+            let claims = Arc::new(Mutex::new(Vec::new()));
+            let (recorded_probes, recorded_claims) = (probes.clone(), claims.clone());
+            let companies: Vec<DueStatusChecks> = (1..=25)
+                .map(|n| DueStatusChecks::all(CompanyId(Uuid::from_u128(n))))
+                .collect();
             let mut consent_requests = MockConsentRequestRepository::new();
             consent_requests
                 .expect_companies_with_due_status_checks()
                 .returning(move |_, after, limit| {
-                    recorded.lock().unwrap().push((after, limit));
-                    Ok(vec![CompanyId(Uuid::from_u128(0xe0))])
+                    recorded_probes.lock().unwrap().push((after, limit));
+                    Ok(companies.clone())
                 });
-            consent_requests
-                .expect_claim_status_checks()
-                .returning(|_, _, _, _| Ok(Vec::new()));
             consent_requests
                 .expect_schedule_status_checks()
                 .returning(|_| Ok(()));
+            consent_requests
+                .expect_claim_status_checks()
+                .returning(move |due, _, _, _| {
+                    recorded_claims
+                        .lock()
+                        .unwrap()
+                        .push(due.company_id.0.as_u128());
+                    Ok(Vec::new())
+                });
             let service = PollConsentStatuses::new(
                 Arc::new(consent_requests),
                 Arc::new(MockPgccGateway::new()),
@@ -1650,36 +1676,60 @@ mod tests {
                 },
             );
 
+            let first = service.run_once().unwrap();
+            let served_first = claims.lock().unwrap().clone();
             service.run_once().unwrap();
-            service.run_once().unwrap();
+            let served = claims.lock().unwrap().clone();
 
-            let asked = asked_for.lock().unwrap().clone();
-            assert_eq!(asked[0], (None, companies), "{ids_per_call} ids a call");
-            // the second call starts after the company the first one served (then wraps)
-            assert_eq!(asked[1].0, Some(CompanyId(Uuid::from_u128(0xe0))));
+            let per_call_u128 = per_call as u128;
+            assert_eq!(
+                served_first,
+                (1..=per_call_u128).collect::<Vec<_>>(),
+                "{ids_per_call} ids a call: the lap's first companies"
+            );
+            assert_eq!(
+                served[per_call..],
+                (per_call_u128 + 1..=2 * per_call_u128).collect::<Vec<_>>(),
+                "the second call: the lap's next companies"
+            );
+            assert!(first.more_due, "the lap has companies left");
+            assert_eq!(
+                probes.lock().unwrap().clone(),
+                [(None, LAP_COMPANIES)],
+                "one probe for the lap, not one a call"
+            );
         }
     }
 
     #[test]
-    fn a_drain_goes_on_until_every_company_with_due_work_had_its_turn_then_stops() {
+    fn a_drain_goes_on_until_every_company_of_its_lap_had_its_turn_then_stops() {
         // five companies with one due check each, one company a call (10 ids): no call is full,
-        // yet the drain must reach all five before it stops (the turn started mid-way)
+        // yet the drain must reach all five before it stops (the lap started mid-way)
         let companies: Vec<CompanyId> = (1..=5).map(|n| CompanyId(Uuid::from_u128(n))).collect();
         let all = companies.clone();
+        let probes = Arc::new(Mutex::new(0));
+        let claims = Arc::new(Mutex::new(Vec::new()));
+        let (recorded_probes, recorded_claims) = (probes.clone(), claims.clone());
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_companies_with_due_status_checks()
             .returning(move |_, after, limit| {
-                Ok(all
-                    .iter()
-                    .filter(|c| after.is_none_or(|a| **c > a))
+                *recorded_probes.lock().unwrap() += 1;
+                // in id order from after `after`, wrapping around
+                let (before, rest): (Vec<CompanyId>, Vec<CompanyId>) =
+                    all.iter().partition(|c| after.is_some_and(|a| **c <= a));
+                Ok(rest
+                    .into_iter()
+                    .chain(before)
                     .take(limit as usize)
-                    .copied()
+                    .map(DueStatusChecks::all)
                     .collect())
             });
         consent_requests
             .expect_claim_status_checks()
-            .returning(|company, _, _, _| {
+            .returning(move |due, _, _, _| {
+                let company = due.company_id;
+                recorded_claims.lock().unwrap().push(company.0.as_u128());
                 Ok(vec![StatusCheckItem {
                     company_id: company,
                     ..item(company.0.as_u128() * 2, ConsentStatus::Pending)
@@ -1695,32 +1745,107 @@ mod tests {
             Arc::new(pgcc),
             Arc::new(open_budget()),
             fixed_clock(),
-            policy(),
+            StatusCheckPolicy {
+                ids_per_call: 10,
+                ..policy()
+            },
         );
-        // a previous drain ended after company 3
+        // a previous lap ended after company 3
         service.lock_turns().last = Some(companies[2]);
 
-        let mut served = Vec::new();
-        let mut more = Vec::new();
-        for _ in 0..5 {
-            let report = service.run_once().unwrap();
-            served.push(service.lock_turns().last.unwrap().0.as_u128());
-            more.push(report.more_due);
-        }
+        let more: Vec<bool> = (0..5)
+            .map(|_| service.run_once().unwrap().more_due)
+            .collect();
 
-        assert_eq!(served, [4, 5, 1, 2, 3], "every company once, in turns");
+        assert_eq!(
+            claims.lock().unwrap().clone(),
+            [4, 5, 1, 2, 3],
+            "every company once, in turns"
+        );
         assert_eq!(
             more,
-            [true, true, true, true, true],
-            "company 3 is new to this lap too"
+            [true, true, true, true, false],
+            "the lap's last company ends the drain: none got all it asked for"
         );
-        let report = service.run_once().unwrap();
-        assert!(
-            !report.more_due,
-            "the turn came all the way around: the drain stops"
-        );
+        assert_eq!(*probes.lock().unwrap(), 1, "one probe for the lap");
         let report = service.run_once().unwrap();
         assert!(report.more_due, "a new drain begins a new lap");
+        assert_eq!(*probes.lock().unwrap(), 2, "found by a new probe");
+    }
+
+    #[test]
+    fn a_company_is_asked_only_for_the_kinds_its_probe_found_due() {
+        let company = CompanyId(Uuid::from_u128(0xe0));
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_companies_with_due_status_checks()
+            .returning(move |_, _, _| {
+                Ok(vec![DueStatusChecks {
+                    company_id: company,
+                    scheduled: false,
+                    swept: true,
+                }])
+            });
+        consent_requests
+            .expect_schedule_status_checks()
+            .returning(|_| Ok(()));
+        consent_requests
+            .expect_claim_status_checks()
+            .withf(move |due, _, _, _| {
+                *due == DueStatusChecks {
+                    company_id: company,
+                    scheduled: false,
+                    swept: true,
+                }
+            })
+            .times(1)
+            .returning(|_, _, _, _| Ok(Vec::new()));
+
+        run(consent_requests, MockPgccGateway::new()).unwrap();
+    }
+
+    #[test]
+    fn a_throttled_call_keeps_its_companies_turn_for_the_next_call() {
+        let companies: Vec<DueStatusChecks> = (1..=3)
+            .map(|n| DueStatusChecks::all(CompanyId(Uuid::from_u128(n))))
+            .collect();
+        let claims = Arc::new(Mutex::new(Vec::new()));
+        let recorded = claims.clone();
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests
+            .expect_companies_with_due_status_checks()
+            .times(1)
+            .returning(move |_, _, _| Ok(companies.clone()));
+        consent_requests
+            .expect_schedule_status_checks()
+            .returning(|_| Ok(()));
+        consent_requests
+            .expect_claim_status_checks()
+            .returning(move |due, _, _, _| {
+                recorded.lock().unwrap().push(due.company_id.0.as_u128());
+                Ok(Vec::new())
+            });
+        let mut budget = MockPgccCallBudget::new();
+        let mut calls = 0;
+        budget.expect_try_take().returning(move |_| {
+            calls += 1;
+            Ok((calls == 1).then_some(std::time::Duration::from_millis(50)))
+        });
+        let service = PollConsentStatuses::new(
+            Arc::new(consent_requests),
+            Arc::new(MockPgccGateway::new()),
+            Arc::new(budget),
+            fixed_clock(),
+            StatusCheckPolicy {
+                ids_per_call: 200,
+                ..policy()
+            },
+        );
+
+        assert!(service.run_once().unwrap().throttled.is_some());
+        service.run_once().unwrap();
+
+        assert_eq!(claims.lock().unwrap().clone(), [1, 2], "the same companies");
     }
 
     #[test]
@@ -1728,7 +1853,7 @@ mod tests {
         let mut consent_requests = MockConsentRequestRepository::new();
         consent_requests
             .expect_companies_with_due_status_checks()
-            .returning(|_, _, _| Ok(vec![CompanyId(Uuid::from_u128(0xe0))]));
+            .returning(|_, _, _| Ok(vec![DueStatusChecks::all(CompanyId(Uuid::from_u128(0xe0)))]));
         consent_requests.expect_claim_status_checks().times(0);
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_consent_statuses().times(0);

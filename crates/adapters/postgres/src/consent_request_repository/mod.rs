@@ -22,8 +22,8 @@ use diesel::QueryResult;
 use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, ListCursor, RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLease,
-    UnfinishedCreation,
+    CreationStart, DueStatusChecks, ListCursor, RepoError, StatusCheckItem, StatusCheckSchedule,
+    StatusSweepLease, UnfinishedCreation,
 };
 use uuid::Uuid;
 
@@ -203,18 +203,18 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         now: DateTime<Utc>,
         after: Option<CompanyId>,
         limit: u32,
-    ) -> Result<Vec<CompanyId>, RepoError> {
+    ) -> Result<Vec<DueStatusChecks>, RepoError> {
         status_checks::companies_with_due(&self.pool, now, after, limit)
     }
 
     fn claim_status_checks(
         &self,
-        company: CompanyId,
+        due: DueStatusChecks,
         limit: u32,
         now: DateTime<Utc>,
         lease_until: DateTime<Utc>,
     ) -> Result<Vec<StatusCheckItem>, RepoError> {
-        status_checks::claim(&self.pool, company, limit, now, lease_until)
+        status_checks::claim(&self.pool, due, limit, now, lease_until)
     }
 
     fn schedule_status_checks(&self, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError> {

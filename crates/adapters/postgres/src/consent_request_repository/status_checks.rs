@@ -15,44 +15,59 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, ConsentStatus};
 use ports::{
-    NextStatusCheck, RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLane,
-    StatusSweepLease,
+    DueStatusChecks, NextStatusCheck, RepoError, StatusCheckItem, StatusCheckSchedule,
+    StatusSweepLane, StatusSweepLease,
 };
 use uuid::Uuid;
 
-use super::{sql_limit, CompanyIdRow};
+use super::sql_limit;
 use crate::conn::with_conn;
 use crate::fixed_sql::statement;
 use crate::schema::solicitacoes_consentimento as sc;
 use crate::PgPool;
 
 statement! {
-    /// Companies (in id order, after `after`) with a check due at `now`: for each company, one
-    /// probe of `verificacoes_status_devidas_idx` for its oldest due check and one of its sweeps
-    /// (a due pass whose batch is not leased). The cost follows the number of companies, never
-    /// the number of due checks. `empresas` is one of the two tables read across companies.
+    /// Companies with a check due at `now`, and which kinds, in id order starting after
+    /// `after` and wrapping around: for each company, one probe of
+    /// `verificacoes_status_devidas_idx` for its oldest due check and one of its sweeps (a due
+    /// pass whose batch is not leased). The cost follows the number of companies, never the
+    /// number of due checks; the caller runs it once per lap of the companies, not per call.
+    /// `empresas` is one of the two tables read across companies. `OFFSET 0` keeps the probes in
+    /// the subquery: pulled up, each would run twice (in the filter and in the output).
     struct CompaniesWithDueChecks {
         now: DateTime<Utc> as Timestamptz,
         after: Uuid as SqlUuid,
         limit: i64 as BigInt,
     }
-    "SELECT e.id FROM empresas e
-WHERE e.id > $after
-  AND (
-    EXISTS (
-      SELECT 1 FROM verificacoes_status v WHERE v.empresa_id = e.id AND v.proxima_em <= $now
-    )
-    OR EXISTS (
-      SELECT 1 FROM varreduras_status w
-      WHERE w.empresa_id = e.id AND w.proxima_em <= $now
-        AND (w.arrendada_ate IS NULL OR w.arrendada_ate <= $now)
-    )
-  )
-ORDER BY e.id
+    "SELECT d.id, d.agendadas, d.varridas FROM (
+    SELECT e.id,
+      EXISTS (
+        SELECT 1 FROM verificacoes_status v WHERE v.empresa_id = e.id AND v.proxima_em <= $now
+      ) AS agendadas,
+      EXISTS (
+        SELECT 1 FROM varreduras_status w
+        WHERE w.empresa_id = e.id AND w.proxima_em <= $now
+          AND (w.arrendada_ate IS NULL OR w.arrendada_ate <= $now)
+      ) AS varridas
+    FROM empresas e
+    OFFSET 0
+) d
+WHERE d.agendadas OR d.varridas
+ORDER BY d.id <= $after, d.id
 LIMIT $limit"
+}
+
+#[derive(QueryableByName)]
+struct DueRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Bool)]
+    agendadas: bool,
+    #[diesel(sql_type = Bool)]
+    varridas: bool,
 }
 
 statement! {
@@ -330,7 +345,7 @@ pub(super) fn companies_with_due(
     now: DateTime<Utc>,
     after: Option<CompanyId>,
     limit: u32,
-) -> Result<Vec<CompanyId>, RepoError> {
+) -> Result<Vec<DueStatusChecks>, RepoError> {
     if limit == 0 {
         return Ok(Vec::new());
     }
@@ -341,9 +356,16 @@ pub(super) fn companies_with_due(
             after: after.map_or(Uuid::nil(), |c| c.0),
             limit: sql_limit(limit),
         }
-        .load::<CompanyIdRow>(conn)
+        .load::<DueRow>(conn)
     })?;
-    Ok(rows.into_iter().map(|r| CompanyId(r.id)).collect())
+    Ok(rows
+        .into_iter()
+        .map(|r| DueStatusChecks {
+            company_id: CompanyId(r.id),
+            scheduled: r.agendadas,
+            swept: r.varridas,
+        })
+        .collect())
 }
 
 /// How many times one claim asks for a sweep batch: a due lane that ends its pass hands out
@@ -352,7 +374,7 @@ const SWEEP_TRIES: usize = 3;
 
 pub(super) fn claim(
     pool: &PgPool,
-    company: CompanyId,
+    due: DueStatusChecks,
     limit: u32,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
@@ -361,24 +383,29 @@ pub(super) fn claim(
     if limit == 0 {
         return Ok(Vec::new());
     }
+    let company = due.company_id;
     let unexpected = |e: anyhow::Error| RepoError::Unexpected(e.context(OPERATION));
-    let rows = with_conn(pool, OPERATION, |conn| {
-        ClaimStatusChecks {
-            empresa_id: company.0,
-            now,
-            lease_until,
-            limit: sql_limit(limit),
-        }
-        .load::<ClaimedRow>(conn)
-    })?;
-    let mut claimed = rows
-        .into_iter()
-        .map(|row| row.into_domain(company))
-        .collect::<anyhow::Result<Vec<_>>>()
-        .map_err(unexpected)?;
+    let mut claimed = Vec::new();
     // the young checks first (a new request's first check is the freshness that matters
     // most), then the steady ones in the room left
-    for _ in 0..SWEEP_TRIES {
+    if due.scheduled {
+        let rows = with_conn(pool, OPERATION, |conn| {
+            ClaimStatusChecks {
+                empresa_id: company.0,
+                now,
+                lease_until,
+                limit: sql_limit(limit),
+            }
+            .load::<ClaimedRow>(conn)
+        })?;
+        claimed = rows
+            .into_iter()
+            .map(|row| row.into_domain(company))
+            .collect::<anyhow::Result<Vec<_>>>()
+            .map_err(unexpected)?;
+    }
+    let sweep_tries = if due.swept { SWEEP_TRIES } else { 0 };
+    for _ in 0..sweep_tries {
         let room = (limit as usize).saturating_sub(claimed.len());
         if room == 0 {
             break;

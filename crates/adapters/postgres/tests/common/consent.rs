@@ -329,7 +329,7 @@ pub fn claim_checks(
     lease_until: DateTime<Utc>,
 ) -> Vec<ports::StatusCheckItem> {
     let mut claimed = Vec::new();
-    for company in repo
+    for due in repo
         .companies_with_due_status_checks(now, None, 1_000)
         .unwrap()
     {
@@ -338,7 +338,7 @@ pub fn claim_checks(
             break;
         }
         claimed.extend(
-            repo.claim_status_checks(company, room, now, lease_until)
+            repo.claim_status_checks(due, room, now, lease_until)
                 .unwrap(),
         );
     }
