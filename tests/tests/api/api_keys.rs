@@ -257,10 +257,12 @@ fn the_last_use_of_a_key_is_recorded_at_most_once_a_minute() {
     );
 
     // A minute later (moved back in the database rather than waited for; the running instance
-    // learns of the correction from the change feed, within milliseconds)
+    // learns of the correction from the change feed, within milliseconds, told as an operator
+    // tells it: docs/operations.md, "Caches")
     app.db.scalar(&format!(
         "WITH u AS (UPDATE api_keys SET ultimo_uso_em = now() - interval '61 seconds' \
-         WHERE empresa_id = '{}' RETURNING 1) SELECT count(*) AS v FROM u",
+         WHERE empresa_id = '{0}' RETURNING 1) \
+         SELECT count(*) + count(pg_notify('consent_api_cache', '{0}')) AS v FROM u",
         app.company_a
     ));
     let recorded_again = wait_until(Duration::from_secs(3), || {

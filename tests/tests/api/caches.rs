@@ -181,15 +181,16 @@ fn a_synchronization_on_one_instance_reaches_the_cached_list_of_another_within_a
 
 #[test]
 fn a_cached_key_of_a_company_whose_row_is_removed_by_hand_stops_working() {
-    // An operator removes a company's keys in SQL: the triggers tell every instance.
+    // An operator removes a company's keys in SQL, telling the caches in the same transaction
+    // as docs/operations.md ("Caches") says: every instance hears it.
     let app = TestApp::synced();
     app.a.get("/api/casos-de-uso").expect(200);
     std::thread::sleep(Duration::from_millis(300));
     app.a.get("/api/casos-de-uso").expect(200);
 
     app.db.scalar(&format!(
-        "WITH d AS (DELETE FROM api_keys WHERE empresa_id = '{}' RETURNING 1) \
-         SELECT count(*) AS v FROM d",
+        "WITH d AS (DELETE FROM api_keys WHERE empresa_id = '{0}' RETURNING 1) \
+         SELECT count(*) + count(pg_notify('consent_api_cache', '{0}')) AS v FROM d",
         app.company_a
     ));
 

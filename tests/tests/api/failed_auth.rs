@@ -230,13 +230,15 @@ fn a_repeated_made_up_key_is_refused_from_memory_and_one_issued_later_works_at_o
         "the repeats were looked up again"
     );
 
-    // The operator issues exactly that key (as `api-key issue` stores one: its hash).
+    // The operator issues exactly that key (as `api-key issue` stores one: its hash), telling
+    // the caches in the same transaction as docs/operations.md ("Caches") says.
     diesel::sql_query(format!(
-        "INSERT INTO api_keys (id, empresa_id, hash, prefixo) \
-         VALUES ('{}', '{}', encode(sha256('{key}'::bytea), 'hex'), '{}')",
+        "WITH k AS (INSERT INTO api_keys (id, empresa_id, hash, prefixo) \
+         VALUES ('{}', '{company}', encode(sha256('{key}'::bytea), 'hex'), '{}') RETURNING 1) \
+         SELECT count(*) + count(pg_notify('consent_api_cache', '{company}')) FROM k",
         Uuid::new_v4(),
-        app.company,
-        &key[..12]
+        &key[..12],
+        company = app.company,
     ))
     .execute(&mut app.db.conn())
     .unwrap();

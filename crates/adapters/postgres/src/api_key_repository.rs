@@ -6,6 +6,7 @@ use ports::{
 };
 use uuid::Uuid;
 
+use crate::change_feed::announce_change;
 use crate::conn::with_conn;
 use crate::models::api_key::scopes_of;
 use crate::models::{ApiKeyRow, EmpresaRow, NewApiKey};
@@ -27,9 +28,13 @@ impl PgApiKeyRepository {
 impl ApiKeyRepository for PgApiKeyRepository {
     fn insert(&self, key: &ApiKeyRecord) -> Result<(), RepoError> {
         with_conn(&self.pool, "inserting an API key", |conn| {
-            diesel::insert_into(api_keys::table)
-                .values(NewApiKey::from(key))
-                .execute(conn)
+            conn.transaction(|conn| {
+                diesel::insert_into(api_keys::table)
+                    .values(NewApiKey::from(key))
+                    .execute(conn)?;
+                // no process keeps refusing it from its memory of unknown keys
+                announce_change(conn, key.company_id)
+            })
         })?;
         Ok(())
     }
@@ -102,15 +107,22 @@ impl ApiKeyRepository for PgApiKeyRepository {
     /// tells an already revoked key from an unknown id.
     fn revoke(&self, id: Uuid, at: DateTime<Utc>) -> Result<RevokeApiKeyOutcome, RepoError> {
         with_conn(&self.pool, "revoking an API key", |conn| {
-            let revoked = diesel::update(
-                api_keys::table
-                    .filter(api_keys::id.eq(id))
-                    .filter(api_keys::revogado_em.is_null()),
-            )
-            .set(api_keys::revogado_em.eq(Some(at)))
-            .returning(ApiKeyRow::as_returning())
-            .get_result(conn)
-            .optional()?;
+            let revoked = conn.transaction(|conn| {
+                let revoked = diesel::update(
+                    api_keys::table
+                        .filter(api_keys::id.eq(id))
+                        .filter(api_keys::revogado_em.is_null()),
+                )
+                .set(api_keys::revogado_em.eq(Some(at)))
+                .returning(ApiKeyRow::as_returning())
+                .get_result(conn)
+                .optional()?;
+                if let Some(row) = &revoked {
+                    // every process drops the key it cached
+                    announce_change(conn, CompanyId(row.empresa_id))?;
+                }
+                diesel::QueryResult::Ok(revoked)
+            })?;
             if let Some(row) = revoked {
                 return Ok(RevokeApiKeyOutcome::Revoked(row.into()));
             }

@@ -1,8 +1,11 @@
-//! [`ChangeFeed`] on PostgreSQL `LISTEN`/`NOTIFY`. Triggers (migration
-//! `notify_cache_changes`) send the company's id on channel [`CHANNEL`] when its use cases, its
-//! API keys' revocation, or the company row change, whoever writes: this service on any
-//! instance, the CLI, or an operator's SQL. PostgreSQL delivers a notification only after its
-//! transaction commits, once per distinct payload per transaction.
+//! [`ChangeFeed`] on PostgreSQL `LISTEN`/`NOTIFY`. The service's writers (on any instance, and
+//! the CLI) send the company's id on channel [`CHANNEL`] in the transaction that changes its use
+//! cases or its API keys ([`announce_change`]). PostgreSQL delivers a notification only after its
+//! transaction commits, once per distinct payload per transaction. Until migration
+//! `notify_from_the_application` triggers sent them, so that an operator's SQL counted too; a
+//! database distributed by company (Citus) cannot have them (issue 23), and an operator who
+//! changes these tables by hand now tells the caches with the same `pg_notify`
+//! (docs/operations.md, "Caches").
 //!
 //! The feed proves itself every round: it sends a probe (`pg_notify` on [`PROBE_CHANNEL`], a
 //! token of its own) through the process's pool and answers `Ok` only once that probe came back
@@ -15,16 +18,37 @@
 use std::time::{Duration, Instant};
 
 use diesel::sql_types::Text;
-use diesel::{Connection, PgConnection, RunQueryDsl};
+use diesel::{Connection, PgConnection, QueryResult, RunQueryDsl};
 use domain::CompanyId;
 use ports::{CacheChange, ChangeFeed, RepoError};
 use uuid::Uuid;
 
+use crate::fixed_sql::statement;
 use crate::pool::{with_connection_defaults, SessionSettings};
 use crate::PgPool;
 
 /// The notification channel the triggers send on.
 pub const CHANNEL: &str = "consent_api_cache";
+
+statement! {
+    /// Tells every process's change feed that a company's cached answers changed.
+    struct AnnounceChange {
+        empresa: String as Text,
+    }
+    "SELECT pg_notify('consent_api_cache', $empresa)"
+}
+
+/// Tells every process's change feed, once `conn`'s transaction commits (never if it rolls
+/// back), that `company`'s use cases or API keys changed. Call it inside the transaction that
+/// writes them: outside one, the notification is sent at once, possibly before the change is
+/// visible to the processes it reaches.
+pub(crate) fn announce_change(conn: &mut PgConnection, company: CompanyId) -> QueryResult<()> {
+    AnnounceChange {
+        empresa: company.0.to_string(),
+    }
+    .execute(conn)
+    .map(drop)
+}
 
 /// The channel of the feeds' probes: its own, so that no probe is taken for a change (on
 /// [`CHANNEL`] anything but a company id means "everything changed", to this binary and to

@@ -13,6 +13,7 @@ use ports::{RepoError, UseCaseRepository};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use crate::change_feed::announce_change;
 use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{CasoDeUsoRow, CasoDeUsoVersaoRow, NewCasoDeUso};
@@ -275,6 +276,10 @@ impl UseCaseRepository for PgUseCaseRepository {
                     events.push(WebhookEvent::use_case_changed(empresa, change, now));
                 }
                 outbox::write_events(conn, &events)?;
+                if !rows.is_empty() || counts.removed > 0 {
+                    // every row written (its sync time at least) changes the cached list
+                    announce_change(conn, empresa)?;
+                }
                 Ok(counts)
             })
         })

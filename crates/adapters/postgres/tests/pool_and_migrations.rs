@@ -133,6 +133,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-02-003008_key_tenant_tables_by_company",
     "2026-12-02-003009_validate_tenant_foreign_keys",
     "2026-12-02-003010_schedule_first_sync_in_the_application",
+    "2026-12-02-003011_notify_cache_changes_from_the_application",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -23,17 +23,6 @@ const SERVICE_TABLES: &str = "auditoria_chaves,orcamento_pgcc,pgcc_chamadas,pgcc
 
 /// What the schema still breaks, and why (docs/scaling.md, "Citus: what is left").
 const KNOWN: &[&str] = &[
-    // The in-process caches are invalidated by NOTIFY from triggers on these three tables, so
-    // that every writer counts (the CLI, an operator's SQL); moving the NOTIFY to the application
-    // after commit, on the coordinator, is still to do.
-    "api_keys: trigger api_keys_notificar_cache notifies or writes",
-    "api_keys: trigger api_keys_notificar_cache_emissao notifies or writes",
-    "api_keys: trigger api_keys_notificar_cache_truncate notifies or writes",
-    "api_keys: trigger api_keys_notificar_cache_ultimo_uso notifies or writes",
-    "casos_de_uso: trigger casos_de_uso_notificar_cache notifies or writes",
-    "casos_de_uso: trigger casos_de_uso_notificar_cache_truncate notifies or writes",
-    "empresas: trigger empresas_notificar_cache notifies or writes",
-    "empresas: trigger empresas_notificar_cache_truncate notifies or writes",
     // A console session is found by its cookie alone, as a key is by its hash: the cookie would
     // have to name the company for the table to be distributed.
     "console_sessoes: no empresa_id",
