@@ -884,6 +884,7 @@ impl Settings {
             ),
             prepared_statements: self.database.prepared_statements,
             audit_log: self.audit.enabled,
+            generic_plans: false,
         }
     }
 

@@ -23,7 +23,7 @@ use postgres_adapter::{
     PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
     PgRetentionRepository, PgSandboxRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
     PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
-    ReleasingWebhookSender,
+    ReleasingWebhookSender, SessionSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -42,6 +42,29 @@ pub fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
     )
     .context("database")
 }
+
+/// The status job's own connections (two: its one thread, and room for a slow return): the
+/// same bounds as the process's pool, and every statement planned once, generically
+/// (`SessionSettings::generic_plans`): the job sends the same few statements, keyed by company,
+/// thousands of times a minute at 10^7 consents, and PostgreSQL's custom plans re-planned them on
+/// every call (docs/scaling.md, "The status worker").
+fn status_pool(settings: &Settings) -> anyhow::Result<PgPool> {
+    postgres_adapter::connect(
+        settings.database.url.expose(),
+        &PoolSettings {
+            max_size: STATUS_POOL_SIZE,
+            checkout_timeout: settings.checkout_timeout(),
+            session: SessionSettings {
+                generic_plans: true,
+                ..settings.session()
+            },
+        },
+    )
+    .context("database (status checks)")
+}
+
+/// Connections of the status job's pool, beside `database.pool_size`.
+pub const STATUS_POOL_SIZE: u32 = 2;
 
 pub fn migrate(pool: &PgPool) -> anyhow::Result<Vec<String>> {
     postgres_adapter::run_migrations(pool).context("applying migrations")
@@ -139,7 +162,12 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
         ports(settings, pool.clone(), None)?,
         &service_settings(settings),
     );
-    workers.poll_consent_statuses = workers.poll_consent_statuses.with_observer(metrics());
+    workers.poll_consent_statuses = workers
+        .poll_consent_statuses
+        .with_repository(Arc::new(PgConsentRequestRepository::new(status_pool(
+            settings,
+        )?)))
+        .with_observer(metrics());
     workers.sign_checkpoints = Some(SignCheckpoints::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),
         Arc::new(PgCompanyRepository::new(pool.clone())),

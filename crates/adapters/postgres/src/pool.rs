@@ -51,19 +51,28 @@ pub struct SessionSettings {
     /// which every statement appending an entry tests (`current_setting('consent_api.auditoria',
     /// true) IS DISTINCT FROM 'off'`, a one-time filter: nothing of the entry is computed).
     pub audit_log: bool,
+    /// Plan every prepared statement once, generically (`plan_cache_mode =
+    /// force_generic_plan`), instead of letting PostgreSQL re-plan each call whenever it judges
+    /// a custom plan cheaper. For the status worker's own pool only: its statements are the
+    /// same few, each keyed by company with the same index whatever the values, and re-planning
+    /// them was a third of the status work's database time at 10^6 (docs/scaling.md). The API's
+    /// statements keep PostgreSQL's choice.
+    pub generic_plans: bool,
 }
 
 /// The `application_name` of the service's connections when the database URL names none.
 pub const APPLICATION_NAME: &str = "consent-api";
 
 impl Default for SessionSettings {
-    /// 5 s statements, 10 s idle in a transaction, prepared statements on, the audit log on.
+    /// 5 s statements, 10 s idle in a transaction, prepared statements on, the audit log on,
+    /// PostgreSQL's own choice of plans.
     fn default() -> Self {
         Self {
             statement_timeout: Duration::from_secs(5),
             idle_in_transaction_timeout: Duration::from_secs(10),
             prepared_statements: true,
             audit_log: true,
+            generic_plans: false,
         }
     }
 }
@@ -88,7 +97,11 @@ impl SessionSettings {
             } else {
                 "; SET consent_api.auditoria = 'off'"
             }
-        ))
+        ))?;
+        if self.generic_plans {
+            conn.batch_execute("SET plan_cache_mode = force_generic_plan")?;
+        }
+        Ok(())
     }
 }
 

@@ -35,6 +35,7 @@ fn limited_pool(db: &TestDb, statement_timeout: Duration, prepared_statements: b
                 idle_in_transaction_timeout: Duration::from_secs(7),
                 prepared_statements,
                 audit_log: true,
+                generic_plans: false,
             },
         },
     )
@@ -62,6 +63,37 @@ fn a_pooled_connection_has_the_configured_statement_and_idle_in_transaction_time
     })
     .unwrap();
     assert_eq!(shown.statement_timeout, "1500ms");
+}
+
+#[test]
+fn a_pool_with_generic_plans_plans_its_statements_once_and_others_keep_postgresqls_choice() {
+    let db = TestDb::new();
+    let generic = connect(
+        db.url(),
+        &PoolSettings {
+            max_size: 1,
+            checkout_timeout: Duration::from_secs(10),
+            session: SessionSettings {
+                generic_plans: true,
+                ..SessionSettings::default()
+            },
+        },
+    )
+    .unwrap();
+
+    assert_eq!(show(&generic, "plan_cache_mode"), "force_generic_plan");
+    assert_eq!(
+        show(&generic, "statement_timeout"),
+        "5s",
+        "and the other bounds"
+    );
+    assert_eq!(
+        show(
+            &limited_pool(&db, Duration::from_secs(5), true),
+            "plan_cache_mode"
+        ),
+        "auto"
+    );
 }
 
 #[derive(diesel::QueryableByName)]

@@ -219,6 +219,13 @@ impl PollConsentStatuses {
         }
     }
 
+    /// Reads and writes the schedule and the requests through `consent_requests` instead (the
+    /// status job's own pool: docs/scaling.md).
+    pub fn with_repository(mut self, consent_requests: Arc<dyn ConsentRequestRepository>) -> Self {
+        self.consent_requests = consent_requests;
+        self
+    }
+
     /// Reports each check's lag to `observer` (the metrics).
     pub fn with_observer(mut self, observer: Arc<dyn StatusCheckObserver>) -> Self {
         self.observer = Some(observer);
