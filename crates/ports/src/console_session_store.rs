@@ -2,9 +2,11 @@
 //! API replica in production (PostgreSQL), in memory where there is one process. A session is
 //! found by the SHA-256 of its cookie's value, so the store never holds a live cookie, and holds
 //! the hash of the API key it was opened with, never the key: each page authenticates that hash
-//! again.
+//! again. Every session belongs to the company of its key, and is found within it (the cookie
+//! names the company: on a database distributed by company the session lives on its shard).
 
 use chrono::{DateTime, Utc};
+use domain::CompanyId;
 
 use crate::RepoError;
 
@@ -19,26 +21,28 @@ pub struct StoredSession {
 
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait ConsoleSessionStore: Send + Sync {
-    /// Keeps a new session under `id_hash`, used at `now`. Forgets first a bounded batch of the
-    /// sessions idle since before `idle_before`, and the oldest sessions of the same key past
-    /// its bound. `false`: the store is full (in memory only).
+    /// Keeps a new session of `company` under `id_hash`, used at `now`. Forgets first a bounded
+    /// batch of the company's sessions idle since before `idle_before`, and the oldest sessions
+    /// of the same key past its bound. `false`: the store is full (in memory only).
     fn open(
         &self,
+        company: CompanyId,
         id_hash: [u8; 32],
         session: StoredSession,
         now: DateTime<Utc>,
         idle_before: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 
-    /// The session under `id_hash` when it was used after `idle_before`; its last use moves to
-    /// `now`. An idle one is `None` (and may be forgotten).
+    /// The company's session under `id_hash` when it was used after `idle_before`; its last use
+    /// moves to `now`. An idle one is `None` (and may be forgotten).
     fn touch(
         &self,
+        company: CompanyId,
         id_hash: [u8; 32],
         now: DateTime<Utc>,
         idle_before: DateTime<Utc>,
     ) -> Result<Option<StoredSession>, RepoError>;
 
-    /// Forgets the session under `id_hash` (nothing when there is none).
-    fn close(&self, id_hash: [u8; 32]) -> Result<(), RepoError>;
+    /// Forgets the company's session under `id_hash` (nothing when there is none).
+    fn close(&self, company: CompanyId, id_hash: [u8; 32]) -> Result<(), RepoError>;
 }

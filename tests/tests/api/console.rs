@@ -325,8 +325,25 @@ fn a_session_opened_on_one_api_process_is_served_by_another_and_ended_on_either(
         0
     );
     assert_eq!(
-        app.db.scalar("SELECT count(*) AS v FROM console_sessoes"),
-        1
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM console_sessoes WHERE empresa_id = '{}'",
+            app.company_a
+        )),
+        1,
+        "kept under its company"
+    );
+    // the cookie names the company; the same random part under another company is no session
+    let company_a = app.company_a.replace('-', "");
+    assert!(cookie.starts_with(&format!("{company_a}.")), "{cookie}");
+    let mut forged = Browser::new(&app.api.base_url);
+    forged.cookies.insert(
+        "console_sessao".to_owned(),
+        cookie.replacen(&company_a, &app.company_b.replace('-', ""), 1),
+    );
+    assert_eq!(
+        forged.get("/console/acessos").status,
+        303,
+        "to the sign-in page"
     );
     // signed out on the other replica: refused on the first
     let out = there.post("/console/sair", &[("csrf", &home.csrf())]);

@@ -134,6 +134,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-02-003009_validate_tenant_foreign_keys",
     "2026-12-02-003010_schedule_first_sync_in_the_application",
     "2026-12-02-003011_notify_cache_changes_from_the_application",
+    "2026-12-02-003012_console_sessoes_by_company",
 ];
 
 /// How many migrations `name` and the ones after it are.

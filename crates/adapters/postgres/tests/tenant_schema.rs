@@ -23,9 +23,6 @@ const SERVICE_TABLES: &str = "auditoria_chaves,orcamento_pgcc,pgcc_chamadas,pgcc
 
 /// What the schema still breaks, and why (docs/scaling.md, "Citus: what is left").
 const KNOWN: &[&str] = &[
-    // A console session is found by its cookie alone, as a key is by its hash: the cookie would
-    // have to name the company for the table to be distributed.
-    "console_sessoes: no empresa_id",
     // Rows written before 2026-12-02-003001 get their company from its backfills; the column
     // becomes NOT NULL and the key (empresa_id, id) in the release after they have completed.
     "solicitacoes_historico: empresa_id may be NULL",

@@ -4,6 +4,10 @@
 //! key) and the session's CSRF token; every page authenticates the key's hash again, so a revoked
 //! key ends its sessions at once.
 //!
+//! The cookie's value is `<company id>.<random>`: a session is kept and found within its
+//! company (on a database distributed by company, on its company's shard). The company's id is
+//! no secret from the people who signed in for it; the random part is the session.
+//!
 //! The service keeps them in PostgreSQL (`console_sessoes`), so that every API replica serves a
 //! browser signed in on another; [`MemorySessions`] keeps them in one process's memory (unit
 //! tests, a store-less setup). Every call may reach the database: callers make them in a blocking
@@ -14,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use domain::CompanyId;
 use ports::{ConsoleSessionStore, RepoError, StoredSession};
 use sha2::{Digest, Sha256};
 
@@ -75,16 +80,21 @@ impl Sessions {
             .unwrap_or(chrono::Duration::MAX)
     }
 
-    /// Opens a session for the key of hash `key_hash`: its id (for the cookie) and the session;
-    /// `None` when the store is full.
-    pub fn open(&self, key_hash: String) -> Result<Option<(String, Session)>, RepoError> {
-        let id = random_token();
+    /// Opens a session for the key of hash `key_hash`, of `company`: its id (for the cookie) and
+    /// the session; `None` when the store is full.
+    pub fn open(
+        &self,
+        company: CompanyId,
+        key_hash: String,
+    ) -> Result<Option<(String, Session)>, RepoError> {
+        let id = format!("{}.{}", company.0.simple(), random_token());
         let session = Session {
             key_hash,
             csrf: random_token(),
         };
         let now = Utc::now();
         let kept = self.store.open(
+            company,
             digest(&id),
             StoredSession {
                 key_hash: session.key_hash.clone(),
@@ -97,12 +107,16 @@ impl Sessions {
     }
 
     /// The session of cookie value `id`, when it exists and was used within the idle timeout
-    /// (which restarts now).
+    /// (which restarts now). A value that names no company (a cookie from before sessions were
+    /// kept by company, or made up) has none.
     pub fn touch(&self, id: &str) -> Result<Option<Session>, RepoError> {
+        let Some(company) = company_of(id) else {
+            return Ok(None);
+        };
         let now = Utc::now();
         Ok(self
             .store
-            .touch(digest(id), now, self.idle_before(now))?
+            .touch(company, digest(id), now, self.idle_before(now))?
             .map(|s| Session {
                 key_hash: s.key_hash,
                 csrf: s.csrf,
@@ -111,7 +125,10 @@ impl Sessions {
 
     /// Ends the session of cookie value `id` (nothing when there is none).
     pub fn close(&self, id: &str) -> Result<(), RepoError> {
-        self.store.close(digest(id))
+        match company_of(id) {
+            Some(company) => self.store.close(company, digest(id)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -124,8 +141,14 @@ impl Default for Sessions {
     }
 }
 
-/// Each session by the SHA-256 of its id, with its last use.
-type MemoryEntries = HashMap<[u8; 32], (StoredSession, DateTime<Utc>)>;
+/// The company a session id names (`<company id>.<random>`).
+fn company_of(id: &str) -> Option<CompanyId> {
+    let (company, _) = id.split_once('.')?;
+    uuid::Uuid::try_parse(company).ok().map(CompanyId)
+}
+
+/// Each session by its company and the SHA-256 of its id, with its last use.
+type MemoryEntries = HashMap<(CompanyId, [u8; 32]), (StoredSession, DateTime<Utc>)>;
 
 /// Sessions in this process's memory, at most [`MAX_SESSIONS`].
 #[derive(Default)]
@@ -142,6 +165,7 @@ impl MemorySessions {
 impl ConsoleSessionStore for MemorySessions {
     fn open(
         &self,
+        company: CompanyId,
         id_hash: [u8; 32],
         session: StoredSession,
         now: DateTime<Utc>,
@@ -154,30 +178,31 @@ impl ConsoleSessionStore for MemorySessions {
                 return Ok(false);
             }
         }
-        entries.insert(id_hash, (session, now));
+        entries.insert((company, id_hash), (session, now));
         Ok(true)
     }
 
     fn touch(
         &self,
+        company: CompanyId,
         id_hash: [u8; 32],
         now: DateTime<Utc>,
         idle_before: DateTime<Utc>,
     ) -> Result<Option<StoredSession>, RepoError> {
         let mut entries = self.lock();
-        let Some((session, used)) = entries.get_mut(&id_hash) else {
+        let Some((session, used)) = entries.get_mut(&(company, id_hash)) else {
             return Ok(None);
         };
         if *used <= idle_before {
-            entries.remove(&id_hash);
+            entries.remove(&(company, id_hash));
             return Ok(None);
         }
         *used = now;
         Ok(Some(session.clone()))
     }
 
-    fn close(&self, id_hash: [u8; 32]) -> Result<(), RepoError> {
-        self.lock().remove(&id_hash);
+    fn close(&self, company: CompanyId, id_hash: [u8; 32]) -> Result<(), RepoError> {
+        self.lock().remove(&(company, id_hash));
         Ok(())
     }
 }
@@ -221,14 +246,32 @@ mod tests {
     #[test]
     fn an_open_session_is_found_by_its_id_until_closed() {
         let sessions = store(Duration::from_secs(60));
-        let (id, session) = sessions.open("hash-da-chave".into()).unwrap().unwrap();
-        assert_eq!(id.len(), 64);
+        let company = CompanyId(uuid::Uuid::from_u128(0xe0));
+        let (id, session) = sessions
+            .open(company, "hash-da-chave".into())
+            .unwrap()
+            .unwrap();
+        assert_eq!(id.len(), 32 + 1 + 64);
+        assert!(id.starts_with(&format!("{}.", company.0.simple())));
         assert_ne!(id, session.csrf);
         assert_eq!(
             sessions.touch(&id).unwrap().unwrap().key_hash,
             "hash-da-chave"
         );
         assert!(sessions.touch("outro").unwrap().is_none());
+        let other_company = id.replacen(
+            &company.0.simple().to_string(),
+            &uuid::Uuid::from_u128(0xe1).simple().to_string(),
+            1,
+        );
+        assert!(
+            sessions.touch(&other_company).unwrap().is_none(),
+            "found within its own company only"
+        );
+        assert!(
+            sessions.touch(&id[33..]).unwrap().is_none(),
+            "a value naming no company (a cookie from before) has no session"
+        );
         sessions.close(&id).unwrap();
         assert!(sessions.touch(&id).unwrap().is_none());
     }
@@ -236,7 +279,13 @@ mod tests {
     #[test]
     fn an_idle_session_is_gone() {
         let sessions = store(Duration::ZERO);
-        let (id, _) = sessions.open("hash-da-chave".into()).unwrap().unwrap();
+        let (id, _) = sessions
+            .open(
+                CompanyId(uuid::Uuid::from_u128(0xe0)),
+                "hash-da-chave".into(),
+            )
+            .unwrap()
+            .unwrap();
         assert!(sessions.touch(&id).unwrap().is_none());
     }
 

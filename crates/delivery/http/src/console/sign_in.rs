@@ -119,10 +119,10 @@ pub async fn sign_in(
     let key = form.chave.trim().to_owned();
     let sessions = state.console.clone();
     let opened = in_blocking_hop(&state, move |s| {
-        s.auth.authenticate(Some(&key)).map_err(ApiError::from)?;
+        let caller = s.auth.authenticate(Some(&key)).map_err(ApiError::from)?;
         // the store keeps the key's hash, never the key
         sessions
-            .open(application::hash_api_key(&key))?
+            .open(caller.company.id, application::hash_api_key(&key))?
             .ok_or_else(|| ApiError::Unavailable(anyhow::anyhow!("too many console sessions")))
     })
     .await;
