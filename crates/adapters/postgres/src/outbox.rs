@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel::sql_types::{Array, Nullable, Text, Timestamptz, Uuid as SqlUuid};
-use domain::WebhookEvent;
+use domain::{CompanyId, WebhookEvent};
 use uuid::Uuid;
 
 use crate::fixed_sql::statement;
@@ -129,6 +129,28 @@ pub(crate) fn write_events(conn: &mut PgConnection, events: &[WebhookEvent]) -> 
         batch.traceparents.push(traceparent.clone());
     }
     batch.execute(conn)?;
+    Ok(())
+}
+
+/// One event of `company` whose body was serialized before (`payload`, as sent), with its
+/// pending deliveries: one statement, within that company.
+pub(crate) fn write_stored_event(
+    conn: &mut PgConnection,
+    id: Uuid,
+    company: CompanyId,
+    tipo: &str,
+    payload: &str,
+    at: DateTime<Utc>,
+) -> QueryResult<()> {
+    WriteEvents {
+        ids: vec![id],
+        empresas: vec![company.0],
+        tipos: vec![tipo],
+        payloads: vec![payload.to_owned()],
+        timestamps: vec![at],
+        traceparents: vec![None],
+    }
+    .execute(conn)?;
     Ok(())
 }
 

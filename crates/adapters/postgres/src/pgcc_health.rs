@@ -12,9 +12,9 @@ use domain::{
 use ports::{PgccCallSecond, PgccHealthRepository, RepoError};
 use uuid::Uuid;
 
-use crate::conn::{count_u32, with_conn};
+use crate::conn::with_conn;
 use crate::fixed_sql::statement;
-use crate::outbox::{self, deliveries_of_eventos};
+use crate::outbox;
 use crate::PgPool;
 
 statement! {
@@ -130,53 +130,48 @@ statement! {
     "INSERT INTO pgcc_transicoes (tipo, payload, criada_em) VALUES ($tipo, $payload, $criada_em)"
 }
 
-statement! {
-    /// Tells up to `$limit` more companies, in id order, of the oldest transition not yet told to
-    /// all, in one statement: its row is locked (`SKIP LOCKED`: another process telling it now
-    /// is left to it, and no later transition overtakes it), one event per company (the same
-    /// body, an id of its own) with its deliveries, and the last company told kept; the
-    /// transition is done when fewer than `$limit` companies were left. Bounded work per
-    /// statement, whatever the number of companies.
-    struct Announce {
-        limit: i64 as BigInt,
-        now: DateTime<Utc> as Timestamptz,
-    }
-    concat!(
-        "WITH t AS (
-    SELECT id, tipo, payload, criada_em, proxima_empresa FROM pgcc_transicoes
-    WHERE id = (SELECT min(id) FROM pgcc_transicoes WHERE concluida_em IS NULL)
-    FOR UPDATE SKIP LOCKED
-), alvo AS (
-    SELECT e.id AS empresa_id FROM empresas e, t
-    WHERE t.proxima_empresa IS NULL OR e.id > t.proxima_empresa
-    ORDER BY e.id
-    LIMIT $limit
-), eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, sem_entregas)
-    SELECT gen_random_uuid(), a.empresa_id, t.tipo, t.payload, t.criada_em, ",
-        outbox::sem_entregas!("a.empresa_id", "t.tipo"),
-        "
-    FROM alvo a CROSS JOIN t
-    RETURNING id, empresa_id, tipo, criado_em
-), entregas AS (
-",
-        deliveries_of_eventos!(),
-        "
-), marcada AS (
-    UPDATE pgcc_transicoes p
-    SET proxima_empresa = COALESCE(
-            (SELECT empresa_id FROM alvo ORDER BY empresa_id DESC LIMIT 1), p.proxima_empresa),
-        concluida_em = CASE WHEN (SELECT count(*) FROM alvo) < $limit THEN $now END
-    FROM t WHERE p.id = t.id
-)
-SELECT count(*) AS told FROM alvo"
-    )
-}
+/// The oldest transition not yet told to every company, locked (`SKIP LOCKED`: another process
+/// telling it now is left to it, and no later transition overtakes it).
+const OLDEST_UNTOLD: &str =
+    "SELECT id, tipo, payload, criada_em, proxima_empresa FROM pgcc_transicoes
+WHERE id = (SELECT min(id) FROM pgcc_transicoes WHERE concluida_em IS NULL)
+FOR UPDATE SKIP LOCKED";
 
 #[derive(QueryableByName)]
-struct Told {
+struct UntoldRow {
     #[diesel(sql_type = BigInt)]
-    told: i64,
+    id: i64,
+    #[diesel(sql_type = Text)]
+    tipo: String,
+    #[diesel(sql_type = Text)]
+    payload: String,
+    #[diesel(sql_type = Timestamptz)]
+    criada_em: DateTime<Utc>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Uuid>)]
+    proxima_empresa: Option<Uuid>,
+}
+
+statement! {
+    /// Up to `$limit` companies after `$after`, in id order (`empresas` is one of the two tables
+    /// read across companies).
+    struct NextCompanies {
+        after: Uuid as diesel::sql_types::Uuid,
+        limit: i64 as BigInt,
+    }
+    "SELECT id FROM empresas WHERE id > $after ORDER BY id LIMIT $limit"
+}
+
+statement! {
+    /// Moves the transition past the companies told (`$last`, the last of them), done when
+    /// fewer than the batch's size were left.
+    struct MarkTold {
+        id: i64 as BigInt,
+        last: Option<Uuid> as diesel::sql_types::Nullable<diesel::sql_types::Uuid>,
+        done_at: Option<DateTime<Utc>> as diesel::sql_types::Nullable<Timestamptz>,
+    }
+    "UPDATE pgcc_transicoes SET proxima_empresa = COALESCE($last, proxima_empresa),
+    concluida_em = $done_at
+WHERE id = $id"
 }
 
 /// [`PgccHealthRepository`] on `pgcc_chamadas`, `pgcc_saude` and `pgcc_transicoes`.
@@ -303,21 +298,55 @@ impl PgccHealthRepository for PgPgccHealthRepository {
         Ok(row.health())
     }
 
+    /// Tells up to `companies` more companies, in id order, of the oldest transition not yet
+    /// told to all, in one transaction: one event per company (the same body, an id of its own)
+    /// with its deliveries, each written by a statement of its own company (on a database
+    /// distributed by company, each on its shard), and the last company told kept; the
+    /// transition is done when fewer than `companies` were left. Bounded work per call, whatever
+    /// the number of companies.
     fn announce(&self, companies: u32, now: DateTime<Utc>) -> Result<u32, RepoError> {
         if companies == 0 {
             return Ok(0);
         }
-        let told: Told = with_conn(
+        let told = with_conn(
             &self.pool,
             "telling companies of the PGCC's health",
             |conn| {
-                Announce {
-                    limit: i64::from(companies),
-                    now,
-                }
-                .get_result(conn)
+                conn.transaction(|conn| {
+                    let Some(t) = diesel::sql_query(OLDEST_UNTOLD)
+                        .load::<UntoldRow>(conn)?
+                        .pop()
+                    else {
+                        return Ok(0);
+                    };
+                    let targets: Vec<Uuid> = NextCompanies {
+                        after: t.proxima_empresa.unwrap_or(Uuid::nil()),
+                        limit: i64::from(companies),
+                    }
+                    .load::<crate::per_company::CompanyIdRow>(conn)?
+                    .into_iter()
+                    .map(|r| r.id)
+                    .collect();
+                    for company in &targets {
+                        outbox::write_stored_event(
+                            conn,
+                            Uuid::new_v4(),
+                            CompanyId(*company),
+                            &t.tipo,
+                            &t.payload,
+                            t.criada_em,
+                        )?;
+                    }
+                    MarkTold {
+                        id: t.id,
+                        last: targets.last().copied(),
+                        done_at: (targets.len() < companies as usize).then_some(now),
+                    }
+                    .execute(conn)?;
+                    diesel::QueryResult::Ok(targets.len())
+                })
             },
         )?;
-        Ok(count_u32(told.told))
+        Ok(u32::try_from(told).unwrap_or(u32::MAX))
     }
 }
