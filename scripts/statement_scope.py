@@ -3,6 +3,11 @@
 every statement whose plan reads a tenant table without its company (issue 23, part 3).
 
   scripts/statement_scope.py DATABASE_URL POSTGRES_LOG [--fail] [--app NAME]
+  scripts/statement_scope.py DATABASE_URL POSTGRES_LOG --statements [--allowed FILE] [--fail] [--app NAME]
+
+The second form reads what `log_statement = all` logged instead of plans: every data statement
+that names a tenant table must name `empresa_id` too (`make test` runs it over the whole suite,
+scripts/test.sh; FILE lists the statements allowed without it, each with its reason).
 
 DATABASE_URL is a migrated database of the same schema (the catalog tells which tables are
 tenant tables and which column each index starts with). A scan of a tenant table is:
@@ -117,11 +122,84 @@ def bitmap_conds(node):
             yield from bitmap_conds(child)
 
 
+# Statements that change the schema or the session, not a company's rows.
+NOT_DATA = re.compile(
+    r"^\s*(CREATE|ALTER|DROP|COMMENT|DO|SET|RESET|SHOW|BEGIN|START|COMMIT|ROLLBACK|SAVEPOINT|"
+    r"RELEASE|LOCK|VACUUM|ANALYZE|REINDEX|LISTEN|UNLISTEN|DISCARD|DEALLOCATE)\b", re.I)
+TABLE_REF = re.compile(r'\b(?:FROM|JOIN|UPDATE|INTO|USING)\s+(?:ONLY\s+)?"?([a-z_][a-z0-9_]*)"?', re.I)
+
+
+def statements(log_path, app=None):
+    """Each statement text `log_statement = all` logged (by sessions named `app`, when given)."""
+    entry = []
+    with open(log_path, errors="replace") as log:
+        for line in log:
+            if re.match(r"^\d{4}-\d\d-\d\d ", line):
+                yield from statement_of(entry, app)
+                entry = [line]
+            else:
+                entry.append(line)
+    yield from statement_of(entry, app)
+
+
+def statement_of(entry, app):
+    if not entry:
+        return
+    logged = re.match(r"^\S+ \S+ \S+ \[\d+\] ([^:]*): LOG:  (?:statement|execute [^:]*): (.*)",
+                      entry[0], re.S)
+    if not logged or (app is not None and logged.group(1) != app):
+        return
+    yield logged.group(2) + "".join(entry[1:])
+
+
+def main_statements(url, log_path, app, fail, allowed_path):
+    """--statements: every data statement of `app` that names a tenant table must name
+    `empresa_id` too (its filter, its join, its inserted column): a text check over the whole
+    run, the plan check's complement (it sees every statement, however small the test's tables).
+    Statements listed in `allowed_path` (a line each: a prefix of the statement's text, then
+    `\t# why`) are reported apart."""
+    tenant, _ = catalog(url)
+    allowed = []
+    if allowed_path:
+        with open(allowed_path) as f:
+            for line in f:
+                if line.strip() and not line.startswith("#"):
+                    allowed.append(line.split("\t#")[0].strip())
+    seen, by_company, allowed_seen = defaultdict(int), set(), set()
+    for text in statements(log_path, app):
+        # a migration's file is one simple query: its comments first, then its DDL
+        text = re.sub(r"--[^\n]*", "", text)
+        if NOT_DATA.match(text):
+            continue
+        flat = " ".join(text.split())
+        tables = {t.lower() for t in TABLE_REF.findall(flat)} & tenant
+        if not tables:
+            continue
+        if "empresa_id" in flat:
+            by_company.add(flat[:240])
+        elif any(flat.startswith(prefix) for prefix in allowed):
+            allowed_seen.add(flat[:240])
+        else:
+            seen[(",".join(sorted(tables)), flat[:240])] += 1
+    for (tables, flat), n in sorted(seen.items()):
+        print(f"without its company\t{tables}\t{n} time(s)\t{flat}")
+    for flat in sorted(allowed_seen):
+        print(f"allowed\t{flat}")
+    print(f"# statements on tenant tables with their company: {len(by_company)} kind(s); "
+          f"without: {len(seen)} kind(s); allowed: {len(allowed_seen)}")
+    if fail and seen:
+        sys.exit(1)
+
+
 def main():
     url, log_path = sys.argv[1], sys.argv[2]
     rest = sys.argv[3:]
     fail = "--fail" in rest
     app = rest[rest.index("--app") + 1] if "--app" in rest else None
+    if "--statements" in rest:
+        allowed = rest[rest.index("--allowed") + 1] if "--allowed" in rest else None
+        main_statements(url, log_path, app, fail, allowed)
+        return
     tenant, first_column = catalog(url)
     seen = defaultdict(set)
     for query, plan in plans(log_path, app):

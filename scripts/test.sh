@@ -18,6 +18,11 @@ trap 'scripts/pg.sh stop "$dir"; rm -rf "$dir"; rm -f "$started"' EXIT
 TEST_DATABASE_URL=$(scripts/pg.sh start "$dir")
 export TEST_DATABASE_URL
 echo "test cluster: $TEST_DATABASE_URL"
+# Every statement logged, with its session's application_name: the statement-scope check below
+# reads the service's (`consent-api`) from the cluster's log. The log holds the tests' data and
+# goes with the cluster on exit.
+psql "$TEST_DATABASE_URL" -qc "ALTER SYSTEM SET log_statement = 'all'" \
+  -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '" -c "SELECT pg_reload_conf()" >/dev/null
 
 status=0
 if cargo nextest --version >/dev/null 2>&1; then
@@ -27,6 +32,10 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --no-fail-fast "$@" || status=$?
 fi
+
+# Whatever the tests' outcome: every statement the service sent on a tenant table named its
+# company (issue 23, part 3; scripts/statement_scope.py), but those allowed with their reason.
+scripts/statement-scope-check.sh "$TEST_DATABASE_URL" "$dir/postgres.log" || status=1
 
 # Whatever the tests' outcome: no CPF used by the tests (tests/personal-data-canaries.txt) may
 # appear in any log this run wrote to target/e2e-logs (the service's and the simulator's).
