@@ -45,6 +45,7 @@ mod releasing_pgcc;
 mod releasing_webhook;
 mod replica_heartbeat;
 mod scope;
+mod tenant;
 
 pub mod models;
 #[rustfmt::skip]

@@ -19,6 +19,7 @@ use crate::fixed_sql::statement;
 use crate::models::{CasoDeUsoRow, CasoDeUsoVersaoRow, NewCasoDeUso};
 use crate::outbox;
 use crate::schema::{casos_de_uso, casos_de_uso_versoes, empresas};
+use crate::tenant::Tenant;
 use crate::{PgPool, ReadPools};
 
 /// Rows per `INSERT ... ON CONFLICT` statement of a synchronization (8 binds a row, far below
@@ -55,8 +56,7 @@ impl UseCaseRepository for PgUseCaseRepository {
         vinculo_id: Option<Uuid>,
     ) -> Result<Vec<UseCase>, RepoError> {
         let rows = self.reads.read("listing use cases", |conn| {
-            let mut query = casos_de_uso::table
-                .filter(casos_de_uso::empresa_id.eq(empresa.0))
+            let mut query = casos_de_uso::table::of(empresa)
                 .filter(casos_de_uso::removido_em.is_null())
                 .into_boxed();
             if let Some(vinculo_id) = vinculo_id {
@@ -76,8 +76,7 @@ impl UseCaseRepository for PgUseCaseRepository {
         template_id: &str,
     ) -> Result<Option<UseCase>, RepoError> {
         let row = with_conn(&self.pool, "finding a use case by template", |conn| {
-            casos_de_uso::table
-                .filter(casos_de_uso::empresa_id.eq(empresa.0))
+            casos_de_uso::table::of(empresa)
                 .filter(casos_de_uso::pgcc_provider_template_id.eq(template_id))
                 .filter(casos_de_uso::removido_em.is_null())
                 .select(CasoDeUsoRow::as_select())
@@ -126,8 +125,7 @@ impl UseCaseRepository for PgUseCaseRepository {
                 // What the company's copy holds now, to tell a refresh that changes something
                 // (a title, a link, a template back from removal) from one that changes nothing,
                 // and a new version from the same one.
-                let before: HashMap<String, Stored> = casos_de_uso::table
-                    .filter(casos_de_uso::empresa_id.eq(empresa.0))
+                let before: HashMap<String, Stored> = casos_de_uso::table::of(empresa)
                     .filter(casos_de_uso::pgcc_provider_template_id.is_not_null())
                     .select((
                         casos_de_uso::pgcc_provider_template_id.assume_not_null(),
@@ -238,8 +236,7 @@ impl UseCaseRepository for PgUseCaseRepository {
                 }
 
                 let removed = diesel::update(
-                    casos_de_uso::table
-                        .filter(casos_de_uso::empresa_id.eq(empresa.0))
+                    casos_de_uso::table::of(empresa)
                         .filter(casos_de_uso::removido_em.is_null())
                         .filter(
                             casos_de_uso::pgcc_provider_template_id
@@ -251,8 +248,7 @@ impl UseCaseRepository for PgUseCaseRepository {
                 .execute(conn)?;
                 counts.removed = count_u32(removed);
 
-                let total: i64 = casos_de_uso::table
-                    .filter(casos_de_uso::empresa_id.eq(empresa.0))
+                let total: i64 = casos_de_uso::table::of(empresa)
                     .filter(casos_de_uso::removido_em.is_null())
                     .count()
                     .get_result(conn)?;

@@ -19,6 +19,7 @@ use crate::outbox;
 use crate::schema::{
     webhook_entregas as we, webhook_eventos as ev, webhook_tentativas as wt, webhook_urls as wu,
 };
+use crate::tenant::Tenant;
 use crate::PgPool;
 
 /// `companies_due`: a loose index scan over `webhook_entregas_devidas_empresa_idx` (pending,
@@ -337,9 +338,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
     ) -> Result<Settled, RepoError> {
         with_conn(&self.pool, "settling a webhook URL's deliveries", |conn| {
             conn.transaction(|conn| {
-                let url = wu::table
-                    .filter(wu::id.eq(webhook_url_id))
-                    .filter(wu::empresa_id.eq(company.0))
+                let url = wu::table::row(company, webhook_url_id)
                     .filter(wu::entregas_por_acertar)
                     .select((wu::removido_em, wu::desativado_em))
                     .for_no_key_update()
@@ -381,13 +380,9 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                 }
                 let done = changed < limit as usize;
                 if done {
-                    diesel::update(
-                        wu::table
-                            .filter(wu::id.eq(webhook_url_id))
-                            .filter(wu::empresa_id.eq(company.0)),
-                    )
-                    .set(wu::entregas_por_acertar.eq(false))
-                    .execute(conn)?;
+                    diesel::update(wu::table::row(company, webhook_url_id))
+                        .set(wu::entregas_por_acertar.eq(false))
+                        .execute(conn)?;
                 }
                 Ok(Settled {
                     changed: count_u32(changed),
@@ -469,12 +464,8 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                     .bind::<SqlUuid, _>(company.0)
                     .execute(conn)?;
                 if changed == 0 {
-                    let known = diesel::select(exists(
-                        we::table
-                            .filter(we::empresa_id.eq(company.0))
-                            .filter(we::id.eq(delivery_id)),
-                    ))
-                    .get_result::<bool>(conn)?;
+                    let known = diesel::select(exists(we::table::row(company, delivery_id)))
+                        .get_result::<bool>(conn)?;
                     return if known {
                         Ok(false)
                     } else {
@@ -505,9 +496,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                 .repeatable_read()
                 .read_only()
                 .run(|conn| {
-                    let owned = wu::table
-                        .filter(wu::id.eq(webhook_url_id))
-                        .filter(wu::empresa_id.eq(empresa.0))
+                    let owned = wu::table::row(empresa, webhook_url_id)
                         .select(wu::id)
                         .first::<Uuid>(conn)
                         .optional()?;
@@ -577,17 +566,10 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
         let changed = with_conn(&self.pool, "replaying a webhook delivery", |conn| {
-            let url_is_live = exists(
-                wu::table
-                    .filter(wu::id.eq(webhook_url_id))
-                    .filter(wu::empresa_id.eq(empresa.0))
-                    .filter(wu::removido_em.is_null()),
-            );
+            let url_is_live =
+                exists(wu::table::row(empresa, webhook_url_id).filter(wu::removido_em.is_null()));
             let url_is_disabled = exists(
-                wu::table
-                    .filter(wu::id.eq(webhook_url_id))
-                    .filter(wu::empresa_id.eq(empresa.0))
-                    .filter(wu::desativado_em.is_not_null()),
+                wu::table::row(empresa, webhook_url_id).filter(wu::desativado_em.is_not_null()),
             );
             diesel::update(
                 we::table

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use crate::conn::with_conn;
 use crate::models::{NewWebhookUrl, WebhookUrlRow};
 use crate::schema::{empresas, webhook_urls};
+use crate::tenant::Tenant;
 use crate::PgPool;
 
 /// [`WebhookUrlRepository`] on `webhook_urls`; every
@@ -57,8 +58,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
                     .select(empresas::id)
                     .for_no_key_update()
                     .first::<Uuid>(conn)?;
-                let active = webhook_urls::table
-                    .filter(webhook_urls::empresa_id.eq(empresa))
+                let active = webhook_urls::table::of(CompanyId(empresa))
                     .filter(webhook_urls::removido_em.is_null());
                 let duplicate = diesel::select(exists(
                     active.filter(webhook_urls::url_normalizada.eq(&normalized)),
@@ -95,8 +95,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
     /// Disabled URLs included, with their `desativado_em`.
     fn list_active(&self, empresa: CompanyId) -> Result<Vec<WebhookUrl>, RepoError> {
         let rows = with_conn(&self.pool, "listing webhook URLs", |conn| {
-            webhook_urls::table
-                .filter(webhook_urls::empresa_id.eq(empresa.0))
+            webhook_urls::table::of(empresa)
                 .filter(webhook_urls::removido_em.is_null())
                 .order((webhook_urls::criado_em.asc(), webhook_urls::id.asc()))
                 .select(WebhookUrlRow::as_select())
@@ -115,10 +114,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
         let stored = crate::models::webhook_url::stored_selection(eventos);
         let row = with_conn(&self.pool, "choosing the events of a webhook URL", |conn| {
             diesel::update(
-                webhook_urls::table
-                    .filter(webhook_urls::id.eq(id))
-                    .filter(webhook_urls::empresa_id.eq(empresa.0))
-                    .filter(webhook_urls::removido_em.is_null()),
+                webhook_urls::table::row(empresa, id).filter(webhook_urls::removido_em.is_null()),
             )
             .set(webhook_urls::eventos.eq(stored))
             .returning(WebhookUrlRow::as_returning())
@@ -130,9 +126,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
 
     fn get(&self, empresa: CompanyId, id: Uuid) -> Result<Option<WebhookUrl>, RepoError> {
         let row = with_conn(&self.pool, "reading a webhook URL", |conn| {
-            webhook_urls::table
-                .filter(webhook_urls::id.eq(id))
-                .filter(webhook_urls::empresa_id.eq(empresa.0))
+            webhook_urls::table::row(empresa, id)
                 .filter(webhook_urls::removido_em.is_null())
                 .select(WebhookUrlRow::as_select())
                 .first(conn)
@@ -155,10 +149,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
     ) -> Result<bool, RepoError> {
         let changed = with_conn(&self.pool, "removing a webhook URL", |conn| {
             diesel::update(
-                webhook_urls::table
-                    .filter(webhook_urls::id.eq(id))
-                    .filter(webhook_urls::empresa_id.eq(empresa.0))
-                    .filter(webhook_urls::removido_em.is_null()),
+                webhook_urls::table::row(empresa, id).filter(webhook_urls::removido_em.is_null()),
             )
             .set((
                 webhook_urls::removido_em.eq(now),
@@ -182,9 +173,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
     ) -> Result<Option<WebhookUrl>, RepoError> {
         let row = with_conn(&self.pool, "re-enabling a webhook URL", |conn| {
             conn.transaction(|conn| {
-                let live = webhook_urls::table
-                    .filter(webhook_urls::id.eq(id))
-                    .filter(webhook_urls::empresa_id.eq(empresa.0))
+                let live = webhook_urls::table::row(empresa, id)
                     .filter(webhook_urls::removido_em.is_null());
                 diesel::update(live.filter(webhook_urls::desativado_em.is_not_null()))
                     .set((
@@ -213,10 +202,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
     ) -> Result<bool, RepoError> {
         let changed = with_conn(&self.pool, "rotating a webhook URL's secret", |conn| {
             diesel::update(
-                webhook_urls::table
-                    .filter(webhook_urls::id.eq(id))
-                    .filter(webhook_urls::empresa_id.eq(empresa.0))
-                    .filter(webhook_urls::removido_em.is_null()),
+                webhook_urls::table::row(empresa, id).filter(webhook_urls::removido_em.is_null()),
             )
             .set((
                 webhook_urls::segredo_anterior_cifrado.eq(webhook_urls::segredo_cifrado.nullable()),

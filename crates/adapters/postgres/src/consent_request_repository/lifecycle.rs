@@ -18,6 +18,7 @@ use crate::outbox;
 use crate::per_company::companies_with;
 use crate::per_company::each_company;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::tenant::Tenant;
 use crate::PgPool;
 
 statement! {
@@ -142,9 +143,7 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
     with_conn(pool, "changing the status of a consent request", |conn| {
         conn.transaction(|conn| {
             let Some(updated) = diesel::update(
-                sc::table
-                    .filter(sc::id.eq(id))
-                    .filter(sc::empresa_id.eq(empresa.0))
+                sc::table::row(empresa, id)
                     .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                     .filter(sc::status.eq(from.as_str())),
             )
@@ -194,10 +193,7 @@ pub(super) fn clear_unknown_status(
         "forgetting an unknown status of a consent request",
         |conn| {
             diesel::update(
-                sc::table
-                    .filter(sc::id.eq(id))
-                    .filter(sc::empresa_id.eq(empresa.0))
-                    .filter(sc::status_desconhecido_desde.is_not_null()),
+                sc::table::row(empresa, id).filter(sc::status_desconhecido_desde.is_not_null()),
             )
             .set(sc::status_desconhecido_desde.eq(None::<DateTime<Utc>>))
             .execute(conn)

@@ -14,6 +14,7 @@ use crate::conn::with_conn;
 use crate::fixed_sql::{fixed_condition, statement};
 use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow, CRIACAO_CONFIRMADA};
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::tenant::Tenant;
 use crate::{PgPool, ReadPools};
 
 fixed_condition!(
@@ -58,9 +59,7 @@ pub(super) fn get(
             .repeatable_read()
             .read_only()
             .run(|conn| {
-                let Some(row) = sc::table
-                    .filter(sc::id.eq(id))
-                    .filter(sc::empresa_id.eq(empresa.0))
+                let Some(row) = sc::table::row(empresa, id)
                     .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
                     .select(SolicitacaoConsentimentoRow::as_select())
                     .first(conn)
@@ -108,8 +107,7 @@ pub(super) fn list(
         return Ok(Vec::new());
     }
     let rows = reads.read(OPERATION, |conn| {
-        let mut query = sc::table
-            .filter(sc::empresa_id.eq(empresa.0))
+        let mut query = sc::table::of(empresa)
             .filter(Confirmed)
             .select(SolicitacaoConsentimentoRow::as_select())
             .into_boxed();
@@ -186,8 +184,7 @@ pub(super) fn find_valid(
 ) -> Result<Option<ConsentRequest>, RepoError> {
     const OPERATION: &str = "finding a valid consent request";
     let row = with_conn(pool, OPERATION, |conn| {
-        sc::table
-            .filter(sc::empresa_id.eq(empresa.0))
+        sc::table::of(empresa)
             .filter(sc::cpf_titular.eq(cpf.as_str()))
             .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
             .filter(StatusAtivo)
@@ -270,8 +267,7 @@ pub(super) fn find_by_hash(
 ) -> Result<Option<ConsentRequest>, RepoError> {
     const OPERATION: &str = "finding a consent request by hash";
     let row = with_conn(pool, OPERATION, |conn| {
-        sc::table
-            .filter(sc::empresa_id.eq(empresa.0))
+        sc::table::of(empresa)
             // a hash published before salts were added still names its consent
             .filter(sc::hash.eq(hash).or(sc::hash_anterior.eq(hash)))
             .filter(sc::criacao.eq(CRIACAO_CONFIRMADA))
