@@ -169,6 +169,8 @@ def main_statements(url, log_path, app, fail, allowed_path):
     for text in statements(log_path, app):
         # a migration's file is one simple query: its comments first, then its DDL
         text = re.sub(r"--[^\n]*", "", text)
+        # a table named inside a string literal is no read of it (a test asking the catalog)
+        text = re.sub(r"'(?:[^']|'')*'", "''", text)
         if NOT_DATA.match(text):
             continue
         flat = " ".join(text.split())
