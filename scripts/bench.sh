@@ -17,7 +17,11 @@
 #                scripts/bench/pgbench_create.sql): the database's own limit for creation
 #   pg_create_inflight  the same creation with a separate in-flight table (a lever of issue 15,
 #                measured, not built: scripts/bench/pgbench_create_inflight.sql)
-#   pg_status_claim  the status worker's claim of 200 due open requests (pgbench; rows/s = 200 x tps)
+#   pg_status_claim  the status worker's claim of 200 due open requests as it was before issue 21
+#                (pgbench; rows/s = 200 x tps): the measurement that opened issue 21. Not in the default
+#                run since: the index it relied on is gone (17 claims a second on 2026-11-26, where it
+#                did 143), and the status work is measured by scripts/bench/status_work.sh (make
+#                bench-scale). BENCH_ONLY=pg_status_claim still runs it.
 #                (pg_create* each also give a `_net` line: its rate less the prelude SELECT that makes the
 #                binds, from pgbench -r's statement latencies: scripts/bench/net_of_prelude.py)
 #   c15t_*       @c15t/backend on the same PostgreSQL (scripts/bench/c15t.sh), when it can run
@@ -143,7 +147,8 @@ export APP__RATE_LIMIT__PER_SECOND=1000000 APP__RATE_LIMIT__BURST=1000000
 t0=$(date +%s)
 sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db_url" -q -v ON_ERROR_STOP=1
 # pg_create_inflight's in-flight table: the consent table's columns and checks, its primary key only.
-psql "$db_url" -qc "CREATE TABLE bench_em_andamento (LIKE solicitacoes_consentimento INCLUDING DEFAULTS INCLUDING CONSTRAINTS, PRIMARY KEY (id))"
+# Keyed as the consent table is, (empresa_id, id) (issue 23): the script's ON CONFLICT names that key.
+psql "$db_url" -qc "CREATE TABLE bench_em_andamento (LIKE solicitacoes_consentimento INCLUDING DEFAULTS INCLUDING CONSTRAINTS, PRIMARY KEY (empresa_id, id))"
 echo "loaded in $(( $(date +%s) - t0 )) s: $(psql "$db_url" -tAc "SELECT (SELECT count(*) FROM empresas) || ' companies, ' || (SELECT count(*) FROM casos_de_uso) || ' use cases, ' || (SELECT count(*) FROM solicitacoes_consentimento) || ' consent requests'")"
 
 wait_line() {
@@ -184,7 +189,7 @@ preflight hash -H "Api-Key: $(sed -n "${hn}p" "$work/keys.txt")" -H 'Content-Typ
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["data"]["valido"] is True' "$work/preflight-hash.json"
 preflight health "$api_url/health/live"
 
-scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight pg_status_claim c15t_record c15t_read"}
+scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight c15t_record c15t_read"}
 # list_etag needs the service's ETag support: without an ETag header on the list, it is skipped.
 etag_note=""
 if [[ " $scenarios " == *" list_etag "* ]]; then
