@@ -59,17 +59,26 @@ def catalog(url):
     return tenant - CROSS_COMPANY, first_column
 
 
-def plans(log_path, app=None):
-    """Each (query text, plan) auto_explain logged (by sessions named `app`, when given)."""
+def entries(log_path):
+    """Each entry of the server's log: its first line (the prefix's timestamp) and the lines that
+    continue it."""
     entry = []
     with open(log_path, errors="replace") as log:
         for line in log:
             if re.match(r"^\d{4}-\d\d-\d\d ", line):
-                yield from parse(entry, app)
+                if entry:
+                    yield entry
                 entry = [line]
             else:
                 entry.append(line)
-    yield from parse(entry, app)
+    if entry:
+        yield entry
+
+
+def plans(log_path, app=None):
+    """Each (query text, plan) auto_explain logged (by sessions named `app`, when given)."""
+    for entry in entries(log_path):
+        yield from parse(entry, app)
 
 
 def parse(entry, app):
@@ -131,15 +140,8 @@ TABLE_REF = re.compile(r'\b(?:FROM|JOIN|UPDATE|INTO|USING)\s+(?:ONLY\s+)?"?([a-z
 
 def statements(log_path, app=None):
     """Each statement text `log_statement = all` logged (by sessions named `app`, when given)."""
-    entry = []
-    with open(log_path, errors="replace") as log:
-        for line in log:
-            if re.match(r"^\d{4}-\d\d-\d\d ", line):
-                yield from statement_of(entry, app)
-                entry = [line]
-            else:
-                entry.append(line)
-    yield from statement_of(entry, app)
+    for entry in entries(log_path):
+        yield from statement_of(entry, app)
 
 
 def statement_of(entry, app):
