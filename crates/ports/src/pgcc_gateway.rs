@@ -1,3 +1,4 @@
+use chrono::{DateTime, Utc};
 use domain::{Cnpj, ConsentStatus, PgccUseCase, ValidConsentRequest};
 use uuid::Uuid;
 
@@ -64,6 +65,10 @@ pub struct PgccConsentStatus {
     /// The reason the PGCC reports for the request's last change (the subject's, when it
     /// refused or revoked), as it sent it; `None` when it reports none.
     pub reason: Option<String>,
+    /// When the request's status will change next, if the platform knows it. The real PGCC
+    /// never does (its subjects answer when they will); the sandbox's simulated PGCC plays a
+    /// fixed timeline, so the status worker looks again then rather than at its steady pace.
+    pub next_change_at: Option<DateTime<Utc>>,
 }
 
 /// The external consent platform. Contract: `docs/pgcc.md`.

@@ -83,10 +83,9 @@ fn assert_nothing_reached_the_configured_pgcc(app: &TestApp) {
 #[test]
 fn a_sandbox_key_drives_each_magic_cpf_without_reaching_the_configured_pgcc_and_its_webhooks_arrive(
 ) {
-    // an active request is rechecked every 2 s instead of 15 min, so the revocation is seen soon
-    let mut env = FAST_WORKERS.to_vec();
-    env.push(("APP__WORKERS__ACTIVE_RECHECK_SECONDS", "2"));
-    let app = TestApp::spawn_with(&env);
+    // the active requests' steady recheck stays at its default (15 min): the revocations below
+    // are seen within seconds because the sandbox tells the status worker when its subject moves
+    let app = TestApp::spawn_with(FAST_WORKERS);
     let sandbox = Client::new(&app.api.base_url, Some(&sandbox_key(&app, &app.company_a)));
     let receiver = Receiver::start(&[]);
     sandbox
@@ -134,10 +133,28 @@ fn a_sandbox_key_drives_each_magic_cpf_without_reaching_the_configured_pgcc_and_
     let (accepted, _) = create(&sandbox, PENDENTE, &body(TEMPLATE, CPF_ACCEPTS, false));
     let (refused, _) = create(&sandbox, PENDENTE, &body(TEMPLATE, CPF_REFUSES, false));
     let (revoked, _) = create(&sandbox, ATIVO, &body(TEMPLATE, CPF_REVOKES, true));
+    // accepted after 5 s, then revoked 5 s after it became active
+    let (accepted_then_revoked, _) =
+        create(&sandbox, PENDENTE, &body(TEMPLATE, CPF_REVOKES, false));
     assert_eq!(detail(&sandbox, &accepted)["status"], "pendente");
     wait_status(&sandbox, &accepted, "ativo");
     wait_status(&sandbox, &refused, "recusado");
     wait_status(&sandbox, &revoked, "revogado");
+    wait_status(&sandbox, &accepted_then_revoked, "revogado");
+    let moves: Vec<(Value, Value)> = detail(&sandbox, &accepted_then_revoked)["historico"]
+        .as_array()
+        .map(|h| {
+            h.iter()
+                .map(|e| (e["de"].clone(), e["para"].clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        moves
+            .iter()
+            .any(|(from, to)| from == "ativo" && to == "revogado"),
+        "it was active before it was revoked: {moves:?}"
+    );
 
     // the PGCC's failures, as a real PGCC's are answered (docs/architecture.md, section 3)
     let too_many = sandbox

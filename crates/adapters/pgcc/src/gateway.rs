@@ -179,6 +179,7 @@ impl PgccGateway for PgccHttpGateway {
                     pgcc_id: item.id,
                     status,
                     reason: motivo,
+                    next_change_at: None,
                 });
             }
         }

@@ -190,6 +190,18 @@ impl SandboxRequest {
         let (read, _) = lido_em(status, Some(self.expires), changed, now);
         (read, if read == status { reason } else { None })
     }
+
+    /// When its subject moves next after `now`, if a move is still to come before it expires:
+    /// the status worker looks again then, so the move reaches the company within seconds, as
+    /// the timeline promises, and not at the steady recheck of an `ativo` request (15 min).
+    fn next_change_at(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.subject
+            .moves(self.initial)
+            .into_iter()
+            .map(|(offset, _, _)| self.created + offset)
+            .find(|at| *at > now)
+            .filter(|at| *at < self.expires)
+    }
 }
 
 /// The sandbox's PGCC (see the module's documentation).
@@ -311,6 +323,7 @@ impl PgccGateway for SandboxPgcc {
                     pgcc_id: id.clone(),
                     status: Some(consent_status(status)),
                     reason: reason.map(str::to_owned),
+                    next_change_at: request.next_change_at(now),
                 })
             })
             .collect())
@@ -384,6 +397,24 @@ mod tests {
         );
         let silent = request(Subject::Silent, Pendente);
         assert_eq!(at(&silent, 1_000_000), Pendente);
+    }
+
+    #[test]
+    fn the_next_move_is_told_until_the_last_one_and_never_past_the_expiry() {
+        let next = |r: &SandboxRequest, seconds: i64| {
+            r.next_change_at(r.created + TimeDelta::seconds(seconds))
+                .map(|at| (at - r.created).num_seconds())
+        };
+        let revokes = request(Subject::Revokes, SolicitacaoStatus::Pendente);
+        assert_eq!(
+            (next(&revokes, 0), next(&revokes, 5), next(&revokes, 10)),
+            (Some(5), Some(10), None)
+        );
+        let silent = request(Subject::Silent, SolicitacaoStatus::Pendente);
+        assert_eq!(next(&silent, 0), None);
+        let mut expiring = request(Subject::Accepts, SolicitacaoStatus::Pendente);
+        expiring.expires = expiring.created + TimeDelta::seconds(2);
+        assert_eq!(next(&expiring, 0), None);
     }
 
     #[test]

@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Duration, Utc};
 use domain::{CompanyId, ConsentStatus, Reason, TransitionCause};
 use ports::{
-    Clock, ConsentRequestRepository, DueStatusChecks, NextStatusCheck, PgccCallBudget, PgccError,
-    PgccGateway, RepoError, StatusCheckItem, StatusCheckSchedule, StatusSweepLane,
-    StatusSweepLease,
+    Clock, ConsentRequestRepository, DueStatusChecks, NextStatusCheck, PgccCallBudget,
+    PgccConsentStatus, PgccError, PgccGateway, RepoError, StatusCheckItem, StatusCheckSchedule,
+    StatusSweepLane, StatusSweepLease,
 };
 
 /// The fewest ids a company's turn in a call carries (when it has that many due): a call of
@@ -314,13 +314,11 @@ impl PollConsentStatuses {
                 tracing::warn!(requests = open.len(), error = %e, "status poll: PGCC failed");
             })
             .map_err(PollError::Pgcc)?;
-        let mut by_pgcc_id: HashMap<&str, (Option<ConsentStatus>, Option<&str>)> =
+        let mut by_pgcc_id: HashMap<&str, &PgccConsentStatus> =
             HashMap::with_capacity(answers.len());
         for answer in &answers {
             // the first answer for an id wins, as the PGCC answers a repeated id once
-            by_pgcc_id
-                .entry(answer.pgcc_id.as_str())
-                .or_insert((answer.status, answer.reason.as_deref()));
+            by_pgcc_id.entry(answer.pgcc_id.as_str()).or_insert(answer);
         }
 
         let mut failed_sweeps: Vec<StatusSweepLease> = Vec::new();
@@ -331,7 +329,7 @@ impl PollConsentStatuses {
             ..PollReport::default()
         };
         for item in &open {
-            let Some(&(reported, reason)) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
+            let Some(answer) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
                 tracing::warn!(
                     empresa_id = %item.company_id,
                     solicitacao_id = %item.id,
@@ -341,7 +339,8 @@ impl PollConsentStatuses {
                 schedules.extend(self.schedule(item, item.status, now));
                 continue;
             };
-            let Some(reported) = reported else {
+            let (reason, hint) = (answer.reason.as_deref(), answer.next_change_at);
+            let Some(reported) = answer.status else {
                 report.unknown += 1;
                 self.back_off_unknown_status(item, now);
                 continue;
@@ -360,7 +359,7 @@ impl PollConsentStatuses {
                 }
             }
             if reported == item.status {
-                schedules.extend(self.schedule(item, item.status, now));
+                schedules.extend(self.schedule_told(item, item.status, hint, now));
                 continue;
             }
             if ConsentStatus::event_towards(item.status, reported).is_none() {
@@ -409,7 +408,7 @@ impl PollConsentStatuses {
             };
             // moved or not (another process stored the same change first), the request is
             // now `reported` as far as the PGCC knows
-            schedules.extend(self.schedule(item, reported, now));
+            schedules.extend(self.schedule_told(item, reported, hint, now));
             if moved {
                 report.changed += 1;
                 tracing::info!(
@@ -546,6 +545,35 @@ impl PollConsentStatuses {
         })
     }
 
+    /// As [`Self::schedule`], unless the PGCC told when the request moves next
+    /// ([`PgccConsentStatus::next_change_at`], the sandbox's timeline) and that comes before the
+    /// check the policy would make: then the request is checked at that time, by its own row.
+    fn schedule_told(
+        &self,
+        item: &StatusCheckItem,
+        status: ConsentStatus,
+        next_change_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Option<StatusCheckSchedule> {
+        let open = matches!(status, ConsentStatus::Pending | ConsentStatus::Active);
+        let policy_at = self
+            .policy
+            .next_interval(status, item.interval_seconds)
+            .map(|interval| now + interval);
+        match (next_change_at, policy_at) {
+            (Some(at), Some(policy_at)) if open && at < policy_at => Some(StatusCheckSchedule {
+                company_id: item.company_id,
+                id: item.id,
+                next: NextStatusCheck::At {
+                    at: at.max(now),
+                    // the interval that brought it here, so a pendente's growth goes on after
+                    interval_seconds: item.interval_seconds,
+                },
+            }),
+            _ => self.schedule(item, status, now),
+        }
+    }
+
     /// Skips `item` this round and checks it again later, later each time the PGCC keeps
     /// answering a status we do not know. A failure to store the backoff is logged only: the
     /// request is then checked when its lease ends, and its neighbours are applied all the same.
@@ -643,6 +671,7 @@ mod tests {
             pgcc_id: format!("pgcc-{n}"),
             status: Some(status),
             reason: None,
+            next_change_at: None,
         }
     }
 
@@ -652,6 +681,7 @@ mod tests {
             pgcc_id: format!("pgcc-{n}"),
             status: None,
             reason: None,
+            next_change_at: None,
         }
     }
 
@@ -1440,6 +1470,82 @@ mod tests {
                 (3, active),
                 (4, NextStatusCheck::Never),
                 (5, NextStatusCheck::Never)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_move_the_pgcc_announces_is_checked_at_its_time_and_only_when_sooner_than_the_policy() {
+        use ConsentStatus::*;
+        use StatusSweepLane as Lane;
+        let mut consent_requests = claiming(vec![
+            // swept, active, its subject revokes in 5 s (the sandbox's timeline)
+            swept(1, Active, Lane::Active),
+            // accepted now, revoked in 5 s
+            item(2, Pending),
+            // an announced move later than the policy's own check changes nothing
+            item(3, Pending),
+            // a final status is never checked again, announced or not
+            item(4, Pending),
+        ]);
+        consent_requests
+            .expect_transition()
+            .returning(|_, _, _, _, _, _, _| Ok(true));
+        consent_requests
+            .expect_advance_status_sweeps()
+            .returning(|_, _| Ok(()));
+        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
+        let recorded = scheduled.clone();
+        consent_requests
+            .expect_schedule_status_checks()
+            .times(1)
+            .returning(move |s| {
+                recorded.lock().unwrap().extend(s.to_vec());
+                Ok(())
+            });
+        let told = |n: u128, status: ConsentStatus, seconds: i64| PgccConsentStatus {
+            next_change_at: Some(now() + Duration::seconds(seconds)),
+            ..answer(n, status)
+        };
+
+        run(
+            consent_requests,
+            pgcc(
+                Ok(vec![
+                    told(1, Active, 5),
+                    told(2, Active, 5),
+                    told(3, Pending, 3_600),
+                    told(4, Refused, 5),
+                ]),
+                Arc::default(),
+            ),
+        )
+        .unwrap();
+
+        let mut by_id: Vec<(u128, NextStatusCheck)> = scheduled
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| (s.id.as_u128(), s.next))
+            .collect();
+        by_id.sort_by_key(|(id, _)| *id);
+        let in_5_s = NextStatusCheck::At {
+            at: now() + Duration::seconds(5),
+            interval_seconds: 0,
+        };
+        assert_eq!(
+            by_id,
+            [
+                (1, in_5_s),
+                (2, in_5_s),
+                (
+                    3,
+                    NextStatusCheck::At {
+                        at: now() + Duration::seconds(30),
+                        interval_seconds: 30
+                    }
+                ),
+                (4, NextStatusCheck::Never),
             ]
         );
     }

@@ -494,6 +494,7 @@ mod tests {
             pgcc_id: record(ConsentStatus::Active).request.pgcc_id,
             status,
             reason: None,
+            next_change_at: None,
         }
     }
 
@@ -554,6 +555,7 @@ mod tests {
                 pgcc_id: "pgcc-outra".into(),
                 status: Some(ConsentStatus::Revoked),
                 reason: None,
+                next_change_at: None,
             }],
         ] {
             let transitions = Arc::new(Mutex::new(Vec::new()));

@@ -18,6 +18,7 @@ fn status(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
         pgcc_id: pgcc_id.to_owned(),
         status: Some(status),
         reason: None,
+        next_change_at: None,
     }
 }
 
@@ -42,6 +43,7 @@ fn the_reason_the_simulator_reports_reaches_us_and_a_non_text_one_is_ignored() {
             pgcc_id: refused,
             status: Some(ConsentStatus::Refused),
             reason: Some("não reconheço esta empresa".to_owned()),
+            next_change_at: None,
         }]
     );
 
@@ -225,7 +227,8 @@ fn an_unknown_status_is_none_for_that_request_alone() {
             PgccConsentStatus {
                 pgcc_id: "pgcc-1".to_owned(),
                 status: None,
-                reason: None
+                reason: None,
+                next_change_at: None,
             },
             status("pgcc-2", ConsentStatus::Active)
         ]
@@ -252,7 +255,8 @@ fn a_raw_status_set_on_the_simulator_reaches_us_as_unknown_beside_its_neighbours
             PgccConsentStatus {
                 pgcc_id: odd,
                 status: None,
-                reason: None
+                reason: None,
+                next_change_at: None,
             },
             status(&plain, ConsentStatus::Pending)
         ]
