@@ -145,30 +145,8 @@ pub const BACKFILLS: &[Backfill] = &[
                AND v.pgcc_id IS NULL AND lote.pgcc_id IS NOT NULL \
              RETURNING 1",
     },
-    // `solicitacoes_historico_empresa_id` (migration 2026-12-02-003001): each history entry written
-    // before the history carried its company gets it from its request. Keyset by the requests' key
-    // (the entries are found by `solicitacoes_historico_solicitacao_em_idx`); an entry that has its
-    // company is left as it is.
-    Backfill {
-        name: "solicitacoes_historico_empresa_id",
-        lote: "empresa_id, id FROM solicitacoes_consentimento",
-        feitos: "UPDATE solicitacoes_historico h SET empresa_id = lote.empresa_id \
-             FROM lote \
-             WHERE h.solicitacao_id = lote.id AND h.empresa_id IS NULL \
-             RETURNING 1",
-    },
-    // `webhook_tentativas_empresa_id` (migration 2026-12-02-003001): each delivery attempt recorded
-    // before the attempts carried their company gets it from its delivery. Keyset by the deliveries'
-    // key (the attempts are found by `webhook_tentativas_entrega_em_idx`); an attempt that has its
-    // company is left as it is.
-    Backfill {
-        name: "webhook_tentativas_empresa_id",
-        lote: "empresa_id, id FROM webhook_entregas",
-        feitos: "UPDATE webhook_tentativas t SET empresa_id = lote.empresa_id \
-             FROM lote \
-             WHERE t.entrega_id = lote.id AND t.empresa_id IS NULL \
-             RETURNING 1",
-    },
+    // `solicitacoes_historico_empresa_id` and `webhook_tentativas_empresa_id` (registered by
+    // 2026-12-02-003001) were done by 2026-12-03-003101 itself, which made the column NOT NULL.
 ];
 
 /// What one backfill did in a run.

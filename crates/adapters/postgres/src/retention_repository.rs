@@ -58,9 +58,10 @@ statement! {
     /// Deletes the attempts of the deliveries `ids` (locked by [`LockOldDeliveries`]), before
     /// the deliveries they reference.
     struct DeleteAttempts {
+        empresa_id: Uuid as SqlUuid,
         ids: Vec<Uuid> as Array<SqlUuid>,
     }
-    "DELETE FROM webhook_tentativas WHERE entrega_id = ANY ($ids)"
+    "DELETE FROM webhook_tentativas WHERE empresa_id = $empresa_id AND entrega_id = ANY ($ids)"
 }
 
 statement! {
@@ -287,7 +288,11 @@ impl RetentionRepository for PgRetentionRepository {
                     }
                     let (ids, mut events): (Vec<Uuid>, Vec<Uuid>) =
                         old.into_iter().map(|d| (d.id, d.evento_id)).unzip();
-                    DeleteAttempts { ids: ids.clone() }.execute(conn)?;
+                    DeleteAttempts {
+                        empresa_id,
+                        ids: ids.clone(),
+                    }
+                    .execute(conn)?;
                     let purged = DeleteDeliveries { ids, empresa_id }.execute(conn)?;
                     events.sort_unstable();
                     events.dedup();

@@ -39,9 +39,10 @@ FOR UPDATE SKIP LOCKED"
 statement! {
     /// The history of the requests `ids` (locked by [`LockOldRequests`]), before the requests.
     struct DeleteHistory {
+        empresa_id: Uuid as SqlUuid,
         ids: Vec<Uuid> as Array<SqlUuid>,
     }
-    "DELETE FROM solicitacoes_historico WHERE solicitacao_id = ANY ($ids)"
+    "DELETE FROM solicitacoes_historico WHERE empresa_id = $empresa_id AND solicitacao_id = ANY ($ids)"
 }
 
 statement! {
@@ -80,7 +81,8 @@ statement! {
         ids: Vec<Uuid> as Array<SqlUuid>,
     }
     "DELETE FROM webhook_tentativas t USING webhook_entregas d
-WHERE t.entrega_id = d.id AND d.empresa_id = $empresa_id AND d.evento_id = ANY ($ids)"
+WHERE t.empresa_id = $empresa_id AND t.entrega_id = d.id
+  AND d.empresa_id = $empresa_id AND d.evento_id = ANY ($ids)"
 }
 
 statement! {
@@ -270,7 +272,11 @@ impl SandboxRepository for PgSandboxRepository {
                 if ids.is_empty() {
                     return Ok(0);
                 }
-                DeleteHistory { ids: ids.clone() }.execute(conn)?;
+                DeleteHistory {
+                    empresa_id,
+                    ids: ids.clone(),
+                }
+                .execute(conn)?;
                 DeleteRequests { empresa_id, ids }.execute(conn)
             })
         })?;

@@ -117,7 +117,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    solicitacoes_historico (id) {
+    solicitacoes_historico (empresa_id, id) {
         id -> Int8,
         solicitacao_id -> Uuid,
         de -> Nullable<Text>,
@@ -125,7 +125,7 @@ diesel::table! {
         em -> Timestamptz,
         causa -> Text,
         motivo -> Nullable<Text>,
-        empresa_id -> Nullable<Uuid>,
+        empresa_id -> Uuid,
     }
 }
 
@@ -160,14 +160,14 @@ diesel::table! {
 }
 
 diesel::table! {
-    webhook_tentativas (id) {
+    webhook_tentativas (empresa_id, id) {
         id -> Int8,
         entrega_id -> Uuid,
         em -> Timestamptz,
         status_http -> Nullable<Int4>,
         latencia_ms -> Int4,
         erro -> Nullable<Text>,
-        empresa_id -> Nullable<Uuid>,
+        empresa_id -> Uuid,
     }
 }
 

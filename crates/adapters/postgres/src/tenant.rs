@@ -16,6 +16,8 @@ use crate::schema;
 
 /// A tenant table keyed by `(empresa_id, id)`.
 pub(crate) trait Tenant: Sized {
+    /// The type of the key's `id` (a UUID, or the identity of the history and the attempts).
+    type Id;
     /// The table's rows of one company.
     type OfCompany;
     /// One row of one company.
@@ -23,20 +25,21 @@ pub(crate) trait Tenant: Sized {
 
     fn of(company: CompanyId) -> Self::OfCompany;
 
-    fn row(company: CompanyId, id: Uuid) -> Self::Row;
+    fn row(company: CompanyId, id: Self::Id) -> Self::Row;
 }
 
 macro_rules! tenant_tables {
-    ($($table:ident),+ $(,)?) => {$(
+    ($($table:ident: $id:ty),+ $(,)?) => {$(
         impl Tenant for schema::$table::table {
+            type Id = $id;
             type OfCompany = Filter<schema::$table::table, Eq<schema::$table::empresa_id, Uuid>>;
-            type Row = Filter<Self::OfCompany, Eq<schema::$table::id, Uuid>>;
+            type Row = Filter<Self::OfCompany, Eq<schema::$table::id, $id>>;
 
             fn of(company: CompanyId) -> Self::OfCompany {
                 schema::$table::table.filter(schema::$table::empresa_id.eq(company.0))
             }
 
-            fn row(company: CompanyId, id: Uuid) -> Self::Row {
+            fn row(company: CompanyId, id: $id) -> Self::Row {
                 Self::of(company).filter(schema::$table::id.eq(id))
             }
         }
@@ -44,11 +47,13 @@ macro_rules! tenant_tables {
 }
 
 tenant_tables!(
-    casos_de_uso,
-    solicitacoes_consentimento,
-    webhook_urls,
-    webhook_eventos,
-    webhook_entregas,
+    casos_de_uso: Uuid,
+    solicitacoes_consentimento: Uuid,
+    solicitacoes_historico: i64,
+    webhook_urls: Uuid,
+    webhook_eventos: Uuid,
+    webhook_entregas: Uuid,
+    webhook_tentativas: i64,
 );
 
 #[cfg(test)]

@@ -524,7 +524,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                     let attempts = if ids.is_empty() {
                         Vec::new()
                     } else {
-                        wt::table
+                        wt::table::of(empresa)
                             .filter(wt::entrega_id.eq_any(&ids))
                             .order((wt::entrega_id, wt::em, wt::id))
                             .select(WebhookTentativaRow::as_select())

@@ -10,8 +10,7 @@ use diesel_migrations::MigrationHarness;
 use domain::CompanyId;
 use ports::{CompanyRepository, RepoError, UseCaseRepository};
 use postgres_adapter::{
-    connect, run_migrations, run_pending_backfills, PgCompanyRepository, PgUseCaseRepository,
-    PoolSettings, MIGRATIONS,
+    connect, run_migrations, PgCompanyRepository, PgUseCaseRepository, PoolSettings, MIGRATIONS,
 };
 use testkit::TestDb;
 use uuid::Uuid;
@@ -135,6 +134,10 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-02-003010_schedule_first_sync_in_the_application",
     "2026-12-02-003011_notify_cache_changes_from_the_application",
     "2026-12-02-003012_console_sessoes_by_company",
+    "2026-12-03-003101_history_and_attempts_empresa_id_not_null",
+    "2026-12-03-003102_index_history_by_company",
+    "2026-12-03-003103_index_attempts_by_company",
+    "2026-12-03-003104_key_history_and_attempts_by_company",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -659,7 +662,7 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
             "CREATE INDEX webhook_tentativas_entrega_em_idx ON public.webhook_tentativas \
              USING btree (entrega_id, em)",
             "CREATE UNIQUE INDEX webhook_tentativas_pkey ON public.webhook_tentativas \
-             USING btree (id)",
+             USING btree (empresa_id, id)",
         ]
     );
 }
@@ -840,7 +843,8 @@ fn the_feed_order_migration_places_existing_events_first_without_a_rewrite_and_r
 }
 
 #[test]
-fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_revert_exactly() {
+fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_key_and_revert_exactly(
+) {
     let db = TestDb::new();
     let mut conn = db.conn();
     let keys = |conn: &mut PgConnection| {
@@ -854,7 +858,16 @@ fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_
         )
     };
     let after = keys(&mut conn);
-    assert!(after.contains(&"solicitacoes_consentimento PRIMARY KEY (empresa_id, id)".to_owned()));
+    for table in [
+        "solicitacoes_consentimento",
+        "solicitacoes_historico",
+        "webhook_tentativas",
+    ] {
+        assert!(
+            after.contains(&format!("{table} PRIMARY KEY (empresa_id, id)")),
+            "{table}: {after:?}"
+        );
+    }
     assert!(after.contains(
         &"webhook_tentativas FOREIGN KEY (empresa_id, entrega_id) \
           REFERENCES webhook_entregas(empresa_id, id)"
@@ -911,33 +924,11 @@ fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_
         from("2026-12-02-003001_add_empresa_id_to_history_and_attempts")
     );
     assert_eq!(keys(&mut conn), after);
-    let without = "SELECT (SELECT count(*) FROM solicitacoes_historico WHERE empresa_id IS NULL) \
-                   + (SELECT count(*) FROM webhook_tentativas WHERE empresa_id IS NULL) AS n";
     let count = |conn: &mut PgConnection, sql: &str| {
         diesel::sql_query(sql).get_result::<Count>(conn).unwrap().n
     };
-    assert_eq!(
-        count(&mut conn, without),
-        6,
-        "the older rows wait for the backfills"
-    );
-    // a new row without its company is refused at once (the NOT VALID check)
-    assert!(conn
-        .batch_execute(
-            "INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa) \
-             VALUES ('00000000-0000-0000-0000-000000000101', NULL, 'ativo', now(), 'empresa')"
-        )
-        .is_err());
-
-    // two rows a batch: the cursor crosses from one company's keys to the other's
-    let pool = connect(db.url(), &PoolSettings::default()).unwrap();
-    let reports = run_pending_backfills(&pool, 2).unwrap();
-
-    let touched = |name: &str| reports.iter().find(|r| r.name == name).map(|r| r.touched);
-    assert_eq!(touched("solicitacoes_historico_empresa_id"), Some(5));
-    assert_eq!(touched("webhook_tentativas_empresa_id"), Some(1));
-    assert_eq!(count(&mut conn, without), 0);
-    // each row has its own request's (or delivery's) company
+    // 2026-12-03-003101 gave the older rows their company in the migration itself (no production
+    // deployment exists: every database is small), then made the column NOT NULL
     assert_eq!(
         count(
             &mut conn,
@@ -945,7 +936,8 @@ fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_
              JOIN solicitacoes_consentimento s ON s.empresa_id = h.empresa_id \
                                                AND s.id = h.solicitacao_id"
         ),
-        5
+        5,
+        "each history row has its own request's company"
     );
     assert_eq!(
         count(
@@ -953,8 +945,24 @@ fn the_company_key_migrations_give_older_history_and_attempts_their_company_and_
             "SELECT count(*) AS n FROM webhook_tentativas WHERE empresa_id = \
              '00000000-0000-0000-0000-00000000000e'"
         ),
-        1
+        1,
+        "the attempt has its delivery's company"
     );
-    // run again: nothing left
-    assert!(run_pending_backfills(&pool, 2).unwrap().is_empty());
+    // a new row without its company is refused (NOT NULL)
+    assert!(conn
+        .batch_execute(
+            "INSERT INTO solicitacoes_historico (solicitacao_id, de, para, em, causa) \
+             VALUES ('00000000-0000-0000-0000-000000000101', NULL, 'ativo', now(), 'empresa')"
+        )
+        .is_err());
+    // the backfills that 2026-12-02-003001 registered are marked done
+    assert_eq!(
+        count(
+            &mut conn,
+            "SELECT count(*) AS n FROM preenchimentos_retroativos \
+             WHERE nome IN ('solicitacoes_historico_empresa_id', 'webhook_tentativas_empresa_id') \
+               AND concluido_em IS NOT NULL"
+        ),
+        2
+    );
 }

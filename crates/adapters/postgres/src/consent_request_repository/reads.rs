@@ -67,7 +67,7 @@ pub(super) fn get(
                 else {
                     return Ok(None);
                 };
-                let history = sh::table
+                let history = sh::table::of(empresa)
                     .filter(sh::solicitacao_id.eq(id))
                     .order((sh::em.asc(), sh::id.asc()))
                     .select(SolicitacaoHistoricoRow::as_select())

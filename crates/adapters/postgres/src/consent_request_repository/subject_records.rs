@@ -14,6 +14,7 @@ use super::reads::Confirmed;
 use crate::conn::with_conn;
 use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow};
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::tenant::Tenant;
 use crate::PgPool;
 
 const OPERATION: &str = "listing a subject's consent requests";
@@ -58,7 +59,7 @@ pub(super) fn list_of_subject(
                     .limit(i64::from(limit))
                     .load(conn)?;
                 let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
-                let history: Vec<SolicitacaoHistoricoRow> = sh::table
+                let history: Vec<SolicitacaoHistoricoRow> = sh::table::of(company)
                     .filter(sh::solicitacao_id.eq_any(&ids))
                     .order((sh::solicitacao_id.asc(), sh::em.asc(), sh::id.asc()))
                     .select(SolicitacaoHistoricoRow::as_select())
