@@ -71,7 +71,11 @@ pub(crate) use deliveries_of_eventos;
 statement! {
     /// Writes a batch of events and their deliveries in one statement (one round trip whatever
     /// the batch size): the events come in as parallel arrays, each with its deliveries (see
-    /// [`deliveries_of_eventos`]).
+    /// [`deliveries_of_eventos`]). Each event's `sem_entregas` comes from an uncorrelated join
+    /// of the batch with the URLs (`tomados`: the events some URL takes), not from
+    /// [`sem_entregas`]'s correlated `NOT EXISTS`: Citus refuses a correlated subquery beside a
+    /// set-returning function in FROM (the `unnest`), and plans this one (docs/scaling.md,
+    /// "Citus"). Same snapshot, same answer.
     struct WriteEvents<'a> {
         ids: Vec<Uuid> as Array<SqlUuid>,
         empresas: Vec<Uuid> as Array<SqlUuid>,
@@ -81,15 +85,20 @@ statement! {
         traceparents: Vec<Option<String>> as Array<Nullable<Text>>,
     }
     concat!(
-        "WITH eventos AS (
+        "WITH n AS (
+    SELECT * FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
+                         $timestamps::timestamptz[], $traceparents::text[])
+         WITH ORDINALITY AS n (id, empresa_id, tipo, payload, criado_em, traceparent, ordem)
+), tomados AS (
+    SELECT DISTINCT n.ordem FROM n JOIN webhook_urls u ON ",
+        url_takes!("n.empresa_id", "n.tipo"),
+        "
+), eventos AS (
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
                                  sem_entregas)
-    SELECT n.*, ",
-        sem_entregas!("n.empresa_id", "n.tipo"),
-        "
-    FROM unnest($ids::uuid[], $empresas::uuid[], $tipos::text[], $payloads::text[],
-                $timestamps::timestamptz[], $traceparents::text[])
-         AS n (id, empresa_id, tipo, payload, criado_em, traceparent)
+    SELECT n.id, n.empresa_id, n.tipo, n.payload, n.criado_em, n.traceparent,
+           n.ordem NOT IN (SELECT ordem FROM tomados)
+    FROM n
     RETURNING id, empresa_id, tipo, criado_em
 )
 ",
