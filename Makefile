@@ -1,11 +1,14 @@
 # The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
+.PHONY: run test test-citus build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
 
 test: ## every test, against a throw-away PostgreSQL cluster
 	@bash scripts/test.sh
+
+test-citus: ## the end-to-end suite, a rebalance under load and each statement's plan on a Citus cluster, if Citus for PostgreSQL 15 is installed (else says so, exits 0); not run by CI (docs/scaling.md)
+	@bash scripts/test-citus.sh $(ARGS)
 
 fuzz-contract: ## schemathesis against the live OpenAPI document (CI runs it after `make test`)
 	@bash scripts/schemathesis.sh

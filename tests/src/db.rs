@@ -41,6 +41,8 @@ pub struct TestDb {
     url: String,
     /// The admin URL of the cluster it lives on (to drop it).
     admin: String,
+    /// On Citus (`make test-citus`): the other nodes that hold it (to drop it there too).
+    nodes: std::sync::Mutex<Vec<String>>,
 }
 
 impl TestDb {
@@ -53,6 +55,9 @@ impl TestDb {
     /// a [`crate::cluster::Cluster`] of the test's own.
     pub fn on_cluster(admin: &str) -> TestDb {
         let admin = without_gss(admin.to_owned());
+        if let Some(workers) = crate::citus::workers().filter(|_| admin == admin_url()) {
+            return TestDb::distributed(admin, workers);
+        }
         let template = ensure_template(&admin);
         let name = format!("test_{}", uuid::Uuid::new_v4().simple());
         let mut conn = PgConnection::establish(&admin).expect("connect to the test cluster");
@@ -62,7 +67,34 @@ impl TestDb {
         .execute(&mut conn)
         .expect("create the test database from the template");
         let url = with_database(&admin, &name);
-        TestDb { name, url, admin }
+        TestDb {
+            name,
+            url,
+            admin,
+            nodes: Default::default(),
+        }
+    }
+
+    /// On the Citus cluster of `make test-citus`: made whole on every node (crate::citus).
+    fn distributed(admin: String, workers: Vec<String>) -> TestDb {
+        let name = format!("test_{}", uuid::Uuid::new_v4().simple());
+        let db = TestDb {
+            url: with_database(&admin, &name),
+            name,
+            admin,
+            nodes: std::sync::Mutex::new(workers.clone()),
+        };
+        crate::citus::create_distributed(&db.admin, &workers, &db.name);
+        db
+    }
+
+    /// Adds the Citus worker `worker` (an admin URL) to this database's cluster: the database
+    /// is made there, and dropped there with this value (`make test-citus`'s growth test).
+    pub fn add_citus_worker(&self, worker: &str) {
+        let worker = without_gss(worker.to_owned());
+        crate::citus::create_on_node(&worker, &self.name);
+        self.nodes.lock().unwrap().push(worker.clone());
+        crate::citus::add_worker(&self.admin, &self.name, &worker);
     }
 
     pub fn url(&self) -> &str {
@@ -94,6 +126,8 @@ impl Drop for TestDb {
             ))
             .execute(&mut conn);
         }
+        let nodes = std::mem::take(&mut *self.nodes.lock().unwrap());
+        crate::citus::drop_on(&nodes, &self.name);
     }
 }
 

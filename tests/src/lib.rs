@@ -2,6 +2,7 @@
 //! a fresh database per test cloned from a migrated template, and the real binaries
 //! (`pgcc-sim`, `consent-api`) started as child processes that die with the test.
 
+pub mod citus;
 pub mod client;
 pub mod cluster;
 pub mod db;

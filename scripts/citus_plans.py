@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Which of the service's statements Citus planned on one shard (router) and which on several.
+
+Reads a Citus coordinator's server log written with `log_statement = all`, `log_line_prefix =
+'%m [%p] %a: '` and `citus.multi_task_query_log_level = 'log'` (scripts/test-citus.sh sets them):
+every statement of the sessions named `--app` is one line, and Citus logs "multi-task query
+about to be executed" when it plans a statement as several tasks (several shards).
+
+Citus plans an extended-protocol statement at its Bind, before PostgreSQL logs its `execute`,
+and a simple-protocol statement after its `statement:` line: a multi-task line belongs to its
+session's next `execute`, or else to its previous `statement:`. A statement is multi-shard when
+any of its executions was planned so (a cached plan is not planned again). Statements naming no
+table (BEGIN, SET, ...) are left out.
+
+  citus_plans.py LOG [--app NAME] [--tsv FILE]
+"""
+
+import argparse
+import re
+import sys
+from collections import defaultdict
+
+ENTRY = re.compile(
+    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ \[(\d+)\] (.*?): ([A-Z]+):\s+(.*)$"
+)
+STATEMENT = re.compile(r"^(?:statement|execute [^:]*):\s+(.*)$", re.S)
+MULTI = "multi-task query about to be executed"
+TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|USING)\s+\"?[a-z_]+\"?", re.I)
+
+
+def entries(path):
+    """(pid, app, level, message) of each log entry, its continuation lines joined."""
+    current = None
+    with open(path, encoding="utf-8", errors="replace") as log:
+        for line in log:
+            line = line.rstrip("\n")
+            m = ENTRY.match(line)
+            if m:
+                if current:
+                    yield current
+                current = [m.group(1), m.group(2), m.group(3), m.group(4)]
+            elif current is not None:
+                current[3] += "\n" + line
+    if current:
+        yield current
+
+
+def normalize(text):
+    return " ".join(text.split())
+
+
+def classify(path, app):
+    """{statement: [executions, multi-shard executions]} for the sessions of `app`."""
+    stats = defaultdict(lambda: [0, 0])
+    last = {}  # pid -> (statement, simple?) of its last statement
+    pending = {}  # pid -> a multi-task line not yet attributed
+    for pid, name, level, message in entries(path):
+        if name != app:
+            continue
+        if level == "LOG" and message.startswith(MULTI):
+            pending[pid] = True
+            continue
+        if level != "LOG":
+            continue
+        m = STATEMENT.match(message)
+        if not m:
+            continue
+        text = normalize(m.group(1))
+        simple = message.startswith("statement:")
+        if pending.pop(pid, False):
+            if not simple:
+                stats[text][1] += 1  # planned at this execute's Bind
+            elif pid in last:
+                stats[last[pid][0]][1] += 1  # planned after the previous simple statement
+        last[pid] = (text, simple)
+        stats[text][0] += 1
+    for pid in pending:
+        if pid in last:
+            stats[last[pid][0]][1] += 1
+    return {s: v for s, v in stats.items() if TABLE.search(s)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("log")
+    parser.add_argument("--app", default="consent-api")
+    parser.add_argument("--tsv")
+    args = parser.parse_args()
+    stats = classify(args.log, args.app)
+    if not stats:
+        print(f"no statement of `{args.app}` in {args.log}", file=sys.stderr)
+        return 1
+    rows = sorted(
+        ((("multi-shard" if multi else "router"), runs, text) for text, (runs, multi) in stats.items()),
+        key=lambda r: (r[0] != "multi-shard", -r[1], r[2]),
+    )
+    if args.tsv:
+        with open(args.tsv, "w", encoding="utf-8") as out:
+            out.write("plan\texecutions\tstatement\n")
+            for kind, runs, text in rows:
+                out.write(f"{kind}\t{runs}\t{text}\n")
+    router = [r for r in rows if r[0] == "router"]
+    multi = [r for r in rows if r[0] == "multi-shard"]
+    runs = sum(r[1] for r in rows)
+    router_runs = sum(r[1] for r in router)
+    print(
+        f"{len(rows)} distinct statements of `{args.app}`: {len(router)} router "
+        f"({100 * len(router) / len(rows):.0f}%), {len(multi)} multi-shard; "
+        f"{runs} executions, {100 * router_runs / max(runs, 1):.1f}% router"
+    )
+    for kind, n, text in multi:
+        print(f"  multi-shard  {n:>7}  {text[:150]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

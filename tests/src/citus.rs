@@ -1,0 +1,121 @@
+//! Test databases distributed on a Citus cluster (`make test-citus`, scripts/test-citus.sh;
+//! issue 23, parts 4 and 5). The coordinator is `TEST_DATABASE_URL`'s cluster and
+//! `TEST_CITUS_WORKERS` lists the workers' admin URLs; unset, every test database is plain
+//! PostgreSQL, as in `make test`.
+//!
+//! A template cannot be cloned here: Citus keeps its metadata per database and on every node, so
+//! each test database is made whole: created on every node with the `citus` extension, the
+//! workers added, migrated on the coordinator, then distributed by `scripts/citus/distribute.sql`
+//! (the same file an operator runs), with `TEST_CITUS_SHARD_COUNT` shards per table (default 4,
+//! so that a test database takes seconds, not minutes).
+
+use diesel::connection::SimpleConnection;
+use diesel::prelude::*;
+use diesel::PgConnection;
+use diesel_migrations::MigrationHarness;
+
+use crate::db::{with_database, MIGRATIONS};
+
+/// The distribution, as an operator runs it with psql (its `\set` lines are psql's own).
+const DISTRIBUTE: &str = include_str!("../../scripts/citus/distribute.sql");
+
+/// The workers' admin URLs when the tests run on Citus.
+pub fn workers() -> Option<Vec<String>> {
+    let list = std::env::var("TEST_CITUS_WORKERS").ok()?;
+    let workers: Vec<String> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    (!workers.is_empty()).then_some(workers)
+}
+
+/// The port of an admin URL (`postgres://user@host:port/db`).
+pub fn port(url: &str) -> u16 {
+    let host = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split(['/', '?'])
+        .next()
+        .unwrap_or_default();
+    host.rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap_or(5432)
+}
+
+fn execute(url: &str, sql: &str) {
+    let mut conn = PgConnection::establish(url).unwrap_or_else(|e| panic!("connect: {e}"));
+    conn.batch_execute(sql)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// Creates database `name` on `node` (an admin URL) with the `citus` extension.
+pub fn create_on_node(node: &str, name: &str) {
+    execute(node, &format!("CREATE DATABASE \"{name}\""));
+    execute(&with_database(node, name), "CREATE EXTENSION citus");
+}
+
+/// Adds `worker` (an admin URL, its database `name` already made by [`create_on_node`]) to
+/// the cluster of database `name` on the coordinator `coordinator`.
+pub fn add_worker(coordinator: &str, name: &str, worker: &str) {
+    execute(
+        &with_database(coordinator, name),
+        &format!("SELECT citus_add_node('127.0.0.1', {})", port(worker)),
+    );
+}
+
+/// Database `name`, made, migrated and distributed on the coordinator `coordinator` and the
+/// `workers`.
+pub fn create_distributed(coordinator: &str, workers: &[String], name: &str) {
+    for worker in workers {
+        create_on_node(worker, name);
+    }
+    create_on_node(coordinator, name);
+    let url = with_database(coordinator, name);
+    execute(
+        &url,
+        &format!(
+            "SELECT citus_set_coordinator_host('127.0.0.1', {})",
+            port(coordinator)
+        ),
+    );
+    for worker in workers {
+        add_worker(coordinator, name, worker);
+    }
+    let mut conn = PgConnection::establish(&url).expect("connect to the coordinator");
+    conn.run_pending_migrations(MIGRATIONS)
+        .expect("migrate on the coordinator");
+    let shards = std::env::var("TEST_CITUS_SHARD_COUNT").unwrap_or_else(|_| "4".to_owned());
+    let sql: String = DISTRIBUTE
+        .lines()
+        .filter(|line| !line.starts_with('\\'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    conn.batch_execute(&format!("SET citus.shard_count = {shards};\n{sql}"))
+        .unwrap_or_else(|e| panic!("distribute (scripts/citus/distribute.sql): {e}"));
+}
+
+/// Drops database `name` from `nodes` (admin URLs), as far as it goes.
+pub fn drop_on(nodes: &[String], name: &str) {
+    for node in nodes {
+        if let Ok(mut conn) = PgConnection::establish(node) {
+            let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::port;
+
+    #[test]
+    fn the_port_is_read_from_an_admin_url() {
+        assert_eq!(port("postgres://postgres@127.0.0.1:45123/postgres"), 45123);
+        assert_eq!(
+            port("postgres://postgres@127.0.0.1:45124/postgres?gssencmode=disable"),
+            45124
+        );
+        assert_eq!(port("postgres://postgres@localhost/postgres"), 5432);
+    }
+}
