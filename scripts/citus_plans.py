@@ -10,7 +10,7 @@ Citus plans an extended-protocol statement at its Bind, before PostgreSQL logs i
 and a simple-protocol statement after its `statement:` line: a multi-task line belongs to its
 session's next `execute`, or else to its previous `statement:`. A statement is multi-shard when
 any of its executions was planned so (a cached plan is not planned again). Statements naming no
-table (BEGIN, SET, ...) are left out.
+table (BEGIN, SET, ...) are left out, and so are Citus's own statements on one shard.
 
   citus_plans.py LOG [--app NAME] [--tsv FILE]
 """
@@ -26,6 +26,9 @@ ENTRY = re.compile(
 STATEMENT = re.compile(r"^(?:statement|execute [^:]*):\s+(.*)$", re.S)
 MULTI = "multi-task query about to be executed"
 TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|USING)\s+\"?[a-z_]+\"?", re.I)
+# Citus's own statements on one shard (`public.api_keys_102009`), run by the coordinator on its
+# own placements within the service's session: not the service's, and they carry values.
+SHARD = re.compile(r"\b[a-z_]+_\d{6,}\b")
 
 
 def entries(path):
@@ -77,7 +80,7 @@ def classify(path, app):
     for pid in pending:
         if pid in last:
             stats[last[pid][0]][1] += 1
-    return {s: v for s, v in stats.items() if TABLE.search(s)}
+    return {s: v for s, v in stats.items() if TABLE.search(s) and not SHARD.search(s)}
 
 
 def main():

@@ -46,10 +46,13 @@ declare -A url
 for n in "${nodes[@]}"; do
   u=$(scripts/pg.sh start "$base/$n") || exit 1
   psql "$u" -qX -c "ALTER SYSTEM SET shared_preload_libraries = 'citus'" \
-    -c "ALTER SYSTEM SET citus.enable_statistics_collection = off" \
     -c "ALTER SYSTEM SET wal_level = logical" \
     -c "ALTER SYSTEM SET max_connections = 400" \
     -c "ALTER SYSTEM SET max_worker_processes = 32" >/dev/null || exit 1
+  scripts/pg.sh stop "$base/$n" >/dev/null
+  u=$(scripts/pg.sh start "$base/$n") || exit 1
+  # Citus's own settings exist once the library is loaded
+  psql "$u" -qX -c "ALTER SYSTEM SET citus.enable_statistics_collection = off" >/dev/null || exit 1
   if [ "$n" = coord ]; then
     # every statement with its session's application_name, and a line for each statement Citus
     # splits into several tasks (planned on several shards)
@@ -57,8 +60,8 @@ for n in "${nodes[@]}"; do
       -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '" \
       -c "ALTER SYSTEM SET citus.multi_task_query_log_level = 'log'" >/dev/null || exit 1
   fi
-  scripts/pg.sh stop "$base/$n" >/dev/null
-  url[$n]=$(scripts/pg.sh start "$base/$n") || exit 1
+  psql "$u" -qX -c "SELECT pg_reload_conf()" >/dev/null || exit 1
+  url[$n]=$u
 done
 echo "coordinator: ${url[coord]}; workers: ${url[w1]} ${url[w2]}; spare worker: ${url[w3]}"
 

@@ -87,13 +87,37 @@ pub fn create_distributed(coordinator: &str, workers: &[String], name: &str) {
     conn.run_pending_migrations(MIGRATIONS)
         .expect("migrate on the coordinator");
     let shards = std::env::var("TEST_CITUS_SHARD_COUNT").unwrap_or_else(|_| "4".to_owned());
-    let sql: String = DISTRIBUTE
-        .lines()
-        .filter(|line| !line.starts_with('\\'))
-        .collect::<Vec<_>>()
-        .join("\n");
-    conn.batch_execute(&format!("SET citus.shard_count = {shards};\n{sql}"))
-        .unwrap_or_else(|e| panic!("distribute (scripts/citus/distribute.sql): {e}"));
+    conn.batch_execute(&format!("SET citus.shard_count = {shards}"))
+        .expect("set the shard count");
+    for statement in statements(DISTRIBUTE) {
+        conn.batch_execute(&statement).unwrap_or_else(|e| {
+            panic!("distribute (scripts/citus/distribute.sql): {e}\n{statement}")
+        });
+    }
+}
+
+/// The statements of a psql script, each to run on its own as psql runs them (one
+/// multi-statement string would be one transaction, in which Citus cannot distribute a table
+/// after a parallel operation): its `\` lines left out, split at a `;` that ends a line outside
+/// a `$$` body.
+fn statements(script: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut in_body = false;
+    for line in script.lines().filter(|l| !l.starts_with('\\')) {
+        current.push_str(line);
+        current.push('\n');
+        if line.matches("$$").count() % 2 == 1 {
+            in_body = !in_body;
+        }
+        if !in_body && line.trim_end().ends_with(';') {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    if !current.trim().is_empty() {
+        out.push(current);
+    }
+    out
 }
 
 /// Drops database `name` from `nodes` (admin URLs), as far as it goes.
@@ -107,7 +131,24 @@ pub fn drop_on(nodes: &[String], name: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::port;
+    use super::{port, statements};
+
+    #[test]
+    fn a_psql_script_is_split_into_its_statements_keeping_do_bodies_whole() {
+        let script = "\\set ON_ERROR_STOP on\n-- a comment\nSET a = 1;\nDO $$\nBEGIN\n  PERFORM 1;\nEND $$;\nSELECT 2;\n";
+        let got: Vec<String> = statements(script)
+            .iter()
+            .map(|s| s.trim().to_owned())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "-- a comment\nSET a = 1;",
+                "DO $$\nBEGIN\n  PERFORM 1;\nEND $$;",
+                "SELECT 2;"
+            ]
+        );
+    }
 
     #[test]
     fn the_port_is_read_from_an_admin_url() {

@@ -115,10 +115,13 @@ fn citus_growth_a_worker_added_and_shards_rebalanced_under_load_lose_nothing_and
             .get_result::<Status>(&mut conn)
             .map(|s| s.state)
             .unwrap_or_else(|e| format!("unknown: {e}"));
-        if state == "done" {
+        // citus_job_status: scheduled, running, cancelling, failing, then finished, cancelled
+        // or failed
+        if state == "finished" {
             break true;
         }
-        if state == "failed" || state == "cancelled" || started.elapsed() > Duration::from_secs(300)
+        if ["failed", "failing", "cancelled", "cancelling"].contains(&state.as_str())
+            || started.elapsed() > Duration::from_secs(300)
         {
             eprintln!("rebalance: {state}");
             break false;

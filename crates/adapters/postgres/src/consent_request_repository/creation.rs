@@ -179,7 +179,10 @@ statement! {
     INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
                                  sem_entregas)
     SELECT $event_id, c.empresa_id, $event_tipo, $event_payload, $event_at, $event_traceparent, ",
-        outbox::sem_entregas!("c.empresa_id", "$event_tipo::text"),
+        // the company's own URLs, by the parameter rather than by `c`: an uncorrelated
+        // subquery, which Citus plans on the company's shard (a subquery correlated with a CTE
+        // it refuses; docs/scaling.md, "make test-citus")
+        outbox::sem_entregas!("$empresa_id", "$event_tipo::text"),
         "
     FROM confirmada c
     RETURNING id, empresa_id, tipo, criado_em
