@@ -23,7 +23,7 @@ statement! {
         limit: i64 as BigInt,
     }
     companies_with!(
-        "SELECT 1 FROM chaves_idempotencia k WHERE k.empresa_id = e.id AND k.criado_em < $before"
+        "SELECT 1 FROM chaves_idempotencia k WHERE k.empresa_id = e.empresa_id AND k.criado_em < $before"
     )
 }
 

@@ -15,14 +15,21 @@ use crate::conn::{count_u32, with_conn};
 use crate::PgPool;
 
 /// The statement that finds the companies (in id order, at most `$limit`) for which `$exists`,
-/// a subquery on `e.id`, finds a row: one probe of a per-company index per company, never the
-/// due rows themselves. Every "companies with due work" statement has this shape.
+/// a subquery on `e.empresa_id`, finds a row: one probe of a per-company index per company, never
+/// the due rows themselves. Every "companies with due work" statement has this shape.
+///
+/// The companies are walked through `agenda_sincronizacao`, which holds one row per company
+/// (written in the transaction that creates it; `schedule_first_sync`), not through `empresas`:
+/// on Citus `empresas` is a reference table, beside which a correlated subquery is refused, while
+/// the schedule is distributed by `empresa_id` and co-located with every tenant table, so each
+/// shard answers for its own companies (docs/scaling.md, "make test-citus"). On one PostgreSQL
+/// node the cost is the same: one primary-key row per company.
 macro_rules! companies_with {
     ($exists:literal) => {
         concat!(
-            "SELECT e.id FROM empresas e\nWHERE EXISTS (\n",
+            "SELECT e.empresa_id AS id FROM agenda_sincronizacao e\nWHERE EXISTS (\n",
             $exists,
-            "\n)\nORDER BY e.id\nLIMIT $limit"
+            "\n)\nORDER BY e.empresa_id\nLIMIT $limit"
         )
     };
 }

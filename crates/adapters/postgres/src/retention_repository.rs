@@ -23,7 +23,7 @@ statement! {
     }
     companies_with!(
         "SELECT 1 FROM webhook_entregas d
-    WHERE d.empresa_id = e.id AND d.status <> 'pendente' AND d.atualizado_em < $before"
+    WHERE d.empresa_id = e.empresa_id AND d.status <> 'pendente' AND d.atualizado_em < $before"
     )
 }
 
@@ -102,7 +102,7 @@ statement! {
     }
     companies_with!(
         "SELECT 1 FROM webhook_eventos ev
-    WHERE ev.empresa_id = e.id AND ev.sem_entregas AND ev.criado_em < $before"
+    WHERE ev.empresa_id = e.empresa_id AND ev.sem_entregas AND ev.criado_em < $before"
     )
 }
 
@@ -139,7 +139,7 @@ statement! {
     }
     companies_with!(
         "SELECT 1 FROM solicitacoes_consentimento c
-    WHERE c.empresa_id = e.id AND c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
+    WHERE c.empresa_id = e.empresa_id AND c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
       AND c.criacao_tentativa_em < $before"
     )
 }
@@ -213,7 +213,7 @@ statement! {
     }
     companies_with!(
         "SELECT 1 FROM acessos_dados_pessoais a
-    WHERE a.empresa_id = e.id AND a.em < $before"
+    WHERE a.empresa_id = e.empresa_id AND a.em < $before"
     )
 }
 

@@ -205,7 +205,7 @@ statement! {
     }
     companies_with!(
         "SELECT 1 FROM solicitacoes_consentimento s
-    WHERE s.empresa_id = e.id AND s.criacao = 'em_andamento'
+    WHERE s.empresa_id = e.empresa_id AND s.criacao = 'em_andamento'
       AND s.criacao_tentativa_em <= $attempted_before"
     )
 }

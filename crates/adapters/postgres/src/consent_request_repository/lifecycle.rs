@@ -30,7 +30,7 @@ statement! {
     }
     companies_with!(
         "SELECT 1 FROM solicitacoes_consentimento s
-    WHERE s.empresa_id = e.id AND s.status IN ('pendente', 'ativo')
+    WHERE s.empresa_id = e.empresa_id AND s.status IN ('pendente', 'ativo')
       AND s.criacao = 'confirmada' AND s.data_expiracao_consentimento <= $now"
     )
 }
