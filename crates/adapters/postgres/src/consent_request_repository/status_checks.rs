@@ -35,24 +35,28 @@ statement! {
     /// `verificacoes_status_devidas_idx` for its oldest due check and one of its sweeps (a due
     /// pass whose batch is not leased). The cost follows the number of companies, never the
     /// number of due checks; the caller runs it once per lap of the companies, not per call.
-    /// `empresas` is one of the two tables read across companies. `OFFSET 0` keeps the probes in
-    /// the subquery: pulled up, each would run twice (in the filter and in the output).
+    /// The companies are walked through their `agenda_sincronizacao` row, as every "companies
+    /// with due work" statement is (`per_company::companies_with`): on Citus it is co-located
+    /// with the probed tables, where `empresas` (a reference table) makes the statement
+    /// unplannable. `OFFSET 0` keeps the probes in the subquery: pulled up, each would run twice
+    /// (in the filter and in the output); on Citus the subquery is one multi-shard subplan.
     struct CompaniesWithDueChecks {
         now: DateTime<Utc> as Timestamptz,
         after: Uuid as SqlUuid,
         limit: i64 as BigInt,
     }
     "SELECT d.id, d.agendadas, d.varridas FROM (
-    SELECT e.id,
+    SELECT e.empresa_id AS id,
       EXISTS (
-        SELECT 1 FROM verificacoes_status v WHERE v.empresa_id = e.id AND v.proxima_em <= $now
+        SELECT 1 FROM verificacoes_status v
+        WHERE v.empresa_id = e.empresa_id AND v.proxima_em <= $now
       ) AS agendadas,
       EXISTS (
         SELECT 1 FROM varreduras_status w
-        WHERE w.empresa_id = e.id AND w.proxima_em <= $now
+        WHERE w.empresa_id = e.empresa_id AND w.proxima_em <= $now
           AND (w.arrendada_ate IS NULL OR w.arrendada_ate <= $now)
       ) AS varridas
-    FROM empresas e
+    FROM agenda_sincronizacao e
     OFFSET 0
 ) d
 WHERE d.agendadas OR d.varridas
