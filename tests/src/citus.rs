@@ -59,10 +59,20 @@ pub fn create_on_node(node: &str, name: &str) {
 /// Adds `worker` (an admin URL, its database `name` already made by [`create_on_node`]) to
 /// the cluster of database `name` on the coordinator `coordinator`.
 pub fn add_worker(coordinator: &str, name: &str, worker: &str) {
-    execute(
-        &with_database(coordinator, name),
-        &format!("SELECT citus_add_node('127.0.0.1', {})", port(worker)),
-    );
+    let url = with_database(coordinator, name);
+    let sql = format!("SELECT citus_add_node('127.0.0.1', {})", port(worker));
+    // The coordinator's first connection to a database just made on a busy worker can fail
+    // ("failure on connection marked as essential"); a few tries, then the error.
+    for _ in 0..4 {
+        let tried = PgConnection::establish(&url)
+            .map_err(|e| e.to_string())
+            .and_then(|mut conn| conn.batch_execute(&sql).map_err(|e| e.to_string()));
+        if tried.is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    execute(&url, &sql);
 }
 
 /// Database `name`, made, migrated and distributed on the coordinator `coordinator` and the

@@ -6,7 +6,7 @@ use domain::{Company, CompanyId};
 use ports::{CompanyRepository, CreateCompanyError, RepoError};
 use uuid::Uuid;
 
-use crate::conn::{checkout, query_error, with_conn};
+use crate::conn::{checkout, is_constraint, query_error, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{EmpresaRow, NewEmpresa};
 use crate::per_company::CompanyIdRow;
@@ -14,7 +14,7 @@ use crate::schema::{agenda_sincronizacao, empresas};
 use crate::PgPool;
 
 /// The unique constraint on `empresas.cnpj` (migration `create_empresas`).
-const CNPJ_UNIQUE: &str = "empresas_cnpj_key";
+pub(crate) const CNPJ_UNIQUE: &str = "empresas_cnpj_key";
 
 /// Schedules a new company's use-case synchronization, due at once, in the transaction that
 /// inserts the company. A trigger on `empresas` did this until issue 23: a table read across
@@ -50,7 +50,7 @@ impl CompanyRepository for PgCompanyRepository {
         }) {
             Ok(_) => Ok(()),
             Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
-                if info.constraint_name() == Some(CNPJ_UNIQUE) =>
+                if is_constraint(info.constraint_name(), CNPJ_UNIQUE) =>
             {
                 Err(CreateCompanyError::DuplicateCnpj)
             }

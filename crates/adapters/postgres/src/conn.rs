@@ -104,7 +104,48 @@ fn is_cancelled(message: &str) -> bool {
     message.starts_with("canceling statement due to ")
 }
 
+/// Whether a violated constraint, as the error names it, is `constraint`. On Citus a constraint
+/// violated on a shard is named after the shard (`empresas_cnpj_key_102008`), so that name counts
+/// too: the service tells a duplicate CNPJ or URL from any other violation the same way on one
+/// node and on a distributed database.
+pub(crate) fn is_constraint(violated: Option<&str>, constraint: &str) -> bool {
+    violated.is_some_and(|name| {
+        name == constraint
+            || name
+                .strip_prefix(constraint)
+                .and_then(|rest| rest.strip_prefix('_'))
+                .is_some_and(|shard| !shard.is_empty() && shard.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 /// A count from the database as the domain's `u32` (saturating: never more than 4 billion).
 pub(crate) fn count_u32(n: impl TryInto<u32>) -> u32 {
     n.try_into().unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_constraint;
+
+    #[test]
+    fn a_constraint_is_known_by_its_name_or_a_citus_shards_name() {
+        assert!(is_constraint(
+            Some("empresas_cnpj_key"),
+            "empresas_cnpj_key"
+        ));
+        assert!(is_constraint(
+            Some("empresas_cnpj_key_102008"),
+            "empresas_cnpj_key"
+        ));
+        assert!(!is_constraint(
+            Some("empresas_cnpj_key_x"),
+            "empresas_cnpj_key"
+        ));
+        assert!(!is_constraint(
+            Some("empresas_cnpj_key_"),
+            "empresas_cnpj_key"
+        ));
+        assert!(!is_constraint(Some("empresas_pkey"), "empresas_cnpj_key"));
+        assert!(!is_constraint(None, "empresas_cnpj_key"));
+    }
 }

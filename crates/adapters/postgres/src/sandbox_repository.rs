@@ -8,15 +8,13 @@ use domain::{Cnpj, Company, CompanyId};
 use ports::{CreateCompanyError, RepoError, SandboxPurged, SandboxRepository};
 use uuid::Uuid;
 
-use crate::company_repository::schedule_first_sync;
-use crate::conn::{count_u32, with_conn};
+use crate::company_repository::{schedule_first_sync, CNPJ_UNIQUE};
+use crate::conn::{count_u32, is_constraint, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::EmpresaRow;
 use crate::schema::empresas;
 use crate::PgPool;
 
-/// The unique constraint on `empresas.cnpj` (migration `create_empresas`).
-const CNPJ_UNIQUE: &str = "empresas_cnpj_key";
 /// One sandbox per real company (migration `index_empresas_sandbox_de`).
 const ONE_SANDBOX: &str = "empresas_sandbox_de_key";
 
@@ -187,10 +185,15 @@ impl SandboxRepository for PgSandboxRepository {
         })?;
         match inserted {
             Ok(()) => Ok(sandbox.clone()),
-            Err(Some(name)) if name == ONE_SANDBOX => self.sandbox_of(real)?.ok_or_else(|| {
-                RepoError::Unexpected(anyhow::anyhow!("{OPERATION}: the sandbox vanished")).into()
-            }),
-            Err(Some(name)) if name == CNPJ_UNIQUE => Err(CreateCompanyError::DuplicateCnpj),
+            Err(Some(name)) if is_constraint(Some(&name), ONE_SANDBOX) => {
+                self.sandbox_of(real)?.ok_or_else(|| {
+                    RepoError::Unexpected(anyhow::anyhow!("{OPERATION}: the sandbox vanished"))
+                        .into()
+                })
+            }
+            Err(Some(name)) if is_constraint(Some(&name), CNPJ_UNIQUE) => {
+                Err(CreateCompanyError::DuplicateCnpj)
+            }
             Err(_) => Err(RepoError::Unexpected(anyhow::anyhow!(
                 "{OPERATION}: an unexpected unique violation"
             ))
