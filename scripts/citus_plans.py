@@ -2,15 +2,14 @@
 """Which of the service's statements Citus planned on one shard (router) and which on several.
 
 Reads a Citus coordinator's server log written with `log_statement = all`, `log_line_prefix =
-'%m [%p] %a: '` and `citus.multi_task_query_log_level = 'log'` (scripts/test-citus.sh sets them):
-every statement of the sessions named `--app` is one line, and Citus logs "multi-task query
-about to be executed" when it plans a statement as several tasks (several shards).
-
-Citus plans an extended-protocol statement at its Bind, before PostgreSQL logs its `execute`,
-and a simple-protocol statement after its `statement:` line: a multi-task line belongs to its
-session's next `execute`, or else to its previous `statement:`. A statement is multi-shard when
-any of its executions was planned so (a cached plan is not planned again). Statements naming no
-table (BEGIN, SET, ...) are left out, and so are Citus's own statements on one shard.
+'%m [%p] %a: '`, `citus.multi_task_query_log_level = 'log'` and `log_min_error_statement = 'log'`
+(scripts/test-citus.sh sets them): every statement of the sessions named `--app` is one line, and
+when Citus plans a statement as several tasks (several shards) it logs "multi-task query about
+to be executed" followed by the `STATEMENT:` it was planning, which names the statement whatever
+the moment of planning (at the Bind, or for a subplan during the execution). A statement is
+multi-shard when any of its executions was planned so (a cached plan is not planned again).
+Statements naming no table (BEGIN, SET, ...) are left out, and so are Citus's own statements on
+one shard.
 
   citus_plans.py LOG [--app NAME] [--tsv FILE]
 """
@@ -53,33 +52,21 @@ def normalize(text):
 
 
 def classify(path, app):
-    """{statement: [executions, multi-shard executions]} for the sessions of `app`."""
+    """{statement: [executions, multi-shard plannings]} for the sessions of `app`."""
     stats = defaultdict(lambda: [0, 0])
-    last = {}  # pid -> (statement, simple?) of its last statement
-    pending = {}  # pid -> a multi-task line not yet attributed
+    multi = set()  # pids whose next STATEMENT line is a multi-shard planning
     for pid, name, level, message in entries(path):
         if name != app:
             continue
         if level == "LOG" and message.startswith(MULTI):
-            pending[pid] = True
-            continue
-        if level != "LOG":
-            continue
-        m = STATEMENT.match(message)
-        if not m:
-            continue
-        text = normalize(m.group(1))
-        simple = message.startswith("statement:")
-        if pending.pop(pid, False):
-            if not simple:
-                stats[text][1] += 1  # planned at this execute's Bind
-            elif pid in last:
-                stats[last[pid][0]][1] += 1  # planned after the previous simple statement
-        last[pid] = (text, simple)
-        stats[text][0] += 1
-    for pid in pending:
-        if pid in last:
-            stats[last[pid][0]][1] += 1
+            multi.add(pid)
+        elif level == "STATEMENT" and pid in multi:
+            multi.discard(pid)
+            stats[normalize(message)][1] += 1
+        elif level == "LOG":
+            m = STATEMENT.match(message)
+            if m:
+                stats[normalize(m.group(1))][0] += 1
     return {s: v for s, v in stats.items() if TABLE.search(s) and not SHARD.search(s)}
 
 

@@ -55,10 +55,11 @@ for n in "${nodes[@]}"; do
   psql "$u" -qX -c "ALTER SYSTEM SET citus.enable_statistics_collection = off" >/dev/null || exit 1
   if [ "$n" = coord ]; then
     # every statement with its session's application_name, and a line for each statement Citus
-    # splits into several tasks (planned on several shards)
+    # splits into several tasks (planned on several shards), followed by that statement
     psql "$u" -qX -c "ALTER SYSTEM SET log_statement = 'all'" \
       -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '" \
-      -c "ALTER SYSTEM SET citus.multi_task_query_log_level = 'log'" >/dev/null || exit 1
+      -c "ALTER SYSTEM SET citus.multi_task_query_log_level = 'log'" \
+      -c "ALTER SYSTEM SET log_min_error_statement = 'log'" >/dev/null || exit 1
   fi
   psql "$u" -qX -c "SELECT pg_reload_conf()" >/dev/null || exit 1
   url[$n]=$u

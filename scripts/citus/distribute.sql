@@ -12,6 +12,9 @@
 \set ON_ERROR_STOP on
 -- the audit log's append-only triggers check the row they fire on: safe on a shard
 SET citus.enable_unsafe_triggers = on;
+-- the loop below distributes many tables in one transaction (a DO block): one connection per
+-- worker, so no table is distributed after a parallel operation in the same transaction
+SET citus.multi_shard_modify_mode TO 'sequential';
 
 CREATE TEMP TABLE chaves_estrangeiras AS
 SELECT conrelid::regclass::text AS tabela, conname AS nome, pg_get_constraintdef(oid) AS definicao
