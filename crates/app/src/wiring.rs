@@ -47,20 +47,38 @@ pub fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
 /// same bounds as the process's pool, and every statement planned once, generically
 /// (`SessionSettings::generic_plans`): the job sends the same few statements, keyed by company,
 /// thousands of times a minute at 10^7 consents, and PostgreSQL's custom plans re-planned them on
-/// every call (docs/scaling.md, "The status worker").
-fn status_pool(settings: &Settings) -> anyhow::Result<PgPool> {
+/// every call (docs/scaling.md, "The status worker"). Not on Citus (`distributed`): it cannot
+/// plan the job's statements over several shards generically, and plans them per call.
+fn status_pool(settings: &Settings, distributed: bool) -> anyhow::Result<PgPool> {
     postgres_adapter::connect(
         settings.database.url.expose(),
         &PoolSettings {
             max_size: STATUS_POOL_SIZE,
             checkout_timeout: settings.checkout_timeout(),
             session: SessionSettings {
-                generic_plans: true,
+                generic_plans: !distributed,
                 ..settings.session()
             },
         },
     )
     .context("database (status checks)")
+}
+
+/// Whether the database is distributed (Citus); unknown (the database not answering at start)
+/// counts as not: one PostgreSQL node is what this service runs on unless told otherwise.
+fn distributed(pool: &PgPool) -> bool {
+    match postgres_adapter::is_distributed(pool) {
+        Ok(citus) => {
+            if citus {
+                tracing::info!("the database is a Citus coordinator: the status job plans its statements per call");
+            }
+            citus
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not tell whether the database is distributed; assumed not");
+            false
+        }
+    }
 }
 
 /// Connections of the status job's pool, beside `database.pool_size`.
@@ -166,6 +184,7 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
         .poll_consent_statuses
         .with_repository(Arc::new(PgConsentRequestRepository::new(status_pool(
             settings,
+            distributed(&pool),
         )?)))
         .with_observer(metrics());
     workers.sign_checkpoints = Some(SignCheckpoints::new(

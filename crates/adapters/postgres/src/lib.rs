@@ -82,7 +82,9 @@ pub use migrations::{invalid_indexes, run_migrations, MIGRATIONS, MIGRATION_LOCK
 pub use operations::{PgOperationalStats, PgReadinessProbe};
 pub use pgcc_call_budget::PgPgccCallBudget;
 pub use pgcc_health::PgPgccHealthRepository;
-pub use pool::{connect, with_connection_defaults, PgPool, PoolSettings, SessionSettings};
+pub use pool::{
+    connect, is_distributed, with_connection_defaults, PgPool, PoolSettings, SessionSettings,
+};
 pub use read_pools::{ReadPools, LAG_PROBE_INTERVAL};
 pub use releasing_pgcc::ReleasingPgcc;
 pub use releasing_webhook::{ReleasingTargetGuard, ReleasingWebhookSender};

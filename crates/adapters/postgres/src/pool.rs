@@ -252,3 +252,28 @@ impl HandleError<diesel::r2d2::Error> for TracingErrorHandler {
         tracing::warn!(%error, "could not open a database connection");
     }
 }
+
+#[derive(diesel::QueryableByName)]
+struct Distributed {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    citus: bool,
+}
+
+/// Whether the database is a Citus coordinator (the `citus` extension is installed). Citus
+/// cannot plan a statement over several shards with parameters generically ("could not create
+/// distributed plan"), so a pool that forces generic plans (`SessionSettings::generic_plans`)
+/// must not on such a database (docs/scaling.md, "make test-citus").
+pub fn is_distributed(pool: &PgPool) -> Result<bool, ports::RepoError> {
+    use diesel::RunQueryDsl;
+    crate::conn::with_conn(
+        pool,
+        "reading whether the database is distributed",
+        |conn| {
+            diesel::sql_query(
+                "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS citus",
+            )
+            .get_result::<Distributed>(conn)
+            .map(|d| d.citus)
+        },
+    )
+}
