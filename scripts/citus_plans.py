@@ -8,8 +8,8 @@ when Citus plans a statement as several tasks (several shards) it logs "multi-ta
 to be executed" followed by the `STATEMENT:` it was planning, which names the statement whatever
 the moment of planning (at the Bind, or for a subplan during the execution). A statement is
 multi-shard when any of its executions was planned so (a cached plan is not planned again).
-Statements naming no table (BEGIN, SET, ...) are left out, and so are Citus's own statements on
-one shard.
+Statements naming no table (BEGIN, SET, ...) are left out, and so are Citus's own statements (on
+one shard, or for a part it plans apart, with the parameters' values written in).
 
   citus_plans.py LOG [--app NAME] [--tsv FILE]
 """
@@ -28,6 +28,10 @@ TABLE = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|USING)\s+\"?[a-z_]+\"?", re.I)
 # Citus's own statements on one shard (`public.api_keys_102009`), run by the coordinator on its
 # own placements within the service's session: not the service's, and they carry values.
 SHARD = re.compile(r"\b[a-z_]+_\d{6,}\b")
+# Citus's own statements for the parts it plans apart (a subplan's intermediate result, an
+# INSERT ... SELECT evaluated on the coordinator), run in the service's session with the
+# parameters' values written in: not the service's statements, and they carry values.
+CITUS_OWN = re.compile(r"intermediate_result|'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'::uuid")
 
 
 def entries(path):
@@ -67,7 +71,11 @@ def classify(path, app):
             m = STATEMENT.match(message)
             if m:
                 stats[normalize(m.group(1))][0] += 1
-    return {s: v for s, v in stats.items() if TABLE.search(s) and not SHARD.search(s)}
+    return {
+        s: v
+        for s, v in stats.items()
+        if TABLE.search(s) and not SHARD.search(s) and not CITUS_OWN.search(s)
+    }
 
 
 def main():

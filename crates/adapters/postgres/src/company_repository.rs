@@ -6,7 +6,7 @@ use domain::{Company, CompanyId};
 use ports::{CompanyRepository, CreateCompanyError, RepoError};
 use uuid::Uuid;
 
-use crate::conn::{checkout, is_constraint, query_error, with_conn};
+use crate::conn::{checkout, is_constraint, query_error, violated_constraint, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{EmpresaRow, NewEmpresa};
 use crate::per_company::CompanyIdRow;
@@ -50,7 +50,7 @@ impl CompanyRepository for PgCompanyRepository {
         }) {
             Ok(_) => Ok(()),
             Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
-                if is_constraint(info.constraint_name(), CNPJ_UNIQUE) =>
+                if is_constraint(violated_constraint(&*info).as_deref(), CNPJ_UNIQUE) =>
             {
                 Err(CreateCompanyError::DuplicateCnpj)
             }

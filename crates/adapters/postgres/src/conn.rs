@@ -1,7 +1,7 @@
 //! Checking a connection out and translating diesel failures into [`RepoError`].
 
 use diesel::r2d2::{ConnectionManager, PooledConnection};
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error as DieselError};
 use diesel::PgConnection;
 use ports::RepoError;
 
@@ -104,10 +104,24 @@ fn is_cancelled(message: &str) -> bool {
     message.starts_with("canceling statement due to ")
 }
 
-/// Whether a violated constraint, as the error names it, is `constraint`. On Citus a constraint
-/// violated on a shard is named after the shard (`empresas_cnpj_key_102008`), so that name counts
-/// too: the service tells a duplicate CNPJ or URL from any other violation the same way on one
-/// node and on a distributed database.
+/// The constraint a database error names: its constraint field, or else the first quoted name
+/// in its message. A Citus coordinator relays a shard's error with its message but without the
+/// field (`duplicate key value violates unique constraint "empresas_cnpj_key_102008"`), and the
+/// message quotes the name in every language PostgreSQL speaks.
+pub(crate) fn violated_constraint(info: &dyn DatabaseErrorInformation) -> Option<String> {
+    if let Some(name) = info.constraint_name() {
+        return Some(name.to_owned());
+    }
+    let message = info.message();
+    let start = message.find('"')? + 1;
+    let end = start + message[start..].find('"')?;
+    Some(message[start..end].to_owned())
+}
+
+/// Whether a violated constraint, as the error names it ([`violated_constraint`]), is
+/// `constraint`. On Citus a constraint violated on a shard is named after the shard
+/// (`empresas_cnpj_key_102008`), so that name counts too: the service tells a duplicate CNPJ or
+/// URL from any other violation the same way on one node and on a distributed database.
 pub(crate) fn is_constraint(violated: Option<&str>, constraint: &str) -> bool {
     violated.is_some_and(|name| {
         name == constraint
@@ -126,6 +140,45 @@ pub(crate) fn count_u32(n: impl TryInto<u32>) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::is_constraint;
+
+    #[test]
+    fn a_violated_constraint_is_read_from_its_field_or_else_from_the_message() {
+        use super::violated_constraint;
+        struct Info(Option<&'static str>, &'static str);
+        impl diesel::result::DatabaseErrorInformation for Info {
+            fn message(&self) -> &str {
+                self.1
+            }
+            fn details(&self) -> Option<&str> {
+                None
+            }
+            fn hint(&self) -> Option<&str> {
+                None
+            }
+            fn table_name(&self) -> Option<&str> {
+                None
+            }
+            fn column_name(&self) -> Option<&str> {
+                None
+            }
+            fn constraint_name(&self) -> Option<&str> {
+                self.0
+            }
+            fn statement_position(&self) -> Option<i32> {
+                None
+            }
+        }
+        let relayed = "duplicate key value violates unique constraint \"empresas_cnpj_key_102008\"";
+        assert_eq!(
+            violated_constraint(&Info(None, relayed)).as_deref(),
+            Some("empresas_cnpj_key_102008")
+        );
+        assert_eq!(
+            violated_constraint(&Info(Some("empresas_cnpj_key"), relayed)).as_deref(),
+            Some("empresas_cnpj_key")
+        );
+        assert_eq!(violated_constraint(&Info(None, "no name here")), None);
+    }
 
     #[test]
     fn a_constraint_is_known_by_its_name_or_a_citus_shards_name() {

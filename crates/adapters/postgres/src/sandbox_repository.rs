@@ -9,7 +9,7 @@ use ports::{CreateCompanyError, RepoError, SandboxPurged, SandboxRepository};
 use uuid::Uuid;
 
 use crate::company_repository::{schedule_first_sync, CNPJ_UNIQUE};
-use crate::conn::{count_u32, is_constraint, with_conn};
+use crate::conn::{count_u32, is_constraint, violated_constraint, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::EmpresaRow;
 use crate::schema::empresas;
@@ -178,7 +178,7 @@ impl SandboxRepository for PgSandboxRepository {
             }) {
                 Ok(_) => Ok(Ok(())),
                 Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info)) => {
-                    Ok(Err(info.constraint_name().map(str::to_owned)))
+                    Ok(Err(violated_constraint(&*info)))
                 }
                 Err(e) => Err(e),
             }

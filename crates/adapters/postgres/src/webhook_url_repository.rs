@@ -6,7 +6,7 @@ use domain::{CompanyId, EventSelection, WebhookUrl};
 use ports::{EncryptedSecret, InsertWebhookUrlError, RepoError, WebhookUrlRepository};
 use uuid::Uuid;
 
-use crate::conn::{is_constraint, with_conn};
+use crate::conn::{is_constraint, violated_constraint, with_conn};
 use crate::models::{NewWebhookUrl, WebhookUrlRow};
 use crate::schema::{empresas, webhook_urls};
 use crate::tenant::Tenant;
@@ -78,7 +78,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
             });
             match result {
                 Err(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
-                    if is_constraint(info.constraint_name(), ACTIVE_URL_UNIQUE) =>
+                    if is_constraint(violated_constraint(&*info).as_deref(), ACTIVE_URL_UNIQUE) =>
                 {
                     Ok(Registration::Duplicate)
                 }
