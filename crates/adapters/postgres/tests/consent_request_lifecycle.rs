@@ -1012,7 +1012,7 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
          WHERE statement LIKE 'UPDATE solicitacoes_consentimento%' \
             OR statement LIKE 'WITH devidas AS%' \
             OR statement LIKE 'WITH vencidas AS%' \
-            OR statement LIKE 'WITH eventos AS%' \
+            OR statement LIKE 'WITH n AS%' \
          ORDER BY statement",
     )
     .load::<Executions>(&mut conn)
@@ -1024,8 +1024,9 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
         executions,
         [
             ("WITH devidas AS (".to_owned(), 6),
-            // the expiry's events, and the use-case synchronization of the setup
-            ("WITH eventos AS (".to_owned(), 7),
+            // the expiry's events, and the use-case synchronization of the setup (the outbox's
+            // batch write, `outbox::WriteEvents`)
+            ("WITH n AS (".to_owned(), 7),
             ("WITH vencidas AS (".to_owned(), 6),
         ],
         "the status claim, the outbox, the expiry: one statement each (the reconciler finds no \
