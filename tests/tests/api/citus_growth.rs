@@ -15,6 +15,7 @@ use serde_json::Value;
 use testkit::Client;
 
 use crate::helpers::*;
+use crate::lifecycle::synced_with;
 
 #[derive(QueryableByName)]
 struct Count {
@@ -75,13 +76,7 @@ fn citus_growth_a_worker_added_and_shards_rebalanced_under_load_lose_nothing_and
 {
     let spare = std::env::var("TEST_CITUS_SPARE_WORKER")
         .expect("TEST_CITUS_SPARE_WORKER: run this test with `make test-citus`");
-    let app = TestApp::spawn();
-    app.a
-        .post_empty("/api/casos-de-uso/sincronizar")
-        .expect(200);
-    app.b
-        .post_empty("/api/casos-de-uso/sincronizar")
-        .expect(200);
+    let app = synced_with(&[]);
     let mut of_b = pending_body();
     of_b["casoDeUsoIdTemplate"] = serde_json::json!("tpl-b-seguro");
 

@@ -650,6 +650,34 @@ mod tests {
         }
     }
 
+    /// Expects one `schedule_status_checks` call and keeps what it was given.
+    fn recording_schedules(
+        consent_requests: &mut MockConsentRequestRepository,
+    ) -> Arc<Mutex<Vec<StatusCheckSchedule>>> {
+        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
+        let recorded = scheduled.clone();
+        consent_requests
+            .expect_schedule_status_checks()
+            .times(1)
+            .returning(move |s| {
+                recorded.lock().unwrap().extend(s.to_vec());
+                Ok(())
+            });
+        scheduled
+    }
+
+    /// The recorded schedules as (request number, next check), by request.
+    fn by_id(scheduled: &Mutex<Vec<StatusCheckSchedule>>) -> Vec<(u128, NextStatusCheck)> {
+        let mut by_id: Vec<(u128, NextStatusCheck)> = scheduled
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|s| (s.id.as_u128(), s.next))
+            .collect();
+        by_id.sort_by_key(|(id, _)| *id);
+        by_id
+    }
+
     fn policy() -> StatusCheckPolicy {
         StatusCheckPolicy {
             poll: Duration::seconds(30),
@@ -1414,15 +1442,7 @@ mod tests {
         consent_requests
             .expect_transition()
             .returning(|_, _, _, _, _, _, _| Ok(true));
-        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
-        let recorded = scheduled.clone();
-        consent_requests
-            .expect_schedule_status_checks()
-            .times(1)
-            .returning(move |s| {
-                recorded.lock().unwrap().extend(s.to_vec());
-                Ok(())
-            });
+        let scheduled = recording_schedules(&mut consent_requests);
         let asked = Arc::new(Mutex::new(Vec::new()));
 
         run(
@@ -1444,13 +1464,7 @@ mod tests {
             4,
             "the revoked one is not asked"
         );
-        let mut by_id: Vec<(u128, NextStatusCheck)> = scheduled
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|s| (s.id.as_u128(), s.next))
-            .collect();
-        by_id.sort_by_key(|(id, _)| *id);
+        let by_id = by_id(&scheduled);
         let active = NextStatusCheck::Sweep {
             lane: StatusSweepLane::Active,
             period_seconds: 900,
@@ -1494,15 +1508,7 @@ mod tests {
         consent_requests
             .expect_advance_status_sweeps()
             .returning(|_, _| Ok(()));
-        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
-        let recorded = scheduled.clone();
-        consent_requests
-            .expect_schedule_status_checks()
-            .times(1)
-            .returning(move |s| {
-                recorded.lock().unwrap().extend(s.to_vec());
-                Ok(())
-            });
+        let scheduled = recording_schedules(&mut consent_requests);
         let told = |n: u128, status: ConsentStatus, seconds: i64| PgccConsentStatus {
             next_change_at: Some(now() + Duration::seconds(seconds)),
             ..answer(n, status)
@@ -1522,13 +1528,7 @@ mod tests {
         )
         .unwrap();
 
-        let mut by_id: Vec<(u128, NextStatusCheck)> = scheduled
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|s| (s.id.as_u128(), s.next))
-            .collect();
-        by_id.sort_by_key(|(id, _)| *id);
+        let by_id = by_id(&scheduled);
         let in_5_s = NextStatusCheck::At {
             at: now() + Duration::seconds(5),
             interval_seconds: 0,
@@ -1598,15 +1598,7 @@ mod tests {
         consent_requests
             .expect_transition()
             .returning(|_, _, _, _, _, _, _| Ok(true));
-        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
-        let recorded = scheduled.clone();
-        consent_requests
-            .expect_schedule_status_checks()
-            .times(1)
-            .returning(move |s| {
-                recorded.lock().unwrap().extend(s.to_vec());
-                Ok(())
-            });
+        let scheduled = recording_schedules(&mut consent_requests);
         let advanced: Arc<Mutex<Vec<StatusSweepLease>>> = Arc::default();
         let seen = advanced.clone();
         consent_requests
