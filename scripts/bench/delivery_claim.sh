@@ -105,9 +105,9 @@ for n in "${sizes[@]}"; do
   sleep 5
   kill "$worker_pid"; wait "$worker_pid" 2>/dev/null || true
   read -r find_mean find_max claim_mean claim_max < <(psql "$db" -tA -F ' ' -c "
-    SELECT round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%desde%')
-                 / nullif(sum(calls) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%desde%'), 0), 0)::numeric, 2),
-           round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%desde%'), 0)::numeric, 2),
+    SELECT round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%<= \$1%')
+                 / nullif(sum(calls) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%<= \$1%'), 0), 0)::numeric, 2),
+           round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%empresas_pendentes%' AND query LIKE '%<= \$1%'), 0)::numeric, 2),
            round(COALESCE(sum(total_exec_time) FILTER (WHERE query LIKE '%escolhidas%')
                  / nullif(sum(calls) FILTER (WHERE query LIKE '%escolhidas%'), 0), 0)::numeric, 2),
            round(COALESCE(max(max_exec_time) FILTER (WHERE query LIKE '%escolhidas%'), 0)::numeric, 2)

@@ -32,6 +32,7 @@
 pub mod backfills;
 mod change_feed;
 mod conn;
+mod delivery_companies;
 mod fixed_sql;
 mod migrations;
 mod operations;

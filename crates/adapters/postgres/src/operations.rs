@@ -184,7 +184,7 @@ static DELIVERIES_DUE: LazyLock<String> = LazyLock::new(|| {
         COALESCE((
             SELECT EXTRACT(EPOCH FROM ($1 - min(c.desde)))::float8 FROM ({companies_due}) c
         ), 0) AS oldest_seconds",
-        companies_due = crate::webhook_delivery_repository::COMPANIES_DUE
+        companies_due = crate::delivery_companies::COMPANIES_DUE
     )
 });
 

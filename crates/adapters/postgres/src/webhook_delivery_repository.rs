@@ -13,6 +13,7 @@ use ports::{
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
+use crate::delivery_companies::{self, Topology};
 use crate::models::webhook_entrega::status;
 use crate::models::{DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookTentativaRow};
 use crate::outbox;
@@ -21,54 +22,6 @@ use crate::schema::{
 };
 use crate::tenant::Tenant;
 use crate::PgPool;
-
-/// `companies_due`: a loose index scan over `webhook_entregas_devidas_empresa_idx` (pending,
-/// not parked, by company then due time). Each step jumps to the first entry of the next
-/// company, which is that company's soonest due time: one index probe per company with
-/// pending deliveries, whatever their number. Those due at $1 are answered. A read, no lock.
-pub(crate) const COMPANIES_DUE: &str = "\
-WITH RECURSIVE empresas_pendentes AS (
-    (SELECT e.empresa_id, e.proxima_tentativa_em
-     FROM webhook_entregas e
-     WHERE e.status = 'pendente' AND NOT e.estacionada
-     ORDER BY e.empresa_id, e.proxima_tentativa_em
-     LIMIT 1)
-    UNION ALL
-    SELECT n.empresa_id, n.proxima_tentativa_em
-    FROM empresas_pendentes p
-    CROSS JOIN LATERAL (
-        SELECT e.empresa_id, e.proxima_tentativa_em
-        FROM webhook_entregas e
-        WHERE e.status = 'pendente' AND NOT e.estacionada AND e.empresa_id > p.empresa_id
-        ORDER BY e.empresa_id, e.proxima_tentativa_em
-        LIMIT 1
-    ) n
-)
-SELECT empresa_id, proxima_tentativa_em AS desde
-FROM empresas_pendentes
-WHERE proxima_tentativa_em <= $1";
-
-/// `companies_with_pending`: the same loose index scan over
-/// `webhook_entregas_pendentes_empresa_idx` (pending, parked included).
-const COMPANIES_WITH_PENDING: &str = "\
-WITH RECURSIVE empresas_pendentes AS (
-    (SELECT e.empresa_id
-     FROM webhook_entregas e
-     WHERE e.status = 'pendente'
-     ORDER BY e.empresa_id, e.proxima_tentativa_em
-     LIMIT 1)
-    UNION ALL
-    SELECT n.empresa_id
-    FROM empresas_pendentes p
-    CROSS JOIN LATERAL (
-        SELECT e.empresa_id
-        FROM webhook_entregas e
-        WHERE e.status = 'pendente' AND e.empresa_id > p.empresa_id
-        ORDER BY e.empresa_id, e.proxima_tentativa_em
-        LIMIT 1
-    ) n
-)
-SELECT empresa_id FROM empresas_pendentes";
 
 /// `claim_due` for one company ($1), in one statement scoped to it: its soonest deliveries due
 /// at $2, not parked, whose URL is neither removed nor disabled, at most $3, along
@@ -157,20 +110,6 @@ FROM alvo
 WHERE e.id = alvo.id AND e.empresa_id = $1 AND e.status = 'pendente'";
 
 #[derive(QueryableByName)]
-struct CompanyDueRow {
-    #[diesel(sql_type = SqlUuid)]
-    empresa_id: Uuid,
-    #[diesel(sql_type = Timestamptz)]
-    desde: DateTime<Utc>,
-}
-
-#[derive(QueryableByName)]
-struct CompanyRow {
-    #[diesel(sql_type = SqlUuid)]
-    empresa_id: Uuid,
-}
-
-#[derive(QueryableByName)]
 struct BoundaryRow {
     #[diesel(sql_type = Timestamptz)]
     limite: DateTime<Utc>,
@@ -238,11 +177,15 @@ struct DisabledUrl {
 #[derive(Clone)]
 pub struct PgWebhookDeliveryRepository {
     pool: PgPool,
+    topology: Topology,
 }
 
 impl PgWebhookDeliveryRepository {
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            topology: Topology::default(),
+        }
     }
 }
 
@@ -261,22 +204,19 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         crate::test_delivery::begin_test(&self.pool, webhook_url_id, event, lease_until)
     }
 
-    /// See `COMPANIES_DUE`.
+    /// See `delivery_companies.rs`.
     fn companies_due(&self, now: DateTime<Utc>) -> Result<Vec<CompanyDue>, RepoError> {
-        let rows = with_conn(
+        let companies = delivery_companies::companies_pending(
             &self.pool,
+            &self.topology,
+            Some(now),
             "finding the companies with due webhooks",
-            |conn| {
-                diesel::sql_query(COMPANIES_DUE)
-                    .bind::<Timestamptz, _>(now)
-                    .load::<CompanyDueRow>(conn)
-            },
         )?;
-        Ok(rows
+        Ok(companies
             .into_iter()
-            .map(|r| CompanyDue {
-                company_id: CompanyId(r.empresa_id),
-                since: r.desde,
+            .map(|(company, since)| CompanyDue {
+                company_id: CompanyId(company),
+                since,
             })
             .collect())
     }
@@ -392,14 +332,18 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         })
     }
 
-    /// See `COMPANIES_WITH_PENDING`.
+    /// See `delivery_companies.rs`.
     fn companies_with_pending(&self) -> Result<Vec<CompanyId>, RepoError> {
-        let rows = with_conn(
+        let companies = delivery_companies::companies_pending(
             &self.pool,
+            &self.topology,
+            None,
             "finding the companies with pending webhooks",
-            |conn| diesel::sql_query(COMPANIES_WITH_PENDING).load::<CompanyRow>(conn),
         )?;
-        Ok(rows.into_iter().map(|r| CompanyId(r.empresa_id)).collect())
+        Ok(companies
+            .into_iter()
+            .map(|(company, _)| CompanyId(company))
+            .collect())
     }
 
     /// `CAP_BOUNDARY`, then, past it, one `FAIL_BEYOND_CAP` batch, in one transaction.
