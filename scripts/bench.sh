@@ -48,7 +48,12 @@
 # across companies, as interleaved synchronizations leave them in production, instead of company
 # by company: compare the two for storage order), BENCH_PERF (set: a `perf record -g` of the
 # process under test per run, target/bench/run/perf-<scenario>-<round>.data; it perturbs the
-# numbers). With BENCH_ONLY or BENCH_PERF the table is printed, not written.
+# numbers), BENCH_CITUS (0; 1, when Citus is installed: the same data set also on a Citus coordinator
+# and two workers, distributed by scripts/citus/distribute.sql with BENCH_CITUS_SHARDS (32, Citus's
+# default) shards a table, and a second consent-api on it; each HTTP scenario of list, create_ativo,
+# create_pendente and hash then also runs as `<scenario>@citus` right after its one-node run, in
+# the same round, and the report adds the Citus / one node ratios; PG CPU of a Citus run is the
+# three nodes'). With BENCH_ONLY or BENCH_PERF the table is printed, not written.
 # Not part of `make test` nor CI. Everything listens on 127.0.0.1 and every run is time-bounded.
 # consent-api runs with its per-company rate limit raised out of reach (1,000,000/s): a random key
 # of 1,000 per request at 30,000 req/s is 30 req/s per company on average, with bursts past the
@@ -57,6 +62,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 root=$(repo_root)
 cd "$root"
+source scripts/citus/nodes.sh
 require cargo "install Rust (https://rustup.rs)"
 require python3 "install Python 3"
 require psql "install PostgreSQL 15 (Debian: apt-get install postgresql)"
@@ -90,14 +96,25 @@ printf 'scenario\tround\ttool\trequests\tseconds\tunexpected\tsocket_errors\tp50
 
 dir=$(cluster_dir "bench-$$")
 sim_pid=""; api_pid=""; c15t_pid=""; bg_pids=""
+citus=""; citus_dir=""; citus_api_pid=""
+if [ "${BENCH_CITUS:-0}" = 1 ]; then
+  citus_available || { echo "error: BENCH_CITUS=1 needs Citus for PostgreSQL 15 (citus.so in pg_config --pkglibdir)" >&2; exit 1; }
+  citus=1; citus_dir=$(cluster_dir "bench-citus-$$")
+fi
+citus_nodes=(coord w1 w2)
 cleanup() {
   [ -n "$api_pid" ] && kill "$api_pid" 2>/dev/null || true
+  [ -n "$citus_api_pid" ] && kill "$citus_api_pid" 2>/dev/null || true
   [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
   [ -n "$c15t_pid" ] && kill "$c15t_pid" 2>/dev/null || true
   # Background jobs still running (an interrupted run): each is its own process group (setsid).
   local p; for p in $bg_pids; do kill -- "-$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   scripts/pg.sh stop "$dir" 2>/dev/null || true; rm -rf "$dir"
+  if [ -n "$citus_dir" ]; then
+    local n; for n in "${citus_nodes[@]}"; do scripts/pg.sh stop "$citus_dir/$n" >/dev/null 2>&1 || true; done
+    rm -rf "$citus_dir"
+  fi
 }
 trap cleanup EXIT
 
@@ -118,6 +135,11 @@ background pg_start_pid scripts/pg.sh start "$dir" > "$work/pg.url" 2> "$work/pg
 c15t_install_pid=""
 if [ "${BENCH_C15T:-1}" = 1 ]; then
   background c15t_install_pid bash scripts/bench/c15t.sh install > "$work/c15t-install.log" 2>&1
+fi
+citus_start_pid=""
+if [ -n "$citus" ]; then
+  background citus_start_pid bash -c 'source scripts/common.sh; source scripts/citus/nodes.sh
+    for n in coord w1 w2; do citus_node "$1/$n" > "$2/citus-$n.url" || exit 1; done' _ "$citus_dir" "$work" 2> "$work/citus.err"
 fi
 build_started=$(date +%s)
 cargo build --release --bins --quiet
@@ -150,6 +172,18 @@ sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$db_url" -q -v ON_ERROR_STO
 # Keyed as the consent table is, (empresa_id, id) (issue 23): the script's ON CONFLICT names that key.
 psql "$db_url" -qc "CREATE TABLE bench_em_andamento (LIKE solicitacoes_consentimento INCLUDING DEFAULTS INCLUDING CONSTRAINTS, PRIMARY KEY (empresa_id, id))"
 echo "loaded in $(( $(date +%s) - t0 )) s: $(psql "$db_url" -tAc "SELECT (SELECT count(*) FROM empresas) || ' companies, ' || (SELECT count(*) FROM casos_de_uso) || ' use cases, ' || (SELECT count(*) FROM solicitacoes_consentimento) || ' consent requests'")"
+citus_db=""
+if [ -n "$citus" ]; then
+  echo "== Citus: coordinator and two workers, the same data set distributed"
+  reap "$citus_start_pid" || { echo "error: the Citus nodes did not start: $(cat "$work/citus.err")" >&2; exit 1; }
+  citus_db=$(citus_database consent_bench "$(cat "$work/citus-coord.url")" "$(cat "$work/citus-w1.url")" "$(cat "$work/citus-w2.url")") \
+    || { echo "error: the Citus database could not be made" >&2; exit 1; }
+  t0=$(date +%s)
+  APP__DATABASE__URL="$citus_db" "$bin/consent-api" migrate >/dev/null 2>&1
+  PGOPTIONS="-c citus.shard_count=${BENCH_CITUS_SHARDS:-32}" psql "$citus_db" -qX -v ON_ERROR_STOP=1 -f scripts/citus/distribute.sql >/dev/null
+  sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$citus_db" -q -v ON_ERROR_STOP=1
+  echo "distributed and loaded in $(( $(date +%s) - t0 )) s: $(psql "$citus_db" -tAc "SELECT (SELECT count(*) FROM solicitacoes_consentimento) || ' consent requests in ' || (SELECT count(*) FROM pg_dist_shard) || ' shards'")"
+fi
 
 wait_line() {
   local file=$1 prefix=$2 i
@@ -169,6 +203,13 @@ export APP__PGCC__BASE_URL="$sim_url"
 api_pid=$!
 api_url=$(wait_line "$work/api.out" "consent-api listening on ")
 pg_pid=$(head -1 "$dir/data/postmaster.pid")
+citus_url=""; citus_pg_pids=""
+if [ -n "$citus" ]; then
+  APP__DATABASE__URL="$citus_db" "$bin/consent-api" serve > "$work/api-citus.out" 2> "$work/consent-api-citus.log" &
+  citus_api_pid=$!
+  citus_url=$(wait_line "$work/api-citus.out" "consent-api listening on ")
+  for n in "${citus_nodes[@]}"; do citus_pg_pids="$citus_pg_pids $(head -1 "$citus_dir/$n/data/postmaster.pid")"; done
+fi
 
 # Pre-flight: each scenario's request answers 200 once, or the run stops here.
 key1=$(head -1 "$work/keys.txt"); cpf1=$(head -1 "$work/cpfs.txt")
@@ -188,8 +229,21 @@ preflight hash -H "Api-Key: $(sed -n "${hn}p" "$work/keys.txt")" -H 'Content-Typ
   -d "{\"cpfTitular\":\"$hcpf\",\"casoDeUsoIdTemplate\":\"$htpl\"}"
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["data"]["valido"] is True' "$work/preflight-hash.json"
 preflight health "$api_url/health/live"
+if [ -n "$citus" ]; then
+  preflight list_citus -H "Api-Key: $key1" "$citus_url/api/casos-de-uso"
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["data"]; assert len(d)==100, len(d)' "$work/preflight-list_citus.json"
+fi
 
 scenarios=${BENCH_ONLY:-"list list_etag create_ativo create_pendente pgcc_direct hash health pg_list pg_key_list pg_create pg_create_inflight c15t_record c15t_read"}
+if [ -n "$citus" ]; then
+  # each HTTP scenario the Citus run covers, right after its one-node run
+  with_citus=""
+  for s in $scenarios; do
+    with_citus="$with_citus $s"
+    case $s in list|create_ativo|create_pendente|hash) with_citus="$with_citus $s@citus" ;; esac
+  done
+  scenarios=$with_citus
+fi
 # list_etag needs the service's ETag support: without an ETag header on the list, it is skipped.
 etag_note=""
 if [[ " $scenarios " == *" list_etag "* ]]; then
@@ -232,11 +286,14 @@ fi
 
 ticks=$(getconf CLK_TCK)
 proc_cpu() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# The whole cluster: the postmaster, its live backends, and the backends already gone (cutime).
+# The whole cluster: the postmaster, its live backends, and the backends already gone (cutime);
+# of a Citus run ($BENCH_PG_PIDS), the three nodes'.
 pg_cpu() {
-  local total child
-  total=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$pg_pid/stat")
-  for child in $(pgrep -P "$pg_pid"); do total=$((total + $(proc_cpu "$child"))); done
+  local total=0 child postmaster
+  for postmaster in ${BENCH_PG_PIDS:-$pg_pid}; do
+    total=$((total + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$postmaster/stat")))
+    for child in $(pgrep -P "$postmaster"); do total=$((total + $(proc_cpu "$child"))); done
+  done
   echo "$total"
 }
 reset_hwm() { echo 5 > "/proc/$1/clear_refs" 2>/dev/null || true; }
@@ -287,7 +344,8 @@ measure() {
 # loadgen_fraction x the req/s wrk just measured (pgcc_direct: at the creations' loadgen rate, below).
 http() {
   local name=$1 app=$2 base=$3 method=$4 path=$5
-  measure "$name" "$round" "$app" wrk -s "scripts/bench/${BENCH_LUA:-$name}.lua" "$base"
+  local kind=${name%@citus}  # a Citus run sends the same requests as its one-node run
+  measure "$name" "$round" "$app" wrk -s "scripts/bench/${BENCH_LUA:-$kind}.lua" "$base"
   [ -n "$loadgen" ] || return 0
   local rate input=$work/loadgen-$name-$round.in
   rate=$(awk -F'\t' -v s="$name" -v r="$round" -v f="$loadgen_fraction" -v m="$loadgen_max_rate" \
@@ -299,7 +357,7 @@ http() {
       ($1 == "create_ativo" || $1 == "create_pendente") { c[$1] = $13 } END { print (c["create_ativo"] ? c["create_ativo"] : (c["create_pendente"] ? c["create_pendente"] : q)) }' "$results")
   fi
   local args=(--method "$method")
-  mapfile -t inputs < <(python3 scripts/bench/loadgen_inputs.py "$name" "$work" "$input" $((rate * loadgen_seconds)) "$base")
+  mapfile -t inputs < <(python3 scripts/bench/loadgen_inputs.py "$kind" "$work" "$input" $((rate * loadgen_seconds)) "$base")
   args+=("${inputs[@]}")
   [ "$name" = c15t_read ] || args+=("$base$path")
   BENCH_RATE=$rate measure "$name" "$round" "$app" loadgen "${args[@]}"
@@ -326,6 +384,10 @@ for round in $(seq 1 "$rounds"); do
         python3 scripts/bench/net_of_prelude.py "$results" "$s" "$round" "$work/$s-$round.pgbench.out" >> "$results" ;;
       c15t_record) if [ -n "$c15t_url" ]; then http c15t_record "$c15t_pid" "$c15t_url" POST /subjects; fi ;;
       c15t_read) if [ -n "$c15t_url" ]; then http c15t_read "$c15t_pid" "$c15t_url" GET /subjects; fi ;;
+      list@citus) BENCH_PG_PIDS=$citus_pg_pids http "$s" "$citus_api_pid" "$citus_url" GET /api/casos-de-uso ;;
+      create_ativo@citus) BENCH_PG_PIDS=$citus_pg_pids BENCH_LUA=create BENCH_MODE=ativo http "$s" "$citus_api_pid" "$citus_url" POST /api/solicitacao-consentimento/criar/ativo ;;
+      create_pendente@citus) BENCH_PG_PIDS=$citus_pg_pids BENCH_LUA=create BENCH_MODE=pendente http "$s" "$citus_api_pid" "$citus_url" POST /api/solicitacao-consentimento/criar/pendente ;;
+      hash@citus) BENCH_PG_PIDS=$citus_pg_pids http "$s" "$citus_api_pid" "$citus_url" POST /api/hash-consulta ;;
       *) echo "unknown scenario '$s' (BENCH_ONLY)" >&2 ;;
     esac
   done

@@ -20,9 +20,9 @@ source "$(dirname "$0")/common.sh"
 root=$(repo_root)
 cd "$root"
 
-libdir=$(pg_config --pkglibdir 2>/dev/null || true)
-if [ -z "$libdir" ] || [ ! -f "$libdir/citus.so" ]; then
-  echo "make test-citus: no Citus for PostgreSQL 15 here (no citus.so in ${libdir:-pg_config --pkglibdir})."
+source scripts/citus/nodes.sh
+if ! citus_available; then
+  echo "make test-citus: no Citus for PostgreSQL 15 here (no citus.so in $(pg_config --pkglibdir 2>/dev/null || echo 'pg_config --pkglibdir'))."
   echo "It needs a Citus 13 installation for PostgreSQL 15, as Citus's own packages provide"
   echo "(docs/scaling.md, \"make test-citus\"). Nothing was run."
   exit 0
@@ -44,15 +44,7 @@ trap cleanup EXIT
 
 declare -A url
 for n in "${nodes[@]}"; do
-  u=$(scripts/pg.sh start "$base/$n") || exit 1
-  psql "$u" -qX -c "ALTER SYSTEM SET shared_preload_libraries = 'citus'" \
-    -c "ALTER SYSTEM SET wal_level = logical" \
-    -c "ALTER SYSTEM SET max_connections = 400" \
-    -c "ALTER SYSTEM SET max_worker_processes = 32" >/dev/null || exit 1
-  scripts/pg.sh stop "$base/$n" >/dev/null
-  u=$(scripts/pg.sh start "$base/$n") || exit 1
-  # Citus's own settings exist once the library is loaded
-  psql "$u" -qX -c "ALTER SYSTEM SET citus.enable_statistics_collection = off" >/dev/null || exit 1
+  u=$(citus_node "$base/$n") || exit 1
   if [ "$n" = coord ]; then
     # every statement with its session's application_name, and a line for each statement Citus
     # splits into several tasks (planned on several shards), followed by that statement

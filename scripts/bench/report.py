@@ -147,7 +147,8 @@ for s in order:
         lat = ("generator-bound", "generator-bound", f"none kept up (last tried {last:.0f})")
     else:
         lat = ("n/m", "n/m", "n/m")
-    out.append(f"| {LABEL.get(s, s)} | {v['rate']:.0f} | {v['lo']:.0f}-{v['hi']:.0f} | {lat[2]} | {lat[0]} | "
+    label = LABEL.get(s, s) if not s.endswith("@citus") else f"{LABEL.get(s[:-6], s[:-6])}, on Citus (BENCH_CITUS=1)"
+    out.append(f"| {label} | {v['rate']:.0f} | {v['lo']:.0f}-{v['hi']:.0f} | {lat[2]} | {lat[0]} | "
                f"{lat[1]} | {errs} | {app} | {v['pg']:.3f} | {rss} |")
 out.append("")
 if a.etag:
@@ -204,6 +205,15 @@ for lever, base in (("pg_create_inflight", "pg_create"), ("pg_create_inflight_ne
 if "hash" in S:
     r = ratio("hash", "c15t_read")
     tg.append(("HashConsulta >= 10x c15t read rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))
+# BENCH_CITUS=1: each scenario on Citus against the same scenario on one node, in the same rounds.
+for s in [s for s in order if s.endswith("@citus")]:
+    one = s[:-6]
+    if one not in S or s not in S:
+        continue
+    lat = ""
+    if p50(s) is not None and p50(one) is not None:
+        lat = f"; p50 {p50(s):.2f} / {p50(one):.2f} ms = {p50(s) / p50(one):.2f} (loadgen at each one's own rate)"
+    tg.append((f"{one}: Citus (coordinator + 2 workers) / one node", f"req/s {ratio(s, one)}{lat}", "measured"))
 out.append("| target | measured | |")
 out.append("|---|---|---|")
 for t, m, ok in tg:

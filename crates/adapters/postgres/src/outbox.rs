@@ -52,9 +52,18 @@ pub(crate) use sem_entregas;
 /// ([`url_takes`]), due at once (at the event's timestamp), created and updated at the
 /// event's timestamp. The URLs are read without locking them: a URL removed concurrently may
 /// still get a delivery, which stays pending and is never claimed (the claim skips removed and
-/// disabled URLs). One definition for every statement that writes events.
+/// disabled URLs). One definition for every statement that writes events. Given `$empresa`
+/// (a parameter), the events are all that company's and the URLs are read by it: on Citus the
+/// join with `eventos` (an intermediate result there) then reads one shard of `webhook_urls`,
+/// not all of them (`make bench` with `BENCH_CITUS=1`, docs/scaling.md).
 macro_rules! deliveries_of_eventos {
     () => {
+        crate::outbox::deliveries_of_eventos!(@ "e.empresa_id", "")
+    };
+    ($empresa:literal) => {
+        crate::outbox::deliveries_of_eventos!(@ $empresa, " AND e.empresa_id = u.empresa_id")
+    };
+    (@ $empresa:literal, $same_company:literal) => {
         concat!(
             "INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
                                       tentativas, proxima_tentativa_em, criado_em, atualizado_em)
@@ -62,7 +71,8 @@ SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
        e.criado_em, e.criado_em, e.criado_em
 FROM eventos e
 JOIN webhook_urls u ON ",
-            crate::outbox::url_takes!("e.empresa_id", "e.tipo")
+            crate::outbox::url_takes!($empresa, "e.tipo"),
+            $same_company
         )
     };
 }

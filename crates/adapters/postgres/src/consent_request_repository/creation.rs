@@ -188,7 +188,7 @@ statement! {
     RETURNING id, empresa_id, tipo, criado_em
 ), entregas AS (
 ",
-        deliveries_of_eventos!(),
+        deliveries_of_eventos!("$empresa_id"),
         "
 )
 INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
