@@ -78,7 +78,7 @@ LEFT JOIN LATERAL json_array_elements(CASE WHEN r.success THEN r.result::json EN
 
 /// `companies_due`: the companies with pending, not parked, deliveries due at $1, with the
 /// soonest due time of each. A read, no lock.
-pub(crate) const COMPANIES_DUE: &str = concat!(
+const COMPANIES_DUE: &str = concat!(
     pending_scan!("webhook_entregas", "AND NOT e.estacionada"),
     "
 SELECT empresa_id, proxima_tentativa_em AS desde

@@ -14,6 +14,7 @@ use ports::{
 };
 
 use crate::conn::with_conn;
+use crate::delivery_companies::Topology;
 use crate::pool::{with_connection_defaults, SessionSettings};
 use crate::{PgPool, ReadPools, MIGRATIONS};
 
@@ -126,11 +127,16 @@ impl HealthProbe for PgReadinessProbe {
 pub struct PgOperationalStats {
     pool: PgPool,
     reads: Option<ReadPools>,
+    topology: Topology,
 }
 
 impl PgOperationalStats {
     pub fn new(pool: PgPool) -> Self {
-        PgOperationalStats { pool, reads: None }
+        PgOperationalStats {
+            pool,
+            reads: None,
+            topology: Topology::default(),
+        }
     }
 
     /// Also reports where the lag-tolerant reads of `reads` went and its replicas' lag.
@@ -163,9 +169,9 @@ static STATUS_CHECKS_DUE: LazyLock<String> = LazyLock::new(|| {
          ) x) AS due,
         COALESCE((
             SELECT EXTRACT(EPOCH FROM ($1 - min(o.proxima_em)))::float8
-            FROM empresas c CROSS JOIN LATERAL (
+            FROM agenda_sincronizacao c CROSS JOIN LATERAL (
                 SELECT v.proxima_em FROM verificacoes_status v
-                WHERE v.empresa_id = c.id ORDER BY v.proxima_em LIMIT 1
+                WHERE v.empresa_id = c.empresa_id ORDER BY v.proxima_em LIMIT 1
             ) o
             WHERE o.proxima_em <= $1
         ), 0) AS oldest_seconds"
@@ -173,20 +179,28 @@ static STATUS_CHECKS_DUE: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// Due webhook deliveries (the sender's claim condition: pending, not parked), counted up to
-/// the cap; the oldest from the sender's own loose index scan (one probe per company).
+/// the cap. The oldest comes from the sender's own scan of the companies with due deliveries
+/// (`delivery_companies.rs`: one probe per company, on one node as on Citus).
 static DELIVERIES_DUE: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT (SELECT count(*) FROM (
+        "SELECT count(*) AS due FROM (
             SELECT 1 FROM webhook_entregas e
             WHERE e.status = 'pendente' AND NOT e.estacionada AND e.proxima_tentativa_em <= $1
             LIMIT {BACKLOG_COUNT_CAP}
-         ) x) AS due,
-        COALESCE((
-            SELECT EXTRACT(EPOCH FROM ($1 - min(c.desde)))::float8 FROM ({companies_due}) c
-        ), 0) AS oldest_seconds",
-        companies_due = crate::delivery_companies::COMPANIES_DUE
+         ) x"
     )
 });
+
+/// Seconds from `since` to `now`, to the millisecond, as the status gauge's SQL gives them.
+fn seconds_between(since: DateTime<Utc>, now: DateTime<Utc>) -> f64 {
+    (now - since).num_milliseconds() as f64 / 1000.0
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    due: i64,
+}
 
 impl OperationalStats for PgOperationalStats {
     fn pool_state(&self) -> PoolState {
@@ -216,12 +230,26 @@ impl OperationalStats for PgOperationalStats {
                 .get_result::<DueRow>(conn)?;
             let deliveries = diesel::sql_query(DELIVERIES_DUE.as_str())
                 .bind::<Timestamptz, _>(now)
-                .get_result::<DueRow>(conn)?;
+                .get_result::<CountRow>(conn)?;
+            Ok((checks, deliveries.due))
+        })
+        .and_then(|(checks, deliveries_due)| {
+            let oldest = crate::delivery_companies::companies_pending(
+                &self.pool,
+                &self.topology,
+                Some(now),
+                "reading the workers' backlog",
+            )?
+            .into_iter()
+            .map(|(_, since)| since)
+            .min();
             Ok(Backlog {
                 status_checks_due: checks.due,
                 oldest_status_check_due_seconds: checks.oldest_seconds.max(0.0),
-                deliveries_due: deliveries.due,
-                oldest_delivery_due_seconds: deliveries.oldest_seconds.max(0.0),
+                deliveries_due,
+                oldest_delivery_due_seconds: oldest
+                    .map_or(0.0, |since| seconds_between(since, now))
+                    .max(0.0),
             })
         })
     }
