@@ -9,8 +9,6 @@
 //! `run_command_on_shards` (`%1$s` is the shard's table): per shard the cost is the scan's on
 //! one node, and each shard answers one JSON array.
 
-use std::sync::{Arc, OnceLock};
-
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Timestamptz, Uuid as SqlUuid};
@@ -18,6 +16,7 @@ use ports::RepoError;
 use uuid::Uuid;
 
 use crate::conn::with_conn;
+use crate::topology::Topology;
 use crate::PgPool;
 
 /// The loose index scan in `$table` (a table name, or `%1$s` for a shard's): the companies with
@@ -124,21 +123,6 @@ struct ShardRow {
     empresa_id: Option<Uuid>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     desde: Option<DateTime<Utc>>,
-}
-
-/// Whether the database is distributed, read once, on the first scan that needs it (the
-/// extension is installed before the service starts, and not removed under it).
-#[derive(Clone, Default)]
-pub(crate) struct Topology(Arc<OnceLock<bool>>);
-
-impl Topology {
-    fn distributed(&self, pool: &PgPool) -> Result<bool, RepoError> {
-        if let Some(known) = self.0.get() {
-            return Ok(*known);
-        }
-        let citus = crate::pool::is_distributed(pool)?;
-        Ok(*self.0.get_or_init(|| citus))
-    }
 }
 
 /// The companies with pending deliveries (not parked, due at `due_at`; or, without it, every

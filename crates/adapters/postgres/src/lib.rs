@@ -47,6 +47,7 @@ mod releasing_webhook;
 mod replica_heartbeat;
 mod scope;
 mod tenant;
+mod topology;
 
 pub mod models;
 #[rustfmt::skip]

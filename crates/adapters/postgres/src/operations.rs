@@ -14,8 +14,8 @@ use ports::{
 };
 
 use crate::conn::with_conn;
-use crate::delivery_companies::Topology;
 use crate::pool::{with_connection_defaults, SessionSettings};
+use crate::topology::Topology;
 use crate::{PgPool, ReadPools, MIGRATIONS};
 
 /// Readiness of the database on a connection of its own (never the pool's: a readiness check

@@ -58,18 +58,26 @@ pub(crate) use sem_entregas;
 /// not all of them (`make bench` with `BENCH_CITUS=1`, docs/scaling.md).
 macro_rules! deliveries_of_eventos {
     () => {
-        crate::outbox::deliveries_of_eventos!(@ "e.empresa_id", "")
+        crate::outbox::deliveries_of_eventos!(@ "eventos", "e.empresa_id", "")
     };
     ($empresa:literal) => {
-        crate::outbox::deliveries_of_eventos!(@ $empresa, " AND e.empresa_id = u.empresa_id")
+        crate::outbox::deliveries_of_eventos!(@ "eventos", $empresa, " AND e.empresa_id = u.empresa_id")
     };
-    (@ $empresa:literal, $same_company:literal) => {
+    // the deliveries of one stored event, `$evento` of company `$empresa` (parameters)
+    (stored $evento:literal, $empresa:literal) => {
+        concat!(
+            crate::outbox::deliveries_of_eventos!(@ "webhook_eventos", $empresa, " AND e.empresa_id = u.empresa_id"),
+            "
+WHERE e.id = ", $evento, " AND e.empresa_id = ", $empresa
+        )
+    };
+    (@ $eventos:literal, $empresa:literal, $same_company:literal) => {
         concat!(
             "INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
                                       tentativas, proxima_tentativa_em, criado_em, atualizado_em)
 SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
        e.criado_em, e.criado_em, e.criado_em
-FROM eventos e
+FROM ", $eventos, " e
 JOIN webhook_urls u ON ",
             crate::outbox::url_takes!($empresa, "e.tipo"),
             $same_company

@@ -13,7 +13,7 @@ use ports::{
 use uuid::Uuid;
 
 use crate::conn::{count_u32, with_conn};
-use crate::delivery_companies::{self, Topology};
+use crate::delivery_companies;
 use crate::models::webhook_entrega::status;
 use crate::models::{DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookTentativaRow};
 use crate::outbox;
@@ -21,6 +21,7 @@ use crate::schema::{
     webhook_entregas as we, webhook_eventos as ev, webhook_tentativas as wt, webhook_urls as wu,
 };
 use crate::tenant::Tenant;
+use crate::topology::Topology;
 use crate::PgPool;
 
 /// `claim_due` for one company ($1), in one statement scoped to it: its soonest deliveries due
@@ -29,7 +30,8 @@ use crate::PgPool;
 /// sender holds are skipped). The update pushes their next attempt to the lease $4 and gives them
 /// the caller's lease token $5 (no volatile function in the `SET`); the outer select joins what
 /// sending needs: the URL, the event's body, the secret, and the previous secret only while its
-/// overlap lasts (`segredo_anterior_ate` after $2). Every join carries the company.
+/// overlap lasts (`segredo_anterior_ate` after $2). Every join names the company by its
+/// parameter, not through the CTE: Citus then reads the company's shard of each table, not all.
 const CLAIM_DUE: &str = "\
 WITH escolhidas AS (
     SELECT e.id
@@ -56,8 +58,8 @@ SELECT r.id, r.empresa_id, r.webhook_url_id, u.url, r.evento_id, ev.payload, r.t
            AS segredo_anterior_cifrado,
        r.token_reivindicacao, ev.traceparent
 FROM reivindicadas r
-JOIN webhook_urls u ON u.id = r.webhook_url_id AND u.empresa_id = r.empresa_id
-JOIN webhook_eventos ev ON ev.id = r.evento_id AND ev.empresa_id = r.empresa_id";
+JOIN webhook_urls u ON u.id = r.webhook_url_id AND u.empresa_id = $1
+JOIN webhook_eventos ev ON ev.id = r.evento_id AND ev.empresa_id = $1";
 
 /// One batch of `settle_url` for a URL ($1) of company ($2) whose row the transaction has
 /// locked: up to $3 of its pending deliveries with `estacionada = $4` (along

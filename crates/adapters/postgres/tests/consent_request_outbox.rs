@@ -224,6 +224,95 @@ fn a_company_without_webhook_urls_gets_its_event_and_no_delivery() {
     assert_eq!(deliveries(&db), []);
 }
 
+/// The rows a confirmation wrote for `request`: (history entries, audit entries, status
+/// checks scheduled, its `solicitacao.criada` event's `sem_entregas`).
+fn confirmation_rows(db: &TestDb, request: &ConsentRequest) -> (i64, i64, i64, Vec<bool>) {
+    #[derive(diesel::QueryableByName)]
+    struct Rows {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        historico: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        auditoria: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        verificacoes: i64,
+        #[diesel(sql_type = diesel::sql_types::Array<diesel::sql_types::Bool>)]
+        sem_entregas: Vec<bool>,
+    }
+    use diesel::RunQueryDsl;
+    let rows: Rows = diesel::sql_query(
+        "SELECT (SELECT count(*) FROM solicitacoes_historico WHERE solicitacao_id = $1) AS historico,
+                (SELECT count(*) FROM auditoria_entradas WHERE solicitacao_id = $1) AS auditoria,
+                (SELECT count(*) FROM verificacoes_status WHERE solicitacao_id = $1) AS verificacoes,
+                ARRAY(SELECT sem_entregas FROM webhook_eventos
+                      WHERE tipo = 'solicitacao.criada' AND payload::jsonb -> 'data' ->> 'id' = $1::text)
+                    AS sem_entregas",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(request.id)
+    .get_result(&mut db.conn())
+    .unwrap();
+    (
+        rows.historico,
+        rows.auditoria,
+        rows.verificacoes,
+        rows.sem_entregas,
+    )
+}
+
+#[test]
+fn a_confirmation_written_statement_by_statement_as_on_citus_writes_what_the_single_statement_writes(
+) {
+    let w = world(2);
+    let one_statement = PgConsentRequestRepository::new(w.pool.clone());
+    let routed = PgConsentRequestRepository::new(w.pool.clone()).writing_as_on_citus();
+    let loner = tenant(&w.pool, "Loner", "778889990001");
+
+    let single = w
+        .acme
+        .create(&one_statement, &Spec::new(created()).status(Pending));
+    let split = w
+        .acme
+        .create(&routed, &Spec::new(created()).status(Pending));
+    let without_urls = loner.create(&routed, &Spec::new(created()).status(Active));
+
+    assert_eq!(confirmation_rows(&w.db, &single), (1, 1, 1, vec![false]));
+    assert_eq!(
+        confirmation_rows(&w.db, &split),
+        confirmation_rows(&w.db, &single),
+        "the same history, audit entry, status check and event"
+    );
+    let event = consent_events(&w.db)
+        .into_iter()
+        .find(|e| e.payload.contains(&split.id.to_string()))
+        .unwrap();
+    assert_event(
+        &w.db,
+        &event,
+        EventType::RequestCreated,
+        &split,
+        split.created_at,
+        &w.acme_active,
+    );
+    assert_eq!(
+        confirmation_rows(&w.db, &without_urls),
+        (1, 1, 1, vec![true]),
+        "no URL took the event: marked, no delivery"
+    );
+    assert_eq!(
+        stored(&w.db, split.id).pgcc_id.as_deref(),
+        Some(split.pgcc_id.as_str())
+    );
+
+    // confirmed twice: the second writes nothing
+    let again = routed
+        .confirm_creation(&split, &split.pgcc_id, Utc::now())
+        .unwrap();
+    assert!(
+        matches!(again, ports::Confirmation::AlreadyConfirmed { .. }),
+        "{again:?}"
+    );
+    assert_eq!(confirmation_rows(&w.db, &split), (1, 1, 1, vec![false]));
+}
+
 // --- transition ---
 
 #[test]

@@ -20,6 +20,7 @@ use crate::models::{
 use crate::outbox::{self, deliveries_of_eventos};
 use crate::per_company::companies_with;
 use crate::schema::solicitacoes_consentimento as sc;
+use crate::topology::Topology;
 use crate::PgPool;
 
 statement! {
@@ -130,6 +131,49 @@ impl<'a> BeginCreation<'a> {
     }
 }
 
+/// Writes of a confirmation, each reading the confirmed request as `c` from `$from` (a CTE
+/// of the updated row, or the table), `$where` narrowing it (empty for the CTE, the request's id
+/// and company for the table): one text for [`ConfirmCreation`] (one node) and
+/// `confirm_routed.rs` (Citus).
+macro_rules! confirmation_writes {
+    (update) => {
+        "UPDATE solicitacoes_consentimento
+    SET criacao = 'confirmada', pgcc_id = $pgcc_id, criacao_tentativa_em = NULL,
+        criacao_nao_encontrada_em = NULL, proximo_status_em = $next_check_at
+    WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
+      AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em"
+    };
+    // the creation's entry in the company's audit log (docs/auditoria.md)
+    (audit, $from:literal, $where:expr) => {
+        concat!(
+            "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+    SELECT c.empresa_id, c.id, auditoria_entrada(
+        c.id, c.pgcc_id, e.cnpj, c.caso_de_uso_id_template, NULL, c.status, 'empresa', NULL,
+        c.prova_coleta, c.hash, c.criado_em)
+    FROM ",
+            $from,
+            " c JOIN empresas e ON e.id = c.empresa_id
+    WHERE ",
+            $where,
+            "current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'"
+        )
+    };
+    // its first status check, when the PGCC may still change it
+    (schedule, $from:literal, $where:expr) => {
+        concat!(
+            "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
+    SELECT c.empresa_id, c.id, c.pgcc_id, $next_check_at FROM ",
+            $from,
+            " c
+    WHERE ",
+            $where,
+            "c.status IN ('pendente', 'ativo')
+    ON CONFLICT DO NOTHING"
+        )
+    };
+}
+pub(super) use confirmation_writes;
+
 statement! {
     /// `confirm_creation` in one statement, so one implicit transaction: the update confirms
     /// the row (PGCC id, no attempt, next status check) only if it is unconfirmed and still
@@ -140,6 +184,7 @@ statement! {
     /// (docs/auditoria.md). Nothing is written when the update changed no row;
     /// the count is the number of history entries written (1 or 0). The update's row lock makes
     /// a concurrent confirmation wait, then find the row confirmed and write nothing.
+    /// On Citus the same writes go as one statement each (`confirm_routed.rs`).
     struct ConfirmCreation<'a> {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
@@ -156,27 +201,22 @@ statement! {
     }
     concat!(
         "WITH confirmada AS (
-    UPDATE solicitacoes_consentimento
-    SET criacao = 'confirmada', pgcc_id = $pgcc_id, criacao_tentativa_em = NULL,
-        criacao_nao_encontrada_em = NULL, proximo_status_em = $next_check_at
-    WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
-      AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em
+    ",
+        confirmation_writes!(update),
+        "
     RETURNING id, empresa_id, status, criado_em, pgcc_id, caso_de_uso_id_template, prova_coleta,
         hash
 ), auditada AS (
-    INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
-    SELECT c.empresa_id, c.id, auditoria_entrada(
-        c.id, c.pgcc_id, e.cnpj, c.caso_de_uso_id_template, NULL, c.status, 'empresa', NULL,
-        c.prova_coleta, c.hash, c.criado_em)
-    FROM confirmada c JOIN empresas e ON e.id = c.empresa_id
-    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
+    ",
+        confirmation_writes!(audit, "confirmada", ""),
+        "
 ), agendada AS (
-    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
-    SELECT empresa_id, id, pgcc_id, $next_check_at FROM confirmada
-    WHERE status IN ('pendente', 'ativo')
-    ON CONFLICT DO NOTHING
+    ",
+        confirmation_writes!(schedule, "confirmada", ""),
+        "
 ), eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
+    ",
+        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
                                  sem_entregas)
     SELECT $event_id, c.empresa_id, $event_tipo, $event_payload, $event_at, $event_traceparent, ",
         // the company's own URLs, by the parameter rather than by `c`: an uncorrelated
@@ -191,7 +231,8 @@ statement! {
         deliveries_of_eventos!("$empresa_id"),
         "
 )
-INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
+",
+        "INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
 SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada"
     )
 }
@@ -277,15 +318,17 @@ pub(super) fn begin(
 /// its PGCC id is answered; still unconfirmed, it is confirmed from its content as read.
 pub(super) fn confirm(
     pool: &PgPool,
+    topology: &Topology,
     stored: &ConsentRequest,
     pgcc_id: &str,
     at: DateTime<Utc>,
 ) -> Result<Confirmation, RepoError> {
+    let distributed = topology.distributed(pool)?;
     with_conn(
         pool,
         "confirming the creation of a consent request",
         |conn| {
-            if confirm_if_unchanged(conn, stored, pgcc_id, at)? {
+            if confirm_if_unchanged(conn, stored, pgcc_id, at, distributed)? {
                 return Ok(Confirmation::Confirmed);
             }
             // the read only ever finds the row confirmed or gone, unless its content changed
@@ -310,7 +353,7 @@ pub(super) fn confirm(
                 let request = row
                     .try_into_domain_any_creation()
                     .map_err(|e| DieselError::DeserializationError(e.into()))?;
-                if confirm_if_unchanged(conn, &request, pgcc_id, at)? {
+                if confirm_if_unchanged(conn, &request, pgcc_id, at, distributed)? {
                     return Ok(Confirmation::Confirmed);
                 }
             }
@@ -323,17 +366,19 @@ pub(super) fn confirm(
 
 /// Confirms `request` (as stored, unconfirmed) under `pgcc_id` with its history entry, its
 /// `solicitacao.criada` event and deliveries, in one statement guarded by the stored content;
-/// `false` when the row is not that unconfirmed request any more.
+/// `false` when the row is not that unconfirmed request any more. On Citus (`distributed`) the
+/// same writes go one statement each (`confirm_routed.rs`).
 fn confirm_if_unchanged(
     conn: &mut PgConnection,
     request: &ConsentRequest,
     pgcc_id: &str,
     at: DateTime<Utc>,
+    distributed: bool,
 ) -> QueryResult<bool> {
     let mut confirmed = request.clone();
     confirmed.pgcc_id = pgcc_id.to_owned();
     let event = WebhookEvent::consent(EventType::RequestCreated, &confirmed, confirmed.created_at);
-    let changed = ConfirmCreation {
+    let statement = ConfirmCreation {
         id: request.id,
         empresa_id: request.company_id.0,
         pgcc_id,
@@ -347,8 +392,12 @@ fn confirm_if_unchanged(
         event_at: event.timestamp,
         // the creation's trace (telemetry on): its deliveries join it (see outbox::write_event)
         event_traceparent: telemetry::current_traceparent(),
-    }
-    .execute(conn)?;
+    };
+    let changed = if distributed {
+        super::confirm_routed::confirm(conn, statement, request.created_at)?
+    } else {
+        statement.execute(conn)?
+    };
     Ok(changed == 1)
 }
 

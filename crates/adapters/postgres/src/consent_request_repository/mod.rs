@@ -10,6 +10,7 @@
 //! `expirado`, which expire, which the poller claims) are held against it by
 //! `tests/consent_request_state_machine.rs`.
 
+mod confirm_routed;
 mod creation;
 mod lifecycle;
 mod reads;
@@ -29,6 +30,7 @@ use uuid::Uuid;
 
 use crate::models::SolicitacaoConsentimentoRow;
 use crate::per_company::CompanyIdRow;
+use crate::topology::Topology;
 use crate::{PgPool, ReadPools};
 
 /// [`ConsentRequestRepository`] on `solicitacoes_consentimento` and `solicitacoes_historico`.
@@ -38,6 +40,8 @@ use crate::{PgPool, ReadPools};
 #[derive(Clone)]
 pub struct PgConsentRequestRepository {
     pool: PgPool,
+    /// One node or Citus: the confirmation of a creation is written differently on each.
+    topology: Topology,
     /// Where the list is read (a replica within the lag bound, else `pool`); every other
     /// operation, get-by-id and HashConsulta included, is on `pool`.
     reads: ReadPools,
@@ -48,7 +52,16 @@ impl PgConsentRequestRepository {
         Self {
             reads: ReadPools::primary_only(pool.clone()),
             pool,
+            topology: Topology::default(),
         }
+    }
+
+    /// Writes as on a Citus coordinator (the confirmation of a creation one statement each,
+    /// `confirm_routed.rs`) whatever the database. Those statements are plain SQL: the tests
+    /// run them on one node, where CI can (it has no Citus).
+    pub fn writing_as_on_citus(self) -> Self {
+        self.topology.assume(true);
+        self
     }
 
     /// The list read through `reads` (a replica when one is within its lag bound).
@@ -73,7 +86,7 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         pgcc_id: &str,
         at: DateTime<Utc>,
     ) -> Result<Confirmation, RepoError> {
-        creation::confirm(&self.pool, stored, pgcc_id, at)
+        creation::confirm(&self.pool, &self.topology, stored, pgcc_id, at)
     }
 
     fn cancel_creation(
