@@ -130,9 +130,28 @@ fn statements(script: &str) -> Vec<String> {
     out
 }
 
-/// Drops database `name` from `nodes` (admin URLs), as far as it goes.
+/// Drops database `name` from `nodes` (admin URLs), as far as it goes. A test that stopped its
+/// service in the middle of a distributed transaction can leave it prepared on a worker; with its
+/// coordinator database gone nothing would ever finish it, and a prepared transaction holds back
+/// every logical replication slot made on that node afterwards, so every shard move of the
+/// growth test waited on it ("Setting Up" for good). Rolled back first: the test is over.
 pub fn drop_on(nodes: &[String], name: &str) {
+    #[derive(QueryableByName)]
+    struct Prepared {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        gid: String,
+    }
     for node in nodes {
+        if let Ok(mut conn) = PgConnection::establish(&with_database(node, name)) {
+            let prepared: Vec<Prepared> = diesel::sql_query(
+                "SELECT gid FROM pg_prepared_xacts WHERE database = current_database()",
+            )
+            .load(&mut conn)
+            .unwrap_or_default();
+            for p in prepared {
+                let _ = conn.batch_execute(&format!("ROLLBACK PREPARED '{}'", p.gid));
+            }
+        }
         if let Ok(mut conn) = PgConnection::establish(node) {
             let _ = conn.batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"));
         }
