@@ -3,7 +3,7 @@
 the markers `<!-- bench:begin -->` and `<!-- bench:end -->`; the rest of the file (the hand-written
 analysis) is kept. Creates the file with a skeleton when it does not exist.
 """
-import argparse, csv, datetime, os, platform, re, subprocess
+import argparse, csv, datetime, os, platform, re, statistics, subprocess
 
 ap = argparse.ArgumentParser()
 ap.add_argument("results")
@@ -205,15 +205,29 @@ for lever, base in (("pg_create_inflight", "pg_create"), ("pg_create_inflight_ne
 if "hash" in S:
     r = ratio("hash", "c15t_read")
     tg.append(("HashConsulta >= 10x c15t read rate", f"ours/c15t = {r}", met(None if r == "n/a" else float(r) >= 10)))
-# BENCH_CITUS=1: each scenario on Citus against the same scenario on one node, in the same rounds.
+# BENCH_CITUS=1: each scenario on Citus against the same scenario on one node, round by round
+# (the two ran back to back in each round): the median of the rounds' ratios, so that a cold
+# first round on either side does not weigh as a mean would.
+def per_round(s, tool, value):
+    return {r["round"]: value(r) for r in (agg if tool == "wrk" else loadgen).get(s, [])
+            if float(r["seconds"]) and (tool == "wrk" or not bound(r))}
+
+
 for s in [s for s in order if s.endswith("@citus")]:
     one = s[:-6]
-    if one not in S or s not in S:
+    rate = lambda r: int(r["requests"]) / float(r["seconds"])
+    ones, citus = per_round(one, "wrk", rate), per_round(s, "wrk", rate)
+    ratios = [citus[k] / ones[k] for k in ones if k in citus and ones[k]]
+    if not ratios:
         continue
     lat = ""
-    if p50(s) is not None and p50(one) is not None:
-        lat = f"; p50 {p50(s):.2f} / {p50(one):.2f} ms = {p50(s) / p50(one):.2f} (loadgen at each one's own rate)"
-    tg.append((f"{one}: Citus (coordinator + 2 workers) / one node", f"req/s {ratio(s, one)}{lat}", "measured"))
+    pa, pb = per_round(one, "loadgen", lambda r: int(r["p50_us"])), per_round(s, "loadgen", lambda r: int(r["p50_us"]))
+    p_ratios = [pb[k] / pa[k] for k in pa if k in pb and pa[k]]
+    if p_ratios:
+        lat = (f"; p50 {statistics.median(pb.values()) / 1000:.2f} / {statistics.median(pa.values()) / 1000:.2f} ms,"
+               f" ratio {statistics.median(p_ratios):.2f} (loadgen, each at its own rate)")
+    tg.append((f"{one}: Citus (coordinator + 2 workers) / one node, median of {len(ratios)} round(s)",
+               f"req/s {statistics.median(ratios):.2f} (rounds: {', '.join(f'{x:.2f}' for x in ratios)}){lat}", "measured"))
 out.append("| target | measured | |")
 out.append("|---|---|---|")
 for t, m, ok in tg:
