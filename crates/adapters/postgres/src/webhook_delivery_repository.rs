@@ -17,6 +17,7 @@ use crate::delivery_companies;
 use crate::models::webhook_entrega::status;
 use crate::models::{DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookTentativaRow};
 use crate::outbox;
+use crate::per_company::CompanyIdRow;
 use crate::schema::{
     webhook_entregas as we, webhook_eventos as ev, webhook_tentativas as wt, webhook_urls as wu,
 };
@@ -133,32 +134,51 @@ UPDATE webhook_entregas SET
     token_reivindicacao = NULL
 WHERE empresa_id = $6 AND id = $1 AND token_reivindicacao = $5";
 
-/// `disable_failing_urls` in one statement: $1 now, $2 the start of the window; the URLs
-/// disabled are marked for `settle_url` (their pending deliveries are parked behind). Each active URL
-/// with a delivery created in the window that `falhou` and none created in the window that was
-/// `entregue` (both read along `webhook_entregas_url_criado_em_idx`). A URL re-enabled
-/// (`reativado_em`) is judged only on deliveries that changed since: the failures that got it
-/// disabled do not disable it again. Concurrent runs disable a URL once (the second finds
-/// `desativado_em` set). It reads every company's active URLs in one statement, each joined to its
-/// deliveries by company too, so that on a database distributed by company it runs on each shard
-/// apart (a co-located join; issue 23).
-const DISABLE_FAILING_URLS: &str = "\
-UPDATE webhook_urls u
-SET desativado_em = $1, entregas_por_acertar = true
-WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
+/// The URLs `disable_failing_urls` disables, $1 the start of the window (SQL condition on
+/// `webhook_urls u`): each active URL with a delivery created in the window that `falhou` and
+/// none created in the window that was `entregue` (both read along
+/// `webhook_entregas_url_criado_em_idx`). A URL re-enabled (`reativado_em`) is judged only on
+/// deliveries that changed since: the failures that got it disabled do not disable it again.
+/// Each URL is joined to its deliveries by company too (a co-located join on Citus).
+macro_rules! failing_url {
+    () => {
+        "u.removido_em IS NULL AND u.desativado_em IS NULL
   AND EXISTS (
       SELECT 1 FROM webhook_entregas e
-      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $2
+      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $1
         AND e.status = 'falhou'
         AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
   )
   AND NOT EXISTS (
       SELECT 1 FROM webhook_entregas e
-      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $2
+      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $1
         AND e.status = 'entregue'
         AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
-  )
-RETURNING u.id, u.empresa_id, u.url";
+  )"
+    };
+}
+
+/// The companies with a [`failing_url`], across companies (a read: on Citus, every shard in
+/// parallel).
+const COMPANIES_WITH_FAILING_URLS: &str = concat!(
+    "SELECT DISTINCT u.empresa_id AS id FROM webhook_urls u WHERE ",
+    failing_url!(),
+    " ORDER BY 1"
+);
+
+/// One company's [`failing_url`]s disabled ($2 now, $3 the company), marked for `settle_url`
+/// (their pending deliveries are parked behind). Concurrent runs disable a URL once (the second
+/// finds `desativado_em` set). One company per transaction, with its events: on Citus a
+/// transaction on one company's shards commits in one phase, which the logs ordered by
+/// transaction rely on (`settled.rs`).
+const DISABLE_FAILING_URLS: &str = concat!(
+    "UPDATE webhook_urls u
+SET desativado_em = $2, entregas_por_acertar = true
+WHERE u.empresa_id = $3 AND ",
+    failing_url!(),
+    "
+RETURNING u.id, u.empresa_id, u.url"
+);
 
 /// A URL `DISABLE_FAILING_URLS` disabled.
 #[derive(QueryableByName)]
@@ -559,31 +579,39 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         let since = now
             .checked_sub_signed(window)
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
-        // In one transaction: the URLs disabled, then `webhook-url.desativada` for each, written
-        // after the update so that its deliveries go to the company's other URLs only (the
-        // disabled ones take no event) and it is in the feed.
+        // Per company, in one transaction: its URLs disabled, then `webhook-url.desativada` for
+        // each, written after the update so that its deliveries go to the company's other URLs
+        // only (the disabled ones take no event) and it is in the feed.
         let disabled = with_conn(&self.pool, "disabling failing webhook URLs", |conn| {
-            conn.transaction(|conn| {
-                let disabled: Vec<DisabledUrl> = diesel::sql_query(DISABLE_FAILING_URLS)
-                    .bind::<Timestamptz, _>(now)
-                    .bind::<Timestamptz, _>(since)
-                    .load(conn)?;
-                let events: Vec<WebhookEvent> = disabled
-                    .iter()
-                    .map(|u| {
-                        WebhookEvent::url_disabled(
-                            CompanyId(u.empresa_id),
-                            UrlDisabledData {
-                                webhook_url_id: u.id,
-                                url: u.url.clone(),
-                                desativada_em: now,
-                            },
-                        )
-                    })
-                    .collect();
-                outbox::write_events(conn, &events)?;
-                Ok(disabled.len())
-            })
+            let companies: Vec<CompanyIdRow> = diesel::sql_query(COMPANIES_WITH_FAILING_URLS)
+                .bind::<Timestamptz, _>(since)
+                .load(conn)?;
+            let mut disabled = 0;
+            for company in companies {
+                disabled += conn.transaction(|conn| {
+                    let urls: Vec<DisabledUrl> = diesel::sql_query(DISABLE_FAILING_URLS)
+                        .bind::<Timestamptz, _>(since)
+                        .bind::<Timestamptz, _>(now)
+                        .bind::<SqlUuid, _>(company.id)
+                        .load(conn)?;
+                    let events: Vec<WebhookEvent> = urls
+                        .iter()
+                        .map(|u| {
+                            WebhookEvent::url_disabled(
+                                CompanyId(u.empresa_id),
+                                UrlDisabledData {
+                                    webhook_url_id: u.id,
+                                    url: u.url.clone(),
+                                    desativada_em: now,
+                                },
+                            )
+                        })
+                        .collect();
+                    outbox::write_events(conn, &events)?;
+                    QueryResult::Ok(urls.len())
+                })?;
+            }
+            Ok(disabled)
         })?;
         Ok(count_u32(disabled))
     }
