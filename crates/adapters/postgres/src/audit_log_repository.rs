@@ -21,19 +21,80 @@ use uuid::Uuid;
 
 use crate::conn::with_conn;
 use crate::per_company::CompanyIdRow;
+use crate::settled;
+use crate::topology::Topology;
 use crate::PgPool;
 
-/// The watermark: transactions below it have all ended (as the events feed uses it).
-const SETTLED: &str = "transacao < (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint";
+/// Whether company `$company`'s log has something to sign, the entries' watermark being `$settled`
+/// ([`settled::watermark`]), from three reads by key: its stored tree's last leaf, its latest
+/// checkpoint and the first entry past that leaf (in log order, LIMIT 1: settled entries are a
+/// prefix of that order, so the first one says whether any is settled). Written so that each is
+/// an index probe whatever the statistics say (an EXISTS with the settled filter was planned as
+/// a scan of the company's whole log, every round). Due: a settled entry past the stored tree,
+/// or stored leaves no checkpoint covers yet (a round that stored leaves but did not sign).
+macro_rules! unsigned_probe {
+    ($company:literal, $settled:literal) => {
+        concat!(
+            "LEFT JOIN LATERAL (
+    SELECT f.indice, f.transacao, f.posicao FROM auditoria_folhas f
+    WHERE f.empresa_id = ",
+            $company,
+            " ORDER BY f.indice DESC LIMIT 1) folha ON true
+LEFT JOIN LATERAL (
+    SELECT c.tamanho FROM auditoria_checkpoints c
+    WHERE c.empresa_id = ",
+            $company,
+            " ORDER BY c.tamanho DESC LIMIT 1) ponto ON true
+LEFT JOIN LATERAL (
+    SELECT a.transacao FROM auditoria_entradas a
+    WHERE a.empresa_id = ",
+            $company,
+            "
+      AND (a.transacao, a.posicao)
+          > (coalesce(folha.transacao, 0::bigint), coalesce(folha.posicao, 0::bigint))
+    ORDER BY a.transacao, a.posicao LIMIT 1) proxima ON true
+WHERE coalesce(folha.indice + 1, 0) > coalesce(ponto.tamanho, 0)
+   OR proxima.transacao < ",
+            $settled
+        )
+    };
+}
+
+/// Every company's [`unsigned_probe`] in one statement, in id order.
+const COMPANIES_WITH_UNSIGNED: &str = concat!(
+    "SELECT e.id FROM empresas e\n",
+    unsigned_probe!("e.id", "$2"),
+    "\nORDER BY e.id\nLIMIT $1"
+);
+
+/// One company's [`unsigned_probe`]: a row when it has something to sign. Citus plans
+/// [`COMPANIES_WITH_UNSIGNED`] as a join of the reference table `empresas` with three
+/// distributed tables and refuses it ("complex joins"); with the company a parameter, every
+/// table it reads is on that company's shard (router).
+const UNSIGNED_OF_COMPANY: &str = concat!(
+    "SELECT $1::uuid AS id FROM (SELECT 1) um\n",
+    unsigned_probe!("$1", "$2")
+);
 
 #[derive(Clone)]
 pub struct PgAuditLogRepository {
     pool: PgPool,
+    topology: Topology,
 }
 
 impl PgAuditLogRepository {
     pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+        Self {
+            pool,
+            topology: Topology::default(),
+        }
+    }
+
+    /// The signer's company choice as on a Citus coordinator (a probe per company), on any
+    /// database: lets one node's tests check that it finds what the single statement finds.
+    pub fn choosing_as_on_citus(self) -> Self {
+        self.topology.assume(true);
+        self
     }
 }
 
@@ -194,37 +255,35 @@ fn checkpoints(
 }
 
 impl AuditLogRepository for PgAuditLogRepository {
+    /// On one node, one statement over `empresas` ([`COMPANIES_WITH_UNSIGNED`]). On a Citus
+    /// coordinator, the companies from `empresas` (a reference table, read where it is) and one
+    /// routed probe each ([`UNSIGNED_OF_COMPANY`]) until `limit` are found: the same O(companies)
+    /// index probes as the single statement, with a round trip each.
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError> {
-        // per company, three reads by key: its stored tree's last leaf, its latest checkpoint
-        // and the first entry past that leaf (in log order, LIMIT 1: settled entries are a prefix
-        // of that order, so the first one says whether any is settled). Written so that each is
-        // an index probe whatever the statistics say (an EXISTS with the settled filter was
-        // planned as a scan of the company's whole log, every round). Due: a settled entry past
-        // the stored tree, or stored leaves no checkpoint covers yet (a round that stored leaves
-        // but did not sign).
-        let sql = format!(
-            "SELECT e.id FROM empresas e
-LEFT JOIN LATERAL (
-    SELECT f.indice, f.transacao, f.posicao FROM auditoria_folhas f
-    WHERE f.empresa_id = e.id ORDER BY f.indice DESC LIMIT 1) folha ON true
-LEFT JOIN LATERAL (
-    SELECT c.tamanho FROM auditoria_checkpoints c
-    WHERE c.empresa_id = e.id ORDER BY c.tamanho DESC LIMIT 1) ponto ON true
-LEFT JOIN LATERAL (
-    SELECT a.transacao FROM auditoria_entradas a
-    WHERE a.empresa_id = e.id
-      AND (a.transacao, a.posicao)
-          > (coalesce(folha.transacao, 0::bigint), coalesce(folha.posicao, 0::bigint))
-    ORDER BY a.transacao, a.posicao LIMIT 1) proxima ON true
-WHERE coalesce(folha.indice + 1, 0) > coalesce(ponto.tamanho, 0)
-   OR proxima.{SETTLED}
-ORDER BY e.id
-LIMIT $1"
-        );
+        let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "finding audit logs to sign", |conn| {
-            sql_query(sql)
-                .bind::<BigInt, _>(i64::from(limit))
-                .load::<CompanyIdRow>(conn)
+            let settled = settled::watermark(conn)?;
+            if !distributed {
+                return sql_query(COMPANIES_WITH_UNSIGNED)
+                    .bind::<BigInt, _>(i64::from(limit))
+                    .bind::<BigInt, _>(settled)
+                    .load::<CompanyIdRow>(conn);
+            }
+            let companies =
+                sql_query("SELECT id FROM empresas ORDER BY id").load::<CompanyIdRow>(conn)?;
+            let mut due = Vec::new();
+            for company in companies {
+                if due.len() >= limit as usize {
+                    break;
+                }
+                due.extend(
+                    sql_query(UNSIGNED_OF_COMPANY)
+                        .bind::<SqlUuid, _>(company.id)
+                        .bind::<BigInt, _>(settled)
+                        .load::<CompanyIdRow>(conn)?,
+                );
+            }
+            Ok(due)
         })?;
         Ok(rows.into_iter().map(|r| CompanyId(r.id)).collect())
     }
@@ -256,13 +315,17 @@ ORDER BY transacao, posicao",
             .bind::<BigInt, _>(last.transaction)
             .bind::<BigInt, _>(last.sequence)
             .load::<EntryRow>(conn),
-            None => sql_query(format!(
-                "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
-WHERE empresa_id = $1 AND {SETTLED}
-ORDER BY transacao, posicao"
-            ))
-            .bind::<SqlUuid, _>(company.0)
-            .load::<EntryRow>(conn),
+            None => {
+                let settled = settled::watermark(conn)?;
+                sql_query(
+                    "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
+WHERE empresa_id = $1 AND transacao < $2
+ORDER BY transacao, posicao",
+                )
+                .bind::<SqlUuid, _>(company.0)
+                .bind::<BigInt, _>(settled)
+                .load::<EntryRow>(conn)
+            }
         })?;
         Ok(rows.into_iter().map(AuditEntry::from).collect())
     }
@@ -383,16 +446,18 @@ WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
             sequence: 0,
         });
         let rows = with_conn(&self.pool, "reading audit leaves", |conn| {
-            sql_query(format!(
+            let settled = settled::watermark(conn)?;
+            sql_query(
                 "SELECT transacao, posicao, hash_folha FROM auditoria_entradas
-WHERE empresa_id = $1 AND (transacao, posicao) > ($2, $3) AND {SETTLED}
+WHERE empresa_id = $1 AND (transacao, posicao) > ($2, $3) AND transacao < $5
 ORDER BY transacao, posicao
-LIMIT $4"
-            ))
+LIMIT $4",
+            )
             .bind::<SqlUuid, _>(company.0)
             .bind::<BigInt, _>(after.transaction)
             .bind::<BigInt, _>(after.sequence)
             .bind::<BigInt, _>(i64::from(limit))
+            .bind::<BigInt, _>(settled)
             .load::<LeafRow>(conn)
         })?;
         rows.into_iter()

@@ -8,6 +8,7 @@ use ports::{EventFilter, EventLog, EventPosition, RepoError, StoredEvent};
 
 use crate::models::WebhookEventoRow;
 use crate::schema::webhook_eventos as ev;
+use crate::settled;
 use crate::{PgPool, ReadPools};
 
 #[derive(Clone)]
@@ -33,11 +34,11 @@ impl PgEventLog {
 impl EventLog for PgEventLog {
     /// Read along `webhook_eventos_empresa_transacao_idx` (empresa_id, transacao, posicao, id):
     /// the cursor is the row comparison `(transacao, posicao, id) > (...)`, an index bound, and
-    /// so is the watermark `transacao < xmin`: the oldest transaction still running when the
-    /// statement took its snapshot (`pg_snapshot_xmin`). Every transaction below it has ended,
-    /// committed or not, so the events read are all there will ever be before the last one
-    /// returned. The type and `desde` filters are evaluated on the rows read. On a hot standby
-    /// the snapshot is the replayed one: its xmin plays the same part up to the replay point.
+    /// so is the watermark `transacao < xmin` ([`settled::watermark`], read just before on the
+    /// same connection). Every transaction below it has ended, committed or not, so the events
+    /// read are all there will ever be before the last one returned. The type and `desde`
+    /// filters are evaluated on the rows read. On a hot standby the snapshot is the replayed
+    /// one: its xmin plays the same part up to the replay point.
     fn list(
         &self,
         empresa: CompanyId,
@@ -49,13 +50,11 @@ impl EventLog for PgEventLog {
             return Ok(Vec::new());
         }
         let rows = self.reads.read("listing events", |conn| {
+            let settled = settled::watermark(conn)?;
             let mut query = ev::table
                 .filter(ev::empresa_id.eq(empresa.0))
                 .filter(ev::tipo.ne(EventType::WebhookTest.as_str()))
-                .filter(sql::<Bool>(
-                    "webhook_eventos.transacao < \
-                     (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint",
-                ))
+                .filter(ev::transacao.lt(settled))
                 .select((WebhookEventoRow::as_select(), ev::transacao, ev::posicao))
                 .into_boxed();
             if let Some(tipo) = filter.event_type {

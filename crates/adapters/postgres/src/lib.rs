@@ -46,6 +46,7 @@ mod releasing_pgcc;
 mod releasing_webhook;
 mod replica_heartbeat;
 mod scope;
+mod settled;
 mod tenant;
 mod topology;
 
