@@ -29,6 +29,24 @@ use crate::fixed_sql::statement;
 use crate::schema::solicitacoes_consentimento as sc;
 use crate::PgPool;
 
+/// `$at + $seconds` seconds (SQL expressions: a `timestamptz`, a number of seconds or an
+/// `interval` of seconds), as IMMUTABLE functions only: the sum taken in UTC, where a second is
+/// always a second. `timestamptz + interval` is STABLE (an interval of days depends on the time
+/// zone), and Citus refuses a STABLE function over a column in an `UPDATE`, in `CASE` above all
+/// ("non-IMMUTABLE functions are not allowed in CASE or COALESCE statements"): every sweep claim
+/// failed there. The same instant on one node.
+macro_rules! utc_plus {
+    ($at:literal, $seconds:literal) => {
+        concat!(
+            "((",
+            $at,
+            " AT TIME ZONE 'UTC') + ",
+            $seconds,
+            ") AT TIME ZONE 'UTC'"
+        )
+    };
+}
+
 statement! {
     /// Companies with a check due at `now`, and which kinds, in id order starting after
     /// `after` and wrapping around: for each company, one probe of
@@ -117,7 +135,8 @@ statement! {
         lease_until: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "WITH faixa AS (
+    concat!(
+        "WITH faixa AS (
     SELECT w.varredura, w.apos_id
     FROM varreduras_status w
     WHERE w.empresa_id = $empresa_id AND w.proxima_em <= $now
@@ -148,11 +167,15 @@ statement! {
         ate_id = r.ultimo,
         fim = r.n < $limit,
         proxima_em = CASE WHEN r.n > 0 THEN w.proxima_em
-            ELSE GREATEST($now, w.proxima_em + w.periodo_segundos * interval '1 second') END
+            ELSE GREATEST($now, ",
+        utc_plus!("w.proxima_em", "w.periodo_segundos * interval '1 second'"),
+        ") END
     FROM faixa f, resumo r
     WHERE w.empresa_id = $empresa_id AND w.varredura = f.varredura
     RETURNING w.varredura, w.periodo_segundos, w.arrendada_ate,
-              w.proxima_em + ($now - w.iniciada_em) AS devida_em
+              ",
+        utc_plus!("w.proxima_em", "($now - w.iniciada_em)"),
+        " AS devida_em
 )
 -- A request in a lane has the lane's status: it leaves the lane when it reaches a final status
 -- (its schedule row goes with the change) or when the PGCC answers an odd status for it (its
@@ -170,6 +193,7 @@ SELECT p.varredura, p.arrendada_ate, p.devida_em, p.periodo_segundos AS interval
        NULL::timestamptz AS status_desconhecido_desde
 FROM passo p
 LEFT JOIN lote l ON true"
+    )
 }
 
 statement! {
@@ -183,13 +207,17 @@ statement! {
         token: DateTime<Utc> as Timestamptz,
         now: DateTime<Utc> as Timestamptz,
     }
-    "UPDATE varreduras_status w SET
+    concat!(
+        "UPDATE varreduras_status w SET
     apos_id = CASE WHEN w.fim THEN NULL ELSE w.ate_id END,
     proxima_em = CASE WHEN w.fim
-        THEN GREATEST($now, w.proxima_em + w.periodo_segundos * interval '1 second')
+        THEN GREATEST($now, ",
+        utc_plus!("w.proxima_em", "w.periodo_segundos * interval '1 second'"),
+        ")
         ELSE w.proxima_em END,
     arrendada_ate = NULL, ate_id = NULL, fim = false
 WHERE w.empresa_id = $empresa_id AND w.varredura = $varredura AND w.arrendada_ate = $token"
+    )
 }
 
 statement! {
