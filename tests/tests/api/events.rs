@@ -212,6 +212,16 @@ fn a_creation_confirmed_after_the_client_read_the_feed_to_its_end_comes_from_the
         read.extend(page);
         cursor = r.data()["proximoCursor"].as_str().map(str::to_owned);
     }
+    // The fault above also ends in `pgcc.restabelecido`, written when the health check next
+    // sees the PGCC answer: before or after this read, as fast as the database goes. Only the
+    // requests' events matter here.
+    let requests_only = |items: Vec<Value>| -> Vec<Value> {
+        items
+            .into_iter()
+            .filter(|i| i["type"].as_str().unwrap().starts_with("solicitacao."))
+            .collect()
+    };
+    let read = requests_only(read);
     assert_eq!(read.last().unwrap()["data"]["id"], early.as_str());
     let kept = cursor.expect("a cursor to resume from");
 
@@ -228,7 +238,7 @@ fn a_creation_confirmed_after_the_client_read_the_feed_to_its_end_comes_from_the
         .a
         .get(&format!("/api/eventos?cursor={kept}"))
         .expect(200);
-    let new = itens(&r);
+    let new = requests_only(itens(&r));
     assert_eq!(types(&new), ["solicitacao.criada"], "{}", r.text);
     assert_eq!(new[0]["data"]["id"], late_id.as_str());
     assert!(
@@ -243,8 +253,12 @@ fn a_creation_confirmed_after_the_client_read_the_feed_to_its_end_comes_from_the
         .a
         .get(&format!("/api/eventos?cursor={next}"))
         .expect(200);
-    assert!(itens(&r).is_empty());
-    assert_eq!(r.data()["proximoCursor"], next);
+    let after = itens(&r);
+    assert!(requests_only(after.clone()).is_empty(), "{}", r.text);
+    if after.is_empty() {
+        // an empty page keeps the cursor (unless the PGCC's recovery came only now)
+        assert_eq!(r.data()["proximoCursor"], next);
+    }
 }
 
 #[test]
