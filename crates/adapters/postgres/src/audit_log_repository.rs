@@ -267,7 +267,7 @@ impl AuditLogRepository for PgAuditLogRepository {
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError> {
         let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "finding audit logs to sign", |conn| {
-            let settled = settled::watermark(conn)?;
+            let settled = settled::watermark(conn, distributed)?;
             if !distributed {
                 return sql_query(COMPANIES_WITH_UNSIGNED)
                     .bind::<BigInt, _>(i64::from(limit))
@@ -320,6 +320,7 @@ WHERE EXISTS (SELECT 1 FROM auditoria_entradas WHERE empresa_id = $1)",
         company: CompanyId,
         up_to: Option<LogPosition>,
     ) -> Result<Vec<AuditEntry>, RepoError> {
+        let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "reading an audit log", |conn| match up_to {
             Some(last) => sql_query(
                 "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
@@ -331,7 +332,7 @@ ORDER BY transacao, posicao",
             .bind::<BigInt, _>(last.sequence)
             .load::<EntryRow>(conn),
             None => {
-                let settled = settled::watermark(conn)?;
+                let settled = settled::watermark(conn, distributed)?;
                 sql_query(
                     "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
 WHERE empresa_id = $1 AND transacao < $2
@@ -460,8 +461,9 @@ WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
             transaction: 0,
             sequence: 0,
         });
+        let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "reading audit leaves", |conn| {
-            let settled = settled::watermark(conn)?;
+            let settled = settled::watermark(conn, distributed)?;
             sql_query(
                 "SELECT transacao, posicao, hash_folha FROM auditoria_entradas
 WHERE empresa_id = $1 AND (transacao, posicao) > ($2, $3) AND transacao < $5

@@ -9,19 +9,30 @@ use ports::{EventFilter, EventLog, EventPosition, RepoError, StoredEvent};
 use crate::models::WebhookEventoRow;
 use crate::schema::webhook_eventos as ev;
 use crate::settled;
+use crate::topology::Topology;
 use crate::{PgPool, ReadPools};
 
 #[derive(Clone)]
 pub struct PgEventLog {
     /// Where the feed is read (a replica within the lag bound, else the primary).
     reads: ReadPools,
+    /// Whether the primary is a Citus coordinator (its watermark, `settled.rs`).
+    topology: Topology,
 }
 
 impl PgEventLog {
     pub fn new(pool: PgPool) -> Self {
         Self {
             reads: ReadPools::primary_only(pool),
+            topology: Topology::default(),
         }
+    }
+
+    /// The watermark read as on a Citus coordinator (`settled.rs`), on any database: lets one
+    /// node's tests check it.
+    pub fn watermark_as_on_citus(self) -> Self {
+        self.topology.assume(true);
+        self
     }
 
     /// The feed read through `reads` (a replica when one is within its lag bound).
@@ -49,8 +60,9 @@ impl EventLog for PgEventLog {
         if limit == 0 {
             return Ok(Vec::new());
         }
+        let distributed = self.topology.distributed(self.reads.primary())?;
         let rows = self.reads.read("listing events", |conn| {
-            let settled = settled::watermark(conn)?;
+            let settled = settled::watermark(conn, distributed)?;
             let mut query = ev::table
                 .filter(ev::empresa_id.eq(empresa.0))
                 .filter(ev::tipo.ne(EventType::WebhookTest.as_str()))

@@ -9,18 +9,54 @@
 //! modification's functions on the coordinator (an entry's `transacao` default is the
 //! coordinator's transaction id) but sends a `SELECT`'s functions to the worker with the shard,
 //! whose transaction ids are another count. A statement naming no table runs on the
-//! coordinator. Writers of these logs touch one company's shards, so Citus commits them on the
-//! worker before the coordinator (one-phase commit): once the coordinator's id is below the
-//! watermark the worker has the rows (docs/decisions.md, "What Citus changed in the SQL").
+//! coordinator.
+//!
+//! On Citus the snapshot's xmin alone is not enough. A transaction that wrote through `COPY`
+//! (every `INSERT ... SELECT` Citus pulls to the coordinator) or on several nodes commits in two
+//! phases: prepared on the workers, committed on the coordinator (its id leaves the running set
+//! there), and only then committed on the workers. A reader in between would pass its entries
+//! without seeing them. The coordinator's backend keeps the lock on its transaction id until
+//! the workers have committed (PostgreSQL releases a transaction's locks after the commit
+//! callbacks, where Citus sends `COMMIT PREPARED`), so on a Citus coordinator the watermark is
+//! also kept below every transaction id whose lock is still held (docs/decisions.md, "What Citus
+//! changed in the SQL").
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Int8;
 
 /// The oldest transaction still running, as the log's `transacao` counts (`xid8` as bigint).
-pub(crate) fn watermark(conn: &mut PgConnection) -> QueryResult<i64> {
-    diesel::select(sql::<Int8>(
-        "(pg_snapshot_xmin(pg_current_snapshot())::text)::bigint",
-    ))
-    .get_result(conn)
+const ONE_NODE: &str = "(pg_snapshot_xmin(pg_current_snapshot())::text)::bigint";
+
+/// [`ONE_NODE`], lowered to the oldest transaction that has left the running set but still holds
+/// the lock on its id (a two-phase commit still committing on the workers). `pg_locks` names a
+/// 32-bit id: `d` is how far it is behind the xmin's low 32 bits, modulo 2^32, and ids behind it
+/// (0 < d < 2^31) are the xmin minus `d`; ids at or past the xmin are running, covered already.
+/// The snapshot is the statement's, taken before `pg_locks` is read: a lock released in between
+/// belongs to a transaction committed everywhere before the read that follows.
+const COORDINATOR: &str = "\
+SELECT least(s.x, min(s.x - l.d) FILTER (WHERE l.d > 0 AND l.d < 2147483648))
+FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS x) s
+LEFT JOIN LATERAL (
+    SELECT (s.x % 4294967296 - l.transactionid::text::bigint + 4294967296) % 4294967296 AS d
+    FROM pg_locks l
+    WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+) l ON true
+GROUP BY s.x";
+
+/// The watermark, on one node or (`distributed`) on a Citus coordinator.
+pub(crate) fn watermark(conn: &mut PgConnection, distributed: bool) -> QueryResult<i64> {
+    if distributed {
+        diesel::sql_query(COORDINATOR)
+            .load::<Watermark>(conn)
+            .map(|rows| rows.first().map_or(0, |w| w.least))
+    } else {
+        diesel::select(sql::<Int8>(ONE_NODE)).get_result(conn)
+    }
+}
+
+#[derive(QueryableByName)]
+struct Watermark {
+    #[diesel(sql_type = Int8)]
+    least: i64,
 }

@@ -8,7 +8,7 @@ use diesel::connection::SimpleConnection;
 use diesel::PgConnection;
 use domain::CompanyId;
 use ports::{EventFilter, EventLog, EventPosition, StoredEvent};
-use postgres_adapter::PgEventLog;
+use postgres_adapter::{PgEventLog, PgPool};
 use testkit::TestDb;
 use uuid::Uuid;
 
@@ -51,11 +51,20 @@ fn ids(events: &[StoredEvent]) -> Vec<u128> {
 
 #[test]
 fn an_event_still_uncommitted_holds_back_the_later_ones_and_then_comes_first_after_the_cursor() {
+    held_back_then_first_after_the_cursor(PgEventLog::new);
+}
+
+#[test]
+fn with_the_watermark_of_a_citus_coordinator_an_uncommitted_event_holds_back_the_later_ones_too() {
+    held_back_then_first_after_the_cursor(|pool| PgEventLog::new(pool).watermark_as_on_citus());
+}
+
+fn held_back_then_first_after_the_cursor(log: impl Fn(PgPool) -> PgEventLog) {
     let db = TestDb::new();
     let pool = pool(&db);
     let company = create_company(&pool, "Empresa A", "112223330001").id;
     let other = create_company(&pool, "Empresa B", "998887770001").id;
-    let log = PgEventLog::new(pool.clone());
+    let log = log(pool.clone());
     let all = EventFilter::default();
 
     let mut first = db.conn();
