@@ -11,6 +11,8 @@
 #      node, migrated and distributed by scripts/citus/distribute.sql (tests/src/citus.rs);
 #   3. the growth test (`citus_growth`, ignored by `make test`): the third worker added and
 #      `citus_rebalance_start()` run while two companies create and read;
+#   3b. the feed across a two-phase commit (`citus_commit_window`, ignored by `make test` too): a
+#      creation held between its coordinator's commit and its worker's, through relays;
 #   4. for every statement the service sent, whether Citus planned it on one shard (router) or
 #      several (scripts/citus_plans.py over the coordinator's log), written to
 #      target/citus/plans.tsv with a summary on the terminal.
@@ -66,9 +68,9 @@ status=0
 echo "== the end-to-end suite on Citus"
 cargo nextest run -p consent-testkit --no-fail-fast "$@" 2>&1 | tee "$out/suite.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-echo "== growth: a third worker and a rebalance under load"
+echo "== growth (a third worker and a rebalance under load), and the feed across a two-phase commit"
 cargo nextest run -p consent-testkit --no-fail-fast --run-ignored ignored-only \
-  -E 'test(citus_growth)' 2>&1 | tee "$out/growth.log"
+  -E 'test(citus_growth) | test(citus_commit_window)' 2>&1 | tee "$out/growth.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== plans of the service's statements (router: one shard; multi-shard: several)"

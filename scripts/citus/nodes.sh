@@ -9,7 +9,9 @@ citus_available() {
 }
 
 # citus_node DIR: starts a PostgreSQL node in DIR with Citus loaded (`wal_level = logical` so that
-# shards can move, no statistics sent to Citus's makers) and prints its admin URL.
+# shards can move, no statistics sent to Citus's makers) and prints its admin URL. The nodes talk
+# without TLS (`citus.node_conninfo`; Citus's default requires it): they are all on 127.0.0.1, and
+# the relays of the commit-window test read the coordinator's commands to a worker.
 citus_node() {
   local dir=$1 u
   u=$(scripts/pg.sh start "$dir") || return 1
@@ -21,6 +23,7 @@ citus_node() {
   u=$(scripts/pg.sh start "$dir") || return 1
   # Citus's own settings exist once the library is loaded
   psql "$u" -qX -c "ALTER SYSTEM SET citus.enable_statistics_collection = off" \
+    -c "ALTER SYSTEM SET citus.node_conninfo = 'sslmode=disable'" \
     -c "SELECT pg_reload_conf()" >/dev/null || return 1
   echo "$u"
 }

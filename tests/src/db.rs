@@ -75,6 +75,12 @@ impl TestDb {
         }
     }
 
+    /// On the Citus coordinator of `make test-citus`, with `workers` (admin URLs) as its workers
+    /// instead of `TEST_CITUS_WORKERS`'s: the same workers through relays the test controls.
+    pub fn on_citus_workers(workers: Vec<String>) -> TestDb {
+        TestDb::distributed(without_gss(admin_url()), workers)
+    }
+
     /// On the Citus cluster of `make test-citus`: made whole on every node (crate::citus).
     fn distributed(admin: String, workers: Vec<String>) -> TestDb {
         let name = format!("test_{}", uuid::Uuid::new_v4().simple());

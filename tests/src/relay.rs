@@ -2,11 +2,13 @@
 //! forwarding in both directions without closing or resetting anything, as a network path that
 //! drops packets looks to the service (nothing answers, nothing fails); [`Relay::resume`]
 //! forwards again what was held. Dropping the relay closes every connection it carries.
+//! [`Relay::hold_next`] holds one message instead: the next bytes a client sends that contain a
+//! given text (e.g. Citus's `COMMIT PREPARED` to a worker), until [`Relay::release`].
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -17,7 +19,19 @@ pub struct Relay {
     port: u16,
     paused: Arc<AtomicBool>,
     stopped: Arc<AtomicBool>,
+    hold: Arc<Mutex<Hold>>,
     acceptor: Option<JoinHandle<()>>,
+}
+
+/// [`Relay::hold_next`]'s state, shared by the connections' pumps.
+#[derive(Default)]
+struct Hold {
+    /// The text whose next occurrence, client to server, is held.
+    armed: Option<Vec<u8>>,
+    /// Whether a read is held now.
+    holding: bool,
+    /// How many reads were held so far.
+    held: u32,
 }
 
 impl Relay {
@@ -34,14 +48,16 @@ impl Relay {
         let port = listener.local_addr().expect("relay address").port();
         let paused = Arc::new(AtomicBool::new(false));
         let stopped = Arc::new(AtomicBool::new(false));
+        let hold = Arc::new(Mutex::new(Hold::default()));
         let acceptor = {
-            let (paused, stopped) = (paused.clone(), stopped.clone());
-            std::thread::spawn(move || accept(listener, upstream, paused, stopped))
+            let (paused, stopped, hold) = (paused.clone(), stopped.clone(), hold.clone());
+            std::thread::spawn(move || accept(listener, upstream, paused, stopped, hold))
         };
         Relay {
             port,
             paused,
             stopped,
+            hold,
             acceptor: Some(acceptor),
         }
     }
@@ -69,6 +85,24 @@ impl Relay {
     /// Forwards again, what was held first.
     pub fn resume(&self) {
         self.paused.store(false, Ordering::SeqCst);
+    }
+
+    /// Holds the next read a client sends that contains `text` (whole in one read: a short
+    /// message is), on whichever connection, until [`Relay::release`]; every other byte flows.
+    pub fn hold_next(&self, text: &str) {
+        self.hold.lock().unwrap().armed = Some(text.as_bytes().to_vec());
+    }
+
+    /// How many reads were held since the start (one per [`Relay::hold_next`] that caught one).
+    pub fn held(&self) -> u32 {
+        self.hold.lock().unwrap().held
+    }
+
+    /// Forwards the read held (if any), and holds nothing more.
+    pub fn release(&self) {
+        let mut hold = self.hold.lock().unwrap();
+        hold.armed = None;
+        hold.holding = false;
     }
 }
 
@@ -98,6 +132,7 @@ fn accept(
     upstream: SocketAddr,
     paused: Arc<AtomicBool>,
     stopped: Arc<AtomicBool>,
+    hold: Arc<Mutex<Hold>>,
 ) {
     let mut pumps = Vec::new();
     while !stopped.load(Ordering::SeqCst) {
@@ -107,16 +142,17 @@ fn accept(
                 else {
                     continue;
                 };
-                for (from, to) in [
-                    (client.try_clone(), server.try_clone()),
-                    (server.try_clone(), client.try_clone()),
+                for (from, to, upstream) in [
+                    (client.try_clone(), server.try_clone(), true),
+                    (server.try_clone(), client.try_clone(), false),
                 ] {
                     let (Ok(from), Ok(to)) = (from, to) else {
                         continue;
                     };
                     let (paused, stopped) = (paused.clone(), stopped.clone());
+                    let hold = upstream.then(|| hold.clone());
                     pumps.push(std::thread::spawn(move || {
-                        pump(from, to, &paused, &stopped)
+                        pump(from, to, &paused, &stopped, hold.as_deref())
                     }));
                 }
             }
@@ -130,7 +166,14 @@ fn accept(
 }
 
 /// Copies `from` to `to` until either side closes or the relay stops; reads nothing while paused.
-fn pump(mut from: TcpStream, mut to: TcpStream, paused: &AtomicBool, stopped: &AtomicBool) {
+/// Client to server (`hold` given), a read with the armed text waits for [`Relay::release`].
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    paused: &AtomicBool,
+    stopped: &AtomicBool,
+    hold: Option<&Mutex<Hold>>,
+) {
     let _ = from.set_nonblocking(false);
     let _ = from.set_read_timeout(Some(TICK));
     let mut buffer = [0u8; 16 * 1024];
@@ -146,6 +189,9 @@ fn pump(mut from: TcpStream, mut to: TcpStream, paused: &AtomicBool, stopped: &A
                 while paused.load(Ordering::SeqCst) && !stopped.load(Ordering::SeqCst) {
                     std::thread::sleep(TICK);
                 }
+                if let Some(hold) = hold {
+                    held_while_armed(hold, &buffer[..n], stopped);
+                }
                 if to.write_all(&buffer[..n]).is_err() {
                     break;
                 }
@@ -156,4 +202,24 @@ fn pump(mut from: TcpStream, mut to: TcpStream, paused: &AtomicBool, stopped: &A
     }
     let _ = to.shutdown(Shutdown::Write);
     let _ = from.shutdown(Shutdown::Read);
+}
+
+/// Holds `read` until [`Relay::release`] (or the relay stops) when it contains the armed text;
+/// the hold is disarmed by the read it catches.
+fn held_while_armed(hold: &Mutex<Hold>, read: &[u8], stopped: &AtomicBool) {
+    {
+        let mut state = hold.lock().unwrap();
+        let Some(text) = state.armed.as_deref() else {
+            return;
+        };
+        if !read.windows(text.len()).any(|w| w == text) {
+            return;
+        }
+        state.armed = None;
+        state.holding = true;
+        state.held += 1;
+    }
+    while hold.lock().unwrap().holding && !stopped.load(Ordering::SeqCst) {
+        std::thread::sleep(TICK);
+    }
 }

@@ -109,7 +109,11 @@ impl TestApp {
     }
 
     pub fn spawn_with(env: &[(&str, &str)]) -> TestApp {
-        let db = TestDb::new();
+        TestApp::spawn_on(TestDb::new(), env)
+    }
+
+    /// [`TestApp::spawn_with`] on a database the test made.
+    pub fn spawn_on(db: TestDb, env: &[(&str, &str)]) -> TestApp {
         let sim = Sim::start(&seed());
         let (company_a, key_a) = company_with_key(&db, &sim, "Empresa A", CNPJ_A);
         let (company_b, key_b) = company_with_key(&db, &sim, "Empresa B", CNPJ_B);

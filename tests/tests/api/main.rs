@@ -7,6 +7,7 @@ mod audit_log;
 mod audit_scale;
 mod batch_check;
 mod caches;
+mod citus_commit_window;
 mod citus_growth;
 mod cli;
 mod consent_reads;

@@ -168,9 +168,9 @@ const COMPANIES_WITH_FAILING_URLS: &str = concat!(
 
 /// One company's [`failing_url`]s disabled ($2 now, $3 the company), marked for `settle_url`
 /// (their pending deliveries are parked behind). Concurrent runs disable a URL once (the second
-/// finds `desativado_em` set). One company per transaction, with its events: on Citus a
-/// transaction on one company's shards commits in one phase, which the logs ordered by
-/// transaction rely on (`settled.rs`).
+/// finds `desativado_em` set). One company per transaction, with its events, as every other
+/// writer of events: on Citus that transaction stays on the company's worker (one statement over
+/// every company was a transaction on every shard).
 const DISABLE_FAILING_URLS: &str = concat!(
     "UPDATE webhook_urls u
 SET desativado_em = $2, entregas_por_acertar = true
