@@ -20,6 +20,12 @@
 //! callbacks, where Citus sends `COMMIT PREPARED`), so on a Citus coordinator the watermark is
 //! also kept below every transaction id whose lock is still held (docs/decisions.md, "What Citus
 //! changed in the SQL").
+//!
+//! The other side, the entry's `transacao`, must be the coordinator's id too. A column default
+//! is, when Citus evaluates the row on the coordinator (`INSERT ... VALUES`, or a `SELECT` from
+//! a CTE's rows); but an `INSERT ... SELECT` from a distributed table, which Citus pulls to the
+//! coordinator, has its `SELECT`, default included, run on the worker. Those writers bind
+//! [`transaction_id`], read by a statement naming no table.
 
 use diesel::dsl::sql;
 use diesel::prelude::*;
@@ -60,3 +66,13 @@ struct Watermark {
     #[diesel(sql_type = Int8)]
     least: i64,
 }
+
+/// The current transaction's id, as the log's `transacao` counts: on a Citus coordinator the
+/// coordinator's (a statement naming no table runs there), on one node the column default's.
+pub(crate) fn transaction_id(conn: &mut PgConnection) -> QueryResult<i64> {
+    diesel::select(sql::<Int8>(TRANSACTION_ID)).get_result(conn)
+}
+
+/// The expression of `transacao`'s column default (and of the one-node creation's audit entry,
+/// `creation.rs`).
+const TRANSACTION_ID: &str = "(pg_current_xact_id()::text)::bigint";

@@ -39,25 +39,32 @@ statement! {
 }
 
 /// Whether this session writes the audit log (`make bench`'s switch, the session's
-/// `consent_api.auditoria`), read on the coordinator, where the session is: in [`Audit`]'s
-/// `SELECT` Citus would read it on the worker, whose session has it unset, and it refuses it in
-/// a `RETURNING`. A statement without a table, answered by the coordinator alone.
-const AUDITING: &str =
-    "SELECT current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off' AS auditada";
+/// `consent_api.auditoria`), and the transaction's id as the log orders entries (`settled.rs`),
+/// both read on the coordinator, where the session and the transaction are: in [`Audit`]'s
+/// `SELECT` Citus would read them on the worker, whose session has the switch unset and whose
+/// transaction ids are another count. A statement without a table, answered by the coordinator
+/// alone.
+const AUDITING: &str = concat!(
+    "SELECT current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off' AS auditada, ",
+    "(pg_current_xact_id()::text)::bigint AS transacao"
+);
 
 #[derive(QueryableByName)]
 struct Auditing {
     #[diesel(sql_type = diesel::sql_types::Bool)]
     auditada: bool,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    transacao: i64,
 }
 
 statement! {
-    /// The confirmed request's audit entry.
+    /// The confirmed request's audit entry, at the coordinator's transaction id.
     struct Audit {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
+        transacao: i64 as diesel::sql_types::BigInt,
     }
-    confirmation_writes!(audit, "solicitacoes_consentimento", the_request!())
+    confirmation_writes!(audit, "solicitacoes_consentimento", the_request!(), "$transacao")
 }
 
 statement! {
@@ -142,11 +149,14 @@ pub(super) fn confirm(
         if confirmed == 0 {
             return Ok(0);
         }
-        if diesel::sql_query(AUDITING)
-            .get_result::<Auditing>(conn)?
-            .auditada
-        {
-            Audit { id, empresa_id }.execute(conn)?;
+        let auditing = diesel::sql_query(AUDITING).get_result::<Auditing>(conn)?;
+        if auditing.auditada {
+            Audit {
+                id,
+                empresa_id,
+                transacao: auditing.transacao,
+            }
+            .execute(conn)?;
         }
         Schedule {
             id,

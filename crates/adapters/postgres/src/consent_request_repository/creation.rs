@@ -143,13 +143,16 @@ macro_rules! confirmation_writes {
     WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
       AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em"
     };
-    // the creation's entry in the company's audit log (docs/auditoria.md)
-    (audit, $from:literal, $where:expr) => {
+    // the creation's entry in the company's audit log (docs/auditoria.md), in the log's order
+    // at `$transacao` (the column default's expression, or a parameter: `settled.rs`)
+    (audit, $from:literal, $where:expr, $transacao:literal) => {
         concat!(
-            "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+            "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada, transacao)
     SELECT c.empresa_id, c.id, auditoria_entrada(
         c.id, c.pgcc_id, e.cnpj, c.caso_de_uso_id_template, NULL, c.status, 'empresa', NULL,
-        c.prova_coleta, c.hash, c.criado_em)
+        c.prova_coleta, c.hash, c.criado_em), ",
+            $transacao,
+            "
     FROM ",
             $from,
             " c JOIN empresas e ON e.id = c.empresa_id
@@ -208,7 +211,8 @@ statement! {
         hash
 ), auditada AS (
     ",
-        confirmation_writes!(audit, "confirmada", ""),
+        // the column default's expression (`settled::TRANSACTION_ID`): one node evaluates it here
+        confirmation_writes!(audit, "confirmada", "", "(pg_current_xact_id()::text)::bigint"),
         "
 ), agendada AS (
     ",

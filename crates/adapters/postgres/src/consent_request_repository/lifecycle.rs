@@ -18,6 +18,7 @@ use crate::outbox;
 use crate::per_company::companies_with;
 use crate::per_company::each_company;
 use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::settled;
 use crate::tenant::Tenant;
 use crate::PgPool;
 
@@ -92,7 +93,9 @@ statement! {
 
 statement! {
     /// The audit-log entry of a status change (docs/auditoria.md), from the row as the change
-    /// left it, in the change's transaction.
+    /// left it, in the change's transaction, at the transaction's id as `settled::transaction_id`
+    /// reads it: on Citus this `INSERT ... SELECT` runs its `SELECT` on the worker, where the
+    /// column default would be the worker's id, another count than the log's.
     struct AppendTransition<'a> {
         empresa_id: Uuid as SqlUuid,
         id: Uuid as SqlUuid,
@@ -100,11 +103,12 @@ statement! {
         causa: &'a str as Text,
         motivo: Option<&'a str> as Nullable<Text>,
         em: DateTime<Utc> as Timestamptz,
+        transacao: i64 as BigInt,
     }
-    "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
+    "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada, transacao)
 SELECT s.empresa_id, s.id, auditoria_entrada(
     s.id, s.pgcc_id, e.cnpj, s.caso_de_uso_id_template, $de, s.status, $causa, $motivo,
-    s.prova_coleta, s.hash, $em)
+    s.prova_coleta, s.hash, $em), $transacao
 FROM solicitacoes_consentimento s JOIN empresas e ON e.id = s.empresa_id
 WHERE s.empresa_id = $empresa_id AND s.id = $id
   AND current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'"
@@ -164,6 +168,7 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
                 causa: cause.as_str(),
                 motivo: motivo.as_ref().map(Reason::as_str),
                 em: at,
+                transacao: settled::transaction_id(conn)?,
             }
             .execute(conn)?;
             if to.is_terminal() {
