@@ -254,6 +254,11 @@ pub fn run_backfill_batch(
     })
 }
 
+/// The keyset page's condition: the rows after the cursor `$1` (`empresa_id/id`; NULL or a cursor
+/// without `/`, from the first).
+const AFTER: &str = "WHERE $1::text IS NULL OR strpos($1, '/') = 0 \
+    OR (empresa_id, id) > (split_part($1, '/', 1)::uuid, split_part($1, '/', 2)::uuid)";
+
 /// Runs one keyset batch of a step: `lote` (columns and `FROM` of a table keyed by `(empresa_id,
 /// id)`, both selected) chooses the rows after `after` (NULL: from the first), at most `limit` of
 /// them in key order; `feitos` (a data-modifying statement reading `lote`, `RETURNING 1`) changes
@@ -263,6 +268,10 @@ pub fn run_backfill_batch(
 /// The tenant tables are keyed by company first (issue 23, migration
 /// 2026-12-02-003008_key_tenant_tables_by_company): a cursor stored before that (an `id` alone,
 /// no `/`) starts the backfill over, which every step allows (a row already done is left alone).
+///
+/// A page with no row left is the end, found by a probe before `feitos` is sent: a database with
+/// nothing to change never plans it. On Citus the salt's `feitos` is refused (STABLE functions in
+/// `CASE`), and every database made since the salt has nothing for it to change.
 fn keyset_batch(
     conn: &mut PgConnection,
     lote: &str,
@@ -270,10 +279,20 @@ fn keyset_batch(
     after: Option<&str>,
     limit: i64,
 ) -> QueryResult<Batch> {
+    let left = diesel::sql_query(format!(
+        "SELECT NULL::text AS last_key, count(*) AS touched \
+         FROM (SELECT {lote} {AFTER} LIMIT 1) lote"
+    ))
+    .bind::<Nullable<Text>, _>(after)
+    .get_result::<BatchRow>(conn)?;
+    if left.touched == 0 {
+        return Ok(Batch {
+            touched: 0,
+            last_key: None,
+        });
+    }
     let sql = format!(
-        "WITH lote AS (SELECT {lote} \
-             WHERE $1::text IS NULL OR strpos($1, '/') = 0 \
-                OR (empresa_id, id) > (split_part($1, '/', 1)::uuid, split_part($1, '/', 2)::uuid) \
+        "WITH lote AS (SELECT {lote} {AFTER} \
              ORDER BY empresa_id, id LIMIT $2), \
          feitos AS ({feitos}) \
          SELECT (SELECT empresa_id::text || '/' || id::text FROM lote \
