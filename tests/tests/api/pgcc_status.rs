@@ -141,8 +141,14 @@ fn the_status_follows_a_pgcc_outage_and_back_and_each_change_is_told_once_to_eve
     assert_eq!(up_event["data"]["code"], "OK");
     assert_eq!(up_event["data"]["unavailableEndpoints"], json!([]));
     for client in [&app.a, &app.b] {
-        assert_eq!(feed_of_type(client, "pgcc.indisponivel").len(), 1);
-        assert_eq!(feed_of_type(client, "pgcc.restabelecido").len(), 1);
+        assert_eq!(
+            settled_feed_of_type(client, "pgcc.indisponivel", 1).len(),
+            1
+        );
+        assert_eq!(
+            settled_feed_of_type(client, "pgcc.restabelecido", 1).len(),
+            1
+        );
     }
     assert_eq!(
         app.db
@@ -217,6 +223,9 @@ fn a_url_disabled_for_failing_is_told_to_the_companys_other_url_and_no_other_com
     assert!(types(&company_b)
         .iter()
         .all(|t| t != "webhook-url.desativada"));
-    assert_eq!(feed_of_type(&app.a, "webhook-url.desativada").len(), 1);
+    assert_eq!(
+        settled_feed_of_type(&app.a, "webhook-url.desativada", 1).len(),
+        1
+    );
     assert!(feed_of_type(&app.b, "webhook-url.desativada").is_empty());
 }

@@ -183,7 +183,7 @@ fn a_changed_title_makes_a_version_the_event_counts_the_older_requests_and_the_f
         "solicitacoesPendentes": 1
     });
     assert_eq!(body["data"], expected);
-    let feed = feed_of_type(&app.a, "casos-de-uso.alterado");
+    let feed = settled_feed_of_type(&app.a, "casos-de-uso.alterado", 1);
     assert_eq!(feed.len(), 1, "{feed:?}");
     assert_eq!(feed[0]["data"], expected);
     assert!(feed_of_type(&app.b, "casos-de-uso.alterado").is_empty());
