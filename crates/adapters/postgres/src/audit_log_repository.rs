@@ -260,9 +260,9 @@ fn checkpoints(
 }
 
 impl AuditLogRepository for PgAuditLogRepository {
-    /// On one node, one statement over `empresas` ([`COMPANIES_WITH_UNSIGNED`]). On a Citus
+    /// On one node, one statement over `empresas` (`COMPANIES_WITH_UNSIGNED`). On a Citus
     /// coordinator, the companies from `empresas` (a reference table, read where it is) and one
-    /// routed probe each ([`UNSIGNED_OF_COMPANY`]) until `limit` are found: the same O(companies)
+    /// routed probe each (`UNSIGNED_OF_COMPANY`) until `limit` are found: the same O(companies)
     /// index probes as the single statement, with a round trip each.
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError> {
         let distributed = self.topology.distributed(&self.pool)?;

@@ -45,7 +45,7 @@ impl PgEventLog {
 impl EventLog for PgEventLog {
     /// Read along `webhook_eventos_empresa_transacao_idx` (empresa_id, transacao, posicao, id):
     /// the cursor is the row comparison `(transacao, posicao, id) > (...)`, an index bound, and
-    /// so is the watermark `transacao < xmin` ([`settled::watermark`], read just before on the
+    /// so is the watermark `transacao < xmin` (`settled::watermark`, read just before on the
     /// same connection). Every transaction below it has ended, committed or not, so the events
     /// read are all there will ever be before the last one returned. The type and `desde`
     /// filters are evaluated on the rows read. On a hot standby the snapshot is the replayed
