@@ -74,9 +74,9 @@ fn client(
             let key = format!("{name}-{n}-{}", uuid::Uuid::new_v4().simple());
             let mut retry = false;
             // A key is never given up before its 200 (bounded here for a failing run): a
-            // request cut by the failover after it claimed its key, whose release was lost with
-            // the primary, holds the key for its lease (60 s, IDEMPOTENCY_LEASE_SECONDS) and a
-            // retry meets 409 until then.
+            // request cut by the failover after it claimed its key holds it until its release,
+            // retried in the background, reaches the new primary (at worst its lease, 60 s,
+            // IDEMPOTENCY_LEASE_SECONDS), and a retry meets 409 until then.
             let deadline = Instant::now() + Duration::from_secs(90);
             loop {
                 let sent = Instant::now();

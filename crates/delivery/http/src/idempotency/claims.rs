@@ -2,11 +2,14 @@
 //! answer or release the key. The rules of the key's row (lease, holder, fingerprint) are the
 //! repository's ([`ports::IdempotencyRepository`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use chrono::Duration;
+use chrono::{DateTime, Duration, Utc};
 use domain::CompanyId;
-use ports::{Clock, IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError};
+use ports::{
+    Clock, IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, RepoError, StoredOutcome,
+};
 use uuid::Uuid;
 
 use super::{IdempotencyKey, StoredResponse, IDEMPOTENCY_LEASE_SECONDS};
@@ -45,7 +48,16 @@ pub struct Idempotency {
     keys: Arc<dyn IdempotencyRepository>,
     clock: Arc<dyn Clock>,
     lease: Duration,
+    /// Settles retried in the background now (see [`Idempotency::settle_later`]).
+    retrying: Arc<AtomicUsize>,
 }
+
+/// How often a settle lost to an unreachable database is tried again.
+const SETTLE_RETRY_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// At most this many settles are retried at once: one thread each, all asleep but for a
+/// statement every [`SETTLE_RETRY_EVERY`]. Beyond it a key waits for its lease, as before.
+const MAX_SETTLES_RETRYING: usize = 64;
 
 impl Idempotency {
     pub fn new(keys: Arc<dyn IdempotencyRepository>, clock: Arc<dyn Clock>) -> Self {
@@ -53,15 +65,78 @@ impl Idempotency {
             keys,
             clock,
             lease: Duration::seconds(IDEMPOTENCY_LEASE_SECONDS),
+            retrying: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// Keeps `keep` under the key, or releases it (`None`).
+    fn settle(
+        &self,
+        company: CompanyId,
+        key: &str,
+        owner: Uuid,
+        keep: Option<&StoredOutcome>,
+        at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        match keep {
+            Some(outcome) => self.keys.complete(company, key, owner, outcome, at),
+            None => self.keys.release(company, key, owner, at),
+        }
+    }
+
+    /// Tries a settle lost to an unreachable database again, in the background, every
+    /// [`SETTLE_RETRY_EVERY`] until it goes through or the key's lease ends (then the key is
+    /// free anyway). Without it a request cut by a failover held its key for the whole lease:
+    /// the client's retries met 409 for a minute (the failover test, issue 23). Answers whether
+    /// it was taken (at most [`MAX_SETTLES_RETRYING`] at once).
+    fn settle_later(
+        &self,
+        company: CompanyId,
+        key: &str,
+        owner: Uuid,
+        keep: Option<StoredOutcome>,
+        lease_until: DateTime<Utc>,
+    ) -> bool {
+        if self.retrying.fetch_add(1, Ordering::SeqCst) >= MAX_SETTLES_RETRYING {
+            self.retrying.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        let (this, key) = (self.clone(), key.to_owned());
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(SETTLE_RETRY_EVERY);
+                let now = this.clock.now();
+                if now >= lease_until {
+                    break;
+                }
+                match this.settle(company, &key, owner, keep.as_ref(), now) {
+                    Err(RepoError::Unavailable(_)) => continue,
+                    Ok(_) => {
+                        tracing::info!(empresa_id = %company, "idempotency key settled on a retry");
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::warn!(
+                            empresa_id = %company,
+                            error = format!("{e:#}"),
+                            "could not settle an idempotency key; it is free again when its lease ends"
+                        );
+                        break;
+                    }
+                }
+            }
+            this.retrying.fetch_sub(1, Ordering::SeqCst);
+        });
+        true
     }
 
     /// Runs `work` under `key` for the company, unless the key answers first: a kept answer is
     /// replayed, another request under the key is `Mismatch`, a running one `InProgress`.
     /// `work` gets the resource id reserved for the key (the same on every retry). After it, the
     /// answer it chose to keep is stored, or the key released. A failure to store or release is
-    /// logged and the result returned anyway: the key stays held until its lease ends, and a
-    /// retry then runs again under the same resource id.
+    /// logged and the result returned anyway; with the database unreachable it is tried again in
+    /// the background until the lease ends ([`Idempotency::settle_later`]), otherwise the key
+    /// stays held until its lease ends, and a retry then runs again under the same resource id.
     pub fn run<R>(
         &self,
         company: CompanyId,
@@ -91,19 +166,27 @@ impl Idempotency {
         };
         let Completion { result, keep } = work(resource_id);
         let at = self.clock.now();
-        let settled = match &keep {
-            Some(response) => {
-                self.keys
-                    .complete(company, key.as_str(), owner, &response.to_outcome(), at)
-            }
-            None => self.keys.release(company, key.as_str(), owner, at),
-        };
-        match settled {
+        let keep = keep.as_ref().map(StoredResponse::to_outcome);
+        match self.settle(company, key.as_str(), owner, keep.as_ref(), at) {
             Ok(true) => {}
             Ok(false) => tracing::warn!(
                 empresa_id = %company,
                 "idempotency key taken over by another request while this one ran"
             ),
+            Err(RepoError::Unavailable(_))
+                if self.settle_later(
+                    company,
+                    key.as_str(),
+                    owner,
+                    keep.clone(),
+                    claim.lease_until,
+                ) =>
+            {
+                tracing::warn!(
+                    empresa_id = %company,
+                    "could not settle an idempotency key, the database unreachable; retrying"
+                );
+            }
             Err(e) => tracing::warn!(
                 empresa_id = %company,
                 error = format!("{e:#}"),
@@ -267,6 +350,49 @@ mod tests {
         assert_eq!(
             *released.lock().unwrap(),
             [("pedido-42".to_owned(), owner, now())]
+        );
+    }
+
+    #[test]
+    fn a_release_lost_to_an_unreachable_database_is_retried_until_it_goes_through() {
+        let claims = Arc::new(Mutex::new(Vec::new()));
+        let mut keys = keys_answering(
+            IdempotencyBegin::Run {
+                resource_id: Uuid::from_u128(7),
+            },
+            claims.clone(),
+        );
+        let (released, went_through) = std::sync::mpsc::channel();
+        let mut seq = mockall::Sequence::new();
+        keys.expect_release()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("failover"))));
+        keys.expect_release()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(move |_, key, owner, _| {
+                released.send((key.to_owned(), owner)).unwrap();
+                Ok(true)
+            });
+
+        let outcome = service(keys)
+            .run(company_id(), &key(), "fp", |_| Completion {
+                result: "503",
+                keep: None,
+            })
+            .unwrap();
+
+        assert!(
+            matches!(outcome, Idempotent::Ran("503")),
+            "answered at once"
+        );
+        let owner = claims.lock().unwrap()[0].owner;
+        assert_eq!(
+            went_through
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .expect("the release tried again"),
+            ("pedido-42".to_owned(), owner)
         );
     }
 
