@@ -135,7 +135,7 @@ impl Idempotency {
     /// `work` gets the resource id reserved for the key (the same on every retry). After it, the
     /// answer it chose to keep is stored, or the key released. A failure to store or release is
     /// logged and the result returned anyway; with the database unreachable it is tried again in
-    /// the background until the lease ends ([`Idempotency::settle_later`]), otherwise the key
+    /// the background until the lease ends (`Idempotency::settle_later`), otherwise the key
     /// stays held until its lease ends, and a retry then runs again under the same resource id.
     pub fn run<R>(
         &self,
