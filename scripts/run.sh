@@ -30,8 +30,13 @@ mkdir -p .run
 "$bin/pgcc-sim" --port "$sim_port" --seed crates/pgcc-sim/seeds/demo.json > .run/pgcc-sim.log 2>&1 &
 sim_pid=$!
 
+# The service runs as a role that owns nothing; the cluster's superuser owns the tables, migrates
+# and grants it what it needs (docs/security.md, "Least privilege").
+psql "$admin" -tAc "SELECT 1 FROM pg_roles WHERE rolname = 'consent_app'" | grep -q 1 \
+  || psql "$admin" -qc "CREATE ROLE consent_app LOGIN" >/dev/null
 export APP_ENV=development
-export APP__DATABASE__URL="$db_url"
+export APP__DATABASE__MIGRATION_URL="$db_url"
+export APP__DATABASE__URL="${db_url/postgres@/consent_app@}"
 export APP__PGCC__BASE_URL="http://127.0.0.1:$sim_port"
 "$bin/consent-api" migrate
 

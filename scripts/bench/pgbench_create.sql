@@ -1,9 +1,10 @@
 -- What one creation (POST .../criar/ativo) asks the database, statement for statement, as captured
 -- with log_statement = 'all' from the service (the same text, the same binds, prepared):
--- BEGIN_CREATION (the template's use case found and the row stored `em_andamento`, one
--- statement), then, after the PGCC answered,
--- CONFIRM_CREATION (confirm + event + deliveries + history in one statement); each statement its
--- own implicit transaction, as the service sends them. Left out: the API-key lookup (cached by the
+-- BEGIN_CREATION (the owner's `consentimento_iniciar`: the template's use case found and the row
+-- stored `em_andamento`), then, after the PGCC answered, CONFIRM_CREATION (the owner's
+-- `consentimento_confirmar`: confirm + history + audit entry; then schedule + event + deliveries,
+-- in one statement); each statement its own implicit transaction, as the service sends them. The
+-- same functions as the service (issue 36), so the baseline is never a cheaper path. Left out: the API-key lookup (cached by the
 -- service) and its `ultimo_uso_em` update (once a minute per key).
 -- Every bind of the service is a bind here but `cnpj_anuente` (NULL for a direct access; pgbench
 -- variables cannot be NULL), sent as text (the service sends binary).
@@ -15,44 +16,11 @@
 \set j random(0, :use_cases - 1)
 \set cpf random(10000000000, 99999999999)
 SELECT gen_random_uuid() AS id, gen_random_uuid() AS ev, now() AS ts, encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex') AS hash, replace(gen_random_uuid()::text, '-', '') AS sal, 'pgcc-' || replace(gen_random_uuid()::text, '-', '') AS pgcc, '00000000-0000-4000-8000-' || lpad(:n::text, 12, '0') AS emp, format('00000000-0000-4000-a%s-%s', lpad(:j::text, 3, '0'), lpad(:n::text, 12, '0')) AS cu, format('tpl-%s-%s', lpad((:n - 1)::text, 4, '0'), lpad(:j::text, 3, '0')) AS tpl, 'PessoaFisica' AS tipo, 'Direto' AS modalidade, make_timestamptz(2030, 12, 31, 23, 59, 59, 'UTC') AS expira, make_timestamptz(2026, 1, 10, 12, 0, 0, 'UTC') AS respondeu, 'assinatura' || chr(58) || 'bench' AS prova, 'ativo' AS status, 'em_andamento' AS criacao, 'solicitacao.criada' AS tipo_evento, jsonb_build_object('type', 'solicitacao.criada', 'timestamp', now(), 'data', jsonb_build_object('id', gen_random_uuid(), 'pgccId', 'pgcc-c84a9a1f0c64474f0000000000000002', 'status', 'ativo', 'casoDeUsoIdTemplate', 'tpl-0000-003', 'cpfTitular', '***.033.922-**', 'tipoTitular', 'PessoaFisica', 'modalidadeAcesso', 'Direto', 'cnpjAnuente', NULL, 'dataExpiracaoConsentimento', '2030-12-31T23' || chr(58) || '59' || chr(58) || '59Z', 'dataTitularRespondeuConsentimento', '2026-01-10T12' || chr(58) || '00' || chr(58) || '00Z', 'hash', repeat('2f1d39b3', 8), 'criadoEm', now(), 'atualizadoEm', now()))::text AS payload \gset
-WITH caso AS (
-    SELECT id, vinculo_id FROM casos_de_uso
-    WHERE empresa_id = :emp AND pgcc_provider_template_id = :tpl
-      AND removido_em IS NULL
-    LIMIT 1
-), alvo AS (
-    SELECT COALESCE(
-        (SELECT id FROM caso),
-        (SELECT caso_de_uso_id FROM solicitacoes_consentimento WHERE empresa_id = :emp AND id = :id)
-    ) AS caso_de_uso_id
-), gravada AS (
-    INSERT INTO solicitacoes_consentimento AS s (
-        id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
-        modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
-        data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
-        atualizado_em, criacao, criacao_tentativa_em)
-    SELECT
-        :id, :emp, alvo.caso_de_uso_id, :tpl, :cpf,
-        :tipo, :modalidade, NULL, :expira,
-        :respondeu, :prova, :status, :hash, :sal,
-        :ts, :ts, 'em_andamento', :ts
-    FROM alvo
-    WHERE alvo.caso_de_uso_id IS NOT NULL
-    ON CONFLICT (empresa_id, id) DO UPDATE
-    SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
-        criacao_nao_encontrada_em = NULL
-    WHERE s.criacao <> 'confirmada'
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM gravada) AS gravadas,
-       EXISTS (SELECT 1 FROM caso) AS caso_encontrado,
-       (SELECT vinculo_id FROM caso) AS vinculo_id;
+SELECT gravadas, caso_encontrado, vinculo_id FROM consentimento_iniciar(
+    :id, :emp, :tpl, :cpf, :tipo, :modalidade, NULL, :expira, :respondeu, :prova, :status, :hash,
+    :sal, :ts, :ts, :ts);
 WITH confirmada AS (
-    UPDATE solicitacoes_consentimento
-    SET criacao = 'confirmada', pgcc_id = :pgcc, criacao_tentativa_em = NULL, criacao_nao_encontrada_em = NULL, proximo_status_em = :ts
-    WHERE id = :id AND empresa_id = :emp AND criacao IN ('em_andamento', 'cancelada')
-      AND hash = :hash AND status = :status AND atualizado_em = :ts
-    RETURNING id, empresa_id, status, criado_em, pgcc_id
+    SELECT * FROM consentimento_confirmar(:id, :emp, :pgcc, :ts, :hash, :status, :ts, NULL)
 ), agendada AS (
     INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
     SELECT empresa_id, id, pgcc_id, :ts FROM confirmada
@@ -71,5 +39,4 @@ JOIN webhook_urls u ON u.empresa_id = e.empresa_id
 WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
   AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))
 )
-INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
-SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada;
+SELECT 1 FROM confirmada;

@@ -103,8 +103,19 @@ impl TestDb {
         crate::citus::add_worker(&self.admin, &self.name, &worker);
     }
 
+    /// The owner's URL (the cluster's superuser): migrations, the tests' own reads and set-ups.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// The URL of the service's runtime role ([`RUNTIME_ROLE`]), which owns nothing. On Citus
+    /// (`make test-citus`), the owner's: the role is not made on the workers.
+    pub fn runtime_url(&self) -> String {
+        if self.nodes.lock().unwrap().is_empty() {
+            with_user(&self.url, RUNTIME_ROLE)
+        } else {
+            self.url.clone()
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -173,6 +184,14 @@ fn ensure_template(admin: &str) -> String {
         .expect("look the template up")
         .n
         > 0;
+    // The service's runtime role (docs/security.md, "Least privilege"): one per cluster, granted
+    // in the template by the owner's own function, so every database cloned from it has it.
+    diesel::sql_query(format!(
+        "DO $$ BEGIN CREATE ROLE {RUNTIME_ROLE} LOGIN; \
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+    ))
+    .execute(&mut conn)
+    .expect("create the runtime role");
     if !exists {
         let building = format!("{template}_building");
         diesel::sql_query(format!(
@@ -188,6 +207,11 @@ fn ensure_template(admin: &str) -> String {
                 .expect("connect to the template");
             tpl.run_pending_migrations(MIGRATIONS)
                 .expect("migrate the template");
+            diesel::sql_query(format!(
+                "SELECT consent_api_conceder_acesso('{RUNTIME_ROLE}')"
+            ))
+            .execute(&mut tpl)
+            .expect("grant the runtime role in the template");
         }
         diesel::sql_query(format!(
             "ALTER DATABASE \"{building}\" RENAME TO \"{template}\""
@@ -199,6 +223,21 @@ fn ensure_template(admin: &str) -> String {
         .execute(&mut conn)
         .expect("release the template lock");
     template
+}
+
+/// The role `consent-api serve` and `worker` run as in the tests: it owns nothing (the tests'
+/// superuser owns the tables) and writes the evidence only through the owner's functions.
+pub const RUNTIME_ROLE: &str = "consent_app";
+
+/// `url` with its user replaced by `user`.
+pub fn with_user(url: &str, user: &str) -> String {
+    let Some(rest) = url.strip_prefix("postgres://") else {
+        return url.to_owned();
+    };
+    match rest.split_once('@') {
+        Some((_, host)) => format!("postgres://{user}@{host}"),
+        None => format!("postgres://{user}@{rest}"),
+    }
 }
 
 /// Changes whenever a migration file changes, so a stale template is never reused.

@@ -154,7 +154,9 @@ fn api_env(cmd: &mut Command, db: &TestDb, sim: &Sim) {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("APP_ENV", "test")
         .env("APP_CONFIG_DIR", repo_root().join("config"))
-        .env("APP__DATABASE__URL", db.url())
+        // the service runs as a role that owns nothing; the owner migrates and grants
+        .env("APP__DATABASE__URL", db.runtime_url())
+        .env("APP__DATABASE__MIGRATION_URL", db.url())
         .env("APP__PGCC__BASE_URL", &sim.base_url)
         .env("APP__SERVER__HOST", "127.0.0.1")
         .env("APP__SERVER__PORT", "0");

@@ -30,6 +30,8 @@ fn main() -> ExitCode {
         }
     };
     let telemetry = telemetry::init(&settings);
+    // operators' commands run as the owner (`database.migration_url`) when it is set
+    let admin = settings.for_administration();
     let outcome = match cli.command {
         Command::Serve {
             exit_on_stdin_close,
@@ -40,7 +42,7 @@ fn main() -> ExitCode {
         Command::Migrate => commands::migrate::run(&settings),
         Command::Company {
             command: CompanyCommand::Create { nome, cnpj },
-        } => commands::company::create(&settings, &nome, &cnpj),
+        } => commands::company::create(&admin, &nome, &cnpj),
         Command::ApiKey {
             command:
                 ApiKeyCommand::Issue {
@@ -48,16 +50,16 @@ fn main() -> ExitCode {
                     scopes,
                     sandbox,
                 },
-        } => commands::api_key::issue(&settings, &company, scopes.as_deref(), sandbox),
+        } => commands::api_key::issue(&admin, &company, scopes.as_deref(), sandbox),
         Command::ApiKey {
             command: ApiKeyCommand::List { company },
-        } => commands::api_key::list(&settings, &company),
+        } => commands::api_key::list(&admin, &company),
         Command::ApiKey {
             command: ApiKeyCommand::Revoke { id },
-        } => commands::api_key::revoke(&settings, &id),
+        } => commands::api_key::revoke(&admin, &id),
         Command::Audit {
             command: AuditCommand::Verify { company },
-        } => commands::audit::verify(&settings, company.as_deref()),
+        } => commands::audit::verify(&admin, company.as_deref()),
         Command::Config {
             command: ConfigCommand::Check,
         } => commands::config::check(&settings),

@@ -103,8 +103,6 @@ impl WorkerSettings {
 /// The verifiable log's signing (docs/auditoria.md).
 #[derive(Debug, Clone, Deserialize)]
 pub struct AuditSettings {
-    /// Whether changes append entries (off only in development and test: `make bench`).
-    pub enabled: bool,
     /// The signers' name (key name of the notes, origin prefix).
     pub name: String,
     /// Base64 of the Ed25519 seed; empty: a development key kept in the database.
@@ -344,7 +342,14 @@ impl ServerSettings {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct DatabaseSettings {
+    /// The service's runtime role: owns nothing, writes the evidence only through the owner's
+    /// functions (docs/security.md, "Least privilege").
     pub url: Secret,
+    /// The owner's URL (`APP__DATABASE__MIGRATION_URL`): migrations, the runtime role's grants and
+    /// the signing key's publication run as this role; the CLI's administrative commands too.
+    /// Unset: `url` does all (development with one role).
+    #[serde(default)]
+    pub migration_url: Option<Secret>,
     pub pool_size: u32,
     pub checkout_timeout_ms: u64,
     /// PostgreSQL's `statement_timeout` on every connection (0: none).
@@ -711,7 +716,7 @@ impl Settings {
                 "must be between 1 and 36500 (days)",
             );
         }
-        let deployed = matches!(self.environment.as_str(), "staging" | "production");
+        let deployed = self.is_deployed();
         if deployed && self.webhooks.encryption_key.expose() == DEVELOPMENT_ENCRYPTION_KEY {
             return bad(
                 "webhooks.encryption_key",
@@ -748,12 +753,6 @@ impl Settings {
             return bad(
                 "server.trusted_proxies",
                 "must be set in staging and production: the addresses or CIDR ranges of the proxies (load balancers) in front of this service, or none when clients connect to it directly",
-            );
-        }
-        if deployed && !self.audit.enabled {
-            return bad(
-                "auditoria.enabled",
-                "must be true in staging and production (false only measures the log's cost)",
             );
         }
         let signing_key = self.audit.signing_key.expose().trim();
@@ -876,6 +875,22 @@ impl Settings {
     }
 
     /// The limits set on every database connection (the pool's and the change feed's).
+    /// Staging or production: where the checks that development relaxes are enforced.
+    pub fn is_deployed(&self) -> bool {
+        matches!(self.environment.as_str(), "staging" | "production")
+    }
+
+    /// These settings for an operator's command (`company`, `api-key`, `audit`): connected as the
+    /// owner when `database.migration_url` is set, since the runtime role writes no company
+    /// (docs/security.md, "Least privilege").
+    pub fn for_administration(&self) -> Settings {
+        let mut settings = self.clone();
+        if let Some(owner) = &self.database.migration_url {
+            settings.database.url = owner.clone();
+        }
+        settings
+    }
+
     pub fn session(&self) -> postgres_adapter::SessionSettings {
         postgres_adapter::SessionSettings {
             statement_timeout: Duration::from_millis(self.database.statement_timeout_ms),
@@ -883,7 +898,6 @@ impl Settings {
                 self.database.idle_in_transaction_timeout_ms,
             ),
             prepared_statements: self.database.prepared_statements,
-            audit_log: self.audit.enabled,
             generic_plans: false,
         }
     }

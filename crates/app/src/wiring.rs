@@ -84,6 +84,86 @@ fn distributed(pool: &PgPool) -> bool {
 /// Connections of the status job's pool, beside `database.pool_size`.
 pub const STATUS_POOL_SIZE: u32 = 2;
 
+/// The owner's pool (`database.migration_url`), for what a start does as the owner; `None`
+/// when unset (one role does all: development).
+pub fn owner_pool(settings: &Settings) -> anyhow::Result<Option<PgPool>> {
+    let Some(url) = settings.database.migration_url.as_ref() else {
+        return Ok(None);
+    };
+    postgres_adapter::connect(
+        url.expose(),
+        &PoolSettings {
+            max_size: 2,
+            checkout_timeout: settings.checkout_timeout(),
+            session: settings.session(),
+        },
+    )
+    .context("database (database.migration_url, the owner)")
+    .map(Some)
+}
+
+/// The database made ready by the owner, as `serve`, `worker` and `migrate` start.
+pub struct Prepared {
+    /// The migrations applied.
+    pub applied: Vec<String>,
+    /// The pool the backfills run on: the owner's when `database.migration_url` is set.
+    pub backfills: PgPool,
+}
+
+/// What `serve`, `worker` and `migrate` do first, as the owner when `database.migration_url` is
+/// set (docs/security.md, "Least privilege"): the migrations, the runtime role's grants and the
+/// audit signing key's publication (the runtime role can write none of the keys).
+pub fn prepare_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<Prepared> {
+    let owner = owner_pool(settings)?;
+    let applied = migrate(owner.as_ref().unwrap_or(runtime))?;
+    if let Some(owner) = &owner {
+        if let Some(role) = postgres_adapter::privileges::grant_runtime_role(owner, runtime)
+            .context("granting the runtime role (database.url) its privileges")?
+        {
+            tracing::info!(role, "runtime role granted its privileges by the owner");
+        }
+        let signer = audit_signer(settings, owner.clone())?;
+        ports::AuditLogRepository::publish_key(
+            &PgAuditLogRepository::new(owner.clone()),
+            &signer.published_key(),
+        )
+        .context("publishing the audit signing key")?;
+    }
+    Ok(Prepared {
+        applied,
+        backfills: owner.unwrap_or_else(|| runtime.clone()),
+    })
+}
+
+/// [`prepare_database`], the backfills started on their thread and the runtime role's
+/// privileges checked: how `serve` and `worker` start.
+pub fn start_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<()> {
+    let prepared = prepare_database(settings, runtime)?;
+    spawn_backfills(prepared.backfills);
+    check_least_privilege(settings, runtime)
+}
+
+/// The runtime role's excess privileges (`postgres_adapter::privileges`): an error in staging and
+/// production, a warning elsewhere.
+pub fn check_least_privilege(settings: &Settings, runtime: &PgPool) -> anyhow::Result<()> {
+    let findings = postgres_adapter::privileges::excess_privileges(runtime)
+        .context("reading the runtime role's privileges")?;
+    if findings.is_empty() {
+        return Ok(());
+    }
+    let found = findings.join("; ");
+    if settings.is_deployed() {
+        anyhow::bail!(
+            "the role of database.url must own nothing and write the evidence only through the owner's functions (docs/security.md, \"Least privilege\"): it {found}"
+        );
+    }
+    tracing::warn!(
+        findings = found,
+        "the role of database.url has more privileges than the service needs (refused in staging and production)"
+    );
+    Ok(())
+}
+
 pub fn migrate(pool: &PgPool) -> anyhow::Result<Vec<String>> {
     postgres_adapter::run_migrations(pool).context("applying migrations")
 }

@@ -490,21 +490,6 @@ fn the_python_verifier_checks_a_receipt_an_inclusion_proof_and_a_checkpoint_sign
 }
 
 #[test]
-fn with_the_log_turned_off_for_a_benchmark_a_creation_appends_no_entry() {
-    let app = TestApp::spawn_with(&[("APP__AUDITORIA__ENABLED", "false")]);
-    app.a
-        .post_empty("/api/casos-de-uso/sincronizar")
-        .expect(200);
-    create_active(&app);
-    assert_eq!(app.consent_rows(), 1);
-    assert_eq!(
-        app.db
-            .scalar("SELECT count(*) AS v FROM auditoria_entradas"),
-        0
-    );
-}
-
-#[test]
 fn every_audit_read_is_in_the_access_log_with_its_key_route_and_request() {
     let app = TestApp::synced();
     let id = create_active(&app);

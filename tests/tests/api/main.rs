@@ -26,6 +26,7 @@ mod hash_salt;
 mod helpers;
 mod http_contract;
 mod idempotency;
+mod least_privilege;
 mod lifecycle;
 mod limits;
 mod operability;

@@ -709,6 +709,15 @@ ORDER BY a.transacao, a.posicao",
 
     fn publish_key(&self, key: &PublishedKey) -> Result<(), RepoError> {
         with_conn(&self.pool, "recording an audit key", |conn| {
+            // Already published (by the owner at start, `consent-api migrate`): nothing to
+            // write, which the service's role may not (issue 36).
+            let known: Vec<KeyRow> =
+                sql_query("SELECT kid, chave_publica FROM auditoria_chaves WHERE kid = $1")
+                    .bind::<Text, _>(&key.kid)
+                    .load(conn)?;
+            if !known.is_empty() {
+                return Ok(0);
+            }
             sql_query(
                 "INSERT INTO auditoria_chaves (kid, chave_publica) VALUES ($1, $2)
 ON CONFLICT DO NOTHING",

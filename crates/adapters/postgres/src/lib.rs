@@ -51,6 +51,7 @@ mod tenant;
 mod topology;
 
 pub mod models;
+pub mod privileges;
 #[rustfmt::skip]
 pub mod schema;
 

@@ -16,7 +16,7 @@ pub const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../../migration
 
 /// Transaction-level advisory lock held while migrating, so that replicas started together
 /// apply each migration once instead of racing on it.
-const MIGRATION_LOCK_KEY: i64 = 0x636f_6e73_656e_7401;
+pub(crate) const MIGRATION_LOCK_KEY: i64 = 0x636f_6e73_656e_7401;
 
 /// How long a migration's statement may wait for a table lock. A statement waiting for an
 /// ACCESS EXCLUSIVE lock (an `ALTER TABLE`) queues every later read and write of that table

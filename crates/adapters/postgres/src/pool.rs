@@ -46,11 +46,6 @@ pub struct SessionSettings {
     /// poolers (PgBouncer) can carry; a named statement prepared on one server connection does
     /// not exist on the next one the pooler hands out.
     pub prepared_statements: bool,
-    /// Whether changes append their audit-log entries (`auditoria.enabled`; off only to measure
-    /// the log's cost, `make bench`): off sets the session's `consent_api.auditoria` to `off`,
-    /// which every statement appending an entry tests (`current_setting('consent_api.auditoria',
-    /// true) IS DISTINCT FROM 'off'`, a one-time filter: nothing of the entry is computed).
-    pub audit_log: bool,
     /// Plan every prepared statement once, generically (`plan_cache_mode =
     /// force_generic_plan`), instead of letting PostgreSQL re-plan each call whenever it judges
     /// a custom plan cheaper. For the status worker's own pool only: its statements are the
@@ -64,14 +59,13 @@ pub struct SessionSettings {
 pub const APPLICATION_NAME: &str = "consent-api";
 
 impl Default for SessionSettings {
-    /// 5 s statements, 10 s idle in a transaction, prepared statements on, the audit log on,
-    /// PostgreSQL's own choice of plans.
+    /// 5 s statements, 10 s idle in a transaction, prepared statements on, PostgreSQL's own
+    /// choice of plans.
     fn default() -> Self {
         Self {
             statement_timeout: Duration::from_secs(5),
             idle_in_transaction_timeout: Duration::from_secs(10),
             prepared_statements: true,
-            audit_log: true,
             generic_plans: false,
         }
     }
@@ -89,14 +83,9 @@ impl SessionSettings {
         conn.batch_execute(&format!(
             "SELECT set_config('application_name', '{APPLICATION_NAME}', false) \
              WHERE current_setting('application_name') = ''; \
-             SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}{}",
+             SET statement_timeout = {}; SET idle_in_transaction_session_timeout = {}",
             self.statement_timeout.as_millis(),
             self.idle_in_transaction_timeout.as_millis(),
-            if self.audit_log {
-                ""
-            } else {
-                "; SET consent_api.auditoria = 'off'"
-            }
         ))?;
         if self.generic_plans {
             conn.batch_execute("SET plan_cache_mode = force_generic_plan")?;

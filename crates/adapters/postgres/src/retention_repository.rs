@@ -171,37 +171,9 @@ statement! {
         now: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
     }
-    "WITH alvo AS MATERIALIZED (
-    SELECT c.id
-    FROM solicitacoes_consentimento c
-    WHERE c.empresa_id = $empresa_id AND c.criacao = 'cancelada' AND c.dados_apagados_em IS NULL
-      AND c.criacao_tentativa_em < $before
-      AND NOT EXISTS (
-          SELECT 1 FROM chaves_idempotencia k
-          WHERE k.empresa_id = $empresa_id AND k.recurso_id = c.id
-      )
-    ORDER BY c.criacao_tentativa_em
-    LIMIT $limit
-    FOR UPDATE SKIP LOCKED
-), apagadas AS (
-    UPDATE solicitacoes_consentimento s
-    SET cpf_titular = '00000000000',
-        prova_coleta = NULL,
-        hash = 'apagado:' || s.id::text,
-        hash_anterior = NULL,
-        dados_apagados_em = $now
-    FROM alvo
-    WHERE s.empresa_id = $empresa_id AND s.id = alvo.id AND s.criacao = 'cancelada'
-    RETURNING s.*
-), auditada AS (
-    INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
-    SELECT a.empresa_id, a.id, auditoria_entrada(
-        a.id, a.pgcc_id, e.cnpj, a.caso_de_uso_id_template, a.status, a.status, 'retencao', NULL,
-        NULL, a.hash, $now)
-    FROM apagadas a JOIN empresas e ON e.id = a.empresa_id
-    WHERE current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'
-)
-SELECT 1 FROM apagadas"
+    // the owner's `consentimento_apagar_canceladas` (issue 36: the service's role changes no
+    // request itself); one row a blanked request, as `execute` counts them
+    "SELECT 1 FROM generate_series(1, consentimento_apagar_canceladas($empresa_id, $before, $now, $limit))"
 }
 
 statement! {

@@ -15,6 +15,19 @@ use crate::models::EmpresaRow;
 use crate::schema::empresas;
 use crate::PgPool;
 
+statement! {
+    /// The sandbox company, through the owner's `empresa_criar_sandbox` (issue 36: the service's
+    /// role writes no company itself); it refuses a sandbox of a sandbox.
+    struct CreateSandbox<'a> {
+        id: Uuid as SqlUuid,
+        nome: &'a str as diesel::sql_types::Text,
+        cnpj: &'a str as diesel::sql_types::Text,
+        criado_em: DateTime<Utc> as Timestamptz,
+        real: Uuid as SqlUuid,
+    }
+    "SELECT empresa_criar_sandbox($id, $nome, $cnpj, $criado_em, $real)"
+}
+
 /// One sandbox per real company (migration `index_empresas_sandbox_de`).
 const ONE_SANDBOX: &str = "empresas_sandbox_de_key";
 
@@ -35,21 +48,15 @@ FOR UPDATE SKIP LOCKED"
 }
 
 statement! {
-    /// The history of the requests `ids` (locked by [`LockOldRequests`]), before the requests.
-    struct DeleteHistory {
-        empresa_id: Uuid as SqlUuid,
-        ids: Vec<Uuid> as Array<SqlUuid>,
-    }
-    "DELETE FROM solicitacoes_historico WHERE empresa_id = $empresa_id AND solicitacao_id = ANY ($ids)"
-}
-
-statement! {
-    /// The sandbox's requests `ids`; their status schedule goes with them (ON DELETE CASCADE).
+    /// The sandbox's requests `ids` and their history; their status schedule goes with them
+    /// (ON DELETE CASCADE).
     struct DeleteRequests {
         empresa_id: Uuid as SqlUuid,
         ids: Vec<Uuid> as Array<SqlUuid>,
     }
-    "DELETE FROM solicitacoes_consentimento WHERE empresa_id = $empresa_id AND id = ANY ($ids)"
+    // the owner's `sandbox_apagar_solicitacoes`, which refuses any company but a sandbox
+    // (issue 36: the service's role deletes no request itself); one row a deleted request
+    "SELECT 1 FROM generate_series(1, sandbox_apagar_solicitacoes($empresa_id, $ids))"
 }
 
 statement! {
@@ -165,15 +172,14 @@ impl SandboxRepository for PgSandboxRepository {
         const OPERATION: &str = "creating a company's sandbox";
         let inserted = with_conn(&self.pool, OPERATION, |conn| {
             match conn.transaction(|conn| {
-                diesel::insert_into(empresas::table)
-                    .values((
-                        empresas::id.eq(sandbox.id.0),
-                        empresas::nome.eq(&sandbox.name),
-                        empresas::cnpj.eq(sandbox.cnpj.as_str()),
-                        empresas::criado_em.eq(sandbox.created_at),
-                        empresas::sandbox_de.eq(Some(real.0)),
-                    ))
-                    .execute(conn)?;
+                CreateSandbox {
+                    id: sandbox.id.0,
+                    nome: &sandbox.name,
+                    cnpj: sandbox.cnpj.as_str(),
+                    criado_em: sandbox.created_at,
+                    real: real.0,
+                }
+                .execute(conn)?;
                 schedule_first_sync(conn, sandbox.id.0)
             }) {
                 Ok(_) => Ok(Ok(())),
@@ -275,11 +281,6 @@ impl SandboxRepository for PgSandboxRepository {
                 if ids.is_empty() {
                     return Ok(0);
                 }
-                DeleteHistory {
-                    empresa_id,
-                    ids: ids.clone(),
-                }
-                .execute(conn)?;
                 DeleteRequests { empresa_id, ids }.execute(conn)
             })
         })?;

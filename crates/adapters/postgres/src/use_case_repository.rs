@@ -18,7 +18,7 @@ use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
 use crate::models::{CasoDeUsoRow, CasoDeUsoVersaoRow, NewCasoDeUso};
 use crate::outbox;
-use crate::schema::{casos_de_uso, casos_de_uso_versoes, empresas};
+use crate::schema::{casos_de_uso, casos_de_uso_versoes};
 use crate::tenant::Tenant;
 use crate::{PgPool, ReadPools};
 
@@ -86,9 +86,9 @@ impl UseCaseRepository for PgUseCaseRepository {
         Ok(row.map(UseCase::from))
     }
 
-    /// In one transaction: locks the company's row (`FOR NO KEY UPDATE`, so two synchronizations
-    /// of one company run one after the other and count exactly, while inserts referencing the
-    /// company are not blocked); upserts `items` by (empresa_id, pgcc_provider_template_id),
+    /// In one transaction: locks the company (`per_company::lock_company`, so two
+    /// synchronizations of one company run one after the other and count exactly, while inserts
+    /// referencing the company are not blocked); upserts `items` by (empresa_id, pgcc_provider_template_id),
     /// telling inserts from updates by `xmax = 0`; marks the company's other non-removed rows
     /// removed; counts the non-removed rows; when a template was inserted, changed (title, link,
     /// back from removal) or removed, writes the `casos-de-uso.sincronizados` event with these
@@ -117,11 +117,7 @@ impl UseCaseRepository for PgUseCaseRepository {
 
         with_conn(&self.pool, "synchronizing use cases", |conn| {
             conn.transaction(|conn| {
-                empresas::table
-                    .find(empresa.0)
-                    .select(empresas::id)
-                    .for_no_key_update()
-                    .first::<Uuid>(conn)?;
+                crate::per_company::lock_company(conn, empresa.0)?;
                 // What the company's copy holds now, to tell a refresh that changes something
                 // (a title, a link, a template back from removal) from one that changes nothing,
                 // and a new version from the same one.

@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use crate::conn::{is_constraint, violated_constraint, with_conn};
 use crate::models::{NewWebhookUrl, WebhookUrlRow};
-use crate::schema::{empresas, webhook_urls};
+use crate::schema::webhook_urls;
 use crate::tenant::Tenant;
 use crate::PgPool;
 
@@ -37,7 +37,7 @@ enum Registration {
 }
 
 impl WebhookUrlRepository for PgWebhookUrlRepository {
-    /// In one transaction: the company's row is locked (`FOR NO KEY UPDATE`: it serializes the
+    /// In one transaction: the company is locked (`per_company::lock_company`: it serializes the
     /// company's registrations without blocking the foreign-key checks of its other writes),
     /// then an active registration of the same normalized URL is `Duplicate`, `max_active`
     /// active ones (disabled included) are `LimitReached`, else the row is inserted. The lock
@@ -53,11 +53,7 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
         let empresa = webhook.company_id.0;
         let outcome = with_conn(&self.pool, "inserting a webhook URL", |conn| {
             let result = conn.transaction(|conn| {
-                empresas::table
-                    .filter(empresas::id.eq(empresa))
-                    .select(empresas::id)
-                    .for_no_key_update()
-                    .first::<Uuid>(conn)?;
+                crate::per_company::lock_company(conn, empresa)?;
                 let active = webhook_urls::table::of(CompanyId(empresa))
                     .filter(webhook_urls::removido_em.is_null());
                 let duplicate = diesel::select(exists(

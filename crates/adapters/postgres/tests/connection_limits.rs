@@ -34,7 +34,6 @@ fn limited_pool(db: &TestDb, statement_timeout: Duration, prepared_statements: b
                 statement_timeout,
                 idle_in_transaction_timeout: Duration::from_secs(7),
                 prepared_statements,
-                audit_log: true,
                 generic_plans: false,
             },
         },

@@ -182,3 +182,38 @@ fn the_status_poller_claims_exactly_the_statuses_the_state_machine_may_still_mov
     }
     assert!(claimed.iter().all(|item| may_still_move(item.status)));
 }
+
+#[derive(diesel::QueryableByName)]
+struct Allowed {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    permitida: bool,
+}
+
+/// The owner's functions refuse every move the state machine does not make (issue 36):
+/// `consentimento_transicao_permitida(de, para)`, which `consentimento_iniciar`,
+/// `consentimento_transicionar` and `consentimento_expirar` ask, answers exactly the domain's
+/// "some event moves `de` (nothing: a creation) to `para`", for every pair.
+#[test]
+fn the_owners_functions_allow_exactly_the_moves_of_the_state_machine() {
+    use diesel::prelude::*;
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let froms = std::iter::once(None).chain(ConsentStatus::ALL.into_iter().map(Some));
+    for from in froms {
+        for to in ConsentStatus::ALL {
+            let domain = ConsentEvent::ALL
+                .into_iter()
+                .any(|event| ConsentStatus::apply(from, event) == Ok(to));
+            let sql =
+                diesel::sql_query("SELECT consentimento_transicao_permitida($1, $2) AS permitida")
+                    .bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(
+                        from.map(|s| s.as_str()),
+                    )
+                    .bind::<diesel::sql_types::Text, _>(to.as_str())
+                    .get_result::<Allowed>(&mut conn)
+                    .unwrap()
+                    .permitida;
+            assert_eq!(sql, domain, "{from:?} -> {to:?}");
+        }
+    }
+}

@@ -29,6 +29,7 @@ pub fn check(settings: &Settings) -> anyhow::Result<()> {
     }
     hide_secrets(&mut value, None);
     print!("{}", render(&env, &value));
+    least_privilege(settings)?;
     eprintln!("configuration of {} is valid", settings.environment);
     Ok(())
 }
@@ -178,4 +179,29 @@ mod tests {
         assert!(text.contains("\n[pgcc]\nbase_url = \"https://pgcc\"\ntoken = \"<hidden>\"\n"));
         assert!(!text.contains("pw") && !text.contains("tok\""));
     }
+}
+
+/// The role of `database.url` against least privilege (docs/security.md): each excess named on
+/// stderr; an error in staging and production. An unreachable database is said, not failed on:
+/// the files and the environment are what this command checks first.
+fn least_privilege(settings: &Settings) -> anyhow::Result<()> {
+    let findings = crate::wiring::pool(settings)
+        .and_then(|pool| postgres_adapter::privileges::excess_privileges(&pool));
+    match findings {
+        Err(e) => eprintln!("database.url: not reachable, its role's privileges unchecked ({e:#})"),
+        Ok(findings) if findings.is_empty() => {
+            eprintln!("database.url: the role owns nothing and cannot write the evidence directly")
+        }
+        Ok(findings) => {
+            for finding in &findings {
+                eprintln!("database.url: the role {finding}");
+            }
+            if settings.is_deployed() {
+                anyhow::bail!(
+                    "database.url: the role must own nothing and write the evidence only through the owner's functions (docs/security.md, \"Least privilege\")"
+                );
+            }
+        }
+    }
+    Ok(())
 }

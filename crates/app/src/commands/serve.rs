@@ -17,8 +17,7 @@ use crate::workers::{self, Stop};
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     // Each applied migration is logged by the adapter.
-    wiring::migrate(&pool)?;
-    wiring::spawn_backfills(pool.clone());
+    wiring::start_database(settings, &pool)?;
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut jobs = if settings.workers.run_in_serve {

@@ -12,8 +12,7 @@ use crate::workers::{self, Stop};
 /// `server.shutdown_grace_seconds`, and the command returns. A second signal exits at once.
 pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
-    wiring::migrate(&pool)?;
-    wiring::spawn_backfills(pool.clone());
+    wiring::start_database(settings, &pool)?;
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut handles = workers::start(

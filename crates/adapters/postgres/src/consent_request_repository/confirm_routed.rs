@@ -16,6 +16,7 @@ use uuid::Uuid;
 use super::creation::{confirmation_writes, ConfirmCreation};
 use crate::fixed_sql::statement;
 use crate::outbox::deliveries_of_eventos;
+use crate::settled;
 
 /// The confirmed request, read from the table by id and company.
 macro_rules! the_request {
@@ -25,7 +26,9 @@ macro_rules! the_request {
 }
 
 statement! {
-    /// The confirming update alone: 1 when it confirmed the row.
+    /// The owner's `consentimento_confirmar` (the row, its history and its audit entry), at the
+    /// coordinator's transaction id (`TRANSACTION`): a function Citus runs on the coordinator,
+    /// each of its statements routed to the company's shard. 1 when it confirmed the row.
     struct Confirm<'a> {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
@@ -34,37 +37,10 @@ statement! {
         hash: &'a str as Text,
         status: &'static str as Text,
         atualizado_em: DateTime<Utc> as Timestamptz,
-    }
-    confirmation_writes!(update)
-}
-
-/// Whether this session writes the audit log (`make bench`'s switch, the session's
-/// `consent_api.auditoria`), and the transaction's id as the log orders entries (`settled.rs`),
-/// both read on the coordinator, where the session and the transaction are: in [`Audit`]'s
-/// `SELECT` Citus would read them on the worker, whose session has the switch unset and whose
-/// transaction ids are another count. A statement without a table, answered by the coordinator
-/// alone.
-const AUDITING: &str = concat!(
-    "SELECT current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off' AS auditada, ",
-    "(pg_current_xact_id()::text)::bigint AS transacao"
-);
-
-#[derive(QueryableByName)]
-struct Auditing {
-    #[diesel(sql_type = diesel::sql_types::Bool)]
-    auditada: bool,
-    #[diesel(sql_type = diesel::sql_types::BigInt)]
-    transacao: i64,
-}
-
-statement! {
-    /// The confirmed request's audit entry, at the coordinator's transaction id.
-    struct Audit {
-        id: Uuid as SqlUuid,
-        empresa_id: Uuid as SqlUuid,
         transacao: i64 as diesel::sql_types::BigInt,
     }
-    confirmation_writes!(audit, "solicitacoes_consentimento", the_request!(), "$transacao")
+    "SELECT 1 FROM consentimento_confirmar(
+    $id, $empresa_id, $pgcc_id, $next_check_at, $hash, $status, $atualizado_em, $transacao)"
 }
 
 statement! {
@@ -113,29 +89,15 @@ statement! {
     "UPDATE webhook_eventos SET sem_entregas = true WHERE id = $event_id AND empresa_id = $empresa_id"
 }
 
-statement! {
-    /// The confirmed request's history entry (`de` NULL, dated `criado_em`), from values (as
-    /// [`Event`]).
-    struct History {
-        id: Uuid as SqlUuid,
-        empresa_id: Uuid as SqlUuid,
-        status: &'static str as Text,
-        criado_em: DateTime<Utc> as Timestamptz,
-    }
-    "INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
-VALUES ($empresa_id, $id, NULL, $status, $criado_em, 'empresa')"
-}
-
-/// `statement`'s writes, one statement each in one transaction, for the request created at
-/// `criado_em`; the count as `ConfirmCreation`'s: 1 when it confirmed, 0 when the row was not
+/// `statement`'s writes, one statement each in one transaction; the count as `ConfirmCreation`'s: 1 when it confirmed, 0 when the row was not
 /// that unconfirmed request (nothing written then).
 pub(super) fn confirm(
     conn: &mut PgConnection,
     statement: ConfirmCreation<'_>,
-    criado_em: DateTime<Utc>,
 ) -> QueryResult<usize> {
     conn.transaction(|conn| {
         let (id, empresa_id) = (statement.id, statement.empresa_id);
+        let transacao = settled::transaction_id(conn)?;
         let confirmed = Confirm {
             id,
             empresa_id,
@@ -144,19 +106,11 @@ pub(super) fn confirm(
             hash: statement.hash,
             status: statement.status,
             atualizado_em: statement.atualizado_em,
+            transacao,
         }
         .execute(conn)?;
         if confirmed == 0 {
             return Ok(0);
-        }
-        let auditing = diesel::sql_query(AUDITING).get_result::<Auditing>(conn)?;
-        if auditing.auditada {
-            Audit {
-                id,
-                empresa_id,
-                transacao: auditing.transacao,
-            }
-            .execute(conn)?;
         }
         Schedule {
             id,
@@ -187,12 +141,6 @@ pub(super) fn confirm(
             }
             .execute(conn)?;
         }
-        History {
-            id,
-            empresa_id,
-            status: statement.status,
-            criado_em,
-        }
-        .execute(conn)
+        Ok(confirmed)
     })
 }

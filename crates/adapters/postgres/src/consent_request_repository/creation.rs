@@ -24,7 +24,7 @@ use crate::topology::Topology;
 use crate::PgPool;
 
 statement! {
-    /// `begin_creation` in one statement, the template check included (one round trip where a
+    /// `begin_creation` in one call of the owner's `consentimento_iniciar`, the template check included (one round trip where a
     /// separate lookup of the use case made two): `caso` is the company's live use case for the
     /// template; the row is inserted `em_andamento` under it (no PGCC id; `proximo_status_em`
     /// takes its default) or, when the id exists, taken over (back to `em_andamento`, stamped
@@ -53,40 +53,12 @@ statement! {
         atualizado_em: DateTime<Utc> as Timestamptz,
         attempt_at: DateTime<Utc> as Timestamptz,
     }
-    "WITH caso AS (
-    SELECT id, vinculo_id, versao FROM casos_de_uso
-    WHERE empresa_id = $empresa_id AND pgcc_provider_template_id = $caso_de_uso_id_template
-      AND removido_em IS NULL
-    LIMIT 1
-), alvo AS (
-    SELECT COALESCE(
-        (SELECT id FROM caso),
-        (SELECT caso_de_uso_id FROM solicitacoes_consentimento
-         WHERE empresa_id = $empresa_id AND id = $id)
-    ) AS caso_de_uso_id,
-    COALESCE((SELECT versao FROM caso), 1) AS versao
-), gravada AS (
-    INSERT INTO solicitacoes_consentimento AS s (
-        id, empresa_id, caso_de_uso_id, caso_de_uso_id_template, cpf_titular, tipo_titular,
-        modalidade_acesso, cnpj_anuente, data_expiracao_consentimento,
-        data_titular_respondeu_consentimento, prova_coleta, status, hash, sal_hash, criado_em,
-        atualizado_em, criacao, criacao_tentativa_em, versao_caso_de_uso)
-    SELECT
-        $id, $empresa_id, alvo.caso_de_uso_id, $caso_de_uso_id_template, $cpf_titular,
-        $tipo_titular, $modalidade_acesso, $cnpj_anuente, $data_expiracao_consentimento,
-        $data_titular_respondeu_consentimento, $prova_coleta, $status, $hash, $sal_hash,
-        $criado_em, $atualizado_em, 'em_andamento', $attempt_at, alvo.versao
-    FROM alvo
-    WHERE alvo.caso_de_uso_id IS NOT NULL
-    ON CONFLICT (empresa_id, id) DO UPDATE
-    SET criacao = EXCLUDED.criacao, criacao_tentativa_em = EXCLUDED.criacao_tentativa_em,
-        criacao_nao_encontrada_em = NULL
-    WHERE s.criacao <> 'confirmada'
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM gravada) AS gravadas,
-       EXISTS (SELECT 1 FROM caso) AS caso_encontrado,
-       (SELECT vinculo_id FROM caso) AS vinculo_id"
+    // the statement is the owner's function (migration `write_evidence_through_functions`): the
+    // service's role cannot insert a request itself (issue 36)
+    "SELECT gravadas, caso_encontrado, vinculo_id FROM consentimento_iniciar(
+    $id, $empresa_id, $caso_de_uso_id_template, $cpf_titular, $tipo_titular, $modalidade_acesso,
+    $cnpj_anuente, $data_expiracao_consentimento, $data_titular_respondeu_consentimento,
+    $prova_coleta, $status, $hash, $sal_hash, $criado_em, $atualizado_em, $attempt_at)"
 }
 
 /// What [`BeginCreation`] answers.
@@ -131,36 +103,12 @@ impl<'a> BeginCreation<'a> {
     }
 }
 
-/// Writes of a confirmation, each reading the confirmed request as `c` from `$from` (a CTE
-/// of the updated row, or the table), `$where` narrowing it (empty for the CTE, the request's id
-/// and company for the table): one text for [`ConfirmCreation`] (one node) and
+/// Writes of a confirmation besides the owner's `consentimento_confirmar` (which confirms the
+/// row with its history and audit entries), each reading the confirmed request as `c` from
+/// `$from` (the function's result, or the table), `$where` narrowing it (empty for the CTE, the
+/// request's id and company for the table): one text for [`ConfirmCreation`] (one node) and
 /// `confirm_routed.rs` (Citus).
 macro_rules! confirmation_writes {
-    (update) => {
-        "UPDATE solicitacoes_consentimento
-    SET criacao = 'confirmada', pgcc_id = $pgcc_id, criacao_tentativa_em = NULL,
-        criacao_nao_encontrada_em = NULL, proximo_status_em = $next_check_at
-    WHERE id = $id AND empresa_id = $empresa_id AND criacao IN ('em_andamento', 'cancelada')
-      AND hash = $hash AND status = $status AND atualizado_em = $atualizado_em"
-    };
-    // the creation's entry in the company's audit log (docs/auditoria.md), in the log's order
-    // at `$transacao` (the column default's expression, or a parameter: `settled.rs`)
-    (audit, $from:literal, $where:expr, $transacao:literal) => {
-        concat!(
-            "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada, transacao)
-    SELECT c.empresa_id, c.id, auditoria_entrada(
-        c.id, c.pgcc_id, e.cnpj, c.caso_de_uso_id_template, NULL, c.status, 'empresa', NULL,
-        c.prova_coleta, c.hash, c.criado_em), ",
-            $transacao,
-            "
-    FROM ",
-            $from,
-            " c JOIN empresas e ON e.id = c.empresa_id
-    WHERE ",
-            $where,
-            "current_setting('consent_api.auditoria', true) IS DISTINCT FROM 'off'"
-        )
-    };
     // its first status check, when the PGCC may still change it
     (schedule, $from:literal, $where:expr) => {
         concat!(
@@ -178,16 +126,16 @@ macro_rules! confirmation_writes {
 pub(super) use confirmation_writes;
 
 statement! {
-    /// `confirm_creation` in one statement, so one implicit transaction: the update confirms
-    /// the row (PGCC id, no attempt, next status check) only if it is unconfirmed and still
-    /// holds the content the event was built from (hash, status, update time: an unconfirmed
-    /// row's content never changes, so this only guards against a bug); then, from the updated
-    /// row only, the `solicitacao.criada` event with its deliveries, the creation's history
-    /// entry (`de` NULL, dated `criado_em`) and its entry in the company's audit log
-    /// (docs/auditoria.md). Nothing is written when the update changed no row;
-    /// the count is the number of history entries written (1 or 0). The update's row lock makes
-    /// a concurrent confirmation wait, then find the row confirmed and write nothing.
-    /// On Citus the same writes go as one statement each (`confirm_routed.rs`).
+    /// `confirm_creation` in one statement, so one implicit transaction: the owner's
+    /// `consentimento_confirmar` confirms the row (PGCC id, no attempt, next status check) only
+    /// if it is unconfirmed and still holds the content the event was built from (hash, status,
+    /// update time: an unconfirmed row's content never changes, so this only guards against a
+    /// bug), with the creation's history entry (`de` NULL, dated `criado_em`) and its entry in
+    /// the company's audit log (docs/auditoria.md), and returns the confirmed row; from it only,
+    /// the first status check and the `solicitacao.criada` event with its deliveries. Nothing is
+    /// written when no row was confirmed; the count is the rows confirmed (1 or 0). The update's
+    /// row lock makes a concurrent confirmation wait, then find the row confirmed and write
+    /// nothing. On Citus the same writes go as one statement each (`confirm_routed.rs`).
     struct ConfirmCreation<'a> {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
@@ -204,16 +152,8 @@ statement! {
     }
     concat!(
         "WITH confirmada AS (
-    ",
-        confirmation_writes!(update),
-        "
-    RETURNING id, empresa_id, status, criado_em, pgcc_id, caso_de_uso_id_template, prova_coleta,
-        hash
-), auditada AS (
-    ",
-        // the column default's expression (`settled::TRANSACTION_ID`): one node evaluates it here
-        confirmation_writes!(audit, "confirmada", "", "(pg_current_xact_id()::text)::bigint"),
-        "
+    SELECT * FROM consentimento_confirmar(
+        $id, $empresa_id, $pgcc_id, $next_check_at, $hash, $status, $atualizado_em, NULL)
 ), agendada AS (
     ",
         confirmation_writes!(schedule, "confirmada", ""),
@@ -235,9 +175,7 @@ statement! {
         deliveries_of_eventos!("$empresa_id"),
         "
 )
-",
-        "INSERT INTO solicitacoes_historico (empresa_id, solicitacao_id, de, para, em, causa)
-SELECT empresa_id, id, NULL, status, criado_em, 'empresa' FROM confirmada"
+SELECT 1 FROM confirmada"
     )
 }
 
@@ -398,11 +336,29 @@ fn confirm_if_unchanged(
         event_traceparent: telemetry::current_traceparent(),
     };
     let changed = if distributed {
-        super::confirm_routed::confirm(conn, statement, request.created_at)?
+        super::confirm_routed::confirm(conn, statement)?
     } else {
         statement.execute(conn)?
     };
     Ok(changed == 1)
+}
+
+statement! {
+    /// `cancel`: the owner's `consentimento_cancelar` (the service's role cannot change a
+    /// request's creation state itself, issue 36), only for the attempt that stamped the row.
+    struct CancelCreation {
+        empresa_id: Uuid as SqlUuid,
+        id: Uuid as SqlUuid,
+        attempt_at: DateTime<Utc> as Timestamptz,
+    }
+    "SELECT consentimento_cancelar($empresa_id, $id, $attempt_at) AS canceladas"
+}
+
+/// What [`CancelCreation`] answers.
+#[derive(QueryableByName)]
+struct Cancelled {
+    #[diesel(sql_type = BigInt)]
+    canceladas: i64,
 }
 
 pub(super) fn cancel(
@@ -415,9 +371,13 @@ pub(super) fn cancel(
         pool,
         "cancelling the creation of a consent request",
         |conn| {
-            diesel::update(sc::table.filter(unfinished_attempt(empresa.0, id, attempt_at)))
-                .set(sc::criacao.eq(CRIACAO_CANCELADA))
-                .execute(conn)
+            CancelCreation {
+                empresa_id: empresa.0,
+                id,
+                attempt_at,
+            }
+            .get_result::<Cancelled>(conn)
+            .map(|c| c.canceladas as usize)
         },
     )?;
     Ok(changed == 1)

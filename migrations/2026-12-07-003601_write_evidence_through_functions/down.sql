@@ -1,0 +1,10 @@
+DROP FUNCTION IF EXISTS consent_api_conceder_acesso(name);
+DROP FUNCTION IF EXISTS sandbox_apagar_solicitacoes(uuid, uuid[]);
+DROP FUNCTION IF EXISTS empresa_criar_sandbox(uuid, text, text, timestamptz, uuid);
+DROP FUNCTION IF EXISTS consentimento_apagar_canceladas(uuid, timestamptz, timestamptz, bigint);
+DROP FUNCTION IF EXISTS consentimento_expirar(uuid, timestamptz, bigint, bigint);
+DROP FUNCTION IF EXISTS consentimento_transicionar(uuid, uuid, text, text, text, text, timestamptz, bigint);
+DROP FUNCTION IF EXISTS consentimento_cancelar(uuid, uuid, timestamptz);
+DROP FUNCTION IF EXISTS consentimento_confirmar(uuid, uuid, text, timestamptz, text, text, timestamptz, bigint);
+DROP FUNCTION IF EXISTS consentimento_iniciar(uuid, uuid, text, text, text, text, text, timestamptz, timestamptz, text, text, text, text, timestamptz, timestamptz, timestamptz);
+DROP FUNCTION IF EXISTS consentimento_transicao_permitida(text, text);
