@@ -1,3 +1,5 @@
+DROP FUNCTION IF EXISTS auditoria_guardar_arvore(uuid, bigint, bigint[], bigint[], bigint[], smallint[], bigint[], bytea[]);
+DROP FUNCTION IF EXISTS auditoria_guardar_checkpoint(uuid, bigint, bytea, bigint, bigint, text, text, timestamptz);
 DROP FUNCTION IF EXISTS consent_api_conceder_acesso(name);
 DROP FUNCTION IF EXISTS sandbox_apagar_solicitacoes(uuid, uuid[]);
 DROP FUNCTION IF EXISTS empresa_criar_sandbox(uuid, text, text, timestamptz, uuid);

@@ -296,6 +296,59 @@ BEGIN
 END
 $$;
 
+-- The checkpoint job's writes (`add_checkpoint`): a signed checkpoint kept, never one smaller than
+-- the company's largest kept (a log only grows); `false` when that size is kept already.
+CREATE OR REPLACE FUNCTION auditoria_guardar_checkpoint(
+    p_empresa_id uuid, p_tamanho bigint, p_raiz bytea, p_ate_transacao bigint,
+    p_ate_posicao bigint, p_nota text, p_kid text, p_criado_em timestamptz)
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+DECLARE
+    maior bigint;
+BEGIN
+    SELECT max(tamanho) INTO maior FROM auditoria_checkpoints WHERE empresa_id = p_empresa_id;
+    IF maior IS NOT NULL AND p_tamanho < maior THEN
+        RAISE EXCEPTION 'a checkpoint of size % is below the size % already signed', p_tamanho, maior
+            USING ERRCODE = 'check_violation';
+    END IF;
+    INSERT INTO auditoria_checkpoints
+        (empresa_id, tamanho, raiz, ate_transacao, ate_posicao, nota, kid, criado_em)
+    VALUES (p_empresa_id, p_tamanho, p_raiz, p_ate_transacao, p_ate_posicao, p_nota, p_kid,
+        p_criado_em)
+    ON CONFLICT DO NOTHING;
+    RETURN FOUND;
+END
+$$;
+
+-- The stored tree's growth (`store_tree`): the leaves from `p_primeiro` on and the nodes they
+-- complete, appended only right after the company's last stored leaf (one writer at a time, the
+-- size checked under the lock); `false`, writing nothing, when another writer went first.
+CREATE OR REPLACE FUNCTION auditoria_guardar_arvore(
+    p_empresa_id uuid, p_primeiro bigint, p_indices bigint[], p_transacoes bigint[],
+    p_posicoes bigint[], p_niveis smallint[], p_indices_nos bigint[], p_hashes bytea[])
+RETURNS boolean
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
+DECLARE
+    proximo bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('auditoria_nos'), hashtext(p_empresa_id::text));
+    SELECT COALESCE(max(indice) + 1, 0) INTO proximo
+    FROM auditoria_folhas WHERE empresa_id = p_empresa_id;
+    IF proximo <> p_primeiro THEN
+        RETURN false;
+    END IF;
+    INSERT INTO auditoria_folhas (empresa_id, indice, transacao, posicao)
+    SELECT p_empresa_id, * FROM unnest(p_indices, p_transacoes, p_posicoes);
+    INSERT INTO auditoria_nos (empresa_id, nivel, indice, hash)
+    SELECT p_empresa_id, * FROM unnest(p_niveis, p_indices_nos, p_hashes);
+    RETURN true;
+END
+$$;
+
 REVOKE EXECUTE ON FUNCTION
     consentimento_iniciar(uuid, uuid, text, text, text, text, text, timestamptz, timestamptz,
         text, text, text, text, timestamptz, timestamptz, timestamptz),
@@ -305,7 +358,10 @@ REVOKE EXECUTE ON FUNCTION
     consentimento_expirar(uuid, timestamptz, bigint, bigint),
     consentimento_apagar_canceladas(uuid, timestamptz, timestamptz, bigint),
     empresa_criar_sandbox(uuid, text, text, timestamptz, uuid),
-    sandbox_apagar_solicitacoes(uuid, uuid[])
+    sandbox_apagar_solicitacoes(uuid, uuid[]),
+    auditoria_guardar_checkpoint(uuid, bigint, bytea, bigint, bigint, text, text, timestamptz),
+    auditoria_guardar_arvore(uuid, bigint, bigint[], bigint[], bigint[], smallint[], bigint[],
+        bytea[])
 FROM PUBLIC;
 
 -- What the runtime role may do, granted by `consent-api migrate` (as the owner) to the role of
@@ -316,9 +372,8 @@ FROM PUBLIC;
 -- - the consent requests: no INSERT, UPDATE or DELETE but the bookkeeping columns of the
 --   creation's reconciler and the status worker (never the evidence: status, creation state,
 --   content, hash, PGCC id);
--- - the history, the audit entries, `empresas` and the signing keys: nothing;
--- - the stored tree and the checkpoints (derived from the entries, which `audit verify` and the
---   witnesses check): INSERT only (their triggers refuse any change);
+-- - the history, the audit entries, the stored tree, the checkpoints, `empresas` and the signing
+--   keys: nothing;
 -- - the functions above.
 CREATE OR REPLACE FUNCTION consent_api_conceder_acesso(papel name)
 RETURNS void
@@ -358,8 +413,6 @@ BEGIN
     EXECUTE format(
         'GRANT UPDATE (criacao_tentativa_em, criacao_nao_encontrada_em, proximo_status_em, '
         'status_desconhecido_desde) ON solicitacoes_consentimento TO %I', papel);
-    EXECUTE format(
-        'GRANT INSERT ON auditoria_folhas, auditoria_nos, auditoria_checkpoints TO %I', papel);
     FOR t IN
         SELECT p.oid::regprocedure::text FROM pg_proc p
         JOIN pg_namespace n ON n.oid = p.pronamespace
@@ -367,7 +420,8 @@ BEGIN
             'consentimento_iniciar', 'consentimento_confirmar', 'consentimento_cancelar',
             'consentimento_transicionar', 'consentimento_expirar',
             'consentimento_apagar_canceladas', 'empresa_criar_sandbox',
-            'sandbox_apagar_solicitacoes')
+            'sandbox_apagar_solicitacoes', 'auditoria_guardar_checkpoint',
+            'auditoria_guardar_arvore')
     LOOP
         EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', t, papel);
     END LOOP;

@@ -78,6 +78,7 @@ mod tests {
             "APP__PGCC__TOKEN",
             "APP__METRICS__TOKEN",
             "APP__CACHE__FEED_URL",
+            "APP__DATABASE__MIGRATION_URL",
         ];
         let known: Vec<String> = defaults().into_iter().map(|(var, _)| var).collect();
         for line in OPERATIONS.lines().filter(|l| l.starts_with("| `APP__")) {

@@ -98,6 +98,13 @@ impl PgAuditLogRepository {
     }
 }
 
+/// What the owner's `auditoria_guardar_*` functions answer: whether they kept what was given.
+#[derive(QueryableByName)]
+struct Kept {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    guardado: bool,
+}
+
 #[derive(QueryableByName)]
 struct EntryRow {
     #[diesel(sql_type = SqlUuid)]
@@ -410,11 +417,10 @@ ORDER BY transacao, posicao",
     ) -> Result<bool, RepoError> {
         let size = i64::try_from(checkpoint.size).map_err(|e| RepoError::Unexpected(e.into()))?;
         let added = with_conn(&self.pool, "keeping an audit checkpoint", |conn| {
+            // the owner's function: the service's role writes no checkpoint itself, and none
+            // below the largest kept (issue 36)
             sql_query(
-                "INSERT INTO auditoria_checkpoints
-    (empresa_id, tamanho, raiz, ate_transacao, ate_posicao, nota, kid, criado_em)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT DO NOTHING",
+                "SELECT auditoria_guardar_checkpoint($1, $2, $3, $4, $5, $6, $7, $8) AS guardado",
             )
             .bind::<SqlUuid, _>(company.0)
             .bind::<BigInt, _>(size)
@@ -424,9 +430,9 @@ ON CONFLICT DO NOTHING",
             .bind::<Text, _>(&checkpoint.note)
             .bind::<Text, _>(&checkpoint.kid)
             .bind::<Timestamptz, _>(checkpoint.created_at)
-            .execute(conn)
+            .get_result::<Kept>(conn)
         })?;
-        Ok(added == 1)
+        Ok(added.guardado)
     }
 
     fn stored_tree(&self, company: CompanyId) -> Result<Option<(u64, LogPosition)>, RepoError> {
@@ -608,42 +614,19 @@ WHERE empresa_id = $1 AND indice = $2",
             .collect::<Result<Vec<_>, _>>()?;
         let hashes: Vec<Vec<u8>> = nodes.iter().map(|(_, h)| h.to_vec()).collect();
         with_conn(&self.pool, "storing audit tree nodes", |conn| {
-            conn.transaction(|conn| {
-                // one writer of a company's tree at a time; the size is checked under the lock
-                sql_query(
-                    "SELECT pg_advisory_xact_lock(hashtext('auditoria_nos'), hashtext($1::text))",
-                )
+            // the owner's function: one writer of a company's tree at a time, the size checked
+            // under its lock; the service's role writes no leaf or node itself (issue 36)
+            sql_query("SELECT auditoria_guardar_arvore($1, $2, $3, $4, $5, $6, $7, $8) AS guardado")
                 .bind::<SqlUuid, _>(company.0)
-                .execute(conn)?;
-                let last: Vec<StoredLeafRow> = sql_query(
-                    "SELECT indice, transacao, posicao FROM auditoria_folhas
-WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
-                )
-                .bind::<SqlUuid, _>(company.0)
-                .load(conn)?;
-                if last.first().map_or(0, |row| row.indice + 1) != first {
-                    return Ok(false);
-                }
-                sql_query(
-                    "INSERT INTO auditoria_folhas (empresa_id, indice, transacao, posicao)
-SELECT $1, * FROM unnest($2::bigint[], $3::bigint[], $4::bigint[])",
-                )
-                .bind::<SqlUuid, _>(company.0)
+                .bind::<BigInt, _>(first)
                 .bind::<Array<BigInt>, _>(&leaf_indices)
                 .bind::<Array<BigInt>, _>(&transactions)
                 .bind::<Array<BigInt>, _>(&sequences)
-                .execute(conn)?;
-                sql_query(
-                    "INSERT INTO auditoria_nos (empresa_id, nivel, indice, hash)
-SELECT $1, * FROM unnest($2::smallint[], $3::bigint[], $4::bytea[])",
-                )
-                .bind::<SqlUuid, _>(company.0)
                 .bind::<Array<SmallInt>, _>(&levels)
                 .bind::<Array<BigInt>, _>(&node_indices)
                 .bind::<Array<Binary>, _>(&hashes)
-                .execute(conn)?;
-                Ok(true)
-            })
+                .get_result::<Kept>(conn)
+                .map(|kept| kept.guardado)
         })
     }
 

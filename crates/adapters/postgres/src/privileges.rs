@@ -25,11 +25,6 @@ pub const EVIDENCE_TABLES: [&str; 8] = [
     "empresas",
 ];
 
-/// Tables the runtime role may append to but never change: the stored tree and the checkpoints,
-/// derived from the entries (checked by `audit verify` and the witnesses) and append-only by
-/// their triggers.
-const APPEND_ONLY: [&str; 3] = ["auditoria_folhas", "auditoria_nos", "auditoria_checkpoints"];
-
 /// The columns of `solicitacoes_consentimento` the runtime role may update: the creation
 /// reconciler's and the status worker's bookkeeping, never the evidence.
 const BOOKKEEPING_COLUMNS: [&str; 4] = [
@@ -89,8 +84,7 @@ struct Exists {
 
 /// What the role of `pool` can do that the service's runtime role must not (empty: least
 /// privilege holds): superuser, CREATEROLE, BYPASSRLS, membership in a table owner's role, or a
-/// direct write on an evidence table (beyond the bookkeeping columns and the append-only
-/// tables' INSERT). Each finding names the privilege and the table; `config check` prints them
+/// direct write on an evidence table (beyond the bookkeeping columns). Each finding names the privilege and the table; `config check` prints them
 /// and staging and production refuse to start on any.
 pub fn excess_privileges(pool: &PgPool) -> anyhow::Result<Vec<String>> {
     let mut conn = pool.get()?;
@@ -133,17 +127,15 @@ WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND c.relname = ANY ($1)
 FROM unnest($1::text[]) AS t(nome)
 CROSS JOIN unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p(privilegio)
 WHERE has_table_privilege(current_user, format('public.%I', t.nome), p.privilegio)
-  AND NOT (p.privilegio = 'INSERT' AND t.nome = ANY ($2))
 UNION ALL
 SELECT format('can UPDATE column %s of solicitacoes_consentimento directly', a.attname)
 FROM pg_attribute a
 WHERE a.attrelid = 'public.solicitacoes_consentimento'::regclass AND a.attnum > 0
-  AND NOT a.attisdropped AND a.attname <> ALL ($3)
+  AND NOT a.attisdropped AND a.attname <> ALL ($2)
   AND NOT has_table_privilege(current_user, 'public.solicitacoes_consentimento', 'UPDATE')
   AND has_column_privilege(current_user, a.attrelid, a.attnum, 'UPDATE')",
         )
         .bind::<diesel::sql_types::Array<Text>, _>(EVIDENCE_TABLES.to_vec())
-        .bind::<diesel::sql_types::Array<Text>, _>(APPEND_ONLY.to_vec())
         .bind::<diesel::sql_types::Array<Text>, _>(BOOKKEEPING_COLUMNS.to_vec())
         .load::<Finding>(&mut conn)?
         .into_iter()

@@ -892,7 +892,7 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
     let prepared = diesel::sql_query(
         "SELECT (custom_plans + generic_plans)::bigint AS n FROM pg_prepared_statements \
          WHERE statement LIKE 'WITH confirmada AS%' \
-            OR statement LIKE 'WITH caso AS%' \
+            OR statement LIKE 'SELECT gravadas, caso_encontrado%' \
          ORDER BY statement",
     )
     .load::<Executions>(&mut conn)

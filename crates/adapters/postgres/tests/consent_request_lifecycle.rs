@@ -1011,7 +1011,7 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
          FROM pg_prepared_statements \
          WHERE statement LIKE 'UPDATE solicitacoes_consentimento%' \
             OR statement LIKE 'WITH devidas AS%' \
-            OR statement LIKE 'WITH vencidas AS%' \
+            OR statement LIKE 'SELECT * FROM consentimento_expirar%' \
             OR statement LIKE 'WITH n AS%' \
          ORDER BY statement",
     )
@@ -1023,11 +1023,12 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
     assert_eq!(
         executions,
         [
+            // the expiry: the owner's function (issue 36)
+            ("SELECT * FROM consentimento_expirar($1, ".to_owned(), 6),
             ("WITH devidas AS (".to_owned(), 6),
             // the expiry's events, and the use-case synchronization of the setup (the outbox's
             // batch write, `outbox::WriteEvents`)
             ("WITH n AS (".to_owned(), 7),
-            ("WITH vencidas AS (".to_owned(), 6),
         ],
         "the status claim, the outbox, the expiry: one statement each (the reconciler finds no \
          company with an unfinished creation, so it claims nothing)"

@@ -470,25 +470,25 @@ fn a_transition_that_loses_the_compare_and_set_writes_no_event() {
 }
 
 #[test]
-fn a_transition_to_pendente_has_no_event() {
+fn a_move_the_state_machine_does_not_make_is_refused_and_writes_nothing() {
+    // ativo -> pendente: the owner's `consentimento_transicionar` refuses it (issue 36)
     let w = world(2);
     let repo = PgConsentRequestRepository::new(w.pool.clone());
     let request = w.acme.create(&repo, &Spec::new(created()).status(Active));
     let events_before = events(&w.db);
 
-    assert!(repo
-        .transition(
-            w.acme.company.id,
-            request.id,
-            Active,
-            Pending,
-            TransitionCause::Pgcc,
-            None,
-            now()
-        )
-        .unwrap());
+    let refused = repo.transition(
+        w.acme.company.id,
+        request.id,
+        Active,
+        Pending,
+        TransitionCause::Pgcc,
+        None,
+        now(),
+    );
+    assert!(refused.is_err(), "{refused:?}");
 
-    assert_eq!(history(&w.db, request.id).len(), 2);
+    assert_eq!(history(&w.db, request.id).len(), 1);
     assert_eq!(events(&w.db), events_before);
 }
 

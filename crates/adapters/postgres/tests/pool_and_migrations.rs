@@ -138,6 +138,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-03-003102_index_history_by_company",
     "2026-12-03-003103_index_attempts_by_company",
     "2026-12-03-003104_key_history_and_attempts_by_company",
+    "2026-12-07-003601_write_evidence_through_functions",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -216,14 +216,22 @@ impl Tenant {
 
 /// Stores `request` the way production creates one: `begin_creation` (attempted at its
 /// creation instant), then `confirm_creation` under its `pgcc_id`, due for a status check now.
-/// Any status may be stored so (the state machine is the service's business, not the
-/// repository's): tests use it to set up requests in every status. A begin or a confirmation
-/// that does not go through is an error.
+/// A request in a status no creation makes (refused, expired, revoked: the owner's functions
+/// hold the state machine, issue 36) is created pending and moved there by the PGCC's word at
+/// its creation instant, as production would: tests use this to set up requests in every
+/// status. A begin, a confirmation or a move that does not go through is an error.
 pub fn create(
     repo: &PgConsentRequestRepository,
     request: &ConsentRequest,
 ) -> Result<(), RepoError> {
-    match repo.begin_creation(request, request.created_at)? {
+    let created = if request.status.is_terminal() {
+        let mut pending = request.clone();
+        pending.status = ConsentStatus::Pending;
+        pending
+    } else {
+        request.clone()
+    };
+    match repo.begin_creation(&created, created.created_at)? {
         CreationStart::Started { .. } => {}
         start => {
             return Err(RepoError::Unexpected(anyhow::anyhow!(
@@ -231,12 +239,32 @@ pub fn create(
             )))
         }
     }
-    match repo.confirm_creation(request, &request.pgcc_id, Utc::now())? {
-        Confirmation::Confirmed => Ok(()),
-        other => Err(RepoError::Unexpected(anyhow::anyhow!(
-            "the creation was not confirmed: {other:?}"
-        ))),
+    match repo.confirm_creation(&created, &created.pgcc_id, Utc::now())? {
+        Confirmation::Confirmed => {}
+        other => {
+            return Err(RepoError::Unexpected(anyhow::anyhow!(
+                "the creation was not confirmed: {other:?}"
+            )))
+        }
     }
+    if created.status != request.status {
+        let moved = repo.transition(
+            request.company_id,
+            request.id,
+            ConsentStatus::Pending,
+            request.status,
+            domain::TransitionCause::Pgcc,
+            None,
+            request.updated_at,
+        )?;
+        if !moved {
+            return Err(RepoError::Unexpected(anyhow::anyhow!(
+                "the request was not moved to {}",
+                request.status
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The stored row of request `id`.
