@@ -15,6 +15,6 @@ source "$(dirname "$0")/../common.sh"
 cd "$(repo_root)"
 : "${TEST_DATABASE_URL:?start a PostgreSQL: export TEST_DATABASE_URL=\$(scripts/pg.sh start DIR)}"
 for n in ${AUDIT_SCALE_SIZES:-1000 100000 1000000}; do
-  AUDIT_SCALE_ENTRIES=$n AUDIT_SCALE_TIMINGS=1 cargo nextest run -p consent-testkit --no-capture \
+  AUDIT_SCALE_ENTRIES=$n AUDIT_SCALE_TIMINGS=1 cargo nextest run -p consent-testkit --profile scale --no-capture \
     -E 'test(/^audit_scale::/)' 2>&1 | grep '^AUDIT_SCALE ' || { echo "size $n: the test failed" >&2; exit 1; }
 done
