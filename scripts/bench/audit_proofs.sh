@@ -5,7 +5,7 @@
 # which the service still takes while a log's stored tree is being caught up). The end-to-end test
 # `audit_scale` does the work and, with AUDIT_SCALE_TIMINGS=1, prints the medians of 7 calls each
 # and the rows of the log's tables one proof read; this script runs it at each size and prints
-# those lines (docs/performance.md, "Issue 24: proofs at size").
+# those lines (docs/performance-history.md, "Issue 24: proofs at size").
 #
 #   TEST_DATABASE_URL=$(scripts/pg.sh start /var/tmp/bench-pg) scripts/bench/audit_proofs.sh
 #
