@@ -1,11 +1,23 @@
-# The two commands a newcomer types: `make run` and `make test`.
-.PHONY: run test test-citus build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
+# The two commands a newcomer types: `make run` and `make test`; `make check` is the inner loop.
+.PHONY: run check test test-scale schema check-schema test-citus build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
 
-test: ## every test, against a throw-away PostgreSQL cluster
+check: ## the ~900 tests that need no database (no PostgreSQL started) + the paths docs/architecture.md names; the inner loop
+	@bash scripts/check.sh
+
+test: ## every test but the scale tests, against a throw-away PostgreSQL cluster
 	@bash scripts/test.sh
+
+test-scale: ## the scale tests (a 10^6-entry audit log: minutes), against a throw-away PostgreSQL cluster; CI runs it after `make test`
+	@NEXTEST_PROFILE=scale bash scripts/test.sh
+
+schema: ## regenerate crates/adapters/postgres/src/schema.rs from the migrations (diesel print-schema + schema.patch)
+	@bash scripts/check-schema.sh --write
+
+check-schema: ## fail when schema.rs differs from what the migrations generate (CI runs it)
+	@bash scripts/check-schema.sh
 
 test-citus: ## the end-to-end suite, a rebalance under load and each statement's plan on a Citus cluster, if Citus for PostgreSQL 15 is installed (else says so, exits 0); not run by CI (docs/scaling.md)
 	@bash scripts/test-citus.sh $(ARGS)
@@ -34,6 +46,7 @@ release: ## optimized binaries (profile.release: thin LTO, one codegen unit); no
 
 lint: ## what CI checks besides the tests
 	@bash scripts/lint-migrations.sh
+	@bash scripts/check-doc-paths.sh
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps

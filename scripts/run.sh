@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# `make run`: a local PostgreSQL, the PGCC simulator with a demo seed, a demo company and key,
-# and the API on 127.0.0.1:8080. Ctrl-C stops everything it started.
+# `make run`: a local PostgreSQL, the PGCC simulator with a demo seed (127.0.0.1:$PGCC_SIM_PORT,
+# default 8090; also a webhook receiver, /_sim/webhooks), a demo company with an integration key
+# and a DPO (`auditor`) key, and the API on 127.0.0.1:8080 (APP__SERVER__PORT). While it runs,
+# .run/development.toml holds its database's and simulator's URLs, which `consent-api` run from
+# the checkout (APP_ENV development) reads. Ctrl-C stops everything it started.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 root=$(repo_root)
@@ -9,14 +12,17 @@ require cargo "install Rust (https://rustup.rs)"
 require python3 "install Python 3"
 require psql "install PostgreSQL 15 (Debian: apt-get install postgresql)"
 
+[ -x target/debug/consent-api ] || echo "Building the workspace (the first time: several minutes, no output until done)..."
 cargo build --bins --quiet
 bin=target/debug
 
 dir=$(cluster_dir dev)
 admin=$(scripts/pg.sh start "$dir")
 sim_pid=""
+local_run=.run/development.toml
 cleanup() {
   [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null || true
+  rm -f "$local_run"
   scripts/pg.sh stop "$dir"
 }
 trap cleanup EXIT INT TERM
@@ -38,23 +44,41 @@ export APP_ENV=development
 export APP__DATABASE__MIGRATION_URL="$db_url"
 export APP__DATABASE__URL="${db_url/postgres@/consent_app@}"
 export APP__PGCC__BASE_URL="http://127.0.0.1:$sim_port"
+# For the command line run from this checkout in another terminal (crates/app/src/settings.rs):
+# the same database and simulator, with no APP__ variable to export. Removed on exit.
+cat > "$local_run" <<TOML
+# Written by \`make run\` (scripts/run.sh) while it runs; removed when it stops.
+[database]
+url = "$APP__DATABASE__URL"
+migration_url = "$APP__DATABASE__MIGRATION_URL"
+[pgcc]
+base_url = "http://127.0.0.1:$sim_port"
+TOML
 "$bin/consent-api" migrate
 
 demo_cnpj=11222333000181
 company=$(psql "$db_url" -tAc "SELECT id FROM empresas WHERE cnpj = '$demo_cnpj'")
 [ -n "$company" ] || company=$("$bin/consent-api" company create --nome "Empresa Demo" --cnpj "$demo_cnpj")
 key=$("$bin/consent-api" api-key issue --empresa "$company" 2>/dev/null)
+dpo_key=$("$bin/consent-api" api-key issue --empresa "$company" --escopos auditor 2>/dev/null)
 port=${APP__SERVER__PORT:-8080}
+api=http://127.0.0.1:$port
+sim=http://127.0.0.1:$sim_port
 
 cat <<TXT
 
-  Demo company $company, API key (new at every start):
-    $key
+  Demo company $company. Keys, new at every start:
+    API key (integracao, consulta, webhooks):  $key
+    DPO key (auditor, read only):              $dpo_key
 
-  Try it:
-    curl -s -X POST -H 'Api-Key: $key' http://127.0.0.1:$port/api/casos-de-uso/sincronizar
-    curl -s -H 'Api-Key: $key' http://127.0.0.1:$port/api/casos-de-uso
-  OpenAPI: http://127.0.0.1:$port/openapi.json   PGCC simulator: http://127.0.0.1:$sim_port
+  Walk-through (README): KEY=$key API=$api SIM=$sim
+    curl -s -X POST -H 'Api-Key: $key' $api/api/casos-de-uso/sincronizar
+    curl -s -H 'Api-Key: $key' $api/api/casos-de-uso
+  Console (sign in with the DPO key):  $api/console
+  Interactive docs:                    $api/docs   (OpenAPI: $api/openapi.json)
+  PGCC simulator:                      $sim   (port: PGCC_SIM_PORT=$sim_port)
+  Webhook receiver for the demo:       $sim/_sim/webhooks   (register it; GET lists what arrived)
+  Command line from this checkout:     target/debug/consent-api ...   (finds this database by itself)
   Ctrl-C stops the API, the simulator and PostgreSQL.
 
 TXT

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: every test, the PostgreSQL-backed ones included, against a throw-away cluster
-# started here and stopped on exit. Extra arguments go to cargo nextest (e.g. a test filter).
+# started here and stopped on exit; all but the scale tests, which `make test-scale` runs
+# (NEXTEST_PROFILE=scale). The tiers are the profiles of .config/nextest.toml. Extra arguments go
+# to cargo nextest (e.g. a test filter, which narrows the profile's selection).
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 root=$(repo_root)
@@ -24,13 +26,17 @@ echo "test cluster: $TEST_DATABASE_URL"
 psql "$TEST_DATABASE_URL" -qc "ALTER SYSTEM SET log_statement = 'all'" \
   -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '" -c "SELECT pg_reload_conf()" >/dev/null
 
+profile=${NEXTEST_PROFILE:-default}
 status=0
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --no-fail-fast "$@" || status=$?
-  # nextest does not run doctests (the domain crate's examples, src/lib.rs); `cargo test` below does.
-  cargo test --workspace --doc --no-fail-fast || status=$?
+  cargo nextest run --workspace --profile "$profile" --no-fail-fast "$@" || status=$?
+  # nextest does not run doctests (the domain crate's examples, src/lib.rs); `cargo test` below
+  # does (once: in `make test`, not again in `make test-scale`).
+  [ "$profile" = scale ] || cargo test --workspace --doc --no-fail-fast || status=$?
+elif [ "$profile" = scale ]; then
+  cargo test -p consent-testkit --test api --no-fail-fast "$@" -- audit_scale:: || status=$?
 else
-  cargo test --workspace --no-fail-fast "$@" || status=$?
+  cargo test --workspace --no-fail-fast "$@" -- --skip audit_scale:: || status=$?
 fi
 
 # Whatever the tests' outcome: every statement the service sent on a tenant table named its

@@ -5,7 +5,7 @@
 # which the service still takes while a log's stored tree is being caught up). The end-to-end test
 # `audit_scale` does the work and, with AUDIT_SCALE_TIMINGS=1, prints the medians of 7 calls each
 # and the rows of the log's tables one proof read; this script runs it at each size and prints
-# those lines (docs/performance.md, "Issue 24: proofs at size").
+# those lines (docs/performance-history.md, "Issue 24: proofs at size").
 #
 #   TEST_DATABASE_URL=$(scripts/pg.sh start /var/tmp/bench-pg) scripts/bench/audit_proofs.sh
 #
@@ -15,6 +15,6 @@ source "$(dirname "$0")/../common.sh"
 cd "$(repo_root)"
 : "${TEST_DATABASE_URL:?start a PostgreSQL: export TEST_DATABASE_URL=\$(scripts/pg.sh start DIR)}"
 for n in ${AUDIT_SCALE_SIZES:-1000 100000 1000000}; do
-  AUDIT_SCALE_ENTRIES=$n AUDIT_SCALE_TIMINGS=1 cargo nextest run -p consent-testkit --no-capture \
+  AUDIT_SCALE_ENTRIES=$n AUDIT_SCALE_TIMINGS=1 cargo nextest run -p consent-testkit --profile scale --no-capture \
     -E 'test(/^audit_scale::/)' 2>&1 | grep '^AUDIT_SCALE ' || { echo "size $n: the test failed" >&2; exit 1; }
 done

@@ -3,7 +3,7 @@
 # statements one creation sends) with every index, then without the seven secondary indexes a
 # creation writes (five on solicitacoes_consentimento, two on webhook_eventos), interleaved, three
 # rounds of 8 s, 16 clients, on make bench's data set. An upper bound of what dropping indexes
-# could buy: each of them serves a read or a worker (docs/performance.md, "fewer indexes").
+# could buy: each of them serves a read or a worker (docs/performance-history.md, "fewer indexes").
 # Needs the release build (make release) and PostgreSQL 15 with pgbench. Not part of make bench.
 source "$(dirname "$0")/lever_db.sh" idx-ab
 defs=$(psql "$db" -Atc "SELECT indexdef || ';' FROM pg_indexes WHERE indexname IN ('solicitacoes_consentimento_empresa_criado_em_idx','solicitacoes_consentimento_status_devido_idx','solicitacoes_consentimento_expiracao_idx','solicitacoes_consentimento_validas_idx','solicitacoes_consentimento_titular_idx','webhook_eventos_criado_em_idx','webhook_eventos_empresa_criado_em_idx')")

@@ -1,5 +1,6 @@
 //! Typed settings: `config/default.toml` (also compiled in, so the binary runs from any folder),
-//! then `config/<APP_ENV>.toml`, then `APP__SECTION__KEY` environment variables.
+//! then `config/<APP_ENV>.toml`, then (development only) `.run/development.toml`, which `make run`
+//! writes while it runs, then `APP__SECTION__KEY` environment variables.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +11,12 @@ use serde::Deserialize;
 use crate::secret::Secret;
 
 const DEFAULTS: &str = include_str!("../../../config/default.toml");
+
+/// What `make run` (scripts/run.sh) writes while it runs, in the checkout: its database's URL (a
+/// port chosen at start) and its simulator's. Read in development only, after the profile's
+/// file and before the environment, so the command line run from the checkout finds the local
+/// database with no `APP__DATABASE__URL`.
+const LOCAL_RUN: &str = ".run/development.toml";
 /// What a deployed profile must be even when its `config/<APP_ENV>.toml` is missing from the
 /// deployment's config folder (an image built without it, a mistyped mount): the SSRF guard on,
 /// https-only webhooks, JSON logs. Layered over `default.toml` (compiled in or on disk) and
@@ -530,11 +537,15 @@ impl Settings {
             "production" => PRODUCTION_FLOOR,
             _ => "",
         };
-        let settings = Config::builder()
+        let mut builder = Config::builder()
             .add_source(File::from_str(DEFAULTS, FileFormat::Toml))
             .add_source(File::from(dir.join("default.toml")).required(false))
             .add_source(File::from_str(floor, FileFormat::Toml))
-            .add_source(File::from(dir.join(format!("{env}.toml"))).required(false))
+            .add_source(File::from(dir.join(format!("{env}.toml"))).required(false));
+        if env == "development" {
+            builder = builder.add_source(File::from(PathBuf::from(LOCAL_RUN)).required(false));
+        }
+        let settings = builder
             .add_source(
                 Environment::with_prefix("APP")
                     .prefix_separator("__")

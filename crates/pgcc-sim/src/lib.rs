@@ -4,7 +4,8 @@
 //! offers admin routes under `/_sim` to play the subject (accept, refuse, revoke), inspect what
 //! it received (and how often each id was asked about through the batch status route, and the
 //! `traceparent` headers that came with the calls), replace
-//! the seed and inject faults (status, latency).
+//! the seed and inject faults (status, latency); `/_sim/webhooks` is a webhook receiver for
+//! local demos.
 //!
 //! Its rules are a library too: the body's validation ([`NovaSolicitacao::validate`]), the moves
 //! of a request's status ([`Move::target`]) and its reading at a time ([`lido_em`]) are what the
@@ -25,6 +26,7 @@ mod solicitacao;
 mod spawned;
 mod state;
 mod traceparents;
+mod webhook_receiver;
 
 use actix_web::{web, App, HttpServer};
 
@@ -51,13 +53,16 @@ pub fn serve(
 ) -> std::io::Result<actix_web::dev::Server> {
     let state = web::Data::new(state::AppState::new(seed, token));
     let traceparents = web::Data::new(traceparents::Received::default());
+    let webhooks = web::Data::new(webhook_receiver::Received::default());
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
             .app_data(traceparents.clone())
+            .app_data(webhooks.clone())
             .app_data(web::PayloadConfig::new(MAX_BODY_BYTES))
             .wrap(actix_web::middleware::from_fn(traceparents::record))
             .configure(traceparents::configure)
+            .configure(webhook_receiver::configure)
             .configure(contract_routes::configure)
             .configure(admin_routes::configure)
     })

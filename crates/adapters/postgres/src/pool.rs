@@ -126,7 +126,7 @@ pub fn connect(url: &str, settings: &PoolSettings) -> anyhow::Result<PgPool> {
         .max_size(settings.max_size)
         .connection_timeout(settings.checkout_timeout)
         .test_on_check_out(false)
-        .error_handler(Box::new(TracingErrorHandler))
+        .error_handler(Box::new(TracingErrorHandler::default()))
         .connection_customizer(Box::new(SessionSetup(settings.session)))
         .build_unchecked(ConnectionManager::new(with_connection_defaults(url))))
 }
@@ -179,7 +179,38 @@ fn has_parameter(url: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::with_connection_defaults;
+    use std::time::{Duration, Instant};
+
+    use super::{with_connection_defaults, Repeats, REPEAT_EVERY};
+
+    #[test]
+    fn the_same_connection_failure_is_reported_once_until_it_has_lasted_a_while() {
+        let mut repeats = Repeats::default();
+        let start = Instant::now();
+        let refused = "connection to server at \"127.0.0.1\", port 5432 failed: Connection refused";
+        assert_eq!(repeats.admit(refused, start), Some(0));
+        for i in 1..24 {
+            assert_eq!(
+                repeats.admit(refused, start + Duration::from_millis(i * 80)),
+                None
+            );
+        }
+        assert_eq!(repeats.admit(refused, start + REPEAT_EVERY), Some(23));
+        assert_eq!(repeats.admit(refused, start + REPEAT_EVERY), None);
+    }
+
+    #[test]
+    fn another_connection_failure_is_reported_at_once() {
+        let mut repeats = Repeats::default();
+        let start = Instant::now();
+        assert_eq!(repeats.admit("refused", start), Some(0));
+        assert_eq!(repeats.admit("refused", start), None);
+        assert_eq!(
+            repeats.admit("password authentication failed", start),
+            Some(0)
+        );
+        assert_eq!(repeats.admit("refused", start), Some(0));
+    }
 
     const DEFAULTS: &str = "gssencmode=disable&connect_timeout=2&keepalives=1&keepalives_idle=3\
                             &keepalives_interval=1&keepalives_count=3&tcp_user_timeout=6000";
@@ -232,13 +263,58 @@ mod tests {
 }
 
 /// Reports the pool's background connection failures through `tracing` (r2d2's default handler
-/// uses the `log` crate, which this service does not set up).
-#[derive(Debug)]
-struct TracingErrorHandler;
+/// uses the `log` crate, which this service does not set up), once per distinct failure: r2d2
+/// opens the pool's connections in parallel and retries each with a backoff, so a database that
+/// cannot be reached failed the same way 24 times within a command line's one checkout (eight
+/// connections, three tries each), each a warning. A repeat of the same failure is reported
+/// again after [`REPEAT_EVERY`], with how many were not.
+#[derive(Debug, Default)]
+struct TracingErrorHandler(std::sync::Mutex<Repeats>);
+
+/// How long a failure, once reported, is not reported again.
+const REPEAT_EVERY: Duration = Duration::from_secs(30);
 
 impl HandleError<diesel::r2d2::Error> for TracingErrorHandler {
     fn handle_error(&self, error: diesel::r2d2::Error) {
-        tracing::warn!(%error, "could not open a database connection");
+        let mut repeats = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match repeats.admit(&error.to_string(), std::time::Instant::now()) {
+            Some(0) => tracing::warn!(%error, "could not open a database connection"),
+            Some(unreported) => tracing::warn!(
+                %error,
+                unreported,
+                "could not open a database connection (again; unreported: the same failures since the last report)"
+            ),
+            None => {}
+        }
+    }
+}
+
+/// The last failure reported, and how many identical ones followed it unreported.
+#[derive(Debug, Default)]
+struct Repeats {
+    last: Option<(String, std::time::Instant)>,
+    unreported: u64,
+}
+
+impl Repeats {
+    /// Whether `message` is to be reported at `now`: `Some(n)` with the `n` identical failures
+    /// not reported since its last report (0 for a new failure), or `None`.
+    fn admit(&mut self, message: &str, now: std::time::Instant) -> Option<u64> {
+        match &self.last {
+            Some((last, at)) if last == message && now.duration_since(*at) < REPEAT_EVERY => {
+                self.unreported += 1;
+                None
+            }
+            Some((last, _)) if last == message => {
+                self.last = Some((message.to_owned(), now));
+                Some(std::mem::take(&mut self.unreported))
+            }
+            _ => {
+                self.last = Some((message.to_owned(), now));
+                self.unreported = 0;
+                Some(0)
+            }
+        }
     }
 }
 

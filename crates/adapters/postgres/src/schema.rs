@@ -33,7 +33,58 @@ diesel::table! {
 }
 
 diesel::table! {
-    casos_de_uso (id) {
+    auditoria_chaves (kid) {
+        kid -> Text,
+        chave_publica -> Bytea,
+        semente -> Nullable<Bytea>,
+        criada_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    auditoria_checkpoints (empresa_id, tamanho) {
+        empresa_id -> Uuid,
+        tamanho -> Int8,
+        raiz -> Bytea,
+        ate_transacao -> Int8,
+        ate_posicao -> Int8,
+        nota -> Text,
+        kid -> Text,
+        criado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    auditoria_entradas (empresa_id, transacao, posicao) {
+        empresa_id -> Uuid,
+        transacao -> Int8,
+        posicao -> Int8,
+        solicitacao_id -> Uuid,
+        entrada -> Bytea,
+        hash_folha -> Bytea,
+    }
+}
+
+diesel::table! {
+    auditoria_folhas (empresa_id, indice) {
+        empresa_id -> Uuid,
+        indice -> Int8,
+        transacao -> Int8,
+        posicao -> Int8,
+    }
+}
+
+diesel::table! {
+    auditoria_nos (empresa_id, nivel, indice) {
+        empresa_id -> Uuid,
+        nivel -> Int2,
+        indice -> Int8,
+        hash -> Bytea,
+    }
+}
+
+diesel::table! {
+    casos_de_uso (empresa_id, id) {
         id -> Uuid,
         empresa_id -> Uuid,
         vinculo_id -> Nullable<Uuid>,
@@ -77,6 +128,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    console_sessoes (empresa_id, id_hash) {
+        empresa_id -> Uuid,
+        id_hash -> Bytea,
+        chave_hash -> Text,
+        csrf -> Text,
+        ultimo_uso -> Timestamptz,
+        criada_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     empresas (id) {
         id -> Uuid,
         nome -> Text,
@@ -87,7 +149,63 @@ diesel::table! {
 }
 
 diesel::table! {
-    solicitacoes_consentimento (id) {
+    orcamento_pgcc (nome) {
+        nome -> Text,
+        fichas -> Float8,
+        atualizado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    pgcc_chamadas (operacao, segundo) {
+        operacao -> Text,
+        segundo -> Timestamptz,
+        respondidas -> Int8,
+        indisponiveis -> Int8,
+    }
+}
+
+diesel::table! {
+    pgcc_saude (id) {
+        id -> Bool,
+        codigo -> Text,
+        indisponiveis -> Array<Nullable<Text>>,
+        deteccao -> Timestamptz,
+        atualizacao -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    pgcc_transicoes (id) {
+        id -> Int8,
+        tipo -> Text,
+        payload -> Text,
+        criada_em -> Timestamptz,
+        proxima_empresa -> Nullable<Uuid>,
+        concluida_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    preenchimentos_retroativos (nome) {
+        nome -> Text,
+        cursor -> Nullable<Text>,
+        linhas -> Int8,
+        registrado_em -> Timestamptz,
+        concluido_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    replicas_ativas (id) {
+        id -> Uuid,
+        visto_em -> Timestamptz,
+        atendeu_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    solicitacoes_consentimento (empresa_id, id) {
         id -> Uuid,
         empresa_id -> Uuid,
         caso_de_uso_id -> Uuid,
@@ -130,7 +248,32 @@ diesel::table! {
 }
 
 diesel::table! {
-    webhook_entregas (id) {
+    varreduras_status (empresa_id, varredura) {
+        empresa_id -> Uuid,
+        varredura -> Text,
+        periodo_segundos -> Int8,
+        proxima_em -> Timestamptz,
+        iniciada_em -> Nullable<Timestamptz>,
+        apos_id -> Nullable<Uuid>,
+        arrendada_ate -> Nullable<Timestamptz>,
+        ate_id -> Nullable<Uuid>,
+        fim -> Bool,
+    }
+}
+
+diesel::table! {
+    verificacoes_status (empresa_id, solicitacao_id) {
+        empresa_id -> Uuid,
+        solicitacao_id -> Uuid,
+        proxima_em -> Timestamptz,
+        intervalo_segundos -> Int8,
+        varredura -> Nullable<Text>,
+        pgcc_id -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    webhook_entregas (empresa_id, id) {
         id -> Uuid,
         evento_id -> Uuid,
         webhook_url_id -> Uuid,
@@ -148,7 +291,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    webhook_eventos (id) {
+    webhook_eventos (empresa_id, id) {
         id -> Uuid,
         empresa_id -> Uuid,
         tipo -> Text,
@@ -156,6 +299,8 @@ diesel::table! {
         criado_em -> Timestamptz,
         transacao -> Int8,
         posicao -> Int8,
+        sem_entregas -> Bool,
+        traceparent -> Nullable<Text>,
     }
 }
 
@@ -172,7 +317,7 @@ diesel::table! {
 }
 
 diesel::table! {
-    webhook_urls (id) {
+    webhook_urls (empresa_id, id) {
         id -> Uuid,
         empresa_id -> Uuid,
         url -> Text,
@@ -192,29 +337,43 @@ diesel::table! {
 diesel::joinable!(acessos_dados_pessoais -> empresas (empresa_id));
 diesel::joinable!(agenda_sincronizacao -> empresas (empresa_id));
 diesel::joinable!(api_keys -> empresas (empresa_id));
+diesel::joinable!(auditoria_checkpoints -> empresas (empresa_id));
+diesel::joinable!(auditoria_entradas -> empresas (empresa_id));
+diesel::joinable!(auditoria_folhas -> empresas (empresa_id));
+diesel::joinable!(auditoria_nos -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso_versoes -> empresas (empresa_id));
 diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
-diesel::joinable!(solicitacoes_consentimento -> casos_de_uso (caso_de_uso_id));
+diesel::joinable!(console_sessoes -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
-diesel::joinable!(solicitacoes_historico -> solicitacoes_consentimento (solicitacao_id));
 diesel::joinable!(webhook_entregas -> empresas (empresa_id));
-diesel::joinable!(webhook_entregas -> webhook_eventos (evento_id));
-diesel::joinable!(webhook_entregas -> webhook_urls (webhook_url_id));
 diesel::joinable!(webhook_eventos -> empresas (empresa_id));
-diesel::joinable!(webhook_tentativas -> webhook_entregas (entrega_id));
 diesel::joinable!(webhook_urls -> empresas (empresa_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     acessos_dados_pessoais,
     agenda_sincronizacao,
     api_keys,
+    auditoria_chaves,
+    auditoria_checkpoints,
+    auditoria_entradas,
+    auditoria_folhas,
+    auditoria_nos,
     casos_de_uso,
     casos_de_uso_versoes,
     chaves_idempotencia,
+    console_sessoes,
     empresas,
+    orcamento_pgcc,
+    pgcc_chamadas,
+    pgcc_saude,
+    pgcc_transicoes,
+    preenchimentos_retroativos,
+    replicas_ativas,
     solicitacoes_consentimento,
     solicitacoes_historico,
+    varreduras_status,
+    verificacoes_status,
     webhook_entregas,
     webhook_eventos,
     webhook_tentativas,

@@ -469,11 +469,15 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                     if owned.is_none() {
                         return Ok(None);
                     }
+                    // the event's key is (empresa_id, id) (issue 23): joined on both columns
                     let deliveries = we::table
-                        .inner_join(ev::table)
+                        .inner_join(
+                            ev::table.on(ev::empresa_id
+                                .eq(we::empresa_id)
+                                .and(ev::id.eq(we::evento_id))),
+                        )
                         .filter(we::webhook_url_id.eq(webhook_url_id))
                         .filter(we::empresa_id.eq(empresa.0))
-                        // the event's key is (empresa_id, id) (issue 23)
                         .filter(ev::empresa_id.eq(empresa.0))
                         .order((we::criado_em.desc(), we::id.desc()))
                         .limit(i64::from(limit))

@@ -68,7 +68,7 @@ fn new_request(tenant: &Tenant, status: ConsentStatus) -> ConsentRequest {
 
 fn criacao(db: &TestDb, id: Uuid) -> (String, Option<String>, Option<DateTime<Utc>>) {
     sc::table
-        .find(id)
+        .filter(sc::id.eq(id))
         .select((sc::criacao, sc::pgcc_id, sc::criacao_tentativa_em))
         .first(&mut db.conn())
         .unwrap()
@@ -672,7 +672,7 @@ fn a_claimed_creation_is_cancelled_only_if_no_retry_attempted_it_since_the_claim
 
 fn not_found_since(db: &TestDb, id: Uuid) -> Option<DateTime<Utc>> {
     sc::table
-        .find(id)
+        .filter(sc::id.eq(id))
         .select(sc::criacao_nao_encontrada_em)
         .first(&mut db.conn())
         .unwrap()

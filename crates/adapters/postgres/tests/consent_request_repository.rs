@@ -139,9 +139,11 @@ fn the_status_column_refuses_a_value_outside_the_five_statuses() {
     let request = active_request(&acme);
     create(&PgConsentRequestRepository::new(pool), &request).unwrap();
 
-    let result = diesel::update(solicitacoes_consentimento::table.find(request.id))
-        .set(solicitacoes_consentimento::status.eq("aprovado"))
-        .execute(&mut db.conn());
+    let result = diesel::update(
+        solicitacoes_consentimento::table.filter(solicitacoes_consentimento::id.eq(request.id)),
+    )
+    .set(solicitacoes_consentimento::status.eq("aprovado"))
+    .execute(&mut db.conn());
 
     assert!(result.is_err());
     assert_eq!(stored(&db, request.id).status, "ativo");

@@ -171,7 +171,7 @@ type Personal = (String, Option<String>, String, Option<DateTime<Utc>>);
 
 fn personal(db: &TestDb, id: Uuid) -> Personal {
     sc::table
-        .find(id)
+        .filter(sc::id.eq(id))
         .select((
             sc::cpf_titular,
             sc::prova_coleta,
@@ -297,7 +297,7 @@ fn the_purge_blanks_only_old_cancelled_creations_no_key_names_and_never_a_confir
     }
     // What is not personal stays.
     let (template, criacao, status): (String, String, String) = sc::table
-        .find(old_cancelled)
+        .filter(sc::id.eq(old_cancelled))
         .select((sc::caso_de_uso_id_template, sc::criacao, sc::status))
         .first(&mut db.conn())
         .unwrap();
@@ -316,7 +316,7 @@ fn the_database_refuses_marking_a_confirmed_request_blanked() {
     let t = tenant(&pool, "ACME", "112223330001");
     let confirmed = request(&db, &t, "confirmada", "2026-01-01T00:00:00Z");
 
-    let result = diesel::update(sc::table.find(confirmed))
+    let result = diesel::update(sc::table.filter(sc::id.eq(confirmed)))
         .set(sc::dados_apagados_em.eq(Some(now())))
         .execute(&mut db.conn());
 

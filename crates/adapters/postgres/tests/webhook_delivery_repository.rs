@@ -106,7 +106,7 @@ fn pending(db: &TestDb, url: &WebhookUrl, due: DateTime<Utc>) -> Uuid {
 /// Marks URL `id` removed without cancelling its deliveries (as a removal racing an event
 /// could leave them).
 fn set_removed(db: &TestDb, id: Uuid, when: DateTime<Utc>) {
-    diesel::update(webhook_urls::table.find(id))
+    diesel::update(webhook_urls::table.filter(webhook_urls::id.eq(id)))
         .set(webhook_urls::removido_em.eq(when))
         .execute(&mut db.conn())
         .unwrap();
@@ -409,7 +409,7 @@ fn settle_all(
 
 fn parked(db: &TestDb, id: Uuid) -> bool {
     we::table
-        .find(id)
+        .filter(we::id.eq(id))
         .select(we::estacionada)
         .first(&mut db.conn())
         .unwrap()
@@ -425,7 +425,7 @@ fn deliveries_of_a_disabled_url_are_parked_in_batches_not_claimed_and_back_after
         .collect();
     let live = pending(&w.db, &ok, t0() - minutes(1));
     // as disable_failing_urls leaves it
-    diesel::update(webhook_urls::table.find(a.id))
+    diesel::update(webhook_urls::table.filter(webhook_urls::id.eq(a.id)))
         .set((
             webhook_urls::desativado_em.eq(t0() - minutes(1)),
             webhook_urls::entregas_por_acertar.eq(true),
@@ -478,7 +478,7 @@ fn a_removed_urls_deliveries_parked_or_not_are_cancelled_in_batches_behind_the_r
         .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
         .collect();
     let sleeping = pending(&w.db, &a, t0() - minutes(20));
-    diesel::update(we::table.find(sleeping))
+    diesel::update(we::table.filter(we::id.eq(sleeping)))
         .set(we::estacionada.eq(true))
         .execute(&mut w.db.conn())
         .unwrap();
@@ -524,7 +524,7 @@ fn the_cap_fails_the_soonest_due_beyond_the_newest_kept_with_the_reason_and_only
     let acme: Vec<Uuid> = (0..7)
         .map(|n| pending(&w.db, &a, t0() - minutes(10 - n)))
         .collect();
-    diesel::update(we::table.find(acme[6]))
+    diesel::update(we::table.filter(we::id.eq(acme[6])))
         .set(we::estacionada.eq(true))
         .execute(&mut w.db.conn())
         .unwrap();
@@ -551,7 +551,7 @@ fn the_cap_fails_the_soonest_due_beyond_the_newest_kept_with_the_reason_and_only
     assert_eq!((first, second, third), (2, 1, 0));
     let motivo = |id: Uuid| -> Option<String> {
         we::table
-            .find(id)
+            .filter(we::id.eq(id))
             .select(we::motivo)
             .first(&mut w.db.conn())
             .unwrap()
@@ -1037,7 +1037,7 @@ fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
     assert_eq!(again, 0);
     let state = |u: &WebhookUrl| {
         webhook_urls::table
-            .find(u.id)
+            .filter(webhook_urls::id.eq(u.id))
             .select(webhook_urls::desativado_em)
             .first::<Option<DateTime<Utc>>>(&mut db.conn())
             .unwrap()
@@ -1143,7 +1143,7 @@ fn the_backlog_counts_due_unparked_deliveries_and_finds_the_oldest_of_any_compan
     pending(&w.db, &acme_url, now - minutes(1));
     pending(&w.db, &acme_url, now - minutes(2));
     let parked_one = pending(&w.db, &acme_url, now - minutes(90));
-    diesel::update(we::table.find(parked_one))
+    diesel::update(we::table.filter(we::id.eq(parked_one)))
         .set(we::estacionada.eq(true))
         .execute(&mut w.db.conn())
         .unwrap();

@@ -26,7 +26,7 @@ fn hook(empresa: &Company, url: &str, criado_em: &str) -> WebhookUrl {
 
 fn row(db: &TestDb, id: Uuid) -> WebhookUrlRow {
     webhook_urls::table
-        .find(id)
+        .filter(webhook_urls::id.eq(id))
         .select(WebhookUrlRow::as_select())
         .first(&mut db.conn())
         .unwrap()
@@ -450,7 +450,7 @@ fn insert_refuses_the_same_normalized_url_while_one_is_active_and_stores_the_nor
         "{refused:?}"
     );
     let normalized: String = webhook_urls::table
-        .find(first.id)
+        .filter(webhook_urls::id.eq(first.id))
         .select(webhook_urls::url_normalizada)
         .first(&mut db.conn())
         .unwrap();
@@ -530,7 +530,7 @@ fn reenable_clears_the_disabling_keeps_the_secret_and_answers_none_for_removed_o
     assert_eq!(secrets(&db, h.id).0, secret_of(h.id).0, "same secret");
     let reenabled_at = |db: &TestDb| {
         webhook_urls::table
-            .find(h.id)
+            .filter(webhook_urls::id.eq(h.id))
             .select(webhook_urls::reativado_em)
             .first::<Option<chrono::DateTime<chrono::Utc>>>(&mut db.conn())
             .unwrap()

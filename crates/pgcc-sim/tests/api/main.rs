@@ -10,3 +10,4 @@ mod por_referencia;
 mod seed;
 mod solicitacoes;
 mod status;
+mod webhooks;

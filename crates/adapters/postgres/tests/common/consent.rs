@@ -270,7 +270,7 @@ pub fn create(
 /// The stored row of request `id`.
 pub fn stored(db: &TestDb, id: Uuid) -> SolicitacaoConsentimentoRow {
     solicitacoes_consentimento::table
-        .find(id)
+        .filter(solicitacoes_consentimento::id.eq(id))
         .select(SolicitacaoConsentimentoRow::as_select())
         .first(&mut db.conn())
         .unwrap()

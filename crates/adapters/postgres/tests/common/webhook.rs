@@ -49,7 +49,7 @@ pub fn register(
 
 /// Sets (or clears) the disabling time of URL `id`.
 pub fn set_disabled(db: &TestDb, id: Uuid, when: Option<DateTime<Utc>>) {
-    diesel::update(webhook_urls::table.find(id))
+    diesel::update(webhook_urls::table.filter(webhook_urls::id.eq(id)))
         .set(webhook_urls::desativado_em.eq(when))
         .execute(&mut db.conn())
         .unwrap();
@@ -58,7 +58,7 @@ pub fn set_disabled(db: &TestDb, id: Uuid, when: Option<DateTime<Utc>>) {
 /// The (current, previous, previous until) secrets of URL `id`, as stored.
 pub fn secrets(db: &TestDb, id: Uuid) -> (String, Option<String>, Option<DateTime<Utc>>) {
     webhook_urls::table
-        .find(id)
+        .filter(webhook_urls::id.eq(id))
         .select((
             webhook_urls::segredo_cifrado,
             webhook_urls::segredo_anterior_cifrado,
@@ -102,7 +102,7 @@ pub fn deliveries_of(db: &TestDb, evento_id: Uuid) -> Vec<WebhookEntregaRow> {
 /// The stored delivery `id`.
 pub fn delivery(db: &TestDb, id: Uuid) -> WebhookEntregaRow {
     webhook_entregas::table
-        .find(id)
+        .filter(webhook_entregas::id.eq(id))
         .select(WebhookEntregaRow::as_select())
         .first(&mut db.conn())
         .unwrap()
@@ -135,7 +135,7 @@ pub fn sorted(mut ids: Vec<Uuid>) -> Vec<Uuid> {
 /// record an attempt without going through `claim_due`.
 pub fn held(db: &TestDb, id: Uuid) -> Uuid {
     let token = Uuid::new_v4();
-    diesel::update(webhook_entregas::table.find(id))
+    diesel::update(webhook_entregas::table.filter(webhook_entregas::id.eq(id)))
         .set(webhook_entregas::token_reivindicacao.eq(token))
         .execute(&mut db.conn())
         .unwrap();
