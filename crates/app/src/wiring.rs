@@ -197,6 +197,7 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
         )
         .with_witnesses(witnesses(settings)),
     );
+    metrics().watch_witnesses(witnesses(settings).health());
     Ok(workers)
 }
 
@@ -441,7 +442,7 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
 }
 
 /// The witnesses of `auditoria.witnesses`, built once per process: the job submits to them and
-/// `/api/status` and `/metrics` read how they answered ([`WitnessHealth`]).
+/// `/metrics` reads how they answered (`WitnessHealth`).
 pub fn witnesses(settings: &Settings) -> Witnesses {
     static WITNESSES: OnceLock<Witnesses> = OnceLock::new();
     WITNESSES

@@ -269,6 +269,11 @@ fn a_witnessed_log_rewritten_as_the_owner_gets_409_from_the_witness_no_checkpoin
         assert!(stdout.contains("unverified 1\n"), "{stdout}");
     }
 
+    assert_eq!(
+        app.a.get("/api/status").expect(200).data()["checkpointCossinado"],
+        true
+    );
+
     // the company's monitor keeps it
     let state = dir.join("monitor-checkpoint");
     let first = monitor(&app, &auditor_key, &state, &witness.vkey);
@@ -345,6 +350,16 @@ fn a_witnessed_log_rewritten_as_the_owner_gets_409_from_the_witness_no_checkpoin
     assert!(signed, "the job stopped signing without a witness");
     assert_eq!(size_of(&latest), 3, "{latest}");
     assert!(!has_cosignature(&latest, &witness_key));
+    // /api/status and a metric say the checkpoint lacks a witness
+    assert_eq!(
+        app.a.get("/api/status").expect(200).data()["checkpointCossinado"],
+        false
+    );
+    let metrics = app.anonymous.get("/metrics").text;
+    assert!(
+        metrics.contains("consent_api_audit_last_checkpoint_unwitnessed 1"),
+        "{metrics}"
+    );
     let second = monitor(&app, &auditor_key, &state, &expected_vkey);
     assert!(!second.status.success());
     let stderr = String::from_utf8_lossy(&second.stderr);

@@ -8,3 +8,16 @@ pub mod consistency;
 pub mod cosigner;
 pub mod keys;
 pub mod submit;
+
+use domain::Company;
+
+use crate::audit::audit_log::AuditLog;
+use crate::audit::note;
+
+/// Whether the company's latest checkpoint carries a signature besides the log's own (a
+/// witness's cosignature); `None` before its first checkpoint, without the audit log, or when it
+/// cannot be read (`GET /api/status` reports the PGCC's health whatever the log's state).
+pub fn latest_cosigned(log: Option<&AuditLog>, company: &Company) -> Option<bool> {
+    let checkpoint = log?.checkpoint(company).ok()?;
+    note::parse(&checkpoint).map(|parsed| parsed.signatures.len() > 1)
+}
