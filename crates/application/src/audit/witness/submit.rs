@@ -63,7 +63,8 @@ impl WitnessHealth {
     }
 }
 
-/// A witness refused the checkpoint because it cosigned a larger tree of the same log.
+/// A witness refused the checkpoint because it cosigned a larger tree of the same log, or
+/// another tree of the same size (a fork).
 #[derive(Debug, thiserror::Error)]
 #[error("witness {witness} has cosigned size {cosigned} of {origin}: not signing size {size} (the log was rewritten or rolled back)")]
 pub struct RolledBack {
@@ -170,6 +171,16 @@ impl Witnesses {
                         .into());
                     }
                     Ok(WitnessAnswer::Conflict(held)) if held != from => from = held,
+                    Ok(WitnessAnswer::Refused(422)) if from == size && old != size => {
+                        // the witness cosigned this very size with another root: a fork
+                        return Err(RolledBack {
+                            witness: witness.label.clone(),
+                            origin: origin.to_owned(),
+                            cosigned: size,
+                            size,
+                        }
+                        .into());
+                    }
                     Ok(other) => {
                         tracing::warn!(witness = %witness.label, origem = origin, tamanho = size, answer = ?other, "the witness did not cosign the checkpoint");
                         break;
@@ -351,6 +362,28 @@ mod tests {
         let err = submit(&log, &witnesses, 3, 0).unwrap_err();
         let rolled: &RolledBack = err.downcast_ref().unwrap();
         assert_eq!((rolled.cosigned, rolled.size), (4, 3));
+    }
+
+    #[test]
+    fn another_tree_of_a_size_the_witness_cosigned_is_refused_as_a_fork() {
+        let (log, _, witnesses) = setup();
+        submit(&log, &witnesses, 4, 0).unwrap();
+        // the same size, one entry changed, signed as if there were no previous checkpoint
+        let mut changed = entries(4);
+        changed[3].bytes = b"rewritten".to_vec();
+        let tree = LogTree::of(&changed);
+        let signed = note::sign(&log, ORIGIN, 4, &tree.root());
+        let body = note::body(ORIGIN, 4, &tree.root());
+        let submission = Submission {
+            note: &signed,
+            body: &body,
+            origin: ORIGIN,
+            size: 4,
+        };
+        let err = witnesses
+            .cosign(submission, 0, &|_| Ok(vec![]), 1)
+            .unwrap_err();
+        assert!(err.downcast_ref::<RolledBack>().is_some(), "{err}");
     }
 
     #[test]
