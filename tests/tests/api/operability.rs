@@ -374,6 +374,8 @@ fn every_command_has_its_help() {
         vec!["api-key", "list", "--help"],
         vec!["api-key", "revoke", "--help"],
         vec!["config", "check", "--help"],
+        vec!["witness", "serve", "--help"],
+        vec!["audit", "monitor", "--help"],
     ] {
         let out = run(&args, &[]);
         assert!(out.status.success(), "{args:?}");
