@@ -6,6 +6,7 @@
 #     -e APP__PGCC__BASE_URL=https://pgcc.example.gov.br \
 #     -e APP__PGCC__TOKEN=... \
 #     -e APP__WEBHOOKS__ENCRYPTION_KEY="$(openssl rand -base64 32)" \
+#     -e APP__AUDITORIA__WITNESSES="url=https://witness.example;key=<witness vkey>" \
 #     consent-api serve
 # The image runs as an unprivileged user, binds 0.0.0.0:8080 in staging/production
 # (config/<env>.toml), and carries config/ at /app/config.

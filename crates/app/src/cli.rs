@@ -47,6 +47,11 @@ pub enum Command {
         #[command(subcommand)]
         command: AuditCommand,
     },
+    /// Run a witness of the verifiable log (C2SP tlog-witness; docs/auditoria.md, "Witnesses").
+    Witness {
+        #[command(subcommand)]
+        command: WitnessCommand,
+    },
     /// Inspect the configuration.
     Config {
         #[command(subcommand)]
@@ -64,6 +69,50 @@ pub enum AuditCommand {
         /// Only this company's log (its id); default every company's.
         #[arg(long = "empresa")]
         company: Option<String>,
+    },
+    /// What a company runs on its side, with an `auditor` key (in `CONSENT_API_KEY`) and no
+    /// database: fetches the company's latest checkpoint, checks the log's signature (JWKS) and
+    /// each `--testemunha`'s cosignature, and that it is consistent with the checkpoint kept in
+    /// `--estado` (RFC 9162 proof from `/api/auditoria/consistencia`), then keeps it. Exits 1
+    /// naming both checkpoints' sizes when they are not consistent, or the witness whose
+    /// cosignature is missing.
+    Monitor {
+        /// The API's base URL.
+        #[arg(long)]
+        url: String,
+        /// The file keeping the last checkpoint seen (created by the first run).
+        #[arg(long = "estado")]
+        state: std::path::PathBuf,
+        /// A witness's cosignature verifier key (vkey) every checkpoint must carry; repeatable.
+        #[arg(long = "testemunha")]
+        witnesses: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WitnessCommand {
+    /// Serve `POST /add-checkpoint` (C2SP tlog-witness): cosign a company's checkpoint, with the
+    /// key in `WITNESS_SIGNING_KEY` (base64 of a 32-byte Ed25519 seed), only when it is
+    /// consistent with the last one this witness cosigned for its origin (409 otherwise, 404 for
+    /// an origin not in `--logs`). Prints `witness vkey <vkey>` (what the service's
+    /// `APP__AUDITORIA__WITNESSES` and the companies' monitors configure) and `witness listening
+    /// on http://ADDR`. Needs no database.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8090")]
+        listen: String,
+        /// The file holding the latest checkpoint cosigned per origin (created when absent).
+        #[arg(long = "estado")]
+        state: std::path::PathBuf,
+        /// The logs this witness knows: one `<origin> <log vkey>` a line; read on every request.
+        #[arg(long)]
+        logs: std::path::PathBuf,
+        /// The witness's name (the key name of its cosignatures).
+        #[arg(long = "nome", default_value = "consent-api-witness")]
+        name: String,
+        /// Exit when standard input closes.
+        #[arg(long, hide = true)]
+        exit_on_stdin_close: bool,
     },
 }
 

@@ -11,13 +11,16 @@ mod secret;
 mod settings;
 mod telemetry;
 mod wiring;
+mod witness_client;
 mod workers;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{ApiKeyCommand, AuditCommand, Cli, Command, CompanyCommand, ConfigCommand};
+use cli::{
+    ApiKeyCommand, AuditCommand, Cli, Command, CompanyCommand, ConfigCommand, WitnessCommand,
+};
 use settings::Settings;
 
 fn main() -> ExitCode {
@@ -60,6 +63,30 @@ fn main() -> ExitCode {
         Command::Audit {
             command: AuditCommand::Verify { company },
         } => commands::audit::verify(&admin, company.as_deref()),
+        Command::Audit {
+            command:
+                AuditCommand::Monitor {
+                    url,
+                    state,
+                    witnesses,
+                },
+        } => commands::monitor::run(&url, &state, &witnesses),
+        Command::Witness {
+            command:
+                WitnessCommand::Serve {
+                    listen,
+                    state,
+                    logs,
+                    name,
+                    exit_on_stdin_close,
+                },
+        } => commands::witness::serve(commands::witness::ServeArgs {
+            listen,
+            state,
+            logs,
+            name,
+            exit_on_stdin_close,
+        }),
         Command::Config {
             command: ConfigCommand::Check,
         } => commands::config::check(&settings),

@@ -118,6 +118,9 @@ pub struct AuditSettings {
     pub retired_public_keys: String,
     /// How often grown logs get a checkpoint (0: not by this process).
     pub checkpoint_seconds: u64,
+    /// The witnesses each checkpoint is submitted to: comma-separated `url=<url>;key=<vkey>`
+    /// (docs/auditoria.md, "Witnesses"); at least one in production.
+    pub witnesses: String,
 }
 
 impl AuditSettings {
@@ -130,7 +133,15 @@ impl AuditSettings {
             .map(application::public_key_from_base64)
             .collect()
     }
+
+    /// The configured witnesses, `(url, verifier key)` each (validated at load time).
+    pub fn witness_list(&self) -> Option<Vec<(String, WitnessKey)>> {
+        crate::commands::witness::parse_witnesses(&self.witnesses)
+    }
 }
+
+/// A witness's cosigning verifier key (C2SP vkey, type 0x04).
+pub type WitnessKey = application::audit::witness::keys::VerifierKey;
 
 /// How long the retention purge keeps things (docs/security.md, "Retention").
 #[derive(Debug, Clone, Deserialize)]
@@ -786,6 +797,21 @@ impl Settings {
                 "auditoria.retired_public_keys",
                 "must be a comma-separated list of base64 32-byte Ed25519 public keys, or empty",
             );
+        }
+        match self.audit.witness_list() {
+            None => {
+                return bad(
+                    "auditoria.witnesses",
+                    "must be a comma-separated list of url=<http(s) URL>;key=<witness vkey, type 0x04>",
+                )
+            }
+            Some(list) if list.is_empty() && production => {
+                return bad(
+                    "auditoria.witnesses",
+                    "must name at least one witness in production (url=<URL>;key=<vkey>): docs/auditoria.md, \"Witnesses\"",
+                )
+            }
+            Some(_) => {}
         }
         if self.audit.checkpoint_seconds > 86_400 {
             return bad(

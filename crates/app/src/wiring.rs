@@ -6,6 +6,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context;
+use application::audit::witness::submit::{Witness, Witnesses};
 use application::{
     AuditLog, AuditSigner, HealthTrackedPgcc, ObservedPgcc, Operations, PgccCallNotes,
     PgccHealthJob, Ports, SandboxRoutedPgcc, ServiceSettings, Services, SignCheckpoints,
@@ -267,12 +268,16 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
             distributed(&pool),
         )?)))
         .with_observer(metrics());
-    workers.sign_checkpoints = Some(SignCheckpoints::new(
-        Arc::new(PgAuditLogRepository::new(pool.clone())),
-        Arc::new(PgCompanyRepository::new(pool.clone())),
-        audit_signer(settings, pool)?,
-        Arc::new(SystemClock),
-    ));
+    workers.sign_checkpoints = Some(
+        SignCheckpoints::new(
+            Arc::new(PgAuditLogRepository::new(pool.clone())),
+            Arc::new(PgCompanyRepository::new(pool.clone())),
+            audit_signer(settings, pool)?,
+            Arc::new(SystemClock),
+        )
+        .with_witnesses(witnesses(settings)),
+    );
+    metrics().watch_witnesses(witnesses(settings).health());
     Ok(workers)
 }
 
@@ -514,4 +519,24 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         )),
         clock: Arc::new(SystemClock),
     })
+}
+
+/// The witnesses of `auditoria.witnesses`, built once per process: the job submits to them and
+/// `/metrics` reads how they answered (`WitnessHealth`).
+pub fn witnesses(settings: &Settings) -> Witnesses {
+    static WITNESSES: OnceLock<Witnesses> = OnceLock::new();
+    WITNESSES
+        .get_or_init(|| {
+            let list = settings.audit.witness_list().unwrap_or_default();
+            Witnesses::new(
+                list.into_iter()
+                    .map(|(url, key)| Witness {
+                        gateway: Arc::new(crate::witness_client::HttpWitness::new(&url)),
+                        label: url,
+                        key,
+                    })
+                    .collect(),
+            )
+        })
+        .clone()
 }

@@ -25,6 +25,7 @@ pub mod use_case_repository;
 pub mod webhook_delivery_repository;
 pub mod webhook_sender;
 pub mod webhook_url_repository;
+pub mod witness_gateway;
 
 pub use access_log::{AccessFilter, AccessLog, AccessRecord};
 pub use api_key_repository::{
@@ -68,6 +69,7 @@ pub use webhook_delivery_repository::{
 };
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender, TRACEPARENT_HEADER};
 pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};
+pub use witness_gateway::{WitnessAnswer, WitnessGateway};
 
 #[cfg(feature = "mock")]
 pub use access_log::MockAccessLog;

@@ -57,4 +57,5 @@ mod webhook_events_per_url;
 mod webhook_urls;
 mod webhooks;
 mod withdrawal;
+mod witness;
 mod workers;

@@ -217,6 +217,9 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 const KEY: &str = "c2VjcmV0LWtleS1mb3ItdGhlLWNvbmZpZy10ZXN0cyE=";
 /// An Ed25519 seed (base64 of 32 bytes) for the deployed profiles' audit signing key.
+/// A witness (`url=..;key=<vkey>`): production requires one (docs/auditoria.md, "Witnesses").
+pub(crate) const WITNESSES: &str =
+    "url=https://witness.example;key=witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER";
 const AUDIT_KEY: &str = "b3BlcmFiaWxpdHktYXVkaXQtc2lnbmluZy1rZXkhISE=";
 
 #[test]
@@ -235,6 +238,7 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
             ("APP__METRICS__TOKEN", "metrics-token-e2e"),
             ("APP__SERVER__TRUSTED_PROXIES", "10.0.0.0/8"),
             ("APP__AUDITORIA__SIGNING_KEY", AUDIT_KEY),
+            ("APP__AUDITORIA__WITNESSES", WITNESSES),
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -370,6 +374,8 @@ fn every_command_has_its_help() {
         vec!["api-key", "list", "--help"],
         vec!["api-key", "revoke", "--help"],
         vec!["config", "check", "--help"],
+        vec!["witness", "serve", "--help"],
+        vec!["audit", "monitor", "--help"],
     ] {
         let out = run(&args, &[]);
         assert!(out.status.success(), "{args:?}");
@@ -389,6 +395,7 @@ fn staging_and_production_refuse_to_start_without_a_valid_audit_signing_key() {
             ("APP__METRICS__TOKEN", "t"),
             ("APP__PGCC__BASE_URL", "https://pgcc.example"),
             ("APP__SERVER__TRUSTED_PROXIES", "none"),
+            ("APP__AUDITORIA__WITNESSES", WITNESSES),
         ];
         let out = run(&["config", "check"], &base);
         assert!(

@@ -59,6 +59,7 @@ fn the_status_follows_a_pgcc_outage_and_back_and_each_change_is_told_once_to_eve
     assert_eq!(
         keys,
         [
+            "checkpointCossinado",
             "code",
             "detectionTime",
             "explanation",

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use testkit::processes::{bin_path, repo_root};
 
 /// What staging and production need from the environment to start at all.
-const DEPLOYED_ENV: [(&str, &str); 5] = [
+const DEPLOYED_ENV: [(&str, &str); 6] = [
     (
         "APP__AUDITORIA__SIGNING_KEY",
         "cHJvZmlsZS10ZXN0cy1hdWRpdC1zaWduaW5nLWtleSE=",
@@ -19,6 +19,7 @@ const DEPLOYED_ENV: [(&str, &str); 5] = [
     ("APP__METRICS__TOKEN", "profile-metrics-token"),
     ("APP__PGCC__BASE_URL", "https://pgcc.example"),
     ("APP__SERVER__TRUSTED_PROXIES", "none"),
+    ("APP__AUDITORIA__WITNESSES", crate::operability::WITNESSES),
 ];
 
 /// `consent-api config check` with exactly `env`, reading `config_dir`; its standard output.

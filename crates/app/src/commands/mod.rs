@@ -3,5 +3,7 @@ pub mod audit;
 pub mod company;
 pub mod config;
 pub mod migrate;
+pub mod monitor;
 pub mod serve;
+pub mod witness;
 pub mod worker;

@@ -10,3 +10,4 @@ pub mod signer;
 pub mod stored_tree;
 pub mod tree;
 pub mod verify;
+pub mod witness;

@@ -14,6 +14,7 @@ use ports::{AuditLogRepository, Clock, CompanyRepository, StoredCheckpoint, Tree
 use super::note;
 use super::signer::AuditSigner;
 use super::stored_tree::{extend, pieces, root_span, span_hash, Hash};
+use super::witness::submit::{stored_consistency, Submission, Witnesses};
 
 /// Entries a company's stored tree takes a round: bounds the round's memory and transaction
 /// (a log written before the stored tree existed is caught up over several rounds, which the
@@ -36,6 +37,7 @@ pub struct SignCheckpoints {
     signer: Arc<AuditSigner>,
     clock: Arc<dyn Clock>,
     leaves_per_round: u32,
+    witnesses: Option<Witnesses>,
 }
 
 impl SignCheckpoints {
@@ -51,7 +53,15 @@ impl SignCheckpoints {
             signer,
             clock,
             leaves_per_round: LEAVES_PER_ROUND,
+            witnesses: None,
         }
+    }
+
+    /// Submits each checkpoint to these witnesses before keeping it (docs/auditoria.md,
+    /// "Witnesses").
+    pub fn with_witnesses(mut self, witnesses: Witnesses) -> Self {
+        self.witnesses = Some(witnesses);
+        self
     }
 
     /// Another batch size (tests: a log caught up over several rounds).
@@ -124,11 +134,25 @@ impl SignCheckpoints {
                     .ok_or_else(|| anyhow::anyhow!("the stored audit tree lacks its last leaf"))?,
             };
             let origin = note::origin(self.signer.name(), company.cnpj.as_str());
+            let mut signed = note::sign(&self.signer, &origin, size, &root);
+            if let Some(witnesses) = &self.witnesses {
+                let old = previous.as_ref().map_or(0, |p| p.size);
+                let proof = |from| stored_consistency(self.log.as_ref(), company_id, from, size);
+                let body = note::body(&origin, size, &root);
+                let now = self.clock.now().timestamp();
+                let submission = Submission {
+                    note: &signed,
+                    body: &body,
+                    origin: &origin,
+                    size,
+                };
+                signed = witnesses.cosign(submission, old, &proof, now)?;
+            }
             let checkpoint = StoredCheckpoint {
                 size,
                 root,
                 last,
-                note: note::sign(&self.signer, &origin, size, &root),
+                note: signed,
                 kid: self.signer.kid(),
                 created_at: self.clock.now(),
             };

@@ -91,6 +91,10 @@ pub struct Metrics {
     webhook_senders: Gauge,
     webhook_attempts: Family<Labels, Counter>,
     webhook_dropped: Counter,
+    audit_unwitnessed: Counter,
+    audit_last_unwitnessed: Gauge,
+    witness_health:
+        std::sync::OnceLock<std::sync::Arc<application::audit::witness::submit::WitnessHealth>>,
 }
 
 impl Default for Metrics {
@@ -133,6 +137,9 @@ impl Metrics {
             webhook_senders: Gauge::default(),
             webhook_attempts: Family::default(),
             webhook_dropped: Counter::default(),
+            audit_unwitnessed: Counter::default(),
+            audit_last_unwitnessed: Gauge::default(),
+            witness_health: std::sync::OnceLock::new(),
         };
         registry.register(
             "http_requests",
@@ -274,7 +281,25 @@ impl Metrics {
             "Pending webhook deliveries failed without an attempt: their company was past webhooks.max_pending_per_company",
             m.webhook_dropped.clone(),
         );
+        registry.register(
+            "audit_checkpoints_unwitnessed",
+            "Checkpoints this process's checkpoint job kept without any witness's cosignature although witnesses are configured (docs/auditoria.md, Witnesses)",
+            m.audit_unwitnessed.clone(),
+        );
+        registry.register(
+            "audit_last_checkpoint_unwitnessed",
+            "1 when the last checkpoint this process kept lacked every witness's cosignature",
+            m.audit_last_unwitnessed.clone(),
+        );
         Metrics { registry, ..m }
+    }
+
+    /// Reports, from now on, how the witnesses answered this process's checkpoint job.
+    pub fn watch_witnesses(
+        &self,
+        health: std::sync::Arc<application::audit::witness::submit::WitnessHealth>,
+    ) {
+        let _ = self.witness_health.set(health);
     }
 
     /// The webhook sender pool's size, set once at start.
@@ -353,6 +378,13 @@ impl Metrics {
                     .get_or_create(&labels)
                     .set(i64::from(replica.in_use));
             }
+        }
+        if let Some(health) = self.witness_health.get() {
+            let total = health.unwitnessed_checkpoints();
+            self.audit_unwitnessed
+                .inc_by(total.saturating_sub(self.audit_unwitnessed.get()));
+            self.audit_last_unwitnessed
+                .set(i64::from(health.last_unwitnessed()));
         }
         match operations.backlog() {
             Some(Ok(backlog)) => {

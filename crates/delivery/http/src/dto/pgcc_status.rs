@@ -26,6 +26,11 @@ pub struct StatusPgcc {
     /// The PGCC operations unavailable: `criacao`, `status`, `revogacao`, `casos-de-uso`.
     #[schema(value_type = Vec<OperacaoPgcc>)]
     pub unavailable_endpoints: Vec<String>,
+    /// Whether the calling company's latest checkpoint of its verifiable log carries a witness's
+    /// cosignature (docs/auditoria.md, "Witnesses"): `false` when the checkpoint job signed it
+    /// without any witness answering; `null` before the company's first checkpoint.
+    #[serde(rename = "checkpointCossinado")]
+    pub checkpoint_cosigned: Option<bool>,
 }
 
 impl From<PgccHealth> for StatusPgcc {
@@ -40,6 +45,7 @@ impl From<PgccHealth> for StatusPgcc {
                 .into_iter()
                 .map(str::to_owned)
                 .collect(),
+            checkpoint_cosigned: None,
         }
     }
 }

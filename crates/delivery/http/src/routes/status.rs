@@ -1,7 +1,8 @@
 //! `GET /api/status` (tag SolicitacaoConsentimento: the spec names four tags, and the PGCC
 //! operations it reports on are mostly those of consent requests): the PGCC's health as the
 //! service sees it, from the outcomes of its PGCC calls of the last window (docs/api.md, "The
-//! PGCC's health").
+//! PGCC's health"), and whether the company's latest checkpoint was cosigned by a witness
+//! (docs/auditoria.md, "Witnesses").
 
 use actix_web::{web, HttpResponse};
 use domain::Envelope;
@@ -25,6 +26,12 @@ use crate::state::ApiState;
     )
 )]
 pub async fn get(state: web::Data<ApiState>, key: ApiKeyHeader) -> Result<HttpResponse, ApiError> {
-    let health = as_company(&state, key, |s, _company| Ok(s.pgcc_status.execute()?)).await?;
-    Ok(HttpResponse::Ok().json(Envelope::ok(StatusPgcc::from(health))))
+    let (health, cosigned) = as_company(&state, key, |s, company| {
+        let cosigned = application::audit::witness::latest_cosigned(s.audit_log.as_ref(), company);
+        Ok((s.pgcc_status.execute()?, cosigned))
+    })
+    .await?;
+    let mut status = StatusPgcc::from(health);
+    status.checkpoint_cosigned = cosigned;
+    Ok(HttpResponse::Ok().json(Envelope::ok(status)))
 }
