@@ -229,7 +229,7 @@ fn a_confirmed_request_the_pgcc_forgot_becomes_an_integrity_incident_everywhere(
     assert!(recorded, "no integrity incident was recorded");
     assert_eq!(
         app.db.scalar(&format!(
-            "SELECT (extract(epoch FROM incidente_integridade_em - pgcc_nao_encontrada_em) >= 2)::int AS v FROM solicitacoes_consentimento WHERE id = '{id}'"
+            "SELECT (extract(epoch FROM incidente_integridade_em - pgcc_nao_encontrada_em) >= 2)::int::bigint AS v FROM solicitacoes_consentimento WHERE id = '{id}'"
         )),
         1,
         "recorded only once 'not found' held for the window"

@@ -23,6 +23,7 @@ const TABLES: &[&str] = &[
     "auditoria_checkpoints",
     "auditoria_entradas",
     "auditoria_folhas",
+    "auditoria_inicio",
     "auditoria_nos",
     "casos_de_uso",
     "casos_de_uso_versoes",
@@ -138,6 +139,10 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-03-003102_index_history_by_company",
     "2026-12-03-003103_index_attempts_by_company",
     "2026-12-03-003104_key_history_and_attempts_by_company",
+    "2026-12-07-003601_record_auditoria_inicio",
+    "2026-12-07-003602_add_integrity_incident_to_solicitacoes",
+    "2026-12-07-003603_allow_auditoria_incidente_event_type",
+    "2026-12-07-003604_validate_auditoria_incidente_event_type",
 ];
 
 /// How many migrations `name` and the ones after it are.
