@@ -261,7 +261,9 @@ impl PollConsentStatuses {
     /// the PGCC about all of them in one call, stores each status that differs as the
     /// transition the state machine names, and schedules each request's next check by the
     /// policy. A status the machine cannot reach from the stored one (the PGCC says `pendente`
-    /// for an `ativo` request) is logged and skipped; so is a request the PGCC does not know. A
+    /// for an `ativo` request) is logged and skipped; so is a request the PGCC does not know,
+    /// which is also noted and, once "not found" has held for the configured window, recorded as
+    /// an integrity incident (see [`Self::with_integrity_incidents`]). A
     /// status we do not know is skipped for that request alone, counted in `unknown`, and its
     /// next check pushed back (see [`unknown_status_backoff`]). A change that cannot be stored
     /// is that request's failure alone, counted in `failed` (checked again when its lease
