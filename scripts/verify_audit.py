@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 
 from cryptography.exceptions import InvalidSignature
@@ -30,8 +31,15 @@ def get(url, key=None):
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     if key:
         request.add_header("Api-Key", key)
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        try:
+            why = json.loads(e.read()).get("mensagem")
+        except ValueError:
+            why = None
+        fail(f"GET {url} answered {e.code}" + (f": {why}" if why else ""))
 
 
 def b64url(text):
@@ -100,6 +108,9 @@ def main():
     if payload.get("id") != args.id or "cpfTitular" in payload:
         fail(f"receipt payload is not this request's (or carries the CPF): {payload}")
     print(f"receipt: signature valid (kid {header['kid']}, status {payload['status']}, indiceLog {payload['indiceLog']})")
+    # a receipt no checkpoint backs proves nothing yet: its last entry must be in the tree
+    if payload.get("indiceLog") is None:
+        fail("the receipt's indiceLog is null: no checkpoint covers the request's last entry yet")
 
     # 2. the checkpoint
     proofs = get(f"{base}/api/solicitacao-consentimento/{args.id}/provas", key)["data"]
@@ -138,6 +149,10 @@ def main():
             fail(f"entry {item['indice']} is not in the checkpoint's tree")
         if json.loads(entry)["id"] != args.id:
             fail(f"entry {item['indice']} is another request's")
+    if not entries:
+        fail("no entry of the request is proven: the log does not back it")
+    if payload["indiceLog"] not in [item["indice"] for item in entries]:
+        fail(f"the receipt's indiceLog {payload['indiceLog']} is not one of the request's proven entries")
     print(f"inclusion: {len(entries)} entries proven")
 
 

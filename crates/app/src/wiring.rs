@@ -267,7 +267,16 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
             settings,
             distributed(&pool),
         )?)))
-        .with_observer(metrics());
+        .with_observer(metrics())
+        .with_integrity_incidents(
+            Arc::new(PgAuditLogRepository::new(pool.clone())),
+            chrono::Duration::seconds(
+                settings
+                    .workers
+                    .reconcile_not_found_seconds
+                    .min(i64::MAX as u64) as i64,
+            ),
+        );
     workers.sign_checkpoints = Some(
         SignCheckpoints::new(
             Arc::new(PgAuditLogRepository::new(pool.clone())),

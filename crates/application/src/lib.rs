@@ -283,6 +283,11 @@ impl Services {
 
     /// The services with the audit routes' service.
     pub fn with_audit_log(mut self, audit_log: AuditLog) -> Self {
+        // a consent whose request has an integrity incident is never valid (issue 36)
+        self.check_consent = self
+            .check_consent
+            .clone()
+            .with_incidents(audit_log.repository());
         self.audit_log = Some(audit_log);
         self
     }

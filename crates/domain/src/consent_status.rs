@@ -145,6 +145,16 @@ impl ConsentStatus {
             .find(|&event| ConsentStatus::apply(Some(from), event) == Ok(to))
     }
 
+    /// Whether the state machine has a move from `from` (`None`: not yet created) to `to`: a
+    /// creation (`None` to `ativo` or `pendente`) or an event of [`ConsentStatus::apply`] from an
+    /// existing status. What the audit log's chain is held to (a recorded change the machine
+    /// does not allow, `revogado` back to `ativo`, was not made by the service).
+    pub fn allows_move(from: Option<ConsentStatus>, to: ConsentStatus) -> bool {
+        ConsentEvent::ALL
+            .into_iter()
+            .any(|event| ConsentStatus::apply(from, event) == Ok(to))
+    }
+
     /// No event moves a request out of a terminal status.
     pub fn is_terminal(self) -> bool {
         match self {
@@ -436,6 +446,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn allows_move_is_apply_for_every_pair_and_nothing_leaves_a_terminal_status() {
+        let froms = std::iter::once(None).chain(ConsentStatus::ALL.into_iter().map(Some));
+        for from in froms {
+            for to in ConsentStatus::ALL {
+                let by_apply = ConsentEvent::ALL
+                    .into_iter()
+                    .any(|e| ConsentStatus::apply(from, e) == Ok(to));
+                assert_eq!(
+                    ConsentStatus::allows_move(from, to),
+                    by_apply,
+                    "{from:?} {to:?}"
+                );
+                if from.is_some_and(ConsentStatus::is_terminal) {
+                    assert!(!ConsentStatus::allows_move(from, to), "{from:?} {to:?}");
+                }
+            }
+        }
+        assert!(ConsentStatus::allows_move(None, ConsentStatus::Active));
+        assert!(!ConsentStatus::allows_move(
+            Some(ConsentStatus::Revoked),
+            ConsentStatus::Active
+        ));
     }
 
     #[test]

@@ -300,6 +300,7 @@ pub use scope::{Scope, Scopes, ScopesError};
 pub use use_case::{PgccUseCase, SyncCounts, UseCase, UseCaseChange, UseCaseVersion};
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{
-    ConsentSnapshot, EventData, EventType, TestData, UrlDisabledData, WebhookEvent, WebhookPayload,
+    ConsentSnapshot, EventData, EventType, IntegrityIncidentData, TestData, UrlDisabledData,
+    WebhookEvent, WebhookPayload,
 };
 pub use webhook_url::{WebhookUrl, WebhookUrlError};

@@ -40,6 +40,10 @@ pub enum EventType {
     /// `webhook-url.desativada`: one of the company's URLs was disabled for failing; sent to its
     /// other URLs (and the feed).
     WebhookUrlDisabled,
+    /// `auditoria.incidente`: an integrity incident (issue 36): a confirmed request the PGCC has
+    /// said it does not know for longer than `workers.reconcile_not_found_seconds`; HashConsulta
+    /// no longer answers it valid.
+    IntegrityIncident,
     /// `webhook.teste`: a test the company asked for, sent to one URL at once
     /// (`POST /api/webhook-urls/{id}/testar`). Not an event of the company's data: no URL
     /// subscribes to it and the catch-up list does not show it.
@@ -48,7 +52,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type a delivery may carry, consent request events first, the test last.
-    pub const ALL: [EventType; 11] = [
+    pub const ALL: [EventType; 12] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
@@ -59,12 +63,13 @@ impl EventType {
         EventType::PgccUnavailable,
         EventType::PgccRestored,
         EventType::WebhookUrlDisabled,
+        EventType::IntegrityIncident,
         EventType::WebhookTest,
     ];
 
     /// The events of the company's data: what a webhook URL may subscribe to (`eventos`) and
     /// what `GET /api/eventos` lists. Every type but `webhook.teste`.
-    pub const SUBSCRIBABLE: [EventType; 10] = [
+    pub const SUBSCRIBABLE: [EventType; 11] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
@@ -75,12 +80,13 @@ impl EventType {
         EventType::PgccUnavailable,
         EventType::PgccRestored,
         EventType::WebhookUrlDisabled,
+        EventType::IntegrityIncident,
     ];
 
     /// `solicitacao.criada`, `solicitacao.ativada`, `solicitacao.recusada`,
     /// `solicitacao.expirada`, `solicitacao.revogada`, `casos-de-uso.sincronizados`,
     /// `casos-de-uso.alterado`, `pgcc.indisponivel`, `pgcc.restabelecido`,
-    /// `webhook-url.desativada`, `webhook.teste`.
+    /// `webhook-url.desativada`, `auditoria.incidente`, `webhook.teste`.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::RequestCreated => "solicitacao.criada",
@@ -93,6 +99,7 @@ impl EventType {
             EventType::PgccUnavailable => "pgcc.indisponivel",
             EventType::PgccRestored => "pgcc.restabelecido",
             EventType::WebhookUrlDisabled => "webhook-url.desativada",
+            EventType::IntegrityIncident => "auditoria.incidente",
             EventType::WebhookTest => "webhook.teste",
         }
     }
@@ -214,6 +221,8 @@ pub enum EventData {
     PgccHealth(PgccHealthChange),
     /// The URL disabled, for `webhook-url.desativada`.
     UrlDisabled(UrlDisabledData),
+    /// The request the PGCC does not know, for `auditoria.incidente`.
+    IntegrityIncident(IntegrityIncidentData),
     /// The URL tested, for `webhook.teste`.
     Test(TestData),
 }
@@ -228,6 +237,24 @@ pub struct UrlDisabledData {
     pub url: String,
     /// `desativadaEm`: when it was disabled.
     pub desativada_em: DateTime<Utc>,
+}
+
+/// The `data` of `auditoria.incidente`: the confirmed request the PGCC does not know, and since
+/// when. Ids and instants only: no personal data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IntegrityIncidentData {
+    /// `solicitacaoId`: our id of the request.
+    #[serde(rename = "solicitacaoId")]
+    pub request_id: Uuid,
+    /// `pgccId`: the PGCC id we hold for it, which the PGCC does not know.
+    #[serde(rename = "pgccId")]
+    pub pgcc_id: String,
+    /// `naoEncontradaDesde`: the PGCC's first "not found" of the stretch.
+    #[serde(rename = "naoEncontradaDesde")]
+    pub not_found_since: DateTime<Utc>,
+    /// `registradoEm`: when the incident was recorded.
+    #[serde(rename = "registradoEm")]
+    pub recorded_at: DateTime<Utc>,
 }
 
 /// The `data` of `webhook.teste`: which of the company's URLs was tested.
@@ -351,6 +378,17 @@ impl WebhookEvent {
         }
     }
 
+    /// An integrity incident of one of the company's requests.
+    pub fn integrity_incident(company: CompanyId, data: IntegrityIncidentData) -> WebhookEvent {
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            company_id: company,
+            event_type: EventType::IntegrityIncident,
+            timestamp: data.recorded_at,
+            data: EventData::IntegrityIncident(data),
+        }
+    }
+
     /// A test for the company's URL `webhook_url_id`.
     pub fn test(company: CompanyId, webhook_url_id: Uuid, at: DateTime<Utc>) -> WebhookEvent {
         WebhookEvent {
@@ -467,6 +505,15 @@ mod tests {
             EventType::UseCasesSynced => WebhookEvent::sync(company(), counts(), at()),
             EventType::UseCaseChanged => WebhookEvent::use_case_changed(company(), change(), at()),
             EventType::WebhookTest => WebhookEvent::test(company(), Uuid::from_u128(0x7e57), at()),
+            EventType::IntegrityIncident => WebhookEvent::integrity_incident(
+                company(),
+                IntegrityIncidentData {
+                    request_id: Uuid::from_u128(0x5011),
+                    pgcc_id: "pgcc-5011".to_owned(),
+                    not_found_since: at() - Duration::minutes(10),
+                    recorded_at: at(),
+                },
+            ),
             _ => WebhookEvent::consent(event_type, &request(ConsentStatus::Active), at()),
         }
     }
@@ -523,10 +570,11 @@ mod tests {
                 "pgcc.indisponivel",
                 "pgcc.restabelecido",
                 "webhook-url.desativada",
+                "auditoria.incidente",
                 "webhook.teste",
             ]
         );
-        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..10]);
+        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..11]);
         assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
         assert!(!EventType::WebhookTest.is_subscribable());
     }
@@ -666,6 +714,7 @@ mod tests {
                     | EventType::PgccUnavailable
                     | EventType::PgccRestored
                     | EventType::WebhookUrlDisabled
+                    | EventType::IntegrityIncident
                     | EventType::WebhookTest
             ) {
                 continue;

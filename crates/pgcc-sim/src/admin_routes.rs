@@ -27,6 +27,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 web::post().to(|s, id, body| mover(s, id, body, Move::Revogar)),
             )
             .route("/solicitacoes/{id}/status", web::post().to(definir_status))
+            .route("/solicitacoes/{id}", web::delete().to(esquecer))
             .route("/status-consultas", web::get().to(status_consultas))
             .route("/status-chamadas", web::get().to(status_chamadas))
             .route(
@@ -111,6 +112,16 @@ async fn definir_status(
     let mut store = state.store();
     let i = store.definir_status_bruto(&id, status)?;
     Ok(HttpResponse::Ok().json(store.registrada(i)))
+}
+
+/// `DELETE /_sim/solicitacoes/{id}`: the PGCC forgets the request (every contract route answers
+/// it unknown from now on). 204; 404 unknown id.
+async fn esquecer(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, SimError> {
+    state.store().esquecer(&id)?;
+    Ok(HttpResponse::NoContent().finish())
 }
 
 /// `GET /_sim/status-consultas`: `{"<pgccId>": <calls of the batch status route asking it>}`.

@@ -135,6 +135,9 @@ pub struct Store {
     /// The reason given with a record's last move (`{"motivo"}` on the admin routes), by record
     /// index; only the admin routes write it, so it grows only with what a test asks.
     motivos: HashMap<usize, String>,
+    /// The records a test made the PGCC forget (`DELETE /_sim/solicitacoes/{id}`): unknown to
+    /// every contract route from then on, as if the PGCC never held them.
+    esquecidas: HashSet<usize>,
     /// How many calls of the batch status route asked about each PGCC id (known or not), up to
     /// [`MAX_CHAVES_CONTADAS`] ids. Kept when the seed is replaced; cleared by
     /// `DELETE /_sim/status-consultas`.
@@ -179,6 +182,7 @@ impl Store {
             referencias: Referencias::default(),
             status_bruto: HashMap::new(),
             motivos: HashMap::new(),
+            esquecidas: HashSet::new(),
             status_consultas: BTreeMap::new(),
             casos_de_uso_consultas: BTreeMap::new(),
             status_chamadas: VecDeque::new(),
@@ -256,7 +260,17 @@ impl Store {
     /// The index of the record `id` names, if it is one of this run's.
     fn index(&self, id: &str) -> Option<usize> {
         let (tag, i) = ler_id(id)?;
-        (self.registros.get(i)?.tag == tag).then_some(i)
+        (self.registros.get(i)?.tag == tag && !self.esquecidas.contains(&i)).then_some(i)
+    }
+
+    /// Request `id` is forgotten: no route knows it from now on (a request the PGCC does not
+    /// hold, for the tests of the integrity incident). 404 when unknown.
+    pub fn esquecer(&mut self, id: &str) -> Result<(), SimError> {
+        let i = self
+            .index(id)
+            .ok_or_else(|| SimError::not_found("solicitação não encontrada"))?;
+        self.esquecidas.insert(i);
+        Ok(())
     }
 
     /// Creates a request, or returns the one already created with the same external reference

@@ -68,13 +68,43 @@ pub struct PublishedKey {
     pub public_key: [u8; 32],
 }
 
+/// An entry with the entry before it of the same request (its bytes; `None` for the request's
+/// first), read by key: what the checkpoint job holds the entries it signs to (docs/auditoria.md,
+/// "A lawful chain").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedEntry {
+    pub entry: AuditEntry,
+    pub previous: Option<Vec<u8>>,
+}
+
+/// A confirmed request of the company with no entry in its log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnloggedRequest {
+    pub id: Uuid,
+    pub created_at: DateTime<Utc>,
+    /// Created before the log began (the cut-off its migration recorded): named, not a mismatch.
+    pub before_log: bool,
+}
+
+/// A confirmed request the PGCC said it does not know for longer than
+/// `workers.reconcile_not_found_seconds` (issue 36): HashConsulta never answers it valid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntegrityIncident {
+    pub request: Uuid,
+    pub pgcc_id: String,
+    /// The PGCC's first "not found" of the stretch that made it an incident.
+    pub not_found_since: DateTime<Utc>,
+    /// When the status worker recorded the incident.
+    pub recorded_at: DateTime<Utc>,
+}
+
 /// Errors: `Unavailable` when the database cannot be reached, `Unexpected` otherwise.
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait AuditLogRepository: Send + Sync {
     /// Companies (up to `limit`, in id order) whose log holds settled entries (below the
     /// watermark) past their latest checkpoint.
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError>;
-    /// Companies that have a log.
+    /// Companies that have a log, or confirmed requests (which must have one).
     fn companies_with_entries(&self) -> Result<Vec<CompanyId>, RepoError>;
     /// The company's settled entries in log order: up to and including `up_to`, or, without it,
     /// every entry whose transaction is older than every running one.
@@ -146,6 +176,51 @@ pub trait AuditLogRepository: Send + Sync {
         request: Uuid,
         up_to: LogPosition,
     ) -> Result<Vec<IndexedEntry>, RepoError>;
+    /// The company's entries past `after` (from the first without it) up to and including
+    /// `up_to`, in log order, each with its request's previous entry read by key (the checkpoint
+    /// job's chain check: the entries it signs, never the whole log).
+    fn linked_entries(
+        &self,
+        company: CompanyId,
+        after: Option<LogPosition>,
+        up_to: LogPosition,
+    ) -> Result<Vec<LinkedEntry>, RepoError>;
+    /// Whether the company's request `request` was created before the log began (the cut-off
+    /// recorded by migration `2026-12-07-003601_record_auditoria_inicio`).
+    fn created_before_log(&self, company: CompanyId, request: Uuid) -> Result<bool, RepoError>;
+    /// When the log began (the recorded cut-off), if recorded.
+    fn log_began(&self) -> Result<Option<DateTime<Utc>>, RepoError>;
+    /// The company's confirmed requests that have no entry (`audit verify`).
+    fn unlogged_requests(&self, company: CompanyId) -> Result<Vec<UnloggedRequest>, RepoError>;
+    /// The request's last entry (settled or not), by key.
+    fn last_entry(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+    ) -> Result<Option<AuditEntry>, RepoError>;
+    /// The PGCC answered that it does not know the confirmed request: the first such answer is
+    /// noted; one at least `window` after the first noted makes it an integrity incident,
+    /// recorded once with its `auditoria.incidente` event in one transaction (the incident is
+    /// answered then, `None` otherwise).
+    fn note_pgcc_not_found(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+        now: DateTime<Utc>,
+        window: chrono::Duration,
+    ) -> Result<Option<IntegrityIncident>, RepoError>;
+    /// The PGCC knows these requests again: their noted "not found" is forgotten (a recorded
+    /// incident stays).
+    fn forget_pgcc_not_found(&self, company: CompanyId, requests: &[Uuid])
+        -> Result<(), RepoError>;
+    /// The request's integrity incident, if one was recorded.
+    fn integrity_incident(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+    ) -> Result<Option<IntegrityIncident>, RepoError>;
+    /// Every integrity incident of the company, oldest first.
+    fn integrity_incidents(&self, company: CompanyId) -> Result<Vec<IntegrityIncident>, RepoError>;
     /// Every key that ever signed, oldest first.
     fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError>;
     /// Records a signing key's public half (kept if already there).

@@ -32,8 +32,8 @@ pub use api_key_repository::{
     ApiKeyRecord, ApiKeyRepository, ApiKeySummary, ResolvedApiKey, RevokeApiKeyOutcome,
 };
 pub use audit_log_repository::{
-    AuditEntry, AuditLogRepository, IndexedEntry, LeafHash, LogPosition, PublishedKey,
-    StoredCheckpoint, TreeNode,
+    AuditEntry, AuditLogRepository, IndexedEntry, IntegrityIncident, LeafHash, LinkedEntry,
+    LogPosition, PublishedKey, StoredCheckpoint, TreeNode, UnloggedRequest,
 };
 pub use change_feed::{CacheChange, ChangeFeed};
 pub use clock::{Clock, SystemClock};

@@ -3,6 +3,7 @@
 
 mod access_log;
 mod api_keys;
+mod audit_chain;
 mod audit_log;
 mod audit_scale;
 mod batch_check;

@@ -14,11 +14,12 @@ use diesel::sql_types::{
 };
 use domain::CompanyId;
 use ports::{
-    AuditEntry, AuditLogRepository, IndexedEntry, LeafHash, LogPosition, PublishedKey, RepoError,
-    StoredCheckpoint, TreeNode,
+    AuditEntry, AuditLogRepository, IndexedEntry, IntegrityIncident, LeafHash, LinkedEntry,
+    LogPosition, PublishedKey, RepoError, StoredCheckpoint, TreeNode, UnloggedRequest,
 };
 use uuid::Uuid;
 
+use crate::audit_integrity;
 use crate::conn::with_conn;
 use crate::per_company::CompanyIdRow;
 use crate::settled;
@@ -299,8 +300,8 @@ impl AuditLogRepository for PgAuditLogRepository {
         Ok(rows.into_iter().map(|r| CompanyId(r.id)).collect())
     }
 
-    /// The companies from `empresas`, then one probe of the company's log each: for the CLI's
-    /// verification of every log, which reads each whole log anyway. One statement joining
+    /// The companies from `empresas`, then one probe of the company's log (or, for a company
+    /// with no entry, of its confirmed requests) each: for the CLI's verification of every log, which reads each whole log anyway. One statement joining
     /// `empresas` to the log is refused on Citus (a correlated subquery beside a reference
     /// table); each probe here is routed to the company's shard.
     fn companies_with_entries(&self) -> Result<Vec<CompanyId>, RepoError> {
@@ -311,7 +312,9 @@ impl AuditLogRepository for PgAuditLogRepository {
                 with_entries.extend(
                     sql_query(
                         "SELECT $1::uuid AS id
-WHERE EXISTS (SELECT 1 FROM auditoria_entradas WHERE empresa_id = $1)",
+WHERE EXISTS (SELECT 1 FROM auditoria_entradas WHERE empresa_id = $1)
+   OR EXISTS (SELECT 1 FROM solicitacoes_consentimento
+              WHERE empresa_id = $1 AND criacao = 'confirmada')",
                     )
                     .bind::<SqlUuid, _>(company.id)
                     .load::<CompanyIdRow>(conn)?,
@@ -669,6 +672,69 @@ ORDER BY a.transacao, a.posicao",
             })
             .collect::<QueryResult<_>>()
             .map_err(|e| RepoError::Unexpected(e.into()))
+    }
+
+    fn linked_entries(
+        &self,
+        company: CompanyId,
+        after: Option<LogPosition>,
+        up_to: LogPosition,
+    ) -> Result<Vec<LinkedEntry>, RepoError> {
+        audit_integrity::linked_entries(&self.pool, company, after, up_to)
+    }
+
+    fn created_before_log(&self, company: CompanyId, request: Uuid) -> Result<bool, RepoError> {
+        audit_integrity::created_before_log(&self.pool, company, request)
+    }
+
+    fn log_began(&self) -> Result<Option<DateTime<Utc>>, RepoError> {
+        audit_integrity::log_began(&self.pool)
+    }
+
+    fn unlogged_requests(&self, company: CompanyId) -> Result<Vec<UnloggedRequest>, RepoError> {
+        audit_integrity::unlogged_requests(&self.pool, company)
+    }
+
+    fn last_entry(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+    ) -> Result<Option<AuditEntry>, RepoError> {
+        audit_integrity::last_entry(&self.pool, company, request)
+    }
+
+    fn note_pgcc_not_found(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+        now: DateTime<Utc>,
+        window: chrono::Duration,
+    ) -> Result<Option<IntegrityIncident>, RepoError> {
+        audit_integrity::note_pgcc_not_found(&self.pool, company, request, now, window)
+    }
+
+    fn forget_pgcc_not_found(
+        &self,
+        company: CompanyId,
+        requests: &[Uuid],
+    ) -> Result<(), RepoError> {
+        audit_integrity::forget_pgcc_not_found(&self.pool, company, requests)
+    }
+
+    fn integrity_incident(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+    ) -> Result<Option<IntegrityIncident>, RepoError> {
+        Ok(
+            audit_integrity::integrity_incidents(&self.pool, company, Some(request))?
+                .into_iter()
+                .next(),
+        )
+    }
+
+    fn integrity_incidents(&self, company: CompanyId) -> Result<Vec<IntegrityIncident>, RepoError> {
+        audit_integrity::integrity_incidents(&self.pool, company, None)
     }
 
     fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError> {

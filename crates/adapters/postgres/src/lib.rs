@@ -57,6 +57,7 @@ pub mod schema;
 
 mod access_log;
 mod api_key_repository;
+mod audit_integrity;
 mod audit_log_repository;
 mod company_repository;
 mod consent_request_repository;

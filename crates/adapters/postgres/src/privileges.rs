@@ -14,7 +14,7 @@ use crate::PgPool;
 
 /// The tables whose rows are the evidence, or vouch for it: the runtime role must not be able
 /// to insert, update, delete or truncate any of them directly.
-pub const EVIDENCE_TABLES: [&str; 8] = [
+pub const EVIDENCE_TABLES: [&str; 9] = [
     "solicitacoes_consentimento",
     "solicitacoes_historico",
     "auditoria_entradas",
@@ -22,16 +22,20 @@ pub const EVIDENCE_TABLES: [&str; 8] = [
     "auditoria_folhas",
     "auditoria_nos",
     "auditoria_checkpoints",
+    "auditoria_inicio",
     "empresas",
 ];
 
 /// The columns of `solicitacoes_consentimento` the runtime role may update: the creation
-/// reconciler's and the status worker's bookkeeping, never the evidence.
-const BOOKKEEPING_COLUMNS: [&str; 4] = [
+/// reconciler's and the status worker's bookkeeping (the PGCC's "not found" included) and the
+/// integrity incident it records, which only ever makes a request less valid; never the evidence.
+const BOOKKEEPING_COLUMNS: [&str; 6] = [
     "criacao_tentativa_em",
     "criacao_nao_encontrada_em",
     "proximo_status_em",
     "status_desconhecido_desde",
+    "pgcc_nao_encontrada_em",
+    "incidente_integridade_em",
 ];
 
 #[derive(QueryableByName)]

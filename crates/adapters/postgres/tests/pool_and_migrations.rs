@@ -23,6 +23,7 @@ const TABLES: &[&str] = &[
     "auditoria_checkpoints",
     "auditoria_entradas",
     "auditoria_folhas",
+    "auditoria_inicio",
     "auditoria_nos",
     "casos_de_uso",
     "casos_de_uso_versoes",
@@ -138,7 +139,11 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-03-003102_index_history_by_company",
     "2026-12-03-003103_index_attempts_by_company",
     "2026-12-03-003104_key_history_and_attempts_by_company",
-    "2026-12-07-003601_write_evidence_through_functions",
+    "2026-12-07-003601_record_auditoria_inicio",
+    "2026-12-07-003602_add_integrity_incident_to_solicitacoes",
+    "2026-12-07-003603_allow_auditoria_incidente_event_type",
+    "2026-12-07-003604_validate_auditoria_incidente_event_type",
+    "2026-12-07-003610_write_evidence_through_functions",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -310,9 +315,10 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let mut conn = db.conn();
     let columns = request_columns(&mut conn);
     // the creation state's two columns, then the reconciler's and the poller's (issue 12), then
-    // the retention's, then the use-case version's (issue 25), come after the hash migration's
+    // the retention's, then the use-case version's (issue 25), then the integrity incident's two
+    // (issue 36), come after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 10..columns.len() - 1],
+        &columns[columns.len() - 12..columns.len() - 3],
         [
             "hash",
             "proximo_status_em",
@@ -332,7 +338,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 10]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 12]);
     assert_eq!(
         request_indexes(&mut conn),
         [
@@ -503,10 +509,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    // its two columns, and the six added after it (criacao_nao_encontrada_em,
+    // its two columns, and the eight added after it (criacao_nao_encontrada_em,
     // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior,
-    // versao_caso_de_uso), are gone
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 8]);
+    // versao_caso_de_uso, pgcc_nao_encontrada_em, incidente_integridade_em), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 10]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.

@@ -18,8 +18,8 @@ use diesel::sql_types::Text;
 use testkit::TestDb;
 
 /// The service's own tables: no company's data in them.
-const SERVICE_TABLES: &str = "auditoria_chaves,orcamento_pgcc,pgcc_chamadas,pgcc_saude,\
-                              pgcc_transicoes,preenchimentos_retroativos,replicas_ativas";
+const SERVICE_TABLES: &str = "auditoria_chaves,auditoria_inicio,orcamento_pgcc,pgcc_chamadas,\
+                              pgcc_saude,pgcc_transicoes,preenchimentos_retroativos,replicas_ativas";
 
 /// What the schema still breaks, and why: nothing since 2026-12-03-003104, which gave the
 /// history and the delivery attempts their NOT NULL company and company-first keys. A line here

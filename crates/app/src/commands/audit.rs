@@ -8,7 +8,8 @@ use uuid::Uuid;
 use crate::settings::Settings;
 use crate::wiring;
 
-/// Prints what was checked and exits 0, or fails naming the first mismatch (exit 1).
+/// Prints what was checked, the requests from before the log and the integrity incidents, and
+/// exits 0; fails naming the first mismatch, or when there are integrity incidents (exit 1).
 pub fn verify(settings: &Settings, company: Option<&str>) -> anyhow::Result<()> {
     let only = company
         .map(|c| {
@@ -21,10 +22,41 @@ pub fn verify(settings: &Settings, company: Option<&str>) -> anyhow::Result<()> 
     wiring::migrate(&pool)?;
     match wiring::verify_audit_log(settings, pool)?.run(only) {
         Ok(report) => {
+            let began = report
+                .log_began
+                .map_or_else(|| "not recorded".to_owned(), |t| t.to_rfc3339());
+            // named, never skipped silently: rows from before the log have no creation entry
+            for (company, request, created_at) in &report.before_log {
+                println!(
+                    "not checked: company {company}: request {request} was created {} before the log began ({began}) and has no entry",
+                    created_at.to_rfc3339()
+                );
+            }
+            for (company, incident) in &report.incidents {
+                println!(
+                    "integrity incident: company {company}: request {} (PGCC id {}) is not known to the PGCC since {} (recorded {})",
+                    incident.request,
+                    incident.pgcc_id,
+                    incident.not_found_since.to_rfc3339(),
+                    incident.recorded_at.to_rfc3339()
+                );
+            }
             println!(
-                "audit log verified: {} companies, {} entries, {} checkpoints, {} requests, {} stored tree nodes",
-                report.companies, report.entries, report.checkpoints, report.requests, report.nodes
+                "audit log verified: {} companies, {} entries, {} checkpoints, {} requests, {} stored tree nodes, {} requests from before the log, {} integrity incidents",
+                report.companies,
+                report.entries,
+                report.checkpoints,
+                report.requests,
+                report.nodes,
+                report.before_log.len(),
+                report.incidents.len()
             );
+            if !report.incidents.is_empty() {
+                anyhow::bail!(
+                    "audit log: {} integrity incidents (confirmed requests the PGCC does not know)",
+                    report.incidents.len()
+                );
+            }
             Ok(())
         }
         Err(VerifyError::Mismatch(mismatch)) => {

@@ -13,6 +13,8 @@ use ports::{
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
+use super::chain::row_matches;
+use super::entry::{EntryFields, CAUSE_RETENTION};
 use super::signer::AuditSigner;
 use super::stored_tree::{consistency_spans, inclusion_spans, needed, root_span, span_hash, Span};
 use super::tree::LogTree;
@@ -30,6 +32,13 @@ pub enum AuditError {
     UnknownSize(&'static str),
     #[error("de must not be greater than para")]
     Reversed,
+    /// A receipt of a request the log has no entry of: nothing backs it.
+    #[error("the request has no entry in the audit log")]
+    Unlogged,
+    /// A receipt of a request whose row is not what its last entry says (changed outside the
+    /// log): never signed.
+    #[error("the request does not match its last audit entry")]
+    RowDiffers,
     #[error(transparent)]
     Repo(#[from] RepoError),
 }
@@ -97,6 +106,11 @@ impl AuditLog {
             published,
             clock,
         })
+    }
+
+    /// The log's repository (integrity incidents are read there too).
+    pub fn repository(&self) -> Arc<dyn AuditLogRepository> {
+        self.log.clone()
     }
 
     /// The latest signed note of the company's log.
@@ -254,6 +268,17 @@ impl AuditLog {
             .ok_or(AuditError::NotFound)?;
         let now = self.clock.now();
         let request = record.request;
+        // a receipt states what the log backs: a request with no entry, or whose row is not what
+        // its last entry says, gets none (docs/auditoria.md, "Receipts")
+        let last = self
+            .log
+            .last_entry(company.id, id)?
+            .ok_or(AuditError::Unlogged)?;
+        let matches = EntryFields::parse(&last.bytes)
+            .is_ok_and(|fields| fields.cause != CAUSE_RETENTION && row_matches(&request, &fields));
+        if !matches {
+            return Err(AuditError::RowDiffers);
+        }
         let index = match self.log.latest_checkpoint(company.id)? {
             Some(checkpoint) => {
                 let entries = self.log.request_entries(company.id, id, checkpoint.last)?;

@@ -3,6 +3,7 @@
 //! inclusion and consistency proofs, signed receipts (JWS) and the offline check of it all.
 
 pub mod audit_log;
+pub mod chain;
 pub mod entry;
 pub mod note;
 pub mod sign_checkpoints;

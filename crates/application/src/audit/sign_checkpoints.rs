@@ -2,8 +2,10 @@
 //! entries the stored tree does not hold yet, it appends them to the stored tree (a bounded batch
 //! a round: their leaf hashes and the nodes they complete, from the tree's right edge only),
 //! holds the tree against the previous checkpoint (it must be a prefix: a rewritten log is never
-//! signed) and signs its new root. Cost: the new entries plus O(log n) stored nodes, never the
-//! whole log (docs/auditoria.md, "Stored tree"). Runs every `APP__AUDITORIA__CHECKPOINT_SECONDS`,
+//! signed) and signs its new root. Before storing a batch it holds each of its entries to its
+//! request's previous entry (read by key: [`super::chain`], the checker `audit verify` uses): a
+//! company whose chain breaks is not signed. Cost: the new entries, one previous entry each by
+//! key, plus O(log n) stored nodes, never the whole log (docs/auditoria.md, "Stored tree"). Runs every `APP__AUDITORIA__CHECKPOINT_SECONDS`,
 //! in the workers' job loop, off every request's path.
 
 use std::collections::BTreeMap;
@@ -11,6 +13,8 @@ use std::sync::Arc;
 
 use ports::{AuditLogRepository, Clock, CompanyRepository, StoredCheckpoint, TreeNode};
 
+use super::chain::{check_chain, Link};
+use super::entry::EntryFields;
 use super::note;
 use super::signer::AuditSigner;
 use super::stored_tree::{extend, pieces, root_span, span_hash, Hash};
@@ -28,6 +32,9 @@ pub struct CheckpointRound {
     pub signed: u32,
     /// Whether a company's stored tree took a full batch (more entries may be waiting).
     pub backlog: bool,
+    /// Companies not signed because an entry of theirs breaks its request's chain (logged as an
+    /// error; `audit verify` names it).
+    pub refused: u32,
 }
 
 #[derive(Clone)]
@@ -83,6 +90,16 @@ impl SignCheckpoints {
             let leaves = self
                 .log
                 .leaves_after(company_id, last, self.leaves_per_round)?;
+            if let Some(up_to) = leaves.last().map(|l| l.position) {
+                if let Some(broken) = self.chain_break(company_id, last, up_to)? {
+                    tracing::error!(
+                        empresa_id = %company_id.0,
+                        "the audit log breaks a request's chain: not signing ({broken}); run audit verify"
+                    );
+                    round.refused += 1;
+                    continue;
+                }
+            }
             if !leaves.is_empty() {
                 let hashes: Vec<Hash> = leaves.iter().map(|l| l.hash).collect();
                 let edge_hashes: Vec<Hash> =
@@ -161,6 +178,40 @@ impl SignCheckpoints {
             }
         }
         Ok(round)
+    }
+
+    /// The first entry of `(after, up_to]` that does not follow its request's previous entry
+    /// (each read by key), in words; `None` when every one does.
+    fn chain_break(
+        &self,
+        company: domain::CompanyId,
+        after: Option<ports::LogPosition>,
+        up_to: ports::LogPosition,
+    ) -> anyhow::Result<Option<String>> {
+        let linked = self.log.linked_entries(company, after, up_to)?;
+        let mut parsed = Vec::with_capacity(linked.len());
+        for item in &linked {
+            let entry = EntryFields::parse(&item.entry.bytes);
+            let previous = item.previous.as_deref().map(EntryFields::parse).transpose();
+            match (entry, previous) {
+                (Ok(entry), Ok(previous)) => parsed.push((previous, entry)),
+                _ => {
+                    return Ok(Some(format!(
+                        "an entry of request {} is not an entry's canonical JSON",
+                        item.entry.request_id
+                    )))
+                }
+            }
+        }
+        let links = parsed.iter().map(|(previous, entry)| Link {
+            previous: previous.as_ref(),
+            entry,
+        });
+        let broken = check_chain(links, |id| match uuid::Uuid::parse_str(id) {
+            Ok(id) => self.log.created_before_log(company, id),
+            Err(_) => Ok(false),
+        })?;
+        Ok(broken.map(|b| b.to_string()))
     }
 
     fn nodes(
@@ -246,6 +297,8 @@ mod tests {
         let mut repo = MockAuditLogRepository::new();
         repo.expect_companies_with_unsigned_entries()
             .returning(|_| Ok(vec![company().id]));
+        // these entries' chains are not what these tests are about (see the chain's own test)
+        repo.expect_linked_entries().returning(|_, _, _| Ok(vec![]));
         let s = stored.clone();
         let positions: Vec<LogPosition> = log.iter().map(|e| e.position).collect();
         let p = positions.clone();
@@ -348,12 +401,70 @@ mod tests {
                 round,
                 CheckpointRound {
                     signed: 0,
-                    backlog: true
+                    backlog: true,
+                    refused: 0,
                 }
             );
         }
         // 11: the stored tree holds the checkpoint's 9 with its root, and the new root is signed
         assert_eq!(job.run_once(10).unwrap().signed, 1);
+    }
+
+    /// An entry of request 7 moving `from` (`None`: its creation) to `to`.
+    fn entry_moving(from: Option<&str>, to: &str) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "casoDeUsoIdTemplate": "tpl", "causa": "empresa", "cnpjEmpresa": "11222333000181",
+            "em": "2026-01-10T12:00:05.000000Z", "hash": "ab", "id": Uuid::from_u128(7).to_string(),
+            "motivoSha256": null, "pgccId": "pgcc-7", "provaColetaSha256": null,
+            "status": to, "statusAnterior": from,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_company_whose_new_entries_break_a_chain_is_not_signed_and_the_others_are() {
+        let mut log = MockAuditLogRepository::new();
+        let (bad, good) = (company().id, domain::CompanyId(Uuid::from_u128(0xbeef)));
+        log.expect_companies_with_unsigned_entries()
+            .returning(move |_| Ok(vec![bad, good]));
+        log.expect_stored_tree().returning(|_| Ok(None));
+        log.expect_nodes().returning(|_, _| Ok(vec![]));
+        log.expect_leaves_after()
+            .returning(|_, _, _| Ok(leaves(&entries(1))));
+        // the batch of `bad` is a revived consent: revogado -> ativo, read with its previous entry
+        log.expect_linked_entries().returning(move |company, _, _| {
+            let entry = AuditEntry {
+                request_id: Uuid::from_u128(7),
+                bytes: entry_moving(Some("revogado"), "ativo"),
+                position: entries(1)[0].position,
+            };
+            Ok(if company == bad {
+                vec![ports::LinkedEntry {
+                    entry,
+                    previous: Some(entry_moving(Some("ativo"), "revogado")),
+                }]
+            } else {
+                vec![ports::LinkedEntry {
+                    entry: AuditEntry {
+                        bytes: entry_moving(None, "ativo"),
+                        ..entry
+                    },
+                    previous: None,
+                }]
+            })
+        });
+        log.expect_extend_tree()
+            .withf(move |company, _, _, _| *company == good)
+            .times(1)
+            .returning(|_, _, _, _| Ok(true));
+        log.expect_latest_checkpoint().returning(|_| Ok(None));
+        log.expect_add_checkpoint()
+            .withf(move |company, _| *company == good)
+            .times(1)
+            .returning(|_, _| Ok(true));
+
+        let round = job(log).run_once(10).unwrap();
+        assert_eq!((round.signed, round.refused), (1, 1));
     }
 
     #[test]

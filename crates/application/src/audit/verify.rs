@@ -5,22 +5,27 @@
 //! request's current row is what its last entry says (status, PGCC id, the consent hash
 //! recomputed from the row's content, the proof's SHA-256); and the stored tree (the leaves'
 //! positions and every stored node, which the signer and the proofs read instead of the entries)
-//! is what the entries make. The first mismatch is named.
+//! is what the entries make; and every request's chain is lawful ([`super::chain`]): a confirmed
+//! request has entries (a creation first), each entry follows the previous one by a move the
+//! state machine allows. The first mismatch is named. Requests created before the log began are
+//! named in the report, and so are the integrity incidents (requests the PGCC does not know).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
 use domain::CompanyId;
-use ports::{AuditEntry, AuditLogRepository, ConsentRequestRepository, PublishedKey};
-use sha2::{Digest, Sha256};
+use ports::{
+    AuditEntry, AuditLogRepository, ConsentRequestRepository, IntegrityIncident, PublishedKey,
+};
 use uuid::Uuid;
 
+use super::chain::{check_chain, row_matches, Link};
 use super::entry::{EntryFields, CAUSE_RETENTION};
 use super::note;
 use super::signer::{key_hash, verifies};
 use super::stored_tree::{leaf_hash, node_hash, Hash};
 use super::tree::LogTree;
-use crate::consent_requests::hash::consent_hash;
 
 /// What was checked.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,6 +36,14 @@ pub struct VerifyReport {
     pub requests: u64,
     /// Stored tree nodes held against the entries (leaves included).
     pub nodes: u64,
+    /// Confirmed requests with no entry created before the log began (the recorded cut-off,
+    /// `log_began`): named, not checked. Company, request, created at.
+    pub before_log: Vec<(Uuid, Uuid, DateTime<Utc>)>,
+    /// When the log began, if recorded.
+    pub log_began: Option<DateTime<Utc>>,
+    /// Integrity incidents: confirmed requests the PGCC does not know (company, incident).
+    /// `audit verify` lists them and fails.
+    pub incidents: Vec<(Uuid, IntegrityIncident)>,
 }
 
 /// The first thing that does not match, in words naming it.
@@ -87,7 +100,10 @@ impl VerifyAuditLog {
             Some(company) => vec![company],
             None => self.log.companies_with_entries()?,
         };
-        let mut report = VerifyReport::default();
+        let mut report = VerifyReport {
+            log_began: self.log.log_began()?,
+            ..VerifyReport::default()
+        };
         for company in companies {
             self.company(company, &keys, &mut report)?;
             report.companies += 1;
@@ -116,6 +132,16 @@ impl VerifyAuditLog {
                     fields.id, entry.request_id
                 ))
                 .into());
+            }
+            let link = Link {
+                previous: last_of_request.get(&entry.request_id).map(|(_, f)| f),
+                entry: &fields,
+            };
+            let request = entry.request_id;
+            if let Some(broken) =
+                check_chain([link], |_| self.log.created_before_log(company, request))?
+            {
+                return Err(mismatch(format!("entry {index}: {broken}")).into());
             }
             last_of_request.insert(entry.request_id, (index, fields));
         }
@@ -183,18 +209,7 @@ impl VerifyAuditLog {
                 ))
                 .into());
             };
-            let request = record.request;
-            let proof = request
-                .content
-                .answer
-                .as_ref()
-                .map(|a| hex::encode(Sha256::digest(a.proof_of_collection.as_bytes())));
-            let differs = request.status.as_str() != fields.status
-                || Some(request.pgcc_id.as_str()) != fields.pgcc_id.as_deref()
-                || request.hash != fields.hash
-                || consent_hash(&request) != fields.hash
-                || proof != fields.proof_sha256;
-            if differs {
+            if !row_matches(&record.request, fields) {
                 return Err(mismatch(format!(
                     "request {id} does not match its last entry ({index}): its stored status, PGCC id, content or proof changed outside the log"
                 ))
@@ -202,6 +217,26 @@ impl VerifyAuditLog {
             }
             report.requests += 1;
         }
+
+        for unlogged in self.log.unlogged_requests(company)? {
+            if !unlogged.before_log {
+                return Err(mismatch(format!(
+                    "request {} is confirmed but has no entry in the log (created {}, after the log began)",
+                    unlogged.id,
+                    unlogged.created_at.to_rfc3339()
+                ))
+                .into());
+            }
+            report
+                .before_log
+                .push((company.0, unlogged.id, unlogged.created_at));
+        }
+        report.incidents.extend(
+            self.log
+                .integrity_incidents(company)?
+                .into_iter()
+                .map(|incident| (company.0, incident)),
+        );
         Ok(())
     }
 }
@@ -264,6 +299,7 @@ mod tests {
         MockConsentRequestRepository,
     };
     use serde_json::json;
+    use sha2::{Digest, Sha256};
 
     use super::*;
     use crate::test_support::{company, consent_request};
@@ -295,6 +331,9 @@ mod tests {
     fn verify(row_status: ConsentStatus, expiry_moved: bool) -> Result<VerifyReport, VerifyError> {
         let mut log = MockAuditLogRepository::new();
         log.expect_published_keys().returning(|| Ok(vec![]));
+        log.expect_log_began().returning(|| Ok(None));
+        log.expect_unlogged_requests().returning(|_| Ok(vec![]));
+        log.expect_integrity_incidents().returning(|_| Ok(vec![]));
         log.expect_all_entries()
             .returning(|_| Ok(vec![creation_entry()]));
         log.expect_checkpoints().returning(|_| Ok(vec![]));
@@ -333,9 +372,85 @@ mod tests {
         }
     }
 
+    /// An entry of the test request moving `from` to `to`, at sequence `sequence`.
+    fn moving(from: &str, to: &str, sequence: i64) -> AuditEntry {
+        let mut value: serde_json::Value = serde_json::from_slice(&creation_entry().bytes).unwrap();
+        value["statusAnterior"] = json!(from);
+        value["status"] = json!(to);
+        AuditEntry {
+            request_id: ID,
+            bytes: serde_json::to_vec(&value).unwrap(),
+            position: LogPosition {
+                transaction: 10 + sequence,
+                sequence,
+            },
+        }
+    }
+
+    fn verify_log(
+        entries: Vec<AuditEntry>,
+        unlogged: Vec<ports::UnloggedRequest>,
+    ) -> Result<VerifyReport, VerifyError> {
+        let mut log = MockAuditLogRepository::new();
+        log.expect_published_keys().returning(|| Ok(vec![]));
+        log.expect_log_began().returning(|| Ok(None));
+        log.expect_unlogged_requests()
+            .returning(move |_| Ok(unlogged.clone()));
+        log.expect_integrity_incidents().returning(|_| Ok(vec![]));
+        log.expect_created_before_log().returning(|_, _| Ok(false));
+        log.expect_all_entries()
+            .returning(move |_| Ok(entries.clone()));
+        log.expect_checkpoints().returning(|_| Ok(vec![]));
+        log.expect_leaf_positions().returning(|_| Ok(vec![]));
+        log.expect_level().returning(|_, _| Ok(vec![]));
+        let mut requests = MockConsentRequestRepository::new();
+        requests.expect_get().returning(|_, _| {
+            Ok(Some(ConsentRequestRecord {
+                request: consent_request(ID, ConsentStatus::Active),
+                history: vec![],
+            }))
+        });
+        VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))
+    }
+
+    #[test]
+    fn a_revoked_consent_brought_back_with_a_forged_entry_names_the_request_and_the_move() {
+        // the row says ativo and so does the last entry: only the chain shows the forgery
+        let entries = vec![
+            creation_entry(),
+            moving("ativo", "revogado", 2),
+            moving("revogado", "ativo", 3),
+        ];
+        let Err(VerifyError::Mismatch(m)) = verify_log(entries, vec![]) else {
+            panic!("a revived consent verified");
+        };
+        assert!(m.what.contains(&ID.to_string()), "{m}");
+        assert!(m.what.contains("revogado -> ativo"), "{m}");
+    }
+
+    #[test]
+    fn a_confirmed_request_with_no_entry_fails_unless_it_is_older_than_the_log() {
+        let unlogged = |before_log| ports::UnloggedRequest {
+            id: Uuid::from_u128(0x777),
+            created_at: crate::test_support::now(),
+            before_log,
+        };
+        let Err(VerifyError::Mismatch(m)) =
+            verify_log(vec![creation_entry()], vec![unlogged(false)])
+        else {
+            panic!("a request with no entry verified");
+        };
+        assert!(m.what.contains(&Uuid::from_u128(0x777).to_string()), "{m}");
+        let report = verify_log(vec![creation_entry()], vec![unlogged(true)]).unwrap();
+        assert_eq!(report.before_log.len(), 1);
+    }
+
     fn verify_stored(level_0: [u8; 32]) -> Result<VerifyReport, VerifyError> {
         let mut log = MockAuditLogRepository::new();
         log.expect_published_keys().returning(|| Ok(vec![]));
+        log.expect_log_began().returning(|| Ok(None));
+        log.expect_unlogged_requests().returning(|_| Ok(vec![]));
+        log.expect_integrity_incidents().returning(|_| Ok(vec![]));
         log.expect_all_entries()
             .returning(|_| Ok(vec![creation_entry()]));
         log.expect_checkpoints().returning(|_| Ok(vec![]));

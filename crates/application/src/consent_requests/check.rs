@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use domain::{Company, ConsentRequest, Cpf, ValidationErrors};
-use ports::{Clock, ConsentRequestRepository, RepoError};
+use ports::{AuditLogRepository, Clock, ConsentRequestRepository, RepoError};
 
 /// The answer to a check: `request` is present exactly when `valido`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +81,9 @@ const MSG_REQUIRED: &str = "o campo é obrigatório";
 pub struct CheckConsent {
     consent_requests: Arc<dyn ConsentRequestRepository>,
     clock: Arc<dyn Clock>,
+    /// Where integrity incidents are read: a request with one is never valid (the checks by
+    /// subject leave it out in their query; the lookup by hash asks here).
+    incidents: Option<Arc<dyn AuditLogRepository>>,
 }
 
 impl CheckConsent {
@@ -88,7 +91,15 @@ impl CheckConsent {
         Self {
             consent_requests,
             clock,
+            incidents: None,
         }
+    }
+
+    /// Reads integrity incidents from `log`: the consent a hash names is not valid while its
+    /// request has one (docs/hash-consulta.md).
+    pub fn with_incidents(mut self, log: Arc<dyn AuditLogRepository>) -> Self {
+        self.incidents = Some(log);
+        self
     }
 
     /// Whether the company holds a valid consent of this subject for this use case now.
@@ -176,7 +187,7 @@ impl CheckConsent {
         &self,
         company: &Company,
         hash: &str,
-    ) -> Result<ConsentRequest, CheckConsentError> {
+    ) -> Result<ConsentCheck, CheckConsentError> {
         if !looks_like_consent_hash(hash) {
             return Err(CheckConsentError::NotFound);
         }
@@ -185,7 +196,16 @@ impl CheckConsent {
             .find_by_hash(company.id, hash)?
             .ok_or(CheckConsentError::NotFound)?;
         request.status = request.effective_status(self.clock.now());
-        Ok(request)
+        let mut valid = request.status == domain::ConsentStatus::Active;
+        if valid {
+            if let Some(log) = &self.incidents {
+                valid = log.integrity_incident(company.id, request.id)?.is_none();
+            }
+        }
+        Ok(ConsentCheck {
+            valid,
+            request: Some(request),
+        })
     }
 }
 
@@ -530,7 +550,36 @@ mod tests {
         .by_hash(&company(), &request.hash)
         .unwrap();
 
-        assert_eq!(found, request);
+        assert_eq!(found.request, Some(request));
+        assert!(found.valid);
+    }
+
+    #[test]
+    fn a_consent_found_by_hash_with_an_integrity_incident_is_not_valid() {
+        let request = active();
+        let mut log = ports::MockAuditLogRepository::new();
+        let id = request.id;
+        log.expect_integrity_incident()
+            .withf(move |_, r| *r == id)
+            .times(1)
+            .returning(move |_, _| {
+                Ok(Some(ports::IntegrityIncident {
+                    request: id,
+                    pgcc_id: "pgcc".to_owned(),
+                    not_found_since: now(),
+                    recorded_at: now(),
+                }))
+            });
+        let found = service(find_by_hash_answering(
+            request.hash.clone(),
+            Some(request.clone()),
+        ))
+        .with_incidents(Arc::new(log))
+        .by_hash(&company(), &request.hash)
+        .unwrap();
+
+        assert!(!found.valid);
+        assert_eq!(found.request.unwrap().status, ConsentStatus::Active);
     }
 
     #[test]
@@ -545,6 +594,8 @@ mod tests {
         .by_hash(&company(), &request.hash)
         .unwrap();
 
+        assert!(!found.valid);
+        let found = found.request.unwrap();
         assert_eq!(found.status, ConsentStatus::Expired);
         assert_eq!(found.id, request.id);
     }

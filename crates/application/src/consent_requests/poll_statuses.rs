@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Duration, Utc};
 use domain::{CompanyId, ConsentStatus, Reason, TransitionCause};
 use ports::{
-    Clock, ConsentRequestRepository, DueStatusChecks, NextStatusCheck, PgccCallBudget,
-    PgccConsentStatus, PgccError, PgccGateway, RepoError, StatusCheckItem, StatusCheckSchedule,
-    StatusSweepLane, StatusSweepLease,
+    AuditLogRepository, Clock, ConsentRequestRepository, DueStatusChecks, NextStatusCheck,
+    PgccCallBudget, PgccConsentStatus, PgccError, PgccGateway, RepoError, StatusCheckItem,
+    StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
 };
 
 /// The fewest ids a company's turn in a call carries (when it has that many due): a call of
@@ -150,6 +150,9 @@ pub struct PollReport {
     pub failed: u32,
     /// Claimed checks of requests that had reached a final status: unscheduled, not asked.
     pub closed: u32,
+    /// Integrity incidents recorded this round: confirmed requests the PGCC has said it does not
+    /// know for longer than `workers.reconcile_not_found_seconds` (issue 36).
+    pub integrity_incidents: u32,
     /// Checks were due but the PGCC budget had no call left: ask again after this long.
     pub throttled: Option<std::time::Duration>,
     /// More checks may be due now: the call was full, or companies with due checks were left
@@ -179,6 +182,9 @@ pub struct PollConsentStatuses {
     clock: Arc<dyn Clock>,
     policy: StatusCheckPolicy,
     observer: Option<Arc<dyn StatusCheckObserver>>,
+    /// Where a request the PGCC does not know is noted, and how long "not found" may last before
+    /// it is an integrity incident (`workers.reconcile_not_found_seconds`).
+    incidents: Option<(Arc<dyn AuditLogRepository>, Duration)>,
     /// Where the turns stand: the next call's start after the last company served.
     turns: Arc<Mutex<Turns>>,
 }
@@ -215,6 +221,7 @@ impl PollConsentStatuses {
             clock,
             policy,
             observer: None,
+            incidents: None,
             turns: Arc::default(),
         }
     }
@@ -232,6 +239,18 @@ impl PollConsentStatuses {
         self
     }
 
+    /// Notes each confirmed request the PGCC says it does not know in `log`, and records an
+    /// integrity incident (its `auditoria.incidente` event with it) when "not found" still holds
+    /// `window` after the first (docs/auditoria.md, "Integrity incidents").
+    pub fn with_integrity_incidents(
+        mut self,
+        log: Arc<dyn AuditLogRepository>,
+        window: Duration,
+    ) -> Self {
+        self.incidents = Some((log, window));
+        self
+    }
+
     pub fn policy(&self) -> StatusCheckPolicy {
         self.policy
     }
@@ -242,7 +261,9 @@ impl PollConsentStatuses {
     /// the PGCC about all of them in one call, stores each status that differs as the
     /// transition the state machine names, and schedules each request's next check by the
     /// policy. A status the machine cannot reach from the stored one (the PGCC says `pendente`
-    /// for an `ativo` request) is logged and skipped; so is a request the PGCC does not know. A
+    /// for an `ativo` request) is logged and skipped; so is a request the PGCC does not know,
+    /// which is also noted and, once "not found" has held for the configured window, recorded as
+    /// an integrity incident (see [`Self::with_integrity_incidents`]). A
     /// status we do not know is skipped for that request alone, counted in `unknown`, and its
     /// next check pushed back (see [`unknown_status_backoff`]). A change that cannot be stored
     /// is that request's failure alone, counted in `failed` (checked again when its lease
@@ -328,6 +349,8 @@ impl PollConsentStatuses {
             more_due,
             ..PollReport::default()
         };
+        // the requests the PGCC answered, by company: a "not found" noted earlier is forgotten
+        let mut known: HashMap<CompanyId, Vec<uuid::Uuid>> = HashMap::new();
         for item in &open {
             let Some(answer) = by_pgcc_id.get(item.pgcc_id.as_str()) else {
                 tracing::warn!(
@@ -336,9 +359,11 @@ impl PollConsentStatuses {
                     pgcc_id = %item.pgcc_id,
                     "status poll: the PGCC does not know this request"
                 );
+                report.integrity_incidents += self.note_not_found(item, now);
                 schedules.extend(self.schedule(item, item.status, now));
                 continue;
             };
+            known.entry(item.company_id).or_default().push(item.id);
             let (reason, hint) = (answer.reason.as_deref(), answer.next_change_at);
             let Some(reported) = answer.status else {
                 report.unknown += 1;
@@ -420,6 +445,17 @@ impl PollConsentStatuses {
                 );
             }
         }
+        if let Some((log, _)) = &self.incidents {
+            for (company, ids) in &known {
+                if let Err(e) = log.forget_pgcc_not_found(*company, ids) {
+                    tracing::warn!(
+                        empresa_id = %company,
+                        error = format!("{e:#}"),
+                        "status poll: could not forget the PGCC's earlier not found"
+                    );
+                }
+            }
+        }
         // without this the checks come back when their lease ends: earlier than the policy
         // says, never later
         self.consent_requests.schedule_status_checks(&schedules)?;
@@ -429,6 +465,34 @@ impl PollConsentStatuses {
             .collect();
         self.advance_sweeps(&advanced, now)?;
         Ok(report)
+    }
+
+    /// Notes that the PGCC does not know `item`; 1 when that made it an integrity incident.
+    fn note_not_found(&self, item: &StatusCheckItem, now: DateTime<Utc>) -> u32 {
+        let Some((log, window)) = &self.incidents else {
+            return 0;
+        };
+        match log.note_pgcc_not_found(item.company_id, item.id, now, *window) {
+            Ok(Some(incident)) => {
+                tracing::error!(
+                    empresa_id = %item.company_id,
+                    solicitacao_id = %item.id,
+                    pgcc_id = %item.pgcc_id,
+                    desde = %incident.not_found_since,
+                    "integrity incident: a confirmed request the PGCC does not know (auditoria.incidente)"
+                );
+                1
+            }
+            Ok(None) => 0,
+            Err(e) => {
+                tracing::warn!(
+                    solicitacao_id = %item.id,
+                    error = format!("{e:#}"),
+                    "status poll: could not note that the PGCC does not know this request"
+                );
+                0
+            }
+        }
     }
 
     fn lock_turns(&self) -> std::sync::MutexGuard<'_, Turns> {
@@ -857,6 +921,7 @@ mod tests {
                 unknown: 0,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
@@ -962,6 +1027,7 @@ mod tests {
                 unknown: 0,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
@@ -1015,6 +1081,7 @@ mod tests {
                 unknown: 0,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
@@ -1053,11 +1120,56 @@ mod tests {
                 unknown: 0,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
         );
         assert_eq!(transitions.lock().unwrap()[0].1, Uuid::from_u128(2));
+    }
+
+    #[test]
+    fn a_request_the_pgcc_does_not_know_is_noted_and_an_incident_counted_once_the_window_passed() {
+        let window = Duration::seconds(600);
+        let mut log = ports::MockAuditLogRepository::new();
+        log.expect_note_pgcc_not_found()
+            .withf(move |_, id, at, w| *id == Uuid::from_u128(1) && *at == now() && *w == window)
+            .times(1)
+            .returning(|_, id, at, _| {
+                Ok(Some(ports::IntegrityIncident {
+                    request: id,
+                    pgcc_id: "pgcc-1".to_owned(),
+                    not_found_since: at - Duration::seconds(700),
+                    recorded_at: at,
+                }))
+            });
+        // the one the PGCC answered: an earlier "not found" of it is forgotten
+        log.expect_forget_pgcc_not_found()
+            .withf(|_, ids| ids.to_vec() == vec![Uuid::from_u128(2)])
+            .times(1)
+            .returning(|_, _| Ok(()));
+        let report = PollConsentStatuses::new(
+            Arc::new(repository(
+                vec![
+                    item(1, ConsentStatus::Active),
+                    item(2, ConsentStatus::Active),
+                ],
+                always_moved,
+                Arc::new(Mutex::new(Vec::new())),
+            )),
+            Arc::new(pgcc(
+                Ok(vec![answer(2, ConsentStatus::Active)]),
+                Arc::new(Mutex::new(Vec::new())),
+            )),
+            Arc::new(open_budget()),
+            fixed_clock(),
+            policy(),
+        )
+        .with_integrity_incidents(Arc::new(log), window)
+        .run_once()
+        .unwrap();
+
+        assert_eq!((report.checked, report.integrity_incidents), (2, 1));
     }
 
     #[test]
@@ -1088,6 +1200,7 @@ mod tests {
                 unknown: 0,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
@@ -1126,6 +1239,7 @@ mod tests {
                 unknown: 0,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
@@ -1222,6 +1336,7 @@ mod tests {
                 unknown: 0,
                 failed: 1,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }
@@ -1268,6 +1383,7 @@ mod tests {
                 unknown: 1,
                 failed: 0,
                 closed: 0,
+                integrity_incidents: 0,
                 throttled: None,
                 more_due: false,
             }

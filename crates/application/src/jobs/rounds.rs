@@ -21,6 +21,8 @@ pub trait JobObserver: Send + Sync {
     fn sync_results(&self, succeeded: u64, failed: u64);
     /// Pending deliveries failed by the cap of pending deliveries per company.
     fn webhook_deliveries_dropped(&self, count: u64);
+    /// Integrity incidents a status round recorded (confirmed requests the PGCC does not know).
+    fn integrity_incidents(&self, count: u64);
 }
 
 /// More may be due when a round filled its batch.
@@ -53,6 +55,10 @@ impl Job for StatusPollJob {
         if report.failed > 0 {
             self.observer
                 .worker_item_failures("status_poll", u64::from(report.failed));
+        }
+        if report.integrity_incidents > 0 {
+            self.observer
+                .integrity_incidents(u64::from(report.integrity_incidents));
         }
         if report.changed > 0 || report.unknown > 0 || report.failed > 0 {
             tracing::info!(

@@ -27,6 +27,9 @@
 //!   skipped while the other companies go on, its rows due again next round;
 //! - `pgcc_unknown_status_total`: answers of the PGCC's batch status naming a status we do not
 //!   know, one per request and poll (each such request is skipped and backed off).
+//! - `audit_integrity_incidents_total`: integrity incidents the status worker recorded: confirmed
+//!   requests the PGCC said it does not know for longer than `workers.reconcile_not_found_seconds`
+//!   (docs/auditoria.md, "Integrity incidents"; each also an `auditoria.incidente` event).
 //! - `webhook_deliveries_in_flight` and `webhook_senders` (this process's webhook senders: busy,
 //!   and how many there are), `webhook_attempts_total{outcome="delivered"|"retried"|"failed"|
 //!   "lease_lost"}`;
@@ -81,6 +84,7 @@ pub struct Metrics {
     backlog_errors: Counter,
     sync_results: Family<Labels, Counter>,
     pgcc_unknown_statuses: Counter,
+    integrity_incidents: Counter,
     worker_item_failures: Family<Labels, Counter>,
     company_batch_failures: Family<Labels, Counter>,
     cache_lookups: Family<Labels, Counter>,
@@ -127,6 +131,7 @@ impl Metrics {
             backlog_errors: Counter::default(),
             sync_results: Family::default(),
             pgcc_unknown_statuses: Counter::default(),
+            integrity_incidents: Counter::default(),
             worker_item_failures: Family::default(),
             company_batch_failures: Family::default(),
             cache_lookups: Family::default(),
@@ -230,6 +235,11 @@ impl Metrics {
             "pgcc_unknown_status",
             "Requests for which the PGCC's status answer named a status we do not know (skipped and checked again later)",
             m.pgcc_unknown_statuses.clone(),
+        );
+        registry.register(
+            "audit_integrity_incidents",
+            "Integrity incidents recorded: confirmed requests the PGCC said it does not know for longer than workers.reconcile_not_found_seconds",
+            m.integrity_incidents.clone(),
         );
         registry.register(
             "worker_item_failures",
@@ -454,6 +464,11 @@ impl JobObserver for Metrics {
     /// Requests a status poll skipped because the PGCC named a status we do not know.
     fn pgcc_unknown_statuses(&self, count: u64) {
         self.pgcc_unknown_statuses.inc_by(count);
+    }
+
+    /// Integrity incidents recorded by a status round.
+    fn integrity_incidents(&self, count: u64) {
+        self.integrity_incidents.inc_by(count);
     }
 
     /// `count` items of one round of `job` failed on their own account.

@@ -296,6 +296,7 @@ fn the_webhooks_section_documents_every_event_type_with_its_payload() {
                 "#/components/schemas/MudancaStatusPgcc"
             }
             domain::EventType::WebhookUrlDisabled => "#/components/schemas/UrlDesativada",
+            domain::EventType::IntegrityIncident => "#/components/schemas/IncidenteIntegridade",
             domain::EventType::WebhookTest => "#/components/schemas/TesteNoEvento",
             _ => "#/components/schemas/SolicitacaoNoEvento",
         };

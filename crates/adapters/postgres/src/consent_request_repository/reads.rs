@@ -34,6 +34,13 @@ fixed_condition!(
 );
 
 fixed_condition!(
+    /// No integrity incident was recorded for the request (issue 36: a confirmed request the
+    /// PGCC does not know is never valid; migration 2026-12-07-003602).
+    NoIntegrityIncident,
+    "solicitacoes_consentimento.incidente_integridade_em IS NULL"
+);
+
+fixed_condition!(
     /// The request's use case has a version newer than the one it was created under
     /// (`versaoDesatualizada=true`): one probe of `casos_de_uso`'s primary key per row read,
     /// evaluated like the other filters on the rows read along the company's index, so a page
@@ -174,7 +181,8 @@ pub(super) fn list(
 /// The status and the creation state are compared with literals, as in the partial index
 /// `solicitacoes_consentimento_validas_idx` (empresa_id, cpf_titular, caso_de_uso_id_template,
 /// data_expiracao_consentimento) WHERE status = 'ativo' AND criacao = 'confirmada', which the
-/// lookup reads backwards from the newest expiry. Valid = effectively `ativo` at `now`.
+/// lookup reads backwards from the newest expiry. Valid = effectively `ativo` at `now`, and no
+/// integrity incident.
 pub(super) fn find_valid(
     pool: &PgPool,
     empresa: CompanyId,
@@ -189,6 +197,7 @@ pub(super) fn find_valid(
             .filter(sc::caso_de_uso_id_template.eq(caso_de_uso_id_template))
             .filter(StatusAtivo)
             .filter(Confirmed)
+            .filter(NoIntegrityIncident)
             .filter(sc::data_expiracao_consentimento.gt(now))
             .order((sc::data_expiracao_consentimento.desc(), sc::id.desc()))
             .select(SolicitacaoConsentimentoRow::as_select())
@@ -216,6 +225,7 @@ CROSS JOIN LATERAL (
     WHERE s.empresa_id = $empresa_id AND s.cpf_titular = q.cpf
       AND s.caso_de_uso_id_template = q.modelo AND s.status = 'ativo'
       AND s.criacao = 'confirmada' AND s.data_expiracao_consentimento > $now
+      AND s.incidente_integridade_em IS NULL
     ORDER BY s.data_expiracao_consentimento DESC, s.id DESC
     LIMIT 1
 ) v"

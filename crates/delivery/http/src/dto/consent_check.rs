@@ -79,6 +79,18 @@ impl ResultadoConsulta {
         }
     }
 
+    /// The consent a hash names, with `valido` as the check decided it (an integrity incident
+    /// makes an `ativo` consent not valid); `none` when nothing was found.
+    pub fn of_found(check: &application::ConsentCheck) -> Self {
+        match &check.request {
+            Some(request) => ResultadoConsulta {
+                valid: check.valid,
+                ..ResultadoConsulta::of(request)
+            },
+            None => ResultadoConsulta::none(),
+        }
+    }
+
     pub fn none() -> Self {
         ResultadoConsulta {
             valid: false,

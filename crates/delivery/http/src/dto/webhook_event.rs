@@ -95,6 +95,25 @@ pub struct UrlDesativada {
     pub desativada_em: DateTime<Utc>,
 }
 
+/// The `data` of `auditoria.incidente`: a confirmed request the PGCC does not know (an integrity
+/// incident, docs/auditoria.md): HashConsulta no longer answers it valid.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)] // documentation only; events are serialized by domain::IntegrityIncidentData
+pub struct IncidenteIntegridade {
+    /// Our id of the request.
+    #[serde(rename = "solicitacaoId")]
+    pub request_id: Uuid,
+    /// The PGCC id we hold for it, which the PGCC does not know.
+    #[serde(rename = "pgccId")]
+    pub pgcc_id: String,
+    /// The PGCC's first "not found" of the stretch.
+    #[serde(rename = "naoEncontradaDesde")]
+    pub not_found_since: DateTime<Utc>,
+    /// When the incident was recorded.
+    #[serde(rename = "registradoEm")]
+    pub recorded_at: DateTime<Utc>,
+}
+
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -166,6 +185,22 @@ mod tests {
             required, sent,
             "every other field is always sent (null when absent)"
         );
+    }
+
+    #[test]
+    fn the_documented_integrity_incident_has_exactly_the_fields_the_domain_sends() {
+        let at = Utc.with_ymd_and_hms(2026, 1, 10, 12, 0, 0).unwrap();
+        let sent = keys(EventData::IntegrityIncident(
+            domain::IntegrityIncidentData {
+                request_id: Uuid::nil(),
+                pgcc_id: "pgcc-1".into(),
+                not_found_since: at,
+                recorded_at: at,
+            },
+        ));
+        let (properties, required) = properties_and_required::<IncidenteIntegridade>();
+        assert_eq!(properties, sent);
+        assert_eq!(required, sent);
     }
 
     #[test]

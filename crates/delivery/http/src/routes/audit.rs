@@ -66,6 +66,14 @@ impl From<AuditError> for ApiError {
             AuditError::UnknownSize(which) => ApiError::BadRequest(format!(
                 "O parâmetro {which} não é o tamanho de um checkpoint do log da empresa."
             )),
+            AuditError::Unlogged => ApiError::Conflict(
+                "A solicitação não tem registro no log de auditoria: nenhum recibo é emitido."
+                    .to_owned(),
+            ),
+            AuditError::RowDiffers => ApiError::Conflict(
+                "A solicitação não corresponde ao seu último registro no log de auditoria (alterada fora do log): nenhum recibo é emitido."
+                    .to_owned(),
+            ),
             AuditError::Reversed => {
                 ApiError::BadRequest("O parâmetro de não pode ser maior que para.".to_owned())
             }
@@ -186,6 +194,7 @@ pub async fn proofs(
     responses(
         (status = 200, description = "The receipt: a compact JWS whose payload states the request (never the CPF).", body = EnvelopeDoc<Recibo>),
         (status = 404, description = "No such request for the company.", body = EnvelopeDoc<Erro>),
+        (status = 409, description = "The request has no entry in the audit log, or its row does not match its last entry (changed outside the log): no receipt.", body = EnvelopeDoc<Erro>),
     )
 )]
 pub async fn receipt(

@@ -112,9 +112,9 @@ pub async fn by_hash(
     path: web::Path<HashNoCaminho>,
 ) -> Result<HttpResponse, ApiError> {
     let hash = path.into_inner().hash;
-    let request = as_company(&state, key, move |s, company| {
+    let found = as_company(&state, key, move |s, company| {
         Ok(s.check_consent.by_hash(company, &hash)?)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(Envelope::ok(ResultadoConsulta::of(&request))))
+    Ok(HttpResponse::Ok().json(Envelope::ok(ResultadoConsulta::of_found(&found))))
 }

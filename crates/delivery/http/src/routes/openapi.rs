@@ -118,6 +118,7 @@ pub struct DocsServers {
         dto::access_log::PaginaAcessos,
         dto::webhook_event::CasoDeUsoAlterado,
         dto::webhook_event::UrlDesativada,
+        dto::webhook_event::IncidenteIntegridade,
         dto::pgcc_status::StatusPgcc,
         dto::pgcc_status::MudancaStatusPgcc,
         dto::enumerations::CodigoStatusPgcc,

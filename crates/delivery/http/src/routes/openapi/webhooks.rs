@@ -20,6 +20,8 @@ enum Data {
     StatusPgcc,
     /// The URL disabled (`UrlDesativada`).
     UrlDesativada,
+    /// The request the PGCC does not know (`IncidenteIntegridade`).
+    IncidenteIntegridade,
 }
 
 /// How an event type is documented: its body's schema name, the operationId of its webhook, a
@@ -86,6 +88,12 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
             "One of the company's URLs was disabled after failing for the whole window; sent to its other URLs.",
             Data::UrlDesativada,
         ),
+        EventType::IntegrityIncident => (
+            "EventoAuditoriaIncidente",
+            "notificarAuditoriaIncidente",
+            "An integrity incident: a confirmed request the PGCC has said it does not know for longer than `workers.reconcile_not_found_seconds`; HashConsulta no longer answers it valid and `consent-api audit verify` lists it.",
+            Data::IncidenteIntegridade,
+        ),
         EventType::WebhookTest => (
             "EventoWebhookTeste",
             "notificarWebhookTeste",
@@ -136,6 +144,7 @@ pub(super) fn apply(doc: &mut Value) {
             Data::CasoDeUsoAlterado => "CasoDeUsoAlterado",
             Data::StatusPgcc => "MudancaStatusPgcc",
             Data::UrlDesativada => "UrlDesativada",
+            Data::IncidenteIntegridade => "IncidenteIntegridade",
         };
         schemas.insert(
             schema.to_owned(),

@@ -370,10 +370,11 @@ FROM PUBLIC;
 -- - write the operational tables (keys, idempotency, webhooks, schedules, budgets, sessions,
 --   the access log, ...), with their sequences;
 -- - the consent requests: no INSERT, UPDATE or DELETE but the bookkeeping columns of the
---   creation's reconciler and the status worker (never the evidence: status, creation state,
---   content, hash, PGCC id);
--- - the history, the audit entries, the stored tree, the checkpoints, `empresas` and the signing
---   keys: nothing;
+--   creation's reconciler and the status worker, the PGCC's "not found" included, and the
+--   integrity incident it records (never the evidence: status, creation state, content, hash,
+--   PGCC id);
+-- - the history, the audit entries, the stored tree, the checkpoints, the log's cut-off
+--   (`auditoria_inicio`), `empresas` and the signing keys: nothing;
 -- - the functions above.
 CREATE OR REPLACE FUNCTION consent_api_conceder_acesso(papel name)
 RETURNS void
@@ -384,7 +385,8 @@ DECLARE
     protegidas CONSTANT text[] := ARRAY[
         'solicitacoes_consentimento', 'solicitacoes_historico', 'auditoria_entradas',
         'auditoria_chaves', 'auditoria_folhas', 'auditoria_nos', 'auditoria_checkpoints',
-        'empresas', '__diesel_schema_migrations', 'preenchimentos_retroativos'];
+        'empresas', 'auditoria_inicio', '__diesel_schema_migrations',
+        'preenchimentos_retroativos'];
     t text;
 BEGIN
     -- the owner never takes its own rights away
@@ -412,7 +414,8 @@ BEGIN
     END LOOP;
     EXECUTE format(
         'GRANT UPDATE (criacao_tentativa_em, criacao_nao_encontrada_em, proximo_status_em, '
-        'status_desconhecido_desde) ON solicitacoes_consentimento TO %I', papel);
+        'status_desconhecido_desde, pgcc_nao_encontrada_em, incidente_integridade_em) '
+        'ON solicitacoes_consentimento TO %I', papel);
     FOR t IN
         SELECT p.oid::regprocedure::text FROM pg_proc p
         JOIN pg_namespace n ON n.oid = p.pronamespace
