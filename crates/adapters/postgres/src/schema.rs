@@ -75,6 +75,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    auditoria_inicio (unica) {
+        unica -> Bool,
+        desde -> Timestamptz,
+    }
+}
+
+diesel::table! {
     auditoria_nos (empresa_id, nivel, indice) {
         empresa_id -> Uuid,
         nivel -> Int2,
@@ -231,6 +238,8 @@ diesel::table! {
         sal_hash -> Text,
         hash_anterior -> Nullable<Text>,
         versao_caso_de_uso -> Int8,
+        pgcc_nao_encontrada_em -> Nullable<Timestamptz>,
+        incidente_integridade_em -> Nullable<Timestamptz>,
     }
 }
 
@@ -358,6 +367,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     auditoria_checkpoints,
     auditoria_entradas,
     auditoria_folhas,
+    auditoria_inicio,
     auditoria_nos,
     casos_de_uso,
     casos_de_uso_versoes,
