@@ -174,7 +174,8 @@ $$;
 
 -- Expiry (`ExpireDue`): up to `p_limit` of the company's requests due at `p_agora` that the
 -- state machine lets expire, locked (`SKIP LOCKED`), moved to `expirado` with their history and
--- audit entries and out of the status schedule; the moved rows come back.
+-- audit entries and out of the status schedule; the moved rows come back (the table's columns in
+-- its order: a later column must be added here).
 CREATE OR REPLACE FUNCTION consentimento_expirar(
     p_empresa_id uuid, p_agora timestamptz, p_limite bigint, p_transacao bigint)
 RETURNS SETOF solicitacoes_consentimento
@@ -216,7 +217,8 @@ BEGIN
         x.data_titular_respondeu_consentimento, x.prova_coleta, x.status, x.pgcc_id,
         x.criado_em, x.atualizado_em, x.hash, x.proximo_status_em, x.criacao,
         x.criacao_tentativa_em, x.criacao_nao_encontrada_em, x.status_desconhecido_desde,
-        x.dados_apagados_em, x.sal_hash, x.hash_anterior, x.versao_caso_de_uso
+        x.dados_apagados_em, x.sal_hash, x.hash_anterior, x.versao_caso_de_uso,
+        x.pgcc_nao_encontrada_em, x.incidente_integridade_em
     FROM expiradas x;
 END
 $$;
