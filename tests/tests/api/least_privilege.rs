@@ -184,6 +184,7 @@ fn config_check(app_env: &str, url: &str) -> (bool, String) {
         .env("APP__METRICS__TOKEN", "privilege-metrics-token")
         .env("APP__PGCC__BASE_URL", "https://pgcc.example")
         .env("APP__SERVER__TRUSTED_PROXIES", "none")
+        .env("APP__AUDITORIA__WITNESSES", crate::operability::WITNESSES)
         .env("APP__DATABASE__URL", url)
         .args(["config", "check"])
         .stdin(Stdio::null())

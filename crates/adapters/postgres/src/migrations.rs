@@ -145,6 +145,31 @@ fn is_lock_timeout(error: &anyhow::Error) -> bool {
 
 /// Applies the oldest pending migration if it runs in a transaction (this one); hands it back
 /// if it does not.
+#[derive(QueryableByName)]
+struct AppliedVersion {
+    #[diesel(sql_type = Text)]
+    version: String,
+}
+
+/// How many of the embedded migrations the database has not applied, read with a plain
+/// `SELECT`: diesel's own check first creates its table when missing, which the service's runtime
+/// role may not (it owns nothing: docs/security.md, "Least privilege").
+pub(crate) fn pending_count(conn: &mut PgConnection) -> anyhow::Result<usize> {
+    use diesel::migration::MigrationSource;
+    let applied: std::collections::HashSet<String> =
+        diesel::sql_query("SELECT version::text AS version FROM __diesel_schema_migrations")
+            .load::<AppliedVersion>(conn)?
+            .into_iter()
+            .map(|row| row.version)
+            .collect();
+    let embedded = MigrationSource::<Pg>::migrations(&MIGRATIONS)
+        .map_err(|e| anyhow::anyhow!("reading the embedded migrations: {e}"))?;
+    Ok(embedded
+        .iter()
+        .filter(|m| !applied.contains(&m.name().version().to_string()))
+        .count())
+}
+
 fn apply_next(conn: &mut PgConnection) -> anyhow::Result<Step> {
     let pending = conn
         .pending_migrations(MIGRATIONS)

@@ -8,7 +8,6 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Double, Timestamptz};
-use diesel_migrations::MigrationHarness;
 use ports::{
     Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, RepoError,
 };
@@ -16,7 +15,7 @@ use ports::{
 use crate::conn::with_conn;
 use crate::pool::{with_connection_defaults, SessionSettings};
 use crate::topology::Topology;
-use crate::{PgPool, ReadPools, MIGRATIONS};
+use crate::{PgPool, ReadPools};
 
 /// Readiness of the database on a connection of its own (never the pool's: a readiness check
 /// must not wait behind requests, nor take a connection from them): `SELECT 1` under a statement
@@ -73,9 +72,7 @@ impl PgReadinessProbe {
             Ok::<_, diesel::result::Error>(())
         })
         .map_err(|_| "the probe query failed or timed out".to_owned())?;
-        let pending = conn
-            .pending_migrations(MIGRATIONS)
-            .map(|pending| pending.len())
+        let pending = crate::migrations::pending_count(&mut conn)
             .map_err(|_| "migrations: could not read the applied migrations".to_owned())?;
         // kept only after a clean check: a failed one may have left it broken
         *self
