@@ -1129,6 +1129,43 @@ fn the_dpo_reads_counts_by_day_status_and_use_case_of_its_company_only() {
     assert_eq!(operator.get("/console/painel").status, 403);
 }
 
+/// Dates at the ends of chrono's calendar (years +262142 and -262143) panicked the chart's
+/// handler, signed in or not, and dropped the connection (issue 39): now a wrong date, the form
+/// again with 422 to an auditor, and the sign-in page to a browser without a session.
+#[test]
+fn a_period_at_the_ends_of_the_calendar_is_a_wrong_date_answered_422_not_a_panic() {
+    let app = TestApp::spawn();
+    let mut stranger = Browser::new(&app.api.base_url);
+    for query in [
+        "ate=%2B262142-12-31",
+        "ate=-262143-01-01",
+        "de=-262143-01-01&ate=-262143-01-02",
+    ] {
+        let page = stranger.get(&format!("/console/painel?{query}"));
+        assert_eq!(page.status, 303, "{query}: {}", page.body);
+        assert_eq!(page.header("location"), Some("/console"), "{query}");
+    }
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    for query in [
+        "ate=%2B262142-12-31",
+        "de=%2B262142-12-30&ate=%2B262142-12-31",
+        "ate=-262143-01-01",
+        "de=-262143-01-01&ate=-262143-01-02",
+        "de=-0001-01-01&ate=-0001-01-02",
+    ] {
+        let page = dpo.get(&format!("/console/painel?{query}"));
+        assert_eq!(page.status, 422, "{query}: {}", page.body);
+        assert!(
+            page.body.contains("role=\"alert\""),
+            "{query}: {}",
+            page.body
+        );
+    }
+    // the process still serves the page
+    assert_eq!(dpo.get("/console/painel").status, 200);
+}
+
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does
 /// (`tests/browser/run.sh`): signs in with an `auditor`, a `webhooks` and a `consulta` key, walks
 /// each page their scopes allow, signs out; screenshots of each page are kept in

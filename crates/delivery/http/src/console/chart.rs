@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
-use chrono::{Days, NaiveDate, Utc};
+use chrono::{Datelike, Days, NaiveDate, Utc};
 use domain::{ConsentStatus, Scope};
 use ports::DailyCount;
 use serde::Deserialize;
@@ -45,12 +45,23 @@ fn parse(p: &Period) -> Result<(NaiveDate, NaiveDate), &'static str> {
         Ok(None) => today,
         Err(()) => return Err("Data final inválida (AAAA-MM-DD)."),
     };
+    // a date at either end of chrono's range (years ±262143) has no day after, or no period
+    // before it: a wrong date, never a panic
     let first = match day(&p.de, false) {
         Ok(Some(at)) => at.date_naive(),
-        Ok(None) => last - Days::new(DEFAULT_DAYS - 1),
+        Ok(None) => last
+            .checked_sub_days(Days::new(DEFAULT_DAYS - 1))
+            .ok_or("Data final inválida (AAAA-MM-DD).")?,
         Err(()) => return Err("Data inicial inválida (AAAA-MM-DD)."),
     };
-    let end = last + Days::new(1);
+    let end = last
+        .checked_add_days(Days::new(1))
+        .ok_or("Data final inválida (AAAA-MM-DD).")?;
+    // years a date field can hold and PostgreSQL's timestamps can compare (it has none before
+    // 4713 BC): anything else is a wrong date, not a query that fails
+    if !(1..=9999).contains(&first.year()) || !(1..=9999).contains(&last.year()) {
+        return Err("Datas entre os anos 1 e 9999 (AAAA-MM-DD).");
+    }
     if end <= first {
         return Err("O último dia deve ser igual ou posterior ao primeiro.");
     }
