@@ -351,7 +351,7 @@ where
         }
         // a console page is one of the company's requests, as an API call is: one share of its
         // rate limit (429 when over, nothing done)
-        if let Err(e) = crate::blocking::check_rate(limiter.as_deref(), &caller.company, 1) {
+        if let Err(e) = crate::blocking::check_rate(limiter.as_deref(), caller.quota_of, 1) {
             return Ok(Err(Refusal::Api(e)));
         }
         let call = Call { caller, route };
