@@ -138,6 +138,8 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-03-003102_index_history_by_company",
     "2026-12-03-003103_index_attempts_by_company",
     "2026-12-03-003104_key_history_and_attempts_by_company",
+    "2026-12-07-003901_record_when_webhook_urls_started_failing",
+    "2026-12-07-003902_index_webhook_urls_failing_since",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -419,6 +421,8 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
             "reativado_em",
             "eventos",
             "entregas_por_acertar",
+            "falhando_desde",
+            "motivo_desativacao",
         ]
     );
 
