@@ -55,6 +55,12 @@ pub struct Settings {
 pub struct PgccStatusSettings {
     /// The window of PGCC calls assessed, in seconds (1 to 3600; validated at load time).
     pub window_seconds: u64,
+    /// Calls of one operation in the window that found the PGCC unavailable before it leaves
+    /// `OK` (1 to 1,000,000): one timeout is not an incident.
+    pub min_failed_calls: u32,
+    /// How long (seconds, below `window_seconds`) an operation has been failing before it
+    /// leaves `OK`.
+    pub min_failure_seconds: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -565,6 +571,19 @@ impl Settings {
             return bad(
                 "pgcc_status.window_seconds",
                 "must be between 1 and 3600 (seconds)",
+            );
+        }
+        if !(1..=1_000_000).contains(&self.pgcc_status.min_failed_calls) {
+            return bad(
+                "pgcc_status.min_failed_calls",
+                "must be between 1 and 1000000",
+            );
+        }
+        // the failures it waits for must still be in the window when it has waited
+        if self.pgcc_status.min_failure_seconds >= self.pgcc_status.window_seconds {
+            return bad(
+                "pgcc_status.min_failure_seconds",
+                "must be below pgcc_status.window_seconds",
             );
         }
         if self.database.statement_timeout_ms > 86_400_000 {
