@@ -300,6 +300,67 @@ fn failed_sign_ins_are_limited_per_address_as_failed_api_keys_are() {
     assert!(!browser.cookies.contains_key("console_sessao"));
 }
 
+/// Issue 39: made-up session cookies cost a database lookup each, unlimited (6,302 in 10 s from
+/// one address). A cookie that opens no session is now a failed authentication of the address:
+/// past its budget (3, then 1 a second) its requests are 429 without a lookup, while a company's
+/// valid API key from the same address keeps working.
+#[test]
+fn made_up_session_cookies_are_failed_authentications_limited_per_address() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "3"),
+    ]);
+    // the company's key, once used, is known to the process
+    app.a.get("/api/casos-de-uso").expect(200);
+    let mut statuses = Vec::new();
+    for i in 0..20 {
+        let mut browser = Browser::new(&app.api.base_url);
+        browser
+            .cookies
+            .insert("console_sessao".to_owned(), format!("inventado{i:0>40}"));
+        let page = browser.get("/console/painel");
+        if page.status == 429 {
+            assert!(page.header("retry-after").is_some());
+        }
+        statuses.push(page.status);
+    }
+    assert_eq!(&statuses[..3], [303, 303, 303], "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+    // the company's back end behind the same address: a key this process knows
+    app.a.get("/api/casos-de-uso").expect(200);
+}
+
+/// Issue 39: a sign-in with a valid key was never charged to the company's rate limit (a page
+/// of the console is). Each sign-in from a fresh browser (no session: its form page costs
+/// nothing) now takes one request of the company's quota (5, then 1 a second): it runs out.
+#[test]
+fn sign_ins_with_a_valid_key_take_the_companys_rate_limit() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__BURST", "5"),
+    ]);
+    let key = issue_key_with_scopes(&app, &app.company_a, "auditor");
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        let mut browser = Browser::new(&app.api.base_url);
+        let form = browser.get("/console");
+        assert_eq!(form.status, 200, "{}", form.body);
+        let csrf = form.csrf();
+        let done = browser.post("/console/entrar", &[("chave", &key), ("csrf", &csrf)]);
+        statuses.push(done.status);
+        if done.status == 429 {
+            assert!(done.header("retry-after").is_some());
+            assert!(
+                !browser.cookies.contains_key("console_sessao"),
+                "no session"
+            );
+            break;
+        }
+        assert_eq!(done.status, 303, "{}", done.body);
+    }
+    assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
+}
+
 #[test]
 fn a_session_opened_on_one_api_process_is_served_by_another_and_ended_on_either() {
     let app = TestApp::spawn();

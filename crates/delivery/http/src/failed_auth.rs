@@ -22,7 +22,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
-use actix_web::{web, Error, ResponseError};
+use actix_web::{web, Error, HttpMessage, ResponseError};
 use ipnet::IpNet;
 
 use crate::api_key::API_KEY_HEADER;
@@ -260,6 +260,17 @@ pub fn client_address(
     )
 }
 
+/// Set on a request (its extensions) by a handler whose check of a credential other than an
+/// API key failed after a lookup (a console session cookie that opens nothing): [`guard`]
+/// counts it against the client's address as it counts a 401.
+#[derive(Debug, Clone, Copy)]
+pub struct FailedAuthentication;
+
+/// Marks `req` as a failed authentication (see [`FailedAuthentication`]).
+pub fn mark_failed(req: &actix_web::HttpRequest) {
+    req.extensions_mut().insert(FailedAuthentication);
+}
+
 /// Middleware: refuses an address over its budget of failed authentications (unless its key is
 /// known to this process), and counts every 401 against its address.
 pub async fn guard(
@@ -313,7 +324,8 @@ pub async fn guard(
         ticket: Some(ticket),
     };
     let response = next.call(req).await;
-    let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED);
+    let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED
+        || r.request().extensions().contains::<FailedAuthentication>());
     let now = Instant::now();
     held.finish(failed, now);
     // a key that resolved to a company is good for a while
