@@ -912,6 +912,95 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
     assert!(Browser::new(&app.api.base_url).get("/console/pgcc").status == 303);
 }
 
+/// Issue 39: `/console/exportar` read pages of 500 rows whatever their size (63 KB proofs: 32 MB
+/// a page), and one auditor session's 60 stalled downloads took the process from 61 MB to
+/// 1,072 MB. Its pages are now cut by `server.page_max_bytes` (256 KiB here, 20 KB proofs: each
+/// page's read, recorded in the access log, holds a dozen rows, not 500), and a company has at
+/// most two exports under way: a third, while two downloads stall, is 429; when one is dropped,
+/// a new one starts.
+#[test]
+fn exports_are_cut_by_page_bytes_and_a_company_has_at_most_two_under_way() {
+    let app = crate::lifecycle::synced_with(&[("APP__SERVER__PAGE_MAX_BYTES", "262144")]);
+    let (template, link) = first_use_case(&app, &app.company_a);
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao, prova_coleta, data_titular_respondeu_consentimento) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'ativo', 'grande-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada', \
+             'prova ' || g || ' ' || repeat('x', 20000), now() \
+         FROM generate_series(1, 1000) g",
+            a = app.company_a
+        ),
+    )
+    .unwrap();
+    let today = chrono::Utc::now().date_naive();
+    let path = format!("/console/exportar?de={today}&ate={today}&formato=jsonl");
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+
+    // 20 MB: past ureq's default limit of a body read as text
+    let mut whole = dpo
+        .agent
+        .get(format!("{}{path}", dpo.base_url))
+        .header("Cookie", &dpo.cookie_header())
+        .call()
+        .expect("GET");
+    assert_eq!(whole.status().as_u16(), 200);
+    let whole = whole
+        .body_mut()
+        .with_config()
+        .limit(64 * 1024 * 1024)
+        .read_to_string()
+        .expect("the whole export");
+    let lines: Vec<&str> = whole.lines().collect();
+    assert_eq!(lines.len(), 1000);
+    let ids: std::collections::BTreeSet<String> = lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 1000, "each row once");
+    let largest_page = app.db.scalar(
+        "SELECT max(cardinality(solicitacao_ids))::bigint AS v FROM acessos_dados_pessoais \
+         WHERE rota = '/console/exportar'",
+    );
+    assert!(
+        (1..=13).contains(&largest_page),
+        "a page of {largest_page} rows of 20 KB"
+    );
+
+    // two downloads left stalled (headers read, body not), then a third
+    let stalled: Vec<_> = (0..2)
+        .map(|_| {
+            let res = dpo
+                .agent
+                .get(format!("{}{path}", dpo.base_url))
+                .header("Cookie", &dpo.cookie_header())
+                .call()
+                .expect("GET");
+            assert_eq!(res.status().as_u16(), 200);
+            res
+        })
+        .collect();
+    let third = dpo.get(&path);
+    assert_eq!(third.status, 429, "{}", third.body);
+    assert!(third.header("retry-after").is_some());
+    // another company's export is not held back
+    let mut other = Browser::new(&app.api.base_url);
+    other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "auditor"));
+    assert_eq!(other.get(&path).status, 200);
+    // one download dropped: its slot comes back
+    drop(stalled);
+    assert!(
+        testkit::wait_until(Duration::from_secs(30), || dpo.get(&path).status == 200),
+        "the slots of dropped downloads never came back"
+    );
+}
+
 #[test]
 fn the_dpo_exports_a_periods_requests_as_csv_and_json_lines_streamed_past_one_page() {
     let app = TestApp::synced();
