@@ -25,6 +25,8 @@ pub struct ApiState {
     pub console: Arc<Sessions>,
     /// The console's exports under way, per company (see `console::export`).
     pub(crate) exports: Arc<crate::console::ExportsUnderWay>,
+    /// The rows the console's chart last read per company (see `console::chart`).
+    pub(crate) chart_rows: Arc<crate::console::ChartRows>,
 }
 
 impl ApiState {
@@ -42,6 +44,7 @@ impl ApiState {
             request_scope: Arc::new(Unscoped),
             console: Arc::new(Sessions::default()),
             exports: Arc::default(),
+            chart_rows: Arc::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 mod accesses;
 mod chart;
 mod export;
+pub(crate) use chart::ChartRows;
 pub(crate) use export::ExportsUnderWay;
 mod health;
 mod html;
