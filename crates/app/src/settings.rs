@@ -62,6 +62,12 @@ pub struct Settings {
 pub struct PgccStatusSettings {
     /// The window of PGCC calls assessed, in seconds (1 to 3600; validated at load time).
     pub window_seconds: u64,
+    /// Calls of one operation in the window that found the PGCC unavailable before it leaves
+    /// `OK` (1 to 1,000,000): one timeout is not an incident.
+    pub min_failed_calls: u32,
+    /// How long (seconds, below `window_seconds`) an operation has been failing before it
+    /// leaves `OK`.
+    pub min_failure_seconds: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -418,6 +424,14 @@ pub struct RateLimitSettings {
     pub failed_auth_ipv4_prefix: u8,
     /// IPv6 clients are counted by network of this prefix length (64: per /64).
     pub failed_auth_ipv6_prefix: u8,
+    /// Failed authentications per second of one IPv4 /24 (IPv6 /48), all its clients together.
+    pub failed_auth_network_per_second: u32,
+    /// Failed authentications one IPv4 /24 (IPv6 /48) may make at once.
+    pub failed_auth_network_burst: u32,
+    /// Failed authentications per second of every client together, per process.
+    pub failed_auth_process_per_second: u32,
+    /// Failed authentications of every client together at once, per process.
+    pub failed_auth_process_burst: u32,
 }
 
 impl RateLimitSettings {
@@ -437,6 +451,10 @@ impl RateLimitSettings {
             trusted_proxies: server.trusted_proxies().unwrap_or_default(),
             ipv4_prefix: self.failed_auth_ipv4_prefix,
             ipv6_prefix: self.failed_auth_ipv6_prefix,
+            network_per_second: self.failed_auth_network_per_second,
+            network_burst: self.failed_auth_network_burst,
+            process_per_second: self.failed_auth_process_per_second,
+            process_burst: self.failed_auth_process_burst,
         }
     }
 }
@@ -592,6 +610,19 @@ impl Settings {
             return bad(
                 "pgcc_status.window_seconds",
                 "must be between 1 and 3600 (seconds)",
+            );
+        }
+        if !(1..=1_000_000).contains(&self.pgcc_status.min_failed_calls) {
+            return bad(
+                "pgcc_status.min_failed_calls",
+                "must be between 1 and 1000000",
+            );
+        }
+        // the failures it waits for must still be in the window when it has waited
+        if self.pgcc_status.min_failure_seconds >= self.pgcc_status.window_seconds {
+            return bad(
+                "pgcc_status.min_failure_seconds",
+                "must be below pgcc_status.window_seconds",
             );
         }
         if self.database.statement_timeout_ms > 86_400_000 {
@@ -828,6 +859,28 @@ impl Settings {
                 "auditoria.name",
                 "must be 1 to 100 visible ASCII characters without '+' (a signed note's key name)",
             );
+        }
+        for (key, value) in [
+            (
+                "rate_limit.failed_auth_network_per_second",
+                self.rate_limit.failed_auth_network_per_second,
+            ),
+            (
+                "rate_limit.failed_auth_network_burst",
+                self.rate_limit.failed_auth_network_burst,
+            ),
+            (
+                "rate_limit.failed_auth_process_per_second",
+                self.rate_limit.failed_auth_process_per_second,
+            ),
+            (
+                "rate_limit.failed_auth_process_burst",
+                self.rate_limit.failed_auth_process_burst,
+            ),
+        ] {
+            if !(1..=1_000_000).contains(&value) {
+                return bad(key, "must be between 1 and 1000000");
+            }
         }
         if !(8..=32).contains(&self.rate_limit.failed_auth_ipv4_prefix) {
             return bad(

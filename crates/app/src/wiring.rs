@@ -385,6 +385,12 @@ pub fn pgcc_health_job(settings: &Settings, pool: PgPool) -> PgccHealthJob {
         clock: Arc::new(SystemClock),
         window: chrono::TimeDelta::seconds(settings.pgcc_status.window_seconds as i64),
         announce_batch: HEALTH_ANNOUNCE_BATCH,
+        threshold: domain::PgccOutageThreshold {
+            min_failed_calls: u64::from(settings.pgcc_status.min_failed_calls),
+            min_duration: chrono::TimeDelta::seconds(
+                settings.pgcc_status.min_failure_seconds as i64,
+            ),
+        },
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, DurationRound, TimeDelta, Utc};
-use domain::{Cnpj, PgccCallTally, PgccHealth, PgccOperation, PgccUseCase};
+use domain::{Cnpj, PgccCallTally, PgccHealth, PgccOperation, PgccOutageThreshold, PgccUseCase};
 use ports::{
     Clock, PgccCallSecond, PgccConsentCreated, PgccConsentStatus, PgccError, PgccGateway,
     PgccHealthRepository, PgccNewConsent, RepoError,
@@ -161,6 +161,9 @@ pub struct PgccHealthJob {
     pub window: TimeDelta,
     /// Companies told per statement.
     pub announce_batch: u32,
+    /// What it takes to leave `OK` (`pgcc_status.min_failed_calls`,
+    /// `pgcc_status.min_failure_seconds`).
+    pub threshold: PgccOutageThreshold,
 }
 
 impl Job for PgccHealthJob {
@@ -179,7 +182,7 @@ impl Job for PgccHealthJob {
                 return Err(error.into());
             }
         }
-        let status = self.health.assess(since, now)?;
+        let status = self.health.assess(since, now, self.threshold)?;
         tracing::debug!(code = status.code.as_str(), "PGCC health assessed");
         let told = self.health.announce(self.announce_batch, now)?;
         Ok(if told >= self.announce_batch {
@@ -299,6 +302,7 @@ mod tests {
             clock: fixed_clock(),
             window: TimeDelta::seconds(60),
             announce_batch: 10,
+            threshold: PgccOutageThreshold::NONE,
         };
 
         assert!(job.run_once().is_err());
@@ -317,9 +321,13 @@ mod tests {
             .returning(|_, _| Ok(()));
         health
             .expect_assess()
-            .withf(|since, at| *since == now() - TimeDelta::seconds(60) && *at == now())
+            .withf(|since, at, threshold| {
+                *since == now() - TimeDelta::seconds(60)
+                    && *at == now()
+                    && *threshold == PgccOutageThreshold::NONE
+            })
             .times(1)
-            .returning(|_, at| Ok(PgccHealth::new(&domain::PgccAssessment::of(&[]), at, at)));
+            .returning(|_, at, _| Ok(PgccHealth::new(&domain::PgccAssessment::of(&[]), at, at)));
         health
             .expect_announce()
             .withf(|batch, at| *batch == 10 && *at == now())
@@ -331,6 +339,7 @@ mod tests {
             clock: fixed_clock(),
             window: TimeDelta::seconds(60),
             announce_batch: 10,
+            threshold: PgccOutageThreshold::NONE,
         };
 
         assert_eq!(job.run_once().unwrap(), Outcome::MoreDue);

@@ -293,6 +293,7 @@ pub use envelope::Envelope;
 pub use event_selection::EventSelection;
 pub use pgcc_health::{
     PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
+    PgccOutageThreshold, PgccWindowCalls,
 };
 pub use pgcc_status_code::PgccStatusCode;
 pub use reason::{Reason, ReasonError};

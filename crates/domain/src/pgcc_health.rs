@@ -126,6 +126,75 @@ impl PgccAssessment {
     }
 }
 
+/// How much evidence takes an operation from answering to unavailable (issue 39: one timeout in
+/// a quiet window was an outage told to every company, and its end a second event): at least
+/// `min_failed_calls` calls of the window found the PGCC unavailable, and the first of them is
+/// at least `min_duration` old. An operation already unavailable stays so on the plain rule
+/// (none answered), so the status does not flap on the threshold (hysteresis).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PgccOutageThreshold {
+    /// Calls of the operation that found the PGCC unavailable in the window, at least.
+    pub min_failed_calls: u64,
+    /// How long before the assessment the first of them came, at least.
+    pub min_duration: chrono::TimeDelta,
+}
+
+impl PgccOutageThreshold {
+    /// No threshold: the first unavailable call, with no answer, is an outage.
+    pub const NONE: PgccOutageThreshold = PgccOutageThreshold {
+        min_failed_calls: 1,
+        min_duration: chrono::TimeDelta::zero(),
+    };
+}
+
+/// The calls of one operation in the window, with the second of its first call that found the
+/// PGCC unavailable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PgccWindowCalls {
+    /// The operation.
+    pub operation: PgccOperation,
+    /// Its calls in the window.
+    pub tally: PgccCallTally,
+    /// The first second of the window in which one of its calls found the PGCC unavailable.
+    pub first_unavailable: Option<DateTime<Utc>>,
+}
+
+impl PgccAssessment {
+    /// [`PgccAssessment::of`], where an operation not unavailable `before` becomes so only past
+    /// `threshold` at `now`.
+    pub fn past_threshold(
+        calls: &[PgccWindowCalls],
+        before: &PgccAssessment,
+        threshold: PgccOutageThreshold,
+        now: DateTime<Utc>,
+    ) -> PgccAssessment {
+        let tallies: Vec<(PgccOperation, PgccCallTally)> =
+            calls.iter().map(|c| (c.operation, c.tally)).collect();
+        let plain = PgccAssessment::of(&tallies);
+        let unavailable: Vec<PgccOperation> = plain
+            .unavailable
+            .into_iter()
+            .filter(|op| {
+                if before.unavailable.contains(op) {
+                    return true;
+                }
+                let of_op = calls.iter().filter(|c| c.operation == *op);
+                let failed: u64 = of_op.clone().map(|c| c.tally.unavailable).sum();
+                let first = of_op.filter_map(|c| c.first_unavailable).min();
+                failed >= threshold.min_failed_calls
+                    && first.is_some_and(|first| now - first >= threshold.min_duration)
+            })
+            .collect();
+        let any_answered = tallies.iter().any(|(_, t)| t.answered > 0);
+        let code = match (unavailable.is_empty(), any_answered) {
+            (true, _) => PgccHealthCode::Ok,
+            (false, true) => PgccHealthCode::PartialFailure,
+            (false, false) => PgccHealthCode::Unavailable,
+        };
+        PgccAssessment { code, unavailable }
+    }
+}
+
 /// The status `GET /api/status` answers, in Open Finance Brasil's field names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -193,6 +262,57 @@ mod tests {
             answered,
             unavailable,
         }
+    }
+
+    fn window(
+        op: PgccOperation,
+        answered: u64,
+        unavailable: u64,
+        first: Option<DateTime<Utc>>,
+    ) -> PgccWindowCalls {
+        PgccWindowCalls {
+            operation: op,
+            tally: tally(answered, unavailable),
+            first_unavailable: first,
+        }
+    }
+
+    fn ok() -> PgccAssessment {
+        PgccAssessment::of(&[])
+    }
+
+    #[test]
+    fn one_failed_call_or_a_short_failure_does_not_leave_ok_but_enough_for_long_enough_does() {
+        let now: DateTime<Utc> = "2026-05-01T12:01:00Z".parse().unwrap();
+        let threshold = PgccOutageThreshold {
+            min_failed_calls: 3,
+            min_duration: chrono::TimeDelta::seconds(30),
+        };
+        let judge = |calls: &[PgccWindowCalls], before: &PgccAssessment| {
+            PgccAssessment::past_threshold(calls, before, threshold, now)
+        };
+        let secs_ago = |s: i64| Some(now - chrono::TimeDelta::seconds(s));
+        // one timeout in a quiet window, however old
+        let one = [window(PgccOperation::Status, 0, 1, secs_ago(50))];
+        assert_eq!(judge(&one, &ok()), ok());
+        // many failures, but only for 10 s
+        let short = [window(PgccOperation::Status, 0, 9, secs_ago(10))];
+        assert_eq!(judge(&short, &ok()), ok());
+        // enough, long enough
+        let long = [window(PgccOperation::Status, 0, 3, secs_ago(30))];
+        let down = judge(&long, &ok());
+        assert_eq!(down.code, PgccHealthCode::Unavailable);
+        assert_eq!(down.unavailable, [PgccOperation::Status]);
+        // once out of OK, it stays out on the plain rule, under the threshold
+        assert_eq!(judge(&one, &down), down);
+        // an answer brings it back
+        let answered = [window(PgccOperation::Status, 1, 5, secs_ago(50))];
+        assert_eq!(judge(&answered, &down), ok());
+        // without a threshold, the plain rule
+        assert_eq!(
+            PgccAssessment::past_threshold(&one, &ok(), PgccOutageThreshold::NONE, now).code,
+            PgccHealthCode::Unavailable
+        );
     }
 
     #[test]

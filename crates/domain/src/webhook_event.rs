@@ -237,6 +237,10 @@ pub struct UrlDisabledData {
     pub url: String,
     /// `desativadaEm`: when it was disabled.
     pub desativada_em: DateTime<Utc>,
+    /// `falhandoDesde`: its first failure after its last success; every attempt since failed.
+    pub falhando_desde: DateTime<Utc>,
+    /// `motivo`: why, [`crate::WebhookUrl::DISABLED_FOR_FAILING`].
+    pub motivo: String,
 }
 
 /// The `data` of `auditoria.incidente`: the confirmed request the PGCC does not know, and since

@@ -18,9 +18,15 @@ pub struct WebhookUrl {
     pub created_at: DateTime<Utc>,
     /// When the company removed it; `None` while registered.
     pub removed_at: Option<DateTime<Utc>>,
-    /// Set when every delivery to it failed for the configured window (5 days by default):
-    /// no new deliveries until the company registers it again.
+    /// Set when it failed without a single success for the configured time (5 days by default)
+    /// since [`WebhookUrl::failing_since`]: no new deliveries until the company re-enables it.
     pub disabled_at: Option<DateTime<Utc>>,
+    /// The first failed attempt (test events aside) after its last success, or after its
+    /// re-enabling: `None` while its last attempt succeeded or none was made. Kept once it is
+    /// disabled, to say since when it failed.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Why it was disabled (`None` while active): [`WebhookUrl::DISABLED_FOR_FAILING`].
+    pub disabled_reason: Option<String>,
     /// The events it receives (`eventos`): all, or only the listed types.
     pub events: EventSelection,
 }
@@ -40,6 +46,10 @@ pub enum WebhookUrlError {
 }
 
 impl WebhookUrl {
+    /// The one reason a URL is disabled today (`motivoDesativacao`): every attempt failed, without
+    /// a single success, for the configured time since [`WebhookUrl::failing_since`].
+    pub const DISABLED_FOR_FAILING: &'static str = "falhas_sem_sucesso";
+
     /// Longest accepted URL, in characters, after trimming.
     pub const MAX_LEN: usize = 2048;
 

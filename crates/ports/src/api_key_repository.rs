@@ -41,6 +41,9 @@ pub struct ResolvedApiKey {
     /// What the key may do: carried with the resolution (and its cache), so checking a route's
     /// scopes costs no query.
     pub scopes: Scopes,
+    /// The company whose rate limit the key's calls take: its own, or for a sandbox's key the
+    /// real company's (`empresas.sandbox_de`), so that a sandbox adds no quota of its own.
+    pub quota_of: CompanyId,
 }
 
 /// The outcome of revoking a key by id.

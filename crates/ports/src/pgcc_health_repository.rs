@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{PgccCallTally, PgccHealth, PgccOperation};
+use domain::{PgccCallTally, PgccHealth, PgccOperation, PgccOutageThreshold};
 
 use crate::RepoError;
 
@@ -28,8 +28,15 @@ pub trait PgccHealthRepository: Send + Sync {
     /// Assesses the tallies of the seconds from `since` on, and stores the status at `now`: a
     /// change of code keeps `now` as its detection time, and a change to or from `OK` (checked and
     /// set under the shared row's lock, so exactly once whatever the processes) writes a
-    /// transition to tell every company (`announce`). The status stored comes back.
-    fn assess(&self, since: DateTime<Utc>, now: DateTime<Utc>) -> Result<PgccHealth, RepoError>;
+    /// transition to tell every company (`announce`). An operation not unavailable in the stored
+    /// status becomes so only past `threshold` (`PgccAssessment::past_threshold`). The status
+    /// stored comes back.
+    fn assess(
+        &self,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        threshold: PgccOutageThreshold,
+    ) -> Result<PgccHealth, RepoError>;
 
     /// The status last stored.
     fn current(&self) -> Result<PgccHealth, RepoError>;

@@ -139,7 +139,9 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     /// Stores the attempt and moves the delivery (delivered, retry at, failed), in one
     /// transaction, if the delivery still carries the lease token `lease` (and clears it).
     /// `Ok(false)`, with nothing stored, when another claim has taken the delivery over (the
-    /// lease had expired); an unknown delivery (of `company`) is `Unexpected`.
+    /// lease had expired); an unknown delivery (of `company`) is `Unexpected`. The URL's
+    /// `failing_since` follows in the same transaction (set by a failure when unset, cleared by
+    /// a success; a test event's attempt leaves it alone).
     fn record_attempt(
         &self,
         company: CompanyId,
@@ -186,8 +188,9 @@ pub trait WebhookDeliveryRepository: Send + Sync {
     /// were encrypted with.
     fn newest_secret(&self) -> Result<Option<EncryptedSecret>, RepoError>;
 
-    /// Disables (sets `desativado_em = now`) every active URL that had deliveries in the last
-    /// `window` and none of them delivered, with at least one failed, and marks it for
+    /// Disables (sets `desativado_em = now`, with the reason) every active URL that has failed
+    /// without a single success for at least `window` since its first failure after its last
+    /// success (kept by [`Self::record_attempt`]; test events never count), and marks it for
     /// [`Self::settle_url`] (its pending deliveries are parked behind); returns how many.
     fn disable_failing_urls(
         &self,

@@ -300,6 +300,67 @@ fn failed_sign_ins_are_limited_per_address_as_failed_api_keys_are() {
     assert!(!browser.cookies.contains_key("console_sessao"));
 }
 
+/// Issue 39: made-up session cookies cost a database lookup each, unlimited (6,302 in 10 s from
+/// one address). A cookie that opens no session is now a failed authentication of the address:
+/// past its budget (3, then 1 a second) its requests are 429 without a lookup, while a company's
+/// valid API key from the same address keeps working.
+#[test]
+fn made_up_session_cookies_are_failed_authentications_limited_per_address() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "3"),
+    ]);
+    // the company's key, once used, is known to the process
+    app.a.get("/api/casos-de-uso").expect(200);
+    let mut statuses = Vec::new();
+    for i in 0..20 {
+        let mut browser = Browser::new(&app.api.base_url);
+        browser
+            .cookies
+            .insert("console_sessao".to_owned(), format!("inventado{i:0>40}"));
+        let page = browser.get("/console/painel");
+        if page.status == 429 {
+            assert!(page.header("retry-after").is_some());
+        }
+        statuses.push(page.status);
+    }
+    assert_eq!(&statuses[..3], [303, 303, 303], "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+    // the company's back end behind the same address: a key this process knows
+    app.a.get("/api/casos-de-uso").expect(200);
+}
+
+/// Issue 39: a sign-in with a valid key was never charged to the company's rate limit (a page
+/// of the console is). Each sign-in from a fresh browser (no session: its form page costs
+/// nothing) now takes one request of the company's quota (5, then 1 a second): it runs out.
+#[test]
+fn sign_ins_with_a_valid_key_take_the_companys_rate_limit() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__BURST", "5"),
+    ]);
+    let key = issue_key_with_scopes(&app, &app.company_a, "auditor");
+    let mut statuses = Vec::new();
+    for _ in 0..40 {
+        let mut browser = Browser::new(&app.api.base_url);
+        let form = browser.get("/console");
+        assert_eq!(form.status, 200, "{}", form.body);
+        let csrf = form.csrf();
+        let done = browser.post("/console/entrar", &[("chave", &key), ("csrf", &csrf)]);
+        statuses.push(done.status);
+        if done.status == 429 {
+            assert!(done.header("retry-after").is_some());
+            assert!(
+                !browser.cookies.contains_key("console_sessao"),
+                "no session"
+            );
+            break;
+        }
+        assert_eq!(done.status, 303, "{}", done.body);
+    }
+    assert_eq!(statuses.last(), Some(&429), "{statuses:?}");
+}
+
 #[test]
 fn a_session_opened_on_one_api_process_is_served_by_another_and_ended_on_either() {
     let app = TestApp::spawn();
@@ -851,6 +912,95 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
     assert!(Browser::new(&app.api.base_url).get("/console/pgcc").status == 303);
 }
 
+/// Issue 39: `/console/exportar` read pages of 500 rows whatever their size (63 KB proofs: 32 MB
+/// a page), and one auditor session's 60 stalled downloads took the process from 61 MB to
+/// 1,072 MB. Its pages are now cut by `server.page_max_bytes` (256 KiB here, 20 KB proofs: each
+/// page's read, recorded in the access log, holds a dozen rows, not 500), and a company has at
+/// most two exports under way: a third, while two downloads stall, is 429; when one is dropped,
+/// a new one starts.
+#[test]
+fn exports_are_cut_by_page_bytes_and_a_company_has_at_most_two_under_way() {
+    let app = crate::lifecycle::synced_with(&[("APP__SERVER__PAGE_MAX_BYTES", "262144")]);
+    let (template, link) = first_use_case(&app, &app.company_a);
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao, prova_coleta, data_titular_respondeu_consentimento) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'ativo', 'grande-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada', \
+             'prova ' || g || ' ' || repeat('x', 20000), now() \
+         FROM generate_series(1, 1000) g",
+            a = app.company_a
+        ),
+    )
+    .unwrap();
+    let today = chrono::Utc::now().date_naive();
+    let path = format!("/console/exportar?de={today}&ate={today}&formato=jsonl");
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+
+    // 20 MB: past ureq's default limit of a body read as text
+    let mut whole = dpo
+        .agent
+        .get(format!("{}{path}", dpo.base_url))
+        .header("Cookie", &dpo.cookie_header())
+        .call()
+        .expect("GET");
+    assert_eq!(whole.status().as_u16(), 200);
+    let whole = whole
+        .body_mut()
+        .with_config()
+        .limit(64 * 1024 * 1024)
+        .read_to_string()
+        .expect("the whole export");
+    let lines: Vec<&str> = whole.lines().collect();
+    assert_eq!(lines.len(), 1000);
+    let ids: std::collections::BTreeSet<String> = lines
+        .iter()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].to_string())
+        .collect();
+    assert_eq!(ids.len(), 1000, "each row once");
+    let largest_page = app.db.scalar(
+        "SELECT max(cardinality(solicitacao_ids))::bigint AS v FROM acessos_dados_pessoais \
+         WHERE rota = '/console/exportar'",
+    );
+    assert!(
+        (1..=13).contains(&largest_page),
+        "a page of {largest_page} rows of 20 KB"
+    );
+
+    // two downloads left stalled (headers read, body not), then a third
+    let stalled: Vec<_> = (0..2)
+        .map(|_| {
+            let res = dpo
+                .agent
+                .get(format!("{}{path}", dpo.base_url))
+                .header("Cookie", &dpo.cookie_header())
+                .call()
+                .expect("GET");
+            assert_eq!(res.status().as_u16(), 200);
+            res
+        })
+        .collect();
+    let third = dpo.get(&path);
+    assert_eq!(third.status, 429, "{}", third.body);
+    assert!(third.header("retry-after").is_some());
+    // another company's export is not held back
+    let mut other = Browser::new(&app.api.base_url);
+    other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "auditor"));
+    assert_eq!(other.get(&path).status, 200);
+    // one download dropped: its slot comes back
+    drop(stalled);
+    assert!(
+        testkit::wait_until(Duration::from_secs(30), || dpo.get(&path).status == 200),
+        "the slots of dropped downloads never came back"
+    );
+}
+
 #[test]
 fn the_dpo_exports_a_periods_requests_as_csv_and_json_lines_streamed_past_one_page() {
     let app = TestApp::synced();
@@ -1127,6 +1277,93 @@ fn the_dpo_reads_counts_by_day_status_and_use_case_of_its_company_only() {
     let mut operator = Browser::new(&app.api.base_url);
     operator.sign_in(&issue_key_with_scopes(&app, &app.company_a, "webhooks"));
     assert_eq!(operator.get("/console/painel").status, 403);
+}
+
+/// Dates at the ends of chrono's calendar (years +262142 and -262143) panicked the chart's
+/// handler, signed in or not, and dropped the connection (issue 39): now a wrong date, the form
+/// again with 422 to an auditor, and the sign-in page to a browser without a session.
+#[test]
+fn a_period_at_the_ends_of_the_calendar_is_a_wrong_date_answered_422_not_a_panic() {
+    let app = TestApp::spawn();
+    let mut stranger = Browser::new(&app.api.base_url);
+    for query in [
+        "ate=%2B262142-12-31",
+        "ate=-262143-01-01",
+        "de=-262143-01-01&ate=-262143-01-02",
+    ] {
+        let page = stranger.get(&format!("/console/painel?{query}"));
+        assert_eq!(page.status, 303, "{query}: {}", page.body);
+        assert_eq!(page.header("location"), Some("/console"), "{query}");
+    }
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    for query in [
+        "ate=%2B262142-12-31",
+        "de=%2B262142-12-30&ate=%2B262142-12-31",
+        "ate=-262143-01-01",
+        "de=-262143-01-01&ate=-262143-01-02",
+        "de=-0001-01-01&ate=-0001-01-02",
+    ] {
+        let page = dpo.get(&format!("/console/painel?{query}"));
+        assert_eq!(page.status, 422, "{query}: {}", page.body);
+        assert!(
+            page.body.contains("role=\"alert\""),
+            "{query}: {}",
+            page.body
+        );
+    }
+    // the process still serves the page
+    assert_eq!(dpo.get("/console/painel").status, 200);
+}
+
+/// Issue 39: `/console/painel` read up to 92 days of rows per call and was charged one request
+/// (at 3x10^5 rows, 4.3 calls a second raised another company's p50 from 5.0 to 19.6 ms). It is
+/// now charged by the rows its previous call read (1 request per 1,000): with 6,000 rows and a
+/// quota of 20 (1 a second), the company runs out after a few calls, not twenty; another
+/// company is served.
+#[test]
+fn the_painel_is_charged_by_the_rows_it_reads() {
+    let app = crate::lifecycle::synced_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__BURST", "20"),
+    ]);
+    let (template, link) = first_use_case(&app, &app.company_a);
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'pendente', 'painel-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada' \
+         FROM generate_series(1, 6000) g",
+            a = app.company_a
+        ),
+    )
+    .unwrap();
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    let mut served = 0;
+    let refused = loop {
+        let page = dpo.get("/console/painel");
+        if page.status == 429 {
+            break page;
+        }
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert!(
+            page.body.contains("6000 solicitações criadas"),
+            "{}",
+            page.body
+        );
+        served += 1;
+        assert!(served < 12, "charged one request per call: {served} served");
+    };
+    assert!(refused.header("retry-after").is_some());
+    let mut other = Browser::new(&app.api.base_url);
+    other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "auditor"));
+    assert_eq!(other.get("/console/painel").status, 200);
 }
 
 /// Headless Chromium (Debian's `chromium`) driven by Python Playwright, as the `/docs` test does

@@ -250,3 +250,50 @@ fn a_repeated_made_up_key_is_refused_from_memory_and_one_issued_later_works_at_o
         "a key issued after a miss was still refused from memory"
     );
 }
+
+/// Issue 39: rotating IPv4 addresses bypassed the per-address budget (1,999 lookups in 10 s
+/// against 94 from one address). A fresh made-up key from a fresh address for every request:
+/// first within one /24 (its budget: 10), then one /24 each (the process's: 30), each refilling 1
+/// a second. Far fewer lookups than requests; the company's known key still works from anywhere.
+#[test]
+fn made_up_keys_from_rotating_addresses_are_bounded_per_24_and_per_process() {
+    let app = start(&[
+        ("APP__RATE_LIMIT__FAILED_AUTH_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_BURST", "5"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_NETWORK_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_NETWORK_BURST", "10"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_PROCESS_PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__FAILED_AUTH_PROCESS_BURST", "30"),
+        ("APP__SERVER__TRUSTED_PROXIES", "127.0.0.0/8"),
+    ]);
+    let company = Client::new(&app.api.base_url, Some(&app.key));
+    company.get("/api/casos-de-uso").expect(200);
+    let started = std::time::Instant::now();
+    let stranger = || Client::new(&app.api.base_url, Some(&made_up_key()));
+    let one_24: Vec<u16> = (1..=60)
+        .map(|n| forwarded(&stranger(), &format!("198.51.100.{n}")))
+        .collect();
+    let many_24s: Vec<u16> = (1..=120)
+        .map(|n| forwarded(&stranger(), &format!("203.0.{n}.7")))
+        .collect();
+    let elapsed = started.elapsed().as_secs();
+    let looked_up = |statuses: &[u16]| statuses.iter().filter(|s| **s == 401).count() as u64;
+    for s in one_24.iter().chain(&many_24s) {
+        assert!(*s == 401 || *s == 429, "{s}");
+    }
+    // what the budgets allow, refills included (1 a second each): never one per address
+    assert!(
+        looked_up(&one_24) <= 10 + elapsed + 1,
+        "{} lookups from one /24 in {elapsed} s: {one_24:?}",
+        looked_up(&one_24)
+    );
+    assert!(
+        looked_up(&one_24) + looked_up(&many_24s) <= 30 + 2 * elapsed + 1,
+        "{} lookups in {elapsed} s: {many_24s:?}",
+        looked_up(&one_24) + looked_up(&many_24s)
+    );
+    assert!(many_24s.contains(&429), "{many_24s:?}");
+    // valid keys are never starved: the company's, known to the process, from any address
+    assert_eq!(forwarded(&company, "198.51.100.200"), 200);
+    assert_eq!(forwarded(&company, "192.0.2.55"), 200);
+}

@@ -261,3 +261,75 @@ fn records_older_than_the_retention_are_purged() {
         "the young one stays"
     );
 }
+
+/// Issue 39: two reads of personal data were not recorded. The list filtered by `cpfTitular`
+/// (masked CPFs, no proof: a pending request, or nothing found) reads one subject's requests,
+/// and finding none tells something of the subject too; and a revocation's kept answer, which
+/// carries the proof, replayed under its `Idempotency-Key` by another key of the company.
+#[test]
+fn a_list_by_subject_and_a_revocations_replay_by_another_key_are_recorded() {
+    let app = synced_with(&[("APP__WORKERS__STATUS_POLL_SECONDS", "0")]);
+    let (pending, _) = create(&app.a, PENDENTE, &pending_body());
+    let key_id = first_key_id(&app, &app.company_a);
+    let list = "/api/solicitacao-consentimento".to_owned();
+
+    let found = app
+        .a
+        .get(&format!("{list}?cpfTitular={CPF_DIGITS}&status=pendente"))
+        .expect(200);
+    assert_eq!(itens(&found).len(), 1);
+    let none = app
+        .a
+        .get(&format!("{list}?cpfTitular={CPF_DIGITS}&status=recusado"))
+        .expect(200);
+    assert!(itens(&none).is_empty());
+    assert_eq!(
+        recorded(&app),
+        [
+            (
+                key_id.clone(),
+                list.clone(),
+                pending.clone(),
+                hash_of(&app, &pending)
+            ),
+            (key_id.clone(), list.clone(), String::new(), String::new()),
+        ]
+    );
+
+    // a revocation (a write: not recorded), then its answer replayed to another key
+    let (active, _) = create(&app.a, ATIVO, &active_body());
+    let path = format!("{list}/{active}/revogar");
+    let body = json!({"motivo": "Pedido do titular."});
+    let first = app
+        .a
+        .post_json_with(&path, &body, &[("Idempotency-Key", "revogacao-39")])
+        .expect(200);
+    assert!(first.data()["provaColeta"].is_string(), "{}", first.text);
+    assert_eq!(recorded(&app).len(), 2);
+    let other = key_with_scopes(&app, &app.company_a, "integracao");
+    let other_id = app
+        .db
+        .text(&format!(
+            "SELECT id::text AS v FROM api_keys WHERE empresa_id = '{}' \
+             ORDER BY criado_em DESC LIMIT 1",
+            app.company_a
+        ))
+        .unwrap();
+    assert_ne!(other_id, key_id);
+    let replay = other
+        .post_json_with(&path, &body, &[("Idempotency-Key", "revogacao-39")])
+        .expect(200);
+    assert_eq!(replay.header("idempotent-replayed"), Some("true"));
+    assert_eq!(replay.data()["provaColeta"], first.data()["provaColeta"]);
+    let rows = recorded(&app);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(
+        rows[2],
+        (
+            other_id,
+            "/api/solicitacao-consentimento/{id}/revogar".to_owned(),
+            active.clone(),
+            hash_of(&app, &active)
+        )
+    );
+}

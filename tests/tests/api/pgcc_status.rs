@@ -230,3 +230,60 @@ fn a_url_disabled_for_failing_is_told_to_the_companys_other_url_and_no_other_com
     );
     assert!(feed_of_type(&app.b, "webhook-url.desativada").is_empty());
 }
+
+/// Issue 39: one failed PGCC call in a quiet window flipped every company's status to unavailable
+/// and sent `pgcc.indisponivel`, then `pgcc.restabelecido`, to every company. With the
+/// hysteresis (3 unavailable calls, the first 2 s old, here) one failed synchronization is no
+/// outage: the status stays `OK` for longer than the window and nothing is told; a sustained one
+/// still is, once.
+#[test]
+fn one_failed_pgcc_call_is_no_outage_told_to_the_companies() {
+    let app = synced_with(&[
+        ("APP__PGCC_STATUS__WINDOW_SECONDS", "4"),
+        ("APP__PGCC_STATUS__MIN_FAILED_CALLS", "3"),
+        ("APP__PGCC_STATUS__MIN_FAILURE_SECONDS", "2"),
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "0"),
+        ("APP__WORKERS__RECONCILE_SECONDS", "0"),
+    ]);
+    let health_only = Receiver::start(&[]);
+    app.a
+        .post_json(
+            "/api/webhook-urls",
+            &json!({"url": health_only.url, "eventos": ["pgcc.indisponivel", "pgcc.restabelecido"]}),
+        )
+        .expect(200);
+    // let the synchronizations' answers leave the window: the operation is quiet
+    std::thread::sleep(Duration::from_millis(4500));
+
+    app.fault(json!({"status": 503, "count": 1}));
+    let failed = app.a.post_empty("/api/casos-de-uso/sincronizar");
+    assert_eq!(failed.status, 502, "{}", failed.text);
+    // longer than the window, with the health round running every second: never out of OK
+    let until = std::time::Instant::now() + Duration::from_secs(6);
+    while std::time::Instant::now() < until {
+        let now = status(&app.a);
+        assert_eq!(now["code"], "OK", "one failed call made an outage: {now}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM pgcc_transicoes"),
+        0
+    );
+    assert!(types(&health_only).is_empty(), "{:?}", types(&health_only));
+
+    // a sustained outage is still one, past the threshold, told once
+    app.fault(json!({"status": 503, "count": 1000}));
+    let down = wait_until(WAIT, || {
+        app.a
+            .post_empty("/api/casos-de-uso/sincronizar")
+            .expect(502);
+        status(&app.a)["code"] == "UNAVAILABLE"
+    });
+    assert!(down, "never UNAVAILABLE: {}", status(&app.a));
+    assert_eq!(
+        status(&app.a)["unavailableEndpoints"],
+        json!(["casos-de-uso"])
+    );
+    let told = health_only.wait_for(1, WAIT);
+    assert_eq!(told[0].json()["type"], "pgcc.indisponivel");
+}

@@ -311,6 +311,51 @@ fn the_sandboxs_data_older_than_the_retention_is_purged_and_the_real_companys_ke
     );
 }
 
+/// A sandbox's key takes its real company's rate limit, not a bucket of its own, which gave a
+/// company twice its quota (issue 39). The real key spends the bucket (1 a second, burst 50);
+/// the sandbox's key is then refused, or served from what refilled meanwhile, never from a full
+/// bucket of 50; another company is served.
+#[test]
+fn a_sandbox_key_takes_its_companys_rate_limit_not_a_second_quota() {
+    let app = TestApp::spawn_with(&[
+        ("APP__RATE_LIMIT__PER_SECOND", "1"),
+        ("APP__RATE_LIMIT__BURST", "50"),
+    ]);
+    let sandbox = Client::new(&app.api.base_url, Some(&sandbox_key(&app, &app.company_a)));
+    let mut served = 0;
+    loop {
+        let reply = app.a.get("/api/casos-de-uso");
+        if reply.status == 429 {
+            break;
+        }
+        reply.expect(200);
+        served += 1;
+        assert!(served < 1000, "company A's key was never limited");
+    }
+    let reply = sandbox.get("/api/casos-de-uso");
+    match reply.status {
+        429 => {
+            reply.expect(429);
+        }
+        200 => {
+            let remaining: u32 = reply
+                .header("ratelimit")
+                .and_then(|v| {
+                    v.split(',')
+                        .find_map(|p| p.trim().strip_prefix("remaining="))
+                })
+                .and_then(|n| n.parse().ok())
+                .expect("RateLimit with remaining");
+            assert!(
+                remaining < 40,
+                "the sandbox's key had a bucket of its own: {remaining} left"
+            );
+        }
+        other => panic!("the sandbox's key: {other}: {}", reply.text),
+    }
+    app.b.get("/api/casos-de-uso").expect(200);
+}
+
 fn execute(app: &TestApp, sql: &str) {
     diesel::RunQueryDsl::execute(diesel::sql_query(sql), &mut app.db.conn())
         .unwrap_or_else(|e| panic!("{sql}: {e}"));

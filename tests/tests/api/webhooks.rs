@@ -417,6 +417,64 @@ fn registration_refuses_non_public_targets_and_plain_http_where_the_profile_says
     assert_eq!(app.db.scalar("SELECT count(*) AS v FROM webhook_urls"), 0);
 }
 
+/// Issue 39: a URL registered at 02:00:18 whose test event failed at 02:01:48 was disabled at
+/// 02:04:02, one delivery having run out of retries. Its failed test event does not count, and a
+/// delivery out of retries makes it failing since then, told in the list, not disabled before
+/// `webhooks.disable_after_seconds` (an hour here) has passed without a success.
+#[test]
+fn a_new_url_whose_test_and_first_delivery_failed_is_told_failing_and_not_disabled() {
+    let app = synced_with(&[
+        ("APP__WEBHOOKS__RETRY_SCHEDULE_SECONDS", "0"),
+        ("APP__WEBHOOKS__DISABLE_AFTER_SECONDS", "3600"),
+        ("APP__WORKERS__DISABLE_CHECK_SECONDS", "1"),
+    ]);
+    let receiver = Receiver::start(&[500; 10]);
+    let (url_id, _) = register(&app.a, &receiver.url);
+    let tested = app
+        .a
+        .post_empty(&format!("/api/webhook-urls/{url_id}/testar"))
+        .expect(200);
+    assert_eq!(tested.data()["statusHttp"], 500);
+    let listed = app.a.get("/api/webhook-urls").expect(200);
+    assert!(
+        listed.data()[0]["falhandoDesde"].is_null(),
+        "a test event never counts: {}",
+        listed.text
+    );
+    create(&app.a, PENDENTE, &pending_body());
+    let failing = wait_until(WAIT, || {
+        app.a.get("/api/webhook-urls").expect(200).data()[0]["falhandoDesde"].is_string()
+    });
+    assert!(failing, "the failed delivery was not recorded as a failure");
+    let log = app
+        .a
+        .get(&format!("/api/webhook-urls/{url_id}/entregas"))
+        .expect(200);
+    assert!(
+        log.data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["status"] == "falhou" && d["tipo"] != "webhook.teste"),
+        "{}",
+        log.text
+    );
+    // the disabling check runs every second: give it several rounds
+    std::thread::sleep(Duration::from_secs(4));
+    let listed = app.a.get("/api/webhook-urls").expect(200);
+    assert!(
+        listed.data()[0]["desativadaEm"].is_null(),
+        "{}",
+        listed.text
+    );
+    assert!(listed.data()[0]["motivoDesativacao"].is_null());
+    assert_eq!(
+        app.db
+            .scalar("SELECT count(*) AS v FROM webhook_urls WHERE desativado_em IS NOT NULL"),
+        0
+    );
+}
+
 #[test]
 fn a_url_failing_for_the_whole_window_is_disabled_and_the_company_sees_it() {
     let app = synced_with(&[
@@ -435,6 +493,19 @@ fn a_url_failing_for_the_whole_window_is_disabled_and_the_company_sees_it() {
     assert!(disabled, "the URL was never disabled");
     let listed = app.a.get("/api/webhook-urls").expect(200);
     assert_eq!(listed.data()[0]["id"], url_id.as_str());
+    // why, and since when (issue 39)
+    assert_eq!(listed.data()[0]["motivoDesativacao"], "falhas_sem_sucesso");
+    let since: chrono::DateTime<chrono::Utc> = listed.data()[0]["falhandoDesde"]
+        .as_str()
+        .expect("falhandoDesde on a disabled URL")
+        .parse()
+        .unwrap();
+    let at: chrono::DateTime<chrono::Utc> = listed.data()[0]["desativadaEm"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(at - since >= chrono::TimeDelta::seconds(5), "{since} {at}");
     let before = receiver.received().len();
     create(&app.a, PENDENTE, &pending_body());
     std::thread::sleep(Duration::from_millis(1500));

@@ -52,11 +52,18 @@ impl ApiKeyRepository for PgApiKeyRepository {
                     api_keys::ultimo_uso_em,
                     api_keys::escopos,
                     EmpresaRow::as_select(),
+                    empresas::sandbox_de,
                 ))
-                .first::<(Uuid, Option<DateTime<Utc>>, Vec<String>, EmpresaRow)>(conn)
+                .first::<(
+                    Uuid,
+                    Option<DateTime<Utc>>,
+                    Vec<String>,
+                    EmpresaRow,
+                    Option<Uuid>,
+                )>(conn)
                 .optional()
         })?;
-        let Some((id, ultimo_uso_em, escopos, empresa)) = row else {
+        let Some((id, ultimo_uso_em, escopos, empresa, sandbox_de)) = row else {
             return Ok(None);
         };
         let company = empresa
@@ -64,9 +71,10 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))?;
         Ok(Some(ResolvedApiKey {
             id,
-            company,
             last_used_at: ultimo_uso_em,
             scopes: scopes_of(&escopos),
+            quota_of: CompanyId(sandbox_de.unwrap_or(company.id.0)),
+            company,
         }))
     }
 

@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Text, Timestamptz};
 use domain::{
     CompanyId, PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode,
-    PgccOperation, WebhookEvent,
+    PgccOperation, PgccOutageThreshold, PgccWindowCalls, WebhookEvent,
 };
 use ports::{PgccCallSecond, PgccHealthRepository, RepoError};
 use uuid::Uuid;
@@ -43,12 +43,14 @@ statement! {
 }
 
 statement! {
-    /// The tallies of the window, per operation.
+    /// The tallies of the window, per operation, with the first second a call of it found the
+    /// PGCC unavailable.
     struct WindowCalls {
         since: DateTime<Utc> as Timestamptz,
     }
     "SELECT operacao, sum(respondidas)::bigint AS respondidas,
-       sum(indisponiveis)::bigint AS indisponiveis
+       sum(indisponiveis)::bigint AS indisponiveis,
+       min(segundo) FILTER (WHERE indisponiveis > 0) AS primeira_indisponivel
 FROM pgcc_chamadas WHERE segundo >= $since GROUP BY operacao"
 }
 
@@ -60,6 +62,8 @@ struct WindowRow {
     respondidas: i64,
     #[diesel(sql_type = BigInt)]
     indisponiveis: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Timestamptz>)]
+    primeira_indisponivel: Option<DateTime<Utc>>,
 }
 
 /// The stored status.
@@ -186,17 +190,18 @@ impl PgPgccHealthRepository {
     }
 }
 
-fn tally_of(rows: &[WindowRow]) -> Vec<(PgccOperation, PgccCallTally)> {
+fn calls_of(rows: &[WindowRow]) -> Vec<PgccWindowCalls> {
     rows.iter()
         .filter_map(|row| {
             let operation = PgccOperation::parse(&row.operacao)?;
-            Some((
+            Some(PgccWindowCalls {
                 operation,
-                PgccCallTally {
+                tally: PgccCallTally {
                     answered: u64::try_from(row.respondidas).unwrap_or(0),
                     unavailable: u64::try_from(row.indisponiveis).unwrap_or(0),
                 },
-            ))
+                first_unavailable: row.primeira_indisponivel,
+            })
         })
         .collect()
 }
@@ -232,11 +237,17 @@ impl PgccHealthRepository for PgPgccHealthRepository {
     /// Read first without a lock: an unchanged status only moves its update time (at most once
     /// a second). A change is compared again and set under the row's lock, with its transition
     /// when it crosses OK, so two processes seeing the same change write it once.
-    fn assess(&self, since: DateTime<Utc>, now: DateTime<Utc>) -> Result<PgccHealth, RepoError> {
+    fn assess(
+        &self,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        threshold: PgccOutageThreshold,
+    ) -> Result<PgccHealth, RepoError> {
         with_conn(&self.pool, "assessing the PGCC's health", |conn| {
-            let window: Vec<WindowRow> = WindowCalls { since }.load(conn)?;
-            let assessment = PgccAssessment::of(&tally_of(&window));
+            let window = calls_of(&WindowCalls { since }.load::<WindowRow>(conn)?);
             let stored: StatusRow = diesel::sql_query(READ_STATUS).get_result(conn)?;
+            let assessment =
+                PgccAssessment::past_threshold(&window, &stored.assessment(), threshold, now);
             if stored.assessment() == assessment {
                 TouchStatus { atualizacao: now }.execute(conn)?;
                 return Ok(PgccHealth::new(
@@ -248,6 +259,8 @@ impl PgccHealthRepository for PgPgccHealthRepository {
             conn.transaction(|conn| {
                 let stored: StatusRow = diesel::sql_query(LOCK_STATUS).get_result(conn)?;
                 let before = stored.assessment();
+                // judged again against the status as locked (another process may have set it)
+                let assessment = PgccAssessment::past_threshold(&window, &before, threshold, now);
                 if before == assessment {
                     return Ok(stored.health());
                 }

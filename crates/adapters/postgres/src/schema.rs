@@ -340,6 +340,8 @@ diesel::table! {
         reativado_em -> Nullable<Timestamptz>,
         eventos -> Nullable<Array<Text>>,
         entregas_por_acertar -> Bool,
+        falhando_desde -> Nullable<Timestamptz>,
+        motivo_desativacao -> Nullable<Text>,
     }
 }
 

@@ -134,27 +134,33 @@ UPDATE webhook_entregas SET
     token_reivindicacao = NULL
 WHERE empresa_id = $6 AND id = $1 AND token_reivindicacao = $5";
 
+/// Keeps `webhook_urls.falhando_desde` after an attempt (issue 39), in `record_attempt`'s
+/// transaction: $1 company, $2 delivery, $3 the attempt's instant, $4 whether it succeeded. A
+/// failure sets it when unset (the first failure after the last success), a success clears it;
+/// each writes only on that change (no row matches, and none is locked, otherwise), so a URL's
+/// steady traffic adds no write to its row. Test events (`webhook.teste`) never count, and a
+/// disabled URL keeps the instant it was disabled on.
+const TRACK_FAILING_SINCE: &str = "\
+UPDATE webhook_urls u
+SET falhando_desde = CASE WHEN $4 THEN NULL ELSE $3 END
+FROM webhook_entregas e
+JOIN webhook_eventos ev ON ev.empresa_id = e.empresa_id AND ev.id = e.evento_id
+WHERE e.empresa_id = $1 AND e.id = $2
+  AND u.empresa_id = $1 AND u.id = e.webhook_url_id
+  AND ev.tipo <> 'webhook.teste'
+  AND u.desativado_em IS NULL
+  AND (u.falhando_desde IS NOT NULL) = $4";
+
 /// The URLs `disable_failing_urls` disables, $1 the start of the window (SQL condition on
-/// `webhook_urls u`): each active URL with a delivery created in the window that `falhou` and
-/// none created in the window that was `entregue` (both read along
-/// `webhook_entregas_url_criado_em_idx`). A URL re-enabled (`reativado_em`) is judged only on
-/// deliveries that changed since: the failures that got it disabled do not disable it again.
-/// Each URL is joined to its deliveries by company too (a co-located join on Citus).
+/// `webhook_urls u`): each active URL failing, without a single success, since before $1
+/// (`falhando_desde`, kept by the sender, `TRACK_FAILING_SINCE`; read along
+/// `webhook_urls_falhando_desde_idx`). A URL re-enabled starts again with none: the failures that
+/// got it disabled do not disable it again. Neither a new URL whose first delivery ran out of
+/// retries nor a quiet one is disabled before the whole time has passed since its first failure.
 macro_rules! failing_url {
     () => {
         "u.removido_em IS NULL AND u.desativado_em IS NULL
-  AND EXISTS (
-      SELECT 1 FROM webhook_entregas e
-      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $1
-        AND e.status = 'falhou'
-        AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
-  )
-  AND NOT EXISTS (
-      SELECT 1 FROM webhook_entregas e
-      WHERE e.empresa_id = u.empresa_id AND e.webhook_url_id = u.id AND e.criado_em >= $1
-        AND e.status = 'entregue'
-        AND e.atualizado_em >= COALESCE(u.reativado_em, '-infinity')
-  )"
+  AND u.falhando_desde IS NOT NULL AND u.falhando_desde <= $1"
     };
 }
 
@@ -173,11 +179,11 @@ const COMPANIES_WITH_FAILING_URLS: &str = concat!(
 /// every company was a transaction on every shard).
 const DISABLE_FAILING_URLS: &str = concat!(
     "UPDATE webhook_urls u
-SET desativado_em = $2, entregas_por_acertar = true
+SET desativado_em = $2, entregas_por_acertar = true, motivo_desativacao = $4
 WHERE u.empresa_id = $3 AND ",
     failing_url!(),
     "
-RETURNING u.id, u.empresa_id, u.url"
+RETURNING u.id, u.empresa_id, u.url, u.falhando_desde"
 );
 
 /// A URL `DISABLE_FAILING_URLS` disabled.
@@ -189,6 +195,8 @@ struct DisabledUrl {
     empresa_id: Uuid,
     #[diesel(sql_type = diesel::sql_types::Text)]
     url: String,
+    #[diesel(sql_type = Timestamptz)]
+    falhando_desde: DateTime<Utc>,
 }
 
 /// [`WebhookDeliveryRepository`] on `webhook_entregas`, `webhook_tentativas` (and
@@ -441,6 +449,15 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                 diesel::insert_into(wt::table)
                     .values(&NewWebhookTentativa::new(company.0, delivery_id, attempt))
                     .execute(conn)?;
+                diesel::sql_query(TRACK_FAILING_SINCE)
+                    .bind::<SqlUuid, _>(company.0)
+                    .bind::<SqlUuid, _>(delivery_id)
+                    .bind::<Timestamptz, _>(attempt.at)
+                    .bind::<diesel::sql_types::Bool, _>(matches!(
+                        outcome,
+                        DeliveryOutcome::Delivered
+                    ))
+                    .execute(conn)?;
                 Ok(true)
             })
         })
@@ -597,6 +614,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                         .bind::<Timestamptz, _>(since)
                         .bind::<Timestamptz, _>(now)
                         .bind::<SqlUuid, _>(company.id)
+                        .bind::<Text, _>(domain::WebhookUrl::DISABLED_FOR_FAILING)
                         .load(conn)?;
                     let events: Vec<WebhookEvent> = urls
                         .iter()
@@ -607,6 +625,8 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                                     webhook_url_id: u.id,
                                     url: u.url.clone(),
                                     desativada_em: now,
+                                    falhando_desde: u.falhando_desde,
+                                    motivo: domain::WebhookUrl::DISABLED_FOR_FAILING.to_owned(),
                                 },
                             )
                         })

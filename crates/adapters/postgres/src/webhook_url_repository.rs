@@ -156,9 +156,9 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
         Ok(changed > 0)
     }
 
-    /// In one transaction: the URL, if disabled, gets `desativado_em` cleared and
-    /// `reativado_em = now` (so the disabling check ignores the deliveries that ended before the
-    /// re-enabling) and is marked so that its parked deliveries are brought back in batches
+    /// In one transaction: the URL, if disabled, gets `desativado_em`, its reason and
+    /// `falhando_desde` cleared and `reativado_em = now` (only failures after the re-enabling count
+    /// towards disabling it again) and is marked so that its parked deliveries are brought back in batches
     /// behind (`PgWebhookDeliveryRepository::settle_url`); then the URL is read back. An active
     /// URL is returned unchanged.
     fn reenable(
@@ -174,6 +174,8 @@ impl WebhookUrlRepository for PgWebhookUrlRepository {
                 diesel::update(live.filter(webhook_urls::desativado_em.is_not_null()))
                     .set((
                         webhook_urls::desativado_em.eq(None::<DateTime<Utc>>),
+                        webhook_urls::falhando_desde.eq(None::<DateTime<Utc>>),
+                        webhook_urls::motivo_desativacao.eq(None::<String>),
                         webhook_urls::reativado_em.eq(now),
                         webhook_urls::entregas_por_acertar.eq(true),
                     ))

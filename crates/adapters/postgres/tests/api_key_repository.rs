@@ -46,6 +46,7 @@ fn a_stored_key_is_kept_as_its_hash_and_finds_its_company() {
         found,
         Some(ResolvedApiKey {
             id: record.id,
+            quota_of: acme.id,
             company: acme,
             last_used_at: None,
             scopes: record.scopes,

@@ -7,10 +7,12 @@ mod common;
 use chrono::TimeDelta;
 use common::webhook::{deliveries_of, events_of, register};
 use common::{at, create_company, pool};
-use domain::{PgccCallTally, PgccHealthCode, PgccOperation};
+use domain::{PgccCallTally, PgccHealthCode, PgccOperation, PgccOutageThreshold};
 use ports::{PgccCallSecond, PgccHealthRepository};
 use postgres_adapter::PgPgccHealthRepository;
 use testkit::TestDb;
+
+const NONE: PgccOutageThreshold = PgccOutageThreshold::NONE;
 
 fn calls(
     operation: PgccOperation,
@@ -51,7 +53,7 @@ fn the_tallies_of_every_process_add_up_and_only_the_window_counts() {
     .unwrap();
 
     let health = repo
-        .assess(at("2026-05-01T12:00:05Z"), at("2026-05-01T12:00:11Z"))
+        .assess(at("2026-05-01T12:00:05Z"), at("2026-05-01T12:00:11Z"), NONE)
         .unwrap();
     assert_eq!(health.code, PgccHealthCode::Unavailable);
     assert_eq!(health.unavailable_endpoints, ["criacao"]);
@@ -101,12 +103,12 @@ fn a_change_across_ok_is_written_once_and_told_to_every_company_in_batches_once_
     // two processes assess the same change: one transition
     let since = down - TimeDelta::seconds(60);
     assert_eq!(
-        first.assess(since, down).unwrap().code,
+        first.assess(since, down, NONE).unwrap().code,
         PgccHealthCode::Unavailable
     );
     assert_eq!(
         second
-            .assess(since, down + TimeDelta::seconds(1))
+            .assess(since, down + TimeDelta::seconds(1), NONE)
             .unwrap()
             .code,
         PgccHealthCode::Unavailable
@@ -126,7 +128,10 @@ fn a_change_across_ok_is_written_once_and_told_to_every_company_in_batches_once_
             at("2026-05-01T11:00:00Z"),
         )
         .unwrap();
-    assert_eq!(first.assess(since, up).unwrap().code, PgccHealthCode::Ok);
+    assert_eq!(
+        first.assess(since, up, NONE).unwrap().code,
+        PgccHealthCode::Ok
+    );
     assert_eq!(db.scalar("SELECT count(*) AS v FROM pgcc_transicoes"), 2);
 
     // batches of 2 companies: the first change to all three, then the second
@@ -158,4 +163,57 @@ fn a_change_across_ok_is_written_once_and_told_to_every_company_in_batches_once_
         db.scalar("SELECT count(*) AS v FROM pgcc_transicoes WHERE concluida_em IS NULL"),
         0
     );
+}
+
+/// Issue 39: one failed call in a quiet window flipped every company's status and sent
+/// `pgcc.indisponivel` and then `pgcc.restabelecido` to every company. Past the threshold only
+/// (3 failed calls, the first 20 s old) does an operation leave OK; once out, it stays out on the
+/// plain rule until a call of it is answered.
+#[test]
+fn one_failed_call_is_no_outage_and_enough_failures_for_long_enough_are_one_told_once() {
+    let db = TestDb::new();
+    let repo = PgPgccHealthRepository::new(pool(&db));
+    let threshold = PgccOutageThreshold {
+        min_failed_calls: 3,
+        min_duration: TimeDelta::seconds(20),
+    };
+    let keep = at("2026-05-01T11:00:00Z");
+    let assess = |now: &str| {
+        let now = at(now);
+        repo.assess(now - TimeDelta::seconds(60), now, threshold)
+            .unwrap()
+    };
+    // one timeout, alone in the window, however long ago
+    repo.record(
+        &[calls(PgccOperation::Status, "2026-05-01T12:00:00Z", 0, 1)],
+        keep,
+    )
+    .unwrap();
+    assert_eq!(assess("2026-05-01T12:00:30Z").code, PgccHealthCode::Ok);
+    // three, but the first only 10 s old
+    repo.record(
+        &[calls(PgccOperation::Creation, "2026-05-01T12:00:20Z", 0, 3)],
+        keep,
+    )
+    .unwrap();
+    assert_eq!(assess("2026-05-01T12:00:30Z").code, PgccHealthCode::Ok);
+    assert_eq!(db.scalar("SELECT count(*) AS v FROM pgcc_transicoes"), 0);
+    // twenty seconds on, still failing: an outage of the creation only, told once
+    let down = assess("2026-05-01T12:00:40Z");
+    assert_eq!(down.code, PgccHealthCode::Unavailable);
+    assert_eq!(down.unavailable_endpoints, ["criacao"]);
+    assert_eq!(db.scalar("SELECT count(*) AS v FROM pgcc_transicoes"), 1);
+    // the status operation's single failure still does not count: the creation stays out alone
+    assert_eq!(
+        assess("2026-05-01T12:00:41Z").unavailable_endpoints,
+        ["criacao"]
+    );
+    // an answer brings it back, told once
+    repo.record(
+        &[calls(PgccOperation::Creation, "2026-05-01T12:00:45Z", 1, 0)],
+        keep,
+    )
+    .unwrap();
+    assert_eq!(assess("2026-05-01T12:00:46Z").code, PgccHealthCode::Ok);
+    assert_eq!(db.scalar("SELECT count(*) AS v FROM pgcc_transicoes"), 2);
 }

@@ -144,6 +144,8 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003603_allow_auditoria_incidente_event_type",
     "2026-12-07-003604_validate_auditoria_incidente_event_type",
     "2026-12-07-003610_write_evidence_through_functions",
+    "2026-12-07-003901_record_when_webhook_urls_started_failing",
+    "2026-12-07-003902_index_webhook_urls_failing_since",
 ];
 
 /// How many migrations `name` and the ones after it are.
@@ -426,6 +428,8 @@ fn the_webhook_migrations_revert_exactly_and_give_older_urls_a_secret_that_canno
             "reativado_em",
             "eventos",
             "entregas_por_acertar",
+            "falhando_desde",
+            "motivo_desativacao",
         ]
     );
 

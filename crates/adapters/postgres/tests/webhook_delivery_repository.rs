@@ -996,84 +996,177 @@ fn replay_of_another_companys_a_mismatched_a_removed_or_an_unknown_delivery_is_f
 
 // --- disable_failing_urls ---
 
+/// One attempt to `url` at `at` through the sender's record (a new delivery, held, of an event
+/// of type `tipo`): `ok` delivered, otherwise failed (retried, or out of retries).
+fn attempt_to(w: &World, url: &WebhookUrl, tipo: &str, at: DateTime<Utc>, ok: bool) {
+    let evento = event(&w.db, url.company_id, at);
+    diesel::update(ev::table.filter(ev::id.eq(evento)))
+        .set(ev::tipo.eq(tipo))
+        .execute(&mut w.db.conn())
+        .unwrap();
+    let d = deliver(&w.db, evento, url, "pendente", at, Some(at));
+    let (status, outcome) = if ok {
+        (Some(204), DeliveryOutcome::Delivered)
+    } else {
+        (Some(500), DeliveryOutcome::Failed)
+    };
+    assert!(w
+        .repo()
+        .record_attempt(
+            url.company_id,
+            d,
+            held(&w.db, d),
+            &attempt(at, status, None),
+            outcome
+        )
+        .unwrap());
+}
+
+/// `(desativado_em, falhando_desde, motivo_desativacao)` of URL `u`.
+fn disabling(
+    db: &TestDb,
+    u: &WebhookUrl,
+) -> (Option<DateTime<Utc>>, Option<DateTime<Utc>>, Option<String>) {
+    webhook_urls::table
+        .filter(webhook_urls::id.eq(u.id))
+        .select((
+            webhook_urls::desativado_em,
+            webhook_urls::falhando_desde,
+            webhook_urls::motivo_desativacao,
+        ))
+        .first(&mut db.conn())
+        .unwrap()
+}
+
+/// Issue 39: a URL registered a few minutes ago whose test event failed and whose first delivery
+/// ran out of retries was disabled at once. A URL is disabled only when it has failed without a
+/// single success for the whole window since its first failure after its last success; test
+/// events never count; the reason and that first failure are stored, and told.
 #[test]
-fn urls_whose_deliveries_in_the_window_all_failed_are_disabled() {
+fn a_url_is_disabled_only_after_failing_without_a_success_for_the_window_since_its_first_failure() {
     let w = world(2);
     let now = t0();
     let window = days(5);
-    let url = |c: &Company, p: &str| w.url(c, p);
-    let failing = url(&w.acme, "acme.example/failing");
-    let theirs = url(&w.globex, "globex.example/failing");
-    let recovered = url(&w.acme, "acme.example/recovered");
-    let old = url(&w.acme, "acme.example/old");
-    let retrying = url(&w.acme, "acme.example/retrying");
-    let quiet = url(&w.acme, "acme.example/quiet");
-    let removed = url(&w.acme, "acme.example/removed");
-    let disabled = url(&w.acme, "acme.example/disabled");
-    let db = &w.db;
-    let failed = |u: &WebhookUrl, when| seed(db, u, "falhou", when, None);
-    // At the very start of the window, and a later one still retrying.
-    failed(&failing, now - window);
-    pending(db, &failing, now - days(1));
-    failed(&theirs, now - days(2));
-    failed(&recovered, now - days(3));
-    seed(db, &recovered, "entregue", now - days(2), None);
-    // Failed before the window only (nothing since).
-    failed(&old, now - window - TimeDelta::microseconds(1));
-    seed(db, &old, "entregue", now - days(9), None);
-    pending(db, &retrying, now - days(1));
-    failed(&removed, now - days(1));
-    set_removed(db, removed.id, now - days(1));
-    failed(&disabled, now - days(1));
-    let disabled_at = now - days(1);
-    set_disabled(db, disabled.id, Some(disabled_at));
-    let urls = PgWebhookUrlRepository::new(w.pool.clone());
+    const EVENT: &str = "solicitacao.criada";
+    const TEST: &str = "webhook.teste";
+    let new = w.url(&w.acme, "acme.example/new");
+    attempt_to(&w, &new, TEST, now - minutes(3), false);
+    attempt_to(&w, &new, EVENT, now - minutes(2), false);
+    attempt_to(
+        &w,
+        &new,
+        EVENT,
+        now - minutes(1) - TimeDelta::seconds(1),
+        false,
+    );
+    let failing = w.url(&w.acme, "acme.example/failing");
+    attempt_to(&w, &failing, EVENT, now - days(9), true);
+    attempt_to(&w, &failing, EVENT, now - window, false);
+    attempt_to(&w, &failing, EVENT, now - days(1), false);
+    // a test event's success is no success either
+    attempt_to(&w, &failing, TEST, now - days(1), true);
+    let theirs = w.url(&w.globex, "globex.example/failing");
+    attempt_to(&w, &theirs, EVENT, now - days(6), false);
+    let recovered = w.url(&w.acme, "acme.example/recovered");
+    attempt_to(&w, &recovered, EVENT, now - days(7), false);
+    attempt_to(&w, &recovered, EVENT, now - days(2), true);
+    attempt_to(&w, &recovered, EVENT, now - days(1), false);
+    let quiet = w.url(&w.acme, "acme.example/quiet");
+    attempt_to(&w, &quiet, EVENT, now - days(8), true);
+    let only_tests = w.url(&w.acme, "acme.example/tests");
+    attempt_to(&w, &only_tests, TEST, now - days(8), false);
+    let removed = w.url(&w.acme, "acme.example/removed");
+    attempt_to(&w, &removed, EVENT, now - days(8), false);
+    set_removed(&w.db, removed.id, now - days(1));
     let repo = w.repo();
 
     let count = repo.disable_failing_urls(now, window).unwrap();
     let again = repo.disable_failing_urls(now + minutes(1), window).unwrap();
 
-    assert_eq!(count, 2);
-    assert_eq!(again, 0);
-    let state = |u: &WebhookUrl| {
-        webhook_urls::table
-            .filter(webhook_urls::id.eq(u.id))
-            .select(webhook_urls::desativado_em)
-            .first::<Option<DateTime<Utc>>>(&mut db.conn())
-            .unwrap()
-    };
-    assert_eq!(state(&failing), Some(now));
-    assert_eq!(state(&theirs), Some(now), "every company's URLs");
-    for u in [&recovered, &old, &retrying, &quiet, &removed] {
-        assert_eq!(state(u), None, "{}", u.url);
-    }
+    assert_eq!((count, again), (2, 0));
+    let reason = Some(domain::WebhookUrl::DISABLED_FOR_FAILING.to_owned());
     assert_eq!(
-        state(&disabled),
-        Some(disabled_at),
-        "the first disabling time stays"
+        disabling(&w.db, &failing),
+        (Some(now), Some(now - window), reason.clone())
     );
-    let listed = urls.get(w.acme.id, failing.id).unwrap().unwrap();
-    assert_eq!(listed.disabled_at, Some(now));
-    // Its pending delivery is no longer claimed: the claim finds `retrying`'s, and the deliveries
-    // of `webhook-url.desativada` to acme's other URLs.
-    let claimed = common::webhook::claim(&repo, 10, now, now).unwrap();
-    assert!(claimed.iter().all(|d| d.webhook_url_id != failing.id));
-    assert!(claimed
-        .iter()
-        .any(|d| d.webhook_url_id == retrying.id && !d.payload.contains("webhook-url.desativada")));
-    // One `webhook-url.desativada` per URL disabled, for its company, naming it; delivered to the
-    // company's other active URLs only (globex has none: the event is in its feed only).
-    let told = common::webhook::events_of(db, "webhook-url.desativada");
+    assert_eq!(
+        disabling(&w.db, &theirs),
+        (Some(now), Some(now - days(6)), reason),
+        "every company's URLs"
+    );
+    assert_eq!(
+        disabling(&w.db, &new),
+        (None, Some(now - minutes(2)), None),
+        "failing for two minutes: told, not disabled"
+    );
+    assert_eq!(
+        disabling(&w.db, &recovered),
+        (None, Some(now - days(1)), None)
+    );
+    assert_eq!(disabling(&w.db, &quiet), (None, None, None));
+    assert_eq!(disabling(&w.db, &only_tests), (None, None, None));
+    assert_eq!(disabling(&w.db, &removed).0, None);
+    let listed = PgWebhookUrlRepository::new(w.pool.clone())
+        .get(w.acme.id, failing.id)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            listed.disabled_at,
+            listed.failing_since,
+            listed.disabled_reason.as_deref()
+        ),
+        (Some(now), Some(now - window), Some("falhas_sem_sucesso"))
+    );
+    // One `webhook-url.desativada` per URL disabled, naming it, since when and why; delivered to
+    // the company's other active URLs only (globex has none: the event is in its feed only).
+    let told = common::webhook::events_of(&w.db, "webhook-url.desativada");
     assert_eq!(told.len(), 2);
     let of = |c: &Company| told.iter().find(|e| e.empresa_id == c.id.0).unwrap();
     let acme_event: serde_json::Value = serde_json::from_str(&of(&w.acme).payload).unwrap();
     assert_eq!(acme_event["data"]["webhookUrlId"], failing.id.to_string());
     assert_eq!(acme_event["data"]["url"], failing.url.as_str());
+    assert_eq!(acme_event["data"]["motivo"], "falhas_sem_sucesso");
+    let since: DateTime<Utc> = acme_event["data"]["falhandoDesde"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(since, now - window);
     assert_eq!(
-        common::webhook::url_ids(&common::webhook::deliveries_of(db, of(&w.acme).id)),
-        common::webhook::sorted(vec![recovered.id, old.id, retrying.id, quiet.id])
+        common::webhook::url_ids(&common::webhook::deliveries_of(&w.db, of(&w.acme).id)),
+        common::webhook::sorted(vec![new.id, recovered.id, quiet.id, only_tests.id])
     );
-    assert!(common::webhook::deliveries_of(db, of(&w.globex).id).is_empty());
+    assert!(common::webhook::deliveries_of(&w.db, of(&w.globex).id).is_empty());
+}
+
+/// A URL already disabled keeps its disabling time, reason and first failure whatever its last
+/// deliveries in flight did.
+#[test]
+fn a_disabled_url_keeps_why_and_since_when_and_its_pending_deliveries_are_not_claimed() {
+    let w = world(2);
+    let now = t0();
+    let url = w.url(&w.acme, "acme.example/down");
+    attempt_to(&w, &url, "solicitacao.criada", now - days(6), false);
+    let waiting = pending(&w.db, &url, now - days(1));
+    let repo = w.repo();
+    assert_eq!(
+        repo.disable_failing_urls(now - days(1), days(5)).unwrap(),
+        1
+    );
+    // a delivery sent as it was being disabled succeeds: the record of why stays
+    attempt_to(&w, &url, "solicitacao.criada", now - minutes(1), true);
+
+    assert_eq!(
+        disabling(&w.db, &url),
+        (
+            Some(now - days(1)),
+            Some(now - days(6)),
+            Some("falhas_sem_sucesso".to_owned())
+        )
+    );
+    let claimed = common::webhook::claim(&repo, 10, now, now).unwrap();
+    assert!(claimed.iter().all(|d| d.id != waiting));
 }
 
 #[test]
@@ -1086,6 +1179,8 @@ fn a_secret_stored_with_a_url_is_what_the_claim_hands_over() {
         created_at: t0(),
         removed_at: None,
         disabled_at: None,
+        failing_since: None,
+        disabled_reason: None,
         events: domain::EventSelection::All,
     };
     PgWebhookUrlRepository::new(w.pool.clone())
@@ -1108,11 +1203,10 @@ fn a_reenabled_url_is_not_disabled_again_for_the_failures_before_its_reenabling_
     let now = t0();
     let window = days(5);
     let url = w.url(&w.acme, "acme.example/reenabled");
-    let db = &w.db;
-    seed(db, &url, "falhou", now - days(2), None);
-    set_disabled(db, url.id, Some(now - days(1)));
+    attempt_to(&w, &url, "solicitacao.criada", now - days(7), false);
     let urls = PgWebhookUrlRepository::new(w.pool.clone());
     let repo = w.repo();
+    assert_eq!(repo.disable_failing_urls(now - days(1), window).unwrap(), 1);
     let reenabled_at = now - minutes(10);
 
     let back = urls
@@ -1120,14 +1214,23 @@ fn a_reenabled_url_is_not_disabled_again_for_the_failures_before_its_reenabling_
         .unwrap()
         .unwrap();
 
-    assert_eq!(back.disabled_at, None);
-    assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 0);
-    // A failure after the re-enabling counts again.
-    seed(db, &url, "falhou", now - minutes(5), None);
-    assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 1);
     assert_eq!(
-        urls.get(w.acme.id, url.id).unwrap().unwrap().disabled_at,
-        Some(now)
+        (back.disabled_at, back.failing_since, back.disabled_reason),
+        (None, None, None)
+    );
+    assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 0);
+    // A failure after the re-enabling counts again, from its own time.
+    attempt_to(&w, &url, "solicitacao.criada", now - minutes(5), false);
+    assert_eq!(repo.disable_failing_urls(now, window).unwrap(), 0);
+    assert_eq!(
+        repo.disable_failing_urls(now - minutes(5) + window, window)
+            .unwrap(),
+        1
+    );
+    let listed = urls.get(w.acme.id, url.id).unwrap().unwrap();
+    assert_eq!(
+        (listed.disabled_at, listed.failing_since),
+        (Some(now - minutes(5) + window), Some(now - minutes(5)))
     );
 }
 

@@ -147,6 +147,7 @@ mod tests {
             key_id: Uuid::from_u128(7),
             company: company(),
             scopes: Scopes::DEFAULT,
+            quota_of: company().id,
         }
     }
 

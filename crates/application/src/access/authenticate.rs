@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
-use domain::{Company, Scopes};
+use domain::{Company, CompanyId, Scopes};
 use ports::{ApiKeyRepository, Clock, RepoError, ResolvedApiKey};
 use uuid::Uuid;
 
@@ -36,6 +36,8 @@ pub struct Caller {
     pub key_id: Uuid,
     pub company: Company,
     pub scopes: Scopes,
+    /// The company whose rate limit the call takes (the real company's for a sandbox's key).
+    pub quota_of: CompanyId,
 }
 
 impl Caller {
@@ -44,6 +46,7 @@ impl Caller {
             key_id: key.id,
             company: key.company.clone(),
             scopes: key.scopes,
+            quota_of: key.quota_of,
         }
     }
 }
@@ -285,6 +288,7 @@ mod tests {
             company: company(),
             last_used_at,
             scopes: Scopes::DEFAULT,
+            quota_of: company().id,
         }
     }
 

@@ -144,6 +144,8 @@ mod tests {
                 created_at: now(),
                 removed_at: None,
                 disabled_at,
+                failing_since: None,
+                disabled_reason: None,
                 events: domain::EventSelection::All,
             }))
         });

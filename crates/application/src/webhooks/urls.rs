@@ -178,6 +178,8 @@ impl WebhookUrls {
             created_at: self.clock.now(),
             removed_at: None,
             disabled_at: None,
+            failing_since: None,
+            disabled_reason: None,
             events,
         };
         self.webhook_urls
@@ -366,6 +368,8 @@ mod tests {
             created_at: now(),
             removed_at: None,
             disabled_at: None,
+            failing_since: None,
+            disabled_reason: None,
             events: domain::EventSelection::All,
         }
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use actix_web::web;
 use application::{Caller, Services};
-use domain::Company;
+use domain::{Company, CompanyId};
 
 use crate::api_key::ApiKeyHeader;
 use crate::database_gate::while_database_answers;
@@ -163,7 +163,7 @@ where
         crate::request_id::record_company(caller.company.id);
         // before anything happens: a route outside the key's scopes changes nothing
         key.permits(caller.scopes)?;
-        let status = check_rate(limiter.as_deref(), &caller.company, weight)?;
+        let status = check_rate(limiter.as_deref(), caller.quota_of, weight)?;
         if let Some(status) = status {
             rate_limit::record(status);
         }
@@ -184,7 +184,7 @@ where
             span.record("company_id", tracing::field::display(caller.company.id));
             // before anything happens: a route outside the key's scopes changes nothing
             key.permits(caller.scopes)?;
-            let status = check_rate(limiter.as_deref(), &caller.company, weight)?;
+            let status = check_rate(limiter.as_deref(), caller.quota_of, weight)?;
             let company = caller.company.id;
             let call = Call { caller, route };
             Ok::<_, ApiError>((f(services, &call), status, company))
@@ -221,16 +221,17 @@ fn blocking_failed(e: actix_web::error::BlockingError) -> ApiError {
     ApiError::Internal(anyhow::anyhow!("blocking task failed: {e}"))
 }
 
-/// The company's rate-limit verdict (`None` when limits are off).
+/// The rate-limit verdict of the company whose quota the call takes (a sandbox's calls take its
+/// real company's; `None` when limits are off).
 pub(crate) fn check_rate(
     limiter: Option<&CompanyRateLimiter>,
-    company: &Company,
+    company: CompanyId,
     weight: u32,
 ) -> Result<Option<RateLimitStatus>, ApiError> {
     match limiter {
         Some(limiter) => Ok(Some(
             limiter
-                .check_n(company.id, weight)
+                .check_n(company, weight)
                 .map_err(ApiError::RateLimited)?,
         )),
         None => Ok(None),

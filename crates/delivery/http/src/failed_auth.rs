@@ -22,7 +22,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
-use actix_web::{web, Error, ResponseError};
+use actix_web::{web, Error, HttpMessage, ResponseError};
 use ipnet::IpNet;
 
 use crate::api_key::API_KEY_HEADER;
@@ -43,7 +43,24 @@ pub struct FailedAuthSettings {
     /// IPv6 clients are counted by network of this prefix length (64: a subscriber's usual
     /// allocation; one host can take any of its 2^64 addresses).
     pub ipv6_prefix: u8,
+    /// Failed authentications per second of all the clients of one network together (an IPv4
+    /// /24, an IPv6 /48: [`NETWORK_PREFIX_V4`], [`NETWORK_PREFIX_V6`]), so that rotating
+    /// addresses within it gains nothing.
+    pub network_per_second: u32,
+    /// Failed authentications one network may make at once.
+    pub network_burst: u32,
+    /// Failed authentications per second of every client together, in this process: the bound
+    /// of lookups made-up keys cost whatever the addresses. Keys this process knows as valid pass
+    /// it (they cost no lookup), so it never starves them.
+    pub process_per_second: u32,
+    /// Failed authentications of every client together at once.
+    pub process_burst: u32,
 }
+
+/// The IPv4 network whose clients share one budget besides each address's.
+pub const NETWORK_PREFIX_V4: u8 = 24;
+/// The IPv6 network whose clients share one budget besides each /64's.
+pub const NETWORK_PREFIX_V6: u8 = 48;
 
 impl Default for FailedAuthSettings {
     fn default() -> Self {
@@ -53,6 +70,10 @@ impl Default for FailedAuthSettings {
             trusted_proxies: Vec::new(),
             ipv4_prefix: 32,
             ipv6_prefix: 64,
+            network_per_second: 20,
+            network_burst: 200,
+            process_per_second: 100,
+            process_burst: 1000,
         }
     }
 }
@@ -60,7 +81,67 @@ impl Default for FailedAuthSettings {
 /// Past this many tracked addresses, those with a full budget and nothing in flight are dropped.
 const PRUNE_ABOVE: usize = 10_000;
 
-/// One address's budget: failures it may still make, and lookups of its under way.
+/// A refill rate and a size.
+#[derive(Debug, Clone, Copy)]
+struct Budget {
+    per_second: f64,
+    burst: f64,
+}
+
+impl Budget {
+    fn of(per_second: u32, burst: u32) -> Budget {
+        Budget {
+            per_second: f64::from(per_second.max(1)),
+            burst: f64::from(burst.max(1)),
+        }
+    }
+
+    /// `bucket` refilled to `now`.
+    fn refill(self, bucket: &mut Bucket, now: Instant) {
+        let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * self.per_second).min(self.burst);
+        bucket.at = now;
+    }
+
+    fn full(self, now: Instant) -> Bucket {
+        Bucket {
+            tokens: self.burst,
+            at: now,
+            in_flight: 0,
+        }
+    }
+
+    /// The budget of `key` in `buckets`, a full one when it has none yet, refilled to `now`.
+    /// Past [`PRUNE_ABOVE`] keys, those with a full budget and nothing in flight are forgotten
+    /// first (they are what a new one would be).
+    fn bucket(self, buckets: &mut HashMap<IpNet, Bucket>, key: IpNet, now: Instant) -> &mut Bucket {
+        if buckets.len() >= PRUNE_ABOVE && !buckets.contains_key(&key) {
+            buckets.retain(|_, b| {
+                let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
+                b.in_flight > 0 || b.tokens + elapsed * self.per_second < self.burst
+            });
+        }
+        let bucket = buckets.entry(key).or_insert_with(|| self.full(now));
+        self.refill(bucket, now);
+        bucket
+    }
+
+    /// How long until `bucket` has a token free, if it has none now.
+    fn wait(self, bucket: &Bucket) -> Option<Duration> {
+        let available = bucket.tokens - f64::from(bucket.in_flight);
+        (available < 1.0).then(|| Duration::from_secs_f64((1.0 - available) / self.per_second))
+    }
+}
+
+/// The process's budgets: each client's (its address or IPv6 /64), each network's (IPv4 /24,
+/// IPv6 /48), and the process's own.
+struct Buckets {
+    clients: HashMap<IpNet, Bucket>,
+    networks: HashMap<IpNet, Bucket>,
+    process: Bucket,
+}
+
+/// One budget's state: failures it may still make, and lookups under way against it.
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
     tokens: f64,
@@ -83,10 +164,12 @@ enum Ticket {
 /// of our own rather than `governor`'s: a request must hold a token while its lookup runs and
 /// give it back when the key was good, which needs a look at the bucket without spending it.)
 pub struct FailedAuthLimiter {
-    per_second: f64,
-    burst: f64,
-    /// One budget per client network (see [`FailedAuthLimiter::network`]).
-    buckets: Mutex<HashMap<IpNet, Bucket>>,
+    client_budget: Budget,
+    network_budget: Budget,
+    process_budget: Budget,
+    /// One budget per client (see [`FailedAuthLimiter::network`]), per network of clients (see
+    /// [`FailedAuthLimiter::wider_network`]), and the process's.
+    buckets: Mutex<Buckets>,
     trusted_proxies: Vec<IpNet>,
     ipv4_prefix: u8,
     ipv6_prefix: u8,
@@ -105,10 +188,16 @@ const GOOD_KEYS_MAX: usize = 10_000;
 impl FailedAuthLimiter {
     /// `None` when the limit is off.
     pub fn new(settings: &FailedAuthSettings) -> Option<Self> {
+        let process_budget = Budget::of(settings.process_per_second, settings.process_burst);
         (settings.per_second > 0).then(|| Self {
-            per_second: f64::from(settings.per_second),
-            burst: f64::from(settings.burst.max(1)),
-            buckets: Mutex::new(HashMap::new()),
+            client_budget: Budget::of(settings.per_second, settings.burst),
+            network_budget: Budget::of(settings.network_per_second, settings.network_burst),
+            process_budget,
+            buckets: Mutex::new(Buckets {
+                clients: HashMap::new(),
+                networks: HashMap::new(),
+                process: process_budget.full(Instant::now()),
+            }),
             trusted_proxies: settings.trusted_proxies.clone(),
             ipv4_prefix: settings.ipv4_prefix.min(32),
             ipv6_prefix: settings.ipv6_prefix.min(128),
@@ -121,6 +210,18 @@ impl FailedAuthLimiter {
         let prefix = match client {
             IpAddr::V4(_) => self.ipv4_prefix,
             IpAddr::V6(_) => self.ipv6_prefix,
+        };
+        IpNet::new(client, prefix)
+            .map(|net| net.trunc())
+            .unwrap_or_else(|_| IpNet::from(client))
+    }
+
+    /// The wider network `client` shares a budget with: its IPv4 /24 or IPv6 /48 (issue 39:
+    /// rotating IPv4 addresses made 1,999 lookups in 10 s against 94 from one address).
+    fn wider_network(&self, client: IpAddr) -> IpNet {
+        let prefix = match client {
+            IpAddr::V4(_) => NETWORK_PREFIX_V4,
+            IpAddr::V6(_) => NETWORK_PREFIX_V6,
         };
         IpNet::new(client, prefix)
             .map(|net| net.trunc())
@@ -156,27 +257,39 @@ impl FailedAuthLimiter {
         good.insert(hash, now);
     }
 
-    fn refill(&self, bucket: &mut Bucket, now: Instant) {
-        let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
-        bucket.tokens = (bucket.tokens + elapsed * self.per_second).min(self.burst);
-        bucket.at = now;
-    }
-
     /// Lets a request of `client` look its key up, or tells how long it must wait. Every
-    /// request holds a token of its network while it runs, a network with no failure on record
-    /// too (a full budget): so a first flood of made-up keys from a fresh address has at most
-    /// `burst` lookups in flight, like any other.
+    /// request holds a token of its client's budget, its network's and the process's while it
+    /// runs, a client with no failure on record too (a full budget): so a first flood of
+    /// made-up keys from a fresh address has at most `burst` lookups in flight, one from fresh
+    /// addresses of one network at most `network_burst`, and from anywhere `process_burst`.
     fn admit(&self, client: IpAddr, now: Instant) -> Result<Ticket, Duration> {
-        let net = self.network(client);
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = self.bucket(&mut buckets, net, now);
-        let available = bucket.tokens - f64::from(bucket.in_flight);
-        if available >= 1.0 {
-            bucket.in_flight += 1;
-            Ok(Ticket::Held)
-        } else {
-            Err(Duration::from_secs_f64((1.0 - available) / self.per_second))
+        let (net, wider) = (self.network(client), self.wider_network(client));
+        let mut guard = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let buckets = &mut *guard;
+        self.process_budget.refill(&mut buckets.process, now);
+        let waits = [
+            self.client_budget
+                .wait(self.client_budget.bucket(&mut buckets.clients, net, now)),
+            self.network_budget.wait(
+                self.network_budget
+                    .bucket(&mut buckets.networks, wider, now),
+            ),
+            self.process_budget.wait(&buckets.process),
+        ];
+        if let Some(wait) = waits.into_iter().flatten().max() {
+            return Err(wait);
         }
+        for bucket in [
+            buckets.clients.get_mut(&net),
+            buckets.networks.get_mut(&wider),
+            Some(&mut buckets.process),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            bucket.in_flight += 1;
+        }
+        Ok(Ticket::Held)
     }
 
     /// Ends a request admitted with `ticket`; a failed authentication spends a token.
@@ -184,39 +297,17 @@ impl FailedAuthLimiter {
         if ticket == Ticket::Free && !failed {
             return;
         }
-        let client = self.network(client);
-        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
-        let bucket = self.bucket(&mut buckets, client, now);
-        if ticket == Ticket::Held {
-            bucket.in_flight = bucket.in_flight.saturating_sub(1);
-        }
-        if failed {
-            bucket.tokens = (bucket.tokens - 1.0).max(0.0);
-        }
-    }
-
-    /// The budget of `net`, a full one when it has none yet, refilled to `now`. Past
-    /// [`PRUNE_ABOVE`] networks, those with a full budget and nothing in flight are forgotten
-    /// first (they are what a new one would be).
-    fn bucket<'a>(
-        &self,
-        buckets: &'a mut HashMap<IpNet, Bucket>,
-        net: IpNet,
-        now: Instant,
-    ) -> &'a mut Bucket {
-        if buckets.len() >= PRUNE_ABOVE && !buckets.contains_key(&net) {
-            buckets.retain(|_, b| {
-                let elapsed = now.saturating_duration_since(b.at).as_secs_f64();
-                b.in_flight > 0 || b.tokens + elapsed * self.per_second < self.burst
-            });
-        }
-        let bucket = buckets.entry(net).or_insert(Bucket {
-            tokens: self.burst,
-            at: now,
-            in_flight: 0,
-        });
-        self.refill(bucket, now);
-        bucket
+        let (net, wider) = (self.network(client), self.wider_network(client));
+        let mut guard = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        let buckets = &mut *guard;
+        self.process_budget.refill(&mut buckets.process, now);
+        let client_bucket = self.client_budget.bucket(&mut buckets.clients, net, now);
+        settle(client_bucket, ticket, failed);
+        let network_bucket = self
+            .network_budget
+            .bucket(&mut buckets.networks, wider, now);
+        settle(network_bucket, ticket, failed);
+        settle(&mut buckets.process, ticket, failed);
     }
 
     /// The client's address (see the module on proxies).
@@ -226,6 +317,16 @@ impl FailedAuthLimiter {
         forwarded_for: Option<&str>,
     ) -> Option<IpAddr> {
         client_address(&self.trusted_proxies, peer, forwarded_for)
+    }
+}
+
+/// Gives back what `ticket` held of `bucket`; a failure spends a token.
+fn settle(bucket: &mut Bucket, ticket: Ticket, failed: bool) {
+    if ticket == Ticket::Held {
+        bucket.in_flight = bucket.in_flight.saturating_sub(1);
+    }
+    if failed {
+        bucket.tokens = (bucket.tokens - 1.0).max(0.0);
     }
 }
 
@@ -258,6 +359,17 @@ pub fn client_address(
             .copied()
             .unwrap_or(hops[0]),
     )
+}
+
+/// Set on a request (its extensions) by a handler whose check of a credential other than an
+/// API key failed after a lookup (a console session cookie that opens nothing): [`guard`]
+/// counts it against the client's address as it counts a 401.
+#[derive(Debug, Clone, Copy)]
+pub struct FailedAuthentication;
+
+/// Marks `req` as a failed authentication (see [`FailedAuthentication`]).
+pub fn mark_failed(req: &actix_web::HttpRequest) {
+    req.extensions_mut().insert(FailedAuthentication);
 }
 
 /// Middleware: refuses an address over its budget of failed authentications (unless its key is
@@ -313,7 +425,8 @@ pub async fn guard(
         ticket: Some(ticket),
     };
     let response = next.call(req).await;
-    let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED);
+    let failed = matches!(&response, Ok(r) if r.status() == StatusCode::UNAUTHORIZED
+        || r.request().extensions().contains::<FailedAuthentication>());
     let now = Instant::now();
     held.finish(failed, now);
     // a key that resolved to a company is good for a while
@@ -526,6 +639,35 @@ mod tests {
         limiter.remember_good_key("h".into(), now);
         assert!(limiter.is_good_key("h", now + Duration::from_secs(59)));
         assert!(!limiter.is_good_key("h", now + GOOD_KEY_FOR));
+    }
+
+    /// Issue 39: rotating IPv4 addresses made 1,999 lookups in 10 s against 94 from one address.
+    #[test]
+    fn addresses_of_one_24_share_its_budget_and_every_network_the_processs() {
+        let limiter = FailedAuthLimiter::new(&FailedAuthSettings {
+            per_second: 1,
+            burst: 3,
+            network_per_second: 1,
+            network_burst: 5,
+            process_per_second: 1,
+            process_burst: 8,
+            ..FailedAuthSettings::default()
+        })
+        .unwrap();
+        let now = Instant::now();
+        // five fresh addresses of one /24 fail once each: a sixth, fresh too, is refused
+        for n in 1..=5 {
+            fail(&limiter, ip(&format!("198.51.100.{n}")), now);
+        }
+        assert!(limiter.admit(ip("198.51.100.6"), now).is_err());
+        // other /24s are served until the process's budget (8) is spent, then none is
+        for n in 1..=3 {
+            fail(&limiter, ip(&format!("203.0.{n}.1")), now);
+        }
+        assert!(limiter.admit(ip("192.0.2.1"), now).is_err());
+        // both refill
+        let later = now + Duration::from_secs(2);
+        assert!(limiter.admit(ip("192.0.2.1"), later).is_ok());
     }
 
     #[test]

@@ -23,6 +23,10 @@ pub struct ApiState {
     pub request_scope: Arc<dyn RequestScope>,
     /// The console's sessions, one store for the process (see [`crate::console::session`]).
     pub console: Arc<Sessions>,
+    /// The console's exports under way, per company (see `console::export`).
+    pub(crate) exports: Arc<crate::console::ExportsUnderWay>,
+    /// The rows the console's chart last read per company (see `console::chart`).
+    pub(crate) chart_rows: Arc<crate::console::ChartRows>,
 }
 
 impl ApiState {
@@ -39,6 +43,8 @@ impl ApiState {
             idempotency: Idempotency::new(idempotency_keys, clock),
             request_scope: Arc::new(Unscoped),
             console: Arc::new(Sessions::default()),
+            exports: Arc::default(),
+            chart_rows: Arc::default(),
         }
     }
 

@@ -37,6 +37,7 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
                 // used a moment ago: no last-use write
                 last_used_at: Some(Utc::now()),
                 scopes: domain::Scopes::DEFAULT,
+                quota_of: company().id,
             }))
         });
     common::api_state(api_keys, use_cases)

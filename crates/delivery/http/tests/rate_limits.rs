@@ -46,6 +46,7 @@ fn services(lists: usize) -> Arc<ApiState> {
             company: company(n),
             last_used_at: Some(Utc::now()),
             scopes: domain::Scopes::DEFAULT,
+            quota_of: company(n).id,
         }))
     });
     let mut use_cases = MockUseCaseRepository::new();

@@ -20,6 +20,10 @@ pub struct WebhookUrlRow {
     pub desativado_em: Option<DateTime<Utc>>,
     /// NULL: every event; otherwise the types listed (checked by `webhook_urls_eventos_check`).
     pub eventos: Option<Vec<String>>,
+    /// The first failed attempt since the last success (issue 39); kept once disabled.
+    pub falhando_desde: Option<DateTime<Utc>>,
+    /// Why it was disabled: `WebhookUrl::DISABLED_FOR_FAILING`.
+    pub motivo_desativacao: Option<String>,
 }
 
 impl From<WebhookUrlRow> for WebhookUrl {
@@ -31,6 +35,8 @@ impl From<WebhookUrlRow> for WebhookUrl {
             created_at: row.criado_em,
             removed_at: row.removido_em,
             disabled_at: row.desativado_em,
+            failing_since: row.falhando_desde,
+            disabled_reason: row.motivo_desativacao,
             events: selection_of(row.eventos),
         }
     }

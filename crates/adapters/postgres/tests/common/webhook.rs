@@ -29,6 +29,8 @@ pub fn webhook(empresa: &Company, url: &str, criado_em: DateTime<Utc>) -> Webhoo
         created_at: criado_em,
         removed_at: None,
         disabled_at: None,
+        failing_since: None,
+        disabled_reason: None,
         events: domain::EventSelection::All,
     }
 }

@@ -3,12 +3,18 @@
 //! (`GET /api/solicitacao-consentimento`: the CPF masked, the proof included), so the export is
 //! recorded in the access log page by page exactly as the list is.
 //!
-//! Streamed a page (500 requests) at a time: a year of a large company is millions of rows, and
-//! one answer must not hold them. A producer task reads the pages in turn, each in one blocking
-//! hop, and hands them to the response through a channel of two pages: a slow download holds at
-//! most three pages in memory and one blocking thread at a time, never the whole period.
+//! Streamed a page (500 requests, cut at `server.page_max_bytes` as the API's lists are) at a
+//! time: a year of a large company is millions of rows, and one answer must not hold them. A
+//! producer task reads the pages in turn, each in one blocking hop, and hands them to the
+//! response through a channel of two pages: a slow download holds at most three pages in memory
+//! and one blocking thread at a time, never the whole period. A company has at most
+//! [`MAX_EXPORTS_PER_COMPANY`] exports under way per process (issue 39: 500 rows of 63 KB proofs
+//! were 32 MB a page, and 60 stalled downloads of one session took the process from 61 MB to
+//! 1,072 MB); one more is a 429 page with `Retry-After`, nothing read.
 
+use std::collections::HashMap;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use actix_web::http::header::{self, HeaderValue};
@@ -17,7 +23,7 @@ use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use application::{ConsentListQuery, Services};
 use chrono::{DateTime, Utc};
-use domain::Scope;
+use domain::{CompanyId, Scope};
 use futures_core::Stream;
 use serde::Deserialize;
 use tokio::sync::mpsc;
@@ -35,6 +41,56 @@ use crate::state::ApiState;
 const PAGE_SIZE: u32 = 500;
 /// Pages waiting for the client, beyond the one being written.
 const PAGES_IN_FLIGHT: usize = 2;
+/// Exports a company may have under way at once in one process: with pages of at most
+/// `server.page_max_bytes`, a company holds at most this many times three pages of memory and
+/// this many blocking hops, however many downloads its keys start or leave stalled.
+pub const MAX_EXPORTS_PER_COMPANY: u32 = 2;
+
+/// The exports under way, per company, in this process.
+#[derive(Default)]
+pub struct ExportsUnderWay {
+    running: Mutex<HashMap<CompanyId, u32>>,
+}
+
+impl ExportsUnderWay {
+    /// A slot for one more export of `company`, or `None` when it has
+    /// [`MAX_EXPORTS_PER_COMPANY`] under way. The slot is given back when dropped: the export
+    /// ended, failed, or its client went away.
+    fn take(self: &Arc<Self>, company: CompanyId) -> Option<ExportSlot> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let n = running.entry(company).or_insert(0);
+        if *n >= MAX_EXPORTS_PER_COMPANY {
+            return None;
+        }
+        *n += 1;
+        Some(ExportSlot {
+            exports: self.clone(),
+            company,
+        })
+    }
+}
+
+/// One export under way (see [`ExportsUnderWay::take`]).
+struct ExportSlot {
+    exports: Arc<ExportsUnderWay>,
+    company: CompanyId,
+}
+
+impl Drop for ExportSlot {
+    fn drop(&mut self) {
+        let mut running = self
+            .exports
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = running.get_mut(&self.company) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                running.remove(&self.company);
+            }
+        }
+    }
+}
 
 /// The CSV's columns: the list item's fields, in this order.
 const COLUMNS: [&str; 15] = [
@@ -149,6 +205,7 @@ pub async fn export(
         Some(Ok(export)) => Some(export),
         _ => None,
     };
+    let exports = state.exports.clone();
     let outcome = signed_in(
         &state,
         &req,
@@ -156,7 +213,13 @@ pub async fn export(
         &[Scope::Auditor],
         None,
         move |s, call| match first {
-            Some(export) => page_of(s, call, export, None).map(Some),
+            Some(export) => {
+                // taken before the first page is read, held by the producer to the end
+                let Some(slot) = exports.take(call.company().id) else {
+                    return Ok(Some(Err(())));
+                };
+                page_of(s, call, export, None).map(|page| Some(Ok((page, slot))))
+            }
             None => Ok(None),
         },
     )
@@ -165,8 +228,9 @@ pub async fn export(
         Ok(done) => done,
         Err(refusal) => return refusal.page(false),
     };
-    let (export, (bytes, next)) = match (export, first_page) {
-        (Some(Ok(export)), Some(page)) => (export, page),
+    let (export, ((bytes, next), slot)) = match (export, first_page) {
+        (Some(Ok(_)), Some(Err(()))) => return too_many_exports(&signed),
+        (Some(Ok(export)), Some(Ok(page))) => (export, page),
         (Some(Err(why)), _) => {
             return html::page(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -219,7 +283,8 @@ pub async fn export(
         Format::Csv => ("csv", "text/csv; charset=utf-8"),
         Format::JsonLines => ("jsonl", "application/jsonl; charset=utf-8"),
     };
-    let mut res = HttpResponse::Ok().streaming(Pages(rx));
+    // the slot goes with the body: given back when the download ends or its client goes away
+    let mut res = HttpResponse::Ok().streaming(Pages(rx, slot));
     html::secure_headers(&mut res, content_type);
     let name = format!(
         "attachment; filename=\"solicitacoes-{}-{}.{extension}\"",
@@ -232,8 +297,25 @@ pub async fn export(
     res
 }
 
-/// One page of the export after `after`, rendered, its read recorded when it carries a proof
-/// (as the list's), with the cursor of the next page.
+/// The company already has [`MAX_EXPORTS_PER_COMPANY`] exports under way: 429, nothing read.
+fn too_many_exports(signed: &super::SignedIn) -> HttpResponse {
+    let mut res = html::page(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Exportar solicitações",
+        &nav(signed),
+        &format!(
+            "<p class=\"erro\" role=\"alert\">A empresa já tem {MAX_EXPORTS_PER_COMPANY} \
+             exportações em andamento. Espere uma terminar e tente de novo.</p>"
+        ),
+    );
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    res
+}
+
+/// One page of the export after `after`, rendered and cut at `server.page_max_bytes` (the
+/// first row always goes), its read recorded when it carries a proof (as the list's), with the
+/// cursor of the next page: right after the last row kept when the bound cut it.
 fn page_of(
     s: &Services,
     call: &Call,
@@ -250,26 +332,38 @@ fn page_of(
             ..ConsentListQuery::default()
         },
     )?;
+    let page_len = page.items.len();
     let answered = Answered::default();
     let mut out = String::new();
-    let count = page.items.len();
+    let mut count = 0;
+    let mut cut_after = None;
     for request in page.items {
-        let item = answered.note(Solicitacao::from_domain(request, false, None), false);
+        let resume = application::resume_after(&request);
+        let item = Solicitacao::from_domain(request, false, None);
         let value = serde_json::to_value(&item).map_err(|e| ApiError::Internal(e.into()))?;
-        match export.format {
-            Format::JsonLines => {
-                out.push_str(&value.to_string());
-                out.push('\n');
-            }
+        let line = match export.format {
+            Format::JsonLines => format!("{value}\n"),
             Format::Csv => {
                 let row: Vec<String> = COLUMNS.iter().map(|c| csv_field(value.get(*c))).collect();
-                out.push_str(&row.join(","));
-                out.push_str("\r\n");
+                format!("{}\r\n", row.join(","))
             }
+        };
+        if count > 0 && out.len() + line.len() > s.page_max_bytes {
+            break;
         }
+        answered.note(item, false);
+        out.push_str(&line);
+        count += 1;
+        cut_after = Some(resume);
     }
     answered.record_if_personal(s, call, count)?;
-    Ok((Bytes::from(out), page.next_cursor))
+    // every row fitted: the list's own next cursor; cut: right after the last row kept
+    let next = if count < page_len {
+        cut_after
+    } else {
+        page.next_cursor
+    };
+    Ok((Bytes::from(out), next))
 }
 
 /// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. A text that a
@@ -294,8 +388,12 @@ fn csv_field(value: Option<&serde_json::Value>) -> String {
     }
 }
 
-/// The response body: the pages as the producer hands them over.
-struct Pages(mpsc::Receiver<Result<Bytes, ApiError>>);
+/// The response body: the pages as the producer hands them over, and the export's slot (held,
+/// never read: given back when the body is dropped).
+struct Pages(
+    mpsc::Receiver<Result<Bytes, ApiError>>,
+    #[allow(dead_code)] ExportSlot,
+);
 
 impl Stream for Pages {
     type Item = Result<Bytes, ApiError>;
@@ -308,6 +406,24 @@ impl Stream for Pages {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_company_has_at_most_two_exports_under_way_and_a_finished_one_gives_its_slot_back() {
+        let exports = Arc::new(ExportsUnderWay::default());
+        let (a, b) = (
+            CompanyId(uuid::Uuid::from_u128(1)),
+            CompanyId(uuid::Uuid::from_u128(2)),
+        );
+        let first = exports.take(a).expect("one");
+        let _second = exports.take(a).expect("two");
+        assert!(exports.take(a).is_none(), "a third is refused");
+        assert!(exports.take(b).is_some(), "another company's is not");
+        drop(first);
+        assert!(
+            exports.take(a).is_some(),
+            "a finished export gives its slot back"
+        );
+    }
 
     #[test]
     fn csv_fields_are_quoted_when_needed_and_formulas_defused() {

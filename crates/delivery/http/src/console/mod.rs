@@ -7,6 +7,8 @@
 mod accesses;
 mod chart;
 mod export;
+pub(crate) use chart::ChartRows;
+pub(crate) use export::ExportsUnderWay;
 mod health;
 mod html;
 mod operator;
@@ -205,6 +207,9 @@ impl SignedIn {
 pub(crate) enum Refusal {
     /// No live session: to the sign-in page (a GET) or 401 (a form).
     NoSession,
+    /// A session cookie that opens no session (made up, expired, or its key revoked): answered
+    /// as [`Refusal::NoSession`], and counted as a failed authentication of the client.
+    UnknownSession,
     /// The form's CSRF token is missing or wrong: nothing changed.
     BadCsrf,
     /// The session's key lacks every scope that grants the page.
@@ -226,8 +231,8 @@ impl Refusal {
     /// The page of the refusal; `is_form`: the request was a POST.
     pub fn page(self, is_form: bool) -> HttpResponse {
         match self {
-            Refusal::NoSession if !is_form => see_other("/console"),
-            Refusal::NoSession => html::page(
+            Refusal::NoSession | Refusal::UnknownSession if !is_form => see_other("/console"),
+            Refusal::NoSession | Refusal::UnknownSession => html::page(
                 StatusCode::UNAUTHORIZED,
                 "Sessão encerrada",
                 "",
@@ -326,7 +331,7 @@ where
     // the session's store may be the database: read in the blocking hop, with the page's work
     let outcome = in_blocking_hop(state, move |s| {
         let Some(session) = sessions.touch(&id)? else {
-            return Ok(Err(Refusal::NoSession));
+            return Ok(Err(Refusal::UnknownSession));
         };
         if let Some(sent) = &sent_csrf {
             if !session::same_token(sent, &session.csrf) {
@@ -342,7 +347,7 @@ where
             Err(ApiError::Unauthorized) => {
                 // the key was revoked: its session ends too
                 sessions.close(&id)?;
-                return Ok(Err(Refusal::NoSession));
+                return Ok(Err(Refusal::UnknownSession));
             }
             Err(e) => return Ok(Err(Refusal::Api(e))),
         };
@@ -351,7 +356,7 @@ where
         }
         // a console page is one of the company's requests, as an API call is: one share of its
         // rate limit (429 when over, nothing done)
-        if let Err(e) = crate::blocking::check_rate(limiter.as_deref(), &caller.company, 1) {
+        if let Err(e) = crate::blocking::check_rate(limiter.as_deref(), caller.quota_of, 1) {
             return Ok(Err(Refusal::Api(e)));
         }
         let call = Call { caller, route };
@@ -362,7 +367,16 @@ where
     })
     .await
     .map_err(Refusal::Api)?;
-    let (call, csrf, value) = outcome?;
+    let (call, csrf, value) = match outcome {
+        Ok(done) => done,
+        Err(Refusal::UnknownSession) => {
+            // a cookie that opened nothing cost a lookup: a failed authentication of the
+            // client's address, as a made-up API key is (issue 39; `failed_auth::guard`)
+            crate::failed_auth::mark_failed(req);
+            return Err(Refusal::NoSession);
+        }
+        Err(refusal) => return Err(refusal),
+    };
     Ok((SignedIn { cookie, csrf, call }, value))
 }
 

@@ -35,9 +35,20 @@ pub async fn webhooks(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespo
     let rows: String = urls
         .iter()
         .map(|w| {
-            let state = match w.disabled_at {
-                Some(at) => format!("Desativada em {}", esc(&at.to_rfc3339())),
-                None => "Ativa".to_owned(),
+            // why a URL is (or is about to be) disabled: since when every attempt failed
+            let since = w
+                .failing_since
+                .map(|at| esc(&at.to_rfc3339()))
+                .unwrap_or_else(|| "?".to_owned());
+            let state = match (w.disabled_at, w.failing_since) {
+                (Some(at), _) => format!(
+                    "Desativada em {}: todas as tentativas de entrega falharam, sem nenhum \
+                     sucesso, desde {since} (motivo: {})",
+                    esc(&at.to_rfc3339()),
+                    esc(w.disabled_reason.as_deref().unwrap_or("-"))
+                ),
+                (None, Some(_)) => format!("Ativa; falhando desde {since}"),
+                (None, None) => "Ativa".to_owned(),
             };
             let events = match w.events.types() {
                 Some(types) => esc(&types

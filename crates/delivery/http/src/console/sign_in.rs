@@ -118,8 +118,13 @@ pub async fn sign_in(
     }
     let key = form.chave.trim().to_owned();
     let sessions = state.console.clone();
+    // a task-local: taken here, not on the blocking thread
+    let limiter = crate::rate_limit::current_limiter();
     let opened = in_blocking_hop(&state, move |s| {
         let caller = s.auth.authenticate(Some(&key)).map_err(ApiError::from)?;
+        // a sign-in with a valid key is one of the company's requests, as every console page is
+        // (issue 39: it was never charged); a made-up key is a 401, charged to the address
+        crate::blocking::check_rate(limiter.as_deref(), caller.quota_of, 1)?;
         // the store keeps the key's hash, never the key
         sessions
             .open(caller.company.id, application::hash_api_key(&key))?

@@ -93,6 +93,11 @@ pub struct UrlDesativada {
     pub url: String,
     /// When it was disabled.
     pub desativada_em: DateTime<Utc>,
+    /// Its first failure after its last success: every attempt since failed, for at least
+    /// `webhooks.disable_after_seconds` (5 days by default).
+    pub falhando_desde: DateTime<Utc>,
+    /// Why: `falhas_sem_sucesso` (the one reason today).
+    pub motivo: String,
 }
 
 /// The `data` of `auditoria.incidente`: a confirmed request the PGCC does not know (an integrity

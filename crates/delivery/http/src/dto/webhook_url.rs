@@ -87,10 +87,18 @@ pub struct WebhookUrlRegistrada {
     pub url: String,
     #[serde(rename = "criadoEm")]
     pub created_at: DateTime<Utc>,
-    /// Set when every delivery to it failed for the configured window (5 days by default): it
-    /// receives nothing more; remove it and register it again once it works.
+    /// Set when it failed without a single success for `webhooks.disable_after_seconds` (5 days
+    /// by default) since `falhandoDesde`: it receives nothing more until it is re-enabled
+    /// (`POST /api/webhook-urls/{id}/reativar`).
     #[serde(rename = "desativadaEm")]
     pub disabled_at: Option<DateTime<Utc>>,
+    /// Its first failed attempt after its last success (test events aside): every attempt since
+    /// failed. Null while its last attempt succeeded (or none was made); kept once disabled.
+    #[serde(rename = "falhandoDesde")]
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Why it was disabled: `falhas_sem_sucesso` (the one reason today); null while active.
+    #[serde(rename = "motivoDesativacao")]
+    pub disabled_reason: Option<String>,
     /// The event types it receives; `null`: every type, including types added later.
     #[schema(value_type = Option<Vec<TipoEventoAssinavel>>)]
     #[serde(rename = "eventos")]
@@ -109,6 +117,8 @@ impl From<WebhookUrl> for WebhookUrlRegistrada {
             url: w.url,
             created_at: w.created_at,
             disabled_at: w.disabled_at,
+            failing_since: w.failing_since,
+            disabled_reason: w.disabled_reason,
             events: w
                 .events
                 .types()

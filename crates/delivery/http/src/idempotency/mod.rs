@@ -33,7 +33,7 @@ pub use key::{
 pub use request::{IdempotentJson, IdempotentOptionalJson, IdempotentRequest};
 
 use crate::api_key::ApiKeyHeader;
-use crate::blocking::as_company;
+use crate::blocking::{as_caller, as_company, Call};
 use crate::error::ApiError;
 use crate::state::ApiState;
 
@@ -47,27 +47,37 @@ pub const IDEMPOTENCY_LEASE_SECONDS: i64 = 60;
 /// it returns (or its error). With an `Idempotency-Key`, in the same hop: the key is claimed
 /// first (a kept answer is replayed, a reuse refused, and `work` does not run), `work` gets the
 /// resource id the key reserved (`Some`, the same on every retry), and its answer is kept if it
-/// is final. Without one, `work` gets `None`: it picks a fresh id.
-pub async fn run_as_company<T, F>(
+/// is final. Without one, `work` gets `None`: it picks a fresh id. A kept answer is given to
+/// `replayed` in the hop before it goes out: a replay is a read of what the answer carries, by
+/// whichever key of the company sent it, so a route whose answer may carry personal data records
+/// it there (an error, 503 when it cannot be recorded, is answered instead of the replay).
+pub async fn run_as_company<T, F, R>(
     state: &web::Data<ApiState>,
     key: ApiKeyHeader,
     idempotency: Option<IdempotentRequest>,
+    replayed: R,
     work: F,
 ) -> Result<HttpResponse, ApiError>
 where
     T: Serialize + Send + 'static,
     F: FnOnce(&Services, &Company, Option<Uuid>) -> Result<T, ApiError> + Send + 'static,
+    R: FnOnce(&Services, &Call, &StoredResponse) -> Result<(), ApiError> + Send + 'static,
 {
     let Some(request) = idempotency else {
         let answer = as_company(state, key, move |s, company| work(s, company, None)).await?;
         return Ok(HttpResponse::Ok().json(answer));
     };
     let keys = state.idempotency.clone();
-    let outcome = as_company(state, key, move |s, company| {
+    let outcome = as_caller(state, key, move |s, call| {
         let IdempotentRequest { key, fingerprint } = request;
-        Ok(keys.run(company.id, &key, &fingerprint, |reserved| {
+        let company = call.company();
+        let outcome = keys.run(company.id, &key, &fingerprint, |reserved| {
             settle(work(s, company, Some(reserved)))
-        })?)
+        })?;
+        if let Idempotent::Replayed(kept) = &outcome {
+            replayed(s, call, kept)?;
+        }
+        Ok(outcome)
     })
     .await?;
     match outcome {

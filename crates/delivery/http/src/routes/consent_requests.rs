@@ -4,7 +4,7 @@
 mod creation_docs;
 
 use actix_web::{web, HttpResponse};
-use application::{ConsentListQuery, CreatedConsentRequest};
+use application::{ConsentListQuery, CreatedConsentRequest, Services};
 use domain::{ConsentRequestDraft, CreationVariant, Envelope};
 use uuid::Uuid;
 
@@ -12,7 +12,7 @@ use creation_docs::{CreationResponses, IdempotencyKeyParam};
 
 use crate::access_log::{record_read, Answered};
 use crate::api_key::ApiKeyHeader;
-use crate::blocking::as_caller;
+use crate::blocking::{as_caller, Call};
 use crate::bounded_page;
 use crate::dto::consent_read::{FiltroSolicitacoes, MostrarCpf, PaginaSolicitacoes, Solicitacao};
 use crate::dto::consent_request::{
@@ -21,7 +21,9 @@ use crate::dto::consent_request::{
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::revocation::RevogarSolicitacao;
 use crate::error::ApiError;
-use crate::idempotency::{self, IdempotentJson, IdempotentOptionalJson, IdempotentRequest};
+use crate::idempotency::{
+    self, IdempotentJson, IdempotentOptionalJson, IdempotentRequest, StoredResponse,
+};
 use crate::state::ApiState;
 
 /// Registers a consent request the subject has already answered (status `ativo`).
@@ -85,14 +87,22 @@ async fn create(
     draft: ConsentRequestDraft,
     variant: CreationVariant,
 ) -> Result<HttpResponse, ApiError> {
-    idempotency::run_as_company(&state, key, idempotency, move |s, company, reserved| {
-        let service = &s.create_consent_request;
-        let CreatedConsentRequest { id, pgcc_id } = match reserved {
-            Some(id) => service.execute_with_id(company, draft, variant, id)?,
-            None => service.execute(company, draft, variant)?,
-        };
-        Ok(Envelope::ok(SolicitacaoCriada { id, pgcc_id }))
-    })
+    // a creation's answer carries ids only: its replay is no read of personal data
+    let replayed = |_: &Services, _: &Call, _: &StoredResponse| Ok(());
+    idempotency::run_as_company(
+        &state,
+        key,
+        idempotency,
+        replayed,
+        move |s, company, reserved| {
+            let service = &s.create_consent_request;
+            let CreatedConsentRequest { id, pgcc_id } = match reserved {
+                Some(id) => service.execute_with_id(company, draft, variant, id)?,
+                None => service.execute(company, draft, variant)?,
+            };
+            Ok(Envelope::ok(SolicitacaoCriada { id, pgcc_id }))
+        },
+    )
     .await
 }
 
@@ -149,6 +159,12 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let q = query.into_inner();
     let show_cpf = q.show_cpf;
+    // a list filtered by a subject's CPF reads that subject's requests, masked or not, and even
+    // finding none tells something of the subject (issue 39): recorded like the subject export
+    let by_subject = q
+        .subject_cpf
+        .as_deref()
+        .is_some_and(|cpf| !cpf.trim().is_empty());
     let list_query = ConsentListQuery {
         status: q.status,
         template_id: q.template_id,
@@ -174,8 +190,13 @@ pub async fn list(
             |r| Ok(answered.note(Solicitacao::from_domain(r, show_cpf, None), show_cpf)),
         )
         .map_err(ApiError::Internal)?;
-        // a page with a full CPF or a proof is recorded before the answer goes out
-        answered.record_if_personal(s, call, items.items.len())?;
+        // a page with a full CPF or a proof, or any page of one subject, is recorded before the
+        // answer goes out
+        if by_subject {
+            answered.record(s, call, items.items.len())?;
+        } else {
+            answered.record_if_personal(s, call, items.items.len())?;
+        }
         // the documented shape is PaginaSolicitacoes; its items go out already serialized
         Ok(bounded_page::Page::of(items, page.next_cursor))
     })
@@ -225,12 +246,42 @@ pub async fn revoke(
         None => None,
     };
     // The resource is the path's request: the id a key reserves is not used.
-    idempotency::run_as_company(&state, key, body.idempotency, move |s, company, _| {
-        let record = s.revoke_consent_request.execute(company, id, reason)?;
-        let data = Solicitacao::from_domain(record.request, false, Some(record.history));
-        Ok(Envelope::ok_with_message(data, "Consentimento revogado."))
-    })
+    idempotency::run_as_company(
+        &state,
+        key,
+        body.idempotency,
+        replayed_revocation,
+        move |s, company, _| {
+            let record = s.revoke_consent_request.execute(company, id, reason)?;
+            let data = Solicitacao::from_domain(record.request, false, Some(record.history));
+            Ok(Envelope::ok_with_message(data, "Consentimento revogado."))
+        },
+    )
     .await
+}
+
+/// A revocation's kept answer replayed (issue 39): the request as revoked, with its proof of
+/// collection when it has one, to whichever key of the company sent the same `Idempotency-Key`.
+/// That is a read of personal data, recorded as any other before the answer goes out (a 422
+/// carries none).
+fn replayed_revocation(s: &Services, call: &Call, kept: &StoredResponse) -> Result<(), ApiError> {
+    if kept.status != 200 {
+        return Ok(());
+    }
+    let Ok(body) = serde_json::from_slice::<serde_json::Value>(&kept.body) else {
+        return Ok(());
+    };
+    let data = &body["data"];
+    let (Some(id), Some(hash)) = (
+        data["id"].as_str().and_then(|id| Uuid::parse_str(id).ok()),
+        data["hash"].as_str(),
+    ) else {
+        return Ok(());
+    };
+    if data["provaColeta"].is_string() {
+        record_read(s, call, [(id, hash)])?;
+    }
+    Ok(())
 }
 
 /// `Idempotency-Key` of `revogar`, as documented in the OpenAPI document.

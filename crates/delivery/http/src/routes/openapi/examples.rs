@@ -85,7 +85,8 @@ fn consulta_valida() -> Value {
 
 fn webhook(with_secret: bool) -> Value {
     let mut w = json!({"id": WEBHOOK_ID, "url": "https://exemplo.com.br/webhooks/consentimento",
-        "criadoEm": "2026-01-10T12:00:00Z", "desativadaEm": null, "eventos": null});
+        "criadoEm": "2026-01-10T12:00:00Z", "desativadaEm": null, "falhandoDesde": null,
+        "motivoDesativacao": null, "eventos": null});
     if with_secret {
         w["segredo"] = json!("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
     }

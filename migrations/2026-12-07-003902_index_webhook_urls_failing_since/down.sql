@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS webhook_urls_falhando_desde_idx;
