@@ -206,6 +206,28 @@ pub(crate) fn each_company(
     })
 }
 
+/// The first key of [`lock_company`]'s advisory locks ("consent", 4 bytes), apart from the
+/// migrations' single key.
+const COMPANY_LOCK_SPACE: i32 = 0x636f_6e73;
+
+/// Serializes one company's writers that must not interleave (a use-case synchronization, a
+/// webhook URL's registration) until the transaction ends: a transaction-level advisory lock on
+/// the company, then its row read (`NotFound` for an unknown company). Not a row lock on
+/// `empresas` (`FOR NO KEY UPDATE`), which PostgreSQL grants only to a role that may update the
+/// table, and the service's role may not (docs/security.md, "Least privilege").
+pub(crate) fn lock_company(conn: &mut PgConnection, empresa: Uuid) -> QueryResult<()> {
+    use diesel::prelude::*;
+    diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2::text))")
+        .bind::<diesel::sql_types::Integer, _>(COMPANY_LOCK_SPACE)
+        .bind::<diesel::sql_types::Uuid, _>(empresa)
+        .execute(conn)?;
+    crate::schema::empresas::table
+        .find(empresa)
+        .select(crate::schema::empresas::id)
+        .first::<Uuid>(conn)
+        .map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,26 +355,4 @@ mod tests {
         .unwrap();
         assert_eq!((used, asked), (1, vec![8]), "7 is backed off, 8 goes on");
     }
-}
-
-/// The first key of [`lock_company`]'s advisory locks ("consent", 4 bytes), apart from the
-/// migrations' single key.
-const COMPANY_LOCK_SPACE: i32 = 0x636f_6e73;
-
-/// Serializes one company's writers that must not interleave (a use-case synchronization, a
-/// webhook URL's registration) until the transaction ends: a transaction-level advisory lock on
-/// the company, then its row read (`NotFound` for an unknown company). Not a row lock on
-/// `empresas` (`FOR NO KEY UPDATE`), which PostgreSQL grants only to a role that may update the
-/// table, and the service's role may not (docs/security.md, "Least privilege").
-pub(crate) fn lock_company(conn: &mut PgConnection, empresa: Uuid) -> QueryResult<()> {
-    use diesel::prelude::*;
-    diesel::sql_query("SELECT pg_advisory_xact_lock($1, hashtext($2::text))")
-        .bind::<diesel::sql_types::Integer, _>(COMPANY_LOCK_SPACE)
-        .bind::<diesel::sql_types::Uuid, _>(empresa)
-        .execute(conn)?;
-    crate::schema::empresas::table
-        .find(empresa)
-        .select(crate::schema::empresas::id)
-        .first::<Uuid>(conn)
-        .map(|_| ())
 }

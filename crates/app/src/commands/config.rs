@@ -121,6 +121,31 @@ pub fn url_without_password(raw: &str) -> String {
     format!("{scheme}://{authority}{path}{query}")
 }
 
+/// The role of `database.url` against least privilege (docs/security.md): each excess named on
+/// stderr; an error in staging and production. An unreachable database is said, not failed on:
+/// the files and the environment are what this command checks first.
+fn least_privilege(settings: &Settings) -> anyhow::Result<()> {
+    let findings = crate::wiring::pool(settings)
+        .and_then(|pool| postgres_adapter::privileges::excess_privileges(&pool));
+    match findings {
+        Err(e) => eprintln!("database.url: not reachable, its role's privileges unchecked ({e:#})"),
+        Ok(findings) if findings.is_empty() => {
+            eprintln!("database.url: the role owns nothing and cannot write the evidence directly")
+        }
+        Ok(findings) => {
+            for finding in &findings {
+                eprintln!("database.url: the role {finding}");
+            }
+            if settings.is_deployed() {
+                anyhow::bail!(
+                    "database.url: the role must own nothing and write the evidence only through the owner's functions (docs/security.md, \"Least privilege\")"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -179,29 +204,4 @@ mod tests {
         assert!(text.contains("\n[pgcc]\nbase_url = \"https://pgcc\"\ntoken = \"<hidden>\"\n"));
         assert!(!text.contains("pw") && !text.contains("tok\""));
     }
-}
-
-/// The role of `database.url` against least privilege (docs/security.md): each excess named on
-/// stderr; an error in staging and production. An unreachable database is said, not failed on:
-/// the files and the environment are what this command checks first.
-fn least_privilege(settings: &Settings) -> anyhow::Result<()> {
-    let findings = crate::wiring::pool(settings)
-        .and_then(|pool| postgres_adapter::privileges::excess_privileges(&pool));
-    match findings {
-        Err(e) => eprintln!("database.url: not reachable, its role's privileges unchecked ({e:#})"),
-        Ok(findings) if findings.is_empty() => {
-            eprintln!("database.url: the role owns nothing and cannot write the evidence directly")
-        }
-        Ok(findings) => {
-            for finding in &findings {
-                eprintln!("database.url: the role {finding}");
-            }
-            if settings.is_deployed() {
-                anyhow::bail!(
-                    "database.url: the role must own nothing and write the evidence only through the owner's functions (docs/security.md, \"Least privilege\")"
-                );
-            }
-        }
-    }
-    Ok(())
 }
