@@ -13,6 +13,7 @@ use domain::{CompanyId, IntegrityIncidentData, WebhookEvent};
 use ports::{AuditEntry, IntegrityIncident, LinkedEntry, LogPosition, RepoError, UnloggedRequest};
 use uuid::Uuid;
 
+use crate::audit_log_repository::EntryRow;
 use crate::conn::with_conn;
 use crate::outbox;
 use crate::PgPool;
@@ -29,18 +30,6 @@ struct LinkedRow {
     posicao: i64,
     #[diesel(sql_type = Nullable<Binary>)]
     anterior: Option<Vec<u8>>,
-}
-
-#[derive(QueryableByName)]
-struct EntryRow {
-    #[diesel(sql_type = SqlUuid)]
-    solicitacao_id: Uuid,
-    #[diesel(sql_type = Binary)]
-    entrada: Vec<u8>,
-    #[diesel(sql_type = BigInt)]
-    transacao: i64,
-    #[diesel(sql_type = BigInt)]
-    posicao: i64,
 }
 
 #[derive(QueryableByName)]
@@ -208,14 +197,7 @@ ORDER BY transacao DESC, posicao DESC LIMIT 1",
         .bind::<SqlUuid, _>(request)
         .load::<EntryRow>(conn)
     })?;
-    Ok(rows.into_iter().next().map(|row| AuditEntry {
-        request_id: row.solicitacao_id,
-        bytes: row.entrada,
-        position: LogPosition {
-            transaction: row.transacao,
-            sequence: row.posicao,
-        },
-    }))
+    Ok(rows.into_iter().next().map(AuditEntry::from))
 }
 
 /// In one transaction: the incident, when the first noted "not found" is at least `window` old

@@ -106,8 +106,9 @@ struct Kept {
     guardado: bool,
 }
 
+/// An entry as stored, read back (also by `audit_integrity.rs`).
 #[derive(QueryableByName)]
-struct EntryRow {
+pub(crate) struct EntryRow {
     #[diesel(sql_type = SqlUuid)]
     solicitacao_id: Uuid,
     #[diesel(sql_type = Binary)]

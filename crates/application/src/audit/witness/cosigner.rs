@@ -222,8 +222,7 @@ impl Cosigner {
 
 #[cfg(test)]
 mod tests {
-    use ports::{AuditEntry, LogPosition};
-    use uuid::Uuid;
+    use ports::AuditEntry;
 
     use super::*;
     use crate::audit::note;
@@ -234,16 +233,7 @@ mod tests {
     const ORIGIN: &str = "consent-api/empresas/11222333000181";
 
     fn entries(n: u64) -> Vec<AuditEntry> {
-        (0..n)
-            .map(|i| AuditEntry {
-                request_id: Uuid::from_u128(u128::from(i)),
-                bytes: format!("{{\"n\":\"{i}\"}}").into_bytes(),
-                position: LogPosition {
-                    transaction: i as i64,
-                    sequence: 0,
-                },
-            })
-            .collect()
+        crate::audit::witness::test_entries(n)
     }
 
     fn log() -> AuditSigner {

@@ -21,3 +21,18 @@ pub fn latest_cosigned(log: Option<&AuditLog>, company: &Company) -> Option<bool
     let checkpoint = log?.checkpoint(company).ok()?;
     note::parse(&checkpoint).map(|parsed| parsed.signatures.len() > 1)
 }
+
+/// `n` audit entries of distinct made-up requests, in log order: the witness tests' log.
+#[cfg(test)]
+pub(crate) fn test_entries(n: u64) -> Vec<ports::AuditEntry> {
+    (0..n)
+        .map(|i| ports::AuditEntry {
+            request_id: uuid::Uuid::from_u128(u128::from(i)),
+            bytes: format!("{{\"n\":\"{i}\"}}").into_bytes(),
+            position: ports::LogPosition {
+                transaction: i as i64,
+                sequence: 0,
+            },
+        })
+        .collect()
+}

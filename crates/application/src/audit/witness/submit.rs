@@ -236,8 +236,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::sync::Mutex;
 
-    use ports::{AuditEntry, LogPosition};
-    use uuid::Uuid;
+    use ports::AuditEntry;
 
     use super::*;
     use crate::audit::note;
@@ -279,16 +278,7 @@ mod tests {
     }
 
     fn entries(n: u64) -> Vec<AuditEntry> {
-        (0..n)
-            .map(|i| AuditEntry {
-                request_id: Uuid::from_u128(u128::from(i)),
-                bytes: format!("{{\"n\":\"{i}\"}}").into_bytes(),
-                position: LogPosition {
-                    transaction: i as i64,
-                    sequence: 0,
-                },
-            })
-            .collect()
+        crate::audit::witness::test_entries(n)
     }
 
     fn setup() -> (AuditSigner, Arc<InMemory>, Witnesses) {
