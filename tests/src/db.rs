@@ -231,12 +231,16 @@ pub const RUNTIME_ROLE: &str = "consent_app";
 
 /// `url` with its user replaced by `user`.
 pub fn with_user(url: &str, user: &str) -> String {
-    let Some(rest) = url.strip_prefix("postgres://") else {
+    // both schemes libpq accepts: the failover formation prints `postgresql://`
+    let Some((scheme, rest)) = ["postgres://", "postgresql://"]
+        .into_iter()
+        .find_map(|scheme| url.strip_prefix(scheme).map(|rest| (scheme, rest)))
+    else {
         return url.to_owned();
     };
     match rest.split_once('@') {
-        Some((_, host)) => format!("postgres://{user}@{host}"),
-        None => format!("postgres://{user}@{rest}"),
+        Some((_, host)) => format!("{scheme}{user}@{host}"),
+        None => format!("{scheme}{user}@{rest}"),
     }
 }
 

@@ -126,11 +126,25 @@ impl Setup {
         let (_, key_a) = company_with_key(&db, &sim, "Empresa A", CNPJ_A);
         let (_, key_b) = company_with_key(&db, &sim, "Empresa B", CNPJ_B);
         let api = Api::start_with(&db, &sim, &SERVICE_ENV);
+        // the service runs as the runtime role on the formation too (issue 36): the multi-host
+        // URL carries it
+        assert!(
+            db.runtime_url().starts_with("postgresql://consent_app@"),
+            "{}",
+            db.runtime_url()
+        );
         for key in [&key_a, &key_b] {
             Client::new(&api.base_url, Some(key))
                 .post_empty("/api/casos-de-uso/sincronizar")
                 .expect(200);
         }
+        assert!(
+            db.scalar(
+                "SELECT count(*) AS v FROM pg_stat_activity \
+                 WHERE usename = 'consent_app' AND datname = current_database()"
+            ) > 0,
+            "no session of the runtime role on the primary"
+        );
         Setup {
             formation,
             db,

@@ -217,3 +217,35 @@ fn the_owners_functions_allow_exactly_the_moves_of_the_state_machine() {
         }
     }
 }
+
+#[derive(diesel::QueryableByName)]
+struct PlanLine {
+    #[diesel(sql_type = diesel::sql_types::Text, column_name = "QUERY PLAN")]
+    line: String,
+}
+
+/// The check is inlined into the statements that ask it (issue 40): a SQL function PostgreSQL
+/// cannot inline (one with a `SET` clause, as it first had) is parsed and planned anew at every
+/// call, a fifth of a creation's database time. The plan of a statement asking it shows its
+/// `CASE`, never a call of the function.
+#[test]
+fn the_state_machine_check_is_inlined_into_the_statements_that_ask_it() {
+    use diesel::prelude::*;
+    let db = TestDb::new();
+    let mut conn = db.conn();
+    let plan: Vec<String> = diesel::sql_query(
+        "EXPLAIN (VERBOSE, COSTS OFF) SELECT consentimento_transicao_permitida(s.status, 'expirado') \
+         FROM solicitacoes_consentimento s",
+    )
+    .load::<PlanLine>(&mut conn)
+    .unwrap()
+    .into_iter()
+    .map(|row| row.line)
+    .collect();
+    let plan = plan.join("\n");
+    assert!(plan.contains("CASE"), "no inlined check in:\n{plan}");
+    assert!(
+        !plan.contains("consentimento_transicao_permitida"),
+        "the check is called, not inlined:\n{plan}"
+    );
+}

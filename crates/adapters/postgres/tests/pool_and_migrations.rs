@@ -146,6 +146,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003610_write_evidence_through_functions",
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
+    "2026-12-07-004001_inline_the_state_machine_check",
 ];
 
 /// How many migrations `name` and the ones after it are.
