@@ -2,7 +2,7 @@
 //!
 //! This crate is shared with other teams, so it depends on nothing of ours and on no framework or
 //! database: only serde (wire names), uuid, chrono and thiserror (and, with the optional feature
-//! `openapi`, utoipa's core for the OpenAPI schemas of its wire types: [`openapi`]). What it
+//! `openapi`, utoipa's core for the OpenAPI schemas of its wire types: module `openapi`). What it
 //! promises, and how to depend on it, is in its `README.md`.
 //!
 //! | Module | What it holds |
