@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use application::{AttemptResult, DeliverWebhooks, InFlight, Shares};
+use metrics::Metrics;
 use ports::{DeliveryOutcome, DueDelivery};
 
 use crate::workers::Stop;
@@ -37,9 +38,14 @@ pub struct PoolSettings {
     pub poll: Duration,
 }
 
-/// Starts the dispatcher and the sender threads; they run until `stop`.
-pub fn start(deliver: DeliverWebhooks, settings: PoolSettings, stop: &Stop) -> Vec<JoinHandle<()>> {
-    let metrics = crate::wiring::metrics();
+/// Starts the dispatcher and the sender threads, counted in the process's `metrics`; they run
+/// until `stop`.
+pub fn start(
+    deliver: DeliverWebhooks,
+    metrics: Arc<Metrics>,
+    settings: PoolSettings,
+    stop: &Stop,
+) -> Vec<JoinHandle<()>> {
     metrics.webhook_senders(settings.concurrency);
     let in_flight: Arc<Mutex<InFlight>> = Arc::default();
     let (queue, claimed) = mpsc::channel::<DueDelivery>();
@@ -47,15 +53,16 @@ pub fn start(deliver: DeliverWebhooks, settings: PoolSettings, stop: &Stop) -> V
 
     let mut handles: Vec<JoinHandle<()>> = (0..settings.concurrency)
         .map(|n| {
-            let (deliver, claimed, in_flight, stop) = (
+            let (deliver, claimed, in_flight, stop, metrics) = (
                 deliver.clone(),
                 claimed.clone(),
                 in_flight.clone(),
                 stop.clone(),
+                metrics.clone(),
             );
             std::thread::Builder::new()
                 .name(format!("webhook-sender-{n}"))
-                .spawn(move || sender(&deliver, &claimed, &in_flight, &stop))
+                .spawn(move || sender(&deliver, &claimed, &in_flight, &stop, &metrics))
                 .expect("spawn a webhook sender thread")
         })
         .collect();
@@ -66,6 +73,7 @@ pub fn start(deliver: DeliverWebhooks, settings: PoolSettings, stop: &Stop) -> V
             .name("worker-webhook-delivery".into())
             .spawn(move || {
                 dispatch(&deliver, settings, &in_flight, &stop, |delivery| {
+                    metrics.webhook_in_flight(1);
                     queue.send(delivery).is_ok()
                 });
                 // Dropping the queue here ends the senders once they are idle.
@@ -104,7 +112,6 @@ fn dispatch(
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .take(delivery.company_id);
-                    crate::wiring::metrics().webhook_in_flight(1);
                     if !hand_over(delivery) {
                         return;
                     }
@@ -132,8 +139,8 @@ fn sender(
     claimed: &Mutex<Receiver<DueDelivery>>,
     in_flight: &Mutex<InFlight>,
     stop: &Stop,
+    metrics: &Metrics,
 ) {
-    let metrics = crate::wiring::metrics();
     loop {
         let next = claimed.lock().unwrap_or_else(|p| p.into_inner()).recv();
         let Ok(delivery) = next else {

@@ -4,6 +4,7 @@ mod change_feed;
 mod cli;
 mod commands;
 mod config_reference;
+mod context;
 mod delivery_pool;
 mod readiness_watch;
 mod replica_heartbeat;
@@ -21,6 +22,7 @@ use clap::Parser;
 use cli::{
     ApiKeyCommand, AuditCommand, Cli, Command, CompanyCommand, ConfigCommand, WitnessCommand,
 };
+use context::ProcessContext;
 use settings::Settings;
 
 fn main() -> ExitCode {
@@ -33,19 +35,21 @@ fn main() -> ExitCode {
         }
     };
     let telemetry = telemetry::init(&settings);
+    // What this process shares among everything it runs, built once (crates/app/src/context.rs).
+    let context = ProcessContext::new(&settings);
     // operators' commands run as the owner (`database.migration_url`) when it is set
     let admin = settings.for_administration();
     let outcome = match cli.command {
         Command::Serve {
             exit_on_stdin_close,
-        } => commands::serve::run(&settings, exit_on_stdin_close),
+        } => commands::serve::run(&settings, &context, exit_on_stdin_close),
         Command::Worker {
             exit_on_stdin_close,
-        } => commands::worker::run(&settings, exit_on_stdin_close),
+        } => commands::worker::run(&settings, &context, exit_on_stdin_close),
         Command::Migrate => commands::migrate::run(&settings),
         Command::Company {
             command: CompanyCommand::Create { nome, cnpj },
-        } => commands::company::create(&admin, &nome, &cnpj),
+        } => commands::company::create(&admin, &context, &nome, &cnpj),
         Command::ApiKey {
             command:
                 ApiKeyCommand::Issue {
@@ -53,13 +57,13 @@ fn main() -> ExitCode {
                     scopes,
                     sandbox,
                 },
-        } => commands::api_key::issue(&admin, &company, scopes.as_deref(), sandbox),
+        } => commands::api_key::issue(&admin, &context, &company, scopes.as_deref(), sandbox),
         Command::ApiKey {
             command: ApiKeyCommand::List { company },
-        } => commands::api_key::list(&admin, &company),
+        } => commands::api_key::list(&admin, &context, &company),
         Command::ApiKey {
             command: ApiKeyCommand::Revoke { id },
-        } => commands::api_key::revoke(&admin, &id),
+        } => commands::api_key::revoke(&admin, &context, &id),
         Command::Audit {
             command: AuditCommand::Verify { company },
         } => commands::audit::verify(&admin, company.as_deref()),

@@ -1,18 +1,17 @@
 //! Builds the adapters from the settings and hands them to the application services; composes
 //! what crosses layers without the inner ones knowing (the request's database connection scope
-//! around the HTTP layer's blocking work, the PGCC decorators).
+//! around the HTTP layer's blocking work, the PGCC decorators). What the process shares (metrics,
+//! PGCC call notes, witnesses) comes in the [`ProcessContext`]; the audit signer and the read
+//! pools are built once by `serve` and `worker` and passed in.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use application::audit::witness::submit::{Witness, Witnesses};
 use application::{
-    AuditLog, AuditSigner, HealthTrackedPgcc, ObservedPgcc, Operations, PgccCallNotes,
-    PgccHealthJob, Ports, SandboxRoutedPgcc, ServiceSettings, Services, SignCheckpoints,
-    VerifyAuditLog, Workers,
+    AuditLog, AuditSigner, HealthTrackedPgcc, ObservedPgcc, Operations, PgccHealthJob, Ports,
+    SandboxRoutedPgcc, ServiceSettings, Services, SignCheckpoints, VerifyAuditLog, Workers,
 };
-use delivery_http::metrics::Metrics;
 use delivery_http::{ApiState, RequestScope};
 use pgcc_adapter::{
     PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings, SandboxPgcc,
@@ -30,6 +29,7 @@ use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
 };
 
+use crate::context::ProcessContext;
 use crate::settings::Settings;
 
 pub fn pool(settings: &Settings) -> anyhow::Result<PgPool> {
@@ -109,6 +109,8 @@ pub struct Prepared {
     pub applied: Vec<String>,
     /// The pool the backfills run on: the owner's when `database.migration_url` is set.
     pub backfills: PgPool,
+    /// The audit signer the owner built to publish its key (`None` without an owner).
+    pub signer: Option<Arc<AuditSigner>>,
 }
 
 /// What `serve`, `worker` and `migrate` do first, as the owner when `database.migration_url` is
@@ -117,6 +119,7 @@ pub struct Prepared {
 pub fn prepare_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<Prepared> {
     let owner = owner_pool(settings)?;
     let applied = migrate(owner.as_ref().unwrap_or(runtime))?;
+    let mut published = None;
     if let Some(owner) = &owner {
         if let Some(role) = postgres_adapter::privileges::grant_runtime_role(owner, runtime)
             .context("granting the runtime role (database.url) its privileges")?
@@ -129,19 +132,26 @@ pub fn prepare_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result
             &signer.published_key(),
         )
         .context("publishing the audit signing key")?;
+        published = Some(signer);
     }
     Ok(Prepared {
         applied,
         backfills: owner.unwrap_or_else(|| runtime.clone()),
+        signer: published,
     })
 }
 
 /// [`prepare_database`], the backfills started on their thread and the runtime role's
-/// privileges checked: how `serve` and `worker` start.
-pub fn start_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<()> {
+/// privileges checked: how `serve` and `worker` start. Returns the process's audit signer, built
+/// once: the owner's that published the key, else one built now on the runtime pool.
+pub fn start_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<Arc<AuditSigner>> {
     let prepared = prepare_database(settings, runtime)?;
     spawn_backfills(prepared.backfills);
-    check_least_privilege(settings, runtime)
+    check_least_privilege(settings, runtime)?;
+    match prepared.signer {
+        Some(signer) => Ok(signer),
+        None => audit_signer(settings, runtime.clone()),
+    }
 }
 
 /// The runtime role's excess privileges (`postgres_adapter::privileges`): an error in staging and
@@ -195,20 +205,20 @@ pub fn spawn_backfills(pool: PgPool) {
     }
 }
 
-pub fn services(settings: &Settings, pool: PgPool) -> anyhow::Result<Services> {
+pub fn services(
+    settings: &Settings,
+    context: &ProcessContext,
+    pool: PgPool,
+) -> anyhow::Result<Services> {
     Ok(Services::new(
-        ports(settings, pool, None)?,
+        ports(settings, context, pool, None)?,
         &service_settings(settings),
     ))
 }
 
-/// The primary and the read replicas (`database.replica_urls`) of this process, built once; the
-/// first call starts the thread measuring the replicas' lag.
+/// The primary and the read replicas (`database.replica_urls`) of this process, with the thread
+/// measuring the replicas' lag started: `serve` builds them once and shares them (clones).
 pub fn read_pools(settings: &Settings, pool: &PgPool) -> anyhow::Result<ReadPools> {
-    static READS: OnceLock<ReadPools> = OnceLock::new();
-    if let Some(reads) = READS.get() {
-        return Ok(reads.clone());
-    }
     let reads = ReadPools::new(
         pool.clone(),
         &settings.replica_urls(),
@@ -220,24 +230,27 @@ pub fn read_pools(settings: &Settings, pool: &PgPool) -> anyhow::Result<ReadPool
         Duration::from_millis(settings.database.max_replica_lag_ms),
     )
     .context("database.replica_urls")?;
-    let reads = READS.get_or_init(|| reads).clone();
-    static PROBE: std::sync::Once = std::sync::Once::new();
-    PROBE.call_once(|| reads.spawn_lag_probe(settings.database.url.expose(), settings.session()));
+    reads.spawn_lag_probe(settings.database.url.expose(), settings.session());
     Ok(reads)
 }
 
 /// What the HTTP server runs on: the services, the idempotency keys, each request's blocking
 /// work inside the database adapter's connection scope (one pooled connection per request).
-/// The lists that tolerate lag are read on the replicas (`read_pools`).
-pub fn api_state(settings: &Settings, pool: PgPool) -> anyhow::Result<ApiState> {
+/// The lists that tolerate lag are read on the replicas (`reads`, from [`read_pools`]).
+pub fn api_state(
+    settings: &Settings,
+    context: &ProcessContext,
+    pool: PgPool,
+    reads: ReadPools,
+    signer: Arc<AuditSigner>,
+) -> anyhow::Result<ApiState> {
     let keys = Arc::new(PgIdempotencyRepository::new(pool.clone()));
-    let reads = read_pools(settings, &pool)?;
     let services = Services::new(
-        ports(settings, pool.clone(), Some(reads))?,
+        ports(settings, context, pool.clone(), Some(reads))?,
         &service_settings(settings),
     );
     let sessions = Arc::new(PgConsoleSessionStore::new(pool.clone()));
-    let services = services.with_audit_log(audit_log(settings, pool)?);
+    let services = services.with_audit_log(audit_log(settings, pool, signer)?);
     Ok(ApiState::new(services, keys, Arc::new(SystemClock))
         .caching_use_case_lists(settings.cache.use_case_lists_bytes)
         .with_request_scope(Arc::new(OneConnection))
@@ -256,9 +269,14 @@ impl RequestScope for OneConnection {
 /// The name of the status calls' budget in `orcamento_pgcc`.
 const STATUS_CALL_BUDGET: &str = "status";
 
-pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
+pub fn workers(
+    settings: &Settings,
+    context: &ProcessContext,
+    pool: PgPool,
+    signer: Arc<AuditSigner>,
+) -> anyhow::Result<Workers> {
     let mut workers = Workers::new(
-        ports(settings, pool.clone(), None)?,
+        ports(settings, context, pool.clone(), None)?,
         &service_settings(settings),
     );
     workers.poll_consent_statuses = workers
@@ -267,7 +285,7 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
             settings,
             distributed(&pool),
         )?)))
-        .with_observer(metrics())
+        .with_observer(context.metrics.clone())
         .with_integrity_incidents(
             Arc::new(PgAuditLogRepository::new(pool.clone())),
             chrono::Duration::seconds(
@@ -281,23 +299,20 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
         SignCheckpoints::new(
             Arc::new(PgAuditLogRepository::new(pool.clone())),
             Arc::new(PgCompanyRepository::new(pool.clone())),
-            audit_signer(settings, pool)?,
+            signer,
             Arc::new(SystemClock),
         )
-        .with_witnesses(witnesses(settings)),
+        .with_witnesses(context.witnesses.clone()),
     );
-    metrics().watch_witnesses(witnesses(settings).health());
+    context.metrics.watch_witnesses(context.witnesses.health());
     Ok(workers)
 }
 
-/// This process's audit signer, built once: the configured key (`auditoria.signing_key`) or,
-/// without one (development and test only: deployed profiles refuse to start), the key this
-/// database keeps, generated by the first process that needed it (docs/auditoria.md, "Keys").
+/// An audit signer: the configured key (`auditoria.signing_key`) or, without one (development
+/// and test only: deployed profiles refuse to start), the key this database keeps, generated by
+/// the first process that needed it (docs/auditoria.md, "Keys"). A process builds one
+/// ([`start_database`]) and shares it.
 pub fn audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<AuditSigner>> {
-    static SIGNER: OnceLock<Arc<AuditSigner>> = OnceLock::new();
-    if let Some(signer) = SIGNER.get() {
-        return Ok(signer.clone());
-    }
     let name = settings.audit.name.as_str();
     let configured = settings.audit.signing_key.expose().trim();
     let seed = if configured.is_empty() {
@@ -309,9 +324,7 @@ pub fn audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<Aud
     } else {
         AuditSigner::seed_from_base64(configured).context("auditoria.signing_key")?
     };
-    Ok(SIGNER
-        .get_or_init(|| Arc::new(AuditSigner::from_seed(name, seed)))
-        .clone())
+    Ok(Arc::new(AuditSigner::from_seed(name, seed)))
 }
 
 /// `auditoria.retired_public_keys` with their kids under `auditoria.name`.
@@ -330,11 +343,15 @@ fn retired_keys(settings: &Settings) -> Vec<PublishedKey> {
 }
 
 /// The audit routes' service.
-pub fn audit_log(settings: &Settings, pool: PgPool) -> anyhow::Result<AuditLog> {
+fn audit_log(
+    settings: &Settings,
+    pool: PgPool,
+    signer: Arc<AuditSigner>,
+) -> anyhow::Result<AuditLog> {
     AuditLog::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),
-        Arc::new(PgConsentRequestRepository::new(pool.clone())),
-        audit_signer(settings, pool)?,
+        Arc::new(PgConsentRequestRepository::new(pool)),
+        signer,
         retired_keys(settings),
         Arc::new(SystemClock),
     )
@@ -357,30 +374,19 @@ pub fn verify_audit_log(settings: &Settings, pool: PgPool) -> anyhow::Result<Ver
     .with_sandboxes(Arc::new(PgSandboxRepository::new(pool))))
 }
 
-/// The process's metrics: one registry for the HTTP server, the PGCC decorator and the jobs.
-pub fn metrics() -> Arc<Metrics> {
-    static METRICS: OnceLock<Arc<Metrics>> = OnceLock::new();
-    METRICS.get_or_init(|| Arc::new(Metrics::new())).clone()
-}
-
-/// The process's PGCC calls not yet added to the shared health tallies: noted by the PGCC
-/// decorator of every service of the process, taken by its [`pgcc_health_job`].
-pub fn pgcc_call_notes() -> Arc<PgccCallNotes> {
-    static NOTES: OnceLock<Arc<PgccCallNotes>> = OnceLock::new();
-    NOTES
-        .get_or_init(|| Arc::new(PgccCallNotes::new(Arc::new(SystemClock))))
-        .clone()
-}
-
 /// Companies told of a change of the PGCC's health per statement.
 const HEALTH_ANNOUNCE_BATCH: u32 = 1000;
 
 /// The round that adds this process's PGCC calls to the shared tallies, assesses the window
 /// (`pgcc_status.window_seconds`) and tells the companies of a change: every process that calls
 /// the PGCC runs one (`serve` and `worker`), whatever `workers.run_in_serve`.
-pub fn pgcc_health_job(settings: &Settings, pool: PgPool) -> PgccHealthJob {
+pub fn pgcc_health_job(
+    settings: &Settings,
+    context: &ProcessContext,
+    pool: PgPool,
+) -> PgccHealthJob {
     PgccHealthJob {
-        notes: pgcc_call_notes(),
+        notes: context.pgcc_call_notes.clone(),
         health: Arc::new(PgPgccHealthRepository::new(pool)),
         clock: Arc::new(SystemClock),
         window: chrono::TimeDelta::seconds(settings.pgcc_status.window_seconds as i64),
@@ -461,7 +467,12 @@ pub fn check_encryption_key(settings: &Settings, pool: PgPool) -> anyhow::Result
 
 /// `reads`: where the lag-tolerant lists are read (`serve`'s API); `None`: all on the primary
 /// (the workers and the CLI list nothing a replica would spare the primary).
-fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow::Result<Ports> {
+fn ports(
+    settings: &Settings,
+    context: &ProcessContext,
+    pool: PgPool,
+    reads: Option<ReadPools>,
+) -> anyhow::Result<Ports> {
     let cipher = cipher(settings)?;
     let reads = reads.unwrap_or_else(|| ReadPools::primary_only(pool.clone()));
     // A use-case list cached in memory is dropped when a synchronization commits on the
@@ -526,32 +537,15 @@ fn ports(settings: &Settings, pool: PgPool, reads: Option<ReadPools>) -> anyhow:
         // that: they are not the PGCC's calls (docs/decisions.md, "The sandbox").
         pgcc: Arc::new(SandboxRoutedPgcc::new(
             Arc::new(ReleasingPgcc::new(Arc::new(ObservedPgcc::new(
-                Arc::new(HealthTrackedPgcc::new(Arc::new(pgcc), pgcc_call_notes())),
-                metrics(),
+                Arc::new(HealthTrackedPgcc::new(
+                    Arc::new(pgcc),
+                    context.pgcc_call_notes.clone(),
+                )),
+                context.metrics.clone(),
             )))),
             Arc::new(SandboxPgcc::new()),
             sandboxes,
         )),
         clock: Arc::new(SystemClock),
     })
-}
-
-/// The witnesses of `auditoria.witnesses`, built once per process: the job submits to them and
-/// `/metrics` reads how they answered (`WitnessHealth`).
-pub fn witnesses(settings: &Settings) -> Witnesses {
-    static WITNESSES: OnceLock<Witnesses> = OnceLock::new();
-    WITNESSES
-        .get_or_init(|| {
-            let list = settings.audit.witness_list().unwrap_or_default();
-            Witnesses::new(
-                list.into_iter()
-                    .map(|(url, key)| Witness {
-                        gateway: Arc::new(crate::witness_client::HttpWitness::new(&url)),
-                        label: url,
-                        key,
-                    })
-                    .collect(),
-            )
-        })
-        .clone()
 }

@@ -4,6 +4,7 @@
 //! webhook deliveries on the pool of sender threads (`delivery_pool`). The loop, the stop and
 //! the jobs' rounds live in `application::jobs`; this file only chooses which run and how often.
 
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -14,6 +15,7 @@ use application::jobs::{
 };
 pub use application::jobs::{join_within, Stop};
 use application::Workers;
+use metrics::Metrics;
 
 use crate::settings::{AuditSettings, WebhookSettings, WorkerSettings};
 
@@ -46,9 +48,11 @@ pub fn spawn_pgcc_health(job: application::PgccHealthJob, stop: &Stop) -> JoinHa
     )
 }
 
-/// Starts every enabled job; the threads run until `stop` (or the process ends).
+/// Starts every enabled job, reporting to the process's `metrics`; the threads run until `stop`
+/// (or the process ends).
 pub fn start(
     workers: Workers,
+    metrics: &Arc<Metrics>,
     settings: &WorkerSettings,
     webhooks: &WebhookSettings,
     audit: &AuditSettings,
@@ -56,7 +60,7 @@ pub fn start(
 ) -> Vec<JoinHandle<()>> {
     let mut handles = Vec::new();
     let batch = settings.batch_size;
-    let observer = crate::wiring::metrics();
+    let observer = metrics.clone();
 
     if let Some(schedule) = every(settings.status_poll_seconds, true) {
         let job = StatusPollJob {
@@ -76,6 +80,7 @@ pub fn start(
         // A pool of senders, fair across companies: see `delivery_pool`.
         handles.extend(crate::delivery_pool::start(
             workers.deliver_webhooks.clone(),
+            metrics.clone(),
             crate::delivery_pool::PoolSettings {
                 concurrency: webhooks.concurrency,
                 per_company: webhooks.max_in_flight_per_company,

@@ -1,8 +1,9 @@
 //! Entities and rules of the consent service.
 //!
 //! This crate is shared with other teams, so it depends on nothing of ours and on no framework or
-//! database: only serde (wire names), uuid, chrono and thiserror. What it promises, and how to
-//! depend on it, is in its `README.md`.
+//! database: only serde (wire names), uuid, chrono and thiserror (and, with the optional feature
+//! `openapi`, utoipa's core for the OpenAPI schemas of its wire types: module `openapi`). What it
+//! promises, and how to depend on it, is in its `README.md`.
 //!
 //! | Module | What it holds |
 //! |---|---|
@@ -271,6 +272,8 @@ pub mod consent_status;
 pub mod cpf;
 pub mod envelope;
 pub mod event_selection;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod pgcc_health;
 pub mod pgcc_status_code;
 pub mod reason;

@@ -241,13 +241,15 @@ impl PgccHealth {
     }
 }
 
-/// The `data` of `pgcc.indisponivel` and `pgcc.restabelecido`: the status at the change.
+/// The `data` of `pgcc.indisponivel` and `pgcc.restabelecido`: the status after the change.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = MudancaStatusPgcc))]
 #[serde(rename_all = "camelCase")]
 pub struct PgccHealthChange {
     /// The code after the change.
     pub code: PgccHealthCode,
     /// The unavailable operations after the change (empty for `pgcc.restabelecido`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<crate::PgccOperation>))]
     pub unavailable_endpoints: Vec<&'static str>,
     /// When the change was detected.
     pub detection_time: DateTime<Utc>,

@@ -82,22 +82,42 @@ pub struct UseCaseVersion {
     pub ended_at: Option<DateTime<Utc>>,
 }
 
-/// What `casos-de-uso.alterado` tells: a synchronization made a new version of a use case, and
-/// how many of the company's requests still stand under older versions.
+/// The `data` of `casos-de-uso.alterado`: a synchronization made a new version of a use case
+/// (its title, link or another purpose field changed on the PGCC).
+// With how many of the company's requests still stand under older versions. The doc comments are
+// the OpenAPI document's descriptions (see `webhook_event.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = CasoDeUsoAlterado))]
 #[serde(rename_all = "camelCase")]
 pub struct UseCaseChange {
-    /// Our id of the use case (as in `GET /api/casos-de-uso`).
+    /// Our id of the use case (as in `GET /api/casos-de-uso`; its versions at
+    /// `GET /api/casos-de-uso/{id}/versoes`).
     pub caso_de_uso_id: Uuid,
-    /// Its template (`casoDeUsoIdTemplate` of the requests).
+    /// The template, as consent requests name it.
     pub caso_de_uso_id_template: String,
     /// The version before the change.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64)
+    )]
     pub versao_anterior: i64,
     /// The new version.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = Int64, minimum = 2, maximum = 9223372036854775807_i64)
+    )]
     pub versao_nova: i64,
     /// The company's requests of this use case stored `ativo` under an older version.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = Int64, minimum = 0, maximum = 9223372036854775807_i64)
+    )]
     pub solicitacoes_ativas: u64,
     /// The company's requests of this use case stored `pendente` under an older version.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = Int64, minimum = 0, maximum = 9223372036854775807_i64)
+    )]
     pub solicitacoes_pendentes: u64,
 }
 

@@ -132,47 +132,62 @@ impl EventType {
     }
 }
 
-/// A consent request as webhooks show it: no full CPF, no proof of consent.
+// The doc comments of the wire types below are also their descriptions in the OpenAPI document
+// (feature `openapi`; component names: `schema(as = ...)`): written for the API's readers.
+
+/// A consent request as an event shows it, right after the change: the CPF masked, never the
+/// proof of collection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = SolicitacaoNoEvento))]
 #[serde(rename_all = "camelCase")]
 pub struct ConsentSnapshot {
-    /// `id`: our id of the request.
+    /// Our id of the request.
     pub id: Uuid,
-    /// `pgccId`: the PGCC's id of the request.
+    /// The PGCC's id of the request.
     pub pgcc_id: String,
-    /// `status`: the stored status at the time of the event.
+    /// The status right after the change.
     pub status: ConsentStatus,
-    /// `casoDeUsoIdTemplate`.
+    /// The use case's template, as the request named it.
     #[serde(rename = "casoDeUsoIdTemplate")]
     pub template_id: String,
-    /// Masked: `***.456.789-**`.
+    /// Masked: `***.982.247-**`.
+    #[cfg_attr(feature = "openapi", schema(example = "***.982.247-**"))]
     #[serde(rename = "cpfTitular")]
     pub subject_cpf: String,
-    /// `tipoTitular`: `PessoaFisica`.
+    /// The subject's type (`PessoaFisica`).
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::SubjectType))]
     #[serde(rename = "tipoTitular")]
     pub subject_type: &'static str,
-    /// `modalidadeAcesso`: `Direto` or `Indireto`.
+    /// The access mode (`Direto` or `Indireto`).
+    #[cfg_attr(feature = "openapi", schema(value_type = crate::AccessMode))]
     #[serde(rename = "modalidadeAcesso")]
     pub access_mode: &'static str,
-    /// `cnpjAnuente`: 14 characters, unmasked; `null` when absent.
+    /// 14 characters, unmasked; `null` when absent.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     #[serde(rename = "cnpjAnuente")]
     pub consenting_cnpj: Option<String>,
-    /// `dataExpiracaoConsentimento`.
+    /// When the consent expires.
     #[serde(rename = "dataExpiracaoConsentimento")]
     pub consent_expires_at: DateTime<Utc>,
-    /// `dataTitularRespondeuConsentimento`: `null` unless the request was created active.
+    /// `null` unless the request was created active.
+    #[cfg_attr(feature = "openapi", schema(required = true))]
     #[serde(rename = "dataTitularRespondeuConsentimento")]
     pub subject_answered_at: Option<DateTime<Utc>>,
-    /// `hash`: the request's content hash (docs/hash-consulta.md).
+    /// The request's content hash (docs/hash-consulta.md).
     pub hash: String,
-    /// `criadoEm`.
+    /// When the request was created.
     #[serde(rename = "criadoEm")]
     pub created_at: DateTime<Utc>,
-    /// `atualizadoEm`.
+    /// When the request last changed.
     #[serde(rename = "atualizadoEm")]
     pub updated_at: DateTime<Utc>,
-    /// `motivo`: only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other
-    /// events), the reason given with the change, `null` when none was.
+    /// Only in `solicitacao.recusada` and `solicitacao.revogada` (absent from the other events):
+    /// the reason given with the change (the company's with `revogar`, or the subject's as the
+    /// PGCC reports it); `null` when none was given.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = Option<String>, max_length = 500)
+    )]
     #[serde(skip_serializing_if = "Option::is_none")]
     #[serde(rename = "motivo")]
     pub reason: Option<Option<Reason>>,
@@ -227,45 +242,51 @@ pub enum EventData {
     Test(TestData),
 }
 
-/// The `data` of `webhook-url.desativada`: which of the company's URLs was disabled, and when.
+/// The `data` of `webhook-url.desativada`: the company's URL disabled for failing (its other
+/// URLs get this event; re-enable it with `POST /api/webhook-urls/{id}/reativar`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = UrlDesativada))]
 #[serde(rename_all = "camelCase")]
 pub struct UrlDisabledData {
-    /// `webhookUrlId`: the URL disabled (re-enable it with `POST .../reativar`).
+    /// The URL disabled.
     pub webhook_url_id: Uuid,
-    /// `url`: its address, as registered.
+    /// Its address, as registered.
     pub url: String,
-    /// `desativadaEm`: when it was disabled.
+    /// When it was disabled.
     pub desativada_em: DateTime<Utc>,
-    /// `falhandoDesde`: its first failure after its last success; every attempt since failed.
+    /// Its first failure after its last success: every attempt since failed, for at least
+    /// `webhooks.disable_after_seconds` (5 days by default).
     pub falhando_desde: DateTime<Utc>,
-    /// `motivo`: why, [`crate::WebhookUrl::DISABLED_FOR_FAILING`].
+    /// Why: `falhas_sem_sucesso` (the one reason today).
     pub motivo: String,
 }
 
-/// The `data` of `auditoria.incidente`: the confirmed request the PGCC does not know, and since
-/// when. Ids and instants only: no personal data.
+/// The `data` of `auditoria.incidente`: a confirmed request the PGCC does not know (an integrity
+/// incident, docs/auditoria.md): HashConsulta no longer answers it valid.
+// Ids and instants only: no personal data.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = IncidenteIntegridade))]
 pub struct IntegrityIncidentData {
-    /// `solicitacaoId`: our id of the request.
+    /// Our id of the request.
     #[serde(rename = "solicitacaoId")]
     pub request_id: Uuid,
-    /// `pgccId`: the PGCC id we hold for it, which the PGCC does not know.
+    /// The PGCC id we hold for it, which the PGCC does not know.
     #[serde(rename = "pgccId")]
     pub pgcc_id: String,
-    /// `naoEncontradaDesde`: the PGCC's first "not found" of the stretch.
+    /// The PGCC's first "not found" of the stretch.
     #[serde(rename = "naoEncontradaDesde")]
     pub not_found_since: DateTime<Utc>,
-    /// `registradoEm`: when the incident was recorded.
+    /// When the incident was recorded.
     #[serde(rename = "registradoEm")]
     pub recorded_at: DateTime<Utc>,
 }
 
-/// The `data` of `webhook.teste`: which of the company's URLs was tested.
+/// The `data` of `webhook.teste`: the company's URL the test was sent to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = TesteNoEvento))]
 #[serde(rename_all = "camelCase")]
 pub struct TestData {
-    /// `webhookUrlId`: the URL the test was sent to.
+    /// The URL the test was sent to.
     pub webhook_url_id: Uuid,
 }
 

@@ -5,6 +5,7 @@ use domain::{CompanyId, Scopes};
 use ports::ApiKeySummary;
 use uuid::Uuid;
 
+use crate::context::ProcessContext;
 use crate::settings::Settings;
 use crate::wiring;
 
@@ -13,6 +14,7 @@ use crate::wiring;
 /// is refused before anything is stored (or the database is even reached).
 pub fn issue(
     settings: &Settings,
+    context: &ProcessContext,
     company: &str,
     scopes: Option<&str>,
     sandbox: bool,
@@ -22,7 +24,7 @@ pub fn issue(
         Some(list) => Scopes::parse_list(list).context("--escopos")?,
         None => Scopes::DEFAULT,
     };
-    let services = wiring::services(settings, wiring::pool(settings)?)?;
+    let services = wiring::services(settings, context, wiring::pool(settings)?)?;
     if sandbox {
         return match services.api_keys.issue_sandbox(id, scopes) {
             Ok((issued, sandbox)) => {
@@ -66,9 +68,9 @@ fn issue_error(id: CompanyId, error: IssueApiKeyError) -> anyhow::Error {
 /// `id<TAB>prefix<TAB>created<TAB>last used or -<TAB>revoked or -<TAB>scopes` (instants in
 /// RFC 3339, UTC; scopes comma-separated, as `--escopos` takes them). The scopes come last so
 /// that scripts reading the first five columns keep working.
-pub fn list(settings: &Settings, company: &str) -> anyhow::Result<()> {
+pub fn list(settings: &Settings, context: &ProcessContext, company: &str) -> anyhow::Result<()> {
     let id = company_id(company)?;
-    let services = wiring::services(settings, wiring::pool(settings)?)?;
+    let services = wiring::services(settings, context, wiring::pool(settings)?)?;
     match services.api_keys.list(id) {
         Ok(keys) => {
             for key in &keys {
@@ -86,9 +88,9 @@ const REVOCATION_MARGIN: std::time::Duration = std::time::Duration::from_millis(
 
 /// Revokes the key; says so on stderr (stdout stays empty). Returns once every running
 /// instance refuses the key (see the wait below).
-pub fn revoke(settings: &Settings, id: &str) -> anyhow::Result<()> {
+pub fn revoke(settings: &Settings, context: &ProcessContext, id: &str) -> anyhow::Result<()> {
     let id = Uuid::parse_str(id.trim()).context("the key id must be a UUID (see api-key list)")?;
-    let services = wiring::services(settings, wiring::pool(settings)?)?;
+    let services = wiring::services(settings, context, wiring::pool(settings)?)?;
     match services.api_keys.revoke(id) {
         Ok(revoked) if revoked.already_revoked => {
             eprintln!(

@@ -1,12 +1,18 @@
 use anyhow::bail;
 use application::RegisterCompanyError;
 
+use crate::context::ProcessContext;
 use crate::settings::Settings;
 use crate::wiring;
 
 /// Prints the new company's id alone on stdout, so scripts can capture it.
-pub fn create(settings: &Settings, name: &str, cnpj: &str) -> anyhow::Result<()> {
-    let services = wiring::services(settings, wiring::pool(settings)?)?;
+pub fn create(
+    settings: &Settings,
+    context: &ProcessContext,
+    name: &str,
+    cnpj: &str,
+) -> anyhow::Result<()> {
+    let services = wiring::services(settings, context, wiring::pool(settings)?)?;
     match services.register_company.execute(name, cnpj) {
         Ok(company) => {
             println!("{}", company.id);

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use delivery_http::HttpSettings;
 
+use crate::context::ProcessContext;
 use crate::settings::Settings;
 use crate::wiring;
 use crate::workers::{self, Stop};
@@ -14,15 +15,20 @@ use crate::workers::{self, Stop};
 /// and tests wait for that line), and serves until SIGTERM or SIGINT: then it accepts no new
 /// connection, lets in-flight requests and the workers' current rounds finish within
 /// `server.shutdown_grace_seconds`, and returns (exit code 0). A second signal exits at once.
-pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
+pub fn run(
+    settings: &Settings,
+    context: &ProcessContext,
+    exit_on_stdin_close: bool,
+) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     // Each applied migration is logged by the adapter.
-    wiring::start_database(settings, &pool)?;
+    let signer = wiring::start_database(settings, &pool)?;
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut jobs = if settings.workers.run_in_serve {
         workers::start(
-            wiring::workers(settings, pool.clone())?,
+            wiring::workers(settings, context, pool.clone(), signer.clone())?,
+            &context.metrics,
             &settings.workers,
             &settings.webhooks,
             &settings.audit,
@@ -33,28 +39,32 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     };
     // Whatever run_in_serve: this process's PGCC calls count in the PGCC's health.
     jobs.push(workers::spawn_pgcc_health(
-        wiring::pgcc_health_job(settings, pool.clone()),
+        wiring::pgcc_health_job(settings, context, pool.clone()),
         &stop,
     ));
-    let operations = Arc::new(wiring::operations(
-        settings,
-        pool.clone(),
-        wiring::read_pools(settings, &pool)?,
-    ));
+    // Built once: the API's lag-tolerant lists and the gauges of `/metrics` read the same pools.
+    let reads = wiring::read_pools(settings, &pool)?;
+    let operations = Arc::new(wiring::operations(settings, pool.clone(), reads.clone()));
     // The probes run until the HTTP server has drained, not only until the stop signal: the
     // requests finishing in the grace period still need the database gate's verdict.
     let watch_stop = Stop::new();
     let mut watchers = crate::readiness_watch::start(operations.clone(), &watch_stop);
     let operability = delivery_http::Operability {
         operations,
-        metrics: wiring::metrics(),
+        metrics: context.metrics.clone(),
         metrics_token: settings
             .metrics
             .token
             .as_ref()
             .map(|t| t.expose().to_owned()),
     };
-    let state = Arc::new(wiring::api_state(settings, pool.clone())?);
+    let state = Arc::new(wiring::api_state(
+        settings,
+        context,
+        pool.clone(),
+        reads,
+        signer,
+    )?);
     let replicas = delivery_http::LiveReplicas::default();
     // Stops with the probes, after the HTTP server drained: requests of the grace period are
     // still counted against this replica's share.
@@ -93,7 +103,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     }
     let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
     actix_web::rt::System::new().block_on(async {
-        let server = delivery_http::build_server_with(listener, state, operability, http)?;
+        let server = delivery_http::HttpApp::new(state, operability, http).serve(listener)?;
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {

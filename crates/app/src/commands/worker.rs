@@ -2,6 +2,7 @@ use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::context::ProcessContext;
 use crate::settings::Settings;
 use crate::wiring;
 use crate::workers::{self, Stop};
@@ -10,13 +11,18 @@ use crate::workers::{self, Stop};
 /// (scripts and tests wait for it) and runs until SIGTERM or SIGINT: then each job finishes its
 /// current round (a webhook delivery in progress completes) within
 /// `server.shutdown_grace_seconds`, and the command returns. A second signal exits at once.
-pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()> {
+pub fn run(
+    settings: &Settings,
+    context: &ProcessContext,
+    exit_on_stdin_close: bool,
+) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
-    wiring::start_database(settings, &pool)?;
+    let signer = wiring::start_database(settings, &pool)?;
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut handles = workers::start(
-        wiring::workers(settings, pool.clone())?,
+        wiring::workers(settings, context, pool.clone(), signer)?,
+        &context.metrics,
         &settings.workers,
         &settings.webhooks,
         &settings.audit,
@@ -27,7 +33,7 @@ pub fn run(settings: &Settings, exit_on_stdin_close: bool) -> anyhow::Result<()>
     }
     // This process's PGCC calls count in the PGCC's health.
     handles.push(workers::spawn_pgcc_health(
-        wiring::pgcc_health_job(settings, pool),
+        wiring::pgcc_health_job(settings, context, pool),
         &stop,
     ));
     if exit_on_stdin_close {

@@ -1,5 +1,5 @@
 //! HTTP delivery over actix-web: routes, extractors, envelope responses, content negotiation and
-//! the OpenAPI document. `main` and the tests build the very same app with [`build_server`].
+//! the OpenAPI document. `main` and the tests build the very same app with [`HttpApp`].
 
 pub mod access_log;
 pub mod api_key;
@@ -27,7 +27,8 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::dev::Server;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Server, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 use application::Operations;
@@ -88,55 +89,9 @@ impl Default for HttpSettings {
     }
 }
 
-/// See `client_disconnect_timeout` in [`build_server_with`]: actix's default, stated here
-/// because the body and header timeouts rely on connections being dropped soon after.
+/// See `client_disconnect_timeout` in [`HttpApp::serve`]: actix's default, stated here because
+/// the body and header timeouts rely on connections being dropped soon after.
 const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// The app's routes and shared configuration, for `App::configure` (the OpenAPI document
-/// rendered at the call: [`build_server_with`] renders it once for the process instead and
-/// calls [`configure_with`]).
-pub fn configure(
-    state: Arc<ApiState>,
-    settings: &HttpSettings,
-) -> impl FnOnce(&mut web::ServiceConfig) {
-    let openapi = web::Data::new(routes::openapi::ServedDocument::new(&settings.docs));
-    configure_with(state, settings, openapi)
-}
-
-/// [`configure`] with the OpenAPI document already rendered (see
-/// [`routes::openapi::ServedDocument`]).
-pub fn configure_with(
-    state: Arc<ApiState>,
-    settings: &HttpSettings,
-    openapi: web::Data<routes::openapi::ServedDocument>,
-) -> impl FnOnce(&mut web::ServiceConfig) {
-    let limit = settings.body_limit_bytes;
-    let max_depth = settings.json_max_depth;
-    move |cfg: &mut web::ServiceConfig| {
-        cfg.app_data(web::Data::from(state))
-            .app_data(media::json_config(limit))
-            .app_data(web::Data::new(media::JsonLimits {
-                max_depth,
-                body_limit: limit,
-            }))
-            .app_data(web::PayloadConfig::new(limit))
-            .app_data(openapi)
-            .configure(routes::configure)
-            .configure(console::configure)
-            .default_service(web::to(routes::not_found));
-    }
-}
-
-/// The HTTP server on an already bound listener (port 0 in tests). It installs no signal
-/// handler: the caller decides when to stop it (`Server::handle().stop(true)` finishes in-flight
-/// requests within `shutdown_grace_seconds`, accepting no new connection meanwhile).
-pub fn build_server(
-    listener: TcpListener,
-    state: Arc<ApiState>,
-    settings: HttpSettings,
-) -> std::io::Result<Server> {
-    build_server_with(listener, state, Operability::bare(), settings)
-}
 
 /// What the operator's endpoints (`/health/*`, `/metrics`) need.
 #[derive(Clone)]
@@ -164,28 +119,61 @@ impl Operability {
     }
 }
 
-/// [`build_server`] with the operator's endpoints wired to real probes and metrics.
-pub fn build_server_with(
-    listener: TcpListener,
+/// The one app: `main` serves it ([`HttpApp::serve`]) and the tests drive it
+/// ([`HttpApp::app`] in `actix_web::test::init_service`), with the same middleware, routes and
+/// shared configuration. What the HTTP worker threads share (the rate limiter, the failed
+/// authentications' limiter, the rendered OpenAPI document) is built here, once.
+#[derive(Clone)]
+pub struct HttpApp {
     state: Arc<ApiState>,
     operability: Operability,
     settings: HttpSettings,
-) -> std::io::Result<Server> {
-    let settings_for_app = settings.clone();
-    let body_bounds = edge::BodyBounds {
-        limit: settings.body_limit_bytes,
-        timeout: settings.body_timeout,
-    };
-    // One limiter for the process, shared by every worker thread.
-    let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit)
-        .map(|limiter| Arc::new(limiter.shared_by(settings.replicas.clone())));
-    let database_unanswered_after = settings.database_unanswered_after;
-    let failed_auth = failed_auth::FailedAuthLimiter::new(&settings.failed_auth).map(Arc::new);
-    // Rendered here, once for the process, not per worker nor per request.
-    let openapi = web::Data::new(routes::openapi::ServedDocument::new(&settings.docs));
-    let mut server = HttpServer::new(move || {
-        let limiter = limiter.clone();
-        let failed_auth = failed_auth.clone();
+    limiter: Option<Arc<rate_limit::CompanyRateLimiter>>,
+    failed_auth: Option<Arc<failed_auth::FailedAuthLimiter>>,
+    openapi: web::Data<routes::openapi::ServedDocument>,
+}
+
+impl HttpApp {
+    pub fn new(state: Arc<ApiState>, operability: Operability, settings: HttpSettings) -> Self {
+        // One limiter for the process, shared by every worker thread.
+        let limiter = rate_limit::CompanyRateLimiter::new(settings.rate_limit)
+            .map(|limiter| Arc::new(limiter.shared_by(settings.replicas.clone())));
+        let failed_auth = failed_auth::FailedAuthLimiter::new(&settings.failed_auth).map(Arc::new);
+        // Rendered here, once for the process, not per worker nor per request.
+        let openapi = web::Data::new(routes::openapi::ServedDocument::new(&settings.docs));
+        HttpApp {
+            state,
+            operability,
+            settings,
+            limiter,
+            failed_auth,
+            openapi,
+        }
+    }
+
+    /// The app of one HTTP worker thread (or of a test). Middleware, outermost first: request
+    /// id, span, access line and HTTP metrics; media-type negotiation; the body's bounds; rate
+    /// limit bookkeeping; the database gate; the failed authentications' limit. actix-web runs
+    /// the last `.wrap` first, so they are listed bottom-up.
+    pub fn app(
+        &self,
+    ) -> App<
+        impl ServiceFactory<
+            ServiceRequest,
+            Config = (),
+            Response = ServiceResponse<impl MessageBody>,
+            Error = actix_web::Error,
+            InitError = (),
+        >,
+    > {
+        let limiter = self.limiter.clone();
+        let failed_auth = self.failed_auth.clone();
+        let database_unanswered_after = self.settings.database_unanswered_after;
+        let body_bounds = edge::BodyBounds {
+            limit: self.settings.body_limit_bytes,
+            timeout: self.settings.body_timeout,
+        };
+        let metrics = self.operability.metrics.clone();
         App::new()
             .wrap(from_fn(move |req, next| {
                 failed_auth::guard(req, next, failed_auth.clone())
@@ -204,28 +192,59 @@ pub fn build_server_with(
             .wrap(from_fn(media::negotiate))
             // Request id, span, access log (method, route, path: no query string, which may
             // carry a CPF; no header, e.g. the Api-Key) and HTTP metrics.
-            .wrap(from_fn({
-                let metrics = operability.metrics.clone();
-                move |req, next| request_id::observe(req, next, metrics.clone())
+            .wrap(from_fn(move |req, next| {
+                request_id::observe(req, next, metrics.clone())
             }))
-            .configure(routes::health::configure(&operability))
-            .configure(configure_with(
-                state.clone(),
-                &settings_for_app,
-                openapi.clone(),
+            .configure(routes::health::configure(&self.operability))
+            .configure(configure(
+                self.state.clone(),
+                &self.settings,
+                self.openapi.clone(),
             ))
-    });
-    if settings.workers > 0 {
-        server = server.workers(settings.workers);
     }
-    server = server
-        .disable_signals()
-        .shutdown_timeout(settings.shutdown_grace_seconds)
-        // Slow or stalled request heads are answered 408 and closed (slowloris).
-        .client_request_timeout(settings.header_timeout)
-        // How long a connection closing after an early answer (a refused or timed-out body
-        // still arriving) lingers so the client can finish sending and read the answer; then
-        // it is dropped.
-        .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT);
-    Ok(server.listen(listener)?.run())
+
+    /// The HTTP server on an already bound listener (port 0 in tests). It installs no signal
+    /// handler: the caller decides when to stop it (`Server::handle().stop(true)` finishes
+    /// in-flight requests within `shutdown_grace_seconds`, accepting no new connection
+    /// meanwhile).
+    pub fn serve(self, listener: TcpListener) -> std::io::Result<Server> {
+        let settings = self.settings.clone();
+        let mut server = HttpServer::new(move || self.app());
+        if settings.workers > 0 {
+            server = server.workers(settings.workers);
+        }
+        server = server
+            .disable_signals()
+            .shutdown_timeout(settings.shutdown_grace_seconds)
+            // Slow or stalled request heads are answered 408 and closed (slowloris).
+            .client_request_timeout(settings.header_timeout)
+            // How long a connection closing after an early answer (a refused or timed-out body
+            // still arriving) lingers so the client can finish sending and read the answer; then
+            // it is dropped.
+            .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT);
+        Ok(server.listen(listener)?.run())
+    }
+}
+
+/// The app's routes and shared configuration (no middleware: that is [`HttpApp::app`]'s).
+fn configure(
+    state: Arc<ApiState>,
+    settings: &HttpSettings,
+    openapi: web::Data<routes::openapi::ServedDocument>,
+) -> impl FnOnce(&mut web::ServiceConfig) {
+    let limit = settings.body_limit_bytes;
+    let max_depth = settings.json_max_depth;
+    move |cfg: &mut web::ServiceConfig| {
+        cfg.app_data(web::Data::from(state))
+            .app_data(media::json_config(limit))
+            .app_data(web::Data::new(media::JsonLimits {
+                max_depth,
+                body_limit: limit,
+            }))
+            .app_data(web::PayloadConfig::new(limit))
+            .app_data(openapi)
+            .configure(routes::configure)
+            .configure(console::configure)
+            .default_service(web::to(routes::not_found));
+    }
 }

@@ -1,12 +1,12 @@
-//! The HTTP layer's error mapping, driven through the real app (`configure`) with mocked ports:
+//! The HTTP layer's error mapping, driven through the real app (`HttpApp`, as `main` serves it) with mocked ports:
 //! the failures an end-to-end run cannot provoke on demand (a database gone, a bug of ours).
 
 use std::sync::Arc;
 
-use actix_web::{test, App};
+use actix_web::test;
 use application::hash_api_key;
 use chrono::Utc;
-use delivery_http::{configure, ApiState, HttpSettings};
+use delivery_http::{ApiState, HttpApp, HttpSettings, Operability};
 use domain::{Cnpj, Company, CompanyId};
 use ports::{MockApiKeyRepository, MockUseCaseRepository, RepoError, ResolvedApiKey};
 use serde_json::Value;
@@ -45,7 +45,12 @@ fn services(use_cases: MockUseCaseRepository) -> Arc<ApiState> {
 
 async fn list_with(use_cases: MockUseCaseRepository) -> (u16, Option<String>, Value) {
     let app = test::init_service(
-        App::new().configure(configure(services(use_cases), &HttpSettings::default())),
+        HttpApp::new(
+            services(use_cases),
+            Operability::bare(),
+            HttpSettings::default(),
+        )
+        .app(),
     )
     .await;
     let req = test::TestRequest::get()
@@ -104,7 +109,12 @@ async fn the_list_passes_the_callers_company_and_filter_to_the_repository() {
         .times(1)
         .returning(|_, _| Ok(vec![]));
     let app = test::init_service(
-        App::new().configure(configure(services(use_cases), &HttpSettings::default())),
+        HttpApp::new(
+            services(use_cases),
+            Operability::bare(),
+            HttpSettings::default(),
+        )
+        .app(),
     )
     .await;
     let req = test::TestRequest::get()

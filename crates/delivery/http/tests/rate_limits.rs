@@ -1,15 +1,12 @@
-//! Rate limits through the real app (`configure` + the `rate_limit::track` middleware, as
-//! `build_server` wires them) with mocked ports: the company over its quota gets 429 in the
+//! Rate limits through the real app (`HttpApp`, as `main` serves it) with mocked ports: the company over its quota gets 429 in the
 //! envelope with `Retry-After` and the RateLimit headers; the repository is never reached then.
 
 use std::sync::Arc;
 
-use actix_web::middleware::from_fn;
-use actix_web::{test, App};
+use actix_web::test;
 use application::hash_api_key;
 use chrono::Utc;
-use delivery_http::rate_limit::{self, CompanyRateLimiter};
-use delivery_http::{configure, ApiState, HttpSettings, RateLimitSettings};
+use delivery_http::{ApiState, HttpApp, HttpSettings, Operability, RateLimitSettings};
 use domain::{Cnpj, Company, CompanyId};
 use ports::{MockApiKeyRepository, MockUseCaseRepository, ResolvedApiKey};
 use serde_json::Value;
@@ -73,15 +70,11 @@ impl Answer {
 
 macro_rules! app {
     ($services:expr, $quota:expr) => {{
-        let limiter = CompanyRateLimiter::new($quota).map(Arc::new);
-        test::init_service(
-            App::new()
-                .wrap(from_fn(move |req, next| {
-                    rate_limit::track(req, next, limiter.clone())
-                }))
-                .configure(configure($services, &HttpSettings::default())),
-        )
-        .await
+        let settings = HttpSettings {
+            rate_limit: $quota,
+            ..HttpSettings::default()
+        };
+        test::init_service(HttpApp::new($services, Operability::bare(), settings).app()).await
     }};
 }
 

@@ -9,7 +9,6 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
-use super::enumerations::text_enumeration;
 use super::text_rules::{Cnpj, Cpf, ProvaColeta, TemplateId};
 use uuid::Uuid;
 
@@ -106,37 +105,29 @@ pub struct AccessMode(pub String);
 #[serde(transparent)]
 pub struct SubjectType(pub String);
 
+// Documented as the domain's enumerations (their feature `openapi`): one definition of the
+// values and of the component names (`ModalidadeAcesso`, `TipoTitular`).
 impl PartialSchema for AccessMode {
     fn schema() -> RefOr<Schema> {
-        let values = [
-            DomainModalidade::Direct.as_str(),
-            DomainModalidade::Indirect.as_str(),
-        ];
-        text_enumeration(
-            "Modalidade de acesso; `Indireto` exige `cnpjAnuente`.",
-            values,
-        )
+        <DomainModalidade as PartialSchema>::schema()
     }
 }
 
 impl ToSchema for AccessMode {
     fn name() -> Cow<'static, str> {
-        Cow::Borrowed("ModalidadeAcesso")
+        <DomainModalidade as ToSchema>::name()
     }
 }
 
 impl PartialSchema for SubjectType {
     fn schema() -> RefOr<Schema> {
-        text_enumeration(
-            "Tipo de titular dos dados.",
-            [DomainTipoTitular::NaturalPerson.as_str()],
-        )
+        <DomainTipoTitular as PartialSchema>::schema()
     }
 }
 
 impl ToSchema for SubjectType {
     fn name() -> Cow<'static, str> {
-        Cow::Borrowed("TipoTitular")
+        <DomainTipoTitular as ToSchema>::name()
     }
 }
 

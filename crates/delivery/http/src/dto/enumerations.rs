@@ -4,22 +4,20 @@
 
 use std::borrow::Cow;
 
-use domain::{ConsentStatus, EventType, PgccOperation, TransitionCause};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use domain::{EventType, TransitionCause};
+use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
-/// A string schema of `values`, described by `description`.
-pub(crate) fn text_enumeration<'a>(
-    description: &str,
-    values: impl IntoIterator<Item = &'a str>,
-) -> RefOr<Schema> {
-    ObjectBuilder::new()
-        .schema_type(Type::String)
-        .description(Some(description))
-        .enum_values(Some(values.into_iter().map(str::to_owned)))
-        .into()
-}
+/// A string schema of `values`, described by `description` (the domain's helper: one way to
+/// write an enumeration).
+pub(crate) use domain::openapi::text_enumeration;
+
+/// The enumerations the domain documents itself (its feature `openapi`), under the names the
+/// DTOs' `value_type = ...` use.
+pub use domain::ConsentStatus as StatusSolicitacao;
+pub use domain::PgccHealthCode as CodigoStatusPgcc;
+pub use domain::PgccOperation as OperacaoPgcc;
 
 macro_rules! enumeration {
     ($name:ident, $description:expr, $values:expr) => {
@@ -41,11 +39,6 @@ macro_rules! enumeration {
 }
 
 enumeration!(
-    StatusSolicitacao,
-    "Status (efetivo) de uma solicitação de consentimento.",
-    ConsentStatus::ALL.map(ConsentStatus::as_str)
-);
-enumeration!(
     CausaMudanca,
     "Quem causou a mudança de status: `pgcc` (o titular, na PGCC), `empresa` (por esta API) ou `expiracao`.",
     TransitionCause::ALL.map(TransitionCause::as_str)
@@ -59,16 +52,6 @@ enumeration!(
     TipoEventoAssinavel,
     "Tipo de um evento dos dados da empresa: o que uma URL pode assinar (`eventos`) e o que `GET /api/eventos` lista (todos menos `webhook.teste`).",
     EventType::SUBSCRIBABLE.map(EventType::as_str)
-);
-enumeration!(
-    CodigoStatusPgcc,
-    "Saúde da PGCC vista pelo serviço: `OK`, `PARTIAL_FAILURE` (algumas operações indisponíveis) ou `UNAVAILABLE` (nenhuma chamada respondida).",
-    ["OK", "PARTIAL_FAILURE", "UNAVAILABLE"]
-);
-enumeration!(
-    OperacaoPgcc,
-    "Uma operação da PGCC: `criacao`, `status`, `revogacao` ou `casos-de-uso`.",
-    PgccOperation::ALL.map(PgccOperation::as_str)
 );
 enumeration!(
     StatusEntrega,

@@ -1,4 +1,5 @@
-//! `GET /api/status` and the `data` of `pgcc.indisponivel` / `pgcc.restabelecido`.
+//! `GET /api/status` (the `data` of `pgcc.indisponivel` / `pgcc.restabelecido` is
+//! `domain::PgccHealthChange`, documented as `MudancaStatusPgcc`).
 
 use chrono::{DateTime, Utc};
 use domain::PgccHealth;
@@ -48,16 +49,4 @@ impl From<PgccHealth> for StatusPgcc {
             checkpoint_cosigned: None,
         }
     }
-}
-
-/// The `data` of `pgcc.indisponivel` and `pgcc.restabelecido`: the status after the change.
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // documentation only; events are serialized by domain::PgccHealthChange
-pub struct MudancaStatusPgcc {
-    #[schema(value_type = CodigoStatusPgcc)]
-    pub code: String,
-    #[schema(value_type = Vec<OperacaoPgcc>)]
-    pub unavailable_endpoints: Vec<String>,
-    pub detection_time: DateTime<Utc>,
 }
