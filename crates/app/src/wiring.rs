@@ -21,9 +21,9 @@ use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
     PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
-    PgRetentionRepository, PgSandboxRepository, PgUseCaseRepository, PgWebhookDeliveryRepository,
-    PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
-    ReleasingWebhookSender, SessionSettings,
+    PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository,
+    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc,
+    ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -279,12 +279,13 @@ pub fn workers(
         ports(settings, context, pool.clone(), None)?,
         &service_settings(settings),
     );
+    let status_pool = status_pool(settings, distributed(&pool))?;
     workers.poll_consent_statuses = workers
         .poll_consent_statuses
-        .with_repository(Arc::new(PgConsentRequestRepository::new(status_pool(
-            settings,
-            distributed(&pool),
-        )?)))
+        .with_repositories(
+            Arc::new(PgConsentRequestRepository::new(status_pool.clone())),
+            Arc::new(PgStatusCheckSchedule::new(status_pool)),
+        )
         .with_observer(context.metrics.clone())
         .with_integrity_incidents(
             Arc::new(PgAuditLogRepository::new(pool.clone())),
@@ -498,6 +499,7 @@ fn ports(
         consent_requests: Arc::new(
             PgConsentRequestRepository::new(pool.clone()).reading_from(reads.clone()),
         ),
+        status_checks: Arc::new(PgStatusCheckSchedule::new(pool.clone())),
         status_call_budget: Arc::new(PgPgccCallBudget::new(
             pool.clone(),
             STATUS_CALL_BUDGET,

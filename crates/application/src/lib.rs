@@ -11,8 +11,8 @@ use cache::ChangeTracker;
 use ports::{
     AccessLog, ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
     IdempotencyRepository, PgccCallBudget, PgccGateway, PgccHealthRepository, RetentionRepository,
-    SandboxRepository, SecretCipher, TargetGuard, UseCaseRepository, WebhookDeliveryRepository,
-    WebhookSender, WebhookUrlRepository,
+    SandboxRepository, SecretCipher, StatusCheckSchedule, TargetGuard, UseCaseRepository,
+    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod access;
@@ -111,6 +111,8 @@ pub struct Ports {
     pub api_keys: Arc<dyn ApiKeyRepository>,
     pub use_cases: Arc<dyn UseCaseRepository>,
     pub consent_requests: Arc<dyn ConsentRequestRepository>,
+    /// When each confirmed request's status is next checked with the PGCC (the status poller).
+    pub status_checks: Arc<dyn StatusCheckSchedule>,
     pub webhook_urls: Arc<dyn WebhookUrlRepository>,
     pub webhook_deliveries: Arc<dyn WebhookDeliveryRepository>,
     pub events: Arc<dyn EventLog>,
@@ -187,6 +189,7 @@ impl Services {
             api_keys,
             use_cases,
             consent_requests,
+            status_checks: _,
             webhook_urls,
             webhook_deliveries,
             events,
@@ -316,6 +319,7 @@ impl Workers {
             api_keys: _,
             use_cases,
             consent_requests,
+            status_checks,
             webhook_urls: _,
             webhook_deliveries,
             events: _,
@@ -351,6 +355,7 @@ impl Workers {
             ),
             poll_consent_statuses: PollConsentStatuses::new(
                 consent_requests.clone(),
+                status_checks,
                 pgcc.clone(),
                 status_call_budget,
                 clock.clone(),

@@ -20,6 +20,7 @@ pub mod repo_error;
 pub mod retention_repository;
 pub mod sandbox_repository;
 pub mod secret_cipher;
+pub mod status_check_schedule;
 pub mod target_guard;
 pub mod use_case_repository;
 pub mod webhook_delivery_repository;
@@ -40,8 +41,7 @@ pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, DailyCount, DueStatusChecks, ListCursor, NextStatusCheck, StatusCheckItem,
-    StatusCheckSchedule, StatusSweepLane, StatusSweepLease, UnfinishedCreation,
+    CreationStart, DailyCount, ListCursor, UnfinishedCreation,
 };
 pub use console_session_store::{ConsoleSessionStore, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
@@ -61,6 +61,10 @@ pub use repo_error::RepoError;
 pub use retention_repository::RetentionRepository;
 pub use sandbox_repository::{SandboxPurged, SandboxRepository};
 pub use secret_cipher::SecretCipher;
+pub use status_check_schedule::{
+    DueStatusChecks, NextStatusCheck, ScheduledStatusCheck, StatusCheckItem, StatusCheckSchedule,
+    StatusSweepLane, StatusSweepLease,
+};
 pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_delivery_repository::{
@@ -105,6 +109,8 @@ pub use retention_repository::MockRetentionRepository;
 pub use sandbox_repository::MockSandboxRepository;
 #[cfg(feature = "mock")]
 pub use secret_cipher::MockSecretCipher;
+#[cfg(feature = "mock")]
+pub use status_check_schedule::MockStatusCheckSchedule;
 #[cfg(feature = "mock")]
 pub use target_guard::MockTargetGuard;
 #[cfg(feature = "mock")]

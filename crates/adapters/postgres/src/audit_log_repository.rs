@@ -3,12 +3,11 @@
 //! appended by the statements that change the requests (consent_request_repository,
 //! retention_repository); this reads them and keeps checkpoints and keys. Every query of a
 //! company's log is bounded by its `empresa_id` (the tables' keys begin with it). These run once
-//! per checkpoint round or per proof asked for, never on a change's path, so they are plain
-//! `sql_query`s.
+//! per checkpoint round or per proof asked for, never on a change's path; each is a fixed
+//! [`statement!`] all the same, prepared once per connection (crate::fixed_sql).
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_query;
 use diesel::sql_types::{
     Array, BigInt, Binary, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
@@ -21,12 +20,14 @@ use uuid::Uuid;
 
 use crate::audit_integrity;
 use crate::conn::with_conn;
+use crate::fixed_sql::statement;
 use crate::per_company::CompanyIdRow;
 use crate::settled;
 use crate::topology::Topology;
 use crate::PgPool;
 
-/// Whether company `$company`'s log has something to sign, the entries' watermark being `$settled`
+/// Whether company `$company` (an SQL expression)'s log has something to sign, the entries'
+/// watermark being `$settled` (another)
 /// ([`settled::watermark`]), from three reads by key: its stored tree's last leaf, its latest
 /// checkpoint and the first entry past that leaf (in log order, LIMIT 1: settled entries are a
 /// prefix of that order, so the first one says whether any is settled). Written so that each is
@@ -61,21 +62,286 @@ WHERE coalesce(folha.indice + 1, 0) > coalesce(ponto.tamanho, 0)
     };
 }
 
-/// Every company's [`unsigned_probe`] in one statement, in id order.
-const COMPANIES_WITH_UNSIGNED: &str = concat!(
-    "SELECT e.id FROM empresas e\n",
-    unsigned_probe!("e.id", "$2"),
-    "\nORDER BY e.id\nLIMIT $1"
-);
+statement! {
+    /// Every company's [`unsigned_probe`] in one statement, in id order.
+    struct CompaniesWithUnsigned {
+        limit: i64 as BigInt,
+        settled: i64 as BigInt,
+    }
+    concat!(
+        "SELECT e.id FROM empresas e\n",
+        unsigned_probe!("e.id", "$settled"),
+        "\nORDER BY e.id\nLIMIT $limit"
+    )
+}
 
-/// One company's [`unsigned_probe`]: a row when it has something to sign. Citus plans
-/// [`COMPANIES_WITH_UNSIGNED`] as a join of the reference table `empresas` with three
-/// distributed tables and refuses it ("complex joins"); with the company a parameter, every
-/// table it reads is on that company's shard (router).
-const UNSIGNED_OF_COMPANY: &str = concat!(
-    "SELECT $1::uuid AS id FROM (SELECT 1) um\n",
-    unsigned_probe!("$1", "$2")
-);
+statement! {
+    /// One company's [`unsigned_probe`]: a row when it has something to sign. Citus plans
+    /// [`CompaniesWithUnsigned`] as a join of the reference table `empresas` with three
+    /// distributed tables and refuses it ("complex joins"); with the company a parameter, every
+    /// table it reads is on that company's shard (router).
+    struct UnsignedOfCompany {
+        company: Uuid as SqlUuid,
+        settled: i64 as BigInt,
+    }
+    concat!(
+        "SELECT $company::uuid AS id FROM (SELECT 1) um\n",
+        unsigned_probe!("$company", "$settled")
+    )
+}
+
+statement! {
+    /// Every company, in id order, from `empresas` (on Citus a reference table: read where it
+    /// is).
+    struct EveryCompany;
+    "SELECT id FROM empresas ORDER BY id"
+}
+
+statement! {
+    /// The company, when it has an entry or (no entry yet) a confirmed request.
+    struct CompanyWithEntries {
+        company: Uuid as SqlUuid,
+    }
+    "SELECT $company::uuid AS id
+WHERE EXISTS (SELECT 1 FROM auditoria_entradas WHERE empresa_id = $company)
+   OR EXISTS (SELECT 1 FROM solicitacoes_consentimento
+              WHERE empresa_id = $company AND criacao = 'confirmada')"
+}
+
+statement! {
+    /// The company's entries up to `(transacao, posicao)`, in log order.
+    struct EntriesUpTo {
+        empresa_id: Uuid as SqlUuid,
+        transacao: i64 as BigInt,
+        posicao: i64 as BigInt,
+    }
+    "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
+WHERE empresa_id = $empresa_id AND (transacao, posicao) <= ($transacao, $posicao)
+ORDER BY transacao, posicao"
+}
+
+statement! {
+    /// The company's settled entries (below the watermark `settled`), in log order.
+    struct SettledEntries {
+        empresa_id: Uuid as SqlUuid,
+        settled: i64 as BigInt,
+    }
+    "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
+WHERE empresa_id = $empresa_id AND transacao < $settled
+ORDER BY transacao, posicao"
+}
+
+statement! {
+    /// Every entry of the company, settled or not, in log order.
+    struct AllEntries {
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
+WHERE empresa_id = $empresa_id
+ORDER BY transacao, posicao"
+}
+
+statement! {
+    /// The company's largest checkpoint.
+    struct LatestCheckpoint {
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT tamanho, raiz, ate_transacao, ate_posicao, nota, kid, criado_em
+FROM auditoria_checkpoints
+WHERE empresa_id = $empresa_id ORDER BY tamanho DESC LIMIT 1"
+}
+
+statement! {
+    /// The company's checkpoint of `tamanho` entries.
+    struct CheckpointOfSize {
+        empresa_id: Uuid as SqlUuid,
+        tamanho: i64 as BigInt,
+    }
+    "SELECT tamanho, raiz, ate_transacao, ate_posicao, nota, kid, criado_em
+FROM auditoria_checkpoints
+WHERE empresa_id = $empresa_id AND tamanho = $tamanho"
+}
+
+statement! {
+    /// Every checkpoint of the company, smallest first.
+    struct Checkpoints {
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT tamanho, raiz, ate_transacao, ate_posicao, nota, kid, criado_em
+FROM auditoria_checkpoints
+WHERE empresa_id = $empresa_id ORDER BY tamanho"
+}
+
+statement! {
+    /// The owner's function keeping a checkpoint: the service's role writes no checkpoint
+    /// itself, and none below the largest kept (issue 36).
+    struct KeepCheckpoint<'a> {
+        empresa_id: Uuid as SqlUuid,
+        tamanho: i64 as BigInt,
+        raiz: Vec<u8> as Binary,
+        ate_transacao: i64 as BigInt,
+        ate_posicao: i64 as BigInt,
+        nota: &'a str as Text,
+        kid: &'a str as Text,
+        criado_em: DateTime<Utc> as Timestamptz,
+    }
+    "SELECT auditoria_guardar_checkpoint($empresa_id, $tamanho, $raiz, $ate_transacao,
+    $ate_posicao, $nota, $kid, $criado_em) AS guardado"
+}
+
+statement! {
+    /// The last leaf of the company's stored tree.
+    struct LastStoredLeaf {
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $empresa_id ORDER BY indice DESC LIMIT 1"
+}
+
+statement! {
+    /// Up to `limit` of the company's settled entries' leaf hashes after
+    /// `(transacao, posicao)`, in log order.
+    struct LeavesAfter {
+        empresa_id: Uuid as SqlUuid,
+        transacao: i64 as BigInt,
+        posicao: i64 as BigInt,
+        settled: i64 as BigInt,
+        limit: i64 as BigInt,
+    }
+    "SELECT transacao, posicao, hash_folha FROM auditoria_entradas
+WHERE empresa_id = $empresa_id AND (transacao, posicao) > ($transacao, $posicao)
+  AND transacao < $settled
+ORDER BY transacao, posicao
+LIMIT $limit"
+}
+
+statement! {
+    /// The stored nodes of the company at the given `(nivel, indice)` keys: one index probe a
+    /// key (the keys are O(log n)).
+    struct Nodes {
+        empresa_id: Uuid as SqlUuid,
+        niveis: Vec<i16> as Array<SmallInt>,
+        indices: Vec<i64> as Array<BigInt>,
+    }
+    "SELECT n.nivel, n.indice, n.hash
+FROM unnest($niveis::smallint[], $indices::bigint[]) AS k (nivel, indice)
+JOIN auditoria_nos n
+    ON n.empresa_id = $empresa_id AND n.nivel = k.nivel AND n.indice = k.indice"
+}
+
+statement! {
+    /// Every stored node of one level of the company's tree, in index order.
+    struct Level {
+        empresa_id: Uuid as SqlUuid,
+        nivel: i16 as SmallInt,
+    }
+    "SELECT nivel, indice, hash FROM auditoria_nos
+WHERE empresa_id = $empresa_id AND nivel = $nivel ORDER BY indice"
+}
+
+statement! {
+    /// Every leaf of the company's stored tree, in index order.
+    struct LeafPositions {
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $empresa_id ORDER BY indice"
+}
+
+statement! {
+    /// The leaf `indice` of the company's stored tree.
+    struct LeafPosition {
+        empresa_id: Uuid as SqlUuid,
+        indice: i64 as BigInt,
+    }
+    "SELECT indice, transacao, posicao FROM auditoria_folhas
+WHERE empresa_id = $empresa_id AND indice = $indice"
+}
+
+statement! {
+    /// The owner's function extending a company's tree: one writer of a company's tree at a
+    /// time, the size checked under its lock; the service's role writes no leaf or node itself
+    /// (issue 36).
+    struct KeepTree {
+        empresa_id: Uuid as SqlUuid,
+        primeiro: i64 as BigInt,
+        folhas: Vec<i64> as Array<BigInt>,
+        transacoes: Vec<i64> as Array<BigInt>,
+        posicoes: Vec<i64> as Array<BigInt>,
+        niveis: Vec<i16> as Array<SmallInt>,
+        indices: Vec<i64> as Array<BigInt>,
+        hashes: Vec<Vec<u8>> as Array<Binary>,
+    }
+    "SELECT auditoria_guardar_arvore($empresa_id, $primeiro, $folhas, $transacoes, $posicoes,
+    $niveis, $indices, $hashes) AS guardado"
+}
+
+statement! {
+    /// The request's entries up to `(transacao, posicao)` by the
+    /// `(empresa_id, solicitacao_id, ...)` key, each with its leaf's index by the leaves'
+    /// `(empresa_id, transacao, posicao)` key.
+    struct RequestEntries {
+        empresa_id: Uuid as SqlUuid,
+        solicitacao_id: Uuid as SqlUuid,
+        transacao: i64 as BigInt,
+        posicao: i64 as BigInt,
+    }
+    "SELECT a.solicitacao_id, a.entrada, a.transacao, a.posicao, f.indice
+FROM auditoria_entradas a
+LEFT JOIN auditoria_folhas f
+    ON f.empresa_id = a.empresa_id AND f.transacao = a.transacao AND f.posicao = a.posicao
+WHERE a.empresa_id = $empresa_id AND a.solicitacao_id = $solicitacao_id
+  AND (a.transacao, a.posicao) <= ($transacao, $posicao)
+ORDER BY a.transacao, a.posicao"
+}
+
+statement! {
+    /// Every published key, oldest first.
+    struct PublishedKeys;
+    "SELECT kid, chave_publica FROM auditoria_chaves ORDER BY criada_em, kid"
+}
+
+statement! {
+    /// The published key `kid`.
+    struct KeyOfKid<'a> {
+        kid: &'a str as Text,
+    }
+    "SELECT kid, chave_publica FROM auditoria_chaves WHERE kid = $kid"
+}
+
+statement! {
+    /// Publishes a key, unless its kid is published already.
+    struct AddKey<'a> {
+        kid: &'a str as Text,
+        chave_publica: Vec<u8> as Binary,
+    }
+    "INSERT INTO auditoria_chaves (kid, chave_publica) VALUES ($kid, $chave_publica)
+ON CONFLICT DO NOTHING"
+}
+
+statement! {
+    /// Serializes the processes choosing the development key (until the transaction ends).
+    struct LockDevelopmentKey;
+    "SELECT pg_advisory_xact_lock(hashtext('auditoria_chaves'))"
+}
+
+statement! {
+    /// The development key's seed, when one is kept.
+    struct DevelopmentSeed;
+    "SELECT semente FROM auditoria_chaves WHERE semente IS NOT NULL
+ORDER BY criada_em LIMIT 1"
+}
+
+statement! {
+    /// Keeps the development key with its seed.
+    struct AddDevelopmentKey<'a> {
+        kid: &'a str as Text,
+        chave_publica: Vec<u8> as Binary,
+        semente: Vec<u8> as Binary,
+    }
+    "INSERT INTO auditoria_chaves (kid, chave_publica, semente)
+VALUES ($kid, $chave_publica, $semente)"
+}
 
 #[derive(Clone)]
 pub struct PgAuditLogRepository {
@@ -244,56 +510,38 @@ fn bad_row(what: impl std::fmt::Debug) -> diesel::result::Error {
     )
 }
 
-const CHECKPOINT_COLUMNS: &str =
-    "tamanho, raiz, ate_transacao, ate_posicao, nota, kid, criado_em FROM auditoria_checkpoints";
-
-/// Every company, in id order, from `empresas` (on Citus a reference table: read where it is).
-fn every_company(conn: &mut PgConnection) -> QueryResult<Vec<CompanyIdRow>> {
-    sql_query("SELECT id FROM empresas ORDER BY id").load(conn)
-}
-
-fn checkpoints(
-    conn: &mut PgConnection,
-    sql: String,
-    company: CompanyId,
-    size: Option<i64>,
-) -> QueryResult<Vec<StoredCheckpoint>> {
-    let rows: Vec<CheckpointRow> = match size {
-        Some(size) => sql_query(sql)
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<BigInt, _>(size)
-            .load(conn)?,
-        None => sql_query(sql).bind::<SqlUuid, _>(company.0).load(conn)?,
-    };
+fn into_checkpoints(rows: Vec<CheckpointRow>) -> QueryResult<Vec<StoredCheckpoint>> {
     rows.into_iter().map(CheckpointRow::into_port).collect()
 }
 
 impl AuditLogRepository for PgAuditLogRepository {
-    /// On one node, one statement over `empresas` (`COMPANIES_WITH_UNSIGNED`). On a Citus
+    /// On one node, one statement over `empresas` (`CompaniesWithUnsigned`). On a Citus
     /// coordinator, the companies from `empresas` (a reference table, read where it is) and one
-    /// routed probe each (`UNSIGNED_OF_COMPANY`) until `limit` are found: the same O(companies)
+    /// routed probe each (`UnsignedOfCompany`) until `limit` are found: the same O(companies)
     /// index probes as the single statement, with a round trip each.
     fn companies_with_unsigned_entries(&self, limit: u32) -> Result<Vec<CompanyId>, RepoError> {
         let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "finding audit logs to sign", |conn| {
             let settled = settled::watermark(conn, distributed)?;
             if !distributed {
-                return sql_query(COMPANIES_WITH_UNSIGNED)
-                    .bind::<BigInt, _>(i64::from(limit))
-                    .bind::<BigInt, _>(settled)
-                    .load::<CompanyIdRow>(conn);
+                return CompaniesWithUnsigned {
+                    limit: i64::from(limit),
+                    settled,
+                }
+                .load::<CompanyIdRow>(conn);
             }
-            let companies = every_company(conn)?;
+            let companies = EveryCompany.load::<CompanyIdRow>(conn)?;
             let mut due = Vec::new();
             for company in companies {
                 if due.len() >= limit as usize {
                     break;
                 }
                 due.extend(
-                    sql_query(UNSIGNED_OF_COMPANY)
-                        .bind::<SqlUuid, _>(company.id)
-                        .bind::<BigInt, _>(settled)
-                        .load::<CompanyIdRow>(conn)?,
+                    UnsignedOfCompany {
+                        company: company.id,
+                        settled,
+                    }
+                    .load::<CompanyIdRow>(conn)?,
                 );
             }
             Ok(due)
@@ -307,17 +555,13 @@ impl AuditLogRepository for PgAuditLogRepository {
     /// table); each probe here is routed to the company's shard.
     fn companies_with_entries(&self) -> Result<Vec<CompanyId>, RepoError> {
         let rows = with_conn(&self.pool, "finding audit logs", |conn| {
-            let companies = every_company(conn)?;
+            let companies = EveryCompany.load::<CompanyIdRow>(conn)?;
             let mut with_entries = Vec::new();
             for company in companies {
                 with_entries.extend(
-                    sql_query(
-                        "SELECT $1::uuid AS id
-WHERE EXISTS (SELECT 1 FROM auditoria_entradas WHERE empresa_id = $1)
-   OR EXISTS (SELECT 1 FROM solicitacoes_consentimento
-              WHERE empresa_id = $1 AND criacao = 'confirmada')",
-                    )
-                    .bind::<SqlUuid, _>(company.id)
+                    CompanyWithEntries {
+                        company: company.id,
+                    }
                     .load::<CompanyIdRow>(conn)?,
                 );
             }
@@ -333,24 +577,18 @@ WHERE EXISTS (SELECT 1 FROM auditoria_entradas WHERE empresa_id = $1)
     ) -> Result<Vec<AuditEntry>, RepoError> {
         let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "reading an audit log", |conn| match up_to {
-            Some(last) => sql_query(
-                "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
-WHERE empresa_id = $1 AND (transacao, posicao) <= ($2, $3)
-ORDER BY transacao, posicao",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<BigInt, _>(last.transaction)
-            .bind::<BigInt, _>(last.sequence)
+            Some(last) => EntriesUpTo {
+                empresa_id: company.0,
+                transacao: last.transaction,
+                posicao: last.sequence,
+            }
             .load::<EntryRow>(conn),
             None => {
                 let settled = settled::watermark(conn, distributed)?;
-                sql_query(
-                    "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
-WHERE empresa_id = $1 AND transacao < $2
-ORDER BY transacao, posicao",
-                )
-                .bind::<SqlUuid, _>(company.0)
-                .bind::<BigInt, _>(settled)
+                SettledEntries {
+                    empresa_id: company.0,
+                    settled,
+                }
                 .load::<EntryRow>(conn)
             }
         })?;
@@ -359,12 +597,9 @@ ORDER BY transacao, posicao",
 
     fn all_entries(&self, company: CompanyId) -> Result<Vec<AuditEntry>, RepoError> {
         let rows = with_conn(&self.pool, "reading an audit log", |conn| {
-            sql_query(
-                "SELECT solicitacao_id, entrada, transacao, posicao FROM auditoria_entradas
-WHERE empresa_id = $1
-ORDER BY transacao, posicao",
-            )
-            .bind::<SqlUuid, _>(company.0)
+            AllEntries {
+                empresa_id: company.0,
+            }
             .load::<EntryRow>(conn)
         })?;
         Ok(rows.into_iter().map(AuditEntry::from).collect())
@@ -372,13 +607,11 @@ ORDER BY transacao, posicao",
 
     fn latest_checkpoint(&self, company: CompanyId) -> Result<Option<StoredCheckpoint>, RepoError> {
         let found = with_conn(&self.pool, "reading an audit checkpoint", |conn| {
-            checkpoints(
-                conn,
-                format!(
-                    "SELECT {CHECKPOINT_COLUMNS} WHERE empresa_id = $1 ORDER BY tamanho DESC LIMIT 1"
-                ),
-                company,
-                None,
+            into_checkpoints(
+                LatestCheckpoint {
+                    empresa_id: company.0,
+                }
+                .load(conn)?,
             )
         })?;
         Ok(found.into_iter().next())
@@ -393,11 +626,12 @@ ORDER BY transacao, posicao",
             return Ok(None);
         };
         let found = with_conn(&self.pool, "reading an audit checkpoint", |conn| {
-            checkpoints(
-                conn,
-                format!("SELECT {CHECKPOINT_COLUMNS} WHERE empresa_id = $1 AND tamanho = $2"),
-                company,
-                Some(size),
+            into_checkpoints(
+                CheckpointOfSize {
+                    empresa_id: company.0,
+                    tamanho: size,
+                }
+                .load(conn)?,
             )
         })?;
         Ok(found.into_iter().next())
@@ -405,11 +639,11 @@ ORDER BY transacao, posicao",
 
     fn checkpoints(&self, company: CompanyId) -> Result<Vec<StoredCheckpoint>, RepoError> {
         with_conn(&self.pool, "reading audit checkpoints", |conn| {
-            checkpoints(
-                conn,
-                format!("SELECT {CHECKPOINT_COLUMNS} WHERE empresa_id = $1 ORDER BY tamanho"),
-                company,
-                None,
+            into_checkpoints(
+                Checkpoints {
+                    empresa_id: company.0,
+                }
+                .load(conn)?,
             )
         })
     }
@@ -421,19 +655,16 @@ ORDER BY transacao, posicao",
     ) -> Result<bool, RepoError> {
         let size = i64::try_from(checkpoint.size).map_err(|e| RepoError::Unexpected(e.into()))?;
         let added = with_conn(&self.pool, "keeping an audit checkpoint", |conn| {
-            // the owner's function: the service's role writes no checkpoint itself, and none
-            // below the largest kept (issue 36)
-            sql_query(
-                "SELECT auditoria_guardar_checkpoint($1, $2, $3, $4, $5, $6, $7, $8) AS guardado",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<BigInt, _>(size)
-            .bind::<Binary, _>(checkpoint.root.to_vec())
-            .bind::<BigInt, _>(checkpoint.last.transaction)
-            .bind::<BigInt, _>(checkpoint.last.sequence)
-            .bind::<Text, _>(&checkpoint.note)
-            .bind::<Text, _>(&checkpoint.kid)
-            .bind::<Timestamptz, _>(checkpoint.created_at)
+            KeepCheckpoint {
+                empresa_id: company.0,
+                tamanho: size,
+                raiz: checkpoint.root.to_vec(),
+                ate_transacao: checkpoint.last.transaction,
+                ate_posicao: checkpoint.last.sequence,
+                nota: &checkpoint.note,
+                kid: &checkpoint.kid,
+                criado_em: checkpoint.created_at,
+            }
             .get_result::<Kept>(conn)
         })?;
         Ok(added.guardado)
@@ -441,11 +672,9 @@ ORDER BY transacao, posicao",
 
     fn stored_tree(&self, company: CompanyId) -> Result<Option<(u64, LogPosition)>, RepoError> {
         let rows = with_conn(&self.pool, "reading the stored audit tree", |conn| {
-            sql_query(
-                "SELECT indice, transacao, posicao FROM auditoria_folhas
-WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
-            )
-            .bind::<SqlUuid, _>(company.0)
+            LastStoredLeaf {
+                empresa_id: company.0,
+            }
             .load::<StoredLeafRow>(conn)
         })?;
         let Some(row) = rows.into_iter().next() else {
@@ -474,17 +703,13 @@ WHERE empresa_id = $1 ORDER BY indice DESC LIMIT 1",
         let distributed = self.topology.distributed(&self.pool)?;
         let rows = with_conn(&self.pool, "reading audit leaves", |conn| {
             let settled = settled::watermark(conn, distributed)?;
-            sql_query(
-                "SELECT transacao, posicao, hash_folha FROM auditoria_entradas
-WHERE empresa_id = $1 AND (transacao, posicao) > ($2, $3) AND transacao < $5
-ORDER BY transacao, posicao
-LIMIT $4",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<BigInt, _>(after.transaction)
-            .bind::<BigInt, _>(after.sequence)
-            .bind::<BigInt, _>(i64::from(limit))
-            .bind::<BigInt, _>(settled)
+            LeavesAfter {
+                empresa_id: company.0,
+                transacao: after.transaction,
+                posicao: after.sequence,
+                settled,
+                limit: i64::from(limit),
+            }
             .load::<LeafRow>(conn)
         })?;
         rows.into_iter()
@@ -514,16 +739,12 @@ LIMIT $4",
             .iter()
             .map(|n| to_i64(n.index))
             .collect::<Result<Vec<_>, _>>()?;
-        // one index probe a key (the keys are O(log n))
         let rows = with_conn(&self.pool, "reading stored audit nodes", |conn| {
-            sql_query(
-                "SELECT n.nivel, n.indice, n.hash
-FROM unnest($2::smallint[], $3::bigint[]) AS k (nivel, indice)
-JOIN auditoria_nos n ON n.empresa_id = $1 AND n.nivel = k.nivel AND n.indice = k.indice",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<Array<SmallInt>, _>(levels)
-            .bind::<Array<BigInt>, _>(indices)
+            Nodes {
+                empresa_id: company.0,
+                niveis: levels,
+                indices,
+            }
             .load::<NodeRow>(conn)
         })?;
         rows.into_iter()
@@ -542,12 +763,10 @@ JOIN auditoria_nos n ON n.empresa_id = $1 AND n.nivel = k.nivel AND n.indice = k
 
     fn level(&self, company: CompanyId, level: u8) -> Result<Vec<(u64, [u8; 32])>, RepoError> {
         let rows = with_conn(&self.pool, "reading stored audit nodes", |conn| {
-            sql_query(
-                "SELECT nivel, indice, hash FROM auditoria_nos
-WHERE empresa_id = $1 AND nivel = $2 ORDER BY indice",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<SmallInt, _>(i16::from(level))
+            Level {
+                empresa_id: company.0,
+                nivel: i16::from(level),
+            }
             .load::<NodeRow>(conn)
         })?;
         rows.into_iter()
@@ -558,11 +777,9 @@ WHERE empresa_id = $1 AND nivel = $2 ORDER BY indice",
 
     fn leaf_positions(&self, company: CompanyId) -> Result<Vec<(u64, LogPosition)>, RepoError> {
         let rows = with_conn(&self.pool, "reading stored audit leaves", |conn| {
-            sql_query(
-                "SELECT indice, transacao, posicao FROM auditoria_folhas
-WHERE empresa_id = $1 ORDER BY indice",
-            )
-            .bind::<SqlUuid, _>(company.0)
+            LeafPositions {
+                empresa_id: company.0,
+            }
             .load::<StoredLeafRow>(conn)
         })?;
         rows.into_iter()
@@ -586,12 +803,10 @@ WHERE empresa_id = $1 ORDER BY indice",
     ) -> Result<Option<LogPosition>, RepoError> {
         let at = to_i64(index)?;
         let rows = with_conn(&self.pool, "reading a stored audit leaf", |conn| {
-            sql_query(
-                "SELECT indice, transacao, posicao FROM auditoria_folhas
-WHERE empresa_id = $1 AND indice = $2",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<BigInt, _>(at)
+            LeafPosition {
+                empresa_id: company.0,
+                indice: at,
+            }
             .load::<StoredLeafRow>(conn)
         })?;
         Ok(rows.into_iter().next().map(|row| LogPosition {
@@ -617,20 +832,18 @@ WHERE empresa_id = $1 AND indice = $2",
             .map(|(n, _)| to_i64(n.index))
             .collect::<Result<Vec<_>, _>>()?;
         let hashes: Vec<Vec<u8>> = nodes.iter().map(|(_, h)| h.to_vec()).collect();
+        let keep = KeepTree {
+            empresa_id: company.0,
+            primeiro: first,
+            folhas: leaf_indices,
+            transacoes: transactions,
+            posicoes: sequences,
+            niveis: levels,
+            indices: node_indices,
+            hashes,
+        };
         with_conn(&self.pool, "storing audit tree nodes", |conn| {
-            // the owner's function: one writer of a company's tree at a time, the size checked
-            // under its lock; the service's role writes no leaf or node itself (issue 36)
-            sql_query("SELECT auditoria_guardar_arvore($1, $2, $3, $4, $5, $6, $7, $8) AS guardado")
-                .bind::<SqlUuid, _>(company.0)
-                .bind::<BigInt, _>(first)
-                .bind::<Array<BigInt>, _>(&leaf_indices)
-                .bind::<Array<BigInt>, _>(&transactions)
-                .bind::<Array<BigInt>, _>(&sequences)
-                .bind::<Array<SmallInt>, _>(&levels)
-                .bind::<Array<BigInt>, _>(&node_indices)
-                .bind::<Array<Binary>, _>(&hashes)
-                .get_result::<Kept>(conn)
-                .map(|kept| kept.guardado)
+            keep.get_result::<Kept>(conn).map(|kept| kept.guardado)
         })
     }
 
@@ -640,21 +853,13 @@ WHERE empresa_id = $1 AND indice = $2",
         request: Uuid,
         up_to: LogPosition,
     ) -> Result<Vec<IndexedEntry>, RepoError> {
-        // the request's entries by the (empresa_id, solicitacao_id, ...) key, each leaf by the
-        // leaves' (empresa_id, transacao, posicao) key
         let rows = with_conn(&self.pool, "reading a request's audit entries", |conn| {
-            sql_query(
-                "SELECT a.solicitacao_id, a.entrada, a.transacao, a.posicao, f.indice
-FROM auditoria_entradas a
-LEFT JOIN auditoria_folhas f
-    ON f.empresa_id = a.empresa_id AND f.transacao = a.transacao AND f.posicao = a.posicao
-WHERE a.empresa_id = $1 AND a.solicitacao_id = $2 AND (a.transacao, a.posicao) <= ($3, $4)
-ORDER BY a.transacao, a.posicao",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<SqlUuid, _>(request)
-            .bind::<BigInt, _>(up_to.transaction)
-            .bind::<BigInt, _>(up_to.sequence)
+            RequestEntries {
+                empresa_id: company.0,
+                solicitacao_id: request,
+                transacao: up_to.transaction,
+                posicao: up_to.sequence,
+            }
             .load::<IndexedEntryRow>(conn)
         })?;
         rows.into_iter()
@@ -740,8 +945,7 @@ ORDER BY a.transacao, a.posicao",
 
     fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError> {
         let rows = with_conn(&self.pool, "reading the audit keys", |conn| {
-            sql_query("SELECT kid, chave_publica FROM auditoria_chaves ORDER BY criada_em, kid")
-                .load::<KeyRow>(conn)
+            PublishedKeys.load::<KeyRow>(conn)
         })?;
         rows.into_iter()
             .map(|row| {
@@ -761,19 +965,14 @@ ORDER BY a.transacao, a.posicao",
         with_conn(&self.pool, "recording an audit key", |conn| {
             // Already published (by the owner at start, `consent-api migrate`): nothing to
             // write, which the service's role may not (issue 36).
-            let known: Vec<KeyRow> =
-                sql_query("SELECT kid, chave_publica FROM auditoria_chaves WHERE kid = $1")
-                    .bind::<Text, _>(&key.kid)
-                    .load(conn)?;
+            let known: Vec<KeyRow> = KeyOfKid { kid: &key.kid }.load(conn)?;
             if !known.is_empty() {
                 return Ok(0);
             }
-            sql_query(
-                "INSERT INTO auditoria_chaves (kid, chave_publica) VALUES ($1, $2)
-ON CONFLICT DO NOTHING",
-            )
-            .bind::<Text, _>(&key.kid)
-            .bind::<Binary, _>(key.public_key.to_vec())
+            AddKey {
+                kid: &key.kid,
+                chave_publica: key.public_key.to_vec(),
+            }
             .execute(conn)
         })?;
         Ok(())
@@ -787,22 +986,16 @@ ON CONFLICT DO NOTHING",
         let kept = with_conn(&self.pool, "keeping the development audit key", |conn| {
             conn.transaction(|conn| {
                 // one development key per database, whichever process comes first
-                sql_query("SELECT pg_advisory_xact_lock(hashtext('auditoria_chaves'))")
-                    .execute(conn)?;
-                let kept: Vec<SeedRow> = sql_query(
-                    "SELECT semente FROM auditoria_chaves WHERE semente IS NOT NULL
-ORDER BY criada_em LIMIT 1",
-                )
-                .load(conn)?;
+                LockDevelopmentKey.execute(conn)?;
+                let kept: Vec<SeedRow> = DevelopmentSeed.load(conn)?;
                 if let Some(row) = kept.into_iter().next() {
                     return Ok(row.semente);
                 }
-                sql_query(
-                    "INSERT INTO auditoria_chaves (kid, chave_publica, semente) VALUES ($1, $2, $3)",
-                )
-                .bind::<Text, _>(&key.kid)
-                .bind::<Binary, _>(key.public_key.to_vec())
-                .bind::<Binary, _>(generated.to_vec())
+                AddDevelopmentKey {
+                    kid: &key.kid,
+                    chave_publica: key.public_key.to_vec(),
+                    semente: generated.to_vec(),
+                }
                 .execute(conn)?;
                 Ok(generated.to_vec())
             })

@@ -71,7 +71,46 @@ pub(crate) use fixed_condition;
 /// with `database.prepared_statements = false` it goes unnamed like every other query. It runs
 /// with `execute`, or `load`/`get_result` into a `QueryableByName` struct (columns by name, as
 /// with `diesel::sql_query`). No `Debug`: binds may hold personal data.
+///
+/// A statement without binds is declared `struct Name;` and runs as `Name.load(conn)`.
 macro_rules! statement {
+    (
+        $(#[$doc:meta])*
+        struct $name:ident;
+        $sql:expr
+    ) => {
+        $(#[$doc])*
+        pub(crate) struct $name;
+
+        const _: () = {
+            $crate::fixed_sql::check_binds($sql, &[]);
+
+            /// The statement's query id: a type of its own, so diesel's statement cache keys
+            /// it by type.
+            pub struct StatementId;
+
+            impl diesel::query_builder::QueryId for $name {
+                type QueryId = StatementId;
+                const HAS_STATIC_QUERY_ID: bool = true;
+            }
+
+            impl diesel::query_builder::Query for $name {
+                type SqlType = diesel::sql_types::Untyped;
+            }
+
+            impl diesel::query_dsl::RunQueryDsl<diesel::PgConnection> for $name {}
+
+            impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for $name {
+                fn walk_ast<'b>(
+                    &'b self,
+                    mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+                ) -> diesel::QueryResult<()> {
+                    out.push_sql($sql);
+                    Ok(())
+                }
+            }
+        };
+    };
     (
         $(#[$doc:meta])*
         struct $name:ident $(<$lt:lifetime>)? {

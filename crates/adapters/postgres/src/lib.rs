@@ -4,10 +4,12 @@
 //! - [`connect`] builds the connection pool, [`run_migrations`] applies the embedded
 //!   [`MIGRATIONS`] (`migrations/` at the workspace root).
 //! - One repository per port: [`PgCompanyRepository`], [`PgApiKeyRepository`],
-//!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgWebhookUrlRepository`],
-//!   [`PgWebhookDeliveryRepository`], [`PgIdempotencyRepository`], [`PgAccessLog`]. Every query on a company's
-//!   data filters by `empresa_id` in the query itself; only the worker operations (status-check
-//!   claims, expiry and unfinished-creation claims of [`PgConsentRequestRepository`]; claims,
+//!   [`PgUseCaseRepository`], [`PgConsentRequestRepository`], [`PgStatusCheckSchedule`],
+//!   [`PgWebhookUrlRepository`], [`PgWebhookDeliveryRepository`], [`PgIdempotencyRepository`],
+//!   [`PgAccessLog`]. Every query on a company's data filters by `empresa_id` in the query
+//!   itself; only the worker operations (the companies with due status checks of
+//!   [`PgStatusCheckSchedule`]; expiry and unfinished-creation claims of
+//!   [`PgConsentRequestRepository`]; claims,
 //!   attempts and disabling of [`PgWebhookDeliveryRepository`]; the purge of
 //!   [`PgIdempotencyRepository`]) span companies, by design.
 //! - Webhooks use a transactional outbox (`outbox.rs`): the repositories whose change causes an
@@ -66,6 +68,7 @@ mod event_log;
 mod idempotency_repository;
 mod retention_repository;
 mod sandbox_repository;
+mod status_check_schedule;
 mod test_delivery;
 mod use_case_repository;
 mod webhook_delivery_repository;
@@ -97,6 +100,7 @@ pub use replica_heartbeat::PgReplicaHeartbeat;
 pub use retention_repository::PgRetentionRepository;
 pub use sandbox_repository::PgSandboxRepository;
 pub use scope::{holds_connection, PgConnectionScope, ScopeGuard};
+pub use status_check_schedule::PgStatusCheckSchedule;
 pub use use_case_repository::PgUseCaseRepository;
 pub use webhook_delivery_repository::PgWebhookDeliveryRepository;
 pub use webhook_url_repository::PgWebhookUrlRepository;

@@ -27,20 +27,28 @@
 //! coordinator, has its `SELECT`, default included, run on the worker. Those writers bind
 //! [`transaction_id`], read by a statement naming no table.
 
-use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::Int8;
 
-/// The oldest transaction still running, as the log's `transacao` counts (`xid8` as bigint).
-const ONE_NODE: &str = "(pg_snapshot_xmin(pg_current_snapshot())::text)::bigint";
+use crate::fixed_sql::statement;
 
-/// [`ONE_NODE`], lowered to the oldest transaction that has left the running set but still holds
-/// the lock on its id (a two-phase commit still committing on the workers). `pg_locks` names a
-/// 32-bit id: `d` is how far it is behind the xmin's low 32 bits, modulo 2^32, and ids behind it
-/// (0 < d < 2^31) are the xmin minus `d`; ids at or past the xmin are running, covered already.
-/// The snapshot is the statement's, taken before `pg_locks` is read: a lock released in between
-/// belongs to a transaction committed everywhere before the read that follows.
-const COORDINATOR: &str = "\
+statement! {
+    /// The oldest transaction still running, as the log's `transacao` counts (`xid8` as
+    /// bigint).
+    struct OneNode;
+    "SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS least"
+}
+
+statement! {
+    /// [`OneNode`], lowered to the oldest transaction that has left the running set but still
+    /// holds the lock on its id (a two-phase commit still committing on the workers). `pg_locks`
+    /// names a 32-bit id: `d` is how far it is behind the xmin's low 32 bits, modulo 2^32, and
+    /// ids behind it (0 < d < 2^31) are the xmin minus `d`; ids at or past the xmin are running,
+    /// covered already. The snapshot is the statement's, taken before `pg_locks` is read: a lock
+    /// released in between belongs to a transaction committed everywhere before the read that
+    /// follows.
+    struct Coordinator;
+    "\
 SELECT least(s.x, min(s.x - l.d) FILTER (WHERE l.d > 0 AND l.d < 2147483648))
 FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS x) s
 LEFT JOIN LATERAL (
@@ -48,19 +56,28 @@ LEFT JOIN LATERAL (
     FROM pg_locks l
     WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
 ) l ON true
-GROUP BY s.x";
+GROUP BY s.x"
+}
+
+statement! {
+    /// The current transaction's id, as the log's `transacao` counts: the expression of the
+    /// column's default (and of the one-node creation's audit entry, `creation.rs`).
+    struct TransactionId;
+    "SELECT (pg_current_xact_id()::text)::bigint AS least"
+}
 
 /// The watermark, on one node or (`distributed`) on a Citus coordinator.
 pub(crate) fn watermark(conn: &mut PgConnection, distributed: bool) -> QueryResult<i64> {
     if distributed {
-        diesel::sql_query(COORDINATOR)
+        Coordinator
             .load::<Watermark>(conn)
             .map(|rows| rows.first().map_or(0, |w| w.least))
     } else {
-        diesel::select(sql::<Int8>(ONE_NODE)).get_result(conn)
+        OneNode.get_result::<Watermark>(conn).map(|w| w.least)
     }
 }
 
+/// The one number [`OneNode`], [`Coordinator`] and [`TransactionId`] answer.
 #[derive(QueryableByName)]
 struct Watermark {
     #[diesel(sql_type = Int8)]
@@ -70,9 +87,5 @@ struct Watermark {
 /// The current transaction's id, as the log's `transacao` counts: on a Citus coordinator the
 /// coordinator's (a statement naming no table runs there), on one node the column default's.
 pub(crate) fn transaction_id(conn: &mut PgConnection) -> QueryResult<i64> {
-    diesel::select(sql::<Int8>(TRANSACTION_ID)).get_result(conn)
+    TransactionId.get_result::<Watermark>(conn).map(|w| w.least)
 }
-
-/// The expression of `transacao`'s column default (and of the one-node creation's audit entry,
-/// `creation.rs`).
-const TRANSACTION_ID: &str = "(pg_current_xact_id()::text)::bigint";

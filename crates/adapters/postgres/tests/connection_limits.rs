@@ -14,7 +14,7 @@ use domain::ConsentStatus;
 use ports::{ApiKeyRepository, ConsentRequestRepository, RepoError, UseCaseRepository};
 use postgres_adapter::{
     connect, run_migrations, with_conn, PgApiKeyRepository, PgConsentRequestRepository, PgPool,
-    PgUseCaseRepository, PoolSettings, SessionSettings, MIGRATIONS,
+    PgStatusCheckSchedule, PgUseCaseRepository, PoolSettings, SessionSettings, MIGRATIONS,
 };
 use testkit::TestDb;
 
@@ -233,7 +233,7 @@ fn without_prepared_statements_the_hand_written_statements_run_unnamed() {
         .unwrap();
 
     let claimed = common::consent::claim_checks(
-        &repo,
+        &PgStatusCheckSchedule::new(pool.clone()),
         10,
         now + TimeDelta::minutes(1),
         now + TimeDelta::hours(1),

@@ -21,7 +21,9 @@ use ports::{
     UnfinishedCreation, UseCaseRepository,
 };
 use postgres_adapter::schema::solicitacoes_consentimento as sc;
-use postgres_adapter::{PgConsentRequestRepository, PgPool, PgUseCaseRepository};
+use postgres_adapter::{
+    PgConsentRequestRepository, PgPool, PgStatusCheckSchedule, PgUseCaseRepository,
+};
 use testkit::TestDb;
 use uuid::Uuid;
 
@@ -204,7 +206,13 @@ fn a_request_being_created_is_stored_without_pgcc_id_history_or_event_and_is_inv
     assert!(events_of(&w.db, "solicitacao.criada").is_empty());
     assert!(seen_anywhere(&w, &request).is_empty());
     // no worker sees it either
-    assert!(claim_checks(&w.repo, 100, later(), later()).is_empty());
+    assert!(claim_checks(
+        &PgStatusCheckSchedule::new(w.pool.clone()),
+        100,
+        later(),
+        later()
+    )
+    .is_empty());
     let expired_later = at("2028-01-01T00:00:00Z");
     assert_eq!(w.repo.expire_due(expired_later, 100).unwrap(), 0);
     assert!(!w

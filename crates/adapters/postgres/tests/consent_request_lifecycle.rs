@@ -18,10 +18,10 @@ use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use domain::{ConsentRequest, ConsentStatus, Cpf, TransitionCause};
 use ports::{
-    ConsentRequestRepository, DueStatusChecks, NextStatusCheck, StatusCheckItem,
-    StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
+    ConsentRequestRepository, DueStatusChecks, NextStatusCheck, ScheduledStatusCheck,
+    StatusCheckItem, StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
 };
-use postgres_adapter::PgConsentRequestRepository;
+use postgres_adapter::{PgConsentRequestRepository, PgStatusCheckSchedule};
 use testkit::TestDb;
 use uuid::Uuid;
 
@@ -302,7 +302,8 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = tenant(&pool, "Globex", "445556660001");
     let quiet = tenant(&pool, "Quiet", "778889990001");
-    let repo = PgConsentRequestRepository::new(pool);
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let schedule = PgStatusCheckSchedule::new(pool.clone());
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
     let spec = |status| Spec::new(created()).status(status);
@@ -332,7 +333,9 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
     let lease = t0 + minutes(5);
     let ids_of = |items: &[StatusCheckItem]| sorted(items.iter().map(|i| i.id).collect());
 
-    let mut found = repo.companies_with_due_status_checks(t0, None, 10).unwrap();
+    let mut found = schedule
+        .companies_with_due_status_checks(t0, None, 10)
+        .unwrap();
     found.sort();
     assert_eq!(
         found,
@@ -349,7 +352,8 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
     let due: Vec<domain::CompanyId> = found.iter().map(|d| d.company_id).collect();
     let first = *due.iter().min().unwrap();
     assert_eq!(
-        repo.companies_with_due_status_checks(t0, Some(first), 10)
+        schedule
+            .companies_with_due_status_checks(t0, Some(first), 10)
             .unwrap()
             .into_iter()
             .map(|d| d.company_id)
@@ -358,16 +362,16 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
         "the turn goes on after the last company served, then wraps around"
     );
 
-    let oldest = repo
+    let oldest = schedule
         .claim_status_checks(DueStatusChecks::all(acme.company.id), 2, t0, lease)
         .unwrap();
-    let rest = repo
+    let rest = schedule
         .claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
         .unwrap();
-    let none = repo
+    let none = schedule
         .claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
         .unwrap();
-    let globex_items = repo
+    let globex_items = schedule
         .claim_status_checks(DueStatusChecks::all(globex.company.id), 10, t0, lease)
         .unwrap();
 
@@ -399,43 +403,45 @@ fn a_claim_takes_one_companys_oldest_due_checks_and_leases_them_without_touching
         "the request itself is not written"
     );
     assert_eq!(
-        repo.claim_status_checks(DueStatusChecks::all(acme.company.id), 0, lease, lease)
+        schedule
+            .claim_status_checks(DueStatusChecks::all(acme.company.id), 0, lease, lease)
             .unwrap(),
         []
     );
 
     // the schedule after the check: a to the company's active sweep, c's in 1 min with its
     // interval, d gone
-    repo.schedule_status_checks(&[
-        StatusCheckSchedule {
-            company_id: acme.company.id,
-            id: a.id,
-            next: NextStatusCheck::Sweep {
-                lane: StatusSweepLane::Active,
-                period_seconds: 900,
-                first_pass_at: t0 + minutes(15),
+    schedule
+        .schedule_status_checks(&[
+            ScheduledStatusCheck {
+                company_id: acme.company.id,
+                id: a.id,
+                next: NextStatusCheck::Sweep {
+                    lane: StatusSweepLane::Active,
+                    period_seconds: 900,
+                    first_pass_at: t0 + minutes(15),
+                },
             },
-        },
-        StatusCheckSchedule {
-            company_id: acme.company.id,
-            id: c.id,
-            next: NextStatusCheck::At {
-                at: t0 + minutes(1),
-                interval_seconds: 60,
+            ScheduledStatusCheck {
+                company_id: acme.company.id,
+                id: c.id,
+                next: NextStatusCheck::At {
+                    at: t0 + minutes(1),
+                    interval_seconds: 60,
+                },
             },
-        },
-        StatusCheckSchedule {
-            company_id: acme.company.id,
-            id: d.id,
-            next: NextStatusCheck::Never,
-        },
-    ])
-    .unwrap();
+            ScheduledStatusCheck {
+                company_id: acme.company.id,
+                id: d.id,
+                next: NextStatusCheck::Never,
+            },
+        ])
+        .unwrap();
     assert_eq!(next_check(&db, a.id), None, "no row of its own due");
     assert_eq!(sweep_lane(&db, a.id).as_deref(), Some("ativo"));
     assert_eq!(next_check(&db, d.id), None);
     assert_eq!(sweep_lane(&db, d.id), None);
-    let again = repo
+    let again = schedule
         .claim_status_checks(
             DueStatusChecks::all(acme.company.id),
             10,
@@ -482,13 +488,14 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
     let globex = tenant(&pool, "Globex", "445556660001");
-    let repo = PgConsentRequestRepository::new(pool);
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let schedule = PgStatusCheckSchedule::new(pool.clone());
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
     let spec = Spec::new(created()).status(Active);
     let mine: Vec<Uuid> = sorted((0..5).map(|_| acme.create(&repo, &spec).id).collect());
     let theirs = globex.create(&repo, &spec).id;
-    let sweep = |company, id, first_pass_at| StatusCheckSchedule {
+    let sweep = |company, id, first_pass_at| ScheduledStatusCheck {
         company_id: company,
         id,
         next: NextStatusCheck::Sweep {
@@ -497,17 +504,19 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
             first_pass_at,
         },
     };
-    let mut schedules: Vec<StatusCheckSchedule> = mine
+    let mut schedules: Vec<ScheduledStatusCheck> = mine
         .iter()
         .map(|id| sweep(acme.company.id, *id, t0))
         .collect();
     schedules.push(sweep(globex.company.id, theirs, t0 + minutes(60)));
-    repo.schedule_status_checks(&schedules).unwrap();
+    schedule.schedule_status_checks(&schedules).unwrap();
     let versions = schedule_versions(&db, acme.company.id);
     let before = stored(&db, mine[0]);
 
     assert_eq!(
-        repo.companies_with_due_status_checks(t0, None, 10).unwrap(),
+        schedule
+            .companies_with_due_status_checks(t0, None, 10)
+            .unwrap(),
         [DueStatusChecks {
             company_id: acme.company.id,
             scheduled: false,
@@ -517,7 +526,7 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
     );
     let ids = |items: &[StatusCheckItem]| items.iter().map(|i| i.id).collect::<Vec<_>>();
     let lease = t0 + minutes(1);
-    let first = repo
+    let first = schedule
         .claim_status_checks(DueStatusChecks::all(acme.company.id), 2, t0, lease)
         .unwrap();
     assert_eq!(ids(&first), mine[..2], "in id order from the first");
@@ -531,17 +540,20 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
     );
     assert_eq!(first[0].due_at, t0, "the pass started on time: no lag");
     assert_eq!(
-        repo.claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
+        schedule
+            .claim_status_checks(DueStatusChecks::all(acme.company.id), 10, t0, lease)
             .unwrap(),
         [],
         "the leased batch is nobody else's, and the lane waits for it"
     );
     assert_eq!(
-        repo.companies_with_due_status_checks(t0, None, 10).unwrap(),
+        schedule
+            .companies_with_due_status_checks(t0, None, 10)
+            .unwrap(),
         []
     );
     // not handed back (the PGCC failed): read again once its lease ends
-    let retried = repo
+    let retried = schedule
         .claim_status_checks(
             DueStatusChecks::all(acme.company.id),
             2,
@@ -550,14 +562,16 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
         )
         .unwrap();
     assert_eq!(ids(&retried), mine[..2]);
-    repo.advance_status_sweeps(&[retried[0].sweep.unwrap()], lease)
+    schedule
+        .advance_status_sweeps(&[retried[0].sweep.unwrap()], lease)
         .unwrap();
     // a stale lease (the first one) hands back nothing
-    repo.advance_status_sweeps(&[first[0].sweep.unwrap()], lease)
+    schedule
+        .advance_status_sweeps(&[first[0].sweep.unwrap()], lease)
         .unwrap();
 
     let at = lease + minutes(1);
-    let second = repo
+    let second = schedule
         .claim_status_checks(
             DueStatusChecks::all(acme.company.id),
             2,
@@ -566,9 +580,10 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
         )
         .unwrap();
     assert_eq!(ids(&second), mine[2..4]);
-    repo.advance_status_sweeps(&[second[0].sweep.unwrap()], at)
+    schedule
+        .advance_status_sweeps(&[second[0].sweep.unwrap()], at)
         .unwrap();
-    let last = repo
+    let last = schedule
         .claim_status_checks(
             DueStatusChecks::all(acme.company.id),
             2,
@@ -577,21 +592,23 @@ fn a_sweep_hands_out_its_lane_in_id_order_batches_writes_nothing_per_check_and_p
         )
         .unwrap();
     assert_eq!(ids(&last), mine[4..], "the pass's last batch is short");
-    repo.advance_status_sweeps(&[last[0].sweep.unwrap()], at)
+    schedule
+        .advance_status_sweeps(&[last[0].sweep.unwrap()], at)
         .unwrap();
 
     assert_eq!(
-        repo.claim_status_checks(
-            DueStatusChecks::all(acme.company.id),
-            10,
-            at + minutes(5),
-            at + minutes(6)
-        )
-        .unwrap(),
+        schedule
+            .claim_status_checks(
+                DueStatusChecks::all(acme.company.id),
+                10,
+                at + minutes(5),
+                at + minutes(6)
+            )
+            .unwrap(),
         [],
         "the pass is over until a period after it was due"
     );
-    let next_pass = repo
+    let next_pass = schedule
         .claim_status_checks(
             DueStatusChecks::all(acme.company.id),
             10,
@@ -633,13 +650,14 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool.clone());
+    let schedule = PgStatusCheckSchedule::new(pool.clone());
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
     let spec = Spec::new(created()).status(Active);
     let mut requests: Vec<ConsentRequest> = (0..4).map(|_| acme.create(&repo, &spec)).collect();
     requests.sort_by_key(|r| r.id);
     let [kept, revoked, odd, expiring] = [0, 1, 2, 3].map(|i| requests[i].clone());
-    let lane = |id| StatusCheckSchedule {
+    let lane = |id| ScheduledStatusCheck {
         company_id: acme.company.id,
         id,
         next: NextStatusCheck::Sweep {
@@ -648,7 +666,8 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
             first_pass_at: t0,
         },
     };
-    repo.schedule_status_checks(&requests.iter().map(|r| lane(r.id)).collect::<Vec<_>>())
+    schedule
+        .schedule_status_checks(&requests.iter().map(|r| lane(r.id)).collect::<Vec<_>>())
         .unwrap();
 
     // a final status takes the request out of the schedule in its own transaction: by the
@@ -675,7 +694,7 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
     assert_eq!(repo.expire_due(t0, 10).unwrap(), 1);
     assert!(!is_scheduled(&db, expiring.id), "expired: unscheduled");
     // an odd answer: the request's backoff is its own row, out of the lane
-    assert!(repo
+    assert!(schedule
         .defer_status_check(acme.company.id, odd.id, t0, t0 + minutes(10))
         .unwrap());
     assert_eq!(sweep_lane(&db, odd.id), None);
@@ -686,7 +705,7 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         .bind::<diesel::sql_types::Uuid, _>(kept.id)
         .execute(&mut db.conn())
         .unwrap();
-    let batch = repo
+    let batch = schedule
         .claim_status_checks(
             DueStatusChecks::all(acme.company.id),
             10,
@@ -702,7 +721,8 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         [(kept.id, kept.pgcc_id.as_str(), Active, None)],
         "only the request still in the lane, with the PGCC id and status its lane keeps"
     );
-    repo.advance_status_sweeps(&[batch[0].sweep.unwrap()], t0)
+    schedule
+        .advance_status_sweeps(&[batch[0].sweep.unwrap()], t0)
         .unwrap();
 
     // a row scheduled before the lane kept PGCC ids: read from its request until the backfill
@@ -713,13 +733,14 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         items.into_iter().filter(|i| i.sweep.is_some()).collect()
     };
     let batch = swept(
-        repo.claim_status_checks(
-            DueStatusChecks::all(acme.company.id),
-            10,
-            next_pass,
-            next_pass + minutes(1),
-        )
-        .unwrap(),
+        schedule
+            .claim_status_checks(
+                DueStatusChecks::all(acme.company.id),
+                10,
+                next_pass,
+                next_pass + minutes(1),
+            )
+            .unwrap(),
     );
     assert_eq!(
         batch.iter().map(|i| i.pgcc_id.as_str()).collect::<Vec<_>>(),
@@ -740,17 +761,19 @@ fn a_swept_batch_is_read_from_the_lane_alone_and_a_request_leaves_its_lane_when_
         Some(1),
         "only the row without its PGCC id"
     );
-    repo.advance_status_sweeps(&[batch[0].sweep.unwrap()], next_pass)
+    schedule
+        .advance_status_sweeps(&[batch[0].sweep.unwrap()], next_pass)
         .unwrap();
     let after = t0 + minutes(30);
     let batch = swept(
-        repo.claim_status_checks(
-            DueStatusChecks::all(acme.company.id),
-            10,
-            after,
-            after + minutes(1),
-        )
-        .unwrap(),
+        schedule
+            .claim_status_checks(
+                DueStatusChecks::all(acme.company.id),
+                10,
+                after,
+                after + minutes(1),
+            )
+            .unwrap(),
     );
     assert_eq!(
         batch.iter().map(|i| i.pgcc_id.as_str()).collect::<Vec<_>>(),
@@ -764,7 +787,8 @@ fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
     let db = TestDb::new();
     let pool = pool(&db);
     let acme = tenant(&pool, "ACME", "112223330001");
-    let repo = PgConsentRequestRepository::new(pool);
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let schedule = PgStatusCheckSchedule::new(pool.clone());
     let t0 = common::now();
     let minutes = TimeDelta::minutes;
     let odd = acme.create(&repo, &Spec::new(created()).status(Active));
@@ -772,27 +796,29 @@ fn an_unknown_status_backs_off_its_request_alone_until_it_is_forgotten() {
     for request in [&odd, &plain] {
         set_next_check(&db, request.id, t0);
     }
-    let claimed = claim_checks(&repo, 10, t0, t0 + minutes(1));
+    let claimed = claim_checks(&schedule, 10, t0, t0 + minutes(1));
     assert_eq!(claimed.len(), 2);
     assert!(claimed.iter().all(|i| i.unknown_status_since.is_none()));
 
-    assert!(repo
+    assert!(schedule
         .defer_status_check(acme.company.id, odd.id, t0, t0 + minutes(10))
         .unwrap());
-    assert!(!repo
+    assert!(!schedule
         .defer_status_check(acme.company.id, Uuid::new_v4(), t0, t0 + minutes(10))
         .unwrap());
 
     // at t0 + 1 min only the neighbour is due; the odd one at t0 + 10 min, with its oddity
-    let due = claim_checks(&repo, 10, t0 + minutes(1), t0 + minutes(2));
+    let due = claim_checks(&schedule, 10, t0 + minutes(1), t0 + minutes(2));
     assert_eq!(due.iter().map(|i| i.id).collect::<Vec<_>>(), [plain.id]);
-    let later = claim_checks(&repo, 10, t0 + minutes(10), t0 + minutes(11));
+    let later = claim_checks(&schedule, 10, t0 + minutes(10), t0 + minutes(11));
     let odd_item = later.iter().find(|i| i.id == odd.id).unwrap();
     assert_eq!(odd_item.unknown_status_since, Some(t0));
 
-    repo.clear_unknown_status(acme.company.id, odd.id).unwrap();
+    schedule
+        .clear_unknown_status(acme.company.id, odd.id)
+        .unwrap();
     set_next_check(&db, odd.id, t0 + minutes(20));
-    let after = claim_checks(&repo, 10, t0 + minutes(20), t0 + minutes(21));
+    let after = claim_checks(&schedule, 10, t0 + minutes(20), t0 + minutes(21));
     assert_eq!(
         after
             .iter()
@@ -809,7 +835,8 @@ fn two_workers_claiming_at_once_never_share_a_request() {
     let db = TestDb::new();
     let pool = pool_of(&db, 4);
     let acme = tenant(&pool, "ACME", "112223330001");
-    let repo = PgConsentRequestRepository::new(pool);
+    let repo = PgConsentRequestRepository::new(pool.clone());
+    let schedule = PgStatusCheckSchedule::new(pool.clone());
     let all: HashSet<Uuid> = (0..ROWS)
         .map(|i| {
             let status = if i % 2 == 0 { Active } else { Pending };
@@ -828,7 +855,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
                     barrier.wait();
                     let mut mine = Vec::new();
                     loop {
-                        let batch = repo
+                        let batch = schedule
                             .claim_status_checks(DueStatusChecks::all(acme.company.id), 7, t0, next)
                             .unwrap();
                         if batch.is_empty() {
@@ -850,7 +877,7 @@ fn two_workers_claiming_at_once_never_share_a_request() {
     assert_eq!(shared, 0, "{shared} requests claimed by both workers");
     let union: HashSet<Uuid> = first.union(&second).copied().collect();
     assert_eq!(union, all);
-    assert_eq!(claim_checks(&repo, 500, t0, next), []);
+    assert_eq!(claim_checks(&schedule, 500, t0, next), []);
 }
 
 // --- expire_due ---
@@ -988,13 +1015,14 @@ fn the_workers_statements_are_prepared_once_per_connection_and_then_only_execute
     let pool = pool_of(&db, 1);
     let acme = tenant(&pool, "ACME", "112223330001");
     let repo = PgConsentRequestRepository::new(pool.clone());
+    let schedule = PgStatusCheckSchedule::new(pool.clone());
     for d in 1..=12 {
         let request = acme.create(&repo, &Spec::new(created()).expira_em(now() - days(d)));
         set_next_check(&db, request.id, now() - days(1));
     }
 
     for round in 0..6 {
-        let claimed = repo
+        let claimed = schedule
             .claim_status_checks(
                 DueStatusChecks::all(acme.company.id),
                 1,

@@ -13,7 +13,7 @@ use common::consent::{set_next_check, tenant, Spec, Tenant};
 use common::{at, pool};
 use domain::{ConsentEvent, ConsentRequest, ConsentStatus};
 use ports::{ConsentFilter, ConsentRequestRepository};
-use postgres_adapter::PgConsentRequestRepository;
+use postgres_adapter::{PgConsentRequestRepository, PgStatusCheckSchedule};
 use testkit::TestDb;
 
 /// The instant every rule is evaluated at.
@@ -169,7 +169,12 @@ fn the_status_poller_claims_exactly_the_statuses_the_state_machine_may_still_mov
         set_next_check(&db, case.request.id, now() - TimeDelta::seconds(1));
     }
 
-    let claimed = common::consent::claim_checks(&repo, 1000, now(), now() + TimeDelta::minutes(5));
+    let claimed = common::consent::claim_checks(
+        &PgStatusCheckSchedule::new(pool.clone()),
+        1000,
+        now(),
+        now() + TimeDelta::minutes(5),
+    );
 
     for case in &cases {
         let was_claimed = claimed.iter().any(|item| item.id == case.request.id);

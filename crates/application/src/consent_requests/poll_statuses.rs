@@ -26,8 +26,8 @@ use chrono::{DateTime, Duration, Utc};
 use domain::{CompanyId, ConsentStatus, Reason, TransitionCause};
 use ports::{
     AuditLogRepository, Clock, ConsentRequestRepository, DueStatusChecks, NextStatusCheck,
-    PgccCallBudget, PgccConsentStatus, PgccError, PgccGateway, RepoError, StatusCheckItem,
-    StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
+    PgccCallBudget, PgccConsentStatus, PgccError, PgccGateway, RepoError, ScheduledStatusCheck,
+    StatusCheckItem, StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
 };
 
 /// The fewest ids a company's turn in a call carries (when it has that many due): a call of
@@ -176,7 +176,10 @@ pub enum PollError {
 
 #[derive(Clone)]
 pub struct PollConsentStatuses {
+    /// The requests: a status the PGCC reports is stored as their transition.
     consent_requests: Arc<dyn ConsentRequestRepository>,
+    /// When each request is checked: the claims, and the next check after each.
+    schedule: Arc<dyn StatusCheckSchedule>,
     pgcc: Arc<dyn PgccGateway>,
     budget: Arc<dyn PgccCallBudget>,
     clock: Arc<dyn Clock>,
@@ -209,6 +212,7 @@ struct Turns {
 impl PollConsentStatuses {
     pub fn new(
         consent_requests: Arc<dyn ConsentRequestRepository>,
+        schedule: Arc<dyn StatusCheckSchedule>,
         pgcc: Arc<dyn PgccGateway>,
         budget: Arc<dyn PgccCallBudget>,
         clock: Arc<dyn Clock>,
@@ -216,6 +220,7 @@ impl PollConsentStatuses {
     ) -> Self {
         Self {
             consent_requests,
+            schedule,
             pgcc,
             budget,
             clock,
@@ -226,10 +231,15 @@ impl PollConsentStatuses {
         }
     }
 
-    /// Reads and writes the schedule and the requests through `consent_requests` instead (the
-    /// status job's own pool: docs/scaling.md).
-    pub fn with_repository(mut self, consent_requests: Arc<dyn ConsentRequestRepository>) -> Self {
+    /// Reads and writes the requests through `consent_requests` and the schedule through
+    /// `schedule` instead (the status job's own pool: docs/scaling.md).
+    pub fn with_repositories(
+        mut self,
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        schedule: Arc<dyn StatusCheckSchedule>,
+    ) -> Self {
         self.consent_requests = consent_requests;
+        self.schedule = schedule;
         self
     }
 
@@ -313,13 +323,13 @@ impl PollConsentStatuses {
                 matches!(item.status, ConsentStatus::Pending | ConsentStatus::Active)
             });
         let leases = sweep_leases(open.iter().chain(&closed));
-        let mut schedules: Vec<StatusCheckSchedule> = closed
+        let mut schedules: Vec<ScheduledStatusCheck> = closed
             .iter()
             .filter_map(|item| self.schedule(item, item.status, now))
             .collect();
         let closed = u32::try_from(closed.len()).unwrap_or(u32::MAX);
         if open.is_empty() {
-            self.consent_requests.schedule_status_checks(&schedules)?;
+            self.schedule.schedule_status_checks(&schedules)?;
             self.advance_sweeps(&leases, now)?;
             return Ok(PollReport {
                 closed,
@@ -372,10 +382,7 @@ impl PollConsentStatuses {
             };
             if item.unknown_status_since.is_some() {
                 // sense again: a later oddity starts its backoff afresh
-                if let Err(e) = self
-                    .consent_requests
-                    .clear_unknown_status(item.company_id, item.id)
-                {
+                if let Err(e) = self.schedule.clear_unknown_status(item.company_id, item.id) {
                     tracing::warn!(
                         solicitacao_id = %item.id,
                         error = format!("{e:#}"),
@@ -458,7 +465,7 @@ impl PollConsentStatuses {
         }
         // without this the checks come back when their lease ends: earlier than the policy
         // says, never later
-        self.consent_requests.schedule_status_checks(&schedules)?;
+        self.schedule.schedule_status_checks(&schedules)?;
         let advanced: Vec<StatusSweepLease> = leases
             .into_iter()
             .filter(|lease| !failed_sweeps.contains(lease))
@@ -525,7 +532,7 @@ impl PollConsentStatuses {
     /// previous probe found and wrapping around: one probe for a lap.
     fn find_lap(&self, now: DateTime<Utc>) -> Result<Vec<DueStatusChecks>, RepoError> {
         let after = self.lock_turns().last;
-        self.consent_requests
+        self.schedule
             .companies_with_due_status_checks(now, after, LAP_COMPANIES)
     }
 
@@ -550,9 +557,9 @@ impl PollConsentStatuses {
                 break;
             }
             let take = share.min(room);
-            let got =
-                self.consent_requests
-                    .claim_status_checks(*due, take as u32, now, lease_until)?;
+            let got = self
+                .schedule
+                .claim_status_checks(*due, take as u32, now, lease_until)?;
             if got.len() == take {
                 with_more.push(*due);
             }
@@ -565,9 +572,9 @@ impl PollConsentStatuses {
                 more_left = true;
                 break;
             }
-            let got =
-                self.consent_requests
-                    .claim_status_checks(due, room as u32, now, lease_until)?;
+            let got = self
+                .schedule
+                .claim_status_checks(due, room as u32, now, lease_until)?;
             // a sweep hands out one batch a call: a full share may be followed by an empty
             // second claim while its pass still has batches to go
             more_left |= got.len() == room || got.is_empty();
@@ -585,7 +592,7 @@ impl PollConsentStatuses {
         if leases.is_empty() {
             return Ok(());
         }
-        self.consent_requests.advance_status_sweeps(leases, now)
+        self.schedule.advance_status_sweeps(leases, now)
     }
 
     /// What to write about `item`'s next check, which the check left in `status`: nothing for
@@ -595,14 +602,14 @@ impl PollConsentStatuses {
         item: &StatusCheckItem,
         status: ConsentStatus,
         now: DateTime<Utc>,
-    ) -> Option<StatusCheckSchedule> {
+    ) -> Option<ScheduledStatusCheck> {
         let next = self.policy.next_check(status, item.interval_seconds, now);
         if let (Some(lease), NextStatusCheck::Sweep { lane, .. }) = (item.sweep, next) {
             if lease.lane == lane {
                 return None;
             }
         }
-        Some(StatusCheckSchedule {
+        Some(ScheduledStatusCheck {
             company_id: item.company_id,
             id: item.id,
             next,
@@ -618,14 +625,14 @@ impl PollConsentStatuses {
         status: ConsentStatus,
         next_change_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
-    ) -> Option<StatusCheckSchedule> {
+    ) -> Option<ScheduledStatusCheck> {
         let open = matches!(status, ConsentStatus::Pending | ConsentStatus::Active);
         let policy_at = self
             .policy
             .next_interval(status, item.interval_seconds)
             .map(|interval| now + interval);
         match (next_change_at, policy_at) {
-            (Some(at), Some(policy_at)) if open && at < policy_at => Some(StatusCheckSchedule {
+            (Some(at), Some(policy_at)) if open && at < policy_at => Some(ScheduledStatusCheck {
                 company_id: item.company_id,
                 id: item.id,
                 next: NextStatusCheck::At {
@@ -653,7 +660,7 @@ impl PollConsentStatuses {
             "status poll: the PGCC answered a status we do not know; skipped, checked again later"
         );
         if let Err(e) =
-            self.consent_requests
+            self.schedule
                 .defer_status_check(item.company_id, item.id, since, next_check_at)
         {
             tracing::warn!(
@@ -681,12 +688,21 @@ mod tests {
     use domain::CompanyId;
     use mockall::predicate::eq;
     use ports::{
-        MockConsentRequestRepository, MockPgccCallBudget, MockPgccGateway, PgccConsentStatus,
+        MockConsentRequestRepository, MockPgccCallBudget, MockPgccGateway, MockStatusCheckSchedule,
+        PgccConsentStatus,
     };
     use uuid::Uuid;
 
     use super::*;
     use crate::test_support::{fixed_clock, now};
+
+    /// The poller's two stores, mocked: the requests (their transitions) and the schedule (the
+    /// claims and what each check leaves for the next).
+    #[derive(Default)]
+    struct Stores {
+        requests: MockConsentRequestRepository,
+        schedule: MockStatusCheckSchedule,
+    }
 
     fn item(n: u128, status: ConsentStatus) -> StatusCheckItem {
         StatusCheckItem {
@@ -716,11 +732,11 @@ mod tests {
 
     /// Expects one `schedule_status_checks` call and keeps what it was given.
     fn recording_schedules(
-        consent_requests: &mut MockConsentRequestRepository,
-    ) -> Arc<Mutex<Vec<StatusCheckSchedule>>> {
-        let scheduled: Arc<Mutex<Vec<StatusCheckSchedule>>> = Arc::default();
+        schedule: &mut MockStatusCheckSchedule,
+    ) -> Arc<Mutex<Vec<ScheduledStatusCheck>>> {
+        let scheduled: Arc<Mutex<Vec<ScheduledStatusCheck>>> = Arc::default();
         let recorded = scheduled.clone();
-        consent_requests
+        schedule
             .expect_schedule_status_checks()
             .times(1)
             .returning(move |s| {
@@ -731,7 +747,7 @@ mod tests {
     }
 
     /// The recorded schedules as (request number, next check), by request.
-    fn by_id(scheduled: &Mutex<Vec<StatusCheckSchedule>>) -> Vec<(u128, NextStatusCheck)> {
+    fn by_id(scheduled: &Mutex<Vec<ScheduledStatusCheck>>) -> Vec<(u128, NextStatusCheck)> {
         let mut by_id: Vec<(u128, NextStatusCheck)> = scheduled
             .lock()
             .unwrap()
@@ -794,9 +810,9 @@ mod tests {
         claimed: Vec<StatusCheckItem>,
         moved: fn(Uuid) -> Result<bool, RepoError>,
         transitions: Arc<Mutex<Vec<TransitionCall>>>,
-    ) -> MockConsentRequestRepository {
-        let mut consent_requests = claiming(claimed);
-        consent_requests.expect_transition().returning(
+    ) -> Stores {
+        let mut stores = claiming(claimed);
+        stores.requests.expect_transition().returning(
             move |company, id, from, to, cause, reason, at| {
                 transitions
                     .lock()
@@ -805,37 +821,41 @@ mod tests {
                 moved(id)
             },
         );
-        consent_requests
+        stores
+            .schedule
             .expect_schedule_status_checks()
             .returning(|_| Ok(()));
-        consent_requests
+        stores
     }
 
     /// A repository whose due checks are `claimed` (sweeps advance without a word).
-    fn claiming(claimed: Vec<StatusCheckItem>) -> MockConsentRequestRepository {
-        let mut consent_requests = claiming_only(claimed);
-        consent_requests
+    fn claiming(claimed: Vec<StatusCheckItem>) -> Stores {
+        let mut stores = claiming_only(claimed);
+        stores
+            .schedule
             .expect_advance_status_sweeps()
             .returning(|_, _| Ok(()));
-        consent_requests
+        stores
     }
 
     /// A repository whose due checks are `claimed`, with no expectation on the sweeps.
-    fn claiming_only(claimed: Vec<StatusCheckItem>) -> MockConsentRequestRepository {
-        let mut consent_requests = MockConsentRequestRepository::new();
+    fn claiming_only(claimed: Vec<StatusCheckItem>) -> Stores {
+        let mut stores = Stores::default();
         let mut companies: Vec<DueStatusChecks> = claimed
             .iter()
             .map(|i| DueStatusChecks::all(i.company_id))
             .collect();
         companies.sort();
         companies.dedup();
-        consent_requests
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .withf(|at, after, _| *at == now() && after.is_none())
             .times(1)
             .returning(move |_, _, _| Ok(companies.clone()));
         let mut left = claimed;
-        consent_requests
+        stores
+            .schedule
             .expect_claim_status_checks()
             .withf(|_, _, at, lease| *at == now() && *lease == now() + Duration::seconds(60))
             .returning(move |due, limit, _, _| {
@@ -846,7 +866,7 @@ mod tests {
                 left.extend(kept.to_vec());
                 Ok(taken.to_vec())
             });
-        consent_requests
+        stores
     }
 
     /// A PGCC answering `answers` once, recording the ids it was asked about.
@@ -867,12 +887,10 @@ mod tests {
         pgcc
     }
 
-    fn run(
-        consent_requests: MockConsentRequestRepository,
-        pgcc: MockPgccGateway,
-    ) -> Result<PollReport, PollError> {
+    fn run(stores: Stores, pgcc: MockPgccGateway) -> Result<PollReport, PollError> {
         PollConsentStatuses::new(
-            Arc::new(consent_requests),
+            Arc::new(stores.requests),
+            Arc::new(stores.schedule),
             Arc::new(pgcc),
             Arc::new(open_budget()),
             fixed_clock(),
@@ -1148,15 +1166,17 @@ mod tests {
             .withf(|_, ids| ids.to_vec() == vec![Uuid::from_u128(2)])
             .times(1)
             .returning(|_, _| Ok(()));
+        let stores = repository(
+            vec![
+                item(1, ConsentStatus::Active),
+                item(2, ConsentStatus::Active),
+            ],
+            always_moved,
+            Arc::new(Mutex::new(Vec::new())),
+        );
         let report = PollConsentStatuses::new(
-            Arc::new(repository(
-                vec![
-                    item(1, ConsentStatus::Active),
-                    item(2, ConsentStatus::Active),
-                ],
-                always_moved,
-                Arc::new(Mutex::new(Vec::new())),
-            )),
+            Arc::new(stores.requests),
+            Arc::new(stores.schedule),
             Arc::new(pgcc(
                 Ok(vec![answer(2, ConsentStatus::Active)]),
                 Arc::new(Mutex::new(Vec::new())),
@@ -1275,19 +1295,21 @@ mod tests {
 
     #[test]
     fn a_failing_claim_fails_the_round_without_a_pgcc_call() {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
+        let mut stores = Stores::default();
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .returning(|_, _, _| Ok(vec![DueStatusChecks::all(CompanyId(Uuid::from_u128(0xe0)))]));
-        consent_requests
+        stores
+            .schedule
             .expect_claim_status_checks()
             .times(1)
             .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("pool timeout"))));
-        consent_requests.expect_transition().times(0);
+        stores.requests.expect_transition().times(0);
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_consent_statuses().times(0);
 
-        let result = run(consent_requests, pgcc);
+        let result = run(stores, pgcc);
 
         assert!(
             matches!(result, Err(PollError::Repo(RepoError::Unavailable(_)))),
@@ -1351,23 +1373,24 @@ mod tests {
         use ConsentStatus::*;
         let transitions = Arc::new(Mutex::new(Vec::new()));
         let deferred: Arc<Mutex<Vec<Deferral>>> = Arc::default();
-        let mut consent_requests = repository(
+        let mut stores = repository(
             vec![item(1, Pending), item(2, Active), item(3, Pending)],
             always_moved,
             transitions.clone(),
         );
         let recorded = deferred.clone();
-        consent_requests
+        stores
+            .schedule
             .expect_defer_status_check()
             .times(1)
             .returning(move |company, id, since, next| {
                 recorded.lock().unwrap().push((company, id, since, next));
                 Ok(true)
             });
-        consent_requests.expect_clear_unknown_status().times(0);
+        stores.schedule.expect_clear_unknown_status().times(0);
 
         let report = run(
-            consent_requests,
+            stores,
             pgcc(
                 Ok(vec![answer(1, Active), odd_answer(2), answer(3, Refused)]),
                 Arc::new(Mutex::new(Vec::new())),
@@ -1434,9 +1457,10 @@ mod tests {
         let mut odd = item(2, ConsentStatus::Active);
         odd.unknown_status_since = Some(now() - Duration::seconds(240));
         let deferred: Arc<Mutex<Vec<Deferral>>> = Arc::default();
-        let mut consent_requests = repository(vec![odd.clone()], always_moved, Arc::default());
+        let mut stores = repository(vec![odd.clone()], always_moved, Arc::default());
         let recorded = deferred.clone();
-        consent_requests
+        stores
+            .schedule
             .expect_defer_status_check()
             .times(1)
             .returning(move |company, id, since, next| {
@@ -1444,11 +1468,7 @@ mod tests {
                 Ok(true)
             });
 
-        run(
-            consent_requests,
-            pgcc(Ok(vec![odd_answer(2)]), Arc::default()),
-        )
-        .unwrap();
+        run(stores, pgcc(Ok(vec![odd_answer(2)]), Arc::default())).unwrap();
 
         assert_eq!(
             *deferred.lock().unwrap(),
@@ -1465,7 +1485,7 @@ mod tests {
     #[test]
     fn a_failing_backoff_is_logged_and_the_neighbours_are_applied_all_the_same() {
         let transitions = Arc::new(Mutex::new(Vec::new()));
-        let mut consent_requests = repository(
+        let mut stores = repository(
             vec![
                 item(1, ConsentStatus::Active),
                 item(2, ConsentStatus::Pending),
@@ -1473,13 +1493,14 @@ mod tests {
             always_moved,
             transitions.clone(),
         );
-        consent_requests
+        stores
+            .schedule
             .expect_defer_status_check()
             .times(1)
             .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("gone"))));
 
         let report = run(
-            consent_requests,
+            stores,
             pgcc(
                 Ok(vec![odd_answer(1), answer(2, ConsentStatus::Active)]),
                 Arc::default(),
@@ -1496,17 +1517,17 @@ mod tests {
         let mut back = item(1, ConsentStatus::Active);
         back.unknown_status_since = Some(now() - Duration::seconds(600));
         let transitions = Arc::new(Mutex::new(Vec::new()));
-        let mut consent_requests =
-            repository(vec![back.clone()], always_moved, transitions.clone());
-        consent_requests
+        let mut stores = repository(vec![back.clone()], always_moved, transitions.clone());
+        stores
+            .schedule
             .expect_clear_unknown_status()
             .with(eq(back.company_id), eq(back.id))
             .times(1)
             .returning(|_, _| Ok(()));
-        consent_requests.expect_defer_status_check().times(0);
+        stores.schedule.expect_defer_status_check().times(0);
 
         let report = run(
-            consent_requests,
+            stores,
             pgcc(Ok(vec![answer(1, ConsentStatus::Revoked)]), Arc::default()),
         )
         .unwrap();
@@ -1544,7 +1565,7 @@ mod tests {
     #[test]
     fn each_check_is_scheduled_by_the_status_it_leaves_and_a_final_one_is_unscheduled() {
         use ConsentStatus::*;
-        let mut consent_requests = claiming(vec![
+        let mut stores = claiming(vec![
             item(1, Active),
             StatusCheckItem {
                 interval_seconds: 60,
@@ -1555,14 +1576,15 @@ mod tests {
             // revoked through the API since it was scheduled: not asked about
             item(5, Revoked),
         ]);
-        consent_requests
+        stores
+            .requests
             .expect_transition()
             .returning(|_, _, _, _, _, _, _| Ok(true));
-        let scheduled = recording_schedules(&mut consent_requests);
+        let scheduled = recording_schedules(&mut stores.schedule);
         let asked = Arc::new(Mutex::new(Vec::new()));
 
         run(
-            consent_requests,
+            stores,
             pgcc(
                 Ok(vec![
                     answer(1, Active),
@@ -1608,7 +1630,7 @@ mod tests {
     fn a_move_the_pgcc_announces_is_checked_at_its_time_and_only_when_sooner_than_the_policy() {
         use ConsentStatus::*;
         use StatusSweepLane as Lane;
-        let mut consent_requests = claiming(vec![
+        let mut stores = claiming(vec![
             // swept, active, its subject revokes in 5 s (the sandbox's timeline)
             swept(1, Active, Lane::Active),
             // accepted now, revoked in 5 s
@@ -1618,20 +1640,22 @@ mod tests {
             // a final status is never checked again, announced or not
             item(4, Pending),
         ]);
-        consent_requests
+        stores
+            .requests
             .expect_transition()
             .returning(|_, _, _, _, _, _, _| Ok(true));
-        consent_requests
+        stores
+            .schedule
             .expect_advance_status_sweeps()
             .returning(|_, _| Ok(()));
-        let scheduled = recording_schedules(&mut consent_requests);
+        let scheduled = recording_schedules(&mut stores.schedule);
         let told = |n: u128, status: ConsentStatus, seconds: i64| PgccConsentStatus {
             next_change_at: Some(now() + Duration::seconds(seconds)),
             ..answer(n, status)
         };
 
         run(
-            consent_requests,
+            stores,
             pgcc(
                 Ok(vec![
                     told(1, Active, 5),
@@ -1703,7 +1727,7 @@ mod tests {
     fn a_swept_check_that_finds_no_change_writes_nothing_and_its_sweep_moves_on() {
         use ConsentStatus::*;
         use StatusSweepLane as Lane;
-        let mut consent_requests = claiming_only(vec![
+        let mut stores = claiming_only(vec![
             swept(1, Active, Lane::Active),
             swept(3, Active, Lane::Active),
             // pendente in the sweep, found accepted: moves to the active lane
@@ -1711,13 +1735,15 @@ mod tests {
             // revoked through the API since: leaves the sweep
             swept(7, Revoked, Lane::Active),
         ]);
-        consent_requests
+        stores
+            .requests
             .expect_transition()
             .returning(|_, _, _, _, _, _, _| Ok(true));
-        let scheduled = recording_schedules(&mut consent_requests);
+        let scheduled = recording_schedules(&mut stores.schedule);
         let advanced: Arc<Mutex<Vec<StatusSweepLease>>> = Arc::default();
         let seen = advanced.clone();
-        consent_requests
+        stores
+            .schedule
             .expect_advance_status_sweeps()
             .times(1)
             .returning(move |leases, _| {
@@ -1726,7 +1752,7 @@ mod tests {
             });
 
         let report = run(
-            consent_requests,
+            stores,
             pgcc(
                 Ok(vec![
                     answer(1, Active),
@@ -1778,11 +1804,12 @@ mod tests {
     #[test]
     fn a_swept_batch_with_a_failing_change_is_not_handed_back_so_it_is_read_again() {
         use ConsentStatus::*;
-        let mut consent_requests = claiming_only(vec![
+        let mut stores = claiming_only(vec![
             swept(1, Active, StatusSweepLane::Active),
             swept(2, Active, StatusSweepLane::Active),
         ]);
-        consent_requests
+        stores
+            .requests
             .expect_transition()
             .returning(|_, id, _, _, _, _, _| {
                 if id.as_u128() == 1 {
@@ -1791,12 +1818,14 @@ mod tests {
                     Ok(true)
                 }
             });
-        consent_requests
+        stores
+            .schedule
             .expect_schedule_status_checks()
             .returning(|_| Ok(()));
         let advanced: Arc<Mutex<Vec<StatusSweepLease>>> = Arc::default();
         let seen = advanced.clone();
-        consent_requests
+        stores
+            .schedule
             .expect_advance_status_sweeps()
             .returning(move |leases, _| {
                 seen.lock().unwrap().extend(leases.to_vec());
@@ -1804,7 +1833,7 @@ mod tests {
             });
 
         let report = run(
-            consent_requests,
+            stores,
             pgcc(
                 Ok(vec![answer(1, Revoked), answer(2, Revoked)]),
                 Arc::default(),
@@ -1867,17 +1896,20 @@ mod tests {
             let companies: Vec<DueStatusChecks> = (1..=25)
                 .map(|n| DueStatusChecks::all(CompanyId(Uuid::from_u128(n))))
                 .collect();
-            let mut consent_requests = MockConsentRequestRepository::new();
-            consent_requests
+            let mut stores = Stores::default();
+            stores
+                .schedule
                 .expect_companies_with_due_status_checks()
                 .returning(move |_, after, limit| {
                     recorded_probes.lock().unwrap().push((after, limit));
                     Ok(companies.clone())
                 });
-            consent_requests
+            stores
+                .schedule
                 .expect_schedule_status_checks()
                 .returning(|_| Ok(()));
-            consent_requests
+            stores
+                .schedule
                 .expect_claim_status_checks()
                 .returning(move |due, _, _, _| {
                     recorded_claims
@@ -1887,7 +1919,8 @@ mod tests {
                     Ok(Vec::new())
                 });
             let service = PollConsentStatuses::new(
-                Arc::new(consent_requests),
+                Arc::new(stores.requests),
+                Arc::new(stores.schedule),
                 Arc::new(MockPgccGateway::new()),
                 Arc::new(open_budget()),
                 fixed_clock(),
@@ -1931,8 +1964,9 @@ mod tests {
         let probes = Arc::new(Mutex::new(0));
         let claims = Arc::new(Mutex::new(Vec::new()));
         let (recorded_probes, recorded_claims) = (probes.clone(), claims.clone());
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
+        let mut stores = Stores::default();
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .returning(move |_, after, limit| {
                 *recorded_probes.lock().unwrap() += 1;
@@ -1946,7 +1980,8 @@ mod tests {
                     .map(DueStatusChecks::all)
                     .collect())
             });
-        consent_requests
+        stores
+            .schedule
             .expect_claim_status_checks()
             .returning(move |due, _, _, _| {
                 let company = due.company_id;
@@ -1956,13 +1991,15 @@ mod tests {
                     ..item(company.0.as_u128() * 2, ConsentStatus::Pending)
                 }])
             });
-        consent_requests
+        stores
+            .schedule
             .expect_schedule_status_checks()
             .returning(|_| Ok(()));
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_consent_statuses().returning(|_| Ok(Vec::new()));
         let service = PollConsentStatuses::new(
-            Arc::new(consent_requests),
+            Arc::new(stores.requests),
+            Arc::new(stores.schedule),
             Arc::new(pgcc),
             Arc::new(open_budget()),
             fixed_clock(),
@@ -1997,8 +2034,9 @@ mod tests {
     #[test]
     fn a_company_is_asked_only_for_the_kinds_its_probe_found_due() {
         let company = CompanyId(Uuid::from_u128(0xe0));
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
+        let mut stores = Stores::default();
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .returning(move |_, _, _| {
                 Ok(vec![DueStatusChecks {
@@ -2007,10 +2045,12 @@ mod tests {
                     swept: true,
                 }])
             });
-        consent_requests
+        stores
+            .schedule
             .expect_schedule_status_checks()
             .returning(|_| Ok(()));
-        consent_requests
+        stores
+            .schedule
             .expect_claim_status_checks()
             .withf(move |due, _, _, _| {
                 *due == DueStatusChecks {
@@ -2022,7 +2062,7 @@ mod tests {
             .times(1)
             .returning(|_, _, _, _| Ok(Vec::new()));
 
-        run(consent_requests, MockPgccGateway::new()).unwrap();
+        run(stores, MockPgccGateway::new()).unwrap();
     }
 
     #[test]
@@ -2032,15 +2072,18 @@ mod tests {
             .collect();
         let claims = Arc::new(Mutex::new(Vec::new()));
         let recorded = claims.clone();
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
+        let mut stores = Stores::default();
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .times(1)
             .returning(move |_, _, _| Ok(companies.clone()));
-        consent_requests
+        stores
+            .schedule
             .expect_schedule_status_checks()
             .returning(|_| Ok(()));
-        consent_requests
+        stores
+            .schedule
             .expect_claim_status_checks()
             .returning(move |due, _, _, _| {
                 recorded.lock().unwrap().push(due.company_id.0.as_u128());
@@ -2053,7 +2096,8 @@ mod tests {
             Ok((calls == 1).then_some(std::time::Duration::from_millis(50)))
         });
         let service = PollConsentStatuses::new(
-            Arc::new(consent_requests),
+            Arc::new(stores.requests),
+            Arc::new(stores.schedule),
             Arc::new(MockPgccGateway::new()),
             Arc::new(budget),
             fixed_clock(),
@@ -2071,11 +2115,12 @@ mod tests {
 
     #[test]
     fn no_call_left_in_the_budget_claims_nothing_and_says_how_long_to_wait() {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
+        let mut stores = Stores::default();
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .returning(|_, _, _| Ok(vec![DueStatusChecks::all(CompanyId(Uuid::from_u128(0xe0)))]));
-        consent_requests.expect_claim_status_checks().times(0);
+        stores.schedule.expect_claim_status_checks().times(0);
         let mut pgcc = MockPgccGateway::new();
         pgcc.expect_consent_statuses().times(0);
         let mut budget = MockPgccCallBudget::new();
@@ -2086,7 +2131,8 @@ mod tests {
             .returning(|_| Ok(Some(std::time::Duration::from_millis(50))));
 
         let report = PollConsentStatuses::new(
-            Arc::new(consent_requests),
+            Arc::new(stores.requests),
+            Arc::new(stores.schedule),
             Arc::new(pgcc),
             Arc::new(budget),
             fixed_clock(),
@@ -2101,15 +2147,17 @@ mod tests {
 
     #[test]
     fn nothing_due_takes_nothing_from_the_budget() {
-        let mut consent_requests = MockConsentRequestRepository::new();
-        consent_requests
+        let mut stores = Stores::default();
+        stores
+            .schedule
             .expect_companies_with_due_status_checks()
             .returning(|_, _, _| Ok(Vec::new()));
         let mut budget = MockPgccCallBudget::new();
         budget.expect_try_take().times(0);
 
         let report = PollConsentStatuses::new(
-            Arc::new(consent_requests),
+            Arc::new(stores.requests),
+            Arc::new(stores.schedule),
             Arc::new(MockPgccGateway::new()),
             Arc::new(budget),
             fixed_clock(),

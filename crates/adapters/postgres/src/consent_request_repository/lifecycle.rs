@@ -1,5 +1,5 @@
-//! Status changes of confirmed requests: a transition (a revocation, or the PGCC's word), the
-//! end of an unknown-status oddity, and expiry (the status poller's schedule: `status_checks.rs`). Only non-terminal requests (`pendente`,
+//! Status changes of confirmed requests: a transition (a revocation, or the PGCC's word) and
+//! expiry (the status poller's schedule: `crate::status_check_schedule`). Only non-terminal requests (`pendente`,
 //! `ativo`) are claimed or expired; the literals below say so, and
 //! `tests/consent_request_state_machine.rs` holds them against the domain's state machine.
 
@@ -17,9 +17,7 @@ use crate::models::SolicitacaoConsentimentoRow;
 use crate::outbox;
 use crate::per_company::companies_with;
 use crate::per_company::each_company;
-use crate::schema::solicitacoes_consentimento as sc;
 use crate::settled;
-use crate::tenant::Tenant;
 use crate::PgPool;
 
 statement! {
@@ -44,7 +42,7 @@ statement! {
     /// transaction holds are left for the next round), move them to `expirado` at `now`, append
     /// one history entry and one audit-log entry each from the status they had, with cause
     /// `expiracao`, delete their status-check schedule (a lane's requests have its status:
-    /// `status_checks.rs`), and return the
+    /// `status_check_schedule.rs`), and return the
     /// updated rows (for their events).
     struct ExpireDue {
         empresa_id: Uuid as SqlUuid,
@@ -56,7 +54,7 @@ statement! {
 
 statement! {
     /// A request that reached a final status leaves the status worker's schedule, in the
-    /// change's transaction: a swept request's status is its lane's (`status_checks.rs`).
+    /// change's transaction: a swept request's status is its lane's (`status_check_schedule.rs`).
     struct Unschedule {
         empresa_id: Uuid as SqlUuid,
         id: Uuid as SqlUuid,
@@ -144,25 +142,6 @@ pub(super) fn transition(pool: &PgPool, change: Change) -> Result<bool, RepoErro
             Ok(true)
         })
     })
-}
-
-pub(super) fn clear_unknown_status(
-    pool: &PgPool,
-    empresa: CompanyId,
-    id: Uuid,
-) -> Result<(), RepoError> {
-    with_conn(
-        pool,
-        "forgetting an unknown status of a consent request",
-        |conn| {
-            diesel::update(
-                sc::table::row(empresa, id).filter(sc::status_desconhecido_desde.is_not_null()),
-            )
-            .set(sc::status_desconhecido_desde.eq(None::<DateTime<Utc>>))
-            .execute(conn)
-        },
-    )?;
-    Ok(())
 }
 
 /// In one transaction, two statements whatever the batch size: [`ExpireDue`] (lock, move,

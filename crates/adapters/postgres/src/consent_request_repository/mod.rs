@@ -3,8 +3,8 @@
 //! - `creation.rs`: the two-phase creation (begin, confirm, cancel, the reconciler's claims).
 //! - `reads.rs`: what the API reads (one request with its history, the list, the HashConsulta
 //!   lookups); `subject_records.rs`: a subject's requests with their histories (the export).
-//! - `lifecycle.rs`: status changes (transition, expiry); `status_checks.rs`: the status
-//!   poller's schedule (`verificacoes_status`), its claims and backoff.
+//! - `lifecycle.rs`: status changes (transition, expiry). The status poller's schedule is a port
+//!   of its own, `crate::status_check_schedule`.
 //!
 //! The SQL rules that restate the domain's state machine (which statuses are effectively
 //! `expirado`, which expire, which the poller claims) are held against it by
@@ -14,7 +14,6 @@ mod confirm_routed;
 mod creation;
 mod lifecycle;
 mod reads;
-mod status_checks;
 mod subject_records;
 
 use chrono::{DateTime, Utc};
@@ -23,8 +22,7 @@ use diesel::QueryResult;
 use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, TransitionCause};
 use ports::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, DueStatusChecks, ListCursor, RepoError, StatusCheckItem, StatusCheckSchedule,
-    StatusSweepLease, UnfinishedCreation,
+    CreationStart, ListCursor, RepoError, UnfinishedCreation,
 };
 use uuid::Uuid;
 
@@ -209,51 +207,6 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
                 at,
             },
         )
-    }
-
-    fn companies_with_due_status_checks(
-        &self,
-        now: DateTime<Utc>,
-        after: Option<CompanyId>,
-        limit: u32,
-    ) -> Result<Vec<DueStatusChecks>, RepoError> {
-        status_checks::companies_with_due(&self.pool, now, after, limit)
-    }
-
-    fn claim_status_checks(
-        &self,
-        due: DueStatusChecks,
-        limit: u32,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-    ) -> Result<Vec<StatusCheckItem>, RepoError> {
-        status_checks::claim(&self.pool, due, limit, now, lease_until)
-    }
-
-    fn schedule_status_checks(&self, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError> {
-        status_checks::schedule(&self.pool, schedules)
-    }
-
-    fn advance_status_sweeps(
-        &self,
-        leases: &[StatusSweepLease],
-        now: DateTime<Utc>,
-    ) -> Result<(), RepoError> {
-        status_checks::advance_sweeps(&self.pool, leases, now)
-    }
-
-    fn defer_status_check(
-        &self,
-        empresa: CompanyId,
-        id: Uuid,
-        unknown_since: DateTime<Utc>,
-        next_check_at: DateTime<Utc>,
-    ) -> Result<bool, RepoError> {
-        status_checks::defer(&self.pool, empresa, id, unknown_since, next_check_at)
-    }
-
-    fn clear_unknown_status(&self, empresa: CompanyId, id: Uuid) -> Result<(), RepoError> {
-        lifecycle::clear_unknown_status(&self.pool, empresa, id)
     }
 
     fn expire_due(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {

@@ -9,11 +9,15 @@ use domain::{
     AccessMode, ActiveAnswer, Company, ConsentRequest, ConsentStatus, Cpf, CreationVariant,
     PgccUseCase, SubjectType, ValidConsentRequest,
 };
-use ports::{Confirmation, ConsentRequestRepository, CreationStart, RepoError, UseCaseRepository};
+use ports::{
+    Confirmation, ConsentRequestRepository, CreationStart, RepoError, StatusCheckSchedule,
+    UseCaseRepository,
+};
 use postgres_adapter::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow};
 use postgres_adapter::schema::{solicitacoes_consentimento, solicitacoes_historico};
 use postgres_adapter::{
-    connect, PgConsentRequestRepository, PgPool, PgUseCaseRepository, PoolSettings,
+    connect, PgConsentRequestRepository, PgPool, PgStatusCheckSchedule, PgUseCaseRepository,
+    PoolSettings,
 };
 use testkit::TestDb;
 use uuid::Uuid;
@@ -351,13 +355,13 @@ pub fn sweep_lane(db: &TestDb, id: Uuid) -> Option<String> {
 /// Up to `limit` due status checks of every company (in the repository's company order), each
 /// company's claimed as the worker does.
 pub fn claim_checks(
-    repo: &PgConsentRequestRepository,
+    schedule: &PgStatusCheckSchedule,
     limit: u32,
     now: DateTime<Utc>,
     lease_until: DateTime<Utc>,
 ) -> Vec<ports::StatusCheckItem> {
     let mut claimed = Vec::new();
-    for due in repo
+    for due in schedule
         .companies_with_due_status_checks(now, None, 1_000)
         .unwrap()
     {
@@ -366,7 +370,8 @@ pub fn claim_checks(
             break;
         }
         claimed.extend(
-            repo.claim_status_checks(due, room, now, lease_until)
+            schedule
+                .claim_status_checks(due, room, now, lease_until)
                 .unwrap(),
         );
     }

@@ -28,6 +28,7 @@ pub fn api_state(
                 api_keys: Arc::new(api_keys),
                 use_cases: Arc::new(use_cases),
                 consent_requests: Arc::new(MockConsentRequestRepository::new()),
+                status_checks: Arc::new(ports::MockStatusCheckSchedule::new()),
                 webhook_urls: Arc::new(MockWebhookUrlRepository::new()),
                 webhook_deliveries: Arc::new(MockWebhookDeliveryRepository::new()),
                 events: Arc::new(MockEventLog::new()),

@@ -1,9 +1,9 @@
-//! The status worker's schedule (`verificacoes_status`) and sweeps (`varreduras_status`): which
-//! companies have due checks, the claim of one company's due checks (its own scheduled ones
-//! first, then a batch of a due sweep), the schedule written after a check, the sweep moved past
-//! its batch, and the backoff of a request the PGCC answers an odd status for. Every statement
-//! but the first is scoped to one company; none writes the consent row except the backoff's
-//! record of when the oddity began.
+//! [`PgStatusCheckSchedule`]: the status worker's schedule (`verificacoes_status`) and sweeps
+//! (`varreduras_status`): which companies have due checks, the claim of one company's due checks
+//! (its own scheduled ones first, then a batch of a due sweep), the schedule written after a
+//! check, the sweep moved past its batch, and the backoff of a request the PGCC answers an odd
+//! status for. Every statement but the first is scoped to one company; none writes the consent
+//! row except the record of when an odd status began and ended (`status_desconhecido_desde`).
 //!
 //! A swept check that finds no change writes nothing: the sweep's own row moves once per batch
 //! (up to 500 requests), and the batch is read from the sweep's covering index alone (the
@@ -18,16 +18,81 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, ConsentStatus};
 use ports::{
-    DueStatusChecks, NextStatusCheck, RepoError, StatusCheckItem, StatusCheckSchedule,
-    StatusSweepLane, StatusSweepLease,
+    DueStatusChecks, NextStatusCheck, RepoError, ScheduledStatusCheck, StatusCheckItem,
+    StatusCheckSchedule, StatusSweepLane, StatusSweepLease,
 };
 use uuid::Uuid;
 
-use super::sql_limit;
 use crate::conn::with_conn;
 use crate::fixed_sql::statement;
 use crate::schema::solicitacoes_consentimento as sc;
+use crate::tenant::Tenant;
 use crate::PgPool;
+
+/// [`StatusCheckSchedule`] on `verificacoes_status` and `varreduras_status` (and the request's
+/// `status_desconhecido_desde`). The status job gives it a pool of its own (docs/scaling.md).
+#[derive(Clone)]
+pub struct PgStatusCheckSchedule {
+    pool: PgPool,
+}
+
+impl PgStatusCheckSchedule {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+impl StatusCheckSchedule for PgStatusCheckSchedule {
+    fn companies_with_due_status_checks(
+        &self,
+        now: DateTime<Utc>,
+        after: Option<CompanyId>,
+        limit: u32,
+    ) -> Result<Vec<DueStatusChecks>, RepoError> {
+        companies_with_due(&self.pool, now, after, limit)
+    }
+
+    fn claim_status_checks(
+        &self,
+        due: DueStatusChecks,
+        limit: u32,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+    ) -> Result<Vec<StatusCheckItem>, RepoError> {
+        claim(&self.pool, due, limit, now, lease_until)
+    }
+
+    fn schedule_status_checks(&self, schedules: &[ScheduledStatusCheck]) -> Result<(), RepoError> {
+        schedule(&self.pool, schedules)
+    }
+
+    fn advance_status_sweeps(
+        &self,
+        leases: &[StatusSweepLease],
+        now: DateTime<Utc>,
+    ) -> Result<(), RepoError> {
+        advance_sweeps(&self.pool, leases, now)
+    }
+
+    fn defer_status_check(
+        &self,
+        company: CompanyId,
+        id: Uuid,
+        unknown_since: DateTime<Utc>,
+        next_check_at: DateTime<Utc>,
+    ) -> Result<bool, RepoError> {
+        defer(&self.pool, company, id, unknown_since, next_check_at)
+    }
+
+    fn clear_unknown_status(&self, company: CompanyId, id: Uuid) -> Result<(), RepoError> {
+        clear_unknown_status(&self.pool, company, id)
+    }
+}
+
+/// A limit from the port as SQL's `bigint`.
+fn sql_limit(limit: u32) -> i64 {
+    i64::from(limit)
+}
 
 /// `$at + $seconds` seconds (SQL expressions: a `timestamptz`, a number of seconds or an
 /// `interval` of seconds), as IMMUTABLE functions only: the sum taken in UTC, where a second is
@@ -372,7 +437,7 @@ fn lane_of(name: &str) -> anyhow::Result<StatusSweepLane> {
     }
 }
 
-pub(super) fn companies_with_due(
+fn companies_with_due(
     pool: &PgPool,
     now: DateTime<Utc>,
     after: Option<CompanyId>,
@@ -404,7 +469,7 @@ pub(super) fn companies_with_due(
 /// nothing, and the company's other lane may be due too.
 const SWEEP_TRIES: usize = 3;
 
-pub(super) fn claim(
+fn claim(
     pool: &PgPool,
     due: DueStatusChecks,
     limit: u32,
@@ -466,7 +531,7 @@ pub(super) fn claim(
 }
 
 /// One statement per company of `schedules`.
-pub(super) fn schedule(pool: &PgPool, schedules: &[StatusCheckSchedule]) -> Result<(), RepoError> {
+fn schedule(pool: &PgPool, schedules: &[ScheduledStatusCheck]) -> Result<(), RepoError> {
     let mut by_company: BTreeMap<CompanyId, ScheduleStatusChecks> = BTreeMap::new();
     for s in schedules {
         let batch = by_company
@@ -506,7 +571,7 @@ pub(super) fn schedule(pool: &PgPool, schedules: &[StatusCheckSchedule]) -> Resu
 }
 
 /// One statement per lease.
-pub(super) fn advance_sweeps(
+fn advance_sweeps(
     pool: &PgPool,
     leases: &[StatusSweepLease],
     now: DateTime<Utc>,
@@ -527,7 +592,7 @@ pub(super) fn advance_sweeps(
 
 /// Records when the oddity began on the request (once: the row is written only when it has no
 /// such record yet) and moves its next check.
-pub(super) fn defer(
+fn defer(
     pool: &PgPool,
     empresa: CompanyId,
     id: Uuid,
@@ -557,4 +622,20 @@ pub(super) fn defer(
             })
         },
     )
+}
+
+/// Forgets when the request's odd status began (a write only when it has one).
+fn clear_unknown_status(pool: &PgPool, empresa: CompanyId, id: Uuid) -> Result<(), RepoError> {
+    with_conn(
+        pool,
+        "forgetting an unknown status of a consent request",
+        |conn| {
+            diesel::update(
+                sc::table::row(empresa, id).filter(sc::status_desconhecido_desde.is_not_null()),
+            )
+            .set(sc::status_desconhecido_desde.eq(None::<DateTime<Utc>>))
+            .execute(conn)
+        },
+    )?;
+    Ok(())
 }
