@@ -123,12 +123,16 @@ pub fn prepare_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result
         {
             tracing::info!(role, "runtime role granted its privileges by the owner");
         }
-        let signer = audit_signer(settings, owner.clone())?;
-        ports::AuditLogRepository::publish_key(
-            &PgAuditLogRepository::new(owner.clone()),
-            &signer.published_key(),
-        )
-        .context("publishing the audit signing key")?;
+        for signer in [
+            audit_signer(settings, owner.clone())?,
+            sandbox_audit_signer(settings, owner.clone())?,
+        ] {
+            ports::AuditLogRepository::publish_key(
+                &PgAuditLogRepository::new(owner.clone()),
+                &signer.published_key(),
+            )
+            .context("publishing the audit signing keys")?;
+        }
     }
     Ok(Prepared {
         applied,
@@ -281,10 +285,14 @@ pub fn workers(settings: &Settings, pool: PgPool) -> anyhow::Result<Workers> {
         SignCheckpoints::new(
             Arc::new(PgAuditLogRepository::new(pool.clone())),
             Arc::new(PgCompanyRepository::new(pool.clone())),
-            audit_signer(settings, pool)?,
+            audit_signer(settings, pool.clone())?,
             Arc::new(SystemClock),
         )
-        .with_witnesses(witnesses(settings)),
+        .with_witnesses(witnesses(settings))
+        .with_sandbox(
+            sandbox_audit_signer(settings, pool.clone())?,
+            Arc::new(PgSandboxRepository::new(pool)),
+        ),
     );
     metrics().watch_witnesses(witnesses(settings).health());
     Ok(workers)
@@ -314,6 +322,33 @@ pub fn audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<Aud
         .clone())
 }
 
+/// This process's sandbox signer, built once, as [`audit_signer`]: the configured
+/// `auditoria.signing_key_sandbox` or, without one (development and test only), a sandbox key of
+/// its own this database keeps (docs/auditoria.md, "The sandbox's key").
+pub fn sandbox_audit_signer(
+    settings: &Settings,
+    pool: PgPool,
+) -> anyhow::Result<Arc<AuditSigner>> {
+    static SIGNER: OnceLock<Arc<AuditSigner>> = OnceLock::new();
+    if let Some(signer) = SIGNER.get() {
+        return Ok(signer.clone());
+    }
+    let name = settings.audit.name.as_str();
+    let configured = settings.audit.signing_key_sandbox.expose().trim();
+    let seed = if configured.is_empty() {
+        let generated = AuditSigner::random_seed();
+        let key = AuditSigner::sandbox_from_seed(name, generated).published_key();
+        PgAuditLogRepository::new(pool)
+            .development_seed(generated, &key)
+            .context("keeping the development sandbox signing key")?
+    } else {
+        AuditSigner::seed_from_base64(configured).context("auditoria.signing_key_sandbox")?
+    };
+    Ok(SIGNER
+        .get_or_init(|| Arc::new(AuditSigner::sandbox_from_seed(name, seed)))
+        .clone())
+}
+
 /// `auditoria.retired_public_keys` with their kids under `auditoria.name`.
 fn retired_keys(settings: &Settings) -> Vec<PublishedKey> {
     let name = settings.audit.name.as_str();
@@ -325,20 +360,24 @@ fn retired_keys(settings: &Settings) -> Vec<PublishedKey> {
         .map(|public_key| PublishedKey {
             kid: application::audit::signer::kid_of(name, &public_key),
             public_key,
+            // retired production keys: a retired sandbox key stays published as recorded
+            sandbox: false,
         })
         .collect()
 }
 
 /// The audit routes' service.
 pub fn audit_log(settings: &Settings, pool: PgPool) -> anyhow::Result<AuditLog> {
+    let sandbox = sandbox_audit_signer(settings, pool.clone())?;
     AuditLog::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),
         Arc::new(PgConsentRequestRepository::new(pool.clone())),
-        audit_signer(settings, pool)?,
+        audit_signer(settings, pool.clone())?,
         retired_keys(settings),
         Arc::new(SystemClock),
     )
-    .context("publishing the audit signing key")
+    .and_then(|log| log.with_sandbox(sandbox, Arc::new(PgSandboxRepository::new(pool))))
+    .context("publishing the audit signing keys")
 }
 
 /// `audit verify`: the stored log checked against the configured and recorded keys.
@@ -348,6 +387,12 @@ pub fn verify_audit_log(settings: &Settings, pool: PgPool) -> anyhow::Result<Ver
     if !configured.is_empty() {
         let seed = AuditSigner::seed_from_base64(configured).context("auditoria.signing_key")?;
         keys.push(AuditSigner::from_seed(&settings.audit.name, seed).published_key());
+    }
+    let sandbox = settings.audit.signing_key_sandbox.expose().trim();
+    if !sandbox.is_empty() {
+        let seed =
+            AuditSigner::seed_from_base64(sandbox).context("auditoria.signing_key_sandbox")?;
+        keys.push(AuditSigner::sandbox_from_seed(&settings.audit.name, seed).published_key());
     }
     Ok(VerifyAuditLog::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),

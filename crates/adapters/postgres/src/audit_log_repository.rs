@@ -12,7 +12,7 @@ use diesel::sql_query;
 use diesel::sql_types::{
     Array, BigInt, Binary, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
-use domain::CompanyId;
+use domain::{AuditCheckpointData, CompanyId, WebhookEvent};
 use ports::{
     AuditEntry, AuditLogRepository, IndexedEntry, IntegrityIncident, LeafHash, LinkedEntry,
     LogPosition, PublishedKey, RepoError, StoredCheckpoint, TreeNode, UnloggedRequest,
@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use crate::audit_integrity;
 use crate::conn::with_conn;
+use crate::outbox;
 use crate::per_company::CompanyIdRow;
 use crate::settled;
 use crate::topology::Topology;
@@ -230,12 +231,50 @@ struct KeyRow {
     kid: String,
     #[diesel(sql_type = Binary)]
     chave_publica: Vec<u8>,
+    /// `producao` or `sandbox` (migration 2026-12-07-003620).
+    #[diesel(sql_type = Text)]
+    ambiente: String,
+}
+
+/// `auditoria_chaves.ambiente` of a key.
+fn environment(key: &PublishedKey) -> &'static str {
+    if key.sandbox {
+        "sandbox"
+    } else {
+        "producao"
+    }
 }
 
 #[derive(QueryableByName)]
 struct SeedRow {
     #[diesel(sql_type = Binary)]
     semente: Vec<u8>,
+}
+
+/// The `auditoria.checkpoint` event of a checkpoint just kept, in its transaction, when a URL of
+/// the company names it (only those take it: `EventType::only_when_named`); otherwise nothing,
+/// so a log nobody asked to be pushed adds no event a minute to the outbox.
+fn checkpoint_event(
+    conn: &mut PgConnection,
+    company: CompanyId,
+    checkpoint: &StoredCheckpoint,
+) -> QueryResult<()> {
+    let wanted = sql_query(
+        "SELECT EXISTS (SELECT 1 FROM webhook_urls
+WHERE empresa_id = $1 AND removido_em IS NULL AND desativado_em IS NULL
+  AND 'auditoria.checkpoint' = ANY (eventos)) AS guardado",
+    )
+    .bind::<SqlUuid, _>(company.0)
+    .get_result::<Kept>(conn)?;
+    if !wanted.guardado {
+        return Ok(());
+    }
+    let data = AuditCheckpointData::of_note(&checkpoint.note)
+        .ok_or_else(|| bad_row("a checkpoint whose note is not a signed note"))?;
+    outbox::write_event(
+        conn,
+        &WebhookEvent::audit_checkpoint(company, data, checkpoint.created_at),
+    )
 }
 
 fn bad_row(what: impl std::fmt::Debug) -> diesel::result::Error {
@@ -421,20 +460,26 @@ ORDER BY transacao, posicao",
     ) -> Result<bool, RepoError> {
         let size = i64::try_from(checkpoint.size).map_err(|e| RepoError::Unexpected(e.into()))?;
         let added = with_conn(&self.pool, "keeping an audit checkpoint", |conn| {
-            // the owner's function: the service's role writes no checkpoint itself, and none
-            // below the largest kept (issue 36)
-            sql_query(
-                "SELECT auditoria_guardar_checkpoint($1, $2, $3, $4, $5, $6, $7, $8) AS guardado",
-            )
-            .bind::<SqlUuid, _>(company.0)
-            .bind::<BigInt, _>(size)
-            .bind::<Binary, _>(checkpoint.root.to_vec())
-            .bind::<BigInt, _>(checkpoint.last.transaction)
-            .bind::<BigInt, _>(checkpoint.last.sequence)
-            .bind::<Text, _>(&checkpoint.note)
-            .bind::<Text, _>(&checkpoint.kid)
-            .bind::<Timestamptz, _>(checkpoint.created_at)
-            .get_result::<Kept>(conn)
+            conn.transaction(|conn| {
+                // the owner's function: the service's role writes no checkpoint itself, and none
+                // below the largest kept (issue 36)
+                let kept = sql_query(
+                    "SELECT auditoria_guardar_checkpoint($1, $2, $3, $4, $5, $6, $7, $8) AS guardado",
+                )
+                .bind::<SqlUuid, _>(company.0)
+                .bind::<BigInt, _>(size)
+                .bind::<Binary, _>(checkpoint.root.to_vec())
+                .bind::<BigInt, _>(checkpoint.last.transaction)
+                .bind::<BigInt, _>(checkpoint.last.sequence)
+                .bind::<Text, _>(&checkpoint.note)
+                .bind::<Text, _>(&checkpoint.kid)
+                .bind::<Timestamptz, _>(checkpoint.created_at)
+                .get_result::<Kept>(conn)?;
+                if kept.guardado {
+                    checkpoint_event(conn, company, checkpoint)?;
+                }
+                Ok(kept)
+            })
         })?;
         Ok(added.guardado)
     }
@@ -740,8 +785,10 @@ ORDER BY a.transacao, a.posicao",
 
     fn published_keys(&self) -> Result<Vec<PublishedKey>, RepoError> {
         let rows = with_conn(&self.pool, "reading the audit keys", |conn| {
-            sql_query("SELECT kid, chave_publica FROM auditoria_chaves ORDER BY criada_em, kid")
-                .load::<KeyRow>(conn)
+            sql_query(
+                "SELECT kid, chave_publica, ambiente FROM auditoria_chaves ORDER BY criada_em, kid",
+            )
+            .load::<KeyRow>(conn)
         })?;
         rows.into_iter()
             .map(|row| {
@@ -752,31 +799,45 @@ ORDER BY a.transacao, a.posicao",
                             "an audit public key is not 32 bytes"
                         ))
                     })?,
+                    sandbox: row.ambiente == "sandbox",
                 })
             })
             .collect()
     }
 
     fn publish_key(&self, key: &PublishedKey) -> Result<(), RepoError> {
-        with_conn(&self.pool, "recording an audit key", |conn| {
+        let known = with_conn(&self.pool, "recording an audit key", |conn| {
             // Already published (by the owner at start, `consent-api migrate`): nothing to
             // write, which the service's role may not (issue 36).
-            let known: Vec<KeyRow> =
-                sql_query("SELECT kid, chave_publica FROM auditoria_chaves WHERE kid = $1")
-                    .bind::<Text, _>(&key.kid)
-                    .load(conn)?;
-            if !known.is_empty() {
-                return Ok(0);
+            let known: Vec<KeyRow> = sql_query(
+                "SELECT kid, chave_publica, ambiente FROM auditoria_chaves WHERE kid = $1",
+            )
+            .bind::<Text, _>(&key.kid)
+            .load(conn)?;
+            if let Some(row) = known.first() {
+                return Ok(Some(row.ambiente.clone()));
             }
             sql_query(
-                "INSERT INTO auditoria_chaves (kid, chave_publica) VALUES ($1, $2)
+                "INSERT INTO auditoria_chaves (kid, chave_publica, ambiente) VALUES ($1, $2, $3)
 ON CONFLICT DO NOTHING",
             )
             .bind::<Text, _>(&key.kid)
             .bind::<Binary, _>(key.public_key.to_vec())
-            .execute(conn)
+            .bind::<Text, _>(environment(key))
+            .execute(conn)?;
+            Ok(None)
         })?;
-        Ok(())
+        match known {
+            // one key, one use: the production key never becomes the sandbox's, nor back
+            Some(recorded) if recorded != environment(key) => Err(RepoError::Unexpected(
+                anyhow::anyhow!(
+                    "the audit key {} is recorded as a {recorded} key: it cannot sign as a {} key (give the sandbox a key of its own)",
+                    key.kid,
+                    environment(key)
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn development_seed(
@@ -789,20 +850,24 @@ ON CONFLICT DO NOTHING",
                 // one development key per database, whichever process comes first
                 sql_query("SELECT pg_advisory_xact_lock(hashtext('auditoria_chaves'))")
                     .execute(conn)?;
+                // one per environment: the sandbox's development key is never the production one
                 let kept: Vec<SeedRow> = sql_query(
-                    "SELECT semente FROM auditoria_chaves WHERE semente IS NOT NULL
+                    "SELECT semente FROM auditoria_chaves WHERE semente IS NOT NULL AND ambiente = $1
 ORDER BY criada_em LIMIT 1",
                 )
+                .bind::<Text, _>(environment(key))
                 .load(conn)?;
                 if let Some(row) = kept.into_iter().next() {
                     return Ok(row.semente);
                 }
                 sql_query(
-                    "INSERT INTO auditoria_chaves (kid, chave_publica, semente) VALUES ($1, $2, $3)",
+                    "INSERT INTO auditoria_chaves (kid, chave_publica, semente, ambiente)
+VALUES ($1, $2, $3, $4)",
                 )
                 .bind::<Text, _>(&key.kid)
                 .bind::<Binary, _>(key.public_key.to_vec())
                 .bind::<Binary, _>(generated.to_vec())
+                .bind::<Text, _>(environment(key))
                 .execute(conn)?;
                 Ok(generated.to_vec())
             })

@@ -144,6 +144,10 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003603_allow_auditoria_incidente_event_type",
     "2026-12-07-003604_validate_auditoria_incidente_event_type",
     "2026-12-07-003610_write_evidence_through_functions",
+    "2026-12-07-003620_add_ambiente_to_auditoria_chaves",
+    "2026-12-07-003621_validate_auditoria_chaves_ambiente",
+    "2026-12-07-003622_allow_auditoria_checkpoint_event_type",
+    "2026-12-07-003623_validate_auditoria_checkpoint_event_type",
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
 ];

@@ -119,6 +119,25 @@ pub struct IncidenteIntegridade {
     pub recorded_at: DateTime<Utc>,
 }
 
+/// The `data` of `auditoria.checkpoint`: the company's log's new signed checkpoint
+/// (docs/auditoria.md, "Checkpoints"), as `GET /api/auditoria/checkpoint` serves it.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)] // documentation only; events are serialized by domain::AuditCheckpointData
+pub struct CheckpointAuditoria {
+    /// The log's origin line, `<name>/empresas/<cnpj>`.
+    #[schema(example = "consent-api/empresas/11222333000181")]
+    pub origem: String,
+    /// The tree size: how many entries the checkpoint covers.
+    pub tamanho: u64,
+    /// The base64 root hash (the note's third line).
+    pub raiz: String,
+    /// The whole signed note (C2SP signed note): the log's signature line and any witness's
+    /// cosignature lines; check it with the JWKS key of its key hash.
+    pub nota: String,
+    /// Whether a witness's cosignature is on the note.
+    pub cossinado: bool,
+}
+
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -204,6 +223,17 @@ mod tests {
             },
         ));
         let (properties, required) = properties_and_required::<IncidenteIntegridade>();
+        assert_eq!(properties, sent);
+        assert_eq!(required, sent);
+    }
+
+    #[test]
+    fn the_documented_checkpoint_has_exactly_the_fields_the_domain_sends() {
+        let note = "o\n1\nAA==\n\n\u{2014} consent-api AAAA\n";
+        let sent = keys(EventData::AuditCheckpoint(
+            domain::AuditCheckpointData::of_note(note).unwrap(),
+        ));
+        let (properties, required) = properties_and_required::<CheckpointAuditoria>();
         assert_eq!(properties, sent);
         assert_eq!(required, sent);
     }

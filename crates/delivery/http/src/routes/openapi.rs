@@ -119,6 +119,7 @@ pub struct DocsServers {
         dto::webhook_event::CasoDeUsoAlterado,
         dto::webhook_event::UrlDesativada,
         dto::webhook_event::IncidenteIntegridade,
+        dto::webhook_event::CheckpointAuditoria,
         dto::pgcc_status::StatusPgcc,
         dto::pgcc_status::MudancaStatusPgcc,
         dto::enumerations::CodigoStatusPgcc,
