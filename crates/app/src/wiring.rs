@@ -325,10 +325,7 @@ pub fn audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<Aud
 /// This process's sandbox signer, built once, as [`audit_signer`]: the configured
 /// `auditoria.signing_key_sandbox` or, without one (development and test only), a sandbox key of
 /// its own this database keeps (docs/auditoria.md, "The sandbox's key").
-pub fn sandbox_audit_signer(
-    settings: &Settings,
-    pool: PgPool,
-) -> anyhow::Result<Arc<AuditSigner>> {
+pub fn sandbox_audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<AuditSigner>> {
     static SIGNER: OnceLock<Arc<AuditSigner>> = OnceLock::new();
     if let Some(signer) = SIGNER.get() {
         return Ok(signer.clone());

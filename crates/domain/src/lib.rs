@@ -302,7 +302,6 @@ pub use use_case::{PgccUseCase, SyncCounts, UseCase, UseCaseChange, UseCaseVersi
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{
     AuditCheckpointData, ConsentSnapshot, EventData, EventType, IntegrityIncidentData, TestData,
-    UrlDisabledData,
-    WebhookEvent, WebhookPayload,
+    UrlDisabledData, WebhookEvent, WebhookPayload,
 };
 pub use webhook_url::{WebhookUrl, WebhookUrlError};

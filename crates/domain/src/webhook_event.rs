@@ -671,9 +671,15 @@ mod tests {
         let event = event_of(EventType::AuditCheckpoint);
         let value = serde_json::to_value(event.payload()).unwrap();
         assert_eq!(value["type"], "auditoria.checkpoint");
-        assert_eq!(value["data"]["origem"], "consent-api/empresas/11222333000181");
+        assert_eq!(
+            value["data"]["origem"],
+            "consent-api/empresas/11222333000181"
+        );
         assert_eq!(value["data"]["tamanho"], 3);
-        assert_eq!(value["data"]["raiz"], "fZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc=");
+        assert_eq!(
+            value["data"]["raiz"],
+            "fZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc="
+        );
         assert_eq!(value["data"]["nota"], NOTE);
         assert_eq!(value["data"]["cossinado"], true);
         let alone = NOTE.replace("\u{2014} witness BBBB\n", "");
@@ -819,6 +825,7 @@ mod tests {
                     | EventType::PgccRestored
                     | EventType::WebhookUrlDisabled
                     | EventType::IntegrityIncident
+                    | EventType::AuditCheckpoint
                     | EventType::WebhookTest
             ) {
                 continue;

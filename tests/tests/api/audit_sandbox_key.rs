@@ -10,7 +10,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 use ed25519_dalek::{Signature, Verifier as _, VerifyingKey};
 use serde_json::{json, Value};
-use testkit::processes::{cli, repo_root};
+use testkit::processes::{bin_path, cli, log_dir, repo_root, single_line};
 use testkit::{wait_until, Client, Receiver};
 
 use crate::audit_log::create_active;
@@ -66,9 +66,7 @@ fn note_signer_kid(note: &str) -> String {
         .lines()
         .find(|l| l.starts_with('\u{2014}'))
         .unwrap_or_else(|| panic!("no signature line: {note}"));
-    let blob = STANDARD
-        .decode(line.rsplit(' ').next().unwrap())
-        .unwrap();
+    let blob = STANDARD.decode(line.rsplit(' ').next().unwrap()).unwrap();
     blob[..4].iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -148,7 +146,10 @@ fn a_sandbox_receipt_and_checkpoint_are_signed_with_the_marked_sandbox_key_and_a
     assert_eq!(header["alg"], "EdDSA");
     assert_eq!(payload["ambiente"], "sandbox", "{payload}");
     assert_eq!(payload["id"], sandbox_id.as_str());
-    assert!(by_sandbox_key, "the sandbox receipt verifies with the sandbox key");
+    assert!(
+        by_sandbox_key,
+        "the sandbox receipt verifies with the sandbox key"
+    );
     let (_, _, by_production_key) = open_receipt(&jws, &production_key);
     assert!(!by_production_key, "nor with the production key");
 
@@ -163,7 +164,11 @@ fn a_sandbox_receipt_and_checkpoint_are_signed_with_the_marked_sandbox_key_and_a
 
     // the checkpoints likewise (the note the proofs are against)
     let sandbox_note = checkpoint_of(&sandbox, &sandbox_id);
-    assert_eq!(note_signer_kid(&sandbox_note), sandbox_kid, "{sandbox_note}");
+    assert_eq!(
+        note_signer_kid(&sandbox_note),
+        sandbox_kid,
+        "{sandbox_note}"
+    );
     let real_note = checkpoint_of(&app.a, &real_id);
     assert_eq!(note_signer_kid(&real_note), production_kid, "{real_note}");
 
@@ -178,7 +183,10 @@ fn a_sandbox_receipt_and_checkpoint_are_signed_with_the_marked_sandbox_key_and_a
 
     // the outside verifier: a sandbox receipt is not a production one
     let (ok, stdout) = verify_audit_py(&app, &sandbox_api_key, &sandbox_id, false);
-    assert!(!ok, "a sandbox receipt passed as a production one: {stdout}");
+    assert!(
+        !ok,
+        "a sandbox receipt passed as a production one: {stdout}"
+    );
     assert!(stdout.contains("not a producao key"), "{stdout}");
     let (ok, stdout) = verify_audit_py(&app, &sandbox_api_key, &sandbox_id, true);
     assert!(ok, "{stdout}");
@@ -186,6 +194,79 @@ fn a_sandbox_receipt_and_checkpoint_are_signed_with_the_marked_sandbox_key_and_a
     assert!(!ok, "a production receipt passed as a sandbox's: {stdout}");
     let (ok, stdout) = verify_audit_py(&app, &app.key_a, &real_id, false);
     assert!(ok, "{stdout}");
+
+    // the company's monitor: the sandbox's log holds only with --sandbox
+    let sandbox_company = app
+        .db
+        .text(&format!(
+            "SELECT id::text AS v FROM empresas WHERE sandbox_de = '{}'",
+            app.company_a
+        ))
+        .unwrap();
+    let issued = cli(
+        &app.db,
+        &app.sim,
+        &[
+            "api-key",
+            "issue",
+            "--empresa",
+            &sandbox_company,
+            "--sandbox",
+            "--escopos",
+            "auditor",
+        ],
+    );
+    assert!(
+        issued.status.success(),
+        "{}",
+        String::from_utf8_lossy(&issued.stderr)
+    );
+    let auditor = single_line(&issued.stdout);
+    let dir = log_dir().join(format!(
+        "sandbox-monitor-{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..8]
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("estado");
+    let out = monitor(&app, &auditor, &state, false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a sandbox's log passed as a real one's"
+    );
+    assert!(
+        stderr.contains("no valid signature by a producao key"),
+        "{stderr}"
+    );
+    let out = monitor(&app, &auditor, &state, true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn monitor(
+    app: &TestApp,
+    key: &str,
+    state: &std::path::Path,
+    sandbox: bool,
+) -> std::process::Output {
+    let mut command = Command::new(bin_path("consent-api"));
+    command
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("APP_ENV", "test")
+        .env("APP_CONFIG_DIR", repo_root().join("config"))
+        .env("CONSENT_API_KEY", key)
+        .args(["audit", "monitor", "--url", &app.api.base_url])
+        .arg("--estado")
+        .arg(state)
+        .stdin(std::process::Stdio::null());
+    if sandbox {
+        command.arg("--sandbox");
+    }
+    command.output().expect("run audit monitor")
 }
 
 #[test]

@@ -437,15 +437,30 @@ fn staging_and_production_refuse_to_start_without_a_valid_audit_signing_key() {
             .filter(|(k, _)| *k != "APP__AUDITORIA__SIGNING_KEY_SANDBOX")
             .collect();
         let out = run(&["config", "check"], &without_sandbox);
-        assert!(!out.status.success(), "{profile} starts without a sandbox key");
+        assert!(
+            !out.status.success(),
+            "{profile} starts without a sandbox key"
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("APP__AUDITORIA__SIGNING_KEY_SANDBOX"), "{stderr}");
+        assert!(
+            stderr.contains("APP__AUDITORIA__SIGNING_KEY_SANDBOX"),
+            "{stderr}"
+        );
         let mut same_key = without_sandbox.clone();
         same_key.push(("APP__AUDITORIA__SIGNING_KEY_SANDBOX", AUDIT_KEY));
         let out = run(&["config", "check"], &same_key);
-        assert!(!out.status.success(), "{profile} signs the sandbox with the production key");
+        assert!(
+            !out.status.success(),
+            "{profile} signs the sandbox with the production key"
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("APP__AUDITORIA__SIGNING_KEY_SANDBOX"), "{stderr}");
-        assert!(!stderr.contains(AUDIT_KEY), "the value is never echoed: {stderr}");
+        assert!(
+            stderr.contains("APP__AUDITORIA__SIGNING_KEY_SANDBOX"),
+            "{stderr}"
+        );
+        assert!(
+            !stderr.contains(AUDIT_KEY),
+            "the value is never echoed: {stderr}"
+        );
     }
 }
