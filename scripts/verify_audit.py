@@ -7,6 +7,10 @@
    its signature verifies with a published key (matched by the C2SP key hash);
 3. each of the request's log entries: its RFC 9162 inclusion proof leads to that checkpoint's root.
 
+A key the JWKS marks `"ambiente": "sandbox"` signs only the sandbox companies' receipts and
+checkpoints: it is refused (and so is a receipt whose payload says `"ambiente": "sandbox"`) unless
+`--sandbox` says the request is a sandbox's; with `--sandbox`, only the sandbox key is accepted.
+
 Standard library and `cryptography` only. Usage:
 
     CONSENT_API_KEY=cak_... python3 scripts/verify_audit.py --url http://127.0.0.1:8080 --id <id>
@@ -84,18 +88,30 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", required=True, help="the API's base URL")
     parser.add_argument("--id", required=True, help="the consent request's id")
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="the request is a sandbox company's (cak_test_ key): accept the sandbox key only",
+    )
     args = parser.parse_args()
     key = os.environ.get("CONSENT_API_KEY")
     if not key:
         fail("set CONSENT_API_KEY to the company's API key")
     base = args.url.rstrip("/")
 
-    keys = {k["kid"]: b64url(k["x"]) for k in get(f"{base}/.well-known/jwks.json")["keys"]}
+    # only the keys that sign for this kind of company: a sandbox key never vouches for a real
+    # company (JWKS without the member: production keys)
+    wanted = "sandbox" if args.sandbox else "producao"
+    published = get(f"{base}/.well-known/jwks.json")["keys"]
+    keys = {k["kid"]: b64url(k["x"]) for k in published if k.get("ambiente", "producao") == wanted}
+    others = {k["kid"] for k in published} - set(keys)
 
     # 1. the receipt
     receipt = get(f"{base}/api/solicitacao-consentimento/{args.id}/recibo", key)["data"]["recibo"]
     header_b64, payload_b64, signature_b64 = receipt.split(".")
     header = json.loads(b64url(header_b64))
+    if header.get("kid") in others:
+        fail(f"receipt signed by kid {header['kid']}, which is not a {wanted} key (--sandbox for a sandbox's request)")
     if header.get("alg") != "EdDSA" or header.get("kid") not in keys:
         fail(f"receipt header {header}: not EdDSA with a published kid")
     try:
@@ -107,6 +123,8 @@ def main():
     payload = json.loads(b64url(payload_b64))
     if payload.get("id") != args.id or "cpfTitular" in payload:
         fail(f"receipt payload is not this request's (or carries the CPF): {payload}")
+    if payload.get("ambiente", "producao") != wanted:
+        fail(f"the receipt says ambiente {payload.get('ambiente')}, not {wanted}")
     print(f"receipt: signature valid (kid {header['kid']}, status {payload['status']}, indiceLog {payload['indiceLog']})")
     # a receipt no checkpoint backs proves nothing yet: its last entry must be in the tree
     if payload.get("indiceLog") is None:
@@ -136,7 +154,7 @@ def main():
             except InvalidSignature:
                 pass
     if not verified:
-        fail("checkpoint signature does not verify with a published key")
+        fail(f"checkpoint signature does not verify with a published {wanted} key")
     print(f"checkpoint: signature valid ({origin}, size {size})")
 
     # 3. the entries' inclusion proofs

@@ -86,6 +86,10 @@ pub enum AuditCommand {
         /// A witness's cosignature verifier key (vkey) every checkpoint must carry; repeatable.
         #[arg(long = "testemunha")]
         witnesses: Vec<String>,
+        /// The company is a sandbox (a `cak_test_` key): its checkpoints are signed with the
+        /// JWKS key marked `"ambiente": "sandbox"`. Without it only production keys count.
+        #[arg(long)]
+        sandbox: bool,
     },
 }
 

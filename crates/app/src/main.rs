@@ -73,8 +73,9 @@ fn main() -> ExitCode {
                     url,
                     state,
                     witnesses,
+                    sandbox,
                 },
-        } => commands::monitor::run(&url, &state, &witnesses),
+        } => commands::monitor::run(&url, &state, &witnesses, sandbox),
         Command::Witness {
             command:
                 WitnessCommand::Serve {

@@ -120,6 +120,9 @@ pub struct AuditSettings {
     pub name: String,
     /// Base64 of the Ed25519 seed; empty: a development key kept in the database.
     pub signing_key: Secret,
+    /// The sandbox companies' key (base64 of its Ed25519 seed), never the production one;
+    /// empty: a development key of its own kept in the database.
+    pub signing_key_sandbox: Secret,
     /// Comma-separated base64 public keys still published.
     pub retired_public_keys: String,
     /// How often grown logs get a checkpoint (0: not by this process).
@@ -822,6 +825,28 @@ impl Settings {
                 "auditoria.signing_key",
                 "must be base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
             );
+        }
+        let sandbox_key = self.audit.signing_key_sandbox.expose().trim();
+        if deployed && sandbox_key.is_empty() {
+            return bad(
+                "auditoria.signing_key_sandbox",
+                "must be set in staging and production: base64 of a 32-byte Ed25519 seed (openssl rand -base64 32), not the one of auditoria.signing_key",
+            );
+        }
+        match application::AuditSigner::seed_from_base64(sandbox_key) {
+            Err(_) if !sandbox_key.is_empty() => {
+                return bad(
+                    "auditoria.signing_key_sandbox",
+                    "must be base64 of a 32-byte Ed25519 seed (openssl rand -base64 32)",
+                )
+            }
+            Ok(seed) if application::AuditSigner::seed_from_base64(signing_key).ok() == Some(seed) => {
+                return bad(
+                    "auditoria.signing_key_sandbox",
+                    "must not be the key of auditoria.signing_key: the sandbox's receipts must never verify as a real company's",
+                )
+            }
+            _ => {}
         }
         if self.audit.retired().is_none() {
             return bad(

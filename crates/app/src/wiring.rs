@@ -109,8 +109,18 @@ pub struct Prepared {
     pub applied: Vec<String>,
     /// The pool the backfills run on: the owner's when `database.migration_url` is set.
     pub backfills: PgPool,
-    /// The audit signer the owner built to publish its key (`None` without an owner).
-    pub signer: Option<Arc<AuditSigner>>,
+    /// The audit signers the owner built to publish their keys (`None` without an owner).
+    pub signers: Option<Signers>,
+}
+
+/// The process's two audit signers: the production key, and the sandbox companies' own key
+/// (docs/auditoria.md, "The sandbox's key"). Built once when the database is ready.
+#[derive(Clone)]
+pub struct Signers {
+    /// `auditoria.signing_key`: real companies' receipts and checkpoints.
+    pub production: Arc<AuditSigner>,
+    /// `auditoria.signing_key_sandbox`: sandbox companies' receipts and checkpoints.
+    pub sandbox: Arc<AuditSigner>,
 }
 
 /// What `serve`, `worker` and `migrate` do first, as the owner when `database.migration_url` is
@@ -126,31 +136,39 @@ pub fn prepare_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result
         {
             tracing::info!(role, "runtime role granted its privileges by the owner");
         }
-        let signer = audit_signer(settings, owner.clone())?;
-        ports::AuditLogRepository::publish_key(
-            &PgAuditLogRepository::new(owner.clone()),
-            &signer.published_key(),
-        )
-        .context("publishing the audit signing key")?;
-        published = Some(signer);
+        let signers = Signers {
+            production: audit_signer(settings, owner.clone())?,
+            sandbox: sandbox_audit_signer(settings, owner.clone())?,
+        };
+        for signer in [&signers.production, &signers.sandbox] {
+            ports::AuditLogRepository::publish_key(
+                &PgAuditLogRepository::new(owner.clone()),
+                &signer.published_key(),
+            )
+            .context("publishing the audit signing keys")?;
+        }
+        published = Some(signers);
     }
     Ok(Prepared {
         applied,
         backfills: owner.unwrap_or_else(|| runtime.clone()),
-        signer: published,
+        signers: published,
     })
 }
 
 /// [`prepare_database`], the backfills started on their thread and the runtime role's
 /// privileges checked: how `serve` and `worker` start. Returns the process's audit signer, built
 /// once: the owner's that published the key, else one built now on the runtime pool.
-pub fn start_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<Arc<AuditSigner>> {
+pub fn start_database(settings: &Settings, runtime: &PgPool) -> anyhow::Result<Signers> {
     let prepared = prepare_database(settings, runtime)?;
     spawn_backfills(prepared.backfills);
     check_least_privilege(settings, runtime)?;
-    match prepared.signer {
-        Some(signer) => Ok(signer),
-        None => audit_signer(settings, runtime.clone()),
+    match prepared.signers {
+        Some(signers) => Ok(signers),
+        None => Ok(Signers {
+            production: audit_signer(settings, runtime.clone())?,
+            sandbox: sandbox_audit_signer(settings, runtime.clone())?,
+        }),
     }
 }
 
@@ -242,7 +260,7 @@ pub fn api_state(
     context: &ProcessContext,
     pool: PgPool,
     reads: ReadPools,
-    signer: Arc<AuditSigner>,
+    signers: Signers,
 ) -> anyhow::Result<ApiState> {
     let keys = Arc::new(PgIdempotencyRepository::new(pool.clone()));
     let services = Services::new(
@@ -250,7 +268,7 @@ pub fn api_state(
         &service_settings(settings),
     );
     let sessions = Arc::new(PgConsoleSessionStore::new(pool.clone()));
-    let services = services.with_audit_log(audit_log(settings, pool, signer)?);
+    let services = services.with_audit_log(audit_log(settings, pool, signers)?);
     Ok(ApiState::new(services, keys, Arc::new(SystemClock))
         .caching_use_case_lists(settings.cache.use_case_lists_bytes)
         .with_request_scope(Arc::new(OneConnection))
@@ -273,7 +291,7 @@ pub fn workers(
     settings: &Settings,
     context: &ProcessContext,
     pool: PgPool,
-    signer: Arc<AuditSigner>,
+    signers: Signers,
 ) -> anyhow::Result<Workers> {
     let mut workers = Workers::new(
         ports(settings, context, pool.clone(), None)?,
@@ -300,10 +318,11 @@ pub fn workers(
         SignCheckpoints::new(
             Arc::new(PgAuditLogRepository::new(pool.clone())),
             Arc::new(PgCompanyRepository::new(pool.clone())),
-            signer,
+            signers.production,
             Arc::new(SystemClock),
         )
-        .with_witnesses(context.witnesses.clone()),
+        .with_witnesses(context.witnesses.clone())
+        .with_sandbox(signers.sandbox, Arc::new(PgSandboxRepository::new(pool))),
     );
     context.metrics.watch_witnesses(context.witnesses.health());
     Ok(workers)
@@ -328,6 +347,24 @@ pub fn audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<Aud
     Ok(Arc::new(AuditSigner::from_seed(name, seed)))
 }
 
+/// A sandbox signer, as [`audit_signer`]: the configured
+/// `auditoria.signing_key_sandbox` or, without one (development and test only), a sandbox key of
+/// its own this database keeps (docs/auditoria.md, "The sandbox's key").
+pub fn sandbox_audit_signer(settings: &Settings, pool: PgPool) -> anyhow::Result<Arc<AuditSigner>> {
+    let name = settings.audit.name.as_str();
+    let configured = settings.audit.signing_key_sandbox.expose().trim();
+    let seed = if configured.is_empty() {
+        let generated = AuditSigner::random_seed();
+        let key = AuditSigner::sandbox_from_seed(name, generated).published_key();
+        PgAuditLogRepository::new(pool)
+            .development_seed(generated, &key)
+            .context("keeping the development sandbox signing key")?
+    } else {
+        AuditSigner::seed_from_base64(configured).context("auditoria.signing_key_sandbox")?
+    };
+    Ok(Arc::new(AuditSigner::sandbox_from_seed(name, seed)))
+}
+
 /// `auditoria.retired_public_keys` with their kids under `auditoria.name`.
 fn retired_keys(settings: &Settings) -> Vec<PublishedKey> {
     let name = settings.audit.name.as_str();
@@ -339,24 +376,25 @@ fn retired_keys(settings: &Settings) -> Vec<PublishedKey> {
         .map(|public_key| PublishedKey {
             kid: application::audit::signer::kid_of(name, &public_key),
             public_key,
+            // retired production keys: a retired sandbox key stays published as recorded
+            sandbox: false,
         })
         .collect()
 }
 
 /// The audit routes' service.
-fn audit_log(
-    settings: &Settings,
-    pool: PgPool,
-    signer: Arc<AuditSigner>,
-) -> anyhow::Result<AuditLog> {
+fn audit_log(settings: &Settings, pool: PgPool, signers: Signers) -> anyhow::Result<AuditLog> {
     AuditLog::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),
-        Arc::new(PgConsentRequestRepository::new(pool)),
-        signer,
+        Arc::new(PgConsentRequestRepository::new(pool.clone())),
+        signers.production,
         retired_keys(settings),
         Arc::new(SystemClock),
     )
-    .context("publishing the audit signing key")
+    .and_then(|log| {
+        log.with_sandbox(signers.sandbox, Arc::new(PgSandboxRepository::new(pool)))
+    })
+    .context("publishing the audit signing keys")
 }
 
 /// `audit verify`: the stored log checked against the configured and recorded keys.
@@ -366,6 +404,12 @@ pub fn verify_audit_log(settings: &Settings, pool: PgPool) -> anyhow::Result<Ver
     if !configured.is_empty() {
         let seed = AuditSigner::seed_from_base64(configured).context("auditoria.signing_key")?;
         keys.push(AuditSigner::from_seed(&settings.audit.name, seed).published_key());
+    }
+    let sandbox = settings.audit.signing_key_sandbox.expose().trim();
+    if !sandbox.is_empty() {
+        let seed =
+            AuditSigner::seed_from_base64(sandbox).context("auditoria.signing_key_sandbox")?;
+        keys.push(AuditSigner::sandbox_from_seed(&settings.audit.name, seed).published_key());
     }
     Ok(VerifyAuditLog::new(
         Arc::new(PgAuditLogRepository::new(pool.clone())),

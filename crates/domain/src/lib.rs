@@ -304,7 +304,7 @@ pub use scope::{Scope, Scopes, ScopesError};
 pub use use_case::{PgccUseCase, SyncCounts, UseCase, UseCaseChange, UseCaseVersion};
 pub use validation::{FieldError, ValidationErrors};
 pub use webhook_event::{
-    ConsentSnapshot, EventData, EventType, IntegrityIncidentData, TestData, UrlDisabledData,
-    WebhookEvent, WebhookPayload,
+    AuditCheckpointData, ConsentSnapshot, EventData, EventType, IntegrityIncidentData, TestData,
+    UrlDisabledData, WebhookEvent, WebhookPayload,
 };
 pub use webhook_url::{WebhookUrl, WebhookUrlError};

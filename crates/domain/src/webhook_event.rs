@@ -44,6 +44,10 @@ pub enum EventType {
     /// said it does not know for longer than `workers.reconcile_not_found_seconds`; HashConsulta
     /// no longer answers it valid.
     IntegrityIncident,
+    /// `auditoria.checkpoint`: the company's log got a new signed checkpoint (issue 36): its
+    /// note (with the witnesses' cosignatures), origin, size and root. Taken only by the URLs
+    /// that name it in `eventos` ([`EventType::only_when_named`]).
+    AuditCheckpoint,
     /// `webhook.teste`: a test the company asked for, sent to one URL at once
     /// (`POST /api/webhook-urls/{id}/testar`). Not an event of the company's data: no URL
     /// subscribes to it and the catch-up list does not show it.
@@ -52,7 +56,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type a delivery may carry, consent request events first, the test last.
-    pub const ALL: [EventType; 12] = [
+    pub const ALL: [EventType; 13] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
@@ -64,12 +68,13 @@ impl EventType {
         EventType::PgccRestored,
         EventType::WebhookUrlDisabled,
         EventType::IntegrityIncident,
+        EventType::AuditCheckpoint,
         EventType::WebhookTest,
     ];
 
     /// The events of the company's data: what a webhook URL may subscribe to (`eventos`) and
     /// what `GET /api/eventos` lists. Every type but `webhook.teste`.
-    pub const SUBSCRIBABLE: [EventType; 11] = [
+    pub const SUBSCRIBABLE: [EventType; 12] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
@@ -81,12 +86,13 @@ impl EventType {
         EventType::PgccRestored,
         EventType::WebhookUrlDisabled,
         EventType::IntegrityIncident,
+        EventType::AuditCheckpoint,
     ];
 
     /// `solicitacao.criada`, `solicitacao.ativada`, `solicitacao.recusada`,
     /// `solicitacao.expirada`, `solicitacao.revogada`, `casos-de-uso.sincronizados`,
     /// `casos-de-uso.alterado`, `pgcc.indisponivel`, `pgcc.restabelecido`,
-    /// `webhook-url.desativada`, `auditoria.incidente`, `webhook.teste`.
+    /// `webhook-url.desativada`, `auditoria.incidente`, `auditoria.checkpoint`, `webhook.teste`.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::RequestCreated => "solicitacao.criada",
@@ -100,6 +106,7 @@ impl EventType {
             EventType::PgccRestored => "pgcc.restabelecido",
             EventType::WebhookUrlDisabled => "webhook-url.desativada",
             EventType::IntegrityIncident => "auditoria.incidente",
+            EventType::AuditCheckpoint => "auditoria.checkpoint",
             EventType::WebhookTest => "webhook.teste",
         }
     }
@@ -112,6 +119,13 @@ impl EventType {
     /// Whether a URL may subscribe to it (see [`EventType::SUBSCRIBABLE`]).
     pub fn is_subscribable(self) -> bool {
         self != EventType::WebhookTest
+    }
+
+    /// Whether only the URLs that name it in `eventos` take it (a URL taking every type does
+    /// not): `auditoria.checkpoint`, which comes with every checkpoint (every minute of a busy
+    /// log) and is evidence a company keeps, not a change of its data (docs/webhooks.md).
+    pub fn only_when_named(self) -> bool {
+        self == EventType::AuditCheckpoint
     }
 
     /// Whether the event's `data` carries `motivo`: `solicitacao.recusada` and
@@ -238,6 +252,8 @@ pub enum EventData {
     UrlDisabled(UrlDisabledData),
     /// The request the PGCC does not know, for `auditoria.incidente`.
     IntegrityIncident(IntegrityIncidentData),
+    /// The signed checkpoint, for `auditoria.checkpoint`.
+    AuditCheckpoint(AuditCheckpointData),
     /// The URL tested, for `webhook.teste`.
     Test(TestData),
 }
@@ -279,6 +295,52 @@ pub struct IntegrityIncidentData {
     /// When the incident was recorded.
     #[serde(rename = "registradoEm")]
     pub recorded_at: DateTime<Utc>,
+}
+
+/// The `data` of `auditoria.checkpoint`: the checkpoint the company's log was signed at, as
+/// `GET /api/auditoria/checkpoint` serves it (docs/auditoria.md, "Checkpoints"). No personal data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = CheckpointAuditoria))]
+pub struct AuditCheckpointData {
+    /// The log's origin line, `<name>/empresas/<cnpj>`.
+    #[serde(rename = "origem")]
+    pub origin: String,
+    /// The tree size: how many entries the checkpoint covers.
+    #[serde(rename = "tamanho")]
+    pub size: u64,
+    /// The base64 root hash (the note's third line).
+    #[serde(rename = "raiz")]
+    pub root: String,
+    /// The whole signed note (C2SP signed note): the log's signature line and any witness's
+    /// cosignature lines; check it with the JWKS key of its key hash.
+    #[serde(rename = "nota")]
+    pub note: String,
+    /// Whether a witness's cosignature is on the note.
+    #[serde(rename = "cossinado")]
+    pub cosigned: bool,
+}
+
+impl AuditCheckpointData {
+    /// The data of a signed note (C2SP: origin, size and root lines, an empty line, then one
+    /// signature line each, the log's first); `None` when `note` is not one.
+    pub fn of_note(note: &str) -> Option<AuditCheckpointData> {
+        let (text, signatures) = note.split_once("\n\n")?;
+        let mut lines = text.lines();
+        let origin = lines.next()?.to_owned();
+        let size = lines.next()?.parse().ok()?;
+        let root = lines.next()?.to_owned();
+        let signed = signatures
+            .lines()
+            .filter(|l| l.starts_with("\u{2014} "))
+            .count();
+        Some(AuditCheckpointData {
+            origin,
+            size,
+            root,
+            note: note.to_owned(),
+            cosigned: signed > 1,
+        })
+    }
 }
 
 /// The `data` of `webhook.teste`: the company's URL the test was sent to.
@@ -414,6 +476,21 @@ impl WebhookEvent {
         }
     }
 
+    /// A new checkpoint of the company's log, signed at `at`.
+    pub fn audit_checkpoint(
+        company: CompanyId,
+        data: AuditCheckpointData,
+        at: DateTime<Utc>,
+    ) -> WebhookEvent {
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            company_id: company,
+            event_type: EventType::AuditCheckpoint,
+            timestamp: at,
+            data: EventData::AuditCheckpoint(data),
+        }
+    }
+
     /// A test for the company's URL `webhook_url_id`.
     pub fn test(company: CompanyId, webhook_url_id: Uuid, at: DateTime<Utc>) -> WebhookEvent {
         WebhookEvent {
@@ -539,6 +616,11 @@ mod tests {
                     recorded_at: at(),
                 },
             ),
+            EventType::AuditCheckpoint => WebhookEvent::audit_checkpoint(
+                company(),
+                AuditCheckpointData::of_note(NOTE).unwrap(),
+                at(),
+            ),
             _ => WebhookEvent::consent(event_type, &request(ConsentStatus::Active), at()),
         }
     }
@@ -596,12 +678,38 @@ mod tests {
                 "pgcc.restabelecido",
                 "webhook-url.desativada",
                 "auditoria.incidente",
+                "auditoria.checkpoint",
                 "webhook.teste",
             ]
         );
-        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..11]);
+        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..12]);
         assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
         assert!(!EventType::WebhookTest.is_subscribable());
+    }
+
+    const NOTE: &str = "consent-api/empresas/11222333000181\n3\nfZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc=\n\n\u{2014} consent-api AAAA\n\u{2014} witness BBBB\n";
+
+    #[test]
+    fn a_checkpoint_event_carries_the_note_its_origin_size_root_and_whether_cosigned() {
+        let event = event_of(EventType::AuditCheckpoint);
+        let value = serde_json::to_value(event.payload()).unwrap();
+        assert_eq!(value["type"], "auditoria.checkpoint");
+        assert_eq!(
+            value["data"]["origem"],
+            "consent-api/empresas/11222333000181"
+        );
+        assert_eq!(value["data"]["tamanho"], 3);
+        assert_eq!(
+            value["data"]["raiz"],
+            "fZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc="
+        );
+        assert_eq!(value["data"]["nota"], NOTE);
+        assert_eq!(value["data"]["cossinado"], true);
+        let alone = NOTE.replace("\u{2014} witness BBBB\n", "");
+        assert!(!AuditCheckpointData::of_note(&alone).unwrap().cosigned);
+        assert!(AuditCheckpointData::of_note("not a note").is_none());
+        assert!(EventType::AuditCheckpoint.only_when_named());
+        assert!(!EventType::IntegrityIncident.only_when_named());
     }
 
     #[test]
@@ -740,6 +848,7 @@ mod tests {
                     | EventType::PgccRestored
                     | EventType::WebhookUrlDisabled
                     | EventType::IntegrityIncident
+                    | EventType::AuditCheckpoint
                     | EventType::WebhookTest
             ) {
                 continue;

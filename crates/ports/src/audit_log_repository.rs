@@ -66,6 +66,9 @@ pub struct IndexedEntry {
 pub struct PublishedKey {
     pub kid: String,
     pub public_key: [u8; 32],
+    /// A sandbox key (`auditoria.signing_key_sandbox`): it signs only the sandbox companies'
+    /// receipts and checkpoints, and nothing of a real company verifies with it.
+    pub sandbox: bool,
 }
 
 /// An entry with the entry before it of the same request (its bytes; `None` for the request's

@@ -178,6 +178,10 @@ fn config_check(app_env: &str, url: &str) -> (bool, String) {
             "cHJvZmlsZS10ZXN0cy1hdWRpdC1zaWduaW5nLWtleSE=",
         )
         .env(
+            "APP__AUDITORIA__SIGNING_KEY_SANDBOX",
+            crate::operability::SANDBOX_AUDIT_KEY,
+        )
+        .env(
             "APP__WEBHOOKS__ENCRYPTION_KEY",
             "c2VjcmV0LWtleS1mb3ItdGhlLWNvbmZpZy10ZXN0cyE=",
         )

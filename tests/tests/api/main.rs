@@ -5,6 +5,7 @@ mod access_log;
 mod api_keys;
 mod audit_chain;
 mod audit_log;
+mod audit_sandbox_key;
 mod audit_scale;
 mod batch_check;
 mod caches;

@@ -221,6 +221,8 @@ const KEY: &str = "c2VjcmV0LWtleS1mb3ItdGhlLWNvbmZpZy10ZXN0cyE=";
 pub(crate) const WITNESSES: &str =
     "url=https://witness.example;key=witness.example/w1+da40b4ad+BBERERERERERERERERERERERERERERERERERERERERER";
 const AUDIT_KEY: &str = "b3BlcmFiaWxpdHktYXVkaXQtc2lnbmluZy1rZXkhISE=";
+/// Another seed: the sandbox companies' key (`auditoria.signing_key_sandbox`), required too.
+pub(crate) const SANDBOX_AUDIT_KEY: &str = "b3BlcmFiaWxpdHktc2FuZGJveC1zaWduaW5nLWtlISE=";
 
 #[test]
 fn config_check_prints_every_section_with_the_secrets_hidden() {
@@ -238,6 +240,7 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
             ("APP__METRICS__TOKEN", "metrics-token-e2e"),
             ("APP__SERVER__TRUSTED_PROXIES", "10.0.0.0/8"),
             ("APP__AUDITORIA__SIGNING_KEY", AUDIT_KEY),
+            ("APP__AUDITORIA__SIGNING_KEY_SANDBOX", SANDBOX_AUDIT_KEY),
             ("APP__AUDITORIA__WITNESSES", WITNESSES),
         ],
     );
@@ -253,6 +256,7 @@ fn config_check_prints_every_section_with_the_secrets_hidden() {
         KEY,
         "metrics-token-e2e",
         AUDIT_KEY,
+        SANDBOX_AUDIT_KEY,
     ] {
         assert!(!stdout.contains(secret), "{secret} shown:\n{stdout}");
         assert!(!String::from_utf8_lossy(&out.stderr).contains(secret));
@@ -396,6 +400,7 @@ fn staging_and_production_refuse_to_start_without_a_valid_audit_signing_key() {
             ("APP__PGCC__BASE_URL", "https://pgcc.example"),
             ("APP__SERVER__TRUSTED_PROXIES", "none"),
             ("APP__AUDITORIA__WITNESSES", WITNESSES),
+            ("APP__AUDITORIA__SIGNING_KEY_SANDBOX", SANDBOX_AUDIT_KEY),
         ];
         let out = run(&["config", "check"], &base);
         assert!(
@@ -423,6 +428,39 @@ fn staging_and_production_refuse_to_start_without_a_valid_audit_signing_key() {
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
+        );
+
+        // the sandbox's key: required, valid, and never the production key
+        let without_sandbox: Vec<_> = with_key
+            .iter()
+            .copied()
+            .filter(|(k, _)| *k != "APP__AUDITORIA__SIGNING_KEY_SANDBOX")
+            .collect();
+        let out = run(&["config", "check"], &without_sandbox);
+        assert!(
+            !out.status.success(),
+            "{profile} starts without a sandbox key"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("APP__AUDITORIA__SIGNING_KEY_SANDBOX"),
+            "{stderr}"
+        );
+        let mut same_key = without_sandbox.clone();
+        same_key.push(("APP__AUDITORIA__SIGNING_KEY_SANDBOX", AUDIT_KEY));
+        let out = run(&["config", "check"], &same_key);
+        assert!(
+            !out.status.success(),
+            "{profile} signs the sandbox with the production key"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("APP__AUDITORIA__SIGNING_KEY_SANDBOX"),
+            "{stderr}"
+        );
+        assert!(
+            !stderr.contains(AUDIT_KEY),
+            "the value is never echoed: {stderr}"
         );
     }
 }

@@ -7,10 +7,14 @@ use std::process::{Command, Output, Stdio};
 use testkit::processes::{bin_path, repo_root};
 
 /// What staging and production need from the environment to start at all.
-const DEPLOYED_ENV: [(&str, &str); 6] = [
+const DEPLOYED_ENV: [(&str, &str); 7] = [
     (
         "APP__AUDITORIA__SIGNING_KEY",
         "cHJvZmlsZS10ZXN0cy1hdWRpdC1zaWduaW5nLWtleSE=",
+    ),
+    (
+        "APP__AUDITORIA__SIGNING_KEY_SANDBOX",
+        crate::operability::SANDBOX_AUDIT_KEY,
     ),
     (
         "APP__WEBHOOKS__ENCRYPTION_KEY",

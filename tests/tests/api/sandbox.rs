@@ -25,7 +25,7 @@ const CPF_TIMES_OUT: &str = "100.000.006-04";
 const WAIT: Duration = Duration::from_secs(60);
 
 /// A sandbox key of company `empresa`, through the real command line.
-fn sandbox_key(app: &TestApp, empresa: &str) -> String {
+pub(crate) fn sandbox_key(app: &TestApp, empresa: &str) -> String {
     let out = cli(
         &app.db,
         &app.sim,
@@ -49,7 +49,7 @@ fn sandbox_of(app: &TestApp, empresa: &str) -> String {
         .expect("the sandbox company exists")
 }
 
-fn body(template: &str, cpf: &str, active: bool) -> Value {
+pub(crate) fn body(template: &str, cpf: &str, active: bool) -> Value {
     let mut body = if active {
         active_body()
     } else {
@@ -60,7 +60,7 @@ fn body(template: &str, cpf: &str, active: bool) -> Value {
     body
 }
 
-const TEMPLATE: &str = "sandbox-abertura-de-conta";
+pub(crate) const TEMPLATE: &str = "sandbox-abertura-de-conta";
 
 fn wait_status(client: &Client, id: &str, status: &str) {
     assert!(

@@ -11,7 +11,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{
     Array, BigInt, Binary, Nullable, SmallInt, Text, Timestamptz, Uuid as SqlUuid,
 };
-use domain::CompanyId;
+use domain::{AuditCheckpointData, CompanyId, WebhookEvent};
 use ports::{
     AuditEntry, AuditLogRepository, IndexedEntry, IntegrityIncident, LeafHash, LinkedEntry,
     LogPosition, PublishedKey, RepoError, StoredCheckpoint, TreeNode, UnloggedRequest,
@@ -21,6 +21,7 @@ use uuid::Uuid;
 use crate::audit_integrity;
 use crate::conn::with_conn;
 use crate::fixed_sql::statement;
+use crate::outbox;
 use crate::per_company::CompanyIdRow;
 use crate::settled;
 use crate::topology::Topology;
@@ -298,7 +299,7 @@ ORDER BY a.transacao, a.posicao"
 statement! {
     /// Every published key, oldest first.
     struct PublishedKeys;
-    "SELECT kid, chave_publica FROM auditoria_chaves ORDER BY criada_em, kid"
+    "SELECT kid, chave_publica, ambiente FROM auditoria_chaves ORDER BY criada_em, kid"
 }
 
 statement! {
@@ -306,16 +307,19 @@ statement! {
     struct KeyOfKid<'a> {
         kid: &'a str as Text,
     }
-    "SELECT kid, chave_publica FROM auditoria_chaves WHERE kid = $kid"
+    "SELECT kid, chave_publica, ambiente FROM auditoria_chaves WHERE kid = $kid"
 }
 
 statement! {
-    /// Publishes a key, unless its kid is published already.
+    /// Publishes a key for its environment (`producao` or `sandbox`), unless its kid is
+    /// published already.
     struct AddKey<'a> {
         kid: &'a str as Text,
         chave_publica: Vec<u8> as Binary,
+        ambiente: &'static str as Text,
     }
-    "INSERT INTO auditoria_chaves (kid, chave_publica) VALUES ($kid, $chave_publica)
+    "INSERT INTO auditoria_chaves (kid, chave_publica, ambiente)
+VALUES ($kid, $chave_publica, $ambiente)
 ON CONFLICT DO NOTHING"
 }
 
@@ -326,21 +330,35 @@ statement! {
 }
 
 statement! {
-    /// The development key's seed, when one is kept.
-    struct DevelopmentSeed;
-    "SELECT semente FROM auditoria_chaves WHERE semente IS NOT NULL
+    /// The development key's seed of environment `$ambiente`, when one is kept: one per
+    /// environment, so the sandbox's development key is never the production one.
+    struct DevelopmentSeed {
+        ambiente: &'static str as Text,
+    }
+    "SELECT semente FROM auditoria_chaves WHERE semente IS NOT NULL AND ambiente = $ambiente
 ORDER BY criada_em LIMIT 1"
 }
 
 statement! {
-    /// Keeps the development key with its seed.
+    /// Keeps the development key of its environment with its seed.
     struct AddDevelopmentKey<'a> {
         kid: &'a str as Text,
         chave_publica: Vec<u8> as Binary,
         semente: Vec<u8> as Binary,
+        ambiente: &'static str as Text,
     }
-    "INSERT INTO auditoria_chaves (kid, chave_publica, semente)
-VALUES ($kid, $chave_publica, $semente)"
+    "INSERT INTO auditoria_chaves (kid, chave_publica, semente, ambiente)
+VALUES ($kid, $chave_publica, $semente, $ambiente)"
+}
+
+statement! {
+    /// Whether a live URL of the company names `auditoria.checkpoint` (only those take it).
+    struct CheckpointWanted {
+        empresa_id: Uuid as SqlUuid,
+    }
+    "SELECT EXISTS (SELECT 1 FROM webhook_urls
+WHERE empresa_id = $empresa_id AND removido_em IS NULL AND desativado_em IS NULL
+  AND 'auditoria.checkpoint' = ANY (eventos)) AS guardado"
 }
 
 #[derive(Clone)]
@@ -496,12 +514,47 @@ struct KeyRow {
     kid: String,
     #[diesel(sql_type = Binary)]
     chave_publica: Vec<u8>,
+    /// `producao` or `sandbox` (migration 2026-12-07-003620).
+    #[diesel(sql_type = Text)]
+    ambiente: String,
+}
+
+/// `auditoria_chaves.ambiente` of a key.
+fn environment(key: &PublishedKey) -> &'static str {
+    if key.sandbox {
+        "sandbox"
+    } else {
+        "producao"
+    }
 }
 
 #[derive(QueryableByName)]
 struct SeedRow {
     #[diesel(sql_type = Binary)]
     semente: Vec<u8>,
+}
+
+/// The `auditoria.checkpoint` event of a checkpoint just kept, in its transaction, when a URL of
+/// the company names it (only those take it: `EventType::only_when_named`); otherwise nothing,
+/// so a log nobody asked to be pushed adds no event a minute to the outbox.
+fn checkpoint_event(
+    conn: &mut PgConnection,
+    company: CompanyId,
+    checkpoint: &StoredCheckpoint,
+) -> QueryResult<()> {
+    let wanted = CheckpointWanted {
+        empresa_id: company.0,
+    }
+    .get_result::<Kept>(conn)?;
+    if !wanted.guardado {
+        return Ok(());
+    }
+    let data = AuditCheckpointData::of_note(&checkpoint.note)
+        .ok_or_else(|| bad_row("a checkpoint whose note is not a signed note"))?;
+    outbox::write_event(
+        conn,
+        &WebhookEvent::audit_checkpoint(company, data, checkpoint.created_at),
+    )
 }
 
 fn bad_row(what: impl std::fmt::Debug) -> diesel::result::Error {
@@ -655,17 +708,25 @@ impl AuditLogRepository for PgAuditLogRepository {
     ) -> Result<bool, RepoError> {
         let size = i64::try_from(checkpoint.size).map_err(|e| RepoError::Unexpected(e.into()))?;
         let added = with_conn(&self.pool, "keeping an audit checkpoint", |conn| {
-            KeepCheckpoint {
-                empresa_id: company.0,
-                tamanho: size,
-                raiz: checkpoint.root.to_vec(),
-                ate_transacao: checkpoint.last.transaction,
-                ate_posicao: checkpoint.last.sequence,
-                nota: &checkpoint.note,
-                kid: &checkpoint.kid,
-                criado_em: checkpoint.created_at,
-            }
-            .get_result::<Kept>(conn)
+            conn.transaction(|conn| {
+                // the owner's function: the service's role writes no checkpoint itself, and none
+                // below the largest kept (issue 36)
+                let kept = KeepCheckpoint {
+                    empresa_id: company.0,
+                    tamanho: size,
+                    raiz: checkpoint.root.to_vec(),
+                    ate_transacao: checkpoint.last.transaction,
+                    ate_posicao: checkpoint.last.sequence,
+                    nota: &checkpoint.note,
+                    kid: &checkpoint.kid,
+                    criado_em: checkpoint.created_at,
+                }
+                .get_result::<Kept>(conn)?;
+                if kept.guardado {
+                    checkpoint_event(conn, company, checkpoint)?;
+                }
+                Ok(kept)
+            })
         })?;
         Ok(added.guardado)
     }
@@ -956,26 +1017,39 @@ impl AuditLogRepository for PgAuditLogRepository {
                             "an audit public key is not 32 bytes"
                         ))
                     })?,
+                    sandbox: row.ambiente == "sandbox",
                 })
             })
             .collect()
     }
 
     fn publish_key(&self, key: &PublishedKey) -> Result<(), RepoError> {
-        with_conn(&self.pool, "recording an audit key", |conn| {
+        let known = with_conn(&self.pool, "recording an audit key", |conn| {
             // Already published (by the owner at start, `consent-api migrate`): nothing to
             // write, which the service's role may not (issue 36).
             let known: Vec<KeyRow> = KeyOfKid { kid: &key.kid }.load(conn)?;
-            if !known.is_empty() {
-                return Ok(0);
+            if let Some(row) = known.first() {
+                return Ok(Some(row.ambiente.clone()));
             }
             AddKey {
                 kid: &key.kid,
                 chave_publica: key.public_key.to_vec(),
+                ambiente: environment(key),
             }
-            .execute(conn)
+            .execute(conn)?;
+            Ok(None)
         })?;
-        Ok(())
+        match known {
+            // one key, one use: the production key never becomes the sandbox's, nor back
+            Some(recorded) if recorded != environment(key) => Err(RepoError::Unexpected(
+                anyhow::anyhow!(
+                    "the audit key {} is recorded as a {recorded} key: it cannot sign as a {} key (give the sandbox a key of its own)",
+                    key.kid,
+                    environment(key)
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn development_seed(
@@ -987,7 +1061,10 @@ impl AuditLogRepository for PgAuditLogRepository {
             conn.transaction(|conn| {
                 // one development key per database, whichever process comes first
                 LockDevelopmentKey.execute(conn)?;
-                let kept: Vec<SeedRow> = DevelopmentSeed.load(conn)?;
+                let kept: Vec<SeedRow> = DevelopmentSeed {
+                    ambiente: environment(key),
+                }
+                .load(conn)?;
                 if let Some(row) = kept.into_iter().next() {
                     return Ok(row.semente);
                 }
@@ -995,6 +1072,7 @@ impl AuditLogRepository for PgAuditLogRepository {
                     kid: &key.kid,
                     chave_publica: key.public_key.to_vec(),
                     semente: generated.to_vec(),
+                    ambiente: environment(key),
                 }
                 .execute(conn)?;
                 Ok(generated.to_vec())

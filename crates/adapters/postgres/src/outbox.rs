@@ -17,14 +17,17 @@ use crate::fixed_sql::statement;
 
 /// The condition under which the webhook URL `u` takes an event of company `$empresa` and type
 /// `$tipo` (SQL expressions): neither removed nor disabled, and taking every type (`eventos`
-/// NULL) or that one. One definition for the deliveries written ([`deliveries_of_eventos`]) and
-/// the events marked as having none ([`sem_entregas`]).
+/// NULL) or that one. `auditoria.checkpoint` only when named
+/// (`domain::EventType::only_when_named`). One definition for the deliveries written
+/// ([`deliveries_of_eventos`]) and the events marked as having none ([`sem_entregas`]).
 macro_rules! url_takes {
     ($empresa:literal, $tipo:literal) => {
         concat!(
             "u.empresa_id = ",
             $empresa,
-            " AND u.removido_em IS NULL AND u.desativado_em IS NULL AND (u.eventos IS NULL OR ",
+            " AND u.removido_em IS NULL AND u.desativado_em IS NULL AND ((u.eventos IS NULL AND ",
+            $tipo,
+            " <> 'auditoria.checkpoint') OR ",
             $tipo,
             " = ANY (u.eventos))"
         )

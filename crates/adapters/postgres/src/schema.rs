@@ -38,6 +38,7 @@ diesel::table! {
         chave_publica -> Bytea,
         semente -> Nullable<Bytea>,
         criada_em -> Timestamptz,
+        ambiente -> Text,
     }
 }
 

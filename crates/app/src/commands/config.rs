@@ -62,7 +62,8 @@ pub fn render(env: &str, value: &Value) -> String {
 /// Whether a setting named `key` holds a secret (tokens, keys, passwords, secrets).
 fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
-    ["token", "secret", "password", "passwd"]
+    // `signing_key` anywhere: `auditoria.signing_key_sandbox` does not end in `_key`
+    ["token", "secret", "password", "passwd", "signing_key"]
         .iter()
         .any(|w| key.contains(w))
         || key == "key"
@@ -190,6 +191,7 @@ mod tests {
             "pgcc": {"base_url": "https://pgcc", "token": "tok"},
             "webhooks": {"encryption_key": "k", "require_https": true},
             "metrics": {"token": null},
+            "auditoria": {"signing_key": "s", "signing_key_sandbox": "s2", "name": "n"},
         });
         hide_secrets(&mut v, None);
         assert_eq!(v["database"]["url"], "postgres://u:<hidden>@h/db");
@@ -199,6 +201,9 @@ mod tests {
         assert_eq!(v["webhooks"]["encryption_key"], HIDDEN);
         assert_eq!(v["webhooks"]["require_https"], true);
         assert!(v["metrics"]["token"].is_null());
+        assert_eq!(v["auditoria"]["signing_key"], HIDDEN);
+        assert_eq!(v["auditoria"]["signing_key_sandbox"], HIDDEN);
+        assert_eq!(v["auditoria"]["name"], "n");
         let text = render("test", &v);
         assert!(text.starts_with("# APP_ENV = test\n"));
         assert!(text.contains("\n[pgcc]\nbase_url = \"https://pgcc\"\ntoken = \"<hidden>\"\n"));

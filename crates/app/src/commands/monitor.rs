@@ -45,7 +45,7 @@ impl Api {
 }
 
 /// Checks the latest checkpoint and keeps it; `Err` names what is wrong.
-pub fn run(url: &str, state: &Path, witness_keys: &[String]) -> anyhow::Result<()> {
+pub fn run(url: &str, state: &Path, witness_keys: &[String], sandbox: bool) -> anyhow::Result<()> {
     let key = std::env::var(KEY_VAR)
         .ok()
         .filter(|k| !k.trim().is_empty())
@@ -93,7 +93,7 @@ pub fn run(url: &str, state: &Path, witness_keys: &[String]) -> anyhow::Result<(
         "GET /api/auditoria/checkpoint answered {status}"
     );
     let latest = note::parse(&text).context("the checkpoint is not a signed note")?;
-    check_log_signature(&api, &latest)?;
+    check_log_signature(&api, &latest, sandbox)?;
     if let Some(kept) = &kept {
         anyhow::ensure!(
             kept.origin == latest.origin,
@@ -173,8 +173,11 @@ pub fn run(url: &str, state: &Path, witness_keys: &[String]) -> anyhow::Result<(
 }
 
 /// The note must carry a valid signature by a key of the service's JWKS (matched by the C2SP
-/// key hash, whose hex is the `kid`).
-fn check_log_signature(api: &Api, latest: &ParsedNote) -> anyhow::Result<()> {
+/// key hash, whose hex is the `kid`) for the company's kind: a production key (`ambiente`
+/// `producao`, or absent) for a real company, the sandbox key for a sandbox (`sandbox`): the
+/// sandbox key never vouches for a real company's log (docs/auditoria.md, "The sandbox's key").
+fn check_log_signature(api: &Api, latest: &ParsedNote, sandbox: bool) -> anyhow::Result<()> {
+    let wanted = if sandbox { "sandbox" } else { "producao" };
     let (status, body) = api.get("/.well-known/jwks.json")?;
     anyhow::ensure!(
         status == 200,
@@ -185,6 +188,7 @@ fn check_log_signature(api: &Api, latest: &ParsedNote) -> anyhow::Result<()> {
         .as_array()
         .into_iter()
         .flatten()
+        .filter(|k| k["ambiente"].as_str().unwrap_or("producao") == wanted)
         .filter_map(|k| {
             let x = URL_SAFE_NO_PAD.decode(k["x"].as_str()?).ok()?;
             x.try_into().ok()
@@ -197,7 +201,7 @@ fn check_log_signature(api: &Api, latest: &ParsedNote) -> anyhow::Result<()> {
     });
     anyhow::ensure!(
         signed,
-        "the checkpoint of size {} of {} has no valid signature by a key of the service's JWKS",
+        "the checkpoint of size {} of {} has no valid signature by a {wanted} key of the service's JWKS",
         latest.size,
         latest.origin
     );

@@ -22,12 +22,12 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
     // Each applied migration is logged by the adapter.
-    let signer = wiring::start_database(settings, &pool)?;
+    let signers = wiring::start_database(settings, &pool)?;
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut jobs = if settings.workers.run_in_serve {
         workers::start(
-            wiring::workers(settings, context, pool.clone(), signer.clone())?,
+            wiring::workers(settings, context, pool.clone(), signers.clone())?,
             &context.metrics,
             &settings.workers,
             &settings.webhooks,
@@ -63,7 +63,7 @@ pub fn run(
         context,
         pool.clone(),
         reads,
-        signer,
+        signers,
     )?);
     let replicas = delivery_http::LiveReplicas::default();
     // Stops with the probes, after the HTTP server drained: requests of the grace period are

@@ -17,11 +17,11 @@ pub fn run(
     exit_on_stdin_close: bool,
 ) -> anyhow::Result<()> {
     let pool = wiring::pool(settings)?;
-    let signer = wiring::start_database(settings, &pool)?;
+    let signers = wiring::start_database(settings, &pool)?;
     wiring::check_encryption_key(settings, pool.clone())?;
     let stop = Stop::new();
     let mut handles = workers::start(
-        wiring::workers(settings, context, pool.clone(), signer)?,
+        wiring::workers(settings, context, pool.clone(), signers)?,
         &context.metrics,
         &settings.workers,
         &settings.webhooks,

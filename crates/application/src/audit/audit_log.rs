@@ -8,7 +8,7 @@ use std::sync::Arc;
 use domain::Company;
 use ports::{
     AuditLogRepository, Clock, ConsentRequestRepository, IndexedEntry, PublishedKey, RepoError,
-    StoredCheckpoint, TreeNode,
+    SandboxRepository, StoredCheckpoint, TreeNode,
 };
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
@@ -76,6 +76,9 @@ pub struct AuditLog {
     log: Arc<dyn AuditLogRepository>,
     consent_requests: Arc<dyn ConsentRequestRepository>,
     signer: Arc<AuditSigner>,
+    /// The sandbox companies' signer, and how a sandbox company is told (`empresas.sandbox_de`):
+    /// without them every receipt is signed with `signer`.
+    sandbox: Option<(Arc<AuditSigner>, Arc<dyn SandboxRepository>)>,
     /// The keys `GET /.well-known/jwks.json` publishes, read once at start: the public route
     /// never reaches the database.
     published: Vec<PublishedKey>,
@@ -103,9 +106,36 @@ impl AuditLog {
             log,
             consent_requests,
             signer,
+            sandbox: None,
             published,
             clock,
         })
+    }
+
+    /// Signing the sandbox companies' receipts with the sandbox key (docs/auditoria.md, "The
+    /// sandbox's key"), which is recorded and published (marked) too.
+    pub fn with_sandbox(
+        mut self,
+        signer: Arc<AuditSigner>,
+        sandboxes: Arc<dyn SandboxRepository>,
+    ) -> Result<Self, RepoError> {
+        let key = signer.published_key();
+        self.log.publish_key(&key)?;
+        self.published.retain(|k| k.public_key != key.public_key);
+        self.published.insert(1.min(self.published.len()), key);
+        self.sandbox = Some((signer, sandboxes));
+        Ok(self)
+    }
+
+    /// The signer of `company`'s receipts: the sandbox key for a sandbox company, the
+    /// production key for every other (never the sandbox key).
+    fn signer_of(&self, company: &Company) -> Result<&AuditSigner, RepoError> {
+        if let Some((signer, sandboxes)) = &self.sandbox {
+            if sandboxes.real_company_of(company.id)?.is_some() {
+                return Ok(signer);
+            }
+        }
+        Ok(&self.signer)
     }
 
     /// The log's repository (integrity incidents are read there too).
@@ -298,6 +328,7 @@ impl AuditLog {
             }
             None => None,
         };
+        let signer = self.signer_of(company)?;
         let content = &request.content;
         let answer = content.answer.as_ref();
         let payload = serde_json::json!({
@@ -316,10 +347,12 @@ impl AuditLog {
             "versaoCasoDeUso": request.use_case_version.unwrap_or(1),
             "provaColetaSha256": answer.map(|a| hex::encode(Sha256::digest(a.proof_of_collection.as_bytes()))),
             "indiceLog": index,
+            // which key signed it: a sandbox receipt says so, and its kid is the sandbox key's
+            "ambiente": environment(signer),
             "iat": now.timestamp(),
         });
         Ok(SignedReceipt {
-            jws: self.signer.compact_jws(&payload),
+            jws: signer.compact_jws(&payload),
             hash: request.hash,
         })
     }
@@ -328,5 +361,15 @@ impl AuditLog {
     /// key recorded as having signed (as of the start).
     pub fn published_keys(&self) -> &[PublishedKey] {
         &self.published
+    }
+}
+
+/// The receipt's `ambiente` (and the JWKS's marker): `sandbox` for the sandbox key, `producao`
+/// for every other.
+pub fn environment(signer: &AuditSigner) -> &'static str {
+    if signer.is_sandbox() {
+        "sandbox"
+    } else {
+        "producao"
     }
 }

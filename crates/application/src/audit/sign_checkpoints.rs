@@ -11,7 +11,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ports::{AuditLogRepository, Clock, CompanyRepository, StoredCheckpoint, TreeNode};
+use ports::{
+    AuditLogRepository, Clock, CompanyRepository, SandboxRepository, StoredCheckpoint, TreeNode,
+};
 
 use super::chain::{check_chain, Link};
 use super::entry::EntryFields;
@@ -45,6 +47,9 @@ pub struct SignCheckpoints {
     clock: Arc<dyn Clock>,
     leaves_per_round: u32,
     witnesses: Option<Witnesses>,
+    /// The sandbox companies' signer and how a sandbox is told: their checkpoints are signed
+    /// with the sandbox key, never a real company's.
+    sandbox: Option<(Arc<AuditSigner>, Arc<dyn SandboxRepository>)>,
 }
 
 impl SignCheckpoints {
@@ -61,7 +66,30 @@ impl SignCheckpoints {
             clock,
             leaves_per_round: LEAVES_PER_ROUND,
             witnesses: None,
+            sandbox: None,
         }
+    }
+
+    /// Signs the sandbox companies' checkpoints with the sandbox key (docs/auditoria.md, "The
+    /// sandbox's key").
+    pub fn with_sandbox(
+        mut self,
+        signer: Arc<AuditSigner>,
+        sandboxes: Arc<dyn SandboxRepository>,
+    ) -> Self {
+        self.sandbox = Some((signer, sandboxes));
+        self
+    }
+
+    /// The signer of the company's checkpoints: the sandbox key for a sandbox, the production
+    /// key for every other company.
+    fn signer_of(&self, company: domain::CompanyId) -> Result<&AuditSigner, ports::RepoError> {
+        if let Some((signer, sandboxes)) = &self.sandbox {
+            if sandboxes.real_company_of(company)?.is_some() {
+                return Ok(signer);
+            }
+        }
+        Ok(&self.signer)
     }
 
     /// Submits each checkpoint to these witnesses before keeping it (docs/auditoria.md,
@@ -150,8 +178,9 @@ impl SignCheckpoints {
                     .leaf_position(company_id, size - 1)?
                     .ok_or_else(|| anyhow::anyhow!("the stored audit tree lacks its last leaf"))?,
             };
-            let origin = note::origin(self.signer.name(), company.cnpj.as_str());
-            let mut signed = note::sign(&self.signer, &origin, size, &root);
+            let signer = self.signer_of(company_id)?;
+            let origin = note::origin(signer.name(), company.cnpj.as_str());
+            let mut signed = note::sign(signer, &origin, size, &root);
             if let Some(witnesses) = &self.witnesses {
                 let old = previous.as_ref().map_or(0, |p| p.size);
                 let proof = |from| stored_consistency(self.log.as_ref(), company_id, from, size);
@@ -170,7 +199,7 @@ impl SignCheckpoints {
                 root,
                 last,
                 note: signed,
-                kid: self.signer.kid(),
+                kid: signer.kid(),
                 created_at: self.clock.now(),
             };
             if self.log.add_checkpoint(company_id, &checkpoint)? {

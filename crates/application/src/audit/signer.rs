@@ -16,6 +16,9 @@ pub struct AuditSigner {
     name: String,
     key: SigningKey,
     key_hash: [u8; 4],
+    /// The sandbox key (`auditoria.signing_key_sandbox`), which signs only for the sandbox
+    /// companies (docs/auditoria.md, "The sandbox's key").
+    sandbox: bool,
 }
 
 impl std::fmt::Debug for AuditSigner {
@@ -23,6 +26,7 @@ impl std::fmt::Debug for AuditSigner {
         f.debug_struct("AuditSigner")
             .field("name", &self.name)
             .field("kid", &self.kid())
+            .field("sandbox", &self.sandbox)
             .finish_non_exhaustive()
     }
 }
@@ -33,6 +37,7 @@ impl std::fmt::Debug for AuditSigner {
 pub struct InvalidSigningKey;
 
 impl AuditSigner {
+    /// The production signer: it signs the real companies' checkpoints and receipts.
     pub fn from_seed(name: &str, seed: [u8; 32]) -> Self {
         let key = SigningKey::from_bytes(&seed);
         let key_hash = key_hash(name, key.verifying_key().as_bytes());
@@ -40,7 +45,23 @@ impl AuditSigner {
             name: name.to_owned(),
             key,
             key_hash,
+            sandbox: false,
         }
+    }
+
+    /// The sandbox signer: the same key name (a sandbox's origin and notes read as any other
+    /// company's), a key of its own, so its kid differs and it is published marked as a
+    /// sandbox key.
+    pub fn sandbox_from_seed(name: &str, seed: [u8; 32]) -> Self {
+        AuditSigner {
+            sandbox: true,
+            ..Self::from_seed(name, seed)
+        }
+    }
+
+    /// Whether this is the sandbox key.
+    pub fn is_sandbox(&self) -> bool {
+        self.sandbox
     }
 
     /// A seed given as base64 (standard alphabet, padding optional) of 32 bytes.
@@ -74,6 +95,7 @@ impl AuditSigner {
         PublishedKey {
             kid: self.kid(),
             public_key: self.key.verifying_key().to_bytes(),
+            sandbox: self.sandbox,
         }
     }
 
@@ -150,6 +172,16 @@ mod tests {
         input.extend_from_slice(&key);
         let digest = Sha256::digest(&input);
         assert_eq!(signer.kid(), hex::encode(&digest[..4]));
+    }
+
+    #[test]
+    fn the_sandbox_key_is_published_marked_under_a_kid_of_its_own() {
+        let production = AuditSigner::from_seed("consent-api", [7u8; 32]);
+        let sandbox = AuditSigner::sandbox_from_seed("consent-api", [8u8; 32]);
+        assert!(!production.published_key().sandbox);
+        assert!(sandbox.published_key().sandbox);
+        assert_ne!(production.kid(), sandbox.kid());
+        assert_eq!(sandbox.name(), production.name());
     }
 
     #[test]

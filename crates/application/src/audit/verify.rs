@@ -92,6 +92,15 @@ impl VerifyAuditLog {
         self
     }
 
+    /// Whether the company is a sandbox (`empresas.sandbox_de`); without the sandboxes known,
+    /// none is.
+    fn is_sandbox(&self, company: CompanyId) -> Result<bool, ports::RepoError> {
+        match &self.sandboxes {
+            Some(sandboxes) => Ok(sandboxes.real_company_of(company)?.is_some()),
+            None => Ok(false),
+        }
+    }
+
     /// Checks one company, or every company that has a log.
     pub fn run(&self, only: Option<CompanyId>) -> Result<VerifyReport, VerifyError> {
         let mut keys = self.keys.clone();
@@ -147,21 +156,29 @@ impl VerifyAuditLog {
         }
         report.entries += entries.len() as u64;
 
+        // a real company's checkpoints verify with production keys only: the sandbox key never
+        // vouches for one (a sandbox's may carry either: those signed before it had its key)
+        let sandbox = self.is_sandbox(company)?;
         for checkpoint in self.log.checkpoints(company)? {
             let size = checkpoint.size;
             let parsed = note::parse(&checkpoint.note)
                 .ok_or_else(|| mismatch(format!("checkpoint {size} is not a signed note")))?;
-            let signed = parsed.signatures.iter().any(|(name, hash, signature)| {
-                keys.iter().any(|key| {
-                    key_hash(name, &key.public_key) == *hash
-                        && verifies(&key.public_key, parsed.text.as_bytes(), signature)
+            let signer = |allowed: &dyn Fn(&PublishedKey) -> bool| {
+                parsed.signatures.iter().any(|(name, hash, signature)| {
+                    keys.iter().any(|key| {
+                        allowed(key)
+                            && key_hash(name, &key.public_key) == *hash
+                            && verifies(&key.public_key, parsed.text.as_bytes(), signature)
+                    })
                 })
-            });
-            if !signed {
-                return Err(mismatch(format!(
-                    "checkpoint {size}: no valid signature by a published key"
-                ))
-                .into());
+            };
+            if !signer(&|key| sandbox || !key.sandbox) {
+                let what = if signer(&|key| key.sandbox) {
+                    format!("checkpoint {size}: signed by the sandbox key, but the company is not a sandbox")
+                } else {
+                    format!("checkpoint {size}: no valid signature by a published key")
+                };
+                return Err(mismatch(what).into());
             }
             if parsed.size != size || parsed.root != checkpoint.root {
                 return Err(
@@ -198,11 +215,9 @@ impl VerifyAuditLog {
                 continue;
             }
             let Some(record) = self.consent_requests.get(company, *id)? else {
-                if let Some(sandboxes) = &self.sandboxes {
-                    if sandboxes.real_company_of(company)?.is_some() {
-                        // purged with the sandbox's data
-                        continue;
-                    }
+                if sandbox {
+                    // purged with the sandbox's data
+                    continue;
                 }
                 return Err(mismatch(format!(
                     "request {id}: its last entry ({index}) has no stored request"

@@ -122,6 +122,11 @@ pub struct Jwk {
     #[serde(rename = "use")]
     #[schema(example = "sig")]
     pub usage: &'static str,
+    /// Which companies the key signs for: `producao` (the real companies) or `sandbox` (the
+    /// sandbox companies only; never trust it for a real company's receipt or checkpoint). An
+    /// extra member (RFC 7517 §4: members not understood are ignored), docs/auditoria.md.
+    #[schema(example = "producao")]
+    pub ambiente: &'static str,
 }
 
 impl From<PublishedKey> for Jwk {
@@ -133,6 +138,7 @@ impl From<PublishedKey> for Jwk {
             kid: key.kid,
             alg: "EdDSA",
             usage: "sig",
+            ambiente: if key.sandbox { "sandbox" } else { "producao" },
         }
     }
 }

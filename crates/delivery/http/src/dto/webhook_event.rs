@@ -2,7 +2,8 @@
 //! serialized by `domain::WebhookPayload`, and their `data` types document themselves (the
 //! domain's feature `openapi`: `SolicitacaoNoEvento` is `domain::ConsentSnapshot`,
 //! `CasoDeUsoAlterado` `domain::UseCaseChange`, `UrlDesativada` `domain::UrlDisabledData`,
-//! `IncidenteIntegridade` `domain::IntegrityIncidentData`, `TesteNoEvento` `domain::TestData`,
+//! `IncidenteIntegridade` `domain::IntegrityIncidentData`, `CheckpointAuditoria`
+//! `domain::AuditCheckpointData`, `TesteNoEvento` `domain::TestData`,
 //! `MudancaStatusPgcc` `domain::PgccHealthChange`; `Sincronizacao` is the sync answer's DTO).
 //! The tests below check that each schema has exactly the fields serde writes (attributes such as
 //! `skip_serializing_if` or a `value_type` could still make them differ).
@@ -13,7 +14,8 @@ mod tests {
 
     use chrono::{TimeZone, Utc};
     use domain::{
-        ConsentSnapshot, ConsentStatus, EventData, IntegrityIncidentData, PgccHealthChange,
+        AuditCheckpointData, ConsentSnapshot, ConsentStatus, EventData, IntegrityIncidentData,
+        PgccHealthChange,
         PgccHealthCode, SyncCounts, TestData, UrlDisabledData, UseCaseChange,
     };
     use serde_json::Value;
@@ -84,6 +86,17 @@ mod tests {
             recorded_at: at,
         }));
         let (properties, required) = properties_and_required::<IntegrityIncidentData>();
+        assert_eq!(properties, sent);
+        assert_eq!(required, sent);
+    }
+
+    #[test]
+    fn the_documented_checkpoint_has_exactly_the_fields_the_domain_sends() {
+        let note = "o\n1\nAA==\n\n\u{2014} consent-api AAAA\n";
+        let sent = keys(EventData::AuditCheckpoint(
+            AuditCheckpointData::of_note(note).unwrap(),
+        ));
+        let (properties, required) = properties_and_required::<AuditCheckpointData>();
         assert_eq!(properties, sent);
         assert_eq!(required, sent);
     }

@@ -120,6 +120,7 @@ pub struct DocsServers {
         domain::UseCaseChange,
         domain::UrlDisabledData,
         domain::IntegrityIncidentData,
+        domain::AuditCheckpointData,
         dto::pgcc_status::StatusPgcc,
         domain::PgccHealthChange,
         dto::enumerations::CodigoStatusPgcc,

@@ -22,6 +22,8 @@ enum Data {
     UrlDesativada,
     /// The request the PGCC does not know (`IncidenteIntegridade`).
     IncidenteIntegridade,
+    /// The company's new signed checkpoint (`CheckpointAuditoria`).
+    CheckpointAuditoria,
 }
 
 /// How an event type is documented: its body's schema name, the operationId of its webhook, a
@@ -94,6 +96,12 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
             "An integrity incident: a confirmed request the PGCC has said it does not know for longer than `workers.reconcile_not_found_seconds`; HashConsulta no longer answers it valid and `consent-api audit verify` lists it.",
             Data::IncidenteIntegridade,
         ),
+        EventType::AuditCheckpoint => (
+            "EventoAuditoriaCheckpoint",
+            "notificarAuditoriaCheckpoint",
+            "The company's log got a new signed checkpoint (the note `GET /api/auditoria/checkpoint` now serves, with any witness's cosignatures); sent only to the URLs whose `eventos` name `auditoria.checkpoint` (a URL taking every type does not get it).",
+            Data::CheckpointAuditoria,
+        ),
         EventType::WebhookTest => (
             "EventoWebhookTeste",
             "notificarWebhookTeste",
@@ -145,6 +153,7 @@ pub(super) fn apply(doc: &mut Value) {
             Data::StatusPgcc => "MudancaStatusPgcc",
             Data::UrlDesativada => "UrlDesativada",
             Data::IncidenteIntegridade => "IncidenteIntegridade",
+            Data::CheckpointAuditoria => "CheckpointAuditoria",
         };
         schemas.insert(
             schema.to_owned(),
