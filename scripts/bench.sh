@@ -157,7 +157,11 @@ psql "$admin" -qc "CREATE DATABASE consent_bench" >/dev/null
 chmod 644 "$work"/*
 
 export APP_ENV=development
-export APP__DATABASE__URL="$db_url"
+# As deployed (docs/security.md, "Least privilege"): the owner migrates and grants, the service
+# runs as a role that owns nothing and writes the evidence through the owner's functions.
+psql "$admin" -qc "DO \$\$ BEGIN CREATE ROLE consent_app LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END \$\$"
+export APP__DATABASE__MIGRATION_URL="$db_url"
+export APP__DATABASE__URL="${db_url/postgres@/consent_app@}"
 export APP__LOG__FORMAT=json APP__LOG__LEVEL=info
 export APP__SERVER__HOST=127.0.0.1 APP__SERVER__PORT=0
 # The workers would poll the PGCC for the 100,000 loaded requests: not what is measured here.
@@ -179,7 +183,7 @@ if [ -n "$citus" ]; then
   citus_db=$(citus_database consent_bench "$(cat "$work/citus-coord.url")" "$(cat "$work/citus-w1.url")" "$(cat "$work/citus-w2.url")") \
     || { echo "error: the Citus database could not be made" >&2; exit 1; }
   t0=$(date +%s)
-  APP__DATABASE__URL="$citus_db" "$bin/consent-api" migrate >/dev/null 2>&1
+  APP__DATABASE__URL="$citus_db" APP__DATABASE__MIGRATION_URL="$citus_db" "$bin/consent-api" migrate >/dev/null 2>&1
   PGOPTIONS="-c citus.shard_count=${BENCH_CITUS_SHARDS:-32}" psql "$citus_db" -qX -v ON_ERROR_STOP=1 -f scripts/citus/distribute.sql >/dev/null
   sed "s|@DIR@|$work|g" scripts/bench/load.sql | psql "$citus_db" -q -v ON_ERROR_STOP=1
   echo "distributed and loaded in $(( $(date +%s) - t0 )) s: $(psql "$citus_db" -tAc "SELECT (SELECT count(*) FROM solicitacoes_consentimento) || ' consent requests in ' || (SELECT count(*) FROM pg_dist_shard) || ' shards'")"
@@ -205,7 +209,7 @@ api_url=$(wait_line "$work/api.out" "consent-api listening on ")
 pg_pid=$(head -1 "$dir/data/postmaster.pid")
 citus_url=""; citus_pg_pids=""
 if [ -n "$citus" ]; then
-  APP__DATABASE__URL="$citus_db" "$bin/consent-api" serve > "$work/api-citus.out" 2> "$work/consent-api-citus.log" &
+  APP__DATABASE__URL="$citus_db" APP__DATABASE__MIGRATION_URL="$citus_db" "$bin/consent-api" serve > "$work/api-citus.out" 2> "$work/consent-api-citus.log" &
   citus_api_pid=$!
   citus_url=$(wait_line "$work/api-citus.out" "consent-api listening on ")
   for n in "${citus_nodes[@]}"; do citus_pg_pids="$citus_pg_pids $(head -1 "$citus_dir/$n/data/postmaster.pid")"; done
