@@ -94,6 +94,9 @@ def main() -> int:
                     problems.append(f"{name}: Sair on a white background ({background})")
                 if page.locator("nav a[aria-current]").count() != 1:
                     problems.append(f"{name}: no current page marked in the navigation")
+            # people read labels: no API path in the page's text
+            if "/api/" in page.inner_text("body"):
+                problems.append(f"{name}: an API path in the page's text")
             narrow.append(name)
             page.set_viewport_size(size)
             if axe_js:

@@ -194,7 +194,15 @@ pub async fn replay(
             let (url, delivery) = ids.ok_or(ApiError::NotFound(
                 crate::error::Resource::WebhookUrlOrDelivery,
             ))?;
-            s.webhook_deliveries.replay(call.company(), url, delivery)?;
+            match s.webhook_deliveries.replay(call.company(), url, delivery) {
+                // the API's message names its route; the page names its button
+                Err(application::DeliveryLogError::UrlDisabled) => Err(ApiError::Conflict(
+                    "A webhook URL está desativada; reative-a (botão Reativar, na lista de \
+                     webhooks) antes de reenviar."
+                        .to_owned(),
+                )),
+                other => other.map_err(ApiError::from),
+            }?;
             Ok(url)
         },
     )
