@@ -8,7 +8,9 @@ CONSOLE_UI_ARTIFACTS (the test's artifacts). Fails on any JavaScript error, CSP 
 
 Usage: console_ui.py BASE_URL AUDITOR_KEY WEBHOOKS_KEY CONSULTA_KEY CPF REQUEST_ID
 prints CONSOLE_UI_OK on success, exit 0. Env: CHROMIUM (default /usr/bin/chromium).
-No accessibility engine (axe-core) is run yet: docs/console.md.
+Each page is also checked at 320 CSS px (no sideways scroll, "Sair" in the header on its dark
+background, the current page marked, no API path in its text) and, when AXE_JS is given, by
+axe-core (no violation at any impact): docs/console.md.
 """
 import os
 import sys
