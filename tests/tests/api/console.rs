@@ -895,7 +895,11 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
     let refused = operator.post(&replay, &[("csrf", &log.csrf())]);
     assert_eq!(refused.status, 409, "{}", refused.body);
     assert!(refused.body.contains("desativada"), "{}", refused.body);
-    assert!(!refused.body.contains("/api/"), "no API path on a page: {}", refused.body);
+    assert!(
+        !refused.body.contains("/api/"),
+        "no API path on a page: {}",
+        refused.body
+    );
 
     // the PGCC's health, for any key (a `consulta` key too), as GET /api/status answers it
     let mut reader = Browser::new(&app.api.base_url);
