@@ -8,7 +8,9 @@ CONSOLE_UI_ARTIFACTS (the test's artifacts). Fails on any JavaScript error, CSP 
 
 Usage: console_ui.py BASE_URL AUDITOR_KEY WEBHOOKS_KEY CONSULTA_KEY CPF REQUEST_ID
 prints CONSOLE_UI_OK on success, exit 0. Env: CHROMIUM (default /usr/bin/chromium).
-No accessibility engine (axe-core) is run yet: docs/console.md.
+Each page is also checked at 320 CSS px (no sideways scroll, "Sair" in the header on its dark
+background, the current page marked, no API path in its text) and, when AXE_JS is given, by
+axe-core (no violation at any impact): docs/console.md.
 """
 import os
 import sys
@@ -72,8 +74,33 @@ def main() -> int:
         axe_js = os.environ.get("AXE_JS")
         checked = []
 
+        narrow = []
+
         def shot(page, name):
             page.screenshot(path=os.path.join(artifacts, f"{name}.png"), full_page=True)
+            # WCAG 2.2 reflow: at 320 CSS px nothing scrolls sideways but a table in its box
+            size = page.viewport_size
+            page.set_viewport_size({"width": 320, "height": 900})
+            width = page.evaluate("document.documentElement.scrollWidth")
+            page.screenshot(path=os.path.join(artifacts, f"{name}-320.png"), full_page=True)
+            if width > 320:
+                problems.append(f"{name}: {width} px wide at 320 px")
+            if name not in ("entrar", "sem-permissao"):
+                # "Sair" reachable in the header at 320 px, on its dark background
+                sair = page.get_by_role("button", name="Sair")
+                box = sair.bounding_box()
+                if box is None or box["x"] + box["width"] > 320:
+                    problems.append(f"{name}: Sair off the page at 320 px ({box})")
+                background = sair.evaluate("b => getComputedStyle(b).backgroundColor")
+                if background in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"):
+                    problems.append(f"{name}: Sair on a white background ({background})")
+                if page.locator("nav a[aria-current]").count() != 1:
+                    problems.append(f"{name}: no current page marked in the navigation")
+            # people read labels: no API path in the page's text
+            if "/api/" in page.inner_text("body"):
+                problems.append(f"{name}: an API path in the page's text")
+            narrow.append(name)
+            page.set_viewport_size(size)
             if axe_js:
                 axe(page, name)
 
@@ -89,8 +116,7 @@ def main() -> int:
                 other.goto(page.url)
             other.add_script_tag(path=axe_js)
             result = other.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            bad = [f"{v['id']} ({v['impact']}): {v['help']}" for v in result["violations"]
-                   if v["impact"] in ("serious", "critical")]
+            bad = [f"{v['id']} ({v['impact']}): {v['help']}" for v in result["violations"]]
             if bad:
                 problems.append(f"axe on {name}: " + "; ".join(bad))
             checked.append(name)
@@ -190,8 +216,9 @@ def main() -> int:
         finally:
             browser.close()
     print(f"screenshots: {artifacts}", flush=True)
+    print(f"reflow: no sideways scroll at 320 px on {', '.join(narrow)}", flush=True)
     if axe_js:
-        print(f"axe-core: no serious or critical violation on {', '.join(checked)}", flush=True)
+        print(f"axe-core: no violation at any impact on {', '.join(checked)}", flush=True)
     else:
         print("axe-core: SKIPPED (npm missing)", flush=True)
     print("CONSOLE_UI_OK", flush=True)

@@ -1012,7 +1012,7 @@ mod tests {
                 "cnpjAnuente",
             ]
         );
-        assert_eq!(errors.to_string(), "5 campo(s) inválido(s)");
+        assert_eq!(errors.to_string(), "5 campos inválidos");
     }
 
     #[test]

@@ -117,7 +117,7 @@
 //!     consenting_cnpj: None,
 //! };
 //! let errors = broken.validate(CreationVariant::Active, now).unwrap_err();
-//! assert_eq!(errors.to_string(), "7 campo(s) inválido(s)");
+//! assert_eq!(errors.to_string(), "7 campos inválidos");
 //!
 //! let reported: Vec<(&str, &str)> = errors
 //!     .fields()
@@ -235,14 +235,14 @@
 //!
 //! // A failure of ours, here carrying field errors: `pgccCodigoErro` stays `OK`.
 //! let errors = vec![FieldError::new("cpfTitular", "o campo é obrigatório")];
-//! let failure = Envelope::failure("1 campo(s) inválido(s)", errors);
+//! let failure = Envelope::failure("1 campo inválido", errors);
 //! assert_eq!(
 //!     serde_json::to_value(&failure).unwrap(),
 //!     json!({
 //!         "sucesso": false,
 //!         "isPgccErro": false,
 //!         "pgccCodigoErro": "OK",
-//!         "mensagem": "1 campo(s) inválido(s)",
+//!         "mensagem": "1 campo inválido",
 //!         "data": [{"campo": "cpfTitular", "mensagem": "o campo é obrigatório"}]
 //!     })
 //! );

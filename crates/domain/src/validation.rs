@@ -26,8 +26,16 @@ impl FieldError {
 
 /// Every broken rule of one input, so a client can fix them all in one round trip.
 #[derive(Debug, Clone, PartialEq, Eq, Default, thiserror::Error)]
-#[error("{} campo(s) inválido(s)", .0.len())]
+#[error("{}", count_of_fields(.0.len()))]
 pub struct ValidationErrors(pub Vec<FieldError>);
+
+/// "1 campo inválido", "2 campos inválidos": number agreement, not "campo(s)".
+fn count_of_fields(n: usize) -> String {
+    match n {
+        1 => "1 campo inválido".to_owned(),
+        n => format!("{n} campos inválidos"),
+    }
+}
 
 impl ValidationErrors {
     /// Exactly one broken rule, for checks that have a single field.
@@ -110,6 +118,6 @@ mod tests {
     fn display_counts_the_invalid_fields() {
         let mut errors = ValidationErrors::single("x", "m");
         errors.push("y", "n");
-        assert_eq!(errors.to_string(), "2 campo(s) inválido(s)");
+        assert_eq!(errors.to_string(), "2 campos inválidos");
     }
 }

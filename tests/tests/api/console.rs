@@ -895,6 +895,11 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
     let refused = operator.post(&replay, &[("csrf", &log.csrf())]);
     assert_eq!(refused.status, 409, "{}", refused.body);
     assert!(refused.body.contains("desativada"), "{}", refused.body);
+    assert!(
+        !refused.body.contains("/api/"),
+        "no API path on a page: {}",
+        refused.body
+    );
 
     // the PGCC's health, for any key (a `consulta` key too), as GET /api/status answers it
     let mut reader = Browser::new(&app.api.base_url);
@@ -903,9 +908,13 @@ fn the_operator_rotates_a_secret_shown_once_replays_a_delivery_and_reads_the_pgc
     assert_eq!(health.status, 200, "{}", health.body);
     health.assert_console_headers();
     let api = app.a.get("/api/status").expect(200);
-    let code = api.data()["code"].as_str().unwrap().to_owned();
+    let label = match api.data()["code"].as_str().unwrap() {
+        "OK" => "Disponível",
+        "PARTIAL_FAILURE" => "Falha parcial",
+        _ => "Indisponível",
+    };
     assert!(
-        health.body.contains(&format!("<strong>{code}</strong>")),
+        health.body.contains(&format!("<strong>{label}</strong>")),
         "{}",
         health.body
     );
@@ -1221,6 +1230,8 @@ fn the_dpo_reads_counts_by_day_status_and_use_case_of_its_company_only() {
         .to_owned();
     let today = chrono::Utc::now().date_naive();
     let three_days_ago = today - chrono::Days::new(3);
+    let three_days_ago_shown = three_days_ago.format("%d/%m/%Y");
+    let today_shown = today.format("%d/%m/%Y");
 
     let mut dpo = Browser::new(&app.api.base_url);
     dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
@@ -1236,7 +1247,7 @@ fn the_dpo_reads_counts_by_day_status_and_use_case_of_its_company_only() {
     // by day and current status: pendente, ativo, recusado, expirado, revogado, total
     assert!(
         page.body.contains(&format!(
-            "<tr><th scope=\"row\">{today}</th><td>0</td><td>1</td><td>0</td><td>0</td>\
+            "<tr><th scope=\"row\">{today_shown}</th><td>0</td><td>1</td><td>0</td><td>0</td>\
              <td>1</td><td>2</td></tr>"
         )),
         "{}",
@@ -1244,7 +1255,7 @@ fn the_dpo_reads_counts_by_day_status_and_use_case_of_its_company_only() {
     );
     assert!(
         page.body.contains(&format!(
-            "<tr><th scope=\"row\">{three_days_ago}</th><td>1</td><td>0</td><td>0</td>\
+            "<tr><th scope=\"row\">{three_days_ago_shown}</th><td>1</td><td>0</td><td>0</td>\
              <td>0</td><td>0</td><td>1</td></tr>"
         )),
         "{}",
@@ -1418,11 +1429,17 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
         "the browser walk failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
         out.status
     );
-    // axe-core ran on every page (no serious or critical violation), unless npm is missing
+    // every page checked at 320 px (no sideways scroll, "Sair" in the header, the current page
+    // marked), and axe-core ran on every page (no violation at any impact), unless npm is
+    // missing
+    assert!(
+        stdout.contains("reflow: no sideways scroll at 320 px on entrar, inicio-auditor"),
+        "{stdout}"
+    );
     let npm = std::process::Command::new("npm").arg("--version").output();
     if npm.is_ok_and(|o| o.status.success()) {
         assert!(
-            stdout.contains("axe-core: no serious or critical violation on entrar, inicio-auditor"),
+            stdout.contains("axe-core: no violation at any impact on entrar, inicio-auditor"),
             "{stdout}"
         );
     }
@@ -1447,7 +1464,7 @@ fn the_access_log_page_lists_the_reads_filtered_by_key_and_period_for_auditors_o
     assert_eq!(page.status, 200, "{}", page.body);
     page.assert_console_headers();
     assert!(
-        page.body.contains("/console/solicitacoes/{id}"),
+        page.body.contains("Console: página da solicitação"),
         "{}",
         page.body
     );

@@ -26,6 +26,20 @@ impl ListUseCases {
     ) -> Result<Vec<UseCase>, RepoError> {
         self.use_cases.list(company.id, link_id)
     }
+
+    /// The title of the company's use case of PGCC template `template_id` (one row by its
+    /// key; `None` when no use case has it, e.g. removed since): what the console shows where
+    /// a request names its template.
+    pub fn title_of(
+        &self,
+        company: &Company,
+        template_id: &str,
+    ) -> Result<Option<String>, RepoError> {
+        Ok(self
+            .use_cases
+            .find_by_template(company.id, template_id)?
+            .map(|use_case| use_case.title))
+    }
 }
 
 #[cfg(test)]

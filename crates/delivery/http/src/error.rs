@@ -23,6 +23,75 @@ use crate::idempotency::{IdempotencyError, IDEMPOTENCY_KEY_HEADER};
 /// `FAILED_LOOKUP_TTL`): retrying sooner would be refused again.
 pub const DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS: u64 = 5;
 
+/// The grammatical gender of a Portuguese noun: what its adjectives agree with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gender {
+    Masculine,
+    Feminine,
+}
+
+/// What a 404 did not find. Each resource carries its noun and the noun's gender, so the
+/// message's adjective agrees with it ("Solicitação de consentimento não encontrada", "Caso de
+/// uso não encontrado") without each call site spelling the sentence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    ConsentRequest,
+    Consent,
+    UseCase,
+    WebhookUrl,
+    WebhookUrlOrDelivery,
+    Checkpoint,
+    /// A path that names nothing this API serves.
+    Route,
+}
+
+impl Resource {
+    /// Every resource, for the agreement test.
+    pub const ALL: [Resource; 7] = [
+        Resource::ConsentRequest,
+        Resource::Consent,
+        Resource::UseCase,
+        Resource::WebhookUrl,
+        Resource::WebhookUrlOrDelivery,
+        Resource::Checkpoint,
+        Resource::Route,
+    ];
+
+    /// The noun, capitalized: the message starts with it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Resource::ConsentRequest => "Solicitação de consentimento",
+            Resource::Consent => "Consentimento",
+            Resource::UseCase => "Caso de uso",
+            Resource::WebhookUrl => "Webhook URL",
+            Resource::WebhookUrlOrDelivery => "Webhook URL ou entrega",
+            Resource::Checkpoint => "Checkpoint",
+            Resource::Route => "Recurso",
+        }
+    }
+
+    /// The gender of the noun's head ("a URL", "a entrega": feminine, as the console and the
+    /// docs write "a webhook URL").
+    pub fn gender(self) -> Gender {
+        match self {
+            Resource::ConsentRequest | Resource::WebhookUrl | Resource::WebhookUrlOrDelivery => {
+                Gender::Feminine
+            }
+            Resource::Consent | Resource::UseCase | Resource::Checkpoint | Resource::Route => {
+                Gender::Masculine
+            }
+        }
+    }
+
+    /// "não encontrado" or "não encontrada", agreeing with the noun.
+    pub fn not_found(self) -> &'static str {
+        match self.gender() {
+            Gender::Masculine => "não encontrado",
+            Gender::Feminine => "não encontrada",
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("missing or invalid Api-Key")]
@@ -34,8 +103,8 @@ pub enum ApiError {
     Forbidden { granted_to: domain::Scopes },
     #[error("validation failed")]
     Validation(ValidationErrors),
-    #[error("not found: {0}")]
-    NotFound(&'static str),
+    #[error("not found: {}", .0.noun())]
+    NotFound(Resource),
     #[error("conflict: {0}")]
     Conflict(String),
     #[error("method not allowed")]
@@ -100,7 +169,7 @@ impl ApiError {
                 granted_to.names().join(", ")
             ),
             ApiError::Validation(_) => "Um ou mais campos são inválidos; veja data.erros.".into(),
-            ApiError::NotFound(what) => format!("{what} não encontrado."),
+            ApiError::NotFound(what) => format!("{} {}.", what.noun(), what.not_found()),
             ApiError::Conflict(why) => why.clone(),
             ApiError::MethodNotAllowed { allow } => {
                 format!("Método não permitido neste recurso; use {allow}.")
@@ -338,7 +407,7 @@ impl From<RegisterWebhookError> for ApiError {
 impl From<DeleteWebhookError> for ApiError {
     fn from(e: DeleteWebhookError) -> Self {
         match e {
-            DeleteWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
+            DeleteWebhookError::NotFound => ApiError::NotFound(Resource::WebhookUrl),
             DeleteWebhookError::Repo(e) => e.into(),
         }
     }
@@ -347,7 +416,7 @@ impl From<DeleteWebhookError> for ApiError {
 impl From<UseCaseVersionsError> for ApiError {
     fn from(e: UseCaseVersionsError) -> Self {
         match e {
-            UseCaseVersionsError::NotFound => ApiError::NotFound("Caso de uso"),
+            UseCaseVersionsError::NotFound => ApiError::NotFound(Resource::UseCase),
             UseCaseVersionsError::Repo(e) => e.into(),
         }
     }
@@ -356,7 +425,7 @@ impl From<UseCaseVersionsError> for ApiError {
 impl From<GetConsentError> for ApiError {
     fn from(e: GetConsentError) -> Self {
         match e {
-            GetConsentError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
+            GetConsentError::NotFound => ApiError::NotFound(Resource::ConsentRequest),
             GetConsentError::Repo(e) => e.into(),
         }
     }
@@ -413,9 +482,9 @@ impl From<ExportSubjectError> for ApiError {
 impl From<RevokeConsentError> for ApiError {
     fn from(e: RevokeConsentError) -> Self {
         match e {
-            RevokeConsentError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
+            RevokeConsentError::NotFound => ApiError::NotFound(Resource::ConsentRequest),
             RevokeConsentError::NotRevocable(status) => ApiError::Conflict(format!(
-                "Só um consentimento ativo ou uma solicitação pendente pode ser revogado; este está {status}."
+                "Só é possível revogar um consentimento ativo ou retirar uma solicitação pendente; o status desta solicitação é {status}."
             )),
             RevokeConsentError::Pgcc(e) => ApiError::Pgcc(e),
             RevokeConsentError::Repo(e) => e.into(),
@@ -427,7 +496,7 @@ impl From<CheckConsentError> for ApiError {
     fn from(e: CheckConsentError) -> Self {
         match e {
             CheckConsentError::Invalid(errors) => ApiError::Validation(errors),
-            CheckConsentError::NotFound => ApiError::NotFound("Consentimento"),
+            CheckConsentError::NotFound => ApiError::NotFound(Resource::Consent),
             CheckConsentError::Repo(e) => e.into(),
         }
     }
@@ -436,7 +505,7 @@ impl From<CheckConsentError> for ApiError {
 impl From<RotateSecretError> for ApiError {
     fn from(e: RotateSecretError) -> Self {
         match e {
-            RotateSecretError::NotFound => ApiError::NotFound("Webhook URL"),
+            RotateSecretError::NotFound => ApiError::NotFound(Resource::WebhookUrl),
             RotateSecretError::Repo(e) => e.into(),
         }
     }
@@ -446,7 +515,7 @@ impl From<ChooseEventsError> for ApiError {
     fn from(e: ChooseEventsError) -> Self {
         match e {
             ChooseEventsError::Invalid(errors) => ApiError::Validation(errors),
-            ChooseEventsError::NotFound => ApiError::NotFound("Webhook URL"),
+            ChooseEventsError::NotFound => ApiError::NotFound(Resource::WebhookUrl),
             ChooseEventsError::Repo(e) => e.into(),
         }
     }
@@ -455,7 +524,7 @@ impl From<ChooseEventsError> for ApiError {
 impl From<TestWebhookError> for ApiError {
     fn from(e: TestWebhookError) -> Self {
         match e {
-            TestWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
+            TestWebhookError::NotFound => ApiError::NotFound(Resource::WebhookUrl),
             TestWebhookError::TooMany => ApiError::TooManyWebhookTests,
             TestWebhookError::Repo(e) => e.into(),
         }
@@ -465,7 +534,7 @@ impl From<TestWebhookError> for ApiError {
 impl From<ReenableWebhookError> for ApiError {
     fn from(e: ReenableWebhookError) -> Self {
         match e {
-            ReenableWebhookError::NotFound => ApiError::NotFound("Webhook URL"),
+            ReenableWebhookError::NotFound => ApiError::NotFound(Resource::WebhookUrl),
             ReenableWebhookError::Repo(e) => e.into(),
         }
     }
@@ -475,7 +544,7 @@ impl From<DeliveryLogError> for ApiError {
     fn from(e: DeliveryLogError) -> Self {
         match e {
             DeliveryLogError::Invalid(errors) => ApiError::Validation(errors),
-            DeliveryLogError::NotFound => ApiError::NotFound("Webhook URL ou entrega"),
+            DeliveryLogError::NotFound => ApiError::NotFound(Resource::WebhookUrlOrDelivery),
             DeliveryLogError::UrlDisabled => ApiError::Conflict(
                 "A webhook URL está desativada; reative-a (POST /api/webhook-urls/{id}/reativar) antes de reenviar."
                     .into(),
@@ -501,6 +570,113 @@ mod tests {
             .map(|v| v.to_str().unwrap().to_owned());
         let body = response.into_body().try_into_bytes().unwrap();
         (status, retry_after, serde_json::from_slice(&body).unwrap())
+    }
+
+    /// The head noun of each not-found message and its gender, from a dictionary, not from
+    /// [`Resource::gender`]: the test is the second reading of the grammar.
+    const LEXICON: [(&str, Gender); 7] = [
+        ("solicitação", Gender::Feminine),
+        ("consentimento", Gender::Masculine),
+        ("caso", Gender::Masculine),
+        ("webhook url", Gender::Feminine), // "a URL"
+        ("checkpoint", Gender::Masculine),
+        ("recurso", Gender::Masculine),
+        ("entrega", Gender::Feminine),
+    ];
+
+    fn mensagem(error: ApiError) -> String {
+        answer(error).2["mensagem"].as_str().unwrap().to_owned()
+    }
+
+    #[test]
+    fn every_not_found_message_agrees_with_its_nouns_gender() {
+        for resource in Resource::ALL {
+            let text = mensagem(ApiError::NotFound(resource));
+            let lower = text.to_lowercase();
+            let (_, gender) = LEXICON
+                .iter()
+                .find(|(noun, _)| lower.starts_with(noun))
+                .unwrap_or_else(|| panic!("{text}: a noun missing from the lexicon"));
+            // "X ou Y": both nouns must share the gender the adjective takes
+            for (noun, other) in LEXICON {
+                if lower.contains(&format!(" ou {noun}")) {
+                    assert_eq!(other, *gender, "{text}");
+                }
+            }
+            let adjective = match gender {
+                Gender::Masculine => "não encontrado.",
+                Gender::Feminine => "não encontrada.",
+            };
+            assert!(text.ends_with(adjective), "{text}");
+        }
+        assert_eq!(
+            mensagem(ApiError::NotFound(Resource::ConsentRequest)),
+            "Solicitação de consentimento não encontrada."
+        );
+    }
+
+    /// Every message the envelope carries from a template: one sentence, capitalized, ended
+    /// once, no "(s)" in place of a number's agreement, and every "encontrad…" agreeing.
+    #[test]
+    fn every_message_template_renders_as_one_well_formed_sentence() {
+        let mut errors = vec![
+            ApiError::Unauthorized,
+            ApiError::BadRequest("o período deve ter de 1 a 31 dias".into()),
+            ApiError::Forbidden {
+                granted_to: domain::Scopes::of(&[]),
+            },
+            ApiError::Forbidden {
+                granted_to: domain::Scopes::of(&[domain::Scope::Auditor]),
+            },
+            ApiError::Validation(ValidationErrors::single("x", "o campo é obrigatório")),
+            ApiError::MethodNotAllowed { allow: "GET" },
+            ApiError::PayloadTooLarge { limit: 10 },
+            ApiError::UnsupportedMediaType,
+            ApiError::UnsupportedContentEncoding,
+            ApiError::BodyTimeout,
+            ApiError::TooManyWebhookTests,
+            ApiError::DnsLookupsBusy,
+            ApiError::TooManyFailedAuthentications {
+                retry_after_seconds: 3,
+            },
+            ApiError::Pgcc(PgccError::Rejected { status: 400 }),
+            ApiError::Pgcc(PgccError::TryLater {
+                status: 429,
+                retry_after_seconds: None,
+            }),
+            ApiError::Pgcc(PgccError::Failed { status: 500 }),
+            ApiError::Pgcc(PgccError::Timeout),
+            ApiError::Unavailable(anyhow::anyhow!("x")),
+            ApiError::Internal(anyhow::anyhow!("x")),
+            RegisterWebhookError::Duplicate.into(),
+            DeliveryLogError::UrlDisabled.into(),
+            application::CountConsentError::Period.into(),
+            IdempotencyError::InProgress.into(),
+        ];
+        errors.extend(Resource::ALL.map(ApiError::NotFound));
+        for status in [
+            domain::ConsentStatus::Refused,
+            domain::ConsentStatus::Expired,
+            domain::ConsentStatus::Revoked,
+        ] {
+            errors.push(RevokeConsentError::NotRevocable(status).into());
+        }
+        for error in errors {
+            let text = mensagem(error);
+            assert!(text.starts_with(char::is_uppercase), "{text}");
+            assert!(text.ends_with('.') && !text.ends_with(".."), "{text}");
+            assert!(!text.contains("(s)") && !text.contains("(ões)"), "{text}");
+            let lower = text.to_lowercase();
+            if let Some(at) = lower.find(" não encontrad") {
+                let head = &lower[..at];
+                let feminine = text.ends_with("encontrada.");
+                let (_, gender) = LEXICON
+                    .iter()
+                    .find(|(noun, _)| head.starts_with(noun))
+                    .unwrap_or_else(|| panic!("{text}"));
+                assert_eq!(feminine, *gender == Gender::Feminine, "{text}");
+            }
+        }
     }
 
     #[test]

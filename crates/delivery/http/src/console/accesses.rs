@@ -10,6 +10,7 @@ use domain::Scope;
 use serde::Deserialize;
 
 use super::html::{self, esc};
+use super::human::{route_label, when};
 use super::{nav, signed_in};
 use crate::access_log::record_read;
 use crate::dto::access_log::Acesso;
@@ -132,20 +133,23 @@ pub async fn list(
                 .collect();
             format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{requests}</td></tr>",
-                esc(&a.at.to_rfc3339()),
+                when(a.at),
                 esc(&a.api_key_id.to_string()),
-                esc(&a.route)
+                route_label(&a.route)
             )
         })
         .collect();
     let table = if rows.is_empty() {
         "<p role=\"status\">Nenhum acesso no filtro.</p>".to_owned()
     } else {
-        format!(
-            "<table><caption>Leituras de dados pessoais, da mais antiga à mais recente</caption>\
-             <thead><tr><th scope=\"col\">Quando</th><th scope=\"col\">Chave</th>\
-             <th scope=\"col\">Rota</th><th scope=\"col\">Solicitações</th></tr></thead>\
-             <tbody>{rows}</tbody></table>"
+        html::scroll_box(
+            "Leituras de dados pessoais",
+            &format!(
+                "<table><caption>Leituras de dados pessoais, da mais antiga à mais recente\
+                 </caption><thead><tr><th scope=\"col\">Quando</th>\
+                 <th scope=\"col\">Chave</th><th scope=\"col\">O que foi lido</th>\
+                 <th scope=\"col\">Solicitações</th></tr></thead><tbody>{rows}</tbody></table>"
+            ),
         )
     };
     let next = page.next_cursor.map_or(String::new(), |cursor| {

@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 use super::accesses::day;
 use super::html::{self, esc};
+use super::human::status_label;
 use super::{nav, signed_in};
 use crate::state::ApiState;
 
@@ -237,13 +238,18 @@ fn render(counts: &[DailyCount], first: NaiveDate, end: NaiveDate) -> String {
             format!(
                 "<li><svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect width=\"12\" \
                  height=\"12\" fill=\"{colour}\"></rect></svg> {}</li>",
-                s.as_str()
+                status_label(s.as_str()).unwrap_or(s.as_str())
             )
         })
         .collect();
     let head: String = STATUSES
         .iter()
-        .map(|(s, _)| format!("<th scope=\"col\">{}</th>", s.as_str()))
+        .map(|(s, _)| {
+            format!(
+                "<th scope=\"col\">{}</th>",
+                status_label(s.as_str()).unwrap_or(s.as_str())
+            )
+        })
         .collect();
     let cells = |v: &[u64; 5]| -> String {
         v.iter()
@@ -256,13 +262,20 @@ fn render(counts: &[DailyCount], first: NaiveDate, end: NaiveDate) -> String {
     };
     let day_rows: String = by_day
         .iter()
-        .map(|(d, v)| format!("<tr><th scope=\"row\">{d}</th>{}</tr>", cells(v)))
+        .map(|(d, v)| {
+            format!(
+                "<tr><th scope=\"row\">{}</th>{}</tr>",
+                d.format("%d/%m/%Y"),
+                cells(v)
+            )
+        })
         .collect();
     let template_rows: String = by_template
         .iter()
         .map(|(t, v)| format!("<tr><th scope=\"row\">{}</th>{}</tr>", esc(t), cells(v)))
         .collect();
-    let last = end - Days::new(1);
+    let last = (end - Days::new(1)).format("%d/%m/%Y");
+    let first = first.format("%d/%m/%Y");
     format!(
         "<p role=\"status\">{total} solicitações criadas de {first} a {last}.</p>\
          <h2>Por dia</h2>\
@@ -275,13 +288,15 @@ fn render(counts: &[DailyCount], first: NaiveDate, end: NaiveDate) -> String {
          <text x=\"0\" y=\"{}\" font-size=\"12\">0</text>{bars}</svg>\
          <figcaption>De {first} a {last}, um traço por dia. Legenda:<ul class=\"legenda\">\
          {legend}</ul></figcaption></figure>\
+         <div class=\"rolagem\" tabindex=\"0\" role=\"region\" aria-label=\"Por dia\">\
          <table><caption>Solicitações criadas por dia e status atual (dias sem nenhuma \
          omitidos)</caption><thead><tr><th scope=\"col\">Dia</th>{head}\
-         <th scope=\"col\">Total</th></tr></thead><tbody>{day_rows}</tbody></table>\
+         <th scope=\"col\">Total</th></tr></thead><tbody>{day_rows}</tbody></table></div>\
          <h2>Por caso de uso</h2>\
+         <div class=\"rolagem\" tabindex=\"0\" role=\"region\" aria-label=\"Por caso de uso\">\
          <table><caption>Solicitações do período por caso de uso e status atual</caption>\
          <thead><tr><th scope=\"col\">Caso de uso</th>{head}<th scope=\"col\">Total</th></tr>\
-         </thead><tbody>{template_rows}</tbody></table>",
+         </thead><tbody>{template_rows}</tbody></table></div>",
         height + 30,
         height + 30,
         height + 10,

@@ -180,10 +180,10 @@ fn form(f: &ExportForm, error: Option<&str>) -> String {
          <label for=\"ate\">Até (dia, incluído)</label>\
          <input id=\"ate\" name=\"ate\" type=\"date\" required value=\"{}\">\
          <fieldset><legend>Formato</legend>\
-         <input id=\"formato-csv\" type=\"radio\" name=\"formato\" value=\"csv\"{}>\
-         <label for=\"formato-csv\">CSV</label>\
-         <input id=\"formato-jsonl\" type=\"radio\" name=\"formato\" value=\"jsonl\"{}>\
-         <label for=\"formato-jsonl\">JSON Lines</label></fieldset>\
+         <label class=\"opcao\"><input id=\"formato-csv\" type=\"radio\" name=\"formato\" \
+         value=\"csv\"{}> CSV</label>\
+         <label class=\"opcao\"><input id=\"formato-jsonl\" type=\"radio\" name=\"formato\" \
+         value=\"jsonl\"{}> JSON Lines</label></fieldset>\
          <button type=\"submit\">Exportar</button></form>",
         esc(&f.de),
         esc(&f.ate),

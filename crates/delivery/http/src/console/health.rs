@@ -5,6 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::html::{self, esc};
+use super::human::{health_label, operation_label, when};
 use super::{nav, signed_in};
 use crate::state::ApiState;
 
@@ -21,18 +22,23 @@ pub async fn page(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse 
     let unavailable = if health.unavailable_endpoints.is_empty() {
         "nenhuma".to_owned()
     } else {
-        esc(&health.unavailable_endpoints.join(", "))
+        health
+            .unavailable_endpoints
+            .iter()
+            .map(|o| operation_label(o))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let main = format!(
         "<p role=\"status\">Situação: <strong>{}</strong></p><p>{}</p><dl>\
          <dt>Detectada em</dt><dd>{}</dd><dt>Atualizada em</dt><dd>{}</dd>\
          <dt>Operações indisponíveis</dt><dd>{unavailable}</dd></dl>\
-         <p>O mesmo que <code>GET /api/status</code> responde, calculado das chamadas à PGCC \
+         <p>O mesmo que a API informa aos sistemas da empresa, calculado das chamadas à PGCC \
          do último intervalo observado.</p>",
-        health.code.as_str(),
+        health_label(health.code.as_str()),
         esc(&health.explanation),
-        esc(&health.detection_time.to_rfc3339()),
-        esc(&health.update_time.to_rfc3339()),
+        when(health.detection_time),
+        when(health.update_time),
     );
     html::page(StatusCode::OK, "Saúde da PGCC", &nav(&signed), &main)
 }

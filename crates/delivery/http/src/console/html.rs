@@ -80,6 +80,16 @@ pub fn post_form(action: &str, csrf: &str, fields: &str, button: &str) -> String
     )
 }
 
+/// A table in its own scrolling box: at 320 px a wide table scrolls inside itself, never the
+/// page (WCAG 2.2 reflow). The box is a named region one can reach with Tab, so a keyboard
+/// user can scroll it too.
+pub fn scroll_box(label: &str, table: &str) -> String {
+    format!(
+        "<div class=\"rolagem\" tabindex=\"0\" role=\"region\" aria-label=\"{}\">{table}</div>",
+        esc(label)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ pub(crate) use chart::ChartRows;
 pub(crate) use export::ExportsUnderWay;
 mod health;
 mod html;
+mod human;
 mod operator;
 mod pages;
 mod receipt;
@@ -254,7 +255,12 @@ impl Refusal {
                 &format!(
                     "<p>A chave desta sessão não tem o escopo que esta página exige ({}).</p>\
                      <p><a href=\"/console\">Início</a></p>",
-                    html::esc(&granted_to.names().join(", "))
+                    granted_to
+                        .names()
+                        .iter()
+                        .map(|s| human::scope_label(s))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             ),
             Refusal::Api(ApiError::NotFound(_)) => html::page(
@@ -380,20 +386,40 @@ where
     Ok((SignedIn { cookie, csrf, call }, value))
 }
 
-/// The navigation of a signed-in page: the pages the key's scopes allow, and sign-out.
+/// The navigation of a signed-in page: the pages the key's scopes allow, and sign-out. The
+/// link of the page shown is marked `aria-current="page"`; the section a deeper page belongs
+/// to (a request under Titulares, a URL's deliveries under Webhooks) `aria-current="true"`.
 pub(crate) fn nav(signed: &SignedIn) -> String {
     let scopes = signed.scopes();
-    let mut links = String::from("<li><a href=\"/console\">Início</a></li>");
+    let route = signed.call.route;
+    let mut pages: Vec<(&str, &str, &[&str])> = vec![("/console", "Início", &[])];
     if scopes.contains(Scope::Auditor) {
-        links.push_str("<li><a href=\"/console/titulares\">Titulares</a></li>");
-        links.push_str("<li><a href=\"/console/acessos\">Acessos</a></li>");
-        links.push_str("<li><a href=\"/console/exportar\">Exportar</a></li>");
-        links.push_str("<li><a href=\"/console/painel\">Painel</a></li>");
+        pages.push((
+            "/console/titulares",
+            "Titulares",
+            &["/console/solicitacoes/"],
+        ));
+        pages.push(("/console/acessos", "Acessos", &[]));
+        pages.push(("/console/exportar", "Exportar", &[]));
+        pages.push(("/console/painel", "Painel", &[]));
     }
     if scopes.contains(Scope::Webhooks) || scopes.contains(Scope::Auditor) {
-        links.push_str("<li><a href=\"/console/webhooks\">Webhooks</a></li>");
+        pages.push(("/console/webhooks", "Webhooks", &["/console/webhooks/"]));
     }
-    links.push_str("<li><a href=\"/console/pgcc\">PGCC</a></li>");
+    pages.push(("/console/pgcc", "PGCC", &[]));
+    let links: String = pages
+        .into_iter()
+        .map(|(href, label, under)| {
+            let current = if route == href {
+                " aria-current=\"page\""
+            } else if under.iter().any(|prefix| route.starts_with(prefix)) {
+                " aria-current=\"true\""
+            } else {
+                ""
+            };
+            format!("<li><a href=\"{href}\"{current}>{label}</a></li>")
+        })
+        .collect();
     format!(
         "<nav aria-label=\"Principal\"><ul>{links}<li>{}</li></ul></nav>",
         html::post_form("/console/sair", &signed.csrf, "", "Sair")

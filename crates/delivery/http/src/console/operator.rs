@@ -10,6 +10,7 @@ use serde::Deserialize;
 use uuid::Uuid;
 
 use super::html::{self, esc};
+use super::human::{delivery_badge, disabled_reason_label, event_label, when};
 use super::{nav, see_other, signed_in, Refusal, SignedIn};
 use crate::dto::webhook_url::{Entrega, TesteWebhookUrl};
 use crate::error::ApiError;
@@ -36,26 +37,25 @@ pub async fn webhooks(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespo
         .iter()
         .map(|w| {
             // why a URL is (or is about to be) disabled: since when every attempt failed
-            let since = w
-                .failing_since
-                .map(|at| esc(&at.to_rfc3339()))
-                .unwrap_or_else(|| "?".to_owned());
+            let since = w.failing_since.map(when).unwrap_or_else(|| "?".to_owned());
             let state = match (w.disabled_at, w.failing_since) {
                 (Some(at), _) => format!(
                     "Desativada em {}: todas as tentativas de entrega falharam, sem nenhum \
                      sucesso, desde {since} (motivo: {})",
-                    esc(&at.to_rfc3339()),
-                    esc(w.disabled_reason.as_deref().unwrap_or("-"))
+                    when(at),
+                    w.disabled_reason
+                        .as_deref()
+                        .map_or("—".to_owned(), disabled_reason_label)
                 ),
                 (None, Some(_)) => format!("Ativa; falhando desde {since}"),
                 (None, None) => "Ativa".to_owned(),
             };
             let events = match w.events.types() {
-                Some(types) => esc(&types
+                Some(types) => types
                     .iter()
-                    .map(|t| t.as_str())
+                    .map(|t| event_label(t.as_str()))
                     .collect::<Vec<_>>()
-                    .join(", ")),
+                    .join(", "),
                 None => "Todos".to_owned(),
             };
             let mut action = format!(
@@ -95,11 +95,14 @@ pub async fn webhooks(state: web::Data<ApiState>, req: HttpRequest) -> HttpRespo
     let main = if urls.is_empty() {
         "<p>Nenhuma webhook URL registrada.</p>".to_owned()
     } else {
-        format!(
-            "<table><caption>Webhook URLs da empresa</caption><thead><tr>\
-             <th scope=\"col\">URL</th><th scope=\"col\">Estado</th>\
-             <th scope=\"col\">Eventos</th><th scope=\"col\">Ações</th></tr></thead>\
-             <tbody>{rows}</tbody></table>"
+        html::scroll_box(
+            "Webhook URLs da empresa",
+            &format!(
+                "<table><caption>Webhook URLs da empresa</caption><thead><tr>\
+                 <th scope=\"col\">URL</th><th scope=\"col\">Estado</th>\
+                 <th scope=\"col\">Eventos</th><th scope=\"col\">Ações</th></tr></thead>\
+                 <tbody>{rows}</tbody></table>"
+            ),
         )
     };
     html::page(StatusCode::OK, "Webhooks", &nav(&signed), &main)
@@ -188,8 +191,18 @@ pub async fn replay(
         &[Scope::Webhooks],
         Some(&csrf),
         move |s, call| {
-            let (url, delivery) = ids.ok_or(ApiError::NotFound("Webhook URL ou entrega"))?;
-            s.webhook_deliveries.replay(call.company(), url, delivery)?;
+            let (url, delivery) = ids.ok_or(ApiError::NotFound(
+                crate::error::Resource::WebhookUrlOrDelivery,
+            ))?;
+            match s.webhook_deliveries.replay(call.company(), url, delivery) {
+                // the API's message names its route; the page names its button
+                Err(application::DeliveryLogError::UrlDisabled) => Err(ApiError::Conflict(
+                    "A webhook URL está desativada; reative-a (botão Reativar, na lista de \
+                     webhooks) antes de reenviar."
+                        .to_owned(),
+                )),
+                other => other.map_err(ApiError::from),
+            }?;
             Ok(url)
         },
     )
@@ -223,7 +236,7 @@ where
         &[Scope::Webhooks],
         Some(&csrf),
         move |s, call| {
-            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            let id = id.ok_or(ApiError::NotFound(crate::error::Resource::WebhookUrl))?;
             work(s, call.company(), id)
         },
     )
@@ -253,7 +266,7 @@ pub async fn deliveries(
         &[Scope::Webhooks, Scope::Auditor],
         None,
         move |s, call| {
-            let id = id.ok_or(ApiError::NotFound("Webhook URL"))?;
+            let id = id.ok_or(ApiError::NotFound(crate::error::Resource::WebhookUrl))?;
             Ok(s.webhook_deliveries.list(call.company(), id, None)?)
         },
     )
@@ -274,7 +287,7 @@ pub async fn deliveries(
                 .map(|a| {
                     format!(
                         "<li>{}: {}, {} ms{}</li>",
-                        esc(&a.at.to_rfc3339()),
+                        when(a.at),
                         a.http_status
                             .map_or("sem resposta".to_owned(), |s| format!("HTTP {s}")),
                         a.latency_ms,
@@ -297,21 +310,24 @@ pub async fn deliveries(
             format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td><ul>{attempts}</ul></td>\
                  <td>{action}</td></tr>",
-                esc(&d.event_type),
-                esc(&d.status),
-                esc(&d.created_at.to_rfc3339())
+                event_label(&d.event_type),
+                delivery_badge(&d.status),
+                when(d.created_at)
             )
         })
         .collect();
     let main = if rows.is_empty() {
         "<p>Nenhuma entrega para esta URL.</p>".to_owned()
     } else {
-        format!(
-            "<table><caption>Entregas, da mais recente à mais antiga</caption><thead><tr>\
-             <th scope=\"col\">Evento</th><th scope=\"col\">Status</th>\
-             <th scope=\"col\">Criada em</th><th scope=\"col\">Tentativas</th>\
-             <th scope=\"col\">Ações</th></tr></thead>\
-             <tbody>{rows}</tbody></table>"
+        html::scroll_box(
+            "Entregas",
+            &format!(
+                "<table><caption>Entregas, da mais recente à mais antiga</caption><thead><tr>\
+                 <th scope=\"col\">Evento</th><th scope=\"col\">Status</th>\
+                 <th scope=\"col\">Criada em</th><th scope=\"col\">Tentativas</th>\
+                 <th scope=\"col\">Ações</th></tr></thead>\
+                 <tbody>{rows}</tbody></table>"
+            ),
         )
     };
     let main = format!("{main}<p><a href=\"/console/webhooks\">Voltar às webhook URLs</a></p>");

@@ -6,6 +6,7 @@ use domain::Scope;
 use uuid::Uuid;
 
 use super::html::{self, esc};
+use super::human::{access_mode_label, cause_label, status_badge, when};
 use super::{nav, signed_in};
 use crate::access_log::record_read;
 use crate::dto::consent_read::Solicitacao;
@@ -28,15 +29,19 @@ pub async fn request(
         &[Scope::Auditor],
         None,
         move |s, call| {
-            let id = id.ok_or(ApiError::NotFound("Solicitação"))?;
+            let id = id.ok_or(ApiError::NotFound(crate::error::Resource::ConsentRequest))?;
             let record = s.get_consent_request.execute(call.company(), id)?;
             let data = Solicitacao::from_domain(record.request, false, Some(record.history));
             record_read(s, call, [(data.id, data.hash.as_str())])?;
-            Ok(data)
+            // the use case's title: one row, by the company and the template id
+            let title = s
+                .list_use_cases
+                .title_of(call.company(), &data.template_id)?;
+            Ok((data, title))
         },
     )
     .await;
-    let (signed, data) = match outcome {
+    let (signed, (data, title)) = match outcome {
         Ok(done) => done,
         Err(refusal) => return refusal.page(false),
     };
@@ -47,10 +52,10 @@ pub async fn request(
         .map(|h| {
             format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&h.at.to_rfc3339()),
-                esc(h.from.as_deref().unwrap_or("—")),
-                esc(&h.to),
-                esc(&h.cause),
+                when(h.at),
+                h.from.as_deref().map_or("—".to_owned(), status_badge),
+                status_badge(&h.to),
+                cause_label(&h.cause),
                 esc(h.reason.as_deref().unwrap_or("—"))
             )
         })
@@ -66,16 +71,18 @@ pub async fn request(
         "<dl>\
          <dt>Identificador</dt><dd>{}</dd>\
          <dt>Status</dt><dd>{}</dd>\
-         <dt>Caso de uso</dt><dd>{} (versão {})</dd>\
+         <dt>Caso de uso</dt><dd>{use_case} (versão {})</dd>\
          <dt>Titular (CPF)</dt><dd>{}</dd>\
+         <dt>Modalidade de acesso</dt><dd>{}{}</dd>\
          <dt>Criada em</dt><dd>{}</dd>\
+         <dt>Respondida pelo titular em</dt><dd>{}</dd>\
          <dt>Expira em</dt><dd>{}</dd>\
          </dl>\
          <h2>Histórico</h2>\
-         <table><caption>Mudanças de status, da mais antiga à mais recente</caption>\
+         <div class=\"rolagem\" tabindex=\"0\" role=\"region\" aria-label=\"Histórico\"><table><caption>Mudanças de status, da mais antiga à mais recente</caption>\
          <thead><tr><th scope=\"col\">Quando</th><th scope=\"col\">De</th>\
          <th scope=\"col\">Para</th><th scope=\"col\">Causa</th><th scope=\"col\">Motivo</th>\
-         </tr></thead><tbody>{history}</tbody></table>\
+         </tr></thead><tbody>{history}</tbody></table></div>\
          <h2>Prova de coleta</h2>{proof}\
          <h2>Recibo</h2>\
          <p>O recibo assinado desta solicitação (JWS, sem o CPF), para guardar ou entregar a \
@@ -85,13 +92,21 @@ pub async fn request(
          <p id=\"resultado-recibo\" role=\"status\" aria-live=\"polite\"></p>\
          <script src=\"/console/recibo.js\" defer></script>",
         esc(&data.id.to_string()),
-        esc(&data.status),
-        esc(&data.template_id),
+        status_badge(&data.status),
         data.use_case_version,
         esc(&data.subject_cpf),
-        esc(&data.created_at.to_rfc3339()),
-        esc(&data.consent_expires_at.to_rfc3339()),
+        access_mode_label(&data.access_mode),
+        data.consenting_cnpj
+            .as_deref()
+            .map_or(String::new(), |cnpj| format!(" (CNPJ anuente {})", esc(cnpj))),
+        when(data.created_at),
+        data.subject_answered_at.map_or("—".to_owned(), when),
+        when(data.consent_expires_at),
         id = data.id,
+        use_case = match &title {
+            Some(title) => format!("{} <small>({})</small>", esc(title), esc(&data.template_id)),
+            None => esc(&data.template_id),
+        },
     );
     html::page(StatusCode::OK, "Solicitação", &nav(&signed), &main)
 }

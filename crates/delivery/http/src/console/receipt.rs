@@ -29,7 +29,7 @@ struct Verification {
 }
 
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Solicitação"))
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(crate::error::Resource::ConsentRequest))
 }
 
 /// The signed-in auditor's receipt of the request named by `path` (its compact JWS), with what

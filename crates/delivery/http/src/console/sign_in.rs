@@ -50,7 +50,12 @@ pub async fn home(state: web::Data<ApiState>, req: HttpRequest) -> HttpResponse 
             let main = format!(
                 "<p>Empresa: <strong>{}</strong>. Escopos da chave: {}.</p>{sections}",
                 esc(&company.name),
-                esc(&scopes.names().join(", "))
+                scopes
+                    .names()
+                    .iter()
+                    .map(|s| super::human::scope_label(s))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             html::page(StatusCode::OK, "Início", &nav(&signed), &main)
         }

@@ -10,6 +10,7 @@ use domain::Scope;
 use serde::Deserialize;
 
 use super::html::{self, esc};
+use super::human::{status_badge, when};
 use super::{nav, signed_in, SignedIn};
 use crate::access_log::record_read;
 use crate::dto::consent_read::Solicitacao;
@@ -106,7 +107,18 @@ pub async fn search(
                 .map(|r| Solicitacao::from_domain(r.request, false, None))
                 .collect();
             record_read(s, call, items.iter().map(|i| (i.id, i.hash.as_str())))?;
-            Ok(Some((items, page.next_cursor)))
+            // each use case's title: one row per distinct template of this page (at most a
+            // page's worth of reads, whatever the subject's history)
+            let mut titles = std::collections::BTreeMap::new();
+            for item in &items {
+                if !titles.contains_key(&item.template_id) {
+                    let title = s
+                        .list_use_cases
+                        .title_of(call.company(), &item.template_id)?;
+                    titles.insert(item.template_id.clone(), title);
+                }
+            }
+            Ok(Some((items, titles, page.next_cursor)))
         },
     )
     .await;
@@ -115,7 +127,7 @@ pub async fn search(
         Err(refusal) => return refusal.page(true),
     };
     let title = "Solicitações de um titular";
-    let Some((items, more)) = found else {
+    let Some((items, titles, more)) = found else {
         return html::page(
             StatusCode::UNPROCESSABLE_ENTITY,
             title,
@@ -129,9 +141,12 @@ pub async fn search(
             format!(
                 "<tr><td><a href=\"/console/solicitacoes/{id}\">{id}</a></td><td>{}</td>\
                  <td>{}</td><td>{}</td></tr>",
-                esc(&i.status),
-                esc(&i.template_id),
-                esc(&i.created_at.to_rfc3339()),
+                status_badge(&i.status),
+                esc(titles
+                    .get(&i.template_id)
+                    .and_then(Option::as_deref)
+                    .unwrap_or(&i.template_id)),
+                when(i.created_at),
                 id = esc(&i.id.to_string()),
             )
         })
@@ -157,12 +172,19 @@ pub async fn search(
             ),
             None => String::new(),
         };
-        format!(
-            "<table><caption>{} solicitação(ões), da mais antiga à mais recente</caption>\
+        let count = match items.len() {
+            1 => "1 solicitação".to_owned(),
+            n => format!("{n} solicitações"),
+        };
+        let table = format!(
+            "<table><caption>{count}, da mais antiga à mais recente</caption>\
              <thead><tr><th scope=\"col\">Solicitação</th><th scope=\"col\">Status</th>\
              <th scope=\"col\">Caso de uso</th><th scope=\"col\">Criada em</th></tr></thead>\
-             <tbody>{rows}</tbody></table>{more}",
-            items.len()
+             <tbody>{rows}</tbody></table>"
+        );
+        format!(
+            "{}{more}",
+            html::scroll_box("Solicitações do titular", &table)
         )
     };
     let main = format!("{}<h2>Resultado</h2>{results}", form(&signed, None));

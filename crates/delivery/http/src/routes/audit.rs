@@ -55,16 +55,16 @@ pub(crate) fn audit_log(services: &Services) -> Result<&AuditLog, ApiError> {
     services
         .audit_log
         .as_ref()
-        .ok_or(ApiError::NotFound("Recurso"))
+        .ok_or(ApiError::NotFound(crate::error::Resource::Route))
 }
 
 impl From<AuditError> for ApiError {
     fn from(e: AuditError) -> Self {
         match e {
-            AuditError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
-            AuditError::NoCheckpoint => ApiError::NotFound("Checkpoint"),
+            AuditError::NotFound => ApiError::NotFound(crate::error::Resource::ConsentRequest),
+            AuditError::NoCheckpoint => ApiError::NotFound(crate::error::Resource::Checkpoint),
             AuditError::UnknownSize(which) => ApiError::BadRequest(format!(
-                "O parâmetro {which} não é o tamanho de um checkpoint do log da empresa."
+                "o parâmetro {which} não é o tamanho de um checkpoint do log da empresa"
             )),
             AuditError::Unlogged => ApiError::Conflict(
                 "A solicitação não tem registro no log de auditoria: nenhum recibo é emitido."
@@ -75,7 +75,7 @@ impl From<AuditError> for ApiError {
                     .to_owned(),
             ),
             AuditError::Reversed => {
-                ApiError::BadRequest("O parâmetro de não pode ser maior que para.".to_owned())
+                ApiError::BadRequest("o parâmetro de não pode ser maior que para".to_owned())
             }
             AuditError::Repo(e) => e.into(),
         }
@@ -83,7 +83,7 @@ impl From<AuditError> for ApiError {
 }
 
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Solicitação de consentimento"))
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(crate::error::Resource::ConsentRequest))
 }
 
 /// The company's latest checkpoint: a C2SP signed note (`text/plain`).
@@ -133,12 +133,12 @@ pub async fn consistency(
     let size = |value: Option<String>, name: &str| -> Result<u64, ApiError> {
         let value = value.ok_or_else(|| {
             ApiError::BadRequest(format!(
-                "Informe o parâmetro {name} (tamanho de um checkpoint)."
+                "informe o parâmetro {name} (tamanho de um checkpoint)"
             ))
         })?;
         value.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
             ApiError::BadRequest(format!(
-                "O parâmetro {name} deve ser um número inteiro positivo."
+                "o parâmetro {name} deve ser um número inteiro positivo"
             ))
         })
     };

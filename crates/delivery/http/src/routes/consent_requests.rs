@@ -302,5 +302,5 @@ pub struct RevocationIdempotencyKey {
 
 /// A malformed id names no request: 404, as for an unknown one.
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Solicitação de consentimento"))
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(crate::error::Resource::ConsentRequest))
 }

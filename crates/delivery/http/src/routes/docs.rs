@@ -118,7 +118,7 @@ pub async fn asset(
     name: web::Path<String>,
 ) -> Result<HttpResponse, crate::ApiError> {
     let Some((_, prepared)) = PREPARED.assets.iter().find(|(n, _)| *n == name.as_str()) else {
-        return Err(crate::ApiError::NotFound("Recurso"));
+        return Err(crate::ApiError::NotFound(crate::error::Resource::Route));
     };
     let mut res = prepared.respond(&req);
     res.headers_mut().insert(

@@ -158,5 +158,5 @@ pub(crate) fn not_allowed(allow: &'static str) -> Route {
 
 /// Everything no route matched.
 pub async fn not_found() -> Result<HttpResponse, ApiError> {
-    Err(ApiError::NotFound("Recurso"))
+    Err(ApiError::NotFound(crate::error::Resource::Route))
 }

@@ -132,7 +132,8 @@ pub async fn versions(
     key: ApiKeyHeader,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = Uuid::parse_str(&path).map_err(|_| ApiError::NotFound("Caso de uso"))?;
+    let id =
+        Uuid::parse_str(&path).map_err(|_| ApiError::NotFound(crate::error::Resource::UseCase))?;
     let versions = as_company(&state, key, move |s, company| {
         Ok(s.list_use_case_versions.execute(company, id)?)
     })

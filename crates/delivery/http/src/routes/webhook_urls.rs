@@ -320,5 +320,5 @@ pub async fn replay(
 
 /// A malformed id names nothing: 404, as for an unknown one.
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Webhook URL"))
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(crate::error::Resource::WebhookUrl))
 }
