@@ -117,7 +117,11 @@ impl AicsWitness {
             &config,
             &["init", "--new-database", "--name", AICS_NAME],
         );
-        let vkey = init.lines().last().expect("init prints the vkey").to_owned();
+        let vkey = init
+            .lines()
+            .last()
+            .expect("init prints the vkey")
+            .to_owned();
         for origin in origins {
             Self::cli(
                 &python,
@@ -179,9 +183,12 @@ impl AicsWitness {
 
     /// `status --json`: the size the witness holds for `origin` (None when nothing cosigned).
     fn size_held(&self, origin: &str) -> Option<u64> {
-        let status: serde_json::Value =
-            serde_json::from_str(&Self::cli(&self.python, &self.config, &["status", "--json"]))
-                .expect("status --json");
+        let status: serde_json::Value = serde_json::from_str(&Self::cli(
+            &self.python,
+            &self.config,
+            &["status", "--json"],
+        ))
+        .expect("status --json");
         status["logs"]
             .as_array()
             .unwrap()
@@ -224,8 +231,7 @@ fn witness_key(vkey: &str) -> [u8; 32] {
 }
 
 #[test]
-fn an_independent_witness_aics_witness_cosigns_the_checkpoints_and_refuses_a_rewritten_history()
-{
+fn an_independent_witness_aics_witness_cosigns_the_checkpoints_and_refuses_a_rewritten_history() {
     let python = match aics_python() {
         Ok(python) => python,
         Err(why) => {
@@ -250,7 +256,9 @@ fn an_independent_witness_aics_witness_cosigns_the_checkpoints_and_refuses_a_rew
     let aics_key = witness_key(&witness.vkey);
     assert_eq!(
         aics_key,
-        SigningKey::from_bytes(&AICS_SEED).verifying_key().to_bytes()
+        SigningKey::from_bytes(&AICS_SEED)
+            .verifying_key()
+            .to_bytes()
     );
     assert!(
         witness.vkey.matches('+').count() > 2,
