@@ -60,4 +60,5 @@ mod webhook_urls;
 mod webhooks;
 mod withdrawal;
 mod witness;
+mod witness_independent;
 mod workers;

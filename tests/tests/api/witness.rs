@@ -97,18 +97,18 @@ fn start_witness(dir: &Path) -> WitnessProcess {
     }
 }
 
-fn read(path: &Path) -> String {
+pub(crate) fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
 /// SHA-256(name || 0x0A || type || key)[:4]: a C2SP key id.
-fn key_id(name: &str, key_type: u8, key: &[u8; 32]) -> [u8; 4] {
+pub(crate) fn key_id(name: &str, key_type: u8, key: &[u8; 32]) -> [u8; 4] {
     let digest = hash(&[name.as_bytes(), b"\n", &[key_type], key]);
     [digest[0], digest[1], digest[2], digest[3]]
 }
 
 /// The note's text (what is signed) and its signature lines as (name, blob).
-fn split_note(note: &str) -> (String, Vec<(String, Vec<u8>)>) {
+pub(crate) fn split_note(note: &str) -> (String, Vec<(String, Vec<u8>)>) {
     let (text, lines) = note.split_once("\n\n").expect("a signed note");
     let signatures = lines
         .lines()
@@ -123,10 +123,17 @@ fn split_note(note: &str) -> (String, Vec<(String, Vec<u8>)>) {
 
 /// Whether the note carries a valid `cosignature/v1` of the witness key (per tlog-cosignature).
 fn has_cosignature(note: &str, witness_key: &[u8; 32]) -> bool {
+    cosigned_by(note, WITNESS_NAME, witness_key)
+}
+
+/// Whether the note carries a valid `cosignature/v1` line of the witness `witness_name` with
+/// `witness_key` (per tlog-cosignature: key id of type 0x04, 8-byte time, Ed25519 over
+/// `cosignature/v1\ntime <t>\n<checkpoint text>`).
+pub(crate) fn cosigned_by(note: &str, witness_name: &str, witness_key: &[u8; 32]) -> bool {
     let (body, signatures) = split_note(note);
-    let id = key_id(WITNESS_NAME, 0x04, witness_key);
+    let id = key_id(witness_name, 0x04, witness_key);
     signatures.iter().any(|(name, blob)| {
-        if name != WITNESS_NAME || blob.len() != 76 || blob[..4] != id {
+        if name != witness_name || blob.len() != 76 || blob[..4] != id {
             return false;
         }
         let time = u64::from_be_bytes(blob[4..12].try_into().unwrap());
@@ -139,7 +146,7 @@ fn has_cosignature(note: &str, witness_key: &[u8; 32]) -> bool {
     })
 }
 
-fn size_of(note: &str) -> u64 {
+pub(crate) fn size_of(note: &str) -> u64 {
     note.lines().nth(1).unwrap().parse().unwrap()
 }
 
@@ -412,6 +419,6 @@ fn open_with_go_note(note: &str, vkey: &str) -> Option<Output> {
     Some(child.wait_with_output().expect("go run"))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

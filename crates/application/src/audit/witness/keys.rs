@@ -48,12 +48,14 @@ impl VerifierKey {
     }
 
     /// Reads `<name>+<hex key id>+<base64(type || key)>`; `None` when it is not one, when the
-    /// type is not `0x01` or `0x04`, or when the key id is not the key's.
+    /// type is not `0x01` or `0x04`, or when the key id is not the key's. Split from the left,
+    /// as Go's `note.NewVerifier` does: a name never holds a `+` (signed-note), the standard
+    /// base64 of the key often does.
     pub fn parse(text: &str) -> Option<Self> {
-        let mut parts = text.trim().rsplitn(3, '+');
-        let blob = STANDARD.decode(parts.next()?).ok()?;
-        let id = hex::decode(parts.next()?).ok()?;
+        let mut parts = text.trim().splitn(3, '+');
         let name = parts.next()?;
+        let id = hex::decode(parts.next()?).ok()?;
+        let blob = STANDARD.decode(parts.next()?).ok()?;
         if name.is_empty() || name.contains(char::is_whitespace) || blob.len() != 33 {
             return None;
         }
@@ -175,6 +177,22 @@ mod tests {
         assert_eq!(VerifierKey::parse(&text), Some(key.clone()));
         let wrong = text.replacen(&hex::encode(key.key_id), "00000000", 1);
         assert_eq!(VerifierKey::parse(&wrong), None);
+    }
+
+    #[test]
+    fn a_vkey_whose_base64_holds_a_plus_reads_back() {
+        // the vkey aics-witness (PyPI) printed for its key: `+` inside the key's base64
+        let text = "witness.test/aics+cbeaef6b+BBHnRq74IqdJy7GvWFhv5QWK7xLMo2+Yz4BHU7Dwf23Y";
+        let key = VerifierKey::parse(text).expect("a valid vkey");
+        assert_eq!(key.name, "witness.test/aics");
+        assert_eq!(key.key_type, COSIGNATURE_V1);
+        assert_eq!(key.to_string(), text);
+        // and one of ours (a seed whose key encodes with a `+`)
+        let ours = (0u8..=255)
+            .map(|b| CosignerKey::from_seed("w.example/w1", [b; 32]).verifier_key())
+            .find(|k| k.to_string().matches('+').count() > 2)
+            .expect("some seed's key holds a `+` in base64");
+        assert_eq!(VerifierKey::parse(&ours.to_string()), Some(ours));
     }
 
     #[test]
