@@ -794,7 +794,10 @@ impl Settings {
             );
         }
         for (key, code) in [
-            ("registro.local_armazenamento", &self.records.local_armazenamento),
+            (
+                "registro.local_armazenamento",
+                &self.records.local_armazenamento,
+            ),
             ("registro.jurisdicao", &self.records.jurisdicao),
         ] {
             let code = code.trim();
@@ -803,7 +806,7 @@ impl Settings {
             }
         }
         let url = self.records.url_revogacao.trim();
-        if !url.is_empty() && !(url.starts_with("https://") || url.starts_with("http://")) {
+        if !(url.is_empty() || url.starts_with("https://") || url.starts_with("http://")) {
             return bad(
                 "registro.url_revogacao",
                 "must be empty or an absolute http(s) URL",

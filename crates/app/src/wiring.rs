@@ -391,9 +391,7 @@ fn audit_log(settings: &Settings, pool: PgPool, signers: Signers) -> anyhow::Res
         retired_keys(settings),
         Arc::new(SystemClock),
     )
-    .and_then(|log| {
-        log.with_sandbox(signers.sandbox, Arc::new(PgSandboxRepository::new(pool)))
-    })
+    .and_then(|log| log.with_sandbox(signers.sandbox, Arc::new(PgSandboxRepository::new(pool))))
     .context("publishing the audit signing keys")
 }
 

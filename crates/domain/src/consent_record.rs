@@ -333,7 +333,10 @@ impl UseCaseAnnotationDraft {
         }
         let notice_language = self.notice_language.unwrap_or_default().trim().to_owned();
         if notice_language.is_empty() {
-            errors.push("idiomaAviso", "Informe o idioma do aviso (BCP 47, ex.: pt-BR).");
+            errors.push(
+                "idiomaAviso",
+                "Informe o idioma do aviso (BCP 47, ex.: pt-BR).",
+            );
         } else if !is_language_tag(&notice_language) {
             errors.push(
                 "idiomaAviso",
@@ -385,7 +388,9 @@ impl ControllerProfile {
             {
                 errors.push(
                     field,
-                    format!("No máximo {MAX_PROFILE_FIELD} caracteres, sem caracteres de controle."),
+                    format!(
+                        "No máximo {MAX_PROFILE_FIELD} caracteres, sem caracteres de controle."
+                    ),
                 );
             }
         }
@@ -459,7 +464,10 @@ mod tests {
     fn a_good_annotation_is_accepted() {
         let a = draft().validate(DateTime::<Utc>::MIN_UTC).unwrap();
         assert_eq!(a.legal_basis.dpv_term(), "dpv:ExpressedConsent");
-        assert_eq!(a.legal_basis.citation(), "LGPD (Lei 13.709/2018), art. 7, I");
+        assert_eq!(
+            a.legal_basis.citation(),
+            "LGPD (Lei 13.709/2018), art. 7, I"
+        );
         assert_eq!(a.categories.len(), 2);
     }
 
@@ -497,13 +505,18 @@ mod tests {
         d.article = Some(11);
         let a = d.validate(DateTime::<Utc>::MIN_UTC).unwrap();
         assert_eq!(a.legal_basis.dpv_term(), "dpv:ExplicitlyExpressedConsent");
-        assert_eq!(a.legal_basis.citation(), "LGPD (Lei 13.709/2018), art. 11, I");
+        assert_eq!(
+            a.legal_basis.citation(),
+            "LGPD (Lei 13.709/2018), art. 11, I"
+        );
     }
 
     #[test]
     fn every_hypothesis_exists_in_at_least_one_article() {
         for h in LegalHypothesis::ALL {
-            assert!(h.inciso(LgpdArticle::Art7).is_some() || h.inciso(LgpdArticle::Art11).is_some());
+            assert!(
+                h.inciso(LgpdArticle::Art7).is_some() || h.inciso(LgpdArticle::Art11).is_some()
+            );
             assert_eq!(LegalHypothesis::parse(h.as_str()), Some(h));
         }
     }

@@ -3,9 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::{
-    CompanyId, LegalBasis, LegalHypothesis, LgpdArticle, UseCaseAnnotation,
-};
+use domain::{CompanyId, LegalBasis, LegalHypothesis, LgpdArticle, UseCaseAnnotation};
 use ports::RepoError;
 use uuid::Uuid;
 
@@ -67,9 +65,10 @@ pub(crate) fn write(
     };
     with_conn(pool, "writing a use-case annotation", |conn| {
         conn.transaction(|conn| {
-            let exists: bool = diesel::select(diesel::dsl::exists(
-                casos_de_uso::table::row(company, use_case_id),
-            ))
+            let exists: bool = diesel::select(diesel::dsl::exists(casos_de_uso::table::row(
+                company,
+                use_case_id,
+            )))
             .get_result(conn)?;
             if !exists {
                 return Ok(false);

@@ -81,9 +81,15 @@ mod tests {
         use_cases.expect_annotate().never();
         let mut bad = draft();
         bad.notice_language = None;
-        let result =
-            UseCaseAnnotations::new(Arc::new(use_cases), fixed_clock()).set(&company(), Uuid::nil(), bad);
-        assert!(matches!(result, Err(UseCaseAnnotationError::Invalid(_))), "{result:?}");
+        let result = UseCaseAnnotations::new(Arc::new(use_cases), fixed_clock()).set(
+            &company(),
+            Uuid::nil(),
+            bad,
+        );
+        assert!(
+            matches!(result, Err(UseCaseAnnotationError::Invalid(_))),
+            "{result:?}"
+        );
     }
 
     #[test]
@@ -100,6 +106,9 @@ mod tests {
             Uuid::nil(),
             draft(),
         );
-        assert!(matches!(result, Err(UseCaseAnnotationError::NotFound)), "{result:?}");
+        assert!(
+            matches!(result, Err(UseCaseAnnotationError::NotFound)),
+            "{result:?}"
+        );
     }
 }

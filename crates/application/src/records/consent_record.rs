@@ -128,7 +128,11 @@ impl ConsentRecords {
         let mut missing = ValidationErrors::default();
         let controller = self.companies.controller_profile(company.id)?;
         if controller.is_none() {
-            for field in ["controlador.nome", "controlador.endereco", "controlador.contatoDpo"] {
+            for field in [
+                "controlador.nome",
+                "controlador.endereco",
+                "controlador.contatoDpo",
+            ] {
                 missing.push(
                     field,
                     "Perfil de controlador da empresa não definido: consent-api company profile.",
@@ -155,7 +159,10 @@ impl ConsentRecords {
                     .into_iter()
                     .find(|v| v.version == wanted);
                 if version.is_none() {
-                    missing.push("casoDeUso.versao", "A versão do caso de uso não foi encontrada.");
+                    missing.push(
+                        "casoDeUso.versao",
+                        "A versão do caso de uso não foi encontrada.",
+                    );
                 }
                 let annotation = self.use_cases.annotation(company.id, use_case.id)?;
                 if annotation.is_none() {
@@ -236,9 +243,13 @@ mod tests {
             }))
         });
         let mut companies = MockCompanyRepository::new();
-        companies.expect_controller_profile().returning(|_| Ok(None));
+        companies
+            .expect_controller_profile()
+            .returning(|_| Ok(None));
         let mut use_cases = MockUseCaseRepository::new();
-        use_cases.expect_find_by_template().returning(|_, _| Ok(None));
+        use_cases
+            .expect_find_by_template()
+            .returning(|_, _| Ok(None));
         let records = ConsentRecords::new(
             Arc::new(consent_requests),
             Arc::new(use_cases),

@@ -15,8 +15,7 @@ mod tests {
     use chrono::{TimeZone, Utc};
     use domain::{
         AuditCheckpointData, ConsentSnapshot, ConsentStatus, EventData, IntegrityIncidentData,
-        PgccHealthChange,
-        PgccHealthCode, SyncCounts, TestData, UrlDisabledData, UseCaseChange,
+        PgccHealthChange, PgccHealthCode, SyncCounts, TestData, UrlDisabledData, UseCaseChange,
     };
     use serde_json::Value;
     use utoipa::PartialSchema;
