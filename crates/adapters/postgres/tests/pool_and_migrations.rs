@@ -26,6 +26,7 @@ const TABLES: &[&str] = &[
     "auditoria_inicio",
     "auditoria_nos",
     "casos_de_uso",
+    "casos_de_uso_anotacoes",
     "casos_de_uso_versoes",
     "chaves_idempotencia",
     "console_sessoes",

@@ -33,7 +33,9 @@ pub(super) fn declare_served(operation: &mut Operation) {
         // negotiated like the JSON answers
         if response.content.len() == 1
             && (response.content.contains_key("text/plain")
-                || response.content.contains_key(crate::routes::records::JSON_LD))
+                || response
+                    .content
+                    .contains_key(crate::routes::records::JSON_LD))
         {
             continue;
         }
