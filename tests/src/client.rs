@@ -205,10 +205,13 @@ impl Client {
     }
 
     pub fn put_json(&self, path: &str, body: &Value) -> Reply {
-        let req = self
+        let mut req = self
             .agent
             .put(format!("{}{path}", self.base_url))
             .header("Content-Type", "application/json");
+        if let Some(k) = &self.key {
+            req = req.header("Api-Key", k);
+        }
         read(req.send(&serde_json::to_vec(body).unwrap()[..]))
     }
 }

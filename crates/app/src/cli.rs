@@ -140,6 +140,23 @@ pub enum CompanyCommand {
         #[arg(long)]
         cnpj: String,
     },
+    /// Set the company's controller profile, what its consent records name as data controller
+    /// (docs/records.md): its name, postal address and the e-mail of its data protection officer.
+    /// Replaces an earlier profile.
+    Profile {
+        /// The company's id (from `company create`).
+        #[arg(long)]
+        empresa: String,
+        /// The controller's (legal) name.
+        #[arg(long)]
+        nome: String,
+        /// The controller's postal address.
+        #[arg(long)]
+        endereco: String,
+        /// The e-mail of the data protection officer (encarregado, LGPD art. 41).
+        #[arg(long = "contato-dpo")]
+        contato_dpo: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

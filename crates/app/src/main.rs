@@ -50,6 +50,15 @@ fn main() -> ExitCode {
         Command::Company {
             command: CompanyCommand::Create { nome, cnpj },
         } => commands::company::create(&admin, &context, &nome, &cnpj),
+        Command::Company {
+            command:
+                CompanyCommand::Profile {
+                    empresa,
+                    nome,
+                    endereco,
+                    contato_dpo,
+                },
+        } => commands::company::profile(&admin, &context, &empresa, &nome, &endereco, &contato_dpo),
         Command::ApiKey {
             command:
                 ApiKeyCommand::Issue {

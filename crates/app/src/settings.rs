@@ -41,6 +41,10 @@ pub struct Settings {
     /// The verifiable log (`[auditoria]`, `APP__AUDITORIA__*`).
     #[serde(rename = "auditoria")]
     pub audit: AuditSettings,
+    /// What the consent records in the ISO/IEC TS 27560 form state of storage, jurisdiction and
+    /// withdrawal (`[registro]`, `APP__REGISTRO__*`; docs/records.md).
+    #[serde(rename = "registro")]
+    pub records: RecordSettings,
     pub cache: CacheSettings,
     pub rate_limit: RateLimitSettings,
     pub log: LogSettings,
@@ -161,6 +165,29 @@ pub struct RetentionSettings {
     pub cancelled_days: u64,
     /// The record of who read personal data (`acessos_dados_pessoais`).
     pub access_log_days: u64,
+}
+
+/// What every consent record states (docs/records.md).
+#[derive(Debug, Clone, Deserialize)]
+pub struct RecordSettings {
+    /// ISO 3166-1 alpha-2 code of the country where personal data is stored.
+    pub local_armazenamento: String,
+    /// ISO 3166-1 alpha-2 code of the jurisdiction whose law applies.
+    pub jurisdicao: String,
+    /// Where a subject withdraws consent; empty: the use case's notice URL.
+    pub url_revogacao: String,
+}
+
+impl RecordSettings {
+    /// The application's form (validated at load time).
+    pub fn service(&self) -> application::RecordSettings {
+        let url = self.url_revogacao.trim();
+        application::RecordSettings {
+            storage_location: self.local_armazenamento.trim().to_owned(),
+            jurisdiction: self.jurisdicao.trim().to_owned(),
+            withdrawal_url: (!url.is_empty()).then(|| url.to_owned()),
+        }
+    }
 }
 
 /// The sandbox companies' data (docs/decisions.md, "The sandbox").
@@ -764,6 +791,25 @@ impl Settings {
             return bad(
                 "retention.access_log_days",
                 "must be between 0 and 36500 (days)",
+            );
+        }
+        for (key, code) in [
+            (
+                "registro.local_armazenamento",
+                &self.records.local_armazenamento,
+            ),
+            ("registro.jurisdicao", &self.records.jurisdicao),
+        ] {
+            let code = code.trim();
+            if code.len() != 2 || !code.chars().all(|c| c.is_ascii_uppercase()) {
+                return bad(key, "must be an ISO 3166-1 alpha-2 country code (BR)");
+            }
+        }
+        let url = self.records.url_revogacao.trim();
+        if !(url.is_empty() || url.starts_with("https://") || url.starts_with("http://")) {
+            return bad(
+                "registro.url_revogacao",
+                "must be empty or an absolute http(s) URL",
             );
         }
         if !(1..=MAX_RETENTION_DAYS).contains(&self.sandbox.retention_days) {

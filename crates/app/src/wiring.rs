@@ -484,6 +484,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         sync_period: Duration::from_secs(settings.workers.sync_seconds.max(1)),
         status_checks: settings.workers.status_check_policy(),
         page_max_bytes: settings.server.page_max_bytes,
+        records: settings.records.service(),
     }
 }
 

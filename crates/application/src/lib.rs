@@ -22,6 +22,7 @@ pub mod consent_requests;
 pub mod jobs;
 pub mod operations;
 pub mod pgcc_health;
+pub mod records;
 pub mod retention;
 pub mod sandbox;
 pub mod settings;
@@ -74,6 +75,12 @@ pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use pgcc_health::{
     found_unavailable, GetPgccStatus, HealthTrackedPgcc, PgccCallNotes, PgccHealthJob,
 };
+pub use records::annotations::{UseCaseAnnotationError, UseCaseAnnotations};
+pub use records::consent_record::{
+    receipt_id, ConsentRecordError, ConsentRecordSource, ConsentRecords, RecordSettings,
+    RECORD_SCHEMA,
+};
+pub use records::controller_profile::{SetControllerProfile, SetControllerProfileError};
 pub use retention::purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use retention::purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use sandbox::purge::{PurgeSandboxes, SandboxPurgeReport};
@@ -142,6 +149,12 @@ pub struct Services {
     pub register_company: RegisterCompany,
     pub list_use_cases: ListUseCases,
     pub list_use_case_versions: ListUseCaseVersions,
+    /// The companies' annotations of their use cases (`/api/casos-de-uso/{id}/anotacoes`).
+    pub use_case_annotations: UseCaseAnnotations,
+    /// The consent records in the ISO/IEC TS 27560 form (docs/records.md).
+    pub consent_records: ConsentRecords,
+    /// `consent-api company profile` (the owner's connection).
+    pub set_controller_profile: SetControllerProfile,
     pub sync_use_cases: SyncUseCases,
     pub create_consent_request: CreateConsentRequest,
     pub get_consent_request: GetConsentRequest,
@@ -224,9 +237,17 @@ impl Services {
             )),
             api_keys: ApiKeyIssuer::new(companies.clone(), api_keys, clock.clone())
                 .with_sandboxes(sandboxes),
-            register_company: RegisterCompany::new(companies, clock.clone()),
+            register_company: RegisterCompany::new(companies.clone(), clock.clone()),
             list_use_cases: ListUseCases::new(use_cases.clone()),
             list_use_case_versions: ListUseCaseVersions::new(use_cases.clone()),
+            use_case_annotations: UseCaseAnnotations::new(use_cases.clone(), clock.clone()),
+            consent_records: ConsentRecords::new(
+                consent_requests.clone(),
+                use_cases.clone(),
+                companies.clone(),
+                settings.records.clone(),
+            ),
+            set_controller_profile: SetControllerProfile::new(companies),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
             create_consent_request: CreateConsentRequest::new(

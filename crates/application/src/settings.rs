@@ -36,6 +36,8 @@ pub struct ServiceSettings {
     pub status_checks: crate::StatusCheckPolicy,
     /// A paged answer's items stop at about this many bytes (`server.page_max_bytes`).
     pub page_max_bytes: usize,
+    /// What the consent records state of storage, jurisdiction and withdrawal (`registro`).
+    pub records: crate::RecordSettings,
 }
 
 /// Sizes of the in-process caches and how long they outlive a silent change feed.
@@ -99,6 +101,7 @@ impl Default for ServiceSettings {
             sync_period: Duration::from_secs(3600),
             status_checks: crate::StatusCheckPolicy::default(),
             page_max_bytes: crate::consent_requests::page_bytes::DEFAULT_PAGE_MAX_BYTES,
+            records: crate::RecordSettings::default(),
         }
     }
 }

@@ -267,6 +267,7 @@
 pub mod cnpj;
 pub mod company;
 pub mod consent_history;
+pub mod consent_record;
 pub mod consent_request;
 pub mod consent_status;
 pub mod cpf;
@@ -286,6 +287,10 @@ pub mod webhook_url;
 pub use cnpj::{Cnpj, CnpjError};
 pub use company::{Company, CompanyId};
 pub use consent_history::{StatusChange, TransitionCause};
+pub use consent_record::{
+    ControllerProfile, LegalBasis, LegalHypothesis, LgpdArticle, UseCaseAnnotation,
+    UseCaseAnnotationDraft,
+};
 pub use consent_request::{
     AccessMode, ActiveAnswer, ConsentRequest, ConsentRequestDraft, CreationVariant, SubjectType,
     ValidConsentRequest, MAX_PROOF_OF_COLLECTION, MAX_TEMPLATE_ID, NUL_CHARACTER_MESSAGE,

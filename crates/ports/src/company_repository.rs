@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{Company, CompanyId};
+use domain::{Company, CompanyId, ControllerProfile};
 
 use crate::RepoError;
 
@@ -31,4 +31,15 @@ pub trait CompanyRepository: Send + Sync {
         now: DateTime<Utc>,
         next: DateTime<Utc>,
     ) -> Result<Option<Company>, RepoError>;
+
+    /// The company's controller profile (docs/records.md), `None` until one is set.
+    fn controller_profile(&self, id: CompanyId) -> Result<Option<ControllerProfile>, RepoError>;
+
+    /// Sets the company's controller profile (the owner's connection: the runtime role cannot
+    /// write companies). `false` when there is no such company.
+    fn set_controller_profile(
+        &self,
+        id: CompanyId,
+        profile: &ControllerProfile,
+    ) -> Result<bool, RepoError>;
 }

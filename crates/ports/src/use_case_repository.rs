@@ -1,5 +1,5 @@
 use chrono::{DateTime, Utc};
-use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase, UseCaseVersion};
+use domain::{CompanyId, PgccUseCase, SyncCounts, UseCase, UseCaseAnnotation, UseCaseVersion};
 use uuid::Uuid;
 
 use crate::RepoError;
@@ -43,4 +43,21 @@ pub trait UseCaseRepository: Send + Sync {
         company: CompanyId,
         use_case_id: Uuid,
     ) -> Result<Option<Vec<UseCaseVersion>>, RepoError>;
+
+    /// The company's annotation of its use case `use_case_id` (our id), `None` when it has none
+    /// (or there is no such use case).
+    fn annotation(
+        &self,
+        company: CompanyId,
+        use_case_id: Uuid,
+    ) -> Result<Option<UseCaseAnnotation>, RepoError>;
+
+    /// Stores (or replaces) the annotation of the company's use case `use_case_id` (removed or
+    /// not); `false`, storing nothing, when the company has no such use case.
+    fn annotate(
+        &self,
+        company: CompanyId,
+        use_case_id: Uuid,
+        annotation: &UseCaseAnnotation,
+    ) -> Result<bool, RepoError>;
 }

@@ -42,6 +42,7 @@ mod pgcc_strings;
 mod poolers;
 mod profiles;
 mod rate_limits;
+mod records;
 mod replicas;
 mod revocation_retry;
 mod sandbox;

@@ -2,7 +2,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Timestamptz, Uuid as SqlUuid};
-use domain::{Company, CompanyId};
+use domain::{Company, CompanyId, ControllerProfile};
 use ports::{CompanyRepository, CreateCompanyError, RepoError};
 use uuid::Uuid;
 
@@ -122,6 +122,54 @@ impl CompanyRepository for PgCompanyRepository {
             .map(EmpresaRow::try_into_domain)
             .collect::<anyhow::Result<_>>()
             .map_err(|e| RepoError::Unexpected(e.context(OPERATION)))
+    }
+
+    fn controller_profile(&self, id: CompanyId) -> Result<Option<ControllerProfile>, RepoError> {
+        let row = with_conn(
+            &self.pool,
+            "reading a company's controller profile",
+            |conn| {
+                empresas::table
+                    .find(id.0)
+                    .select((
+                        empresas::controlador_nome,
+                        empresas::controlador_endereco,
+                        empresas::controlador_contato_dpo,
+                    ))
+                    .first::<(Option<String>, Option<String>, Option<String>)>(conn)
+                    .optional()
+            },
+        )?;
+        // the CLI sets the three together: a row with any of them unset has no profile
+        Ok(match row {
+            Some((Some(name), Some(address), Some(dpo_contact))) => Some(ControllerProfile {
+                name,
+                address,
+                dpo_contact,
+            }),
+            _ => None,
+        })
+    }
+
+    fn set_controller_profile(
+        &self,
+        id: CompanyId,
+        profile: &ControllerProfile,
+    ) -> Result<bool, RepoError> {
+        let updated = with_conn(
+            &self.pool,
+            "setting a company's controller profile",
+            |conn| {
+                diesel::update(empresas::table.find(id.0))
+                    .set((
+                        empresas::controlador_nome.eq(&profile.name),
+                        empresas::controlador_endereco.eq(&profile.address),
+                        empresas::controlador_contato_dpo.eq(&profile.dpo_contact),
+                    ))
+                    .execute(conn)
+            },
+        )?;
+        Ok(updated == 1)
     }
 }
 

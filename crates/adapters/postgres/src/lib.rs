@@ -70,6 +70,7 @@ mod retention_repository;
 mod sandbox_repository;
 mod status_check_schedule;
 mod test_delivery;
+mod use_case_annotations;
 mod use_case_repository;
 mod webhook_delivery_repository;
 mod webhook_url_repository;

@@ -107,6 +107,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    casos_de_uso_anotacoes (empresa_id, caso_de_uso_id) {
+        empresa_id -> Uuid,
+        caso_de_uso_id -> Uuid,
+        base_legal_artigo -> Int8,
+        base_legal_hipotese -> Text,
+        categorias_dados -> Text,
+        url_aviso -> Text,
+        idioma_aviso -> Text,
+        atualizado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     casos_de_uso_versoes (empresa_id, caso_de_uso_id, versao) {
         empresa_id -> Uuid,
         caso_de_uso_id -> Uuid,
@@ -153,6 +166,9 @@ diesel::table! {
         cnpj -> Text,
         criado_em -> Timestamptz,
         sandbox_de -> Nullable<Uuid>,
+        controlador_nome -> Nullable<Text>,
+        controlador_endereco -> Nullable<Text>,
+        controlador_contato_dpo -> Nullable<Text>,
     }
 }
 
@@ -354,6 +370,7 @@ diesel::joinable!(auditoria_entradas -> empresas (empresa_id));
 diesel::joinable!(auditoria_folhas -> empresas (empresa_id));
 diesel::joinable!(auditoria_nos -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso -> empresas (empresa_id));
+diesel::joinable!(casos_de_uso_anotacoes -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso_versoes -> empresas (empresa_id));
 diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
 diesel::joinable!(console_sessoes -> empresas (empresa_id));
@@ -373,6 +390,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     auditoria_inicio,
     auditoria_nos,
     casos_de_uso,
+    casos_de_uso_anotacoes,
     casos_de_uso_versoes,
     chaves_idempotencia,
     console_sessoes,

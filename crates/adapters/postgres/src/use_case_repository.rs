@@ -7,7 +7,8 @@ use diesel::sql_types::Bool;
 use diesel::sql_types::{BigInt, Uuid as SqlUuid};
 use diesel::upsert::excluded;
 use domain::{
-    CompanyId, PgccUseCase, SyncCounts, UseCase, UseCaseChange, UseCaseVersion, WebhookEvent,
+    CompanyId, PgccUseCase, SyncCounts, UseCase, UseCaseAnnotation, UseCaseChange, UseCaseVersion,
+    WebhookEvent,
 };
 use ports::{RepoError, UseCaseRepository};
 use sha2::{Digest, Sha256};
@@ -309,6 +310,23 @@ impl UseCaseRepository for PgUseCaseRepository {
                 })
                 .collect(),
         ))
+    }
+
+    fn annotation(
+        &self,
+        empresa: CompanyId,
+        use_case_id: Uuid,
+    ) -> Result<Option<UseCaseAnnotation>, RepoError> {
+        crate::use_case_annotations::read(&self.pool, empresa, use_case_id)
+    }
+
+    fn annotate(
+        &self,
+        empresa: CompanyId,
+        use_case_id: Uuid,
+        annotation: &UseCaseAnnotation,
+    ) -> Result<bool, RepoError> {
+        crate::use_case_annotations::write(&self.pool, empresa, use_case_id, annotation)
     }
 }
 

@@ -1,5 +1,7 @@
 use anyhow::bail;
-use application::RegisterCompanyError;
+use application::{RegisterCompanyError, SetControllerProfileError};
+use domain::CompanyId;
+use uuid::Uuid;
 
 use crate::context::ProcessContext;
 use crate::settings::Settings;
@@ -31,6 +33,40 @@ pub fn create(
         }
         Err(RegisterCompanyError::Repo(e)) => {
             Err(anyhow::Error::new(e).context("creating the company"))
+        }
+    }
+}
+
+/// Sets the company's controller profile (the owner's connection: `empresas` is the owner's to
+/// write). Prints nothing on success.
+pub fn profile(
+    settings: &Settings,
+    context: &ProcessContext,
+    company: &str,
+    name: &str,
+    address: &str,
+    dpo_contact: &str,
+) -> anyhow::Result<()> {
+    let Ok(id) = Uuid::parse_str(company.trim()) else {
+        bail!("--empresa must be a company id (a UUID, from company create)");
+    };
+    let services = wiring::services(settings, context, wiring::pool(settings)?)?;
+    match services
+        .set_controller_profile
+        .execute(CompanyId(id), name, address, dpo_contact)
+    {
+        Ok(_) => Ok(()),
+        Err(SetControllerProfileError::Invalid(errors)) => {
+            let fields: Vec<String> = errors
+                .fields()
+                .iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect();
+            bail!("invalid profile: {}", fields.join("; "))
+        }
+        Err(SetControllerProfileError::NotFound) => bail!("no company with this id"),
+        Err(SetControllerProfileError::Repo(e)) => {
+            Err(anyhow::Error::new(e).context("setting the controller profile"))
         }
     }
 }

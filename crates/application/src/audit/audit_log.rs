@@ -350,6 +350,10 @@ impl AuditLog {
             // which key signed it: a sandbox receipt says so, and its kid is the sandbox key's
             "ambiente": environment(signer),
             "iat": now.timestamp(),
+            // the receipt's id, the same the consent record of this state names, and the schema
+            // of that record (issue 37, part 6; docs/records.md)
+            "jti": crate::receipt_id(&request),
+            "versaoEsquema": crate::RECORD_SCHEMA,
         });
         Ok(SignedReceipt {
             jws: signer.compact_jws(&payload),

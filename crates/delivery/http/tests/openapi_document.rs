@@ -240,6 +240,13 @@ fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served()
                     assert_eq!(media_types(content), ["text/plain"]);
                     continue;
                 }
+                if (path.as_str(), status.as_str())
+                    == ("/api/solicitacao-consentimento/{id}/registro", "200")
+                {
+                    // the consent record is a JSON-LD document, never an envelope
+                    assert_eq!(media_types(content), ["application/ld+json"]);
+                    continue;
+                }
                 assert_eq!(
                     media_types(content),
                     ["application/json", "text/json", "text/plain"],
@@ -364,6 +371,7 @@ fn each_creation_and_registration_links_to_every_operation_that_takes_its_id() {
             [
                 ("obterProvasSolicitacao".to_owned(), by_id.clone()),
                 ("obterReciboSolicitacao".to_owned(), by_id.clone()),
+                ("obterRegistroSolicitacao".to_owned(), by_id.clone()),
                 ("obterSolicitacao".to_owned(), by_id.clone()),
                 ("revogarSolicitacao".to_owned(), by_id.clone())
             ]

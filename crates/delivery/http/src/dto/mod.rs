@@ -10,6 +10,7 @@ pub mod enumerations;
 pub mod envelope;
 pub mod event;
 pub mod pgcc_status;
+pub mod record;
 pub mod revocation;
 pub mod subject_export;
 pub mod sync;

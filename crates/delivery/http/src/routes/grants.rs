@@ -136,6 +136,19 @@ pub const GRANTS: &[Grant] = &[
         "/api/solicitacao-consentimento/{id}/recibo",
         &[Integration, Auditor],
     ),
+    // records in the ISO/IEC TS 27560 form (issue 37, part 6): the company's integration
+    // annotates its use cases; the record is read like the receipt
+    grant("PUT", "/api/casos-de-uso/{id}/anotacoes", &[Integration]),
+    grant(
+        "GET",
+        "/api/casos-de-uso/{id}/anotacoes",
+        &[Integration, Auditor],
+    ),
+    grant(
+        "GET",
+        "/api/solicitacao-consentimento/{id}/registro",
+        &[Integration, Auditor],
+    ),
 ];
 
 /// The grant of `method` on the route template `path`, if the table has one.

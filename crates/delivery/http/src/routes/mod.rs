@@ -8,6 +8,7 @@ pub mod events;
 pub mod grants;
 pub mod health;
 pub mod openapi;
+pub mod records;
 pub mod status;
 pub mod subjects;
 pub mod use_cases;
@@ -40,6 +41,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/casos-de-uso/{id}/versoes")
             .route(web::get().to(use_cases::versions))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/casos-de-uso/{id}/anotacoes")
+            .route(web::put().to(records::annotate))
+            .route(web::get().to(records::annotations))
+            .wrap(from_fn(media::limit_json_depth))
+            .default_service(not_allowed("GET, PUT")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/{id}/registro")
+            .route(web::get().to(records::record))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/contexts/consent-record-v1.jsonld")
+            .route(web::get().to(records::context))
             .default_service(not_allowed("GET")),
     )
     .service(

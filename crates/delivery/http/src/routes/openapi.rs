@@ -10,7 +10,8 @@ use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{
-    audit, consent_check, consent_requests, events, status, subjects, use_cases, webhook_urls,
+    audit, consent_check, consent_requests, events, records, status, subjects, use_cases,
+    webhook_urls,
 };
 
 mod bounds;
@@ -47,6 +48,9 @@ pub struct DocsServers {
         use_cases::list,
         use_cases::sync,
         use_cases::versions,
+        records::annotate,
+        records::annotations,
+        records::record,
         consent_requests::create_active,
         consent_requests::create_pending,
         consent_requests::get,
@@ -129,6 +133,10 @@ pub struct DocsServers {
         dto::audit::EntradaProvada,
         dto::audit::Recibo,
         dto::audit::ProvaConsistencia,
+        dto::record::BaseLegalEntrada,
+        dto::record::AnotacoesCasoDeUso,
+        dto::record::BaseLegal,
+        dto::record::AnotacoesCasoDeUsoSalvas,
     )),
     tags(
         (name = "Auditoria", description = "For auditor keys and the company's evidence: the verifiable log (signed checkpoints, inclusion and consistency proofs per RFC 9162, signed receipts) and the record of who read personal data. See docs/auditoria.md and docs/security.md."),

@@ -28,9 +28,15 @@ pub(super) fn declare_served(operation: &mut Operation) {
         let RefOr::T(response) = response else {
             continue;
         };
-        // a plain-text answer (the audit checkpoint, a signed note) is that text only: it is
-        // not negotiated like the JSON answers
-        if response.content.len() == 1 && response.content.contains_key("text/plain") {
+        // a plain-text answer (the audit checkpoint, a signed note) is that text only, and a
+        // JSON-LD document (a consent record, docs/records.md) is JSON-LD only: neither is
+        // negotiated like the JSON answers
+        if response.content.len() == 1
+            && (response.content.contains_key("text/plain")
+                || response
+                    .content
+                    .contains_key(crate::routes::records::JSON_LD))
+        {
             continue;
         }
         let declared = response

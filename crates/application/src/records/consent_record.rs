@@ -1,0 +1,282 @@
+//! `GET /api/solicitacao-consentimento/{id}/registro`: what a consent record in the ISO/IEC TS
+//! 27560 form is made of (docs/records.md). Gathers the request and its history, the use-case
+//! version it was given under with the company's annotation of that use case, and the company's
+//! controller profile; names every mandatory field it cannot fill instead of answering a partial
+//! record.
+
+use std::sync::Arc;
+
+use domain::{
+    Company, ConsentRequest, ControllerProfile, StatusChange, UseCaseAnnotation, UseCaseVersion,
+    ValidationErrors,
+};
+use ports::{CompanyRepository, ConsentRequestRepository, RepoError, UseCaseRepository};
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
+
+/// The DPV profile the records conform to (`dct:conformsTo`, the ISO/IEC TS 27560 schema
+/// version): DPV's consent-record schema.
+pub const RECORD_SCHEMA: &str = "https://w3id.org/dpv/schema/dpv-27560#record";
+
+/// Where the records say personal data is stored and under which jurisdiction, and where the
+/// subject withdraws (the `registro` settings).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordSettings {
+    /// ISO 3166-1 alpha-2 code of the country where the data is stored (`BR`).
+    pub storage_location: String,
+    /// ISO 3166-1 alpha-2 code of the jurisdiction whose law applies (`BR`).
+    pub jurisdiction: String,
+    /// Where the subject withdraws consent; `None`: at the use case's notice URL.
+    pub withdrawal_url: Option<String>,
+}
+
+impl Default for RecordSettings {
+    fn default() -> Self {
+        Self {
+            storage_location: "BR".to_owned(),
+            jurisdiction: "BR".to_owned(),
+            withdrawal_url: None,
+        }
+    }
+}
+
+/// Everything one record states.
+#[derive(Debug, Clone)]
+pub struct ConsentRecordSource {
+    pub company: Company,
+    pub controller: ControllerProfile,
+    pub request: ConsentRequest,
+    /// Oldest first; the creation is the first entry.
+    pub history: Vec<StatusChange>,
+    /// Our id of the request's use case.
+    pub use_case_id: Uuid,
+    /// The version the request was stored under.
+    pub use_case_version: UseCaseVersion,
+    /// Lower-case hex SHA-256 of the version's purpose text (its fingerprint).
+    pub notice_digest: String,
+    pub annotation: UseCaseAnnotation,
+    /// The id of the request's receipt in its current state ([`receipt_id`]).
+    pub receipt_id: Uuid,
+    pub settings: RecordSettings,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConsentRecordError {
+    /// No such request for the company.
+    #[error("consent request not found")]
+    NotFound,
+    /// Mandatory fields the service cannot fill, each named (`campo`) with how to fill it.
+    #[error(transparent)]
+    Missing(ValidationErrors),
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// The id of the request's receipt (`jti`) in the request's current state: derived from the
+/// request's id, content hash and last change, so the receipt and the record of one state name
+/// the same id, and a new state a new one. A UUID version 8 made of the first 16 bytes of a
+/// SHA-256.
+pub fn receipt_id(request: &ConsentRequest) -> Uuid {
+    let digest = Sha256::digest(
+        format!(
+            "recibo\n{}\n{}\n{}",
+            request.id,
+            request.hash,
+            request.updated_at.timestamp_micros()
+        )
+        .as_bytes(),
+    );
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
+}
+
+#[derive(Clone)]
+pub struct ConsentRecords {
+    consent_requests: Arc<dyn ConsentRequestRepository>,
+    use_cases: Arc<dyn UseCaseRepository>,
+    companies: Arc<dyn CompanyRepository>,
+    settings: RecordSettings,
+}
+
+impl ConsentRecords {
+    pub fn new(
+        consent_requests: Arc<dyn ConsentRequestRepository>,
+        use_cases: Arc<dyn UseCaseRepository>,
+        companies: Arc<dyn CompanyRepository>,
+        settings: RecordSettings,
+    ) -> Self {
+        Self {
+            consent_requests,
+            use_cases,
+            companies,
+            settings,
+        }
+    }
+
+    /// The record of the company's request `id`, or every mandatory field it lacks.
+    pub fn execute(
+        &self,
+        company: &Company,
+        id: Uuid,
+    ) -> Result<ConsentRecordSource, ConsentRecordError> {
+        let record = self
+            .consent_requests
+            .get(company.id, id)?
+            .ok_or(ConsentRecordError::NotFound)?;
+        let request = record.request;
+        let mut missing = ValidationErrors::default();
+        let controller = self.companies.controller_profile(company.id)?;
+        if controller.is_none() {
+            for field in [
+                "controlador.nome",
+                "controlador.endereco",
+                "controlador.contatoDpo",
+            ] {
+                missing.push(
+                    field,
+                    "Perfil de controlador da empresa não definido: consent-api company profile.",
+                );
+            }
+        }
+        let use_case = self
+            .use_cases
+            .find_by_template(company.id, &request.content.template_id)?;
+        let (use_case_id, version, annotation) = match use_case {
+            None => {
+                missing.push(
+                    "casoDeUso",
+                    "O caso de uso da solicitação não está mais entre os da empresa.",
+                );
+                (Uuid::nil(), None, None)
+            }
+            Some(use_case) => {
+                let wanted = request.use_case_version.unwrap_or(1);
+                let version = self
+                    .use_cases
+                    .versions(company.id, use_case.id)?
+                    .unwrap_or_default()
+                    .into_iter()
+                    .find(|v| v.version == wanted);
+                if version.is_none() {
+                    missing.push(
+                        "casoDeUso.versao",
+                        "A versão do caso de uso não foi encontrada.",
+                    );
+                }
+                let annotation = self.use_cases.annotation(company.id, use_case.id)?;
+                if annotation.is_none() {
+                    let how = format!(
+                        "Caso de uso sem anotações: PUT /api/casos-de-uso/{}/anotacoes.",
+                        use_case.id
+                    );
+                    for field in [
+                        "casoDeUso.baseLegal",
+                        "casoDeUso.categoriasDados",
+                        "casoDeUso.urlAviso",
+                        "casoDeUso.idiomaAviso",
+                    ] {
+                        missing.push(field, how.clone());
+                    }
+                }
+                (use_case.id, version, annotation)
+            }
+        };
+        match (controller, version, annotation) {
+            (Some(controller), Some(version), Some(annotation)) if missing.is_empty() => {
+                let notice_digest = version
+                    .fingerprint
+                    .clone()
+                    .unwrap_or_else(|| hex::encode(Sha256::digest(purpose_text(&version))));
+                Ok(ConsentRecordSource {
+                    company: company.clone(),
+                    controller,
+                    receipt_id: receipt_id(&request),
+                    request,
+                    history: record.history,
+                    use_case_id,
+                    use_case_version: version,
+                    notice_digest,
+                    annotation,
+                    settings: self.settings.clone(),
+                })
+            }
+            _ => Err(ConsentRecordError::Missing(missing)),
+        }
+    }
+}
+
+/// The purpose text of a version stored before fingerprints (docs/decisions.md, "Use-case
+/// versions"), as `PgccUseCase::purpose_text` makes it (an unknown link as empty).
+fn purpose_text(version: &UseCaseVersion) -> String {
+    let link = version.link_id.map(|l| l.to_string()).unwrap_or_default();
+    let mut text = String::new();
+    for (name, value) in [
+        ("titulo", version.title.as_str()),
+        ("vinculoId", link.as_str()),
+        ("outros", version.other_fields.as_str()),
+    ] {
+        text.push_str(&format!("{name}:{}:{value}\n", value.len()));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use ports::{
+        ConsentRequestRecord, MockCompanyRepository, MockConsentRequestRepository,
+        MockUseCaseRepository,
+    };
+
+    use super::*;
+    use crate::test_support::{company, consent_request};
+
+    #[test]
+    fn every_missing_mandatory_field_is_named() {
+        let request = consent_request(Uuid::from_u128(7), domain::ConsentStatus::Active);
+        let id = request.id;
+        let mut consent_requests = MockConsentRequestRepository::new();
+        consent_requests.expect_get().returning(move |_, _| {
+            Ok(Some(ConsentRequestRecord {
+                request: request.clone(),
+                history: vec![],
+            }))
+        });
+        let mut companies = MockCompanyRepository::new();
+        companies
+            .expect_controller_profile()
+            .returning(|_| Ok(None));
+        let mut use_cases = MockUseCaseRepository::new();
+        use_cases
+            .expect_find_by_template()
+            .returning(|_, _| Ok(None));
+        let records = ConsentRecords::new(
+            Arc::new(consent_requests),
+            Arc::new(use_cases),
+            Arc::new(companies),
+            RecordSettings::default(),
+        );
+        let Err(ConsentRecordError::Missing(missing)) = records.execute(&company(), id) else {
+            panic!("expected missing fields");
+        };
+        let fields: Vec<_> = missing.fields().iter().map(|f| f.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "controlador.nome",
+                "controlador.endereco",
+                "controlador.contatoDpo",
+                "casoDeUso"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_receipt_id_follows_the_requests_state() {
+        let mut request = consent_request(Uuid::from_u128(7), domain::ConsentStatus::Active);
+        let first = receipt_id(&request);
+        assert_eq!(first, receipt_id(&request));
+        request.updated_at += chrono::Duration::seconds(1);
+        assert_ne!(first, receipt_id(&request));
+    }
+}
