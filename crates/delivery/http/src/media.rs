@@ -104,7 +104,7 @@ pub fn json_too_deep(bytes: &[u8], max_depth: usize) -> bool {
     false
 }
 
-/// The limits [`limit_json_depth`] applies, registered as app data by [`crate::configure`].
+/// The limits [`limit_json_depth`] applies, registered as app data by [`crate::HttpApp`].
 #[derive(Debug, Clone, Copy)]
 pub struct JsonLimits {
     pub max_depth: usize,

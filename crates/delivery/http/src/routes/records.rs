@@ -16,7 +16,7 @@ use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::record::{
     consent_record, AnotacoesCasoDeUso, AnotacoesCasoDeUsoSalvas, CONTEXT_DOCUMENT, CONTEXT_PATH,
 };
-use crate::error::ApiError;
+use crate::error::{ApiError, Resource};
 use crate::state::ApiState;
 
 /// The media type of a record and of its context (JSON-LD, W3C JSON-LD 1.1 §C).
@@ -25,7 +25,7 @@ pub const JSON_LD: &str = "application/ld+json";
 impl From<UseCaseAnnotationError> for ApiError {
     fn from(e: UseCaseAnnotationError) -> Self {
         match e {
-            UseCaseAnnotationError::NotFound => ApiError::NotFound("Caso de uso"),
+            UseCaseAnnotationError::NotFound => ApiError::NotFound(Resource::UseCase),
             UseCaseAnnotationError::Invalid(errors) => ApiError::Validation(errors),
             UseCaseAnnotationError::Repo(e) => e.into(),
         }
@@ -35,7 +35,7 @@ impl From<UseCaseAnnotationError> for ApiError {
 impl From<ConsentRecordError> for ApiError {
     fn from(e: ConsentRecordError) -> Self {
         match e {
-            ConsentRecordError::NotFound => ApiError::NotFound("Solicitação de consentimento"),
+            ConsentRecordError::NotFound => ApiError::NotFound(Resource::ConsentRequest),
             // 422 with every missing field in `data.erros` (docs/records.md, "Missing fields")
             ConsentRecordError::Missing(missing) => ApiError::Validation(missing),
             ConsentRecordError::Repo(e) => e.into(),
@@ -44,7 +44,7 @@ impl From<ConsentRecordError> for ApiError {
 }
 
 fn use_case_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound("Caso de uso"))
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(Resource::UseCase))
 }
 
 /// Annotates one of the company's use cases for its consent records: its LGPD legal basis,
@@ -126,7 +126,7 @@ pub async fn record(
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let id =
-        Uuid::parse_str(&path).map_err(|_| ApiError::NotFound("Solicitação de consentimento"))?;
+        Uuid::parse_str(&path).map_err(|_| ApiError::NotFound(Resource::ConsentRequest))?;
     let source = as_caller(&state, key, move |s, call| {
         let source = s.consent_records.execute(call.company(), id)?;
         record_read(s, call, [(id, source.request.hash.as_str())])?;
