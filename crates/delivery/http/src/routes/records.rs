@@ -125,8 +125,7 @@ pub async fn record(
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    let id =
-        Uuid::parse_str(&path).map_err(|_| ApiError::NotFound(Resource::ConsentRequest))?;
+    let id = Uuid::parse_str(&path).map_err(|_| ApiError::NotFound(Resource::ConsentRequest))?;
     let source = as_caller(&state, key, move |s, call| {
         let source = s.consent_records.execute(call.company(), id)?;
         record_read(s, call, [(id, source.request.hash.as_str())])?;
