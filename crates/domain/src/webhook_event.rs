@@ -307,6 +307,10 @@ pub struct AuditCheckpointData {
     pub origin: String,
     /// The tree size: how many entries the checkpoint covers.
     #[serde(rename = "tamanho")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = Int64, minimum = 1, maximum = 9223372036854775807_i64)
+    )]
     pub size: u64,
     /// The base64 root hash (the note's third line).
     #[serde(rename = "raiz")]

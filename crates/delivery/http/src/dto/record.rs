@@ -5,7 +5,11 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use domain::{ConsentStatus, TransitionCause, UseCaseAnnotation, UseCaseAnnotationDraft};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use utoipa::ToSchema;
+use std::borrow::Cow;
+
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use application::ConsentRecordSource;
@@ -22,14 +26,37 @@ pub const CONTEXT_PATH: &str = "/contexts/consent-record-v1.jsonld";
 #[serde(deny_unknown_fields)]
 pub struct BaseLegalEntrada {
     /// The LGPD article: 7 (personal data) or 11 (sensitive personal data).
-    #[schema(example = 7)]
+    #[schema(example = 7, minimum = 7, maximum = 11)]
     pub artigo: Option<i64>,
     /// The hypothesis of that article: `consentimento` (art. 7 I, art. 11 I),
     /// `obrigacao-legal`, `politicas-publicas`, `estudos-pesquisa`, `execucao-contrato` (art. 7
     /// only), `exercicio-direitos`, `protecao-vida`, `tutela-saude`, `interesse-legitimo` (art. 7
     /// only), `protecao-credito` (art. 7 only), `prevencao-fraude` (art. 11 only).
-    #[schema(example = "consentimento")]
+    #[schema(example = "consentimento", max_length = 32)]
     pub hipotese: Option<String>,
+}
+
+/// A personal-data category: documented as the enumeration of the DPV `pd:` terms the service
+/// supports (`domain::consent_record::PERSONAL_DATA_CATEGORIES`, one list for the check and the document).
+pub struct CategoriaDados;
+
+impl PartialSchema for CategoriaDados {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(
+                domain::consent_record::PERSONAL_DATA_CATEGORIES
+                    .iter()
+                    .copied(),
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for CategoriaDados {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("CategoriaDados")
+    }
 }
 
 /// Body of `PUT /api/casos-de-uso/{id}/anotacoes`: every field is required.
@@ -41,15 +68,20 @@ pub struct AnotacoesCasoDeUso {
     /// The personal-data categories the use case processes: DPV `pd:` terms from the list in
     /// docs/records.md (1 to 64, no repeats).
     #[serde(rename = "categoriasDados")]
-    #[schema(example = json!(["pd:Name", "pd:EmailAddress"]))]
+    #[schema(
+        example = json!(["pd:Name", "pd:EmailAddress"]),
+        value_type = Option<Vec<CategoriaDados>>,
+        min_items = 1,
+        max_items = 64
+    )]
     pub categories: Option<Vec<String>>,
     /// The absolute http(s) URL of the privacy notice the subject is shown.
     #[serde(rename = "urlAviso")]
-    #[schema(example = "https://exemplo.com.br/privacidade")]
+    #[schema(example = "https://exemplo.com.br/privacidade", max_length = 2048)]
     pub notice_url: Option<String>,
     /// The notice's language, a BCP 47 tag.
     #[serde(rename = "idiomaAviso")]
-    #[schema(example = "pt-BR")]
+    #[schema(example = "pt-BR", max_length = 35)]
     pub notice_language: Option<String>,
 }
 
@@ -73,6 +105,7 @@ impl From<AnotacoesCasoDeUso> for UseCaseAnnotationDraft {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BaseLegal {
     /// 7 or 11.
+    #[schema(minimum = 7, maximum = 11)]
     pub artigo: i16,
     /// The hypothesis (see the request body).
     pub hipotese: String,

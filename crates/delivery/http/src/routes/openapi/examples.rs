@@ -96,6 +96,13 @@ fn webhook(with_secret: bool) -> Value {
 /// Request body examples: (path, [(name, summary, body)]).
 fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
     match path {
+        "/api/casos-de-uso/{id}/anotacoes" => vec![(
+            "consentimento",
+            "Consent (LGPD art. 7, I), name and e-mail, a notice in Portuguese",
+            json!({"baseLegal": {"artigo": 7, "hipotese": "consentimento"},
+                   "categoriasDados": ["pd:Name", "pd:EmailAddress"],
+                   "urlAviso": "https://exemplo.com.br/privacidade", "idiomaAviso": "pt-BR"}),
+        )],
         "/api/solicitacao-consentimento/criar/ativo" => vec![
             (
                 "direto",
@@ -196,6 +203,17 @@ fn request_examples(path: &str) -> Vec<(&'static str, &'static str, Value)> {
 /// Success examples: (name, summary, `data`).
 fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str, Value)> {
     match (path, method) {
+        ("/api/casos-de-uso/{id}/anotacoes", _) => vec![(
+            "anotacoes",
+            "The use case's annotations, as the records state them",
+            json!({"casoDeUsoId": "3f9a1c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b",
+                   "baseLegal": {"artigo": 7, "hipotese": "consentimento",
+                                 "citacao": "LGPD (Lei 13.709/2018), art. 7, I",
+                                 "dpv": "dpv:ExpressedConsent"},
+                   "categoriasDados": ["pd:Name", "pd:EmailAddress"],
+                   "urlAviso": "https://exemplo.com.br/privacidade", "idiomaAviso": "pt-BR",
+                   "atualizadoEm": "2026-01-10T12:00:00Z"}),
+        )],
         ("/api/casos-de-uso", _) => vec![(
             "lista",
             "The company's use cases",
@@ -502,6 +520,16 @@ fn set_examples(content: &mut Content, examples: &[(&'static str, &'static str, 
 }
 
 /// Adds the examples to every `/api` operation of `openapi`.
+/// The start of a consent record (`GET .../registro`): its context, id, type and schema version.
+fn record_example() -> Value {
+    json!({
+        "@context": "https://consent.exemplo.com.br/contexts/consent-record-v1.jsonld",
+        "@id": "urn:uuid:7d5e9c1a-3b2f-4e8d-9a6c-0b1f2e3d4c5a",
+        "@type": "dpv:ConsentRecord",
+        "dct:conformsTo": application::RECORD_SCHEMA
+    })
+}
+
 pub fn apply(openapi: &mut OpenApi) {
     for (path, item) in openapi.paths.paths.iter_mut() {
         if !path.starts_with("/api/") {
@@ -520,6 +548,10 @@ pub fn apply(openapi: &mut OpenApi) {
                 };
                 let examples = if path == "/api/auditoria/checkpoint" && status == "200" {
                     vec![("checkpoint", "A signed note", json!(CHECKPOINT))]
+                } else if path == "/api/solicitacao-consentimento/{id}/registro" && status == "200"
+                {
+                    // a JSON-LD document, not an envelope (docs/records.md)
+                    vec![("registro", "A consent record, abridged", record_example())]
                 } else if status.starts_with('2') {
                     success_examples(path, method)
                         .into_iter()
