@@ -218,16 +218,19 @@ LIMIT $limit"
 
 statement! {
     /// The stored nodes of the company at the given `(nivel, indice)` keys: one index probe a
-    /// key (the keys are O(log n)).
+    /// key (the keys are O(log n)). A subquery per key rather than a join, for the reason
+    /// [`RequestEntries`] gives: no plan can turn it into a scan of the company's nodes.
     struct Nodes {
         empresa_id: Uuid as SqlUuid,
         niveis: Vec<i16> as Array<SmallInt>,
         indices: Vec<i64> as Array<BigInt>,
     }
-    "SELECT n.nivel, n.indice, n.hash
-FROM unnest($niveis::smallint[], $indices::bigint[]) AS k (nivel, indice)
-JOIN auditoria_nos n
-    ON n.empresa_id = $empresa_id AND n.nivel = k.nivel AND n.indice = k.indice"
+    "SELECT nivel, indice, hash FROM (
+    SELECT k.nivel, k.indice,
+        (SELECT n.hash FROM auditoria_nos n
+         WHERE n.empresa_id = $empresa_id AND n.nivel = k.nivel AND n.indice = k.indice) AS hash
+    FROM unnest($niveis::smallint[], $indices::bigint[]) AS k (nivel, indice)) pedidos
+WHERE hash IS NOT NULL"
 }
 
 statement! {
@@ -280,17 +283,22 @@ statement! {
 statement! {
     /// The request's entries up to `(transacao, posicao)` by the
     /// `(empresa_id, solicitacao_id, ...)` key, each with its leaf's index by the leaves'
-    /// `(empresa_id, transacao, posicao)` key.
+    /// `(empresa_id, transacao, posicao)` key. The leaf is a subquery per entry, not a join:
+    /// once PostgreSQL plans the prepared statement generically (after five calls on a
+    /// connection, when it judges that no dearer), a join may become a merge join that reads
+    /// every leaf of the company through that key: a whole 10^6-leaf tree per proof, as a CI
+    /// run of the scale test saw. A subquery in the select list is always one probe per entry.
     struct RequestEntries {
         empresa_id: Uuid as SqlUuid,
         solicitacao_id: Uuid as SqlUuid,
         transacao: i64 as BigInt,
         posicao: i64 as BigInt,
     }
-    "SELECT a.solicitacao_id, a.entrada, a.transacao, a.posicao, f.indice
+    "SELECT a.solicitacao_id, a.entrada, a.transacao, a.posicao,
+    (SELECT f.indice FROM auditoria_folhas f
+     WHERE f.empresa_id = a.empresa_id AND f.transacao = a.transacao
+       AND f.posicao = a.posicao) AS indice
 FROM auditoria_entradas a
-LEFT JOIN auditoria_folhas f
-    ON f.empresa_id = a.empresa_id AND f.transacao = a.transacao AND f.posicao = a.posicao
 WHERE a.empresa_id = $empresa_id AND a.solicitacao_id = $solicitacao_id
   AND (a.transacao, a.posicao) <= ($transacao, $posicao)
 ORDER BY a.transacao, a.posicao"
