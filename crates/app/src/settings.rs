@@ -500,14 +500,14 @@ pub struct ConsoleSettings {
 }
 
 impl ConsoleSettings {
-    /// The HTTP layer's settings; cookies are `Secure` in every environment but development.
-    pub fn http(&self, environment: &str) -> delivery_http::console::ConsoleSettings {
+    /// The console sessions' settings; cookies are `Secure` in every environment but development.
+    pub fn sessions(&self, environment: &str) -> delivery_console::ConsoleSettings {
         let idle = if self.session_seconds > 0 {
             Duration::from_secs(self.session_seconds)
         } else {
             Duration::from_secs(self.session_minutes.max(1) * 60)
         };
-        delivery_http::console::ConsoleSettings {
+        delivery_console::ConsoleSettings {
             idle_timeout: idle,
             secure_cookies: environment != "development",
         }

@@ -12,6 +12,7 @@ use application::{
     AuditLog, AuditSigner, HealthTrackedPgcc, ObservedPgcc, Operations, PgccHealthJob, Ports,
     SandboxRoutedPgcc, ServiceSettings, Services, SignCheckpoints, VerifyAuditLog, Workers,
 };
+use delivery_console::Console;
 use delivery_http::{ApiState, RequestScope};
 use pgcc_adapter::{
     PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings, SandboxPgcc,
@@ -267,12 +268,19 @@ pub fn api_state(
         ports(settings, context, pool.clone(), Some(reads))?,
         &service_settings(settings),
     );
-    let sessions = Arc::new(PgConsoleSessionStore::new(pool.clone()));
     let services = services.with_audit_log(audit_log(settings, pool, signers)?);
     Ok(ApiState::new(services, keys, Arc::new(SystemClock))
         .caching_use_case_lists(settings.cache.use_case_lists_bytes)
-        .with_request_scope(Arc::new(OneConnection))
-        .with_console(settings.console.http(&settings.environment), sessions))
+        .with_request_scope(Arc::new(OneConnection)))
+}
+
+/// The console's pages (mounted beside the API), their sessions kept in PostgreSQL so that
+/// every replica serves a browser signed in on another.
+pub fn console(settings: &Settings, pool: PgPool) -> Console {
+    Console::new(
+        settings.console.sessions(&settings.environment),
+        Arc::new(PgConsoleSessionStore::new(pool)),
+    )
 }
 
 /// A request's repository calls share one pooled connection ([`PgConnectionScope`]).

@@ -65,6 +65,7 @@ pub fn run(
         reads,
         signers,
     )?);
+    let console = wiring::console(settings, pool.clone());
     let replicas = delivery_http::LiveReplicas::default();
     // Stops with the probes, after the HTTP server drained: requests of the grace period are
     // still counted against this replica's share.
@@ -103,7 +104,9 @@ pub fn run(
     }
     let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
     actix_web::rt::System::new().block_on(async {
-        let server = delivery_http::HttpApp::new(state, operability, http).serve(listener)?;
+        let server = delivery_http::HttpApp::new(state, operability, http)
+            .mounting(console.mount())
+            .serve(listener)?;
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {

@@ -200,10 +200,7 @@ where
 }
 
 /// Runs `work` on the blocking pool, inside the request scope and the request's span.
-pub(crate) async fn in_blocking_hop<T, W>(
-    state: &web::Data<ApiState>,
-    work: W,
-) -> Result<T, ApiError>
+pub async fn in_blocking_hop<T, W>(state: &web::Data<ApiState>, work: W) -> Result<T, ApiError>
 where
     W: FnOnce(&Services) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
@@ -223,7 +220,7 @@ fn blocking_failed(e: actix_web::error::BlockingError) -> ApiError {
 
 /// The rate-limit verdict of the company whose quota the call takes (a sandbox's calls take its
 /// real company's; `None` when limits are off).
-pub(crate) fn check_rate(
+pub fn check_rate(
     limiter: Option<&CompanyRateLimiter>,
     company: CompanyId,
     weight: u32,

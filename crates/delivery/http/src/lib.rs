@@ -1,12 +1,14 @@
 //! HTTP delivery over actix-web: routes, extractors, envelope responses, content negotiation and
-//! the OpenAPI document. `main` and the tests build the very same app with [`HttpApp`].
+//! the OpenAPI document. `main` and the tests build the very same app with [`HttpApp`]. Pages
+//! served beside the API (the console, crate `consent-console`) are mounted into it with
+//! [`HttpApp::mounting`]: they share its middleware, state, error mapping and blocking hop, and
+//! this crate knows nothing of them.
 
 pub mod access_log;
 pub mod api_key;
 pub mod blocking;
 mod bounded_page;
 pub mod conditional;
-pub mod console;
 pub mod database_gate;
 pub mod dto;
 pub mod edge;
@@ -119,6 +121,10 @@ impl Operability {
     }
 }
 
+/// Routes served beside the API's, with its middleware and shared configuration (the console's
+/// pages): registered on every worker's app, before the catch-all 404.
+pub type Mount = Arc<dyn Fn(&mut web::ServiceConfig) + Send + Sync>;
+
 /// The one app: `main` serves it ([`HttpApp::serve`]) and the tests drive it
 /// ([`HttpApp::app`] in `actix_web::test::init_service`), with the same middleware, routes and
 /// shared configuration. What the HTTP worker threads share (the rate limiter, the failed
@@ -131,6 +137,7 @@ pub struct HttpApp {
     limiter: Option<Arc<rate_limit::CompanyRateLimiter>>,
     failed_auth: Option<Arc<failed_auth::FailedAuthLimiter>>,
     openapi: web::Data<routes::openapi::ServedDocument>,
+    mounts: Vec<Mount>,
 }
 
 impl HttpApp {
@@ -148,7 +155,14 @@ impl HttpApp {
             limiter,
             failed_auth,
             openapi,
+            mounts: Vec::new(),
         }
+    }
+
+    /// Serves `mount`'s routes too (see [`Mount`]).
+    pub fn mounting(mut self, mount: Mount) -> Self {
+        self.mounts.push(mount);
+        self
     }
 
     /// The app of one HTTP worker thread (or of a test). Middleware, outermost first: request
@@ -200,6 +214,7 @@ impl HttpApp {
                 self.state.clone(),
                 &self.settings,
                 self.openapi.clone(),
+                self.mounts.clone(),
             ))
     }
 
@@ -231,6 +246,7 @@ fn configure(
     state: Arc<ApiState>,
     settings: &HttpSettings,
     openapi: web::Data<routes::openapi::ServedDocument>,
+    mounts: Vec<Mount>,
 ) -> impl FnOnce(&mut web::ServiceConfig) {
     let limit = settings.body_limit_bytes;
     let max_depth = settings.json_max_depth;
@@ -243,8 +259,10 @@ fn configure(
             }))
             .app_data(web::PayloadConfig::new(limit))
             .app_data(openapi)
-            .configure(routes::configure)
-            .configure(console::configure)
-            .default_service(web::to(routes::not_found));
+            .configure(routes::configure);
+        for mount in &mounts {
+            mount(cfg);
+        }
+        cfg.default_service(web::to(routes::not_found));
     }
 }

@@ -327,7 +327,7 @@ tokio::task_local! {
 
 /// The limiter of the request being handled; `None` outside [`track`] (an app built without it,
 /// as some tests do, is not rate limited).
-pub(crate) fn current_limiter() -> Option<Arc<CompanyRateLimiter>> {
+pub fn current_limiter() -> Option<Arc<CompanyRateLimiter>> {
     REQUEST_LIMIT.try_with(|r| r.limiter.clone()).ok()
 }
 

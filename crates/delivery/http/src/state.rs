@@ -7,7 +7,6 @@ use application::Services;
 use ports::{Clock, IdempotencyRepository};
 
 use crate::blocking::{RequestScope, Unscoped};
-use crate::console::{ConsoleSettings, Sessions};
 use crate::idempotency::Idempotency;
 use crate::use_case_lists::UseCaseLists;
 
@@ -21,12 +20,6 @@ pub struct ApiState {
     pub use_case_lists: UseCaseLists,
     /// Wraps each request's blocking hop (see [`crate::blocking`]).
     pub request_scope: Arc<dyn RequestScope>,
-    /// The console's sessions, one store for the process (see [`crate::console::session`]).
-    pub console: Arc<Sessions>,
-    /// The console's exports under way, per company (see `console::export`).
-    pub(crate) exports: Arc<crate::console::ExportsUnderWay>,
-    /// The rows the console's chart last read per company (see `console::chart`).
-    pub(crate) chart_rows: Arc<crate::console::ChartRows>,
 }
 
 impl ApiState {
@@ -42,9 +35,6 @@ impl ApiState {
             services,
             idempotency: Idempotency::new(idempotency_keys, clock),
             request_scope: Arc::new(Unscoped),
-            console: Arc::new(Sessions::default()),
-            exports: Arc::default(),
-            chart_rows: Arc::default(),
         }
     }
 
@@ -59,16 +49,6 @@ impl ApiState {
     /// Each request's blocking hop runs inside `scope`.
     pub fn with_request_scope(mut self, scope: Arc<dyn RequestScope>) -> Self {
         self.request_scope = scope;
-        self
-    }
-
-    /// The console's sessions behave as `settings` say and are kept in `store`.
-    pub fn with_console(
-        mut self,
-        settings: ConsoleSettings,
-        store: Arc<dyn ports::ConsoleSessionStore>,
-    ) -> Self {
-        self.console = Arc::new(Sessions::new(settings, store));
         self
     }
 

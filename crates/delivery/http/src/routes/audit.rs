@@ -51,7 +51,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     );
 }
 
-pub(crate) fn audit_log(services: &Services) -> Result<&AuditLog, ApiError> {
+pub fn audit_log(services: &Services) -> Result<&AuditLog, ApiError> {
     services
         .audit_log
         .as_ref()

@@ -170,7 +170,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .configure(docs::configure);
 }
 
-pub(crate) fn not_allowed(allow: &'static str) -> Route {
+pub fn not_allowed(allow: &'static str) -> Route {
     web::to(move || async move { Err::<HttpResponse, _>(ApiError::MethodNotAllowed { allow }) })
 }
 

@@ -5,19 +5,19 @@
 //! Both are audit reads, recorded in the access log as the API's are.
 
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use application::AuditLog;
+use delivery_http::access_log::record_read;
+use delivery_http::dto::audit::ProvasSolicitacao;
+use delivery_http::error::Resource;
+use delivery_http::routes::audit::audit_log;
+use delivery_http::ApiError;
 use domain::{Company, Scope};
 use serde::Serialize;
 use uuid::Uuid;
 
-use super::html;
-use super::signed_in;
-use crate::access_log::record_read;
-use crate::dto::audit::ProvasSolicitacao;
-use crate::error::ApiError;
-use crate::routes::audit::audit_log;
-use crate::state::ApiState;
+use crate::layout;
+use crate::visit::Visit;
 
 /// The verification's material, in one answer.
 #[derive(Serialize)]
@@ -29,15 +29,14 @@ struct Verification {
 }
 
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
-    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(crate::error::Resource::ConsentRequest))
+    Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(Resource::ConsentRequest))
 }
 
 /// The signed-in auditor's receipt of the request named by `path` (its compact JWS), with what
 /// `more` reads of it beside, in one blocking hop: one audit read, recorded in the access log
 /// under the receipt's hash. A refusal (no session, scope, unknown request) is its page.
 async fn auditor_receipt<T, F>(
-    state: &web::Data<ApiState>,
-    req: &HttpRequest,
+    visit: &Visit,
     route: &'static str,
     path: &str,
     more: F,
@@ -47,39 +46,29 @@ where
     T: Send + 'static,
 {
     let id = parse_id(path);
-    signed_in(
-        state,
-        req,
-        route,
-        &[Scope::Auditor],
-        None,
-        move |s, call| {
+    visit
+        .signed_in(route, &[Scope::Auditor], None, move |s, call| {
             let id = id?;
             let log = audit_log(s)?;
             let receipt = log.receipt(call.company(), id)?;
             let more = more(log, call.company(), id)?;
             record_read(s, call, [(id, receipt.hash.as_str())])?;
             Ok((receipt.jws, more))
-        },
-    )
-    .await
-    .map(|(_, done)| done)
-    .map_err(|refusal| refusal.page(false))
+        })
+        .await
+        .map(|(_, done)| done)
+        .map_err(|refusal| refusal.page(false))
 }
 
 /// `GET /console/solicitacoes/{id}/recibo`: the receipt as a file (`recibo-<id>.jws`).
-pub async fn download(
-    state: web::Data<ApiState>,
-    req: HttpRequest,
-    path: web::Path<String>,
-) -> HttpResponse {
+pub async fn download(visit: Visit, path: web::Path<String>) -> HttpResponse {
     let route = "/console/solicitacoes/{id}/recibo";
-    let (jws, id) = match auditor_receipt(&state, &req, route, &path, |_, _, id| Ok(id)).await {
+    let (jws, id) = match auditor_receipt(&visit, route, &path, |_, _, id| Ok(id)).await {
         Ok(done) => done,
         Err(page) => return page,
     };
     let mut res = HttpResponse::Ok().body(jws);
-    html::secure_headers(&mut res, "application/jose");
+    layout::secure_headers(&mut res, "application/jose");
     if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"recibo-{id}.jws\"")) {
         res.headers_mut().insert(header::CONTENT_DISPOSITION, value);
     }
@@ -88,18 +77,14 @@ pub async fn download(
 
 /// `GET /console/solicitacoes/{id}/verificacao`: `{"recibo", "checkpoint", "entradas"}` as JSON,
 /// for the page's script.
-pub async fn material(
-    state: web::Data<ApiState>,
-    req: HttpRequest,
-    path: web::Path<String>,
-) -> HttpResponse {
+pub async fn material(visit: Visit, path: web::Path<String>) -> HttpResponse {
     let route = "/console/solicitacoes/{id}/verificacao";
-    let (recibo, provas) = match auditor_receipt(&state, &req, route, &path, proofs_of).await {
+    let (recibo, provas) = match auditor_receipt(&visit, route, &path, proofs_of).await {
         Ok(done) => done,
         Err(page) => return page,
     };
     let mut res = HttpResponse::Ok().json(Verification { recibo, provas });
-    html::secure_headers(&mut res, "application/json");
+    layout::secure_headers(&mut res, "application/json");
     res
 }
 

@@ -20,22 +20,22 @@ use std::task::{Context, Poll};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::web::Bytes;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use application::{ConsentListQuery, Services};
 use chrono::{DateTime, Utc};
+use delivery_http::access_log::Answered;
+use delivery_http::blocking::{in_blocking_hop, Call};
+use delivery_http::dto::consent_read::Solicitacao;
+use delivery_http::ApiError;
 use domain::{CompanyId, Scope};
 use futures_core::Stream;
+use maud::{html, Markup};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 
-use super::accesses::day;
-use super::html::{self, esc};
-use super::{nav, signed_in};
-use crate::access_log::Answered;
-use crate::blocking::{in_blocking_hop, Call};
-use crate::dto::consent_read::Solicitacao;
-use crate::error::ApiError;
-use crate::state::ApiState;
+use crate::accesses::day;
+use crate::layout::{self, alert};
+use crate::visit::{SignedIn, Visit};
 
 /// Requests per page read (the list's largest page).
 const PAGE_SIZE: u32 = 500;
@@ -45,6 +45,7 @@ const PAGES_IN_FLIGHT: usize = 2;
 /// `server.page_max_bytes`, a company holds at most this many times three pages of memory and
 /// this many blocking hops, however many downloads its keys start or leave stalled.
 pub const MAX_EXPORTS_PER_COMPANY: u32 = 2;
+const TITLE: &str = "Exportar solicitações";
 
 /// The exports under way, per company, in this process.
 #[derive(Default)]
@@ -159,45 +160,40 @@ fn parse(f: &ExportForm) -> Result<Export, &'static str> {
     })
 }
 
-fn form(f: &ExportForm, error: Option<&str>) -> String {
-    let error = error
-        .map(|e| format!("<p class=\"erro\" role=\"alert\">{}</p>", esc(e)))
-        .unwrap_or_default();
-    let checked = |v: &str| {
-        if f.formato == v || (f.formato.is_empty() && v == "csv") {
-            " checked"
-        } else {
-            ""
+fn form(f: &ExportForm, error: Option<&str>) -> Markup {
+    let checked = |v: &str| f.formato == v || (f.formato.is_empty() && v == "csv");
+    html! {
+        (alert(error))
+        p {
+            "As solicitações criadas no período, com os campos da listagem da API (o CPF \
+             mascarado, a prova de coleta incluída). A exportação fica registrada no registro de \
+             acessos."
         }
-    };
-    format!(
-        "{error}<p>As solicitações criadas no período, com os campos da listagem da API (o CPF \
-         mascarado, a prova de coleta incluída). A exportação fica registrada no registro de \
-         acessos.</p>\
-         <form method=\"get\" action=\"/console/exportar\">\
-         <label for=\"de\">De (dia de criação, UTC)</label>\
-         <input id=\"de\" name=\"de\" type=\"date\" required value=\"{}\">\
-         <label for=\"ate\">Até (dia, incluído)</label>\
-         <input id=\"ate\" name=\"ate\" type=\"date\" required value=\"{}\">\
-         <fieldset><legend>Formato</legend>\
-         <label class=\"opcao\"><input id=\"formato-csv\" type=\"radio\" name=\"formato\" \
-         value=\"csv\"{}> CSV</label>\
-         <label class=\"opcao\"><input id=\"formato-jsonl\" type=\"radio\" name=\"formato\" \
-         value=\"jsonl\"{}> JSON Lines</label></fieldset>\
-         <button type=\"submit\">Exportar</button></form>",
-        esc(&f.de),
-        esc(&f.ate),
-        checked("csv"),
-        checked("jsonl"),
-    )
+        form method="get" action="/console/exportar" {
+            label for="de" { "De (dia de criação, UTC)" }
+            input id="de" name="de" type="date" required value=(f.de);
+            label for="ate" { "Até (dia, incluído)" }
+            input id="ate" name="ate" type="date" required value=(f.ate);
+            fieldset {
+                legend { "Formato" }
+                label.opcao {
+                    input id="formato-csv" type="radio" name="formato" value="csv"
+                        checked[checked("csv")];
+                    " CSV"
+                }
+                label.opcao {
+                    input id="formato-jsonl" type="radio" name="formato" value="jsonl"
+                        checked[checked("jsonl")];
+                    " JSON Lines"
+                }
+            }
+            button type="submit" { "Exportar" }
+        }
+    }
 }
 
 /// The form (no field given), or the file: a 422 form when a field is wrong, nothing read.
-pub async fn export(
-    state: web::Data<ApiState>,
-    req: HttpRequest,
-    query: web::Query<ExportForm>,
-) -> HttpResponse {
+pub async fn export(visit: Visit, query: web::Query<ExportForm>) -> HttpResponse {
     let f = query.into_inner();
     let asked = !(f.de.is_empty() && f.ate.is_empty() && f.formato.is_empty());
     let export = if asked { Some(parse(&f)) } else { None };
@@ -205,49 +201,46 @@ pub async fn export(
         Some(Ok(export)) => Some(export),
         _ => None,
     };
-    let exports = state.exports.clone();
-    let outcome = signed_in(
-        &state,
-        &req,
-        "/console/exportar",
-        &[Scope::Auditor],
-        None,
-        move |s, call| match first {
-            Some(export) => {
-                // taken before the first page is read, held by the producer to the end
-                let Some(slot) = exports.take(call.company().id) else {
-                    return Ok(Some(Err(())));
-                };
-                page_of(s, call, export, None).map(|page| Some(Ok((page, slot))))
-            }
-            None => Ok(None),
-        },
-    )
-    .await;
+    let exports = visit.console.exports.clone();
+    let outcome = visit
+        .signed_in(
+            "/console/exportar",
+            &[Scope::Auditor],
+            None,
+            move |s, call| match first {
+                Some(export) => {
+                    // taken before the first page is read, held by the producer to the end
+                    let Some(slot) = exports.take(call.company().id) else {
+                        return Ok(Some(Err(())));
+                    };
+                    page_of(s, call, export, None).map(|page| Some(Ok((page, slot))))
+                }
+                None => Ok(None),
+            },
+        )
+        .await;
     let (signed, first_page) = match outcome {
         Ok(done) => done,
         Err(refusal) => return refusal.page(false),
     };
-    let (export, ((bytes, next), slot)) = match (export, first_page) {
-        (Some(Ok(_)), Some(Err(()))) => return too_many_exports(&signed),
-        (Some(Ok(export)), Some(Ok(page))) => (export, page),
+    match (export, first_page) {
+        (Some(Ok(_)), Some(Err(()))) => too_many_exports(&signed),
+        (Some(Ok(export)), Some(Ok(page))) => download(&visit, &signed, export, page),
         (Some(Err(why)), _) => {
-            return html::page(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "Exportar solicitações",
-                &nav(&signed),
-                &form(&f, Some(why)),
-            )
+            let main = form(&f, Some(why));
+            layout::page(StatusCode::UNPROCESSABLE_ENTITY, TITLE, Some(&signed), main)
         }
-        _ => {
-            return html::page(
-                StatusCode::OK,
-                "Exportar solicitações",
-                &nav(&signed),
-                &form(&f, None),
-            )
-        }
-    };
+        _ => layout::page(StatusCode::OK, TITLE, Some(&signed), form(&f, None)),
+    }
+}
+
+/// The file: its first page read, the others read by a producer task as the client takes them.
+fn download(
+    visit: &Visit,
+    signed: &SignedIn,
+    export: Export,
+    ((bytes, next), slot): ((Bytes, Option<String>), ExportSlot),
+) -> HttpResponse {
     let (tx, rx) = mpsc::channel(PAGES_IN_FLIGHT);
     let head = match export.format {
         Format::Csv => Bytes::from(format!("{}\r\n", COLUMNS.join(","))),
@@ -257,6 +250,7 @@ pub async fn export(
     let _ = tx.try_send(Ok(head));
     let _ = tx.try_send(Ok(bytes));
     let call = signed.call.clone();
+    let state = visit.state.clone();
     actix_web::rt::spawn(async move {
         let mut cursor = next;
         while let Some(after) = cursor.take() {
@@ -285,7 +279,7 @@ pub async fn export(
     };
     // the slot goes with the body: given back when the download ends or its client goes away
     let mut res = HttpResponse::Ok().streaming(Pages(rx, slot));
-    html::secure_headers(&mut res, content_type);
+    layout::secure_headers(&mut res, content_type);
     let name = format!(
         "attachment; filename=\"solicitacoes-{}-{}.{extension}\"",
         export.from.format("%Y-%m-%d"),
@@ -298,16 +292,12 @@ pub async fn export(
 }
 
 /// The company already has [`MAX_EXPORTS_PER_COMPANY`] exports under way: 429, nothing read.
-fn too_many_exports(signed: &super::SignedIn) -> HttpResponse {
-    let mut res = html::page(
-        StatusCode::TOO_MANY_REQUESTS,
-        "Exportar solicitações",
-        &nav(signed),
-        &format!(
-            "<p class=\"erro\" role=\"alert\">A empresa já tem {MAX_EXPORTS_PER_COMPANY} \
-             exportações em andamento. Espere uma terminar e tente de novo.</p>"
-        ),
-    );
+fn too_many_exports(signed: &SignedIn) -> HttpResponse {
+    let main = alert(Some(&format!(
+        "A empresa já tem {MAX_EXPORTS_PER_COMPANY} exportações em andamento. Espere uma \
+         terminar e tente de novo."
+    )));
+    let mut res = layout::page(StatusCode::TOO_MANY_REQUESTS, TITLE, Some(signed), main);
     res.headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     res

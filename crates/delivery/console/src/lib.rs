@@ -1,0 +1,64 @@
+//! `/console` (issue 26; docs/console.md): server-rendered pages in Portuguese for the people who
+//! are not developers, signed in with an API key exchanged for a session. Outside `/api`: no
+//! `Api-Key` header, no envelope; each page checks the session's key and its scopes itself
+//! ([`visit::Visit::signed_in`]), as the API's `grants` do for `/api`, and runs in one blocking
+//! hop like the API's handlers.
+//!
+//! A crate of its own (issue 38): it depends on the HTTP crate's shared pieces (the state, the
+//! error mapping, the blocking hop, the rate limiter, the access log, the DTOs) and is mounted
+//! into its app by the binary ([`Console::mount`], `delivery_http::HttpApp::mounting`); the
+//! HTTP crate knows nothing of it. Pages are `maud` templates: compile-time, and every value put
+//! in them is escaped unless wrapped in `PreEscaped` (which nothing here does).
+
+mod accesses;
+mod chart;
+mod export;
+mod health;
+mod human;
+mod layout;
+mod operator;
+mod receipt;
+mod refusal;
+mod request;
+mod routes;
+pub mod session;
+mod sign_in;
+mod subjects;
+mod visit;
+
+use std::sync::Arc;
+
+use actix_web::web;
+use ports::ConsoleSessionStore;
+
+pub use session::{ConsoleSettings, Sessions};
+
+/// What the console's pages share, besides the API's state: one of each for the process.
+#[derive(Clone)]
+pub struct Console {
+    /// The sessions (see [`session`]).
+    sessions: Arc<Sessions>,
+    /// The exports under way, per company (see `export`).
+    exports: Arc<export::ExportsUnderWay>,
+    /// The rows the chart last read per company (see `chart`).
+    chart_rows: Arc<chart::ChartRows>,
+}
+
+impl Console {
+    /// Sessions that behave as `settings` say, kept in `store`.
+    pub fn new(settings: ConsoleSettings, store: Arc<dyn ConsoleSessionStore>) -> Self {
+        Console {
+            sessions: Arc::new(Sessions::new(settings, store)),
+            exports: Arc::default(),
+            chart_rows: Arc::default(),
+        }
+    }
+
+    /// The console's routes and state, for `delivery_http::HttpApp::mounting`.
+    pub fn mount(self) -> delivery_http::Mount {
+        let console = web::Data::new(self);
+        Arc::new(move |cfg: &mut web::ServiceConfig| {
+            cfg.app_data(console.clone()).configure(routes::configure);
+        })
+    }
+}

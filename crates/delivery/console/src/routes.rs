@@ -1,0 +1,84 @@
+//! The console's routes: each path, its methods (405 with `Allow` otherwise, as the API's), and
+//! its handler; the stylesheet and the receipt check's script, compiled in.
+
+use actix_web::{web, FromRequest, Handler, HttpResponse, Resource, Responder};
+use delivery_http::routes::not_allowed;
+
+use crate::{accesses, chart, export, health, layout, operator, receipt, request};
+use crate::{sign_in, subjects};
+
+const STYLESHEET: &str = include_str!("../assets/console/estilo.css");
+/// The request page's receipt check, run in the browser (docs/console.md, "Receipts").
+const RECEIPT_SCRIPT: &str = include_str!("../assets/console/recibo.js");
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(get("/console", sign_in::home))
+        .service(get("/console/estilo.css", stylesheet))
+        .service(get("/console/recibo.js", receipt_script))
+        .service(get("/console/solicitacoes/{id}/recibo", receipt::download))
+        .service(get(
+            "/console/solicitacoes/{id}/verificacao",
+            receipt::material,
+        ))
+        .service(post("/console/entrar", sign_in::sign_in))
+        .service(post("/console/sair", sign_in::sign_out))
+        .service(get("/console/solicitacoes/{id}", request::page))
+        .service(get("/console/acessos", accesses::list))
+        .service(
+            web::resource("/console/titulares")
+                .route(web::get().to(subjects::search_form))
+                .route(web::post().to(subjects::search))
+                .default_service(not_allowed("GET, POST")),
+        )
+        .service(get("/console/webhooks", operator::webhooks))
+        .service(get("/console/webhooks/{id}/entregas", operator::deliveries))
+        .service(post("/console/webhooks/{id}/testar", operator::test))
+        .service(post("/console/webhooks/{id}/reativar", operator::reenable))
+        .service(post(
+            "/console/webhooks/{id}/segredo",
+            operator::rotate_secret,
+        ))
+        .service(post(
+            "/console/webhooks/{id}/entregas/{entrega}/reenviar",
+            operator::replay,
+        ))
+        .service(get("/console/painel", chart::page))
+        .service(get("/console/exportar", export::export))
+        .service(get("/console/pgcc", health::page));
+}
+
+/// A resource that takes only a GET (405 with `Allow: GET` otherwise).
+fn get<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    web::resource(path)
+        .route(web::get().to(handler))
+        .default_service(not_allowed("GET"))
+}
+
+/// A resource that takes only a POST (405 with `Allow: POST` otherwise).
+fn post<F, Args>(path: &str, handler: F) -> Resource
+where
+    F: Handler<Args>,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    web::resource(path)
+        .route(web::post().to(handler))
+        .default_service(not_allowed("POST"))
+}
+
+async fn stylesheet() -> HttpResponse {
+    let mut res = HttpResponse::Ok().body(STYLESHEET);
+    layout::secure_headers(&mut res, "text/css; charset=utf-8");
+    res
+}
+
+async fn receipt_script() -> HttpResponse {
+    let mut res = HttpResponse::Ok().body(RECEIPT_SCRIPT);
+    layout::secure_headers(&mut res, "text/javascript; charset=utf-8");
+    res
+}
