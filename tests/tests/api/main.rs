@@ -20,6 +20,7 @@ mod dead_database_path;
 mod docs_ui;
 mod edge;
 mod events;
+mod exports;
 mod failed_auth;
 mod failover;
 mod faults;

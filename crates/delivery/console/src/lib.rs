@@ -38,8 +38,6 @@ pub use session::{ConsoleSettings, Sessions};
 pub struct Console {
     /// The sessions (see [`session`]).
     sessions: Arc<Sessions>,
-    /// The exports under way, per company (see `export`).
-    exports: Arc<export::ExportsUnderWay>,
     /// The rows the chart last read per company (see `chart`).
     chart_rows: Arc<chart::ChartRows>,
 }
@@ -49,7 +47,6 @@ impl Console {
     pub fn new(settings: ConsoleSettings, store: Arc<dyn ConsoleSessionStore>) -> Self {
         Console {
             sessions: Arc::new(Sessions::new(settings, store)),
-            exports: Arc::default(),
             chart_rows: Arc::default(),
         }
     }

@@ -23,6 +23,10 @@ use crate::idempotency::{IdempotencyError, IDEMPOTENCY_KEY_HEADER};
 /// `FAILED_LOOKUP_TTL`): retrying sooner would be refused again.
 pub const DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS: u64 = 5;
 
+/// `Retry-After` of [`ApiError::TooManyExports`]: a page of an export is one short blocking
+/// hop, so a slot frees within seconds unless a console download is slow.
+pub const EXPORTS_BUSY_RETRY_AFTER_SECONDS: u64 = 5;
+
 /// The grammatical gender of a Portuguese noun: what its adjectives agree with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Gender {
@@ -129,6 +133,10 @@ pub enum ApiError {
     /// registration); answered at once, with `Retry-After`.
     #[error("too many DNS lookups under way for the company")]
     DnsLookupsBusy,
+    /// The company already has its maximum of exports under way (the console's and the API's;
+    /// `crate::exports`); answered at once, with `Retry-After`, nothing read.
+    #[error("too many exports under way for the company")]
+    TooManyExports,
     /// The client's address failed to authenticate too often (see `failed_auth`).
     #[error("too many failed authentications")]
     TooManyFailedAuthentications { retry_after_seconds: u64 },
@@ -227,6 +235,11 @@ impl ApiError {
                 "A empresa já tem o máximo de consultas de DNS em andamento (nomes de host que \
                  ainda não responderam); tente novamente em {DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS} s."
             ),
+            ApiError::TooManyExports => format!(
+                "A empresa já tem {} exportações em andamento; espere uma terminar e tente de \
+                 novo em {EXPORTS_BUSY_RETRY_AFTER_SECONDS} s.",
+                crate::exports::MAX_EXPORTS_PER_COMPANY
+            ),
         }
     }
 
@@ -256,7 +269,8 @@ impl ResponseError for ApiError {
             ApiError::RateLimited(_)
             | ApiError::TooManyFailedAuthentications { .. }
             | ApiError::TooManyWebhookTests
-            | ApiError::DnsLookupsBusy => StatusCode::TOO_MANY_REQUESTS,
+            | ApiError::DnsLookupsBusy
+            | ApiError::TooManyExports => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -316,6 +330,9 @@ impl ResponseError for ApiError {
             }
             ApiError::DnsLookupsBusy => {
                 response.insert_header((header::RETRY_AFTER, DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS));
+            }
+            ApiError::TooManyExports => {
+                response.insert_header((header::RETRY_AFTER, EXPORTS_BUSY_RETRY_AFTER_SECONDS));
             }
             _ => {}
         }

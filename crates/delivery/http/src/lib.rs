@@ -13,6 +13,7 @@ pub mod database_gate;
 pub mod dto;
 pub mod edge;
 pub mod error;
+pub mod exports;
 pub mod failed_auth;
 pub mod idempotency;
 pub mod media;

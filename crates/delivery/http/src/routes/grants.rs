@@ -149,6 +149,9 @@ pub const GRANTS: &[Grant] = &[
         "/api/solicitacao-consentimento/{id}/registro",
         &[Integration, Auditor],
     ),
+    // a period's requests or records for scheduled pulls (issue 37, part 6), as the console's
+    // export: the auditor's
+    grant("GET", "/api/exportacoes", &[Auditor]),
 ];
 
 /// The grant of `method` on the route template `path`, if the table has one.
@@ -252,7 +255,8 @@ mod tests {
             [
                 "/api/auditoria/acessos",
                 "/api/auditoria/checkpoint",
-                "/api/auditoria/consistencia"
+                "/api/auditoria/consistencia",
+                "/api/exportacoes"
             ]
         );
     }

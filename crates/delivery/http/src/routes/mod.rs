@@ -5,6 +5,7 @@ pub mod consent_check;
 pub mod consent_requests;
 pub mod docs;
 pub mod events;
+pub mod exports;
 pub mod grants;
 pub mod health;
 pub mod openapi;
@@ -53,6 +54,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
     .service(
         web::resource("/api/solicitacao-consentimento/{id}/registro")
             .route(web::get().to(records::record))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/exportacoes")
+            .route(web::get().to(exports::export))
             .default_service(not_allowed("GET")),
     )
     .service(

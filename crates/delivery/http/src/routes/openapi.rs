@@ -10,7 +10,7 @@ use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{
-    audit, consent_check, consent_requests, events, records, status, subjects, use_cases,
+    audit, consent_check, consent_requests, events, exports, records, status, subjects, use_cases,
     webhook_urls,
 };
 
@@ -51,6 +51,7 @@ pub struct DocsServers {
         records::annotate,
         records::annotations,
         records::record,
+        exports::export,
         consent_requests::create_active,
         consent_requests::create_pending,
         consent_requests::get,

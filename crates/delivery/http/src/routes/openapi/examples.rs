@@ -520,6 +520,9 @@ fn set_examples(content: &mut Content, examples: &[(&'static str, &'static str, 
 }
 
 /// Adds the examples to every `/api` operation of `openapi`.
+/// A page of `GET /api/exportacoes`, decompressed: one list item a line.
+const EXPORT_PAGE: &str = "{\"id\":\"5f0c6c64-5a8b-4a51-9b43-0f4f3c2b1a10\",\"status\":\"ativo\",\"casoDeUsoIdTemplate\":\"tpl-001\",\"cpfTitular\":\"***.456.789-**\",\"criadoEm\":\"2026-01-10T12:00:05Z\"}\n";
+
 /// The start of a consent record (`GET .../registro`): its context, id, type and schema version.
 fn record_example() -> Value {
     json!({
@@ -552,6 +555,13 @@ pub fn apply(openapi: &mut OpenApi) {
                 {
                     // a JSON-LD document, not an envelope (docs/records.md)
                     vec![("registro", "A consent record, abridged", record_example())]
+                } else if path == "/api/exportacoes" && status == "200" {
+                    // gzip bytes, not an envelope: shown as the lines they hold
+                    vec![(
+                        "pagina",
+                        "A page, decompressed (one item a line)",
+                        json!(EXPORT_PAGE),
+                    )]
                 } else if status.starts_with('2') {
                     success_examples(path, method)
                         .into_iter()

@@ -30,9 +30,10 @@ pub(super) fn declare_served(operation: &mut Operation) {
         };
         // a plain-text answer (the audit checkpoint, a signed note) is that text only, and a
         // JSON-LD document (a consent record, docs/records.md) is JSON-LD only: neither is
-        // negotiated like the JSON answers
+        // negotiated like the JSON answers; nor is a gzipped export page
         if response.content.len() == 1
             && (response.content.contains_key("text/plain")
+                || response.content.contains_key("application/octet-stream")
                 || response
                     .content
                     .contains_key(crate::routes::records::JSON_LD))
