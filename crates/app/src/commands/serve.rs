@@ -104,6 +104,9 @@ pub fn run(
     let signalled_at: Arc<Mutex<Option<Instant>>> = Arc::default();
     actix_web::rt::System::new().block_on(async {
         let server = delivery_http::HttpApp::new(state, operability, http).serve(listener)?;
+        // Start-up is done (the OpenAPI document is rendered): what it freed goes back now,
+        // before it sits under everything the requests keep (crates/app/src/memory.rs).
+        crate::memory::release_freed_memory();
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {
