@@ -6,7 +6,7 @@
 //!   one, up to 8 per core; every request's blocking hop runs on one of actix's blocking threads
 //!   (about twenty under the bench's 16 connections), so the process ended with 16 arenas, each
 //!   keeping its own freed memory and its own share of the cached lists. One arena per core bounds
-//!   the lock contention by the threads that can run at once, and small allocations never take an
+//!   the lock contention by the threads that can run at once, and most small allocations skip the
 //!   arena's lock anyway (each thread's tcache serves them).
 //! - **Start-up garbage.** Building the OpenAPI document (utoipa's model, then a
 //!   `serde_json::Value` of it) peaks at about 9 MB on the main thread and frees it; the freed
