@@ -32,6 +32,7 @@ mod idempotency;
 mod least_privilege;
 mod lifecycle;
 mod limits;
+mod memory;
 mod operability;
 mod otlp_receiver;
 mod page_bytes;

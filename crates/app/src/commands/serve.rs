@@ -107,6 +107,9 @@ pub fn run(
         let server = delivery_http::HttpApp::new(state, operability, http)
             .mounting(console.mount())
             .serve(listener)?;
+        // Start-up is done (the OpenAPI document is rendered): what it freed goes back now,
+        // before it sits under everything the requests keep (crates/app/src/memory.rs).
+        crate::memory::release_freed_memory();
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {
