@@ -12,6 +12,7 @@ pub mod consent_request_repository;
 pub mod console_session_store;
 pub mod event_log;
 pub mod idempotency_repository;
+pub mod import_repository;
 pub mod operations;
 pub mod pgcc_call_budget;
 pub mod pgcc_gateway;
@@ -50,6 +51,9 @@ pub use idempotency_repository::{
 };
 pub use operations::{
     Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,
+};
+pub use import_repository::{
+    ClaimedLine, ImportRepository, LineOutcome, StagedLine, TakenExternalId,
 };
 pub use pgcc_call_budget::PgccCallBudget;
 pub use pgcc_gateway::SANDBOX_PGCC_ID_PREFIX;

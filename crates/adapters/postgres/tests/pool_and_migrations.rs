@@ -150,6 +150,8 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003622_allow_auditoria_checkpoint_event_type",
     "2026-12-07-003623_validate_auditoria_checkpoint_event_type",
     "2026-12-07-003760_annotate_use_cases_and_profile_companies",
+    "2026-12-07-003770_create_importacoes",
+    "2026-12-07-003771_validate_importacao_concluida_event_type",
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
     "2026-12-07-004001_inline_the_state_machine_check",
