@@ -11,7 +11,7 @@ mod runner;
 mod stop;
 
 pub use rounds::{
-    CheckpointJob, ExpiryJob, IdempotencyPurgeJob, JobObserver, ReconcileJob, RetentionJob,
+    CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, JobObserver, ReconcileJob, RetentionJob,
     SandboxPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
 };
 pub use runner::{join_within, spawn, Job, Outcome, Schedule};

@@ -305,6 +305,7 @@ fn the_webhooks_section_documents_every_event_type_with_its_payload() {
             domain::EventType::WebhookUrlDisabled => "#/components/schemas/UrlDesativada",
             domain::EventType::IntegrityIncident => "#/components/schemas/IncidenteIntegridade",
             domain::EventType::AuditCheckpoint => "#/components/schemas/CheckpointAuditoria",
+            domain::EventType::ImportCompleted => "#/components/schemas/ImportacaoConcluida",
             domain::EventType::WebhookTest => "#/components/schemas/TesteNoEvento",
             _ => "#/components/schemas/SolicitacaoNoEvento",
         };

@@ -125,6 +125,7 @@ pub struct DocsServers {
         domain::UrlDisabledData,
         domain::IntegrityIncidentData,
         domain::AuditCheckpointData,
+        domain::ImportCompletedData,
         dto::pgcc_status::StatusPgcc,
         domain::PgccHealthChange,
         dto::enumerations::CodigoStatusPgcc,
