@@ -212,6 +212,7 @@ impl ImportSettings {
         application::ImportLimits {
             max_bytes: self.max_bytes,
             max_lines: self.max_linhas,
+            calls_per_second: self.pgcc_calls_per_second,
         }
     }
 }

@@ -19,6 +19,8 @@ const BATCH: usize = 1_000;
 pub struct ImportLimits {
     pub max_bytes: u64,
     pub max_lines: u64,
+    /// `importacao.pgcc_calls_per_second`: what the end of an import is estimated from.
+    pub calls_per_second: u32,
 }
 
 impl Default for ImportLimits {
@@ -26,6 +28,7 @@ impl Default for ImportLimits {
         Self {
             max_bytes: 2 * 1024 * 1024 * 1024,
             max_lines: 10_000_000,
+            calls_per_second: 10,
         }
     }
 }
@@ -101,6 +104,27 @@ impl ImportConsents {
 
     pub fn get(&self, company: CompanyId, id: Uuid) -> Result<Import, ImportError> {
         self.imports.get(company, id)?.ok_or(ImportError::NotFound)
+    }
+
+    /// `fimEstimado`: registering, now plus the lines left at the imports' PGCC rate (the
+    /// whole rate: shared with other companies' imports it is later, docs/imports.md); ended,
+    /// when it ended; reading its file, unknown.
+    pub fn estimated_end(&self, import: &Import) -> Option<DateTime<Utc>> {
+        match import.status {
+            domain::ImportStatus::Validando => None,
+            domain::ImportStatus::Registrando => {
+                let left = import
+                    .lines
+                    .saturating_sub(import.registered)
+                    .saturating_sub(import.failed);
+                let rate = u64::from(self.limits.calls_per_second.max(1));
+                let seconds = i64::try_from(left.div_ceil(rate)).unwrap_or(i64::MAX / 1_000);
+                Some(self.clock.now() + chrono::Duration::seconds(seconds.min(10_i64.pow(10))))
+            }
+            domain::ImportStatus::Concluida | domain::ImportStatus::Cancelada => {
+                import.finished_at
+            }
+        }
     }
 
     /// A page of the import's errors after `(line, order)`; `Err(NotFound)` for another
