@@ -98,6 +98,8 @@ pub use console_session_store::MockConsoleSessionStore;
 #[cfg(feature = "mock")]
 pub use event_log::MockEventLog;
 #[cfg(feature = "mock")]
+pub use import_repository::MockImportRepository;
+#[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
 #[cfg(feature = "mock")]
 pub use operations::{MockHealthProbe, MockOperationalStats};

@@ -27,6 +27,7 @@ mod generated_client;
 mod hash_salt;
 mod helpers;
 mod http_contract;
+mod importacoes;
 mod idempotency;
 mod least_privilege;
 mod lifecycle;

@@ -181,7 +181,8 @@ RETURNING l.importacao_id, l.linha, l.solicitacao_id, l.variante, l.pgcc_id, l.d
 }
 
 statement! {
-    /// Settles a pending line (once: a second settle changes nothing).
+    /// Settles a claimed line (once: a second settle changes nothing). A line the import's
+    /// cancellation marked while it was being registered is settled too: it was created.
     struct SettleLine {
         empresa: Uuid as SqlUuid,
         importacao: Uuid as SqlUuid,
@@ -190,7 +191,7 @@ statement! {
     }
     "UPDATE importacao_linhas SET estado = $estado, dados = NULL, reservada_ate = NULL
 WHERE empresa_id = $empresa AND importacao_id = $importacao AND linha = $linha
-  AND estado = 'pendente'
+  AND estado IN ('pendente', 'cancelada')
 RETURNING linha"
 }
 

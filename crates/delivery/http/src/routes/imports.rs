@@ -84,7 +84,8 @@ pub async fn create(
     let max_bytes = imports.limits().max_bytes;
     let (sender, receiver) = sync_channel::<Result<Bytes, ()>>(16);
     let reading = web::block(move || read_file(&imports, company, format, receiver, max_bytes));
-    let payload_error = forward(&mut payload, &sender).await;
+    let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let payload_error = forward(&mut payload, &sender, limit).await;
     drop(sender);
     let outcome = reading
         .await
@@ -107,6 +108,7 @@ pub async fn create(
 async fn forward(
     payload: &mut web::Payload,
     sender: &SyncSender<Result<Bytes, ()>>,
+    limit: usize,
 ) -> Option<ApiError> {
     loop {
         let next = std::future::poll_fn(|cx| Pin::new(&mut *payload).poll_next(cx)).await;
@@ -115,7 +117,7 @@ async fn forward(
             Some(Ok(chunk)) => (Ok(chunk), None),
             Some(Err(e)) => (
                 Err(()),
-                Some(ApiError::from_payload_error(&e, usize::MAX)),
+                Some(ApiError::from_payload_error(&e, limit)),
             ),
         };
         let mut item = item;
