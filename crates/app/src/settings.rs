@@ -205,6 +205,10 @@ pub struct ImportSettings {
     pub pgcc_calls_per_second: u32,
     /// Seconds an imported file may take to arrive, from the request's head (1 to 86,400).
     pub upload_timeout_seconds: u64,
+    /// Seconds a line claimed for registration is held before another worker may claim it
+    /// (a worker killed mid-line: its line is taken over after this; 1 to 3,600). Longer than
+    /// one creation with the PGCC takes, retries included.
+    pub lease_seconds: u64,
 }
 
 impl ImportSettings {
@@ -847,6 +851,9 @@ impl Settings {
         }
         if !(1..=10_000).contains(&self.import.pgcc_calls_per_second) {
             return bad("importacao.pgcc_calls_per_second", "must be 1 to 10000");
+        }
+        if !(1..=3_600).contains(&self.import.lease_seconds) {
+            return bad("importacao.lease_seconds", "must be 1 to 3600");
         }
         if !(1..=86_400).contains(&self.import.upload_timeout_seconds) {
             return bad("importacao.upload_timeout_seconds", "must be 1 to 86400");

@@ -489,7 +489,7 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         page_max_bytes: settings.server.page_max_bytes,
         records: settings.records.service(),
         import_limits: settings.import.limits(),
-        import_lease: chrono::Duration::minutes(2),
+        import_lease: chrono::Duration::seconds(settings.import.lease_seconds as i64),
     }
 }
 

@@ -323,3 +323,70 @@ fn a_file_neither_csv_nor_jsonl_is_415_and_an_unknown_column_400() {
         .expect(400);
     assert_eq!(app.db.scalar("SELECT count(*) AS v FROM importacoes"), 0);
 }
+
+#[test]
+fn an_import_killed_mid_registration_resumes_and_registers_each_line_once() {
+    // 4 calls a second and a 2-second lease: a kill leaves lines claimed, taken over soon
+    let env = [
+        ("APP__IMPORTACAO__PGCC_CALLS_PER_SECOND", "4"),
+        ("APP__IMPORTACAO__LEASE_SECONDS", "2"),
+    ];
+    let mut app = TestApp::spawn_with(&env);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    let lines: Vec<Value> = (0..24).map(|i| line(&format!("k-{i}"))).collect();
+    let r = app.a.post_raw("/api/importacoes", JSONL, &jsonl(&lines)).expect(202);
+    let id = r.data()["id"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while app.sim_requests().len() < 3 {
+        assert!(Instant::now() < deadline, "registration never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    app.restart_api(&env);
+    let before = app.sim_requests().len();
+    assert!(before < 24, "the kill came after the end: {before}");
+    let done = wait_for(&app, &app.a, &id, "concluida");
+    assert_eq!(done["registradas"], 24, "{done}");
+    let sent = app.sim_requests();
+    assert_eq!(sent.len(), 24, "each line once on the PGCC");
+    let mut refs: Vec<&str> = sent
+        .iter()
+        .map(|s| s["referenciaExterna"].as_str().unwrap())
+        .collect();
+    refs.sort_unstable();
+    refs.dedup();
+    assert_eq!(refs.len(), 24);
+    assert_eq!(app.consent_rows(), 24);
+}
+
+#[test]
+fn the_imports_pgcc_calls_never_exceed_their_own_budget() {
+    let app = TestApp::spawn_with(&[("APP__IMPORTACAO__PGCC_CALLS_PER_SECOND", "2")]);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    let lines: Vec<Value> = (0..40).map(|i| line(&format!("r-{i}"))).collect();
+    let started = Instant::now();
+    let r = app.a.post_raw("/api/importacoes", JSONL, &jsonl(&lines)).expect(202);
+    let id = r.data()["id"].as_str().unwrap().to_owned();
+    std::thread::sleep(Duration::from_secs(5));
+    let registered = app.sim_requests().len() as f64;
+    let elapsed = started.elapsed().as_secs_f64();
+    // a full bucket (2) at start, then 2 a second
+    assert!(
+        registered <= 2.0 + 2.0 * elapsed + 1.0,
+        "{registered} calls in {elapsed:.1} s at 2 a second"
+    );
+    // a live creation goes to the PGCC while the import's bucket is spent: it takes no token
+    let mut body = pending_body();
+    body["casoDeUsoIdTemplate"] = json!("tpl-b-seguro");
+    app.b.post_json(PENDENTE, &body).expect(200);
+    let status = app.a.get(&format!("/api/importacoes/{id}")).expect(200);
+    assert_eq!(status.data()["status"], "registrando");
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM orcamento_pgcc WHERE nome = 'importacao'"),
+        1,
+        "the imports' own bucket"
+    );
+}

@@ -149,8 +149,8 @@ pub struct DocsServers {
     tags(
         (name = "Auditoria", description = "For auditor keys and the company's evidence: the verifiable log (signed checkpoints, inclusion and consistency proofs per RFC 9162, signed receipts) and the record of who read personal data. See docs/auditoria.md and docs/security.md."),
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
-        (name = "Importacoes", description = "Bulk import of consents a company already holds (a file of JSON Lines or CSV), registered on the PGCC in the background. See docs/imports.md."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
+        (name = "Importacoes", description = "Bulk import of consents a company already holds (a file of JSON Lines or CSV), registered on the PGCC in the background. See docs/imports.md."),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
         (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),

@@ -456,6 +456,9 @@ fn import_line() -> Value {
         "provaColeta": "ficha-assinada-12"})
 }
 
+/// The same errors as CSV.
+const IMPORT_ERRORS_CSV: &str = "linha,campo,mensagem\r\n2,cpfTitular,os dígitos verificadores do CPF não conferem\r\n7,idExterno,idExterno repetido: já usado na linha 3 deste arquivo\r\n";
+
 /// Error examples for a status: (name, summary, envelope).
 fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, Value)> {
     let pgcc_path =
@@ -643,8 +646,12 @@ pub fn apply(openapi: &mut OpenApi) {
                 } else {
                     error_examples(path, status)
                 };
-                for content in response.content.values_mut() {
-                    set_examples(content, &examples);
+                for (media, content) in response.content.iter_mut() {
+                    if media == "text/csv" && path == "/api/importacoes/{id}/erros" {
+                        set_examples(content, &[("erros", "Two lines' errors, as CSV", json!(IMPORT_ERRORS_CSV))]);
+                    } else {
+                        set_examples(content, &examples);
+                    }
                 }
             }
         }
