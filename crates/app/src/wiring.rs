@@ -20,10 +20,10 @@ use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
-    PgImportRepository, PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
-    PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository,
-    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc,
-    ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
+    PgImportRepository, PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool,
+    PgReadinessProbe, PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule,
+    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    ReadPools, ReleasingPgcc, ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     AccessLog, ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
-    IdempotencyRepository, ImportRepository, PgccCallBudget, PgccGateway, PgccHealthRepository, RetentionRepository,
-    SandboxRepository, SecretCipher, StatusCheckSchedule, TargetGuard, UseCaseRepository,
-    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    IdempotencyRepository, ImportRepository, PgccCallBudget, PgccGateway, PgccHealthRepository,
+    RetentionRepository, SandboxRepository, SecretCipher, StatusCheckSchedule, TargetGuard,
+    UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod access;

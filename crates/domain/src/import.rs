@@ -90,7 +90,12 @@ impl ImportLineDraft {
             self.external_id,
             MAX_EXTERNAL_ID,
         );
-        let origin = short_text(&mut errors, import_field::ORIGIN, self.origin, MAX_EXTERNAL_ID);
+        let origin = short_text(
+            &mut errors,
+            import_field::ORIGIN,
+            self.origin,
+            MAX_EXTERNAL_ID,
+        );
         let pgcc_id = match self.pgcc_id {
             None => None,
             Some(p) => short_text(&mut errors, import_field::PGCC_ID, Some(p), MAX_PGCC_ID),
@@ -229,16 +234,28 @@ pub struct ImportCompletedData {
     #[serde(rename = "importacaoId")]
     pub import_id: Uuid,
     /// Lines read.
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9223372036854775807_i64))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 9223372036854775807_i64)
+    )]
     pub linhas: u64,
     /// Lines whose rules held.
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9223372036854775807_i64))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 9223372036854775807_i64)
+    )]
     pub validas: u64,
     /// Lines registered on the PGCC (or confirmed there).
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9223372036854775807_i64))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 9223372036854775807_i64)
+    )]
     pub registradas: u64,
     /// Lines refused.
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 9223372036854775807_i64))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(minimum = 0, maximum = 9223372036854775807_i64)
+    )]
     pub falhas: u64,
 }
 
@@ -282,7 +299,10 @@ mod tests {
         draft.proof_sha256 = Some("AB".repeat(32));
         let line = draft.validate(now).unwrap();
         let expected = format!("sha256:{}", "ab".repeat(32));
-        assert_eq!(line.consent.proof_of_collection.as_deref(), Some(expected.as_str()));
+        assert_eq!(
+            line.consent.proof_of_collection.as_deref(),
+            Some(expected.as_str())
+        );
     }
 
     #[test]
@@ -301,7 +321,11 @@ mod tests {
             .collect();
         assert_eq!(
             fields,
-            ["idExterno", "cpfTitular", "dataTitularRespondeuConsentimento"]
+            [
+                "idExterno",
+                "cpfTitular",
+                "dataTitularRespondeuConsentimento"
+            ]
         );
     }
 
@@ -311,6 +335,9 @@ mod tests {
         let mut draft = active(now);
         draft.consent.subject_answered_at = None;
         draft.consent.proof_of_collection = None;
-        assert_eq!(draft.validate(now).unwrap().variant, CreationVariant::Pending);
+        assert_eq!(
+            draft.validate(now).unwrap().variant,
+            CreationVariant::Pending
+        );
     }
 }

@@ -299,10 +299,10 @@ pub use consent_request::{
 pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
+pub use event_selection::EventSelection;
 pub use import::{
     Import, ImportCompletedData, ImportLineDraft, ImportLineError, ImportStatus, ValidImportLine,
 };
-pub use event_selection::EventSelection;
 pub use pgcc_health::{
     PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
     PgccOutageThreshold, PgccWindowCalls,

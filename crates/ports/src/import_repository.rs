@@ -45,7 +45,10 @@ pub struct ClaimedLine {
 pub enum LineOutcome {
     Registered,
     /// Refused: the field and message go to the import's errors.
-    Failed { field: String, message: String },
+    Failed {
+        field: String,
+        message: String,
+    },
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]

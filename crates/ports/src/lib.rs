@@ -49,11 +49,11 @@ pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
-pub use operations::{
-    Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,
-};
 pub use import_repository::{
     ClaimedLine, ImportRepository, LineOutcome, StagedLine, TakenExternalId,
+};
+pub use operations::{
+    Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,
 };
 pub use pgcc_call_budget::PgccCallBudget;
 pub use pgcc_gateway::SANDBOX_PGCC_ID_PREFIX;
@@ -98,9 +98,9 @@ pub use console_session_store::MockConsoleSessionStore;
 #[cfg(feature = "mock")]
 pub use event_log::MockEventLog;
 #[cfg(feature = "mock")]
-pub use import_repository::MockImportRepository;
-#[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
+#[cfg(feature = "mock")]
+pub use import_repository::MockImportRepository;
 #[cfg(feature = "mock")]
 pub use operations::{MockHealthProbe, MockOperationalStats};
 #[cfg(feature = "mock")]

@@ -87,12 +87,19 @@ fn a_jsonl_file_is_validated_answered_202_and_registered_on_the_pgcc() {
     );
     // the staged lines keep no personal data once registered
     assert_eq!(
-        app.db.scalar("SELECT count(*) AS v FROM importacao_linhas WHERE dados IS NOT NULL"),
+        app.db
+            .scalar("SELECT count(*) AS v FROM importacao_linhas WHERE dados IS NOT NULL"),
         0
     );
     // importacao.concluida in the feed
-    let events = app.a.get("/api/eventos?tipo=importacao.concluida").expect(200);
-    let items = events.data()["itens"].as_array().cloned().unwrap_or_default();
+    let events = app
+        .a
+        .get("/api/eventos?tipo=importacao.concluida")
+        .expect(200);
+    let items = events.data()["itens"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert_eq!(items.len(), 1, "{}", events.text);
     assert_eq!(items[0]["data"]["importacaoId"], id.as_str());
     assert_eq!(items[0]["data"]["registradas"], 2);
@@ -108,7 +115,10 @@ fn a_csv_with_semicolons_and_a_bom_is_imported() {
     body.push_str(&format!(
         "x-2;papel;tpl-a-credito;{CPF};Direto;PessoaFisica;2099-12-31T23:59:59Z;;\r\n"
     ));
-    let r = app.a.post_raw("/api/importacoes", CSV, body.as_bytes()).expect(202);
+    let r = app
+        .a
+        .post_raw("/api/importacoes", CSV, body.as_bytes())
+        .expect(202);
     assert_eq!(r.data()["validas"], 2, "{}", r.text);
     let id = r.data()["id"].as_str().unwrap().to_owned();
     wait_for(&app, &app.a, &id, "concluida");
@@ -143,7 +153,11 @@ fn a_file_sent_twice_creates_nothing_twice() {
     assert_eq!(fields.len(), 2);
     assert!(fields.iter().all(|e| e["campo"] == "idExterno"));
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(app.sim_requests().len(), 2, "the second file reached no PGCC");
+    assert_eq!(
+        app.sim_requests().len(),
+        2,
+        "the second file reached no PGCC"
+    );
     assert_eq!(imported_rows(&app), 2);
 }
 
@@ -190,7 +204,11 @@ fn every_bad_line_is_an_error_by_line_and_field_and_creates_nothing() {
         .a
         .get(&format!("/api/importacoes/{id}/erros?formato=csv"));
     assert_eq!(csv.status, 200);
-    assert!(csv.text.starts_with("linha,campo,mensagem\r\n"), "{}", csv.text);
+    assert!(
+        csv.text.starts_with("linha,campo,mensagem\r\n"),
+        "{}",
+        csv.text
+    );
     let by_line: Vec<(u64, String)> = csv
         .text
         .lines()
@@ -218,7 +236,11 @@ fn every_bad_line_is_an_error_by_line_and_field_and_creates_nothing() {
     assert_no_canary_cpf("the errors file", &csv.text);
 
     wait_for(&app, &app.a, &id, "concluida");
-    assert_eq!(app.sim_requests().len(), 1, "only the valid line was registered");
+    assert_eq!(
+        app.sim_requests().len(),
+        1,
+        "only the valid line was registered"
+    );
     assert_eq!(imported_rows(&app), 1);
 }
 
@@ -248,7 +270,10 @@ fn a_file_over_the_line_limit_is_413_and_creates_nothing() {
     let r = app.a.post_raw("/api/importacoes", JSONL, &body).expect(413);
     assert_eq!(r.json["sucesso"], false);
     assert_eq!(app.db.scalar("SELECT count(*) AS v FROM importacoes"), 0);
-    assert_eq!(app.db.scalar("SELECT count(*) AS v FROM importacao_linhas"), 0);
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM importacao_linhas"),
+        0
+    );
 }
 
 #[test]
@@ -260,7 +285,10 @@ fn a_file_over_the_byte_limit_is_413_and_creates_nothing() {
     let lines: Vec<Value> = (0..20).map(|i| line(&format!("b-{i}"))).collect();
     let r = app.a.post_raw("/api/importacoes", JSONL, &jsonl(&lines));
     assert_eq!(r.status, 413, "{}", r.text);
-    assert_eq!(app.db.scalar("SELECT count(*) AS v FROM importacao_linhas"), 0);
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM importacao_linhas"),
+        0
+    );
     std::thread::sleep(Duration::from_secs(1));
     assert!(app.sim_requests().is_empty());
 }
@@ -273,7 +301,10 @@ fn a_cancelled_import_registers_no_further_line() {
         .post_empty("/api/casos-de-uso/sincronizar")
         .expect(200);
     let lines: Vec<Value> = (0..30).map(|i| line(&format!("c-{i}"))).collect();
-    let r = app.a.post_raw("/api/importacoes", JSONL, &jsonl(&lines)).expect(202);
+    let r = app
+        .a
+        .post_raw("/api/importacoes", JSONL, &jsonl(&lines))
+        .expect(202);
     let id = r.data()["id"].as_str().unwrap().to_owned();
     assert_eq!(r.data()["status"], "registrando");
     assert!(r.data()["fimEstimado"].is_string());
@@ -286,7 +317,10 @@ fn a_cancelled_import_registers_no_further_line() {
     std::thread::sleep(Duration::from_secs(3));
     let registered = app.sim_requests().len();
     // a line already claimed when the cancel came may still end
-    assert!(registered <= registered_then + 1, "{registered_then} then {registered}");
+    assert!(
+        registered <= registered_then + 1,
+        "{registered_then} then {registered}"
+    );
     assert!(registered < 30);
     let status = app.a.get(&format!("/api/importacoes/{id}")).expect(200);
     assert_eq!(status.data()["status"], "cancelada");
@@ -305,7 +339,9 @@ fn another_company_cannot_read_or_cancel_an_import() {
         .expect(202);
     let id = r.data()["id"].as_str().unwrap();
     app.b.get(&format!("/api/importacoes/{id}")).expect(404);
-    app.b.get(&format!("/api/importacoes/{id}/erros")).expect(404);
+    app.b
+        .get(&format!("/api/importacoes/{id}/erros"))
+        .expect(404);
     app.b
         .post_empty(&format!("/api/importacoes/{id}/cancelar"))
         .expect(404);
@@ -336,7 +372,10 @@ fn an_import_killed_mid_registration_resumes_and_registers_each_line_once() {
         .post_empty("/api/casos-de-uso/sincronizar")
         .expect(200);
     let lines: Vec<Value> = (0..24).map(|i| line(&format!("k-{i}"))).collect();
-    let r = app.a.post_raw("/api/importacoes", JSONL, &jsonl(&lines)).expect(202);
+    let r = app
+        .a
+        .post_raw("/api/importacoes", JSONL, &jsonl(&lines))
+        .expect(202);
     let id = r.data()["id"].as_str().unwrap().to_owned();
     let deadline = Instant::now() + Duration::from_secs(30);
     while app.sim_requests().len() < 3 {
@@ -368,7 +407,10 @@ fn the_imports_pgcc_calls_never_exceed_their_own_budget() {
         .expect(200);
     let lines: Vec<Value> = (0..40).map(|i| line(&format!("r-{i}"))).collect();
     let started = Instant::now();
-    let r = app.a.post_raw("/api/importacoes", JSONL, &jsonl(&lines)).expect(202);
+    let r = app
+        .a
+        .post_raw("/api/importacoes", JSONL, &jsonl(&lines))
+        .expect(202);
     let id = r.data()["id"].as_str().unwrap().to_owned();
     std::thread::sleep(Duration::from_secs(5));
     let registered = app.sim_requests().len() as f64;
@@ -385,7 +427,8 @@ fn the_imports_pgcc_calls_never_exceed_their_own_budget() {
     let status = app.a.get(&format!("/api/importacoes/{id}")).expect(200);
     assert_eq!(status.data()["status"], "registrando");
     assert_eq!(
-        app.db.scalar("SELECT count(*) AS v FROM orcamento_pgcc WHERE nome = 'importacao'"),
+        app.db
+            .scalar("SELECT count(*) AS v FROM orcamento_pgcc WHERE nome = 'importacao'"),
         1,
         "the imports' own bucket"
     );

@@ -8,9 +8,7 @@ use domain::{
     CompanyId, CreationVariant, Import, ImportCompletedData, ImportLineError, ImportStatus,
     WebhookEvent,
 };
-use ports::{
-    ClaimedLine, ImportRepository, LineOutcome, RepoError, StagedLine, TakenExternalId,
-};
+use ports::{ClaimedLine, ImportRepository, LineOutcome, RepoError, StagedLine, TakenExternalId};
 use uuid::Uuid;
 
 use crate::conn::with_conn;
@@ -393,7 +391,10 @@ impl ImportRepository for PgImportRepository {
             ids_externos: lines.iter().map(|l| l.valid.external_id.clone()).collect(),
             origens: lines.iter().map(|l| l.valid.origin.clone()).collect(),
             solicitacoes: lines.iter().map(|l| l.request_id).collect(),
-            variantes: lines.iter().map(|l| variant_name(l.valid.variant)).collect(),
+            variantes: lines
+                .iter()
+                .map(|l| variant_name(l.valid.variant))
+                .collect(),
             pgcc_ids: lines.iter().map(|l| l.valid.pgcc_id.clone()).collect(),
             dados,
         };
@@ -413,15 +414,16 @@ impl ImportRepository for PgImportRepository {
                 }
                 let holders = Holders {
                     empresa: company.0,
-                    ids_externos: refused.iter().map(|l| l.valid.external_id.clone()).collect(),
+                    ids_externos: refused
+                        .iter()
+                        .map(|l| l.valid.external_id.clone())
+                        .collect(),
                 }
                 .load::<HolderRow>(conn)?;
                 Ok(refused
                     .into_iter()
                     .map(|l| {
-                        let holder = holders
-                            .iter()
-                            .find(|h| h.id_externo == l.valid.external_id);
+                        let holder = holders.iter().find(|h| h.id_externo == l.valid.external_id);
                         TakenExternalId {
                             line: l.line,
                             holder_import: holder.map_or(import, |h| h.importacao_id),
@@ -598,12 +600,14 @@ impl ImportRepository for PgImportRepository {
     }
 
     fn companies_registering(&self) -> Result<Vec<CompanyId>, RepoError> {
-        Ok(with_conn(&self.pool, "listing the companies importing", |conn| {
-            CompaniesRegistering.load::<CompanyRow>(conn)
-        })?
-        .into_iter()
-        .map(|r| CompanyId(r.empresa_id))
-        .collect())
+        Ok(
+            with_conn(&self.pool, "listing the companies importing", |conn| {
+                CompaniesRegistering.load::<CompanyRow>(conn)
+            })?
+            .into_iter()
+            .map(|r| CompanyId(r.empresa_id))
+            .collect(),
+        )
     }
 
     fn claim_line(
@@ -626,7 +630,8 @@ impl ImportRepository for PgImportRepository {
             "ativo" => CreationVariant::Active,
             _ => CreationVariant::Pending,
         };
-        let draft = serde_json::from_str(row.dados.as_deref().unwrap_or("{}")).map_err(unexpected)?;
+        let draft =
+            serde_json::from_str(row.dados.as_deref().unwrap_or("{}")).map_err(unexpected)?;
         Ok(Some(ClaimedLine {
             company_id: company,
             import_id: row.importacao_id,

@@ -94,7 +94,8 @@ impl RegisterImports {
                         LineOutcome::Registered => report.registered += 1,
                         LineOutcome::Failed { .. } => report.failed += 1,
                     }
-                    self.imports.settle_line(&line, &outcome, self.clock.now())?;
+                    self.imports
+                        .settle_line(&line, &outcome, self.clock.now())?;
                 }
                 None => report.retried += 1,
             }

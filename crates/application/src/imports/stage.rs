@@ -121,9 +121,7 @@ impl ImportConsents {
                 let seconds = i64::try_from(left.div_ceil(rate)).unwrap_or(i64::MAX / 1_000);
                 Some(self.clock.now() + chrono::Duration::seconds(seconds.min(10_i64.pow(10))))
             }
-            domain::ImportStatus::Concluida | domain::ImportStatus::Cancelada => {
-                import.finished_at
-            }
+            domain::ImportStatus::Concluida | domain::ImportStatus::Cancelada => import.finished_at,
         }
     }
 
@@ -209,11 +207,12 @@ impl ImportSession {
         };
         if !broken.is_empty() {
             self.failed += 1;
-            self.errors.extend(broken.into_iter().map(|e| ImportLineError {
-                line: number,
-                field: e.field,
-                message: e.message,
-            }));
+            self.errors
+                .extend(broken.into_iter().map(|e| ImportLineError {
+                    line: number,
+                    field: e.field,
+                    message: e.message,
+                }));
         }
         if self.staged.len() >= BATCH || self.errors.len() >= BATCH {
             self.flush()?;
@@ -227,7 +226,10 @@ impl ImportSession {
         for t in taken {
             self.failed += 1;
             let message = if t.holder_import == self.id {
-                format!("idExterno repetido: já usado na linha {} deste arquivo", t.holder_line)
+                format!(
+                    "idExterno repetido: já usado na linha {} deste arquivo",
+                    t.holder_line
+                )
             } else {
                 format!(
                     "idExterno já importado (importação {}, linha {})",

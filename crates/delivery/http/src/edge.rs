@@ -74,17 +74,16 @@ pub async fn bound_body(
         // No body (e.g. a GET): nothing to bound, no timer.
         Payload::None => {}
         payload => {
-            let bounds = if req.method() == actix_web::http::Method::POST
-                && req.path() == UPLOAD_PATH
-            {
-                BodyBounds {
-                    limit: bounds.upload_limit,
-                    timeout: bounds.upload_timeout,
-                    ..bounds
-                }
-            } else {
-                bounds
-            };
+            let bounds =
+                if req.method() == actix_web::http::Method::POST && req.path() == UPLOAD_PATH {
+                    BodyBounds {
+                        limit: bounds.upload_limit,
+                        timeout: bounds.upload_timeout,
+                        ..bounds
+                    }
+                } else {
+                    bounds
+                };
             req.set_payload(Payload::Stream {
                 payload: Box::pin(BoundedBody::new(payload, bounds)),
             })

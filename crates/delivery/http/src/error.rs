@@ -81,9 +81,7 @@ impl Resource {
             Resource::ConsentRequest
             | Resource::WebhookUrl
             | Resource::WebhookUrlOrDelivery
-            | Resource::Import => {
-                Gender::Feminine
-            }
+            | Resource::Import => Gender::Feminine,
             Resource::Consent | Resource::UseCase | Resource::Checkpoint | Resource::Route => {
                 Gender::Masculine
             }
@@ -273,9 +271,7 @@ impl ResponseError for ApiError {
             }
             ApiError::UnsupportedMediaType
             | ApiError::UnsupportedImportType
-            | ApiError::UnsupportedContentEncoding => {
-                StatusCode::UNSUPPORTED_MEDIA_TYPE
-            }
+            | ApiError::UnsupportedContentEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_)
             | ApiError::TooManyFailedAuthentications { .. }

@@ -31,7 +31,9 @@ impl Format {
     pub fn of_content_type(value: &str) -> Option<Format> {
         let essence = value.split(';').next()?.trim().to_ascii_lowercase();
         match essence.as_str() {
-            "application/x-ndjson" | "application/jsonl" | "application/json-lines"
+            "application/x-ndjson"
+            | "application/jsonl"
+            | "application/json-lines"
             | "application/x-jsonlines" => Some(Format::JsonLines),
             "text/csv" => Some(Format::Csv),
             _ => None,
@@ -144,7 +146,10 @@ pub fn read<R: Read, E>(
     let reader = std::io::BufReader::with_capacity(64 * 1024, input);
     let mut records = Records::new(reader, format == Format::Csv);
     let mut csv: Option<(u8, Vec<&'static str>)> = None;
-    while let Some(record) = records.next().map_err(|e| ReadError::File(FileError::Read(e)))? {
+    while let Some(record) = records
+        .next()
+        .map_err(|e| ReadError::File(FileError::Read(e)))?
+    {
         if record.too_long {
             line(
                 record.line,
@@ -221,7 +226,9 @@ fn header(bytes: &[u8]) -> Result<(u8, Vec<&'static str>), FileError> {
         let name = name.trim();
         match COLUMNS.iter().find(|c| **c == name) {
             Some(c) if columns.contains(c) => {
-                return Err(FileError::Header(format!("coluna repetida no cabeçalho: {c}")))
+                return Err(FileError::Header(format!(
+                    "coluna repetida no cabeçalho: {c}"
+                )))
             }
             Some(c) => columns.push(*c),
             None => {
@@ -342,7 +349,10 @@ mod tests {
             Some("uma\nprova; com \"aspas\"")
         );
         assert_eq!(read[1].0, 4);
-        assert_eq!(read[1].1.as_ref().unwrap().consent.proof_of_collection, None);
+        assert_eq!(
+            read[1].1.as_ref().unwrap().consent.proof_of_collection,
+            None
+        );
     }
 
     #[test]

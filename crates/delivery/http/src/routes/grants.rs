@@ -78,7 +78,11 @@ pub const GRANTS: &[Grant] = &[
     // the integration and the auditor.
     grant("POST", "/api/importacoes", &[Integration]),
     grant("GET", "/api/importacoes/{id}", &[Integration, Auditor]),
-    grant("GET", "/api/importacoes/{id}/erros", &[Integration, Auditor]),
+    grant(
+        "GET",
+        "/api/importacoes/{id}/erros",
+        &[Integration, Auditor],
+    ),
     grant("POST", "/api/importacoes/{id}/cancelar", &[Integration]),
     // HashConsulta: what a `consulta` key is for. Reading a consent by its hash is a read of the
     // company's data too.

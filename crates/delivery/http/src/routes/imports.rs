@@ -115,10 +115,7 @@ async fn forward(
         let (item, failure) = match next {
             None => return None,
             Some(Ok(chunk)) => (Ok(chunk), None),
-            Some(Err(e)) => (
-                Err(()),
-                Some(ApiError::from_payload_error(&e, limit)),
-            ),
+            Some(Err(e)) => (Err(()), Some(ApiError::from_payload_error(&e, limit))),
         };
         let mut item = item;
         loop {
@@ -422,11 +419,15 @@ impl Stream for ErrorPages {
                         Ok(Err(e)) => {
                             this.done = true;
                             let e = ApiError::from(e);
-                            return Poll::Ready(Some(Err(actix_web::error::ErrorInternalServerError(e))));
+                            return Poll::Ready(Some(Err(
+                                actix_web::error::ErrorInternalServerError(e),
+                            )));
                         }
                         Err(e) => {
                             this.done = true;
-                            return Poll::Ready(Some(Err(actix_web::error::ErrorInternalServerError(e))));
+                            return Poll::Ready(Some(Err(
+                                actix_web::error::ErrorInternalServerError(e),
+                            )));
                         }
                     }
                 }

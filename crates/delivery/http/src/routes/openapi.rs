@@ -10,8 +10,8 @@ use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{
-    audit, consent_check, consent_requests, events, imports, records, status, subjects,
-    use_cases, webhook_urls,
+    audit, consent_check, consent_requests, events, imports, records, status, subjects, use_cases,
+    webhook_urls,
 };
 
 mod bounds;

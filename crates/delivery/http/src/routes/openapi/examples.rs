@@ -262,7 +262,11 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
             importacao("registrando", None),
         )],
         ("/api/importacoes/{id}", _) => vec![
-            ("registrando", "Registering", importacao("registrando", None)),
+            (
+                "registrando",
+                "Registering",
+                importacao("registrando", None),
+            ),
             (
                 "concluida",
                 "Every valid line registered or failed",
@@ -438,8 +442,14 @@ fn import_bad_request(path: &str) -> Vec<(&'static str, &'static str, Value)> {
             "Requisição inválida: coluna desconhecida no cabeçalho: \"cpf\"; use idExterno, origem, provaColetaSha256, pgccId, casoDeUsoIdTemplate, cpfTitular, modalidadeAcesso, tipoTitular, dataExpiracaoConsentimento, dataTitularRespondeuConsentimento, provaColeta, cnpjAnuente.",
             json!({})))]
     } else {
-        vec![("formato", "An unknown formato", err(
-            "Requisição inválida: formato deve ser csv ou jsonl.", json!({})))]
+        vec![(
+            "formato",
+            "An unknown formato",
+            err(
+                "Requisição inválida: formato deve ser csv ou jsonl.",
+                json!({}),
+            ),
+        )]
     }
 }
 
@@ -612,7 +622,11 @@ pub fn apply(openapi: &mut OpenApi) {
                     // a file: one line of JSON Lines, a CSV with its header
                     for (media, content) in body.content.iter_mut() {
                         let example = if media == "text/csv" {
-                            ("csv", "A CSV as Excel in Portuguese writes it (BOM, semicolons)", json!(IMPORT_CSV))
+                            (
+                                "csv",
+                                "A CSV as Excel in Portuguese writes it (BOM, semicolons)",
+                                json!(IMPORT_CSV),
+                            )
                         } else {
                             ("linha", "One line of JSON Lines", import_line())
                         };
@@ -631,7 +645,11 @@ pub fn apply(openapi: &mut OpenApi) {
                 };
                 let examples = if path == "/api/importacoes/{id}/erros" && status == "200" {
                     // JSON Lines (or CSV), not an envelope
-                    vec![("erros", "Two lines' errors, as JSON Lines", json!(IMPORT_ERRORS))]
+                    vec![(
+                        "erros",
+                        "Two lines' errors, as JSON Lines",
+                        json!(IMPORT_ERRORS),
+                    )]
                 } else if path == "/api/auditoria/checkpoint" && status == "200" {
                     vec![("checkpoint", "A signed note", json!(CHECKPOINT))]
                 } else if path == "/api/solicitacao-consentimento/{id}/registro" && status == "200"
@@ -648,7 +666,14 @@ pub fn apply(openapi: &mut OpenApi) {
                 };
                 for (media, content) in response.content.iter_mut() {
                     if media == "text/csv" && path == "/api/importacoes/{id}/erros" {
-                        set_examples(content, &[("erros", "Two lines' errors, as CSV", json!(IMPORT_ERRORS_CSV))]);
+                        set_examples(
+                            content,
+                            &[(
+                                "erros",
+                                "Two lines' errors, as CSV",
+                                json!(IMPORT_ERRORS_CSV),
+                            )],
+                        );
                     } else {
                         set_examples(content, &examples);
                     }
