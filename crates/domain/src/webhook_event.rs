@@ -613,6 +613,17 @@ mod tests {
     }
 
     #[test]
+    fn an_import_completed_event_carries_the_import_and_its_counts_only() {
+        let value = serde_json::to_value(event_of(EventType::ImportCompleted).payload()).unwrap();
+        assert_eq!(value["type"], "importacao.concluida");
+        assert_eq!(
+            value["data"],
+            serde_json::json!({"importacaoId": Uuid::from_u128(0x1490), "linhas": 3,
+                "validas": 2, "registradas": 2, "falhas": 1})
+        );
+    }
+
+    #[test]
     fn a_use_case_change_names_the_use_case_both_versions_and_the_counts() {
         let value = serde_json::to_value(event_of(EventType::UseCaseChanged).payload()).unwrap();
         assert_eq!(value["type"], "casos-de-uso.alterado");
@@ -718,10 +729,11 @@ mod tests {
                 "webhook-url.desativada",
                 "auditoria.incidente",
                 "auditoria.checkpoint",
+                "importacao.concluida",
                 "webhook.teste",
             ]
         );
-        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..12]);
+        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..13]);
         assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
         assert!(!EventType::WebhookTest.is_subscribable());
     }
@@ -888,6 +900,7 @@ mod tests {
                     | EventType::WebhookUrlDisabled
                     | EventType::IntegrityIncident
                     | EventType::AuditCheckpoint
+                    | EventType::ImportCompleted
                     | EventType::WebhookTest
             ) {
                 continue;

@@ -405,6 +405,9 @@ fn the_imports_pgcc_calls_never_exceed_their_own_budget() {
     app.a
         .post_empty("/api/casos-de-uso/sincronizar")
         .expect(200);
+    app.b
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
     let lines: Vec<Value> = (0..40).map(|i| line(&format!("r-{i}"))).collect();
     let started = Instant::now();
     let r = app

@@ -157,3 +157,103 @@ impl RegisterImports {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use domain::{CompanyId, ConsentRequestDraft, CreationVariant};
+    use ports::{
+        MockCompanyRepository, MockConsentRequestRepository, MockImportRepository,
+        MockPgccCallBudget, MockPgccGateway,
+    };
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::test_support::fixed_clock;
+
+    fn company(n: u128) -> CompanyId {
+        CompanyId(Uuid::from_u128(n))
+    }
+
+    /// A line already on the PGCC (`pgccId`): settled without a creation, so the round's
+    /// order can be watched without the creation's ports.
+    fn line_of(company: CompanyId) -> ClaimedLine {
+        ClaimedLine {
+            company_id: company,
+            import_id: Uuid::from_u128(7),
+            line: 1,
+            request_id: Uuid::new_v4(),
+            variant: CreationVariant::Active,
+            pgcc_id: Some("pgcc-1".to_owned()),
+            draft: ConsentRequestDraft::default(),
+        }
+    }
+
+    fn service(imports: MockImportRepository, budget: MockPgccCallBudget) -> RegisterImports {
+        let clock = fixed_clock();
+        RegisterImports::new(
+            Arc::new(imports),
+            Arc::new(MockCompanyRepository::new()),
+            CreateConsentRequest::new(
+                Arc::new(MockPgccGateway::new()),
+                Arc::new(MockConsentRequestRepository::new()),
+                clock.clone(),
+            ),
+            Arc::new(budget),
+            clock,
+            chrono::Duration::minutes(2),
+        )
+    }
+
+    #[test]
+    fn each_round_takes_one_line_per_company_starting_one_company_further() {
+        let claimed = Arc::new(Mutex::new(Vec::new()));
+        let mut imports = MockImportRepository::new();
+        imports
+            .expect_companies_registering()
+            .returning(|| Ok(vec![company(1), company(2), company(3)]));
+        let seen = claimed.clone();
+        imports.expect_claim_line().returning(move |c, _, _| {
+            seen.lock().unwrap().push(c);
+            Ok(Some(line_of(c)))
+        });
+        imports.expect_settle_line().returning(|_, _, _| Ok(()));
+        let mut budget = MockPgccCallBudget::new();
+        budget.expect_try_take().returning(|_| Ok(None));
+        let register = service(imports, budget);
+
+        let first = register.run_round().unwrap();
+        register.run_round().unwrap();
+
+        assert_eq!(first.failed, 3, "pgccId lines are line errors for now");
+        assert!(first.more);
+        assert_eq!(
+            *claimed.lock().unwrap(),
+            [
+                company(1),
+                company(2),
+                company(3),
+                company(2),
+                company(3),
+                company(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_claims_nothing_and_says_when_to_come_back() {
+        let mut imports = MockImportRepository::new();
+        imports
+            .expect_companies_registering()
+            .returning(|| Ok(vec![company(1)]));
+        imports.expect_claim_line().never();
+        let mut budget = MockPgccCallBudget::new();
+        budget
+            .expect_try_take()
+            .returning(|_| Ok(Some(Duration::from_millis(100))));
+        let report = service(imports, budget).run_round().unwrap();
+        assert_eq!(report.throttled, Some(Duration::from_millis(100)));
+        assert!(report.more);
+    }
+}

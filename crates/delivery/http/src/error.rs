@@ -604,7 +604,7 @@ mod tests {
 
     /// The head noun of each not-found message and its gender, from a dictionary, not from
     /// [`Resource::gender`]: the test is the second reading of the grammar.
-    const LEXICON: [(&str, Gender); 7] = [
+    const LEXICON: [(&str, Gender); 8] = [
         ("solicitação", Gender::Feminine),
         ("consentimento", Gender::Masculine),
         ("caso", Gender::Masculine),
@@ -612,6 +612,7 @@ mod tests {
         ("checkpoint", Gender::Masculine),
         ("recurso", Gender::Masculine),
         ("entrega", Gender::Feminine),
+        ("importação", Gender::Feminine),
     ];
 
     fn mensagem(error: ApiError) -> String {

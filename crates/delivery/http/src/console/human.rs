@@ -118,6 +118,7 @@ pub fn event_label(code: &str) -> String {
         "webhook-url.desativada" => "Webhook URL desativada".to_owned(),
         "auditoria.incidente" => "Incidente de integridade".to_owned(),
         "auditoria.checkpoint" => "Checkpoint da auditoria".to_owned(),
+        "importacao.concluida" => "Importação concluída".to_owned(),
         "webhook.teste" => "Evento de teste".to_owned(),
         other => esc(other),
     }

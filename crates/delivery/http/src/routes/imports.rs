@@ -339,6 +339,9 @@ pub async fn errors(
 
 type Page = Result<Vec<(u64, ImportLineError)>, ImportError>;
 
+/// A page being read on the blocking pool.
+type PendingPage = Pin<Box<dyn Future<Output = Result<Page, actix_web::error::BlockingError>>>>;
+
 /// The errors page by page, each read in its own blocking hop while the previous is sent.
 struct ErrorPages {
     imports: ImportConsents,
@@ -347,7 +350,7 @@ struct ErrorPages {
     csv: bool,
     header: bool,
     ready: Option<Vec<(u64, ImportLineError)>>,
-    pending: Option<Pin<Box<dyn Future<Output = Result<Page, actix_web::error::BlockingError>>>>>,
+    pending: Option<PendingPage>,
     after: Option<(u64, u64)>,
     done: bool,
 }
