@@ -29,6 +29,7 @@ mod hash_salt;
 mod helpers;
 mod http_contract;
 mod idempotency;
+mod importacoes;
 mod least_privilege;
 mod lifecycle;
 mod limits;

@@ -45,19 +45,22 @@ pub enum Resource {
     WebhookUrl,
     WebhookUrlOrDelivery,
     Checkpoint,
+    /// A bulk import (`/api/importacoes/{id}`).
+    Import,
     /// A path that names nothing this API serves.
     Route,
 }
 
 impl Resource {
     /// Every resource, for the agreement test.
-    pub const ALL: [Resource; 7] = [
+    pub const ALL: [Resource; 8] = [
         Resource::ConsentRequest,
         Resource::Consent,
         Resource::UseCase,
         Resource::WebhookUrl,
         Resource::WebhookUrlOrDelivery,
         Resource::Checkpoint,
+        Resource::Import,
         Resource::Route,
     ];
 
@@ -70,6 +73,7 @@ impl Resource {
             Resource::WebhookUrl => "Webhook URL",
             Resource::WebhookUrlOrDelivery => "Webhook URL ou entrega",
             Resource::Checkpoint => "Checkpoint",
+            Resource::Import => "Importação",
             Resource::Route => "Recurso",
         }
     }
@@ -78,9 +82,10 @@ impl Resource {
     /// docs write "a webhook URL").
     pub fn gender(self) -> Gender {
         match self {
-            Resource::ConsentRequest | Resource::WebhookUrl | Resource::WebhookUrlOrDelivery => {
-                Gender::Feminine
-            }
+            Resource::ConsentRequest
+            | Resource::WebhookUrl
+            | Resource::WebhookUrlOrDelivery
+            | Resource::Import => Gender::Feminine,
             Resource::Consent | Resource::UseCase | Resource::Checkpoint | Resource::Route => {
                 Gender::Masculine
             }
@@ -117,6 +122,12 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// An imported file neither CSV nor JSON Lines (by its `Content-Type`).
+    #[error("unsupported import media type")]
+    UnsupportedImportType,
+    /// An imported file over `importacao.max_linhas`: nothing of it was created.
+    #[error("import over {limit} lines")]
+    TooManyLines { limit: u64 },
     /// A request `Content-Encoding` other than `identity` (`crate::edge`).
     #[error("unsupported content encoding")]
     UnsupportedContentEncoding,
@@ -198,6 +209,13 @@ impl ApiError {
                 "Content-Type não suportado; use application/json, text/json ou application/*+json."
                     .into()
             }
+            ApiError::UnsupportedImportType => {
+                "Content-Type não suportado para importação; envie text/csv ou application/x-ndjson (JSON Lines)."
+                    .into()
+            }
+            ApiError::TooManyLines { limit } => format!(
+                "O arquivo excede o limite de {limit} linhas; nada dele foi importado."
+            ),
             ApiError::UnsupportedContentEncoding => {
                 "Content-Encoding não suportado; envie o corpo sem compressão (identity).".into()
             }
@@ -261,10 +279,12 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType | ApiError::UnsupportedContentEncoding => {
-                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            ApiError::PayloadTooLarge { .. } | ApiError::TooManyLines { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
             }
+            ApiError::UnsupportedMediaType
+            | ApiError::UnsupportedImportType
+            | ApiError::UnsupportedContentEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_)
             | ApiError::TooManyFailedAuthentications { .. }
@@ -357,6 +377,16 @@ impl From<RepoError> for ApiError {
         match e {
             RepoError::Unavailable(cause) => ApiError::Unavailable(cause),
             RepoError::Unexpected(cause) => ApiError::Internal(cause),
+        }
+    }
+}
+
+impl From<application::ImportError> for ApiError {
+    fn from(e: application::ImportError) -> Self {
+        match e {
+            application::ImportError::TooManyLines(limit) => ApiError::TooManyLines { limit },
+            application::ImportError::NotFound => ApiError::NotFound(Resource::Import),
+            application::ImportError::Repo(e) => e.into(),
         }
     }
 }
@@ -591,7 +621,7 @@ mod tests {
 
     /// The head noun of each not-found message and its gender, from a dictionary, not from
     /// [`Resource::gender`]: the test is the second reading of the grammar.
-    const LEXICON: [(&str, Gender); 7] = [
+    const LEXICON: [(&str, Gender); 8] = [
         ("solicitação", Gender::Feminine),
         ("consentimento", Gender::Masculine),
         ("caso", Gender::Masculine),
@@ -599,6 +629,7 @@ mod tests {
         ("checkpoint", Gender::Masculine),
         ("recurso", Gender::Masculine),
         ("entrega", Gender::Feminine),
+        ("importação", Gender::Feminine),
     ];
 
     fn mensagem(error: ApiError) -> String {

@@ -10,6 +10,7 @@ pub mod enumerations;
 pub mod envelope;
 pub mod event;
 pub mod export;
+pub mod import;
 pub mod pgcc_status;
 pub mod record;
 pub mod revocation;

@@ -11,7 +11,12 @@ use crate::media::{REQUEST_MEDIA_TYPES, RESPONSE_MEDIA_TYPES};
 /// Copies the schema an operation declares (for `application/json`, or its first media type)
 /// to every other media type served.
 pub(super) fn declare_served(operation: &mut Operation) {
-    if let Some(body) = operation.request_body.as_mut() {
+    // a file (an import: CSV or JSON Lines, docs/imports.md) is that file's types only
+    if let Some(body) = operation
+        .request_body
+        .as_mut()
+        .filter(|b| b.content.contains_key("application/json"))
+    {
         let declared = body
             .content
             .get("application/json")
@@ -38,6 +43,10 @@ pub(super) fn declare_served(operation: &mut Operation) {
                     .content
                     .contains_key(crate::routes::records::JSON_LD))
         {
+            continue;
+        }
+        // nor is a file (an import's errors: JSON Lines or CSV)
+        if response.content.contains_key("text/csv") {
             continue;
         }
         let declared = response
