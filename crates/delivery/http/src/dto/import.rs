@@ -126,3 +126,22 @@ pub struct Importacao {
     #[serde(rename = "fimEstimado")]
     pub fim_estimado: Option<DateTime<Utc>>,
 }
+
+/// The CSV file of `POST /api/importacoes`, as text: bounded by `importacao.max_bytes`' default
+/// (2 GiB), the largest file the service takes unless an operator raises it.
+pub struct ArquivoCsv;
+
+impl utoipa::PartialSchema for ArquivoCsv {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .max_length(Some(2 << 30))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ArquivoCsv {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("ArquivoCsv")
+    }
+}

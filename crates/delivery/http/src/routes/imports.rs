@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::api_key::ApiKeyHeader;
 use crate::blocking::as_company;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
-use crate::dto::import::{Importacao, LinhaImportacao};
+use crate::dto::import::{ArquivoCsv, Importacao, LinhaImportacao};
 use crate::error::{ApiError, Resource};
 use crate::import_file::{self, FileError, Format, ReadError};
 use crate::state::ApiState;
@@ -54,7 +54,7 @@ fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
         description = "The file, streamed: JSON Lines (one `LinhaImportacao` object a line) or CSV per RFC 4180 with a header of `LinhaImportacao`'s field names, comma or semicolon separated, with or without a UTF-8 BOM. At most `importacao.max_bytes` bytes and `importacao.max_linhas` lines.",
         content(
             (LinhaImportacao = "application/x-ndjson"),
-            (String = "text/csv"),
+            (ArquivoCsv = "text/csv"),
         )
     ),
     responses(
