@@ -275,6 +275,7 @@ pub mod envelope;
 pub mod event_selection;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod person;
 pub mod pgcc_health;
 pub mod pgcc_status_code;
 pub mod reason;
@@ -303,6 +304,7 @@ pub use pgcc_health::{
     PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
     PgccOutageThreshold, PgccWindowCalls,
 };
+pub use person::{scopes_of_roles, Person, Role};
 pub use pgcc_status_code::PgccStatusCode;
 pub use reason::{Reason, ReasonError};
 pub use scope::{Scope, Scopes, ScopesError};

@@ -15,7 +15,10 @@ mod chart;
 mod export;
 mod health;
 mod human;
+mod id_token;
+mod idp;
 mod layout;
+mod oidc_sign_in;
 mod operator;
 mod receipt;
 mod refusal;
@@ -31,6 +34,8 @@ use std::sync::Arc;
 use actix_web::web;
 use ports::ConsoleSessionStore;
 
+pub use oidc_sign_in::OidcSetup;
+
 pub use session::{ConsoleSettings, Sessions};
 
 /// What the console's pages share, besides the API's state: one of each for the process.
@@ -42,6 +47,8 @@ pub struct Console {
     exports: Arc<export::ExportsUnderWay>,
     /// The rows the chart last read per company (see `chart`).
     chart_rows: Arc<chart::ChartRows>,
+    /// Sign-in at the companies' identity providers (issue 38); `None`: API keys only.
+    oidc: Option<Arc<oidc_sign_in::Oidc>>,
 }
 
 impl Console {
@@ -51,7 +58,17 @@ impl Console {
             sessions: Arc::new(Sessions::new(settings, store)),
             exports: Arc::default(),
             chart_rows: Arc::default(),
+            oidc: None,
         }
+    }
+
+    /// People sign in at their companies' identity providers too (`consent-api company oidc`).
+    pub fn with_oidc(mut self, setup: OidcSetup) -> Self {
+        self.oidc = Some(Arc::new(oidc_sign_in::Oidc {
+            setup,
+            client: idp::IdpClient::default(),
+        }));
+        self
     }
 
     /// The console's routes and state, for `delivery_http::HttpApp::mounting`.
