@@ -61,6 +61,8 @@ struct ReturnQuery {
     state: String,
     #[serde(default)]
     error: String,
+    /// RFC 9207: the issuer that answered, when the provider says it (checked: mix-up attacks).
+    iss: Option<String>,
 }
 
 /// A refusal of the sign-in: its status and what the person is told (never why in detail).
@@ -183,7 +185,16 @@ fn redirect_uri(visit: &Visit) -> String {
 }
 
 /// `GET /console/oidc/retorno?code&state`: the sign-in checked, a session opened, 303 home.
+/// Every refusal counts against the client's address as a failed authentication.
 pub async fn finish(visit: Visit) -> HttpResponse {
+    let res = checked_return(&visit).await;
+    if res.status() != StatusCode::SEE_OTHER {
+        delivery_http::failed_auth::mark_failed(&visit.req);
+    }
+    res
+}
+
+async fn checked_return(visit: &Visit) -> HttpResponse {
     let Some(oidc) = visit.console.oidc.clone() else {
         return refused(StatusCode::NOT_FOUND, NO_PROVIDER);
     };
@@ -191,9 +202,6 @@ pub async fn finish(visit: Visit) -> HttpResponse {
         Ok(q) => q,
         Err(_) => return refused(StatusCode::BAD_REQUEST, FAILED),
     };
-    // every way this can fail counts against the client's address; undone by nothing (a
-    // person signs in a few times a day)
-    delivery_http::failed_auth::mark_failed(&visit.req);
     let Some(company) = company_of(&query.state) else {
         return refused(StatusCode::BAD_REQUEST, FAILED);
     };
@@ -212,6 +220,9 @@ pub async fn finish(visit: Visit) -> HttpResponse {
         Ok(None) => return refused(StatusCode::BAD_REQUEST, FAILED),
         Err(e) => return Refusal::Api(e).page(false),
     };
+    if query.iss.as_deref().is_some_and(|iss| iss != provider.issuer) {
+        return refused(StatusCode::UNAUTHORIZED, FAILED);
+    }
     if !query.error.is_empty() || query.code.is_empty() {
         return refused(StatusCode::UNAUTHORIZED, FAILED);
     }
@@ -219,7 +230,7 @@ pub async fn finish(visit: Visit) -> HttpResponse {
         tracing::error!("the identity provider's client secret does not decrypt");
         return refused(StatusCode::SERVICE_UNAVAILABLE, PROVIDER_DOWN);
     };
-    let redirect = redirect_uri(&visit);
+    let redirect = redirect_uri(visit);
     let calls = oidc.clone();
     let checked = web::block(move || {
         let (discovery, _) = calls.client.provider(&provider.issuer)?;

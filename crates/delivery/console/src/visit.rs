@@ -183,6 +183,28 @@ impl Visit {
     }
 }
 
+/// Logs an action of the console that changed something (re-enabling a URL, rotating its secret,
+/// sending its test event, replaying a delivery), naming who did it: the key's id or the
+/// session's, and the person (`sub`, e-mail) when signed in at the company's identity provider
+/// (issue 38). `route` is the page's template; `target` the URL's or the delivery's id.
+pub fn log_action(call: &Call, route: &'static str, target: uuid::Uuid) {
+    let caller = &call.caller;
+    let (sub, email) = caller
+        .person
+        .as_ref()
+        .map(|p| (p.sub.as_str(), p.email.as_deref().unwrap_or("")))
+        .unwrap_or(("", ""));
+    tracing::info!(
+        route,
+        %target,
+        empresa = %caller.company.id.0,
+        chave_ou_sessao = %caller.key_id,
+        pessoa_sub = sub,
+        pessoa_email = email,
+        "console action"
+    );
+}
+
 /// A `Set-Cookie` for the console's path: HttpOnly, SameSite=Strict, `Secure` when configured;
 /// `max_age` 0 deletes it, `None` makes it end with the browser.
 pub fn set_cookie(
