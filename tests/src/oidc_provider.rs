@@ -37,7 +37,10 @@ impl OidcProvider {
             .stdin(Stdio::null())
             .output();
         let modules = match install {
-            Ok(out) if out.status.success() && Command::new("node").arg("--version").output().is_ok() => {
+            Ok(out)
+                if out.status.success()
+                    && Command::new("node").arg("--version").output().is_ok() =>
+            {
                 String::from_utf8_lossy(&out.stdout).trim().to_owned()
             }
             other => {
@@ -106,7 +109,9 @@ impl OidcProvider {
     /// Gives user `sub` these roles from now on (its next id_token carries them).
     pub fn set_roles(&mut self, sub: &str, roles: &[&str]) {
         let line = format!("{}\n", json!({"sub": sub, "roles": roles}));
-        self.stdin.write_all(line.as_bytes()).expect("write to oidc-provider");
+        self.stdin
+            .write_all(line.as_bytes())
+            .expect("write to oidc-provider");
         self.stdin.flush().expect("flush");
         let ack = format!("roles of {sub}:");
         loop {

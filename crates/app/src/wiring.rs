@@ -20,11 +20,11 @@ use pgcc_adapter::{
 use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
-    PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
-    PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
-    PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository,
-    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc,
-    ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
+    PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSessionStore, PgEventLog,
+    PgIdempotencyRepository, PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool,
+    PgReadinessProbe, PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule,
+    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    ReadPools, ReleasingPgcc, ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,

@@ -300,11 +300,11 @@ pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
 pub use event_selection::EventSelection;
+pub use person::{scopes_of_roles, Person, Role};
 pub use pgcc_health::{
     PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
     PgccOutageThreshold, PgccWindowCalls,
 };
-pub use person::{scopes_of_roles, Person, Role};
 pub use pgcc_status_code::PgccStatusCode;
 pub use reason::{Reason, ReasonError};
 pub use scope::{Scope, Scopes, ScopesError};

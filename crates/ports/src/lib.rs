@@ -44,8 +44,8 @@ pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, DailyCount, ListCursor, UnfinishedCreation,
 };
-pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSession};
 pub use console_oidc::{ConsoleOidcStore, OidcProvider, PendingSignIn};
+pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,

@@ -81,7 +81,10 @@ impl Browser {
             let pair = value.split(';').next().unwrap_or_default();
             if let Some((n, v)) = pair.split_once('=') {
                 let lower = value.to_ascii_lowercase();
-                if v.is_empty() || lower.contains("max-age=0") || lower.contains("expires=thu, 01 jan 1970") {
+                if v.is_empty()
+                    || lower.contains("max-age=0")
+                    || lower.contains("expires=thu, 01 jan 1970")
+                {
                     jar.remove(n.trim());
                 } else {
                     jar.insert(n.trim().to_owned(), v.to_owned());
@@ -233,7 +236,10 @@ fn people_sign_in_at_their_companys_provider_with_the_roles_it_gives_read_again_
         "SELECT count(*) AS v FROM acessos_dados_pessoais a JOIN console_sessoes s \
          ON s.sessao_id = a.api_key_id WHERE a.pessoa_sub = 'dpo-1'",
     );
-    assert_eq!(session_named, 1, "and the session where a key's id would be");
+    assert_eq!(
+        session_named, 1,
+        "and the session where a key's id would be"
+    );
     assert_eq!(dpo.get(&format!("{base}/console/titulares")).status, 200);
 
     // the same return used twice: refused (the state is good once)
@@ -263,7 +269,10 @@ fn people_sign_in_at_their_companys_provider_with_the_roles_it_gives_read_again_
     let mut operator = Browser::default();
     let (back, _) = sign_in(&mut operator, &app, &app.company_a, "op-1");
     assert_eq!(back.status, 303, "{}", back.body);
-    assert_eq!(operator.get(&format!("{base}/console/webhooks")).status, 200);
+    assert_eq!(
+        operator.get(&format!("{base}/console/webhooks")).status,
+        200
+    );
     assert_eq!(operator.get(&format!("{base}/console/acessos")).status, 403);
 
     // no role of the console: refused, no session

@@ -117,12 +117,16 @@ impl PgConsoleOidcStore {
 
 impl ConsoleOidcStore for PgConsoleOidcStore {
     fn provider(&self, company: CompanyId) -> Result<Option<OidcProvider>, RepoError> {
-        let rows = with_conn(&self.pool, "reading a company's identity provider", |conn| {
-            ReadProvider {
-                empresa_id: company.0,
-            }
-            .load::<ProviderRow>(conn)
-        })?;
+        let rows = with_conn(
+            &self.pool,
+            "reading a company's identity provider",
+            |conn| {
+                ReadProvider {
+                    empresa_id: company.0,
+                }
+                .load::<ProviderRow>(conn)
+            },
+        )?;
         Ok(rows.into_iter().next().map(|r| OidcProvider {
             issuer: r.emissor,
             client_id: r.client_id,
@@ -144,17 +148,21 @@ impl ConsoleOidcStore for PgConsoleOidcStore {
         provider: &OidcProvider,
         now: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
-        let written = with_conn(&self.pool, "setting a company's identity provider", |conn| {
-            SetProvider {
-                empresa_id: company.0,
-                emissor: provider.issuer.clone(),
-                client_id: provider.client_id.clone(),
-                segredo: provider.client_secret.0.clone(),
-                claim: provider.roles_claim.clone(),
-                now,
-            }
-            .execute(conn)
-        })?;
+        let written = with_conn(
+            &self.pool,
+            "setting a company's identity provider",
+            |conn| {
+                SetProvider {
+                    empresa_id: company.0,
+                    emissor: provider.issuer.clone(),
+                    client_id: provider.client_id.clone(),
+                    segredo: provider.client_secret.0.clone(),
+                    claim: provider.roles_claim.clone(),
+                    now,
+                }
+                .execute(conn)
+            },
+        )?;
         Ok(written > 0)
     }
 

@@ -138,9 +138,8 @@ mod tests {
     fn key(kid: &str) -> (EncodingKey, Value) {
         let rng = SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
-        let pair =
-            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
-                .unwrap();
+        let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng)
+            .unwrap();
         // the public key is the uncompressed point: 0x04, x, y
         let public = pair.public_key().as_ref();
         let jwk = json!({
@@ -217,8 +216,7 @@ mod tests {
             Err(Refused::Invalid(_))
         ));
         assert_eq!(
-            verify(&token, &jwks(&[&jwk]), &Expected { ..expected() })
-                .map(|v| v.person.sub),
+            verify(&token, &jwks(&[&jwk]), &Expected { ..expected() }).map(|v| v.person.sub),
             Ok("pessoa-1".into())
         );
     }

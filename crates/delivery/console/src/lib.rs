@@ -1,7 +1,7 @@
 //! `/console` (issue 26; docs/console.md): server-rendered pages in Portuguese for the people who
 //! are not developers, signed in with an API key exchanged for a session. Outside `/api`: no
 //! `Api-Key` header, no envelope; each page checks the session's key and its scopes itself
-//! ([`visit::Visit::signed_in`]), as the API's `grants` do for `/api`, and runs in one blocking
+//! (`visit::Visit::signed_in`), as the API's `grants` do for `/api`, and runs in one blocking
 //! hop like the API's handlers.
 //!
 //! A crate of its own (issue 38): it depends on the HTTP crate's shared pieces (the state, the

@@ -220,7 +220,11 @@ async fn checked_return(visit: &Visit) -> HttpResponse {
         Ok(None) => return refused(StatusCode::BAD_REQUEST, FAILED),
         Err(e) => return Refusal::Api(e).page(false),
     };
-    if query.iss.as_deref().is_some_and(|iss| iss != provider.issuer) {
+    if query
+        .iss
+        .as_deref()
+        .is_some_and(|iss| iss != provider.issuer)
+    {
         return refused(StatusCode::UNAUTHORIZED, FAILED);
     }
     if !query.error.is_empty() || query.code.is_empty() {

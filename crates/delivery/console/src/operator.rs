@@ -199,7 +199,11 @@ pub async fn replay(
                     )),
                     other => other.map_err(ApiError::from),
                 }?;
-                log_action(call, "/console/webhooks/{id}/entregas/{entrega}/reenviar", delivery);
+                log_action(
+                    call,
+                    "/console/webhooks/{id}/entregas/{entrega}/reenviar",
+                    delivery,
+                );
                 Ok(url)
             },
         )

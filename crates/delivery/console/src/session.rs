@@ -126,8 +126,8 @@ impl Sessions {
             csrf: random_token(),
         };
         let now = Utc::now();
-        let expires_at =
-            now + chrono::Duration::from_std(self.settings.absolute_timeout)
+        let expires_at = now
+            + chrono::Duration::from_std(self.settings.absolute_timeout)
                 .unwrap_or(chrono::Duration::MAX);
         let kept = self.store.open(
             company,
