@@ -240,6 +240,18 @@ fn people_sign_in_at_their_companys_provider_with_the_roles_it_gives_read_again_
         session_named, 1,
         "and the session where a key's id would be"
     );
+    // and so does the API's record of reads
+    let auditor = crate::scopes::key_with_scopes(&app, &app.company_a, "auditor");
+    let reads = auditor.get("/api/auditoria/acessos").expect(200);
+    let item = reads.data()["itens"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["rota"] == "/console/acessos")
+        .cloned()
+        .expect("the console read in the API's record");
+    assert_eq!(item["pessoaSub"], "dpo-1");
+    assert_eq!(item["pessoaEmail"], "dpo@empresa-a.example");
     assert_eq!(dpo.get(&format!("{base}/console/titulares")).status, 200);
 
     // the same return used twice: refused (the state is good once)

@@ -23,6 +23,11 @@ const ACCEPTED: [Algorithm; 7] = [
     Algorithm::ES256,
 ];
 
+/// The longest `sub` accepted (OpenID Connect Core 1.0, 2).
+const MAX_SUB: usize = 255;
+/// The longest `email` kept.
+const MAX_EMAIL: usize = 320;
+
 /// Clock skew tolerated on `exp`, `nbf` and `iat`, in seconds.
 pub const LEEWAY_SECONDS: u64 = 60;
 
@@ -97,10 +102,11 @@ pub fn verify(token: &str, keys: &JwkSet, expected: &Expected<'_>) -> Result<Ver
             return Err(Refused::AuthorizedParty);
         }
     }
+    // OpenID Connect Core 2: at most 255 ASCII characters (the access log's bound too)
     let sub = claims
         .get("sub")
         .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
+        .filter(|s| !s.is_empty() && s.len() <= MAX_SUB)
         .ok_or(Refused::NoSubject)?;
     let roles = match claims.get(expected.roles_claim) {
         Some(Value::Array(values)) => values
@@ -114,9 +120,11 @@ pub fn verify(token: &str, keys: &JwkSet, expected: &Expected<'_>) -> Result<Ver
     Ok(Verified {
         person: Person {
             sub: sub.to_owned(),
+            // an e-mail longer than any address (RFC 5321's 320) is left out, not kept
             email: claims
                 .get("email")
                 .and_then(Value::as_str)
+                .filter(|e| e.len() <= MAX_EMAIL)
                 .map(str::to_owned),
         },
         roles,
