@@ -301,6 +301,37 @@ fn people_sign_in_at_their_companys_provider_with_the_roles_it_gives_read_again_
     let sessions_after: i64 = app.db.scalar("SELECT count(*) AS v FROM console_sessoes");
     assert_eq!(sessions_after, sessions_before, "no session opened");
 
+    // the CLI refuses an issuer that is not https (but on a loopback address) and an unknown
+    // company, and changes nothing
+    for (empresa, issuer) in [
+        (app.company_b.as_str(), "http://idp.example"),
+        ("00000000-0000-4000-8000-000000000000", idp.issuer.as_str()),
+    ] {
+        let out = testkit::processes::cli(
+            &app.db,
+            &app.sim,
+            &[
+                "company",
+                "oidc",
+                "--empresa",
+                empresa,
+                "--issuer",
+                issuer,
+                "--client-id",
+                CLIENT_ID,
+                "--client-secret",
+                CLIENT_SECRET,
+            ],
+        );
+        assert!(!out.status.success(), "{empresa} {issuer}");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains(CLIENT_SECRET),
+            "the secret is never printed"
+        );
+    }
+    let providers: i64 = app.db.scalar("SELECT count(*) AS v FROM empresas_oidc");
+    assert_eq!(providers, 1);
+
     // a company without a provider: API keys only
     let mut b = Browser::default();
     let none = b.get(&format!(
