@@ -7,6 +7,7 @@ pub mod client;
 pub mod cluster;
 pub mod db;
 pub mod failover;
+pub mod oidc_provider;
 pub mod pgbouncer;
 pub mod processes;
 pub mod receiver;
@@ -15,6 +16,7 @@ pub mod relay;
 pub use client::{Client, Reply};
 pub use cluster::Cluster;
 pub use db::TestDb;
+pub use oidc_provider::OidcProvider;
 pub use processes::{wait_until, Api, Sim, Worker};
 pub use receiver::{
     read_request, verify_with_python, RawRequest, Received, Receiver, SilentReceiver,

@@ -157,6 +157,28 @@ pub enum CompanyCommand {
         #[arg(long = "contato-dpo")]
         contato_dpo: String,
     },
+    /// Set the company's OpenID Provider for the console (docs/console.md): its people sign in
+    /// there (authorization code with PKCE) with roles `dpo`, `operador`, `leitura` in a claim
+    /// of the id_token. The client secret is stored encrypted with webhooks.encryption_key.
+    /// Replaces an earlier provider. Register `https://<host>/console/oidc/retorno` as the
+    /// client's redirect URI at the provider.
+    Oidc {
+        /// The company's id (from `company create`).
+        #[arg(long)]
+        empresa: String,
+        /// The provider's issuer URL (its discovery is `<issuer>/.well-known/openid-configuration`).
+        #[arg(long)]
+        issuer: String,
+        /// The client id registered at the provider for the console.
+        #[arg(long = "client-id")]
+        client_id: String,
+        /// The client's secret (client_secret_basic).
+        #[arg(long = "client-secret")]
+        client_secret: String,
+        /// The id_token's claim holding the person's roles.
+        #[arg(long = "roles-claim", default_value = "roles")]
+        roles_claim: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

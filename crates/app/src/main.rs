@@ -62,6 +62,23 @@ fn main() -> ExitCode {
                     contato_dpo,
                 },
         } => commands::company::profile(&admin, &context, &empresa, &nome, &endereco, &contato_dpo),
+        Command::Company {
+            command:
+                CompanyCommand::Oidc {
+                    empresa,
+                    issuer,
+                    client_id,
+                    client_secret,
+                    roles_claim,
+                },
+        } => commands::company::oidc(
+            &admin,
+            &empresa,
+            &issuer,
+            &client_id,
+            &client_secret,
+            &roles_claim,
+        ),
         Command::ApiKey {
             command:
                 ApiKeyCommand::Issue {

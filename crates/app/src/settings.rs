@@ -528,6 +528,10 @@ pub struct ConsoleSettings {
     /// When above 0, the idle timeout in seconds instead (for tests: minutes are too long to
     /// wait for).
     pub session_seconds: u64,
+    /// A session ends this long after it was opened, however used (at least 1).
+    pub session_max_minutes: u64,
+    /// When above 0, the absolute lifetime in seconds instead (for tests).
+    pub session_max_seconds: u64,
 }
 
 impl ConsoleSettings {
@@ -538,8 +542,14 @@ impl ConsoleSettings {
         } else {
             Duration::from_secs(self.session_minutes.max(1) * 60)
         };
+        let absolute = if self.session_max_seconds > 0 {
+            Duration::from_secs(self.session_max_seconds)
+        } else {
+            Duration::from_secs(self.session_max_minutes.max(1) * 60)
+        };
         delivery_console::ConsoleSettings {
             idle_timeout: idle,
+            absolute_timeout: absolute,
             secure_cookies: environment != "development",
         }
     }

@@ -12,7 +12,7 @@ use application::{
     AuditLog, AuditSigner, HealthTrackedPgcc, ObservedPgcc, Operations, PgccHealthJob, Ports,
     SandboxRoutedPgcc, ServiceSettings, Services, SignCheckpoints, VerifyAuditLog, Workers,
 };
-use delivery_console::Console;
+use delivery_console::{Console, OidcSetup};
 use delivery_http::{ApiState, RequestScope};
 use pgcc_adapter::{
     PgccHttpGateway, PgccReachabilityProbe, PgccSettings as GatewaySettings, SandboxPgcc,
@@ -20,11 +20,12 @@ use pgcc_adapter::{
 use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
-    PgConsentRequestRepository, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
-    PgImportRepository, PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool,
-    PgReadinessProbe, PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule,
-    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
-    ReadPools, ReleasingPgcc, ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
+    PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSessionStore, PgEventLog,
+    PgIdempotencyRepository, PgImportRepository, PgOperationalStats, PgPgccCallBudget,
+    PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository, PgSandboxRepository,
+    PgStatusCheckSchedule, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
+    ReleasingWebhookSender, SessionSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -275,12 +276,44 @@ pub fn api_state(
 }
 
 /// The console's pages (mounted beside the API), their sessions kept in PostgreSQL so that
-/// every replica serves a browser signed in on another.
-pub fn console(settings: &Settings, pool: PgPool) -> Console {
-    Console::new(
+/// every replica serves a browser signed in on another; people sign in at their companies'
+/// identity providers (`company oidc`) or with API keys.
+pub fn console(settings: &Settings, pool: PgPool) -> anyhow::Result<Console> {
+    Ok(Console::new(
         settings.console.sessions(&settings.environment),
-        Arc::new(PgConsoleSessionStore::new(pool)),
+        Arc::new(PgConsoleSessionStore::new(pool.clone())),
     )
+    .with_oidc(OidcSetup {
+        store: Arc::new(PgConsoleOidcStore::new(pool.clone())),
+        cipher: Arc::new(cipher(settings)?),
+        companies: Arc::new(PgCompanyRepository::new(pool)),
+    }))
+}
+
+/// The company's identity provider for the console (`consent-api company oidc`, the owner's
+/// connection): the client secret encrypted as webhook secrets are. `false`: no such company.
+pub fn set_console_oidc(
+    settings: &Settings,
+    company: domain::CompanyId,
+    issuer: &str,
+    client_id: &str,
+    client_secret: &str,
+    roles_claim: &str,
+) -> anyhow::Result<bool> {
+    let cipher = cipher(settings)?;
+    let store = PgConsoleOidcStore::new(pool(settings)?);
+    let provider = ports::OidcProvider {
+        issuer: issuer.to_owned(),
+        client_id: client_id.to_owned(),
+        client_secret: ports::SecretCipher::encrypt(&cipher, client_secret),
+        roles_claim: roles_claim.to_owned(),
+    };
+    Ok(ports::ConsoleOidcStore::set_provider(
+        &store,
+        company,
+        &provider,
+        chrono::Utc::now(),
+    )?)
 }
 
 /// A request's repository calls share one pooled connection ([`PgConnectionScope`]).

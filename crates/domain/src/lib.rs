@@ -276,6 +276,7 @@ pub mod event_selection;
 pub mod import;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+pub mod person;
 pub mod pgcc_health;
 pub mod pgcc_status_code;
 pub mod reason;
@@ -303,6 +304,7 @@ pub use event_selection::EventSelection;
 pub use import::{
     Import, ImportCompletedData, ImportLineDraft, ImportLineError, ImportStatus, ValidImportLine,
 };
+pub use person::{scopes_of_roles, Person, Role};
 pub use pgcc_health::{
     PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
     PgccOutageThreshold, PgccWindowCalls,

@@ -15,6 +15,9 @@ pub struct AccessRecord {
     pub company_id: CompanyId,
     /// The API key that read.
     pub api_key_id: Uuid,
+    /// The person who read, for a console session opened through the company's identity provider
+    /// (issue 38; `api_key_id` is then the session's id); `None` for a key.
+    pub person: Option<domain::Person>,
     /// The route's template (`/api/solicitacao-consentimento/{id}`), never the concrete path.
     pub route: String,
     /// The consent requests whose data the answer carried (may be empty: an export that found

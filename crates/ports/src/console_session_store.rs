@@ -6,17 +6,35 @@
 //! names the company: on a database distributed by company the session lives on its shard).
 
 use chrono::{DateTime, Utc};
-use domain::CompanyId;
+use domain::{CompanyId, Person, Scopes};
+use uuid::Uuid;
 
 use crate::RepoError;
+
+/// Who a session was opened for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionHolder {
+    /// An API key typed at sign-in: its hash (`hash_api_key`), authenticated again on every page.
+    Key(String),
+    /// A person signed in at the company's identity provider (issue 38): the session's own id
+    /// (what the access log names where a key's id would be), the person, and the scopes the
+    /// person's roles gave at sign-in (read again at the next sign-in).
+    Person {
+        session_id: Uuid,
+        person: Person,
+        scopes: Scopes,
+    },
+}
 
 /// What a live session holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredSession {
-    /// The hash of the API key it was opened with (`hash_api_key`).
-    pub key_hash: String,
+    pub holder: SessionHolder,
     /// The token every form of the session that changes something must carry.
     pub csrf: String,
+    /// The session's absolute end (`console.session_max_minutes` after it was opened), whatever
+    /// its use.
+    pub expires_at: DateTime<Utc>,
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -33,8 +51,9 @@ pub trait ConsoleSessionStore: Send + Sync {
         idle_before: DateTime<Utc>,
     ) -> Result<bool, RepoError>;
 
-    /// The company's session under `id_hash` when it was used after `idle_before`; its last use
-    /// moves to `now`. An idle one is `None` (and may be forgotten).
+    /// The company's session under `id_hash` when it was used after `idle_before` and its
+    /// absolute end is after `now`; its last use moves to `now`. An idle or ended one is `None`
+    /// (and may be forgotten).
     fn touch(
         &self,
         company: CompanyId,

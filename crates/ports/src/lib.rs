@@ -9,6 +9,7 @@ pub mod change_feed;
 pub mod clock;
 pub mod company_repository;
 pub mod consent_request_repository;
+pub mod console_oidc;
 pub mod console_session_store;
 pub mod event_log;
 pub mod idempotency_repository;
@@ -44,7 +45,8 @@ pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
     CreationStart, DailyCount, ListCursor, UnfinishedCreation,
 };
-pub use console_session_store::{ConsoleSessionStore, StoredSession};
+pub use console_oidc::{ConsoleOidcStore, OidcProvider, PendingSignIn};
+pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
@@ -93,6 +95,8 @@ pub use clock::MockClock;
 pub use company_repository::MockCompanyRepository;
 #[cfg(feature = "mock")]
 pub use consent_request_repository::MockConsentRequestRepository;
+#[cfg(feature = "mock")]
+pub use console_oidc::MockConsoleOidcStore;
 #[cfg(feature = "mock")]
 pub use console_session_store::MockConsoleSessionStore;
 #[cfg(feature = "mock")]

@@ -159,6 +159,10 @@ fn the_runtime_role_cannot_write_the_signing_keys_or_the_companies() {
         "INSERT INTO empresas (id, nome, cnpj) VALUES (gen_random_uuid(), 'x', '11444777000161')",
         "DELETE FROM auditoria_checkpoints",
         "UPDATE auditoria_nos SET hash = hash",
+        // the companies' identity providers (issue 38): `company oidc`, the owner's, only
+        "INSERT INTO empresas_oidc SELECT id, 'https://forjado.example', 'c', 's', 'roles', now() \
+         FROM empresas LIMIT 1",
+        "UPDATE empresas_oidc SET emissor = 'https://forjado.example'",
     ] {
         let err = refused(&mut conn, sql);
         assert!(err.contains("permission denied"), "{sql}: {err}");

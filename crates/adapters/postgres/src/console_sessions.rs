@@ -5,29 +5,35 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Bytea, Text, Timestamptz, Uuid as SqlUuid};
-use domain::CompanyId;
-use ports::{ConsoleSessionStore, RepoError, StoredSession};
+use diesel::sql_types::{Bytea, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use domain::{CompanyId, Person, Scopes};
+use ports::{ConsoleSessionStore, RepoError, SessionHolder, StoredSession};
 use uuid::Uuid;
 
 use crate::conn::with_conn;
 use crate::fixed_sql::statement;
 use crate::PgPool;
 
-/// Sessions one key keeps at most: a new sign-in past it forgets the key's least recently used.
+/// Sessions one key (or one person, `sub`) keeps at most: a new sign-in past it forgets the least
+/// recently used.
 pub const MAX_SESSIONS_PER_KEY: i64 = 50;
 
 statement! {
     /// Forgets up to 100 of the company's idle sessions (oldest first) and the key's least
-    /// recently used sessions past [`MAX_SESSIONS_PER_KEY`] (counting the new one), then keeps
-    /// the new session.
+    /// recently used sessions past [`MAX_SESSIONS_PER_KEY`] (counting the new one) (or the
+    /// person's, for a session opened at the IdP), then keeps the new session.
     struct OpenSession {
         empresa_id: Uuid as SqlUuid,
         id_hash: Vec<u8> as Bytea,
-        chave_hash: String as Text,
+        chave_hash: Option<String> as Nullable<Text>,
+        pessoa_sub: Option<String> as Nullable<Text>,
         csrf: String as Text,
         now: DateTime<Utc> as Timestamptz,
         idle_before: DateTime<Utc> as Timestamptz,
+        sessao_id: Option<Uuid> as Nullable<SqlUuid>,
+        pessoa_email: Option<String> as Nullable<Text>,
+        escopos: Option<String> as Nullable<Text>,
+        expira_em: DateTime<Utc> as Timestamptz,
     }
     "WITH ociosas AS (
     DELETE FROM console_sessoes WHERE empresa_id = $empresa_id AND id_hash IN (
@@ -37,11 +43,13 @@ statement! {
 ), excedentes AS (
     DELETE FROM console_sessoes WHERE empresa_id = $empresa_id AND id_hash IN (
         SELECT id_hash FROM console_sessoes
-        WHERE empresa_id = $empresa_id AND chave_hash = $chave_hash
+        WHERE empresa_id = $empresa_id AND (chave_hash = $chave_hash OR pessoa_sub = $pessoa_sub)
         ORDER BY ultimo_uso DESC OFFSET 49)  -- MAX_SESSIONS_PER_KEY - 1: room for the new one
 )
-INSERT INTO console_sessoes (empresa_id, id_hash, chave_hash, csrf, ultimo_uso, criada_em)
-VALUES ($empresa_id, $id_hash, $chave_hash, $csrf, $now, $now)"
+INSERT INTO console_sessoes (empresa_id, id_hash, chave_hash, pessoa_sub, csrf, ultimo_uso,
+    criada_em, sessao_id, pessoa_email, escopos, expira_em)
+VALUES ($empresa_id, $id_hash, $chave_hash, $pessoa_sub, $csrf, $now, $now, $sessao_id,
+    $pessoa_email, $escopos, $expira_em)"
 }
 
 statement! {
@@ -54,7 +62,8 @@ statement! {
     }
     "UPDATE console_sessoes SET ultimo_uso = $now
 WHERE empresa_id = $empresa_id AND id_hash = $id_hash AND ultimo_uso > $idle_before
-RETURNING chave_hash, csrf"
+    AND expira_em > $now
+RETURNING chave_hash, csrf, sessao_id, pessoa_sub, pessoa_email, escopos, expira_em"
 }
 
 statement! {
@@ -67,10 +76,53 @@ statement! {
 
 #[derive(QueryableByName)]
 struct SessionRow {
-    #[diesel(sql_type = Text)]
-    chave_hash: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    chave_hash: Option<String>,
     #[diesel(sql_type = Text)]
     csrf: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    sessao_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pessoa_sub: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pessoa_email: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    escopos: Option<String>,
+    // NULL only on a row written by an older process mid-upgrade: the touch refuses it
+    #[diesel(sql_type = Timestamptz)]
+    expira_em: DateTime<Utc>,
+}
+
+impl SessionRow {
+    /// The session; `None` for a row that is neither a key's nor a person's (never written).
+    fn into_session(self) -> Option<StoredSession> {
+        let holder = match (self.chave_hash, self.sessao_id, self.pessoa_sub) {
+            (Some(key_hash), _, _) => SessionHolder::Key(key_hash),
+            (None, Some(session_id), Some(sub)) => SessionHolder::Person {
+                session_id,
+                person: Person {
+                    sub,
+                    email: self.pessoa_email,
+                },
+                scopes: scopes_of(self.escopos.as_deref().unwrap_or_default())?,
+            },
+            _ => return None,
+        };
+        Some(StoredSession {
+            holder,
+            csrf: self.csrf,
+            expires_at: self.expira_em,
+        })
+    }
+}
+
+/// The scopes as kept in `escopos` (comma-separated names; empty: none).
+fn scopes_of(names: &str) -> Option<Scopes> {
+    if names.is_empty() {
+        Some(Scopes::NONE)
+    } else {
+        Scopes::parse_list(names).ok()
+    }
 }
 
 #[derive(Clone)]
@@ -93,14 +145,32 @@ impl ConsoleSessionStore for PgConsoleSessionStore {
         now: DateTime<Utc>,
         idle_before: DateTime<Utc>,
     ) -> Result<bool, RepoError> {
+        let (chave_hash, sessao_id, person, escopos) = match &session.holder {
+            SessionHolder::Key(hash) => (Some(hash.clone()), None, None, None),
+            SessionHolder::Person {
+                session_id,
+                person,
+                scopes,
+            } => (
+                None,
+                Some(*session_id),
+                Some(person.clone()),
+                Some(scopes.to_string()),
+            ),
+        };
         with_conn(&self.pool, "opening a console session", |conn| {
             OpenSession {
                 empresa_id: company.0,
                 id_hash: id_hash.to_vec(),
-                chave_hash: session.key_hash.clone(),
+                chave_hash: chave_hash.clone(),
+                pessoa_sub: person.as_ref().map(|p| p.sub.clone()),
                 csrf: session.csrf.clone(),
                 now,
                 idle_before,
+                sessao_id,
+                pessoa_email: person.as_ref().and_then(|p| p.email.clone()),
+                escopos: escopos.clone(),
+                expira_em: session.expires_at,
             }
             .execute(conn)
         })?;
@@ -123,10 +193,7 @@ impl ConsoleSessionStore for PgConsoleSessionStore {
             }
             .load::<SessionRow>(conn)
         })?;
-        Ok(row.into_iter().next().map(|r| StoredSession {
-            key_hash: r.chave_hash,
-            csrf: r.csrf,
-        }))
+        Ok(row.into_iter().next().and_then(SessionRow::into_session))
     }
 
     fn close(&self, company: CompanyId, id_hash: [u8; 32]) -> Result<(), RepoError> {

@@ -63,6 +63,7 @@ mod audit_integrity;
 mod audit_log_repository;
 mod company_repository;
 mod consent_request_repository;
+mod console_oidc;
 mod console_sessions;
 mod event_log;
 mod idempotency_repository;
@@ -85,6 +86,7 @@ pub use company_repository::PgCompanyRepository;
 #[doc(hidden)]
 pub use conn::with_conn;
 pub use consent_request_repository::PgConsentRequestRepository;
+pub use console_oidc::PgConsoleOidcStore;
 pub use console_sessions::{PgConsoleSessionStore, MAX_SESSIONS_PER_KEY};
 pub use event_log::PgEventLog;
 pub use idempotency_repository::PgIdempotencyRepository;

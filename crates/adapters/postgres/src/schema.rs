@@ -9,6 +9,8 @@ diesel::table! {
         solicitacao_ids -> Array<Uuid>,
         hashes -> Array<Text>,
         em -> Timestamptz,
+        pessoa_sub -> Nullable<Text>,
+        pessoa_email -> Nullable<Text>,
     }
 }
 
@@ -149,13 +151,28 @@ diesel::table! {
 }
 
 diesel::table! {
+    console_oidc_pendentes (empresa_id, estado_hash) {
+        empresa_id -> Uuid,
+        estado_hash -> Bytea,
+        nonce -> Text,
+        verificador -> Text,
+        criado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     console_sessoes (empresa_id, id_hash) {
         empresa_id -> Uuid,
         id_hash -> Bytea,
-        chave_hash -> Text,
+        chave_hash -> Nullable<Text>,
         csrf -> Text,
         ultimo_uso -> Timestamptz,
         criada_em -> Timestamptz,
+        sessao_id -> Nullable<Uuid>,
+        pessoa_sub -> Nullable<Text>,
+        pessoa_email -> Nullable<Text>,
+        escopos -> Nullable<Text>,
+        expira_em -> Nullable<Timestamptz>,
     }
 }
 
@@ -169,6 +186,17 @@ diesel::table! {
         controlador_nome -> Nullable<Text>,
         controlador_endereco -> Nullable<Text>,
         controlador_contato_dpo -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    empresas_oidc (empresa_id) {
+        empresa_id -> Uuid,
+        emissor -> Text,
+        client_id -> Text,
+        client_secret_cifrado -> Text,
+        claim_papeis -> Text,
+        atualizado_em -> Timestamptz,
     }
 }
 
@@ -415,7 +443,9 @@ diesel::joinable!(casos_de_uso -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso_anotacoes -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso_versoes -> empresas (empresa_id));
 diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
+diesel::joinable!(console_oidc_pendentes -> empresas (empresa_id));
 diesel::joinable!(console_sessoes -> empresas (empresa_id));
+diesel::joinable!(empresas_oidc -> empresas (empresa_id));
 diesel::joinable!(importacoes -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
 diesel::joinable!(webhook_entregas -> empresas (empresa_id));
@@ -436,8 +466,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     casos_de_uso_anotacoes,
     casos_de_uso_versoes,
     chaves_idempotencia,
+    console_oidc_pendentes,
     console_sessoes,
     empresas,
+    empresas_oidc,
     importacao_erros,
     importacao_linhas,
     importacoes,

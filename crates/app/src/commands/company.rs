@@ -70,3 +70,42 @@ pub fn profile(
         }
     }
 }
+
+/// Sets the company's OpenID Provider for the console (the owner's connection: `empresas_oidc`
+/// is the owner's to write). The issuer must be an https URL (http only on a loopback address,
+/// for tests and development); the secret is encrypted before it is stored and never printed.
+pub fn oidc(
+    settings: &Settings,
+    company: &str,
+    issuer: &str,
+    client_id: &str,
+    client_secret: &str,
+    roles_claim: &str,
+) -> anyhow::Result<()> {
+    let Ok(id) = Uuid::parse_str(company.trim()) else {
+        bail!("--empresa must be a company id (a UUID, from company create)");
+    };
+    let issuer = issuer.trim();
+    let loopback = ["http://127.0.0.1:", "http://localhost:", "http://[::1]:"];
+    if !issuer.starts_with("https://") && !loopback.iter().any(|p| issuer.starts_with(p)) {
+        bail!("--issuer must be an https URL (http only on a loopback address)");
+    }
+    if client_id.trim().is_empty() || client_secret.is_empty() {
+        bail!("--client-id and --client-secret must not be empty");
+    }
+    let claim = roles_claim.trim();
+    if claim.is_empty() || claim.len() > 100 || claim.chars().any(char::is_whitespace) {
+        bail!("--roles-claim must be a claim name (no blanks, at most 100 characters)");
+    }
+    if !wiring::set_console_oidc(
+        settings,
+        CompanyId(id),
+        issuer,
+        client_id.trim(),
+        client_secret,
+        claim,
+    )? {
+        bail!("no company with this id");
+    }
+    Ok(())
+}

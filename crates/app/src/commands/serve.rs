@@ -65,7 +65,7 @@ pub fn run(
         reads,
         signers,
     )?);
-    let console = wiring::console(settings, pool.clone());
+    let console = wiring::console(settings, pool.clone())?;
     let replicas = delivery_http::LiveReplicas::default();
     // Stops with the probes, after the HTTP server drained: requests of the grace period are
     // still counted against this replica's share.

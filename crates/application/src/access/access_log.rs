@@ -86,6 +86,7 @@ impl PersonalDataAccesses {
             id: Uuid::new_v4(),
             company_id: caller.company.id,
             api_key_id: caller.key_id,
+            person: caller.person.clone(),
             route: route.to_owned(),
             request_ids,
             hashes,
@@ -148,6 +149,7 @@ mod tests {
             company: company(),
             scopes: Scopes::DEFAULT,
             quota_of: company().id,
+            person: None,
         }
     }
 
@@ -156,6 +158,7 @@ mod tests {
             id: Uuid::from_u128(i),
             company_id: company().id,
             api_key_id: Uuid::from_u128(7),
+            person: None,
             route: "/api/titulares/consentimentos".into(),
             request_ids: vec![],
             hashes: vec![],

@@ -38,6 +38,9 @@ pub struct Caller {
     pub scopes: Scopes,
     /// The company whose rate limit the call takes (the real company's for a sandbox's key).
     pub quota_of: CompanyId,
+    /// The person signed in to the console through the company's identity provider (issue 38),
+    /// `None` for an API key or a key's session: what the access log names besides `key_id`.
+    pub person: Option<domain::Person>,
 }
 
 impl Caller {
@@ -47,6 +50,7 @@ impl Caller {
             company: key.company.clone(),
             scopes: key.scopes,
             quota_of: key.quota_of,
+            person: None,
         }
     }
 }

@@ -130,7 +130,8 @@ fn view(filter: &Filter, page: AccessPage) -> Markup {
                     thead {
                         tr {
                             th scope="col" { "Quando" }
-                            th scope="col" { "Chave" }
+                            th scope="col" { "Chave ou sessão" }
+                            th scope="col" { "Pessoa" }
                             th scope="col" { "O que foi lido" }
                             th scope="col" { "Solicitações" }
                         }
@@ -140,6 +141,11 @@ fn view(filter: &Filter, page: AccessPage) -> Markup {
                             tr {
                                 td { (when(a.at)) }
                                 td { (a.api_key_id) }
+                                td {
+                                    @if let Some(email) = &a.person_email { (email) " " }
+                                    @if let Some(sub) = &a.person_sub { "(" (sub) ")" }
+                                    @if a.person_sub.is_none() { "—" }
+                                }
                                 td { (route_label(&a.route)) }
                                 td {
                                     @for id in &a.request_ids {

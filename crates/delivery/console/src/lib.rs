@@ -1,7 +1,7 @@
 //! `/console` (issue 26; docs/console.md): server-rendered pages in Portuguese for the people who
 //! are not developers, signed in with an API key exchanged for a session. Outside `/api`: no
 //! `Api-Key` header, no envelope; each page checks the session's key and its scopes itself
-//! ([`visit::Visit::signed_in`]), as the API's `grants` do for `/api`, and runs in one blocking
+//! (`visit::Visit::signed_in`), as the API's `grants` do for `/api`, and runs in one blocking
 //! hop like the API's handlers.
 //!
 //! A crate of its own (issue 38): it depends on the HTTP crate's shared pieces (the state, the
@@ -15,7 +15,10 @@ mod chart;
 mod export;
 mod health;
 mod human;
+mod id_token;
+mod idp;
 mod layout;
+mod oidc_sign_in;
 mod operator;
 mod receipt;
 mod refusal;
@@ -31,6 +34,8 @@ use std::sync::Arc;
 use actix_web::web;
 use ports::ConsoleSessionStore;
 
+pub use oidc_sign_in::OidcSetup;
+
 pub use session::{ConsoleSettings, Sessions};
 
 /// What the console's pages share, besides the API's state: one of each for the process.
@@ -40,6 +45,8 @@ pub struct Console {
     sessions: Arc<Sessions>,
     /// The rows the chart last read per company (see `chart`).
     chart_rows: Arc<chart::ChartRows>,
+    /// Sign-in at the companies' identity providers (issue 38); `None`: API keys only.
+    oidc: Option<Arc<oidc_sign_in::Oidc>>,
 }
 
 impl Console {
@@ -48,7 +55,17 @@ impl Console {
         Console {
             sessions: Arc::new(Sessions::new(settings, store)),
             chart_rows: Arc::default(),
+            oidc: None,
         }
+    }
+
+    /// People sign in at their companies' identity providers too (`consent-api company oidc`).
+    pub fn with_oidc(mut self, setup: OidcSetup) -> Self {
+        self.oidc = Some(Arc::new(oidc_sign_in::Oidc {
+            setup,
+            client: idp::IdpClient::default(),
+        }));
+        self
     }
 
     /// The console's routes and state, for `delivery_http::HttpApp::mounting`.

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use crate::human::{delivery_badge, disabled_reason_label, event_label, when};
 use crate::layout::{self, post_form, scroll_box};
 use crate::refusal::Refusal;
-use crate::visit::{csrf_of, see_other, SignedIn, Visit};
+use crate::visit::{csrf_of, log_action, see_other, SignedIn, Visit};
 
 /// `GET /console/webhooks`: each URL with its state and the event types it receives; a
 /// `webhooks` key gets a re-enable button on the disabled ones.
@@ -199,6 +199,11 @@ pub async fn replay(
                     )),
                     other => other.map_err(ApiError::from),
                 }?;
+                log_action(
+                    call,
+                    "/console/webhooks/{id}/entregas/{entrega}/reenviar",
+                    delivery,
+                );
                 Ok(url)
             },
         )
@@ -227,7 +232,9 @@ where
     visit
         .signed_in(route, &[Scope::Webhooks], Some(&csrf), move |s, call| {
             let id = id.ok_or(ApiError::NotFound(Resource::WebhookUrl))?;
-            work(s, call.company(), id)
+            let done = work(s, call.company(), id)?;
+            log_action(call, route, id);
+            Ok(done)
         })
         .await
 }

@@ -4,7 +4,7 @@
 use actix_web::{web, FromRequest, Handler, HttpResponse, Resource, Responder};
 use delivery_http::routes::not_allowed;
 
-use crate::{accesses, chart, export, health, layout, operator, receipt, request};
+use crate::{accesses, chart, export, health, layout, oidc_sign_in, operator, receipt, request};
 use crate::{sign_in, subjects};
 
 const STYLESHEET: &str = include_str!("../assets/console/estilo.css");
@@ -21,6 +21,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             receipt::material,
         ))
         .service(post("/console/entrar", sign_in::sign_in))
+        .service(get("/console/entrar/oidc", oidc_sign_in::begin))
+        .service(get("/console/oidc/retorno", oidc_sign_in::finish))
         .service(post("/console/sair", sign_in::sign_out))
         .service(get("/console/solicitacoes/{id}", request::page))
         .service(get("/console/acessos", accesses::list))

@@ -1,8 +1,11 @@
-//! The console's sessions (docs/console.md, "Sessions"): an API key typed once at sign-in is
-//! exchanged for a random session id, sent to the browser only as an HttpOnly cookie. The store
+//! The console's sessions (docs/console.md, "Sessions"): an API key typed once at sign-in, or a
+//! person signed in at the company's identity provider (issue 38), is exchanged for a random
+//! session id, sent to the browser only as an HttpOnly cookie. The store
 //! ([`ConsoleSessionStore`]) keeps, under the SHA-256 of that id, the hash of the key (never the
-//! key) and the session's CSRF token; every page authenticates the key's hash again, so a revoked
-//! key ends its sessions at once.
+//! key) or the person and the scopes their roles gave, and the session's CSRF token; every page
+//! authenticates the key's hash again, so a revoked key ends its sessions at once. Every session
+//! ends when idle (`console.session_minutes`) and at an absolute end
+//! (`console.session_max_minutes`) whatever its use.
 //!
 //! The cookie's value is `<company id>.<random>`: a session is kept and found within its
 //! company (on a database distributed by company, on its company's shard). The company's id is
@@ -18,8 +21,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use domain::CompanyId;
-use ports::{ConsoleSessionStore, RepoError, StoredSession};
+use domain::{CompanyId, Person, Scopes};
+use ports::{ConsoleSessionStore, RepoError, SessionHolder, StoredSession};
 use sha2::{Digest, Sha256};
 
 /// How many sessions [`MemorySessions`] keeps at most; a sign-in beyond that (after dropping the
@@ -34,6 +37,9 @@ pub const SESSION_COOKIE: &str = "console_sessao";
 pub struct ConsoleSettings {
     /// A session unused this long is gone (`console.session_minutes`).
     pub idle_timeout: Duration,
+    /// A session ends this long after it was opened, however used
+    /// (`console.session_max_minutes`, `APP__CONSOLE__SESSION_MAX_MINUTES`).
+    pub absolute_timeout: Duration,
     /// Whether cookies carry `Secure` (every environment but development).
     pub secure_cookies: bool,
 }
@@ -42,6 +48,7 @@ impl Default for ConsoleSettings {
     fn default() -> Self {
         ConsoleSettings {
             idle_timeout: Duration::from_secs(30 * 60),
+            absolute_timeout: Duration::from_secs(720 * 60),
             secure_cookies: true,
         }
     }
@@ -50,8 +57,8 @@ impl Default for ConsoleSettings {
 /// What a live session holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
-    /// The hash of the API key it was opened with.
-    pub key_hash: String,
+    /// The API key's hash it was opened with, or the person.
+    pub holder: SessionHolder,
     /// The token every form of the session that changes something must carry.
     pub csrf: String,
 }
@@ -87,18 +94,48 @@ impl Sessions {
         company: CompanyId,
         key_hash: String,
     ) -> Result<Option<(String, Session)>, RepoError> {
+        self.open_for(company, SessionHolder::Key(key_hash))
+    }
+
+    /// Opens a session for `person`, signed in at the company's identity provider with roles
+    /// that give `scopes`; as [`Sessions::open`].
+    pub fn open_person(
+        &self,
+        company: CompanyId,
+        person: Person,
+        scopes: Scopes,
+    ) -> Result<Option<(String, Session)>, RepoError> {
+        self.open_for(
+            company,
+            SessionHolder::Person {
+                session_id: uuid::Uuid::new_v4(),
+                person,
+                scopes,
+            },
+        )
+    }
+
+    fn open_for(
+        &self,
+        company: CompanyId,
+        holder: SessionHolder,
+    ) -> Result<Option<(String, Session)>, RepoError> {
         let id = format!("{}.{}", company.0.simple(), random_token());
         let session = Session {
-            key_hash,
+            holder,
             csrf: random_token(),
         };
         let now = Utc::now();
+        let expires_at = now
+            + chrono::Duration::from_std(self.settings.absolute_timeout)
+                .unwrap_or(chrono::Duration::MAX);
         let kept = self.store.open(
             company,
             digest(&id),
             StoredSession {
-                key_hash: session.key_hash.clone(),
+                holder: session.holder.clone(),
                 csrf: session.csrf.clone(),
+                expires_at,
             },
             now,
             self.idle_before(now),
@@ -106,8 +143,8 @@ impl Sessions {
         Ok(kept.then_some((id, session)))
     }
 
-    /// The session of cookie value `id`, when it exists and was used within the idle timeout
-    /// (which restarts now). A value that names no company (a cookie from before sessions were
+    /// The session of cookie value `id`, when it exists, was used within the idle timeout (which
+    /// restarts now) and has not reached its absolute end. A value that names no company (a cookie from before sessions were
     /// kept by company, or made up) has none.
     pub fn touch(&self, id: &str) -> Result<Option<Session>, RepoError> {
         let Some(company) = company_of(id) else {
@@ -118,7 +155,7 @@ impl Sessions {
             .store
             .touch(company, digest(id), now, self.idle_before(now))?
             .map(|s| Session {
-                key_hash: s.key_hash,
+                holder: s.holder,
                 csrf: s.csrf,
             }))
     }
@@ -142,7 +179,7 @@ impl Default for Sessions {
 }
 
 /// The company a session id names (`<company id>.<random>`).
-fn company_of(id: &str) -> Option<CompanyId> {
+pub(crate) fn company_of(id: &str) -> Option<CompanyId> {
     let (company, _) = id.split_once('.')?;
     uuid::Uuid::try_parse(company).ok().map(CompanyId)
 }
@@ -193,7 +230,7 @@ impl ConsoleSessionStore for MemorySessions {
         let Some((session, used)) = entries.get_mut(&(company, id_hash)) else {
             return Ok(None);
         };
-        if *used <= idle_before {
+        if *used <= idle_before || session.expires_at <= now {
             entries.remove(&(company, id_hash));
             return Ok(None);
         }
@@ -216,7 +253,8 @@ pub fn random_token() -> String {
     )
 }
 
-fn digest(id: &str) -> [u8; 32] {
+/// The SHA-256 of a session id or a sign-in's `state`: what the stores keep.
+pub(crate) fn digest(id: &str) -> [u8; 32] {
     Sha256::digest(id.as_bytes()).into()
 }
 
@@ -234,9 +272,14 @@ mod tests {
     use super::*;
 
     fn store(idle: Duration) -> Sessions {
+        store_ending(idle, Duration::from_secs(3600))
+    }
+
+    fn store_ending(idle: Duration, absolute: Duration) -> Sessions {
         Sessions::new(
             ConsoleSettings {
                 idle_timeout: idle,
+                absolute_timeout: absolute,
                 secure_cookies: true,
             },
             Arc::new(MemorySessions::default()),
@@ -255,8 +298,8 @@ mod tests {
         assert!(id.starts_with(&format!("{}.", company.0.simple())));
         assert_ne!(id, session.csrf);
         assert_eq!(
-            sessions.touch(&id).unwrap().unwrap().key_hash,
-            "hash-da-chave"
+            sessions.touch(&id).unwrap().unwrap().holder,
+            SessionHolder::Key("hash-da-chave".into())
         );
         assert!(sessions.touch("outro").unwrap().is_none());
         let other_company = id.replacen(
@@ -284,6 +327,20 @@ mod tests {
                 CompanyId(uuid::Uuid::from_u128(0xe0)),
                 "hash-da-chave".into(),
             )
+            .unwrap()
+            .unwrap();
+        assert!(sessions.touch(&id).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_session_ends_at_its_absolute_end_however_used() {
+        let sessions = store_ending(Duration::from_secs(60), Duration::ZERO);
+        let person = Person {
+            sub: "p-1".into(),
+            email: None,
+        };
+        let (id, _) = sessions
+            .open_person(CompanyId(uuid::Uuid::from_u128(0xe0)), person, Scopes::NONE)
             .unwrap()
             .unwrap();
         assert!(sessions.touch(&id).unwrap().is_none());

@@ -39,9 +39,18 @@ fn home_view(signed: &SignedIn) -> Markup {
     let names = scopes.names();
     let scope_names: Vec<&str> = names.iter().map(|s| scope_label(s)).collect();
     html! {
-        p {
-            "Empresa: " strong { (signed.call.caller.company.name) } ". "
-            "Escopos da chave: " (scope_names.join(", ")) "."
+        @if let Some(person) = signed.person() {
+            p {
+                "Empresa: " strong { (signed.call.caller.company.name) } ". "
+                "Você: " strong { (person.email.as_deref().unwrap_or(&person.sub)) } ". "
+                "Acesso dado pelos seus papéis: "
+                @if scope_names.is_empty() { "leitura" } @else { (scope_names.join(", ")) } "."
+            }
+        } @else {
+            p {
+                "Empresa: " strong { (signed.call.caller.company.name) } ". "
+                "Escopos da chave: " (scope_names.join(", ")) "."
+            }
         }
         @if dpo {
             section aria-labelledby="dpo" {
@@ -83,6 +92,12 @@ fn sign_in_page(visit: &Visit, status: StatusCode, error: Option<&str>) -> HttpR
             label for="chave" { "Chave de API" }
             input id="chave" name="chave" type="password" autocomplete="off" required;
             button type="submit" { "Entrar" }
+        }
+        h2 { "Empresas com provedor de identidade" }
+        form method="get" action="/console/entrar/oidc" {
+            label for="empresa" { "CNPJ ou identificador da empresa" }
+            input id="empresa" name="empresa" type="text" autocomplete="organization" required;
+            button type="submit" { "Entrar pelo provedor de identidade" }
         }
     };
     let mut res = layout::page(status, "Entrar", None, main);

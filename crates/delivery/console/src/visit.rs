@@ -11,6 +11,7 @@ use application::Services;
 use delivery_http::blocking::{check_rate, in_blocking_hop, Call};
 use delivery_http::{ApiError, ApiState};
 use domain::{Scope, Scopes};
+use ports::SessionHolder;
 
 use crate::refusal::Refusal;
 use crate::session::{self, ConsoleSettings, SESSION_COOKIE};
@@ -57,6 +58,11 @@ impl SignedIn {
     pub fn scopes(&self) -> Scopes {
         self.call.caller.scopes
     }
+
+    /// The person of a session opened at the company's identity provider.
+    pub fn person(&self) -> Option<&domain::Person> {
+        self.call.caller.person.as_ref()
+    }
 }
 
 impl Visit {
@@ -80,6 +86,7 @@ impl Visit {
         let granted_to = Scopes::of(granted_to);
         let sent_csrf = csrf.map(str::to_owned);
         let id = cookie.clone();
+        let oidc = self.console.oidc.clone();
         // a task-local: taken here, not on the blocking thread
         let limiter = delivery_http::rate_limit::current_limiter();
         // the session's store may be the database: read in the blocking hop, with the page's work
@@ -92,18 +99,42 @@ impl Visit {
                     return Ok(Err(Refusal::BadCsrf));
                 }
             }
-            let caller = match s
-                .auth
-                .authenticate_hash(&session.key_hash)
-                .map_err(ApiError::from)
-            {
-                Ok(caller) => caller,
-                Err(ApiError::Unauthorized) => {
-                    // the key was revoked: its session ends too
-                    sessions.close(&id)?;
-                    return Ok(Err(Refusal::UnknownSession));
+            let caller = match session.holder {
+                SessionHolder::Key(key_hash) => {
+                    match s.auth.authenticate_hash(&key_hash).map_err(ApiError::from) {
+                        Ok(caller) => caller,
+                        Err(ApiError::Unauthorized) => {
+                            // the key was revoked: its session ends too
+                            sessions.close(&id)?;
+                            return Ok(Err(Refusal::UnknownSession));
+                        }
+                        Err(e) => return Ok(Err(Refusal::Api(e))),
+                    }
                 }
-                Err(e) => return Ok(Err(Refusal::Api(e))),
+                SessionHolder::Person {
+                    session_id,
+                    person,
+                    scopes,
+                } => {
+                    // the scopes the person's roles gave at sign-in (read again at the next)
+                    let company = session::company_of(&id)
+                        .zip(oidc.as_ref())
+                        .map(|(company, oidc)| oidc.setup.companies.get(company))
+                        .transpose()?
+                        .flatten();
+                    let Some(company) = company else {
+                        sessions.close(&id)?;
+                        return Ok(Err(Refusal::UnknownSession));
+                    };
+                    application::Caller {
+                        // what the access log names where a key's id would be
+                        key_id: session_id,
+                        quota_of: company.id,
+                        company,
+                        scopes,
+                        person: Some(person),
+                    }
+                }
             };
             if !granted_to.is_empty() && !caller.scopes.intersects(granted_to) {
                 return Ok(Err(Refusal::Forbidden(granted_to)));
@@ -150,6 +181,28 @@ impl Visit {
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v.to_owned())
     }
+}
+
+/// Logs an action of the console that changed something (re-enabling a URL, rotating its secret,
+/// sending its test event, replaying a delivery), naming who did it: the key's id or the
+/// session's, and the person (`sub`, e-mail) when signed in at the company's identity provider
+/// (issue 38). `route` is the page's template; `target` the URL's or the delivery's id.
+pub fn log_action(call: &Call, route: &'static str, target: uuid::Uuid) {
+    let caller = &call.caller;
+    let (sub, email) = caller
+        .person
+        .as_ref()
+        .map(|p| (p.sub.as_str(), p.email.as_deref().unwrap_or("")))
+        .unwrap_or(("", ""));
+    tracing::info!(
+        route,
+        %target,
+        empresa = %caller.company.id.0,
+        chave_ou_sessao = %caller.key_id,
+        pessoa_sub = sub,
+        pessoa_email = email,
+        "console action"
+    );
 }
 
 /// A `Set-Cookie` for the console's path: HttpOnly, SameSite=Strict, `Secure` when configured;

@@ -17,6 +17,9 @@ pub struct AcessoDadosPessoaisRow {
     pub solicitacao_ids: Vec<Uuid>,
     pub hashes: Vec<String>,
     pub em: DateTime<Utc>,
+    /// The person who read through a console session opened at the company's IdP (issue 38).
+    pub pessoa_sub: Option<String>,
+    pub pessoa_email: Option<String>,
 }
 
 impl From<&AccessRecord> for AcessoDadosPessoaisRow {
@@ -29,6 +32,8 @@ impl From<&AccessRecord> for AcessoDadosPessoaisRow {
             solicitacao_ids: record.request_ids.clone(),
             hashes: record.hashes.clone(),
             em: record.at,
+            pessoa_sub: record.person.as_ref().map(|p| p.sub.clone()),
+            pessoa_email: record.person.as_ref().and_then(|p| p.email.clone()),
         }
     }
 }
@@ -39,6 +44,10 @@ impl From<AcessoDadosPessoaisRow> for AccessRecord {
             id: row.id,
             company_id: CompanyId(row.empresa_id),
             api_key_id: row.api_key_id,
+            person: row.pessoa_sub.map(|sub| domain::Person {
+                sub,
+                email: row.pessoa_email,
+            }),
             route: row.rota,
             request_ids: row.solicitacao_ids,
             hashes: row.hashes,

@@ -28,6 +28,16 @@ pub struct Acesso {
     /// When the read was answered.
     #[serde(rename = "em")]
     pub at: DateTime<Utc>,
+    /// The person who read, through a console session opened at the company's identity provider
+    /// (issue 38): the provider's `sub` (`apiKeyId` is then the session's id); `null` for an API
+    /// key or a key's session.
+    #[serde(rename = "pessoaSub")]
+    #[schema(max_length = 255, example = "00u1a2b3c4d5e6f7g8h9")]
+    pub person_sub: Option<String>,
+    /// That person's e-mail, when the provider sent one; `null` otherwise.
+    #[serde(rename = "pessoaEmail")]
+    #[schema(max_length = 320, example = "dpo@empresa.example")]
+    pub person_email: Option<String>,
 }
 
 impl From<AccessRecord> for Acesso {
@@ -39,6 +49,8 @@ impl From<AccessRecord> for Acesso {
             request_ids: record.request_ids,
             hashes: record.hashes,
             at: record.at,
+            person_sub: record.person.as_ref().map(|p| p.sub.clone()),
+            person_email: record.person.and_then(|p| p.email),
         }
     }
 }

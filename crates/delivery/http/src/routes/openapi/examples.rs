@@ -391,7 +391,7 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
                 "apiKeyId": "f7a8b9c0-d1e2-4f3a-8b4c-5d6e7f809102",
                 "rota": "/api/titulares/consentimentos",
                 "solicitacaoIds": [ID], "hashes": [HASH],
-                "em": "2026-02-01T09:30:00.123456Z"}],
+                "em": "2026-02-01T09:30:00.123456Z", "pessoaSub": null, "pessoaEmail": null}],
                 "proximoCursor": null}),
         )],
         ("/api/webhook-urls/{webhookUrlId}", _)
