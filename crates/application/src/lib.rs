@@ -49,7 +49,9 @@ pub use audit::verify::{Mismatch, VerifyAuditLog, VerifyError, VerifyReport};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };
-pub use consent_requests::counts::{CountConsentError, CountConsentRequests, MAX_COUNT_DAYS};
+pub use consent_requests::counts::{
+    CountConsentError, CountConsentRequests, MAX_COUNT_DAYS, SUMMARY_CAP,
+};
 pub use consent_requests::create::{
     CreateConsentError, CreateConsentRequest, CreatedConsentRequest,
 };

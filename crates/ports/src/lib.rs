@@ -41,7 +41,7 @@ pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, DailyCount, ListCursor, UnfinishedCreation,
+    CreationStart, DailyCount, ListCursor, RequestSummary, UnfinishedCreation,
 };
 pub use console_session_store::{ConsoleSessionStore, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};

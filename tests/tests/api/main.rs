@@ -15,6 +15,7 @@ mod cli;
 mod consent_reads;
 mod consent_requests;
 mod console;
+mod console_health;
 mod crash_consistency;
 mod dead_database_path;
 mod docs_ui;

@@ -14,6 +14,7 @@ mod accesses;
 mod chart;
 mod export;
 mod health;
+mod home;
 mod human;
 mod layout;
 mod operator;
@@ -42,6 +43,10 @@ pub struct Console {
     exports: Arc<export::ExportsUnderWay>,
     /// The rows the chart last read per company (see `chart`).
     chart_rows: Arc<chart::ChartRows>,
+    /// The rows the home page's figures last read per company (charged as the chart's).
+    home_rows: Arc<chart::ChartRows>,
+    /// The home page's figures per company, kept a minute (see `home`).
+    summaries: Arc<home::Summaries>,
 }
 
 impl Console {
@@ -51,6 +56,8 @@ impl Console {
             sessions: Arc::new(Sessions::new(settings, store)),
             exports: Arc::default(),
             chart_rows: Arc::default(),
+            home_rows: Arc::default(),
+            summaries: Arc::default(),
         }
     }
 

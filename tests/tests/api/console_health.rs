@@ -1,0 +1,258 @@
+//! The console's home page that informs (issue 38, part 6) and the operator's health of a
+//! webhook URL (part 5; docs/console.md): figures checked against the rows PostgreSQL holds,
+//! another company's never shown, the reads capped.
+
+use crate::console::{register_disabled, Browser, Page};
+use crate::helpers::*;
+use crate::lifecycle::create;
+use crate::scopes::issue_key_with_scopes;
+
+/// Runs an UPDATE/INSERT through `scalar` (the test kit reads one value): the rows it touched.
+fn change(app: &TestApp, sql: &str) -> i64 {
+    app.db.scalar(&format!(
+        "WITH d AS ({sql} RETURNING 1) SELECT count(*) AS v FROM d"
+    ))
+}
+
+/// The figure of a status's row in the home page's table.
+fn status_row(label: &str, code: &str, figure: &str) -> String {
+    format!(
+        "<tr><th scope=\"row\"><span class=\"selo selo-{code}\">{label}</span></th>\
+         <td>{figure}</td></tr>"
+    )
+}
+
+/// The figure after the `dt` that starts with `term`.
+fn figure_after(page: &Page, term: &str) -> String {
+    let at = page
+        .body
+        .find(&format!("<dt>{term}"))
+        .unwrap_or_else(|| panic!("no {term}: {}", page.body));
+    let rest = &page.body[at..];
+    let dd = rest.find("<dd>").unwrap() + "<dd>".len();
+    rest[dd..dd + rest[dd..].find("</dd>").unwrap()].to_owned()
+}
+
+#[test]
+fn the_home_page_counts_its_companys_requests_as_postgresql_holds_them() {
+    let app = TestApp::synced();
+    let a = &app.company_a;
+    let b = &app.company_b;
+    let mut active = Vec::new();
+    for _ in 0..3 {
+        active.push(create(&app.a, ATIVO, &active_body()).0);
+    }
+    let (late, _) = create(&app.a, PENDENTE, &pending_body());
+    create(&app.a, PENDENTE, &pending_body());
+    app.a
+        .post_json(
+            &format!("/api/solicitacao-consentimento/{}/revogar", active[0]),
+            &serde_json::json!({"motivo": "Pedido do titular."}),
+        )
+        .expect(200);
+    // one active consent expires in 10 days; one pending request's expiry passed (the
+    // expiry job has not run yet: it is expired all the same); one has an integrity incident
+    assert_eq!(
+        change(
+            &app,
+            &format!(
+                "UPDATE solicitacoes_consentimento SET data_expiracao_consentimento = \
+                 now() + interval '10 days' WHERE id = '{}'",
+                active[1]
+            )
+        ),
+        1
+    );
+    assert_eq!(
+        change(
+            &app,
+            &format!(
+                "UPDATE solicitacoes_consentimento SET data_expiracao_consentimento = \
+                 now() - interval '1 day' WHERE id = '{late}'"
+            )
+        ),
+        1
+    );
+    assert_eq!(
+        change(
+            &app,
+            &format!(
+                "UPDATE solicitacoes_consentimento SET incidente_integridade_em = now() \
+                 WHERE id = '{}'",
+                active[2]
+            )
+        ),
+        1
+    );
+    let disabled = register_disabled(&app, "https://a.example/desativada");
+    change(
+        &app,
+        &format!(
+            "UPDATE webhook_urls SET motivo_desativacao = 'falhas_sem_sucesso' \
+             WHERE id = '{disabled}'"
+        ),
+    );
+    // company B: more of everything, none of it on A's page
+    for _ in 0..4 {
+        let (id, _) = create(&app.b, ATIVO, &active_body_b());
+        app.b
+            .post_json(
+                &format!("/api/solicitacao-consentimento/{id}/revogar"),
+                &serde_json::json!({"motivo": "Pedido do titular."}),
+            )
+            .expect(200);
+    }
+    let b_url = app
+        .b
+        .post_json(
+            "/api/webhook-urls",
+            &serde_json::json!({"url": "https://b.example/desativada-de-b"}),
+        )
+        .expect(200)
+        .data()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    change(
+        &app,
+        &format!("UPDATE webhook_urls SET desativado_em = now() WHERE id = '{b_url}'"),
+    );
+
+    // what PostgreSQL holds for A, counted here without the service
+    let count = |filter: &str| {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento \
+             WHERE empresa_id = '{a}' AND criacao = 'confirmada' AND {filter}"
+        ))
+    };
+    let pending = count("status = 'pendente' AND data_expiracao_consentimento >= now()");
+    let active_now = count("status = 'ativo' AND data_expiracao_consentimento >= now()");
+    let expired = count(
+        "(status = 'expirado' OR (status IN ('pendente', 'ativo') \
+         AND data_expiracao_consentimento < now()))",
+    );
+    let revoked = count("status = 'revogado'");
+    let expiring = count(
+        "status = 'ativo' AND data_expiracao_consentimento >= now() \
+         AND data_expiracao_consentimento < now() + interval '30 days'",
+    );
+    let incidents = count("incidente_integridade_em IS NOT NULL");
+    let revocations = app.db.scalar(&format!(
+        "SELECT count(*) AS v FROM solicitacoes_historico WHERE empresa_id = '{a}' \
+         AND para = 'revogado' AND em >= now() - interval '7 days'"
+    ));
+    assert_eq!(
+        (pending, active_now, expired, revoked, expiring, incidents, revocations),
+        (1, 2, 1, 1, 1, 1, 1),
+        "the rows made above"
+    );
+
+    let mut dpo = Browser::new(&app.api.base_url);
+    let home = dpo.sign_in(&issue_key_with_scopes(&app, a, "auditor"));
+    home.assert_console_headers();
+    for (label, code, n) in [
+        ("Pendente", "pendente", pending),
+        ("Ativo", "ativo", active_now),
+        ("Recusado", "recusado", 0),
+        ("Expirado", "expirado", expired),
+        ("Revogado", "revogado", revoked),
+    ] {
+        assert!(
+            home.body.contains(&status_row(label, code, &n.to_string())),
+            "{label}: {}",
+            home.body
+        );
+    }
+    assert_eq!(
+        figure_after(&home, "Consentimentos que expiram"),
+        expiring.to_string()
+    );
+    assert_eq!(
+        figure_after(&home, "Revogações nos últimos 7 dias"),
+        revocations.to_string()
+    );
+    assert_eq!(
+        figure_after(&home, "Incidentes de integridade"),
+        incidents.to_string()
+    );
+    assert!(
+        home.body.contains("https://a.example/desativada"),
+        "{}",
+        home.body
+    );
+    assert!(
+        home.body
+            .contains("todas as entregas falharam, sem nenhum sucesso"),
+        "the reason by its label: {}",
+        home.body
+    );
+    assert!(home.body.contains("Nenhum incidente aberto"), "{}", home.body);
+    assert!(!home.body.contains("b.example"), "another company's URL");
+
+    // B's DPO sees B's figures: 4 revoked, 4 revocations, no pending
+    let mut dpo_b = Browser::new(&app.api.base_url);
+    let home_b = dpo_b.sign_in(&issue_key_with_scopes(&app, b, "auditor"));
+    assert!(
+        home_b
+            .body
+            .contains(&status_row("Revogado", "revogado", "4")),
+        "{}",
+        home_b.body
+    );
+    assert!(home_b.body.contains(&status_row("Pendente", "pendente", "0")));
+    assert_eq!(figure_after(&home_b, "Revogações nos últimos 7 dias"), "4");
+    assert!(!home_b.body.contains("a.example"), "another company's URL");
+
+    // the operator sees the disabled URL, not the request figures; a `consulta` key neither
+    let mut operator = Browser::new(&app.api.base_url);
+    let op_home = operator.sign_in(&issue_key_with_scopes(&app, a, "webhooks"));
+    assert!(op_home.body.contains("https://a.example/desativada"));
+    assert!(!op_home.body.contains("Revogações nos últimos 7 dias"));
+    let mut reader = Browser::new(&app.api.base_url);
+    let reader_home = reader.sign_in(&issue_key_with_scopes(&app, a, "consulta"));
+    assert!(!reader_home.body.contains("Revogações nos últimos 7 dias"));
+    assert!(!reader_home.body.contains("a.example/desativada"));
+    assert!(reader_home.body.contains("Incidentes da PGCC"));
+}
+
+/// Company B's active-variant body (its own template).
+fn active_body_b() -> serde_json::Value {
+    let mut body = active_body();
+    body["casoDeUsoIdTemplate"] = serde_json::json!("tpl-b-seguro");
+    body
+}
+
+/// Each figure stops at 10,000 (LIMIT 10001): past it the page says "mais de 10.000", and the
+/// read is the cap's, not the company's rows.
+#[test]
+fn a_figure_past_ten_thousand_says_more_than_ten_thousand() {
+    let app = TestApp::synced();
+    let (template, link) = first_use_case(&app, &app.company_a);
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        &format!(
+            "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
+             caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
+             data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
+             atualizado_em, criacao) \
+         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
+             'Direto', now() + interval '1 year', 'pendente', 'inicio-' || g, \
+             encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada' \
+         FROM generate_series(1, 10005) g",
+            a = app.company_a
+        ),
+    )
+    .unwrap();
+    let mut dpo = Browser::new(&app.api.base_url);
+    let home = dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
+    assert!(
+        home.body
+            .contains(&status_row("Pendente", "pendente", "mais de 10.000")),
+        "{}",
+        home.body
+    );
+    assert!(home.body.contains(&status_row("Ativo", "ativo", "0")));
+    let mut other = Browser::new(&app.api.base_url);
+    let home_b = other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "auditor"));
+    assert!(home_b.body.contains(&status_row("Pendente", "pendente", "0")));
+}
