@@ -98,6 +98,7 @@ pub use webhooks::deliver::{
 };
 pub use webhooks::deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT,
+    HEALTH_MAX_DELIVERIES, HEALTH_WINDOW_HOURS, REPLAY_FAILED_MAX,
 };
 pub use webhooks::event_cursor::encode_event_cursor;
 pub use webhooks::events::{EventListQuery, EventPage, ListEvents, ListEventsError};

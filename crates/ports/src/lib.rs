@@ -68,8 +68,8 @@ pub use status_check_schedule::{
 pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_delivery_repository::{
-    CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, Settled,
-    WebhookDeliveryRepository,
+    CompanyDue, DeliveryAttempt, DeliveryFilter, DeliveryOutcome, DeliveryRecord, DueDelivery,
+    Settled, UrlHealth, WebhookDeliveryRepository,
 };
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender, TRACEPARENT_HEADER};
 pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};

@@ -142,7 +142,15 @@ fn the_home_page_counts_its_companys_requests_as_postgresql_holds_them() {
          AND para = 'revogado' AND em >= now() - interval '7 days'"
     ));
     assert_eq!(
-        (pending, active_now, expired, revoked, expiring, incidents, revocations),
+        (
+            pending,
+            active_now,
+            expired,
+            revoked,
+            expiring,
+            incidents,
+            revocations
+        ),
         (1, 2, 1, 1, 1, 1, 1),
         "the rows made above"
     );
@@ -186,7 +194,11 @@ fn the_home_page_counts_its_companys_requests_as_postgresql_holds_them() {
         "the reason by its label: {}",
         home.body
     );
-    assert!(home.body.contains("Nenhum incidente aberto"), "{}", home.body);
+    assert!(
+        home.body.contains("Nenhum incidente aberto"),
+        "{}",
+        home.body
+    );
     assert!(!home.body.contains("b.example"), "another company's URL");
 
     // B's DPO sees B's figures: 4 revoked, 4 revocations, no pending
@@ -199,7 +211,9 @@ fn the_home_page_counts_its_companys_requests_as_postgresql_holds_them() {
         "{}",
         home_b.body
     );
-    assert!(home_b.body.contains(&status_row("Pendente", "pendente", "0")));
+    assert!(home_b
+        .body
+        .contains(&status_row("Pendente", "pendente", "0")));
     assert_eq!(figure_after(&home_b, "Revogações nos últimos 7 dias"), "4");
     assert!(!home_b.body.contains("a.example"), "another company's URL");
 
@@ -254,5 +268,253 @@ fn a_figure_past_ten_thousand_says_more_than_ten_thousand() {
     assert!(home.body.contains(&status_row("Ativo", "ativo", "0")));
     let mut other = Browser::new(&app.api.base_url);
     let home_b = other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "auditor"));
-    assert!(home_b.body.contains(&status_row("Pendente", "pendente", "0")));
+    assert!(home_b
+        .body
+        .contains(&status_row("Pendente", "pendente", "0")));
+}
+
+/// The `value` of the page's read-only secret field (shown once).
+fn shown_secret(page: &Page) -> String {
+    let at = page
+        .body
+        .find("id=\"segredo\"")
+        .unwrap_or_else(|| panic!("no secret: {}", page.body));
+    let rest = &page.body[at..];
+    let v = rest.find("value=\"").unwrap() + "value=\"".len();
+    rest[v..v + rest[v..].find('"').unwrap()].to_owned()
+}
+
+/// What PostgreSQL holds of the URL's last 24 h, as the page defines it: the attempts (in the
+/// window) of its deliveries created in the window, their successes and median latency.
+fn figures_in_db(app: &TestApp, url: &str) -> (i64, i64, i64) {
+    let window = format!(
+        "FROM webhook_tentativas t JOIN webhook_entregas e \
+         ON e.empresa_id = t.empresa_id AND e.id = t.entrega_id \
+         WHERE e.webhook_url_id = '{url}' AND e.criado_em >= now() - interval '24 hours' \
+         AND t.em >= now() - interval '24 hours'"
+    );
+    (
+        app.db.scalar(&format!("SELECT count(*) AS v {window}")),
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v {window} AND t.status_http BETWEEN 200 AND 299"
+        )),
+        app.db.scalar(&format!(
+            "SELECT coalesce(percentile_disc(0.5) WITHIN GROUP (ORDER BY t.latencia_ms), -1)::bigint \
+             AS v {window}"
+        )),
+    )
+}
+
+#[test]
+fn the_operator_adds_a_url_chooses_its_events_reads_its_health_and_resends_what_failed() {
+    let app = TestApp::synced();
+    let a = &app.company_a;
+    let receiver = testkit::Receiver::start(&[]);
+    let mut operator = Browser::new(&app.api.base_url);
+    let home = operator.sign_in(&issue_key_with_scopes(&app, a, "webhooks"));
+    let form = operator.get("/console/webhooks/nova");
+    assert_eq!(form.status, 200, "{}", form.body);
+    form.assert_console_headers();
+
+    // without the session's token: nothing registered
+    let refused = operator.post(
+        "/console/webhooks/nova",
+        &[("url", "https://a.example/sem-token"), ("selecao", "todos")],
+    );
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert_eq!(
+        app.db.scalar(
+            "SELECT count(*) AS v FROM webhook_urls WHERE url = 'https://a.example/sem-token'"
+        ),
+        0
+    );
+    // a wrong URL: the form again with why, nothing registered
+    let wrong = operator.post(
+        "/console/webhooks/nova",
+        &[
+            ("csrf", &home.csrf()),
+            ("url", "ftp://x"),
+            ("selecao", "todos"),
+        ],
+    );
+    assert_eq!(wrong.status, 422, "{}", wrong.body);
+    assert!(wrong.body.contains("role=\"alert\""), "{}", wrong.body);
+
+    let added = operator.post(
+        "/console/webhooks/nova",
+        &[
+            ("csrf", &home.csrf()),
+            ("url", &receiver.url),
+            ("selecao", "escolhidos"),
+            ("eventos", "solicitacao.criada"),
+            ("eventos", "solicitacao.revogada"),
+        ],
+    );
+    assert_eq!(added.status, 200, "{}", added.body);
+    assert!(shown_secret(&added).starts_with("whsec_"), "{}", added.body);
+    let id = app
+        .db
+        .text(&format!(
+            "SELECT id::text AS v FROM webhook_urls WHERE empresa_id = '{a}' \
+             AND url = '{}' AND removido_em IS NULL \
+             AND eventos @> ARRAY['solicitacao.criada', 'solicitacao.revogada'] \
+             AND cardinality(eventos) = 2",
+            receiver.url
+        ))
+        .expect("the URL added through the console, with its two event types");
+
+    // its event types changed: only creations
+    let chosen = operator.post(
+        &format!("/console/webhooks/{id}/eventos"),
+        &[
+            ("csrf", &home.csrf()),
+            ("selecao", "escolhidos"),
+            ("eventos", "solicitacao.criada"),
+        ],
+    );
+    assert_eq!(chosen.status, 303, "{}", chosen.body);
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_urls WHERE id = '{id}' \
+             AND eventos = ARRAY['solicitacao.criada']"
+        )),
+        1
+    );
+
+    for _ in 0..3 {
+        create(&app.a, ATIVO, &active_body());
+    }
+    assert_eq!(
+        receiver
+            .wait_for(3, std::time::Duration::from_secs(30))
+            .len(),
+        3
+    );
+    assert!(testkit::wait_until(
+        std::time::Duration::from_secs(30),
+        || app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_entregas WHERE webhook_url_id = '{id}' \
+             AND status = 'entregue'"
+        )) == 3
+    ));
+    let page = operator.get(&format!("/console/webhooks/{id}/entregas"));
+    assert_eq!(page.status, 200, "{}", page.body);
+    let (attempts, successes, median) = figures_in_db(&app, &id);
+    assert_eq!((attempts, successes), (3, 3));
+    assert!(
+        page.body
+            .contains(&format!("100,0% ({successes} de {attempts})")),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(&format!("<dd>{median} ms</dd>")),
+        "{}",
+        page.body
+    );
+    let last = app
+        .db
+        .text(&format!(
+            "SELECT to_char(max(entregue_em) AT TIME ZONE 'UTC', \
+             'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS v FROM webhook_entregas \
+             WHERE webhook_url_id = '{id}'"
+        ))
+        .unwrap();
+    assert!(
+        page.body.contains(&format!("datetime=\"{last}\"")),
+        "last success {last}: {}",
+        page.body
+    );
+
+    // the three deliveries failed for good, one of them two days ago
+    assert_eq!(
+        change(
+            &app,
+            &format!(
+                "UPDATE webhook_entregas SET status = 'falhou', entregue_em = NULL, \
+                 proxima_tentativa_em = NULL WHERE webhook_url_id = '{id}'"
+            )
+        ),
+        3
+    );
+    change(
+        &app,
+        &format!(
+            "UPDATE webhook_entregas SET criado_em = now() - interval '2 days' WHERE id = \
+             (SELECT id FROM webhook_entregas WHERE webhook_url_id = '{id}' LIMIT 1)"
+        ),
+    );
+    let failed = operator.get(&format!("/console/webhooks/{id}/entregas?status=falhou"));
+    assert_eq!(failed.body.matches("selo selo-falhou").count(), 3);
+    let delivered = operator.get(&format!("/console/webhooks/{id}/entregas?status=entregue"));
+    assert!(delivered.body.contains("Nenhuma entrega com estes filtros"));
+
+    // another company's operator: not found, nothing replayed
+    let mut other = Browser::new(&app.api.base_url);
+    let other_home = other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "webhooks"));
+    assert_eq!(
+        other
+            .get(&format!("/console/webhooks/{id}/entregas"))
+            .status,
+        404
+    );
+    let an_hour_ago = (chrono::Utc::now() - chrono::Duration::hours(1))
+        .with_timezone(&chrono::FixedOffset::west_opt(3 * 3600).unwrap())
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    let theirs = other.post(
+        &format!("/console/webhooks/{id}/reenviar-falhas"),
+        &[("csrf", &other_home.csrf()), ("desde", &an_hour_ago)],
+    );
+    assert_eq!(theirs.status, 404, "{}", theirs.body);
+    // without the token: nothing replayed
+    let no_token = operator.post(
+        &format!("/console/webhooks/{id}/reenviar-falhas"),
+        &[("desde", &an_hour_ago)],
+    );
+    assert_eq!(no_token.status, 403);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(receiver.received().len(), 3, "nothing resent yet");
+
+    // every failed delivery since an hour ago (Brasília time): the two of today
+    let resent = operator.post(
+        &format!("/console/webhooks/{id}/reenviar-falhas"),
+        &[("csrf", &home.csrf()), ("desde", &an_hour_ago)],
+    );
+    assert_eq!(resent.status, 303, "{}", resent.body);
+    let back = resent.header("location").unwrap().to_owned();
+    assert!(back.ends_with("reenviadas=2"), "{back}");
+    assert!(operator
+        .get(&back)
+        .body
+        .contains("2 entregas com falha reenviadas."));
+    assert_eq!(
+        receiver
+            .wait_for(5, std::time::Duration::from_secs(30))
+            .len(),
+        5
+    );
+    assert!(testkit::wait_until(
+        std::time::Duration::from_secs(30),
+        || app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_entregas WHERE webhook_url_id = '{id}' \
+             AND status = 'entregue'"
+        )) == 2
+    ));
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_entregas WHERE webhook_url_id = '{id}' \
+             AND status = 'falhou' AND criado_em < now() - interval '1 day'"
+        )),
+        1,
+        "the one before the time asked stays failed"
+    );
+    // the auditor reads the health, without the forms
+    let mut dpo = Browser::new(&app.api.base_url);
+    dpo.sign_in(&issue_key_with_scopes(&app, a, "auditor"));
+    let read = dpo.get(&format!("/console/webhooks/{id}/entregas"));
+    assert_eq!(read.status, 200);
+    assert!(read.body.contains("Saúde nas últimas 24 horas"));
+    assert!(!read.body.contains("reenviar-falhas"));
+    assert_eq!(dpo.get("/console/webhooks/nova").status, 403);
 }

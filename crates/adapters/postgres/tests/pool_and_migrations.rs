@@ -154,6 +154,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003891_index_revocations_by_company",
     "2026-12-07-003892_index_integrity_incidents_by_company",
     "2026-12-07-003893_index_deliveries_by_url_and_success",
+    "2026-12-07-003894_index_failed_deliveries_by_url",
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
     "2026-12-07-004001_inline_the_state_machine_check",

@@ -124,10 +124,7 @@ fn view(signed: &SignedIn, home: &Home) -> Markup {
     let dpo = scopes.contains(Scope::Auditor);
     let operator = scopes.contains(Scope::Webhooks) || dpo;
     let names = scopes.names();
-    let scope_names: Vec<&str> = names
-        .iter()
-        .map(|s| crate::human::scope_label(s))
-        .collect();
+    let scope_names: Vec<&str> = names.iter().map(|s| crate::human::scope_label(s)).collect();
     html! {
         p {
             "Empresa: " strong { (signed.call.caller.company.name) } ". "

@@ -25,6 +25,8 @@ mod routes;
 pub mod session;
 mod sign_in;
 mod subjects;
+mod url_forms;
+mod url_page;
 mod visit;
 
 use std::sync::Arc;
@@ -47,6 +49,8 @@ pub struct Console {
     home_rows: Arc<chart::ChartRows>,
     /// The home page's figures per company, kept a minute (see `home`).
     summaries: Arc<home::Summaries>,
+    /// The rows a URL's health figures last read per company (charged as the chart's).
+    health_rows: Arc<chart::ChartRows>,
 }
 
 impl Console {
@@ -58,6 +62,7 @@ impl Console {
             chart_rows: Arc::default(),
             home_rows: Arc::default(),
             summaries: Arc::default(),
+            health_rows: Arc::default(),
         }
     }
 
