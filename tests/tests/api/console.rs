@@ -1436,6 +1436,8 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
         stdout.contains("reflow: no sideways scroll at 320 px on entrar, inicio-auditor"),
         "{stdout}"
     );
+    // issue 38, part 5: the URL's health page and the form adding a URL are walked too
+    assert!(stdout.contains("entregas, nova-url"), "{stdout}");
     let npm = std::process::Command::new("npm").arg("--version").output();
     if npm.is_ok_and(|o| o.status.success()) {
         assert!(

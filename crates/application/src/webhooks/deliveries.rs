@@ -387,6 +387,60 @@ mod tests {
     }
 
     #[test]
+    fn resending_what_failed_since_replays_at_most_the_cap_of_the_companys_url_at_the_clock_time() {
+        let url_id = Uuid::new_v4();
+        let company_id = company().id;
+        let since = now() - chrono::Duration::hours(3);
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay_failed_since()
+            .withf(move |company, url, from, at, limit| {
+                *company == company_id
+                    && *url == url_id
+                    && *from == since
+                    && *at == now()
+                    && *limit == REPLAY_FAILED_MAX
+            })
+            .times(1)
+            .returning(|_, _, _, _, _| Ok(7));
+        assert_eq!(
+            service(repo)
+                .replay_failed_since(&company(), url_id, since)
+                .unwrap(),
+            7
+        );
+    }
+
+    #[test]
+    fn resending_what_failed_to_a_disabled_or_unknown_url_changes_nothing() {
+        for (url, expected) in [(Some(Some(now())), "disabled"), (None, "not found")] {
+            let mut repo = MockWebhookDeliveryRepository::new();
+            repo.expect_replay_failed_since().times(0);
+            let result = service_with(repo, urls_answering(url)).replay_failed_since(
+                &company(),
+                Uuid::new_v4(),
+                now(),
+            );
+            match expected {
+                "disabled" => assert!(matches!(result, Err(DeliveryLogError::UrlDisabled))),
+                _ => assert!(matches!(result, Err(DeliveryLogError::NotFound))),
+            }
+        }
+    }
+
+    #[test]
+    fn a_urls_health_is_read_over_the_last_24_hours_capped() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_url_health()
+            .withf(|_, _, since, cap| {
+                *since == now() - chrono::Duration::hours(HEALTH_WINDOW_HOURS)
+                    && *cap == HEALTH_MAX_DELIVERIES
+            })
+            .times(1)
+            .returning(|_, _, _, _| Ok(Some(UrlHealth::default())));
+        service(repo).health(&company(), Uuid::new_v4()).unwrap();
+    }
+
+    #[test]
     fn replaying_to_a_disabled_url_is_url_disabled_and_changes_nothing() {
         let mut repo = MockWebhookDeliveryRepository::new();
         repo.expect_replay().times(0);

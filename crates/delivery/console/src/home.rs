@@ -173,7 +173,7 @@ pub fn figure(n: u64) -> String {
 }
 
 /// `n` with a dot between each group of three digits (Portuguese).
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {

@@ -13,6 +13,7 @@ use delivery_http::ApiError;
 use domain::{EventType, Scope, WebhookUrl};
 use maud::{html, Markup};
 
+use crate::home::thousands;
 use crate::human::event_label;
 use crate::layout::{self, alert, post_form};
 use crate::operator::{back_to_urls, url_form};
@@ -76,13 +77,15 @@ fn events_fields(url: Option<&WebhookUrl>) -> Markup {
 /// The URL page's forms for a `webhooks` key: the event types, the resend of failed deliveries.
 pub fn forms(signed: &SignedIn, url: &WebhookUrl) -> Markup {
     html! {
-        h2 { "Eventos recebidos" }
-        (post_form(
-            &format!("/console/webhooks/{}/eventos", url.id),
-            &signed.csrf,
-            events_fields(Some(url)),
-            "Salvar os eventos",
-        ))
+        details {
+            summary { "Mudar os eventos recebidos" }
+            (post_form(
+                &format!("/console/webhooks/{}/eventos", url.id),
+                &signed.csrf,
+                events_fields(Some(url)),
+                "Salvar os eventos",
+            ))
+        }
         h2 { "Reenviar as entregas com falha" }
         (post_form(
             &format!("/console/webhooks/{}/reenviar-falhas", url.id),
@@ -92,8 +95,9 @@ pub fn forms(signed: &SignedIn, url: &WebhookUrl) -> Markup {
                 input id="desde" name="desde" type="datetime-local" required;
                 p {
                     "Cada entrega com falha criada desde então volta a ser enviada, com o mesmo \
-                     evento; no máximo " (application::REPLAY_FAILED_MAX) " por vez (repita \
-                     para as demais)."
+                     evento; no máximo "
+                    (thousands(u64::from(application::REPLAY_FAILED_MAX)))
+                    " por vez (repita para as demais)."
                 }
             },
             "Reenviar as entregas com falha",

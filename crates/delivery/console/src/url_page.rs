@@ -207,6 +207,7 @@ fn health_view(h: &UrlHealth) -> Markup {
         let percent = f64::from(h.successes) * 100.0 / f64::from(h.attempts);
         format!("{percent:.1}%").replace('.', ",")
     });
+    let max = crate::home::thousands(u64::from(application::HEALTH_MAX_DELIVERIES));
     html! {
         h2 { "Saúde nas últimas 24 horas" }
         dl {
@@ -229,8 +230,8 @@ fn health_view(h: &UrlHealth) -> Markup {
         }
         @if h.capped {
             p {
-                "Mais de " (application::HEALTH_MAX_DELIVERIES) " entregas nas últimas 24 horas: \
-                 as taxas são das " (application::HEALTH_MAX_DELIVERIES) " mais recentes."
+                "Mais de " (max) " entregas nas últimas 24 horas: as taxas são das " (max)
+                " mais recentes."
             }
         }
     }
