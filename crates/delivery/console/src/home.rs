@@ -31,10 +31,14 @@ pub const SUMMARY_SECONDS: u64 = 60;
 /// Companies whose figures are kept (then all are forgotten: each is read again).
 const REMEMBERED: usize = 10_000;
 
+/// A company's figures: when they were read (the process's clock, and the instant shown), and
+/// the figures.
+type Kept = (Instant, DateTime<Utc>, RequestSummary);
+
 /// Each company's latest figures and when they were read, in this process.
 #[derive(Default)]
 pub struct Summaries {
-    kept: Mutex<HashMap<CompanyId, (Instant, DateTime<Utc>, RequestSummary)>>,
+    kept: Mutex<HashMap<CompanyId, Kept>>,
 }
 
 impl Summaries {
@@ -53,10 +57,7 @@ impl Summaries {
         kept.insert(company, (Instant::now(), at, summary));
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<CompanyId, (Instant, DateTime<Utc>, RequestSummary)>>
-    {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CompanyId, Kept>> {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -177,7 +178,7 @@ pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('.');
         }
         out.push(c);
