@@ -250,9 +250,10 @@ fn a_figure_past_ten_thousand_says_more_than_ten_thousand() {
              data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
              atualizado_em, criacao) \
          SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
-             'Direto', now() + interval '1 year', 'pendente', 'inicio-' || g, \
+             'Direto', now() + interval '1 year' + g * interval '1 minute', \
+             CASE WHEN g > 20000 THEN 'pendente' ELSE 'ativo' END, 'inicio-' || g, \
              encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada' \
-         FROM generate_series(1, 10005) g",
+         FROM generate_series(1, 70000) g",
             a = app.company_a
         ),
     )
@@ -265,12 +266,59 @@ fn a_figure_past_ten_thousand_says_more_than_ten_thousand() {
         "{}",
         home.body
     );
-    assert!(home.body.contains(&status_row("Ativo", "ativo", "0")));
+    assert!(home
+        .body
+        .contains(&status_row("Ativo", "ativo", "mais de 10.000")));
+    assert!(home.body.contains(&status_row("Recusado", "recusado", "0")));
     let mut other = Browser::new(&app.api.base_url);
     let home_b = other.sign_in(&issue_key_with_scopes(&app, &app.company_b, "auditor"));
     assert!(home_b
         .body
         .contains(&status_row("Pendente", "pendente", "0")));
+
+    // the count reads the cap's index entries, index-only, not the company's rows (with the
+    // statistics and visibility map autovacuum keeps after a bulk insert), when the matching
+    // entries are many more than the cap (50,000 pending: were they about the cap, reading them
+    // all in a bitmap is as cheap). Here nearly every row is the company's, so a sequential scan
+    // stopped at the cap is as cheap too; among many companies' rows it is not: sequential
+    // scans off, the index must serve it, reading no other status's entries (the pending ones
+    // expire after 20,000 active ones).
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        "VACUUM ANALYZE solicitacoes_consentimento",
+    )
+    .unwrap();
+    diesel::connection::SimpleConnection::batch_execute(
+        &mut app.db.conn(),
+        "CREATE FUNCTION plano(q text) RETURNS text LANGUAGE plpgsql AS $$ \
+         DECLARE r text; o text := ''; BEGIN \
+         PERFORM set_config('enable_seqscan', 'off', true); \
+         FOR r IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ' || q LOOP \
+         o := o || r || chr(10); END LOOP; RETURN o; END $$",
+    )
+    .unwrap();
+    let plan = app
+        .db
+        .text(&format!(
+            "SELECT plano('SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento \
+             WHERE empresa_id = ''{a}'' AND criacao = ''confirmada'' AND status = ''pendente'' \
+             AND data_expiracao_consentimento >= now() \
+             ORDER BY data_expiracao_consentimento LIMIT 10001) c') AS v",
+            a = app.company_a
+        ))
+        .unwrap();
+    assert!(
+        plan.contains(
+            "Index Only Scan using solicitacoes_consentimento_empresa_status_expiracao_idx"
+        ) && plan.contains("Limit (actual rows=10001")
+            && !plan.contains("Rows Removed"),
+        "{plan}\n{:?}",
+        app.db.text(
+            "SELECT string_agg(indexname || ' ' || i.indisvalid::text, ', ') AS v FROM pg_indexes \
+             JOIN pg_class c ON c.relname = indexname JOIN pg_index i ON i.indexrelid = c.oid \
+             WHERE tablename = 'solicitacoes_consentimento'"
+        )
+    );
 }
 
 /// The `value` of the page's read-only secret field (shown once).

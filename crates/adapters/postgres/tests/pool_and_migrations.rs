@@ -677,6 +677,12 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
              USING btree (empresa_id, id)",
             "CREATE INDEX webhook_entregas_url_criado_em_idx ON public.webhook_entregas \
              USING btree (webhook_url_id, criado_em DESC)",
+            // the console's health of a URL: its last success, its failed deliveries since a
+            // time (issue 38, part 5)
+            "CREATE INDEX webhook_entregas_url_entregue_em_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, entregue_em DESC) WHERE (entregue_em IS NOT NULL)",
+            "CREATE INDEX webhook_entregas_url_falhas_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, criado_em) WHERE (status = 'falhou'::text)",
         ]
     );
     assert_eq!(

@@ -355,7 +355,10 @@ statement! {
     /// (index-only), the revocations over `solicitacoes_historico_empresa_revogacoes_idx`, the
     /// incidents over `solicitacoes_consentimento_empresa_incidentes_idx`. Statuses and states are
     /// literals, as in those indexes' predicates, so every plan (generic ones included) can use
-    /// them; a `LIMIT` under each count stops the scan at the cap. A status is the effective one at
+    /// them; a `LIMIT` under each count stops the scan at the cap, and each range is read in its
+    /// index's order (`ORDER BY` the index's next column): a bitmap scan, which reads every
+    /// matching entry before any limit applies, would have to sort them all, so the planner
+    /// takes the ordered index scan that stops at the cap. A status is the effective one at
     /// `$now`: a pending or active request whose expiry passed is expired (three capped ranges
     /// appended, capped again).
     struct Summary {
@@ -368,39 +371,43 @@ statement! {
     "SELECT
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
      WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'pendente'
-       AND data_expiracao_consentimento >= $now LIMIT $cap) c) AS pendente,
+       AND data_expiracao_consentimento >= $now
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS pendente,
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
      WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'ativo'
-       AND data_expiracao_consentimento >= $now LIMIT $cap) c) AS ativo,
+       AND data_expiracao_consentimento >= $now
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS ativo,
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
      WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'recusado'
-     LIMIT $cap) c) AS recusado,
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS recusado,
   (SELECT count(*) FROM (
      (SELECT 1 FROM solicitacoes_consentimento
        WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'expirado'
-       LIMIT $cap)
+       ORDER BY data_expiracao_consentimento LIMIT $cap)
      UNION ALL
      (SELECT 1 FROM solicitacoes_consentimento
        WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'pendente'
-         AND data_expiracao_consentimento < $now LIMIT $cap)
+         AND data_expiracao_consentimento < $now
+       ORDER BY data_expiracao_consentimento LIMIT $cap)
      UNION ALL
      (SELECT 1 FROM solicitacoes_consentimento
        WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'ativo'
-         AND data_expiracao_consentimento < $now LIMIT $cap)
+         AND data_expiracao_consentimento < $now
+       ORDER BY data_expiracao_consentimento LIMIT $cap)
      LIMIT $cap) c) AS expirado,
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
      WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'revogado'
-     LIMIT $cap) c) AS revogado,
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS revogado,
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
      WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'ativo'
        AND data_expiracao_consentimento >= $now AND data_expiracao_consentimento < $in_30_days
-     LIMIT $cap) c) AS expirando,
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS expirando,
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_historico
      WHERE empresa_id = $empresa_id AND para = 'revogado' AND em >= $since_7_days
-     LIMIT $cap) c) AS revogacoes,
+     ORDER BY em LIMIT $cap) c) AS revogacoes,
   (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
      WHERE empresa_id = $empresa_id AND incidente_integridade_em IS NOT NULL
-     LIMIT $cap) c) AS incidentes"
+     ORDER BY incidente_integridade_em LIMIT $cap) c) AS incidentes"
 }
 
 #[derive(QueryableByName)]
