@@ -80,7 +80,13 @@ pub struct DeliveryRecord {
     pub created_at: DateTime<Utc>,
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub attempts: Vec<DeliveryAttempt>,
+    /// The request's body (the event as sent, the CPF masked in it), its first
+    /// [`REQUEST_BODY_SHOWN`] characters.
+    pub request_body: String,
 }
+
+/// The characters of a delivery's request body the log carries.
+pub const REQUEST_BODY_SHOWN: usize = 2000;
 
 /// Filters of a URL's delivery log (the console's, issue 38 part 5); `None` = no filter, all
 /// combined with AND.

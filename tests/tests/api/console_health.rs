@@ -447,6 +447,9 @@ fn the_operator_adds_a_url_chooses_its_events_reads_its_health_and_resends_what_
     ));
     let page = operator.get(&format!("/console/webhooks/{id}/entregas"));
     assert_eq!(page.status, 200, "{}", page.body);
+    // each delivery's request body on demand, the CPF masked in it
+    assert_eq!(page.body.matches("<pre>").count(), 3, "{}", page.body);
+    assert!(!page.body.contains(CPF), "the subject's CPF in the page");
     let (attempts, successes, median) = figures_in_db(&app, &id);
     assert_eq!((attempts, successes), (3, 3));
     assert!(

@@ -12,6 +12,14 @@ use ports::{
 };
 use uuid::Uuid;
 
+/// The event's payload cut at `ports::REQUEST_BODY_SHOWN` characters (a literal: the statement
+/// stays one prepared text).
+const REQUEST_BODY_CUT: &str = "left(webhook_eventos.payload, 2000)";
+const _: () = assert!(
+    ports::REQUEST_BODY_SHOWN == 2000,
+    "REQUEST_BODY_CUT's length"
+);
+
 use crate::conn::{count_u32, with_conn};
 use crate::delivery_companies;
 use crate::models::webhook_entrega::status;
@@ -564,6 +572,9 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                             we::status,
                             we::criado_em,
                             we::proxima_tentativa_em,
+                            // the body as sent, cut in the database: a page never carries
+                            // whole payloads
+                            diesel::dsl::sql::<Text>(REQUEST_BODY_CUT),
                         ))
                         .load::<DeliveryLogRow>(conn)?;
                     let ids: Vec<Uuid> = deliveries.iter().map(|d| d.id).collect();

@@ -248,6 +248,7 @@ mod tests {
                 latency_ms: 12,
                 error: Some("resposta HTTP 500".to_owned()),
             }],
+            request_body: "{}".to_owned(),
         }
     }
 

@@ -277,6 +277,19 @@ fn next_page(url_id: &str, q: &Query, last: &DeliveryRecord) -> String {
     format!("/console/webhooks/{url_id}/entregas?{query}")
 }
 
+/// The request's body on demand (the event as sent: the CPF masked in it), and whether the log
+/// cut it.
+fn request_body(body: &str) -> Markup {
+    let cut = body.chars().count() >= ports::REQUEST_BODY_SHOWN;
+    html! {
+        details {
+            summary { "Ver" }
+            pre { (body) }
+            @if cut { p { "(cortado em " (crate::home::thousands(ports::REQUEST_BODY_SHOWN as u64)) " caracteres)" } }
+        }
+    }
+}
+
 fn deliveries_view(
     signed: &SignedIn,
     url_id: &str,
@@ -297,6 +310,7 @@ fn deliveries_view(
                             th scope="col" { "Criada em" }
                             th scope="col" { "Próxima tentativa" }
                             th scope="col" { "Tentativas" }
+                            th scope="col" { "Corpo enviado" }
                             th scope="col" { "Ações" }
                         }
                     }
@@ -321,6 +335,7 @@ fn deliveries_view(
                                         }
                                     }
                                 }
+                                td { (request_body(&d.request_body)) }
                                 td {
                                     @if manages {
                                         (post_form(
