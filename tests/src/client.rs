@@ -22,6 +22,8 @@ pub struct Reply {
     pub headers: Vec<(String, String)>,
     pub text: String,
     pub json: Value,
+    /// The body as sent (a binary answer, e.g. an export's gzip, is not `text`).
+    pub body: Vec<u8>,
 }
 
 impl Reply {
@@ -240,11 +242,16 @@ fn read(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply 
         .collect();
     // 204 and 304 have no body by definition; reading one would wait for the connection to
     // close (the server's keep-alive timeout)
-    let text = if matches!(status, 204 | 304) {
-        String::new()
+    let body = if matches!(status, 204 | 304) {
+        Vec::new()
     } else {
-        res.body_mut().read_to_string().unwrap_or_default()
+        res.body_mut()
+            .with_config()
+            .limit(64 << 20)
+            .read_to_vec()
+            .unwrap_or_default()
     };
+    let text = String::from_utf8(body.clone()).unwrap_or_default();
     let json = serde_json::from_str(&text).unwrap_or(Value::Null);
     Reply {
         status,
@@ -254,5 +261,6 @@ fn read(result: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Reply 
         headers,
         text,
         json,
+        body,
     }
 }

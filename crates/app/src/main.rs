@@ -6,6 +6,7 @@ mod commands;
 mod config_reference;
 mod context;
 mod delivery_pool;
+mod memory;
 mod readiness_watch;
 mod replica_heartbeat;
 mod secret;
@@ -26,6 +27,8 @@ use context::ProcessContext;
 use settings::Settings;
 
 fn main() -> ExitCode {
+    // before any other thread allocates (crates/app/src/memory.rs)
+    memory::bound_malloc_arenas();
     let cli = Cli::parse();
     let settings = match Settings::load() {
         Ok(s) => s,

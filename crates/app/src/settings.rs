@@ -38,6 +38,9 @@ pub struct Settings {
     pub retention: RetentionSettings,
     /// The sandbox (`[sandbox]`, `APP__SANDBOX__*`; docs/api.md, "Sandbox").
     pub sandbox: SandboxSettings,
+    /// Bulk imports (`[importacao]`, `APP__IMPORTACAO__*`; docs/imports.md).
+    #[serde(rename = "importacao")]
+    pub import: ImportSettings,
     /// The verifiable log (`[auditoria]`, `APP__AUDITORIA__*`).
     #[serde(rename = "auditoria")]
     pub audit: AuditSettings,
@@ -186,6 +189,34 @@ impl RecordSettings {
             storage_location: self.local_armazenamento.trim().to_owned(),
             jurisdiction: self.jurisdicao.trim().to_owned(),
             withdrawal_url: (!url.is_empty()).then(|| url.to_owned()),
+        }
+    }
+}
+
+/// Bulk imports (docs/imports.md).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ImportSettings {
+    /// Bytes an imported file may have (1 to 2^40).
+    pub max_bytes: u64,
+    /// Lines an imported file may have (1 to 10^9).
+    pub max_linhas: u64,
+    /// PGCC calls a second the imports' registrations make, every process together (1 to
+    /// 10,000): a budget of their own, apart from the status checks' and the live creations'.
+    pub pgcc_calls_per_second: u32,
+    /// Seconds an imported file may take to arrive, from the request's head (1 to 86,400).
+    pub upload_timeout_seconds: u64,
+    /// Seconds a line claimed for registration is held before another worker may claim it
+    /// (a worker killed mid-line: its line is taken over after this; 1 to 3,600). Longer than
+    /// one creation with the PGCC takes, retries included.
+    pub lease_seconds: u64,
+}
+
+impl ImportSettings {
+    pub fn limits(&self) -> application::ImportLimits {
+        application::ImportLimits {
+            max_bytes: self.max_bytes,
+            max_lines: self.max_linhas,
+            calls_per_second: self.pgcc_calls_per_second,
         }
     }
 }
@@ -811,6 +842,21 @@ impl Settings {
                 "registro.url_revogacao",
                 "must be empty or an absolute http(s) URL",
             );
+        }
+        if !(1..=(1_u64 << 40)).contains(&self.import.max_bytes) {
+            return bad("importacao.max_bytes", "must be 1 to 1099511627776");
+        }
+        if !(1..=1_000_000_000).contains(&self.import.max_linhas) {
+            return bad("importacao.max_linhas", "must be 1 to 1000000000");
+        }
+        if !(1..=10_000).contains(&self.import.pgcc_calls_per_second) {
+            return bad("importacao.pgcc_calls_per_second", "must be 1 to 10000");
+        }
+        if !(1..=3_600).contains(&self.import.lease_seconds) {
+            return bad("importacao.lease_seconds", "must be 1 to 3600");
+        }
+        if !(1..=86_400).contains(&self.import.upload_timeout_seconds) {
+            return bad("importacao.upload_timeout_seconds", "must be 1 to 86400");
         }
         if !(1..=MAX_RETENTION_DAYS).contains(&self.sandbox.retention_days) {
             return bad(

@@ -21,10 +21,10 @@ use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgConsoleSessionStore, PgEventLog, PgIdempotencyRepository,
-    PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe,
-    PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository,
-    PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc,
-    ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
+    PgImportRepository, PgOperationalStats, PgPgccCallBudget, PgPgccHealthRepository, PgPool,
+    PgReadinessProbe, PgRetentionRepository, PgSandboxRepository, PgStatusCheckSchedule,
+    PgUseCaseRepository, PgWebhookDeliveryRepository, PgWebhookUrlRepository, PoolSettings,
+    ReadPools, ReleasingPgcc, ReleasingTargetGuard, ReleasingWebhookSender, SessionSettings,
 };
 use webhook_adapter::{
     AesGcmSecretCipher, GuardSettings, PolicyTargetGuard, SenderSettings, UreqWebhookSender,
@@ -294,6 +294,9 @@ impl RequestScope for OneConnection {
 
 /// The name of the status calls' budget in `orcamento_pgcc`.
 const STATUS_CALL_BUDGET: &str = "status";
+/// The bucket of the imports' registrations (`importacao.pgcc_calls_per_second`): its own row,
+/// so an import never spends the status checks' calls nor they its.
+const IMPORT_CALL_BUDGET: &str = "importacao";
 
 pub fn workers(
     settings: &Settings,
@@ -493,6 +496,8 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         status_checks: settings.workers.status_check_policy(),
         page_max_bytes: settings.server.page_max_bytes,
         records: settings.records.service(),
+        import_limits: settings.import.limits(),
+        import_lease: chrono::Duration::seconds(settings.import.lease_seconds as i64),
     }
 }
 
@@ -556,6 +561,12 @@ fn ports(
             STATUS_CALL_BUDGET,
             settings.workers.pgcc_status_calls_per_second,
         )),
+        import_call_budget: Arc::new(PgPgccCallBudget::new(
+            pool.clone(),
+            IMPORT_CALL_BUDGET,
+            settings.import.pgcc_calls_per_second,
+        )),
+        imports: Arc::new(PgImportRepository::new(pool.clone())),
         idempotency_keys: Arc::new(PgIdempotencyRepository::new(pool.clone())),
         retention: Arc::new(PgRetentionRepository::new(pool.clone())),
         access_log: Arc::new(PgAccessLog::new(pool.clone())),

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use application::jobs::{
-    self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ReconcileJob, RetentionJob,
+    self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, ReconcileJob, RetentionJob,
     SandboxPurgeJob, Schedule, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
     WebhookSettleJob,
 };
@@ -66,6 +66,18 @@ pub fn start(
         let job = StatusPollJob {
             poll: workers.poll_consent_statuses.clone(),
             observer: observer.clone(),
+        };
+        handles.push(jobs::spawn(job, schedule, stop));
+    }
+    // The imports' registrations: polled every second for work; a round drains while lines
+    // are due and waits on the imports' own PGCC budget (docs/imports.md).
+    {
+        let job = ImportJob {
+            register: workers.register_imports.clone(),
+        };
+        let schedule = Schedule {
+            every: Duration::from_secs(1),
+            at_start: true,
         };
         handles.push(jobs::spawn(job, schedule, stop));
     }

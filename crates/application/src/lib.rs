@@ -10,15 +10,16 @@ use std::sync::Arc;
 use cache::ChangeTracker;
 use ports::{
     AccessLog, ApiKeyRepository, Clock, CompanyRepository, ConsentRequestRepository, EventLog,
-    IdempotencyRepository, PgccCallBudget, PgccGateway, PgccHealthRepository, RetentionRepository,
-    SandboxRepository, SecretCipher, StatusCheckSchedule, TargetGuard, UseCaseRepository,
-    WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
+    IdempotencyRepository, ImportRepository, PgccCallBudget, PgccGateway, PgccHealthRepository,
+    RetentionRepository, SandboxRepository, SecretCipher, StatusCheckSchedule, TargetGuard,
+    UseCaseRepository, WebhookDeliveryRepository, WebhookSender, WebhookUrlRepository,
 };
 
 pub mod access;
 pub mod audit;
 pub mod cache;
 pub mod consent_requests;
+pub mod imports;
 pub mod jobs;
 pub mod operations;
 pub mod pgcc_health;
@@ -73,6 +74,9 @@ pub use consent_requests::reconcile_creations::{
     ReconcileCreations, ReconcileError, ReconcileReport,
 };
 pub use consent_requests::revoke::{RevokeConsentError, RevokeConsentRequest};
+pub use imports::{
+    ImportConsents, ImportError, ImportLimits, ImportRoundReport, ImportSession, RegisterImports,
+};
 pub use operations::{ObservedPgcc, Operations, PgccCallObserver, Readiness};
 pub use pgcc_health::{
     found_unavailable, GetPgccStatus, HealthTrackedPgcc, PgccCallNotes, PgccHealthJob,
@@ -142,6 +146,10 @@ pub struct Ports {
     pub pgcc_health: Arc<dyn PgccHealthRepository>,
     /// The sandbox companies (`api-key issue --sandbox`, the sandbox purge).
     pub sandboxes: Arc<dyn SandboxRepository>,
+    /// The bulk imports (docs/imports.md).
+    pub imports: Arc<dyn ImportRepository>,
+    /// The PGCC calls the imports' registrations share (`importacao.pgcc_calls_per_second`).
+    pub import_call_budget: Arc<dyn PgccCallBudget>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -167,6 +175,8 @@ pub struct Services {
     pub export_subject: ExportSubject,
     pub revoke_consent_request: RevokeConsentRequest,
     pub check_consent: CheckConsent,
+    /// The bulk imports (`/api/importacoes`).
+    pub imports: ImportConsents,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub test_webhook_url: TestWebhookUrl,
@@ -220,6 +230,8 @@ impl Services {
             access_log,
             pgcc_health,
             sandboxes,
+            imports,
+            import_call_budget: _,
         } = ports;
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
@@ -274,6 +286,12 @@ impl Services {
                 clock.clone(),
             ),
             check_consent: CheckConsent::new(consent_requests, clock.clone()),
+            imports: ImportConsents::new(
+                imports,
+                use_cases.clone(),
+                clock.clone(),
+                settings.import_limits,
+            ),
             pgcc_status: GetPgccStatus::new(pgcc_health),
             test_webhook_url: TestWebhookUrl::new(
                 webhook_deliveries.clone(),
@@ -332,6 +350,8 @@ pub struct Workers {
     pub purge_retention: PurgeRetention,
     /// The sandbox companies' data past `sandbox.retention_days`.
     pub purge_sandboxes: PurgeSandboxes,
+    /// The bulk imports' registrations (docs/imports.md).
+    pub register_imports: RegisterImports,
     /// The audit log's checkpoints (set by the binary with its signing key).
     pub sign_checkpoints: Option<SignCheckpoints>,
 }
@@ -358,8 +378,18 @@ impl Workers {
             access_log: _,
             pgcc_health: _,
             sandboxes,
+            imports,
+            import_call_budget,
         } = ports;
         Self {
+            register_imports: RegisterImports::new(
+                imports,
+                companies.clone(),
+                CreateConsentRequest::new(pgcc.clone(), consent_requests.clone(), clock.clone()),
+                import_call_budget,
+                clock.clone(),
+                settings.import_lease,
+            ),
             purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
             purge_sandboxes: PurgeSandboxes::new(
                 sandboxes,

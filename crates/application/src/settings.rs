@@ -38,6 +38,11 @@ pub struct ServiceSettings {
     pub page_max_bytes: usize,
     /// What the consent records state of storage, jurisdiction and withdrawal (`registro`).
     pub records: crate::RecordSettings,
+    /// The bounds of an imported file (`importacao.max_bytes`, `importacao.max_linhas`).
+    pub import_limits: crate::ImportLimits,
+    /// How long an imported line claimed for registration is held before another worker may
+    /// claim it (longer than one creation with the PGCC takes).
+    pub import_lease: chrono::Duration,
 }
 
 /// Sizes of the in-process caches and how long they outlive a silent change feed.
@@ -102,6 +107,8 @@ impl Default for ServiceSettings {
             status_checks: crate::StatusCheckPolicy::default(),
             page_max_bytes: crate::consent_requests::page_bytes::DEFAULT_PAGE_MAX_BYTES,
             records: crate::RecordSettings::default(),
+            import_limits: crate::ImportLimits::default(),
+            import_lease: chrono::Duration::minutes(2),
         }
     }
 }

@@ -67,7 +67,8 @@ impl SubjectType {
 ///
 /// Unlike the validated types, its `Debug` shows the raw CPF and proof of consent: do not log a
 /// draft.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Serializable as the import's staged line (docs/imports.md): a storage form, not a wire form.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsentRequestDraft {
     /// `casoDeUsoIdTemplate`: the PGCC template id of one of the company's use cases.
     pub template_id: Option<String>,

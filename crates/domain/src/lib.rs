@@ -273,6 +273,7 @@ pub mod consent_status;
 pub mod cpf;
 pub mod envelope;
 pub mod event_selection;
+pub mod import;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 pub mod pgcc_health;
@@ -299,6 +300,9 @@ pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
 pub use event_selection::EventSelection;
+pub use import::{
+    Import, ImportCompletedData, ImportLineDraft, ImportLineError, ImportStatus, ValidImportLine,
+};
 pub use pgcc_health::{
     PgccAssessment, PgccCallTally, PgccHealth, PgccHealthChange, PgccHealthCode, PgccOperation,
     PgccOutageThreshold, PgccWindowCalls,

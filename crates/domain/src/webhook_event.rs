@@ -48,6 +48,9 @@ pub enum EventType {
     /// note (with the witnesses' cosignatures), origin, size and root. Taken only by the URLs
     /// that name it in `eventos` ([`EventType::only_when_named`]).
     AuditCheckpoint,
+    /// `importacao.concluida`: one of the company's bulk imports ended (every valid line
+    /// registered or failed; docs/imports.md): its id and counts.
+    ImportCompleted,
     /// `webhook.teste`: a test the company asked for, sent to one URL at once
     /// (`POST /api/webhook-urls/{id}/testar`). Not an event of the company's data: no URL
     /// subscribes to it and the catch-up list does not show it.
@@ -56,7 +59,7 @@ pub enum EventType {
 
 impl EventType {
     /// Every event type a delivery may carry, consent request events first, the test last.
-    pub const ALL: [EventType; 13] = [
+    pub const ALL: [EventType; 14] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
@@ -69,12 +72,13 @@ impl EventType {
         EventType::WebhookUrlDisabled,
         EventType::IntegrityIncident,
         EventType::AuditCheckpoint,
+        EventType::ImportCompleted,
         EventType::WebhookTest,
     ];
 
     /// The events of the company's data: what a webhook URL may subscribe to (`eventos`) and
     /// what `GET /api/eventos` lists. Every type but `webhook.teste`.
-    pub const SUBSCRIBABLE: [EventType; 12] = [
+    pub const SUBSCRIBABLE: [EventType; 13] = [
         EventType::RequestCreated,
         EventType::RequestActivated,
         EventType::RequestRefused,
@@ -87,12 +91,14 @@ impl EventType {
         EventType::WebhookUrlDisabled,
         EventType::IntegrityIncident,
         EventType::AuditCheckpoint,
+        EventType::ImportCompleted,
     ];
 
     /// `solicitacao.criada`, `solicitacao.ativada`, `solicitacao.recusada`,
     /// `solicitacao.expirada`, `solicitacao.revogada`, `casos-de-uso.sincronizados`,
     /// `casos-de-uso.alterado`, `pgcc.indisponivel`, `pgcc.restabelecido`,
-    /// `webhook-url.desativada`, `auditoria.incidente`, `auditoria.checkpoint`, `webhook.teste`.
+    /// `webhook-url.desativada`, `auditoria.incidente`, `auditoria.checkpoint`,
+    /// `importacao.concluida`, `webhook.teste`.
     pub fn as_str(self) -> &'static str {
         match self {
             EventType::RequestCreated => "solicitacao.criada",
@@ -107,6 +113,7 @@ impl EventType {
             EventType::WebhookUrlDisabled => "webhook-url.desativada",
             EventType::IntegrityIncident => "auditoria.incidente",
             EventType::AuditCheckpoint => "auditoria.checkpoint",
+            EventType::ImportCompleted => "importacao.concluida",
             EventType::WebhookTest => "webhook.teste",
         }
     }
@@ -254,6 +261,8 @@ pub enum EventData {
     IntegrityIncident(IntegrityIncidentData),
     /// The signed checkpoint, for `auditoria.checkpoint`.
     AuditCheckpoint(AuditCheckpointData),
+    /// The import and its counts, for `importacao.concluida`.
+    ImportCompleted(crate::ImportCompletedData),
     /// The URL tested, for `webhook.teste`.
     Test(TestData),
 }
@@ -413,6 +422,21 @@ impl WebhookEvent {
             }
         }
         self
+    }
+
+    /// One of the company's imports ended.
+    pub fn import_completed(
+        company: CompanyId,
+        data: crate::ImportCompletedData,
+        at: DateTime<Utc>,
+    ) -> WebhookEvent {
+        WebhookEvent {
+            id: Uuid::new_v4(),
+            company_id: company,
+            event_type: EventType::ImportCompleted,
+            timestamp: at,
+            data: EventData::ImportCompleted(data),
+        }
     }
 
     /// A company's use cases were synchronized.
@@ -589,6 +613,17 @@ mod tests {
     }
 
     #[test]
+    fn an_import_completed_event_carries_the_import_and_its_counts_only() {
+        let value = serde_json::to_value(event_of(EventType::ImportCompleted).payload()).unwrap();
+        assert_eq!(value["type"], "importacao.concluida");
+        assert_eq!(
+            value["data"],
+            serde_json::json!({"importacaoId": Uuid::from_u128(0x1490), "linhas": 3,
+                "validas": 2, "registradas": 2, "falhas": 1})
+        );
+    }
+
+    #[test]
     fn a_use_case_change_names_the_use_case_both_versions_and_the_counts() {
         let value = serde_json::to_value(event_of(EventType::UseCaseChanged).payload()).unwrap();
         assert_eq!(value["type"], "casos-de-uso.alterado");
@@ -623,6 +658,17 @@ mod tests {
             EventType::AuditCheckpoint => WebhookEvent::audit_checkpoint(
                 company(),
                 AuditCheckpointData::of_note(NOTE).unwrap(),
+                at(),
+            ),
+            EventType::ImportCompleted => WebhookEvent::import_completed(
+                company(),
+                crate::ImportCompletedData {
+                    import_id: Uuid::from_u128(0x1490),
+                    linhas: 3,
+                    validas: 2,
+                    registradas: 2,
+                    falhas: 1,
+                },
                 at(),
             ),
             _ => WebhookEvent::consent(event_type, &request(ConsentStatus::Active), at()),
@@ -683,10 +729,11 @@ mod tests {
                 "webhook-url.desativada",
                 "auditoria.incidente",
                 "auditoria.checkpoint",
+                "importacao.concluida",
                 "webhook.teste",
             ]
         );
-        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..12]);
+        assert_eq!(EventType::SUBSCRIBABLE, EventType::ALL[..13]);
         assert!(EventType::SUBSCRIBABLE.iter().all(|t| t.is_subscribable()));
         assert!(!EventType::WebhookTest.is_subscribable());
     }
@@ -853,6 +900,7 @@ mod tests {
                     | EventType::WebhookUrlDisabled
                     | EventType::IntegrityIncident
                     | EventType::AuditCheckpoint
+                    | EventType::ImportCompleted
                     | EventType::WebhookTest
             ) {
                 continue;

@@ -12,6 +12,7 @@ pub mod consent_request_repository;
 pub mod console_session_store;
 pub mod event_log;
 pub mod idempotency_repository;
+pub mod import_repository;
 pub mod operations;
 pub mod pgcc_call_budget;
 pub mod pgcc_gateway;
@@ -47,6 +48,9 @@ pub use console_session_store::{ConsoleSessionStore, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
+};
+pub use import_repository::{
+    ClaimedLine, ImportRepository, LineOutcome, StagedLine, TakenExternalId,
 };
 pub use operations::{
     Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,
@@ -95,6 +99,8 @@ pub use console_session_store::MockConsoleSessionStore;
 pub use event_log::MockEventLog;
 #[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
+#[cfg(feature = "mock")]
+pub use import_repository::MockImportRepository;
 #[cfg(feature = "mock")]
 pub use operations::{MockHealthProbe, MockOperationalStats};
 #[cfg(feature = "mock")]

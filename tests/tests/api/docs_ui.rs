@@ -127,6 +127,16 @@ fn the_document_declares_the_api_key_scheme_servers_and_examples() {
                             // a plain-text answer (the audit checkpoint), not an envelope
                             continue;
                         }
+                        if media == "application/octet-stream" && e["value"].is_string() {
+                            // an export's page, gzip bytes shown as the lines they hold
+                            continue;
+                        }
+                        if (media == "application/x-ndjson" || media == "text/csv")
+                            && e["value"].is_string()
+                        {
+                            // a file (an import's errors, docs/imports.md), not an envelope
+                            continue;
+                        }
                         if media == "application/ld+json" && e["value"]["@context"].is_string() {
                             // a JSON-LD consent record, not an envelope (docs/records.md)
                             continue;

@@ -64,6 +64,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
             "Auditoria",
             "CasosDeUso",
             "HashConsulta",
+            "Importacoes",
             "SolicitacaoConsentimento",
             "Titulares",
             "WebhookUrls",
@@ -100,6 +101,10 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         ),
         ("/api/eventos", "get"),
         ("/api/auditoria/acessos", "get"),
+        ("/api/importacoes", "post"),
+        ("/api/importacoes/{id}", "get"),
+        ("/api/importacoes/{id}/erros", "get"),
+        ("/api/importacoes/{id}/cancelar", "post"),
     ];
     for (path, method) in expected {
         let op = &doc["paths"][path][method];

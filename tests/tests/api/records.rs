@@ -78,7 +78,17 @@ fn set_profile(app: &TestApp, company: &str) {
 
 /// A synced app whose company A has its profile and `tpl-a-marketing` annotated.
 fn ready() -> (TestApp, String) {
-    let app = TestApp::synced();
+    ready_with(&[])
+}
+
+/// [`ready`], the service started with `env`.
+pub(crate) fn ready_with(env: &[(&str, &str)]) -> (TestApp, String) {
+    let app = TestApp::spawn_with(env);
+    for client in [&app.a, &app.b] {
+        client
+            .post_empty("/api/casos-de-uso/sincronizar")
+            .expect(200);
+    }
     set_profile(&app, &app.company_a.clone());
     let use_case = use_case_id(&app, "tpl-a-marketing");
     app.a

@@ -173,6 +173,48 @@ diesel::table! {
 }
 
 diesel::table! {
+    importacao_erros (empresa_id, importacao_id, linha, ordem) {
+        empresa_id -> Uuid,
+        importacao_id -> Uuid,
+        linha -> Int8,
+        ordem -> Int8,
+        campo -> Text,
+        mensagem -> Text,
+    }
+}
+
+diesel::table! {
+    importacao_linhas (empresa_id, importacao_id, linha) {
+        empresa_id -> Uuid,
+        importacao_id -> Uuid,
+        linha -> Int8,
+        id_externo -> Text,
+        origem -> Text,
+        solicitacao_id -> Uuid,
+        variante -> Text,
+        pgcc_id -> Nullable<Text>,
+        dados -> Nullable<Jsonb>,
+        estado -> Text,
+        reservada_ate -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    importacoes (empresa_id, id) {
+        empresa_id -> Uuid,
+        id -> Uuid,
+        status -> Text,
+        linhas -> Int8,
+        validas -> Int8,
+        registradas -> Int8,
+        falhas -> Int8,
+        criada_em -> Timestamptz,
+        atualizada_em -> Timestamptz,
+        terminada_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
     orcamento_pgcc (nome) {
         nome -> Text,
         fichas -> Float8,
@@ -374,6 +416,7 @@ diesel::joinable!(casos_de_uso_anotacoes -> empresas (empresa_id));
 diesel::joinable!(casos_de_uso_versoes -> empresas (empresa_id));
 diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
 diesel::joinable!(console_sessoes -> empresas (empresa_id));
+diesel::joinable!(importacoes -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
 diesel::joinable!(webhook_entregas -> empresas (empresa_id));
 diesel::joinable!(webhook_eventos -> empresas (empresa_id));
@@ -395,6 +438,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     chaves_idempotencia,
     console_sessoes,
     empresas,
+    importacao_erros,
+    importacao_linhas,
+    importacoes,
     orcamento_pgcc,
     pgcc_chamadas,
     pgcc_saude,

@@ -89,6 +89,8 @@ pub fn run(
     let http = HttpSettings {
         body_limit_bytes: settings.server.body_limit_bytes,
         body_timeout: Duration::from_millis(settings.server.body_timeout_ms),
+        upload_limit_bytes: usize::try_from(settings.import.max_bytes).unwrap_or(usize::MAX),
+        upload_timeout: Duration::from_secs(settings.import.upload_timeout_seconds),
         header_timeout: Duration::from_millis(settings.server.header_timeout_ms),
         workers: settings.server.workers,
         json_max_depth: settings.server.json_max_depth,
@@ -107,6 +109,9 @@ pub fn run(
         let server = delivery_http::HttpApp::new(state, operability, http)
             .mounting(console.mount())
             .serve(listener)?;
+        // Start-up is done (the OpenAPI document is rendered): what it freed goes back now,
+        // before it sits under everything the requests keep (crates/app/src/memory.rs).
+        crate::memory::release_freed_memory();
         let handle = server.handle();
         let (stop, signalled_at) = (stop.clone(), signalled_at.clone());
         on_stop_signal(move |signal| {

@@ -11,8 +11,9 @@ mod runner;
 mod stop;
 
 pub use rounds::{
-    CheckpointJob, ExpiryJob, IdempotencyPurgeJob, JobObserver, ReconcileJob, RetentionJob,
-    SandboxPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob, WebhookSettleJob,
+    CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, JobObserver, ReconcileJob,
+    RetentionJob, SandboxPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
+    WebhookSettleJob,
 };
 pub use runner::{join_within, spawn, Job, Outcome, Schedule};
 pub use stop::Stop;

@@ -97,6 +97,34 @@ impl Job for ExpiryJob {
     }
 }
 
+/// The bulk imports' lines, registered on the PGCC at their own budget (docs/imports.md).
+pub struct ImportJob {
+    pub register: crate::RegisterImports,
+}
+
+impl Job for ImportJob {
+    fn name(&self) -> &'static str {
+        "import"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let report = self.register.run_round()?;
+        if report.registered > 0 || report.failed > 0 || report.retried > 0 {
+            tracing::debug!(
+                registered = report.registered,
+                failed = report.failed,
+                retried = report.retried,
+                "imported lines registered"
+            );
+        }
+        Ok(match report.throttled {
+            Some(wait) => Outcome::Throttled(wait),
+            None if report.more => Outcome::MoreDue,
+            None => Outcome::Done,
+        })
+    }
+}
+
 /// Creations left unfinished, settled with the PGCC.
 pub struct ReconcileJob {
     pub reconcile: ReconcileCreations,

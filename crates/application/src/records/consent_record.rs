@@ -4,13 +4,16 @@
 //! controller profile; names every mandatory field it cannot fill instead of answering a partial
 //! record.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use domain::{
     Company, ConsentRequest, ControllerProfile, StatusChange, UseCaseAnnotation, UseCaseVersion,
     ValidationErrors,
 };
-use ports::{CompanyRepository, ConsentRequestRepository, RepoError, UseCaseRepository};
+use ports::{
+    CompanyRepository, ConsentRequestRecord, ConsentRequestRepository, RepoError, UseCaseRepository,
+};
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -124,9 +127,47 @@ impl ConsentRecords {
             .consent_requests
             .get(company.id, id)?
             .ok_or(ConsentRecordError::NotFound)?;
+        self.source(company, record, &mut Lookups::default())
+    }
+
+    /// The records of `ids` (an export's page, in that order; an id gone since the page was
+    /// listed is left out). The controller profile and each use case's version and annotation
+    /// are read once per page, not once per record: a page costs two reads a request (the
+    /// request, its history) plus three per use case it names. The first record missing a
+    /// mandatory field fails the page, naming the fields as [`ConsentRecords::execute`] does:
+    /// what is missing is the company's profile or a use case's annotation, shared by the
+    /// page's other records.
+    pub fn many(
+        &self,
+        company: &Company,
+        ids: &[Uuid],
+    ) -> Result<Vec<ConsentRecordSource>, ConsentRecordError> {
+        let mut lookups = Lookups::default();
+        let mut sources = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(record) = self.consent_requests.get(company.id, *id)? {
+                sources.push(self.source(company, record, &mut lookups)?);
+            }
+        }
+        Ok(sources)
+    }
+
+    fn source(
+        &self,
+        company: &Company,
+        record: ConsentRequestRecord,
+        lookups: &mut Lookups,
+    ) -> Result<ConsentRecordSource, ConsentRecordError> {
         let request = record.request;
         let mut missing = ValidationErrors::default();
-        let controller = self.companies.controller_profile(company.id)?;
+        let controller = match &lookups.controller {
+            Some(known) => known.clone(),
+            None => {
+                let read = self.companies.controller_profile(company.id)?;
+                lookups.controller = Some(read.clone());
+                read
+            }
+        };
         if controller.is_none() {
             for field in [
                 "controlador.nome",
@@ -139,9 +180,16 @@ impl ConsentRecords {
                 );
             }
         }
-        let use_case = self
-            .use_cases
-            .find_by_template(company.id, &request.content.template_id)?;
+        let use_case = match lookups.use_cases.get(&request.content.template_id) {
+            Some(known) => known.clone(),
+            None => {
+                let read = self.use_case_of(company, &request.content.template_id)?;
+                lookups
+                    .use_cases
+                    .insert(request.content.template_id.clone(), read.clone());
+                read
+            }
+        };
         let (use_case_id, version, annotation) = match use_case {
             None => {
                 missing.push(
@@ -152,20 +200,18 @@ impl ConsentRecords {
             }
             Some(use_case) => {
                 let wanted = request.use_case_version.unwrap_or(1);
-                let version = self
-                    .use_cases
-                    .versions(company.id, use_case.id)?
-                    .unwrap_or_default()
-                    .into_iter()
-                    .find(|v| v.version == wanted);
+                let version = use_case
+                    .versions
+                    .iter()
+                    .find(|v| v.version == wanted)
+                    .cloned();
                 if version.is_none() {
                     missing.push(
                         "casoDeUso.versao",
                         "A versão do caso de uso não foi encontrada.",
                     );
                 }
-                let annotation = self.use_cases.annotation(company.id, use_case.id)?;
-                if annotation.is_none() {
+                if use_case.annotation.is_none() {
                     let how = format!(
                         "Caso de uso sem anotações: PUT /api/casos-de-uso/{}/anotacoes.",
                         use_case.id
@@ -179,7 +225,7 @@ impl ConsentRecords {
                         missing.push(field, how.clone());
                     }
                 }
-                (use_case.id, version, annotation)
+                (use_case.id, version, use_case.annotation)
             }
         };
         match (controller, version, annotation) {
@@ -204,6 +250,43 @@ impl ConsentRecords {
             _ => Err(ConsentRecordError::Missing(missing)),
         }
     }
+
+    /// The company's use case of `template`, with its versions and annotation; `None` when the
+    /// company no longer has it.
+    fn use_case_of(
+        &self,
+        company: &Company,
+        template: &str,
+    ) -> Result<Option<UseCaseForRecords>, RepoError> {
+        let Some(use_case) = self.use_cases.find_by_template(company.id, template)? else {
+            return Ok(None);
+        };
+        Ok(Some(UseCaseForRecords {
+            id: use_case.id,
+            versions: self
+                .use_cases
+                .versions(company.id, use_case.id)?
+                .unwrap_or_default(),
+            annotation: self.use_cases.annotation(company.id, use_case.id)?,
+        }))
+    }
+}
+
+/// What the records of one page share, read once for the page.
+#[derive(Default)]
+struct Lookups {
+    /// The controller profile, once read (`Some(None)`: read, and not set).
+    controller: Option<Option<ControllerProfile>>,
+    /// By template: the use case, once read (`None`: read, and gone).
+    use_cases: HashMap<String, Option<UseCaseForRecords>>,
+}
+
+/// A use case as the records need it.
+#[derive(Clone)]
+struct UseCaseForRecords {
+    id: Uuid,
+    versions: Vec<UseCaseVersion>,
+    annotation: Option<UseCaseAnnotation>,
 }
 
 /// The purpose text of a version stored before fingerprints (docs/decisions.md, "Use-case

@@ -5,9 +5,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use application::{AccessListQuery, AccessPage};
-use chrono::{DateTime, Days, NaiveDate, Utc};
 use delivery_http::access_log::record_read;
 use delivery_http::dto::access_log::Acesso;
+use delivery_http::exports::day;
 use delivery_http::ApiError;
 use domain::Scope;
 use maud::{html, Markup};
@@ -33,19 +33,6 @@ pub struct Filter {
     ate: String,
     #[serde(default)]
     cursor: String,
-}
-
-pub(crate) fn day(raw: &str, next: bool) -> Result<Option<DateTime<Utc>>, ()> {
-    if raw.trim().is_empty() {
-        return Ok(None);
-    }
-    let date = NaiveDate::parse_from_str(raw.trim(), "%Y-%m-%d").map_err(|_| ())?;
-    let date = if next {
-        date.checked_add_days(Days::new(1)).ok_or(())?
-    } else {
-        date
-    };
-    Ok(Some(date.and_hms_opt(0, 0, 0).ok_or(())?.and_utc()))
 }
 
 fn form(f: &Filter, error: Option<&str>) -> Markup {

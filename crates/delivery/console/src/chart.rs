@@ -21,10 +21,10 @@ use maud::{html, Markup};
 use ports::DailyCount;
 use serde::Deserialize;
 
-use crate::accesses::day;
 use crate::human::status_label;
 use crate::layout::{self, alert, scroll_box};
 use crate::visit::Visit;
+use delivery_http::exports::day;
 
 /// The statuses in the order they are stacked, each with its bar colour (a palette that keeps
 /// its contrast against white; the legend and the tables name each status, colour is never the
@@ -88,7 +88,7 @@ fn parse(p: &Period) -> Result<(NaiveDate, NaiveDate), &'static str> {
     let last = match day(&p.ate, false) {
         Ok(Some(at)) => at.date_naive(),
         Ok(None) => today,
-        Err(()) => return Err("Data final inválida (AAAA-MM-DD)."),
+        Err(_) => return Err("Data final inválida (AAAA-MM-DD)."),
     };
     // a date at either end of chrono's range (years ±262143) has no day after, or no period
     // before it: a wrong date, never a panic
@@ -97,7 +97,7 @@ fn parse(p: &Period) -> Result<(NaiveDate, NaiveDate), &'static str> {
         Ok(None) => last
             .checked_sub_days(Days::new(DEFAULT_DAYS - 1))
             .ok_or("Data final inválida (AAAA-MM-DD).")?,
-        Err(()) => return Err("Data inicial inválida (AAAA-MM-DD)."),
+        Err(_) => return Err("Data inicial inválida (AAAA-MM-DD)."),
     };
     let end = last
         .checked_add_days(Days::new(1))

@@ -124,6 +124,7 @@ pub fn event_label(code: &str) -> &str {
         "webhook-url.desativada" => "Webhook URL desativada",
         "auditoria.incidente" => "Incidente de integridade",
         "auditoria.checkpoint" => "Checkpoint da auditoria",
+        "importacao.concluida" => "Importação concluída",
         "webhook.teste" => "Evento de teste",
         other => other,
     }

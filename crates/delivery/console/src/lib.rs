@@ -41,8 +41,6 @@ pub use session::{ConsoleSettings, Sessions};
 pub struct Console {
     /// The sessions (see [`session`]).
     sessions: Arc<Sessions>,
-    /// The exports under way, per company (see `export`).
-    exports: Arc<export::ExportsUnderWay>,
     /// The rows the chart last read per company (see `chart`).
     chart_rows: Arc<chart::ChartRows>,
     /// The rows the home page's figures last read per company (charged as the chart's).
@@ -58,7 +56,6 @@ impl Console {
     pub fn new(settings: ConsoleSettings, store: Arc<dyn ConsoleSessionStore>) -> Self {
         Console {
             sessions: Arc::new(Sessions::new(settings, store)),
-            exports: Arc::default(),
             chart_rows: Arc::default(),
             home_rows: Arc::default(),
             summaries: Arc::default(),

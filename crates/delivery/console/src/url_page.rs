@@ -22,11 +22,11 @@ use ports::{DeliveryFilter, DeliveryRecord, UrlHealth};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::accesses::day;
 use crate::human::{delivery_badge, event_label, when, when_or_dash};
 use crate::layout::{self, alert, post_form, scroll_box};
 use crate::operator::{answer, back_to_urls, url_events, url_state};
 use crate::visit::{SignedIn, Visit};
+use delivery_http::exports::day;
 
 /// Deliveries a page of the log shows.
 pub const PAGE: u32 = 50;

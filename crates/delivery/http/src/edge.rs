@@ -36,7 +36,14 @@ pub struct BodyBounds {
     pub limit: usize,
     /// Time from the request's head to the last byte of its body.
     pub timeout: Duration,
+    /// The bounds of an imported file (`POST /api/importacoes`, `importacao.max_bytes` and
+    /// `importacao.upload_timeout_seconds`): a file is read as it arrives, never held whole.
+    pub upload_limit: usize,
+    pub upload_timeout: Duration,
 }
+
+/// The one route whose body is a file (docs/imports.md).
+const UPLOAD_PATH: &str = "/api/importacoes";
 
 /// Whether every coding listed in the request's `Content-Encoding` headers is `identity`
 /// (case-insensitive, lists and repeated headers included). No header: identity. A value that is
@@ -66,9 +73,21 @@ pub async fn bound_body(
     match req.take_payload() {
         // No body (e.g. a GET): nothing to bound, no timer.
         Payload::None => {}
-        payload => req.set_payload(Payload::Stream {
-            payload: Box::pin(BoundedBody::new(payload, bounds)),
-        }),
+        payload => {
+            let bounds =
+                if req.method() == actix_web::http::Method::POST && req.path() == UPLOAD_PATH {
+                    BodyBounds {
+                        limit: bounds.upload_limit,
+                        timeout: bounds.upload_timeout,
+                        ..bounds
+                    }
+                } else {
+                    bounds
+                };
+            req.set_payload(Payload::Stream {
+                payload: Box::pin(BoundedBody::new(payload, bounds)),
+            })
+        }
     }
     Ok(next.call(req).await?.map_into_left_body())
 }
@@ -211,6 +230,8 @@ mod tests {
             BodyBounds {
                 limit,
                 timeout: Duration::from_millis(ms),
+                upload_limit: limit,
+                upload_timeout: Duration::from_millis(ms),
             },
         )
     }
@@ -274,6 +295,8 @@ mod tests {
             BodyBounds {
                 limit: 1_000,
                 timeout: Duration::from_millis(50),
+                upload_limit: 1_000,
+                upload_timeout: Duration::from_millis(50),
             },
         );
         let started = std::time::Instant::now();

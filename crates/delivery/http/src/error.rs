@@ -23,6 +23,10 @@ use crate::idempotency::{IdempotencyError, IDEMPOTENCY_KEY_HEADER};
 /// `FAILED_LOOKUP_TTL`): retrying sooner would be refused again.
 pub const DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS: u64 = 5;
 
+/// `Retry-After` of [`ApiError::TooManyExports`]: a page of an export is one short blocking
+/// hop, so a slot frees within seconds unless a console download is slow.
+pub const EXPORTS_BUSY_RETRY_AFTER_SECONDS: u64 = 5;
+
 /// The grammatical gender of a Portuguese noun: what its adjectives agree with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Gender {
@@ -41,19 +45,22 @@ pub enum Resource {
     WebhookUrl,
     WebhookUrlOrDelivery,
     Checkpoint,
+    /// A bulk import (`/api/importacoes/{id}`).
+    Import,
     /// A path that names nothing this API serves.
     Route,
 }
 
 impl Resource {
     /// Every resource, for the agreement test.
-    pub const ALL: [Resource; 7] = [
+    pub const ALL: [Resource; 8] = [
         Resource::ConsentRequest,
         Resource::Consent,
         Resource::UseCase,
         Resource::WebhookUrl,
         Resource::WebhookUrlOrDelivery,
         Resource::Checkpoint,
+        Resource::Import,
         Resource::Route,
     ];
 
@@ -66,6 +73,7 @@ impl Resource {
             Resource::WebhookUrl => "Webhook URL",
             Resource::WebhookUrlOrDelivery => "Webhook URL ou entrega",
             Resource::Checkpoint => "Checkpoint",
+            Resource::Import => "Importação",
             Resource::Route => "Recurso",
         }
     }
@@ -74,9 +82,10 @@ impl Resource {
     /// docs write "a webhook URL").
     pub fn gender(self) -> Gender {
         match self {
-            Resource::ConsentRequest | Resource::WebhookUrl | Resource::WebhookUrlOrDelivery => {
-                Gender::Feminine
-            }
+            Resource::ConsentRequest
+            | Resource::WebhookUrl
+            | Resource::WebhookUrlOrDelivery
+            | Resource::Import => Gender::Feminine,
             Resource::Consent | Resource::UseCase | Resource::Checkpoint | Resource::Route => {
                 Gender::Masculine
             }
@@ -113,6 +122,12 @@ pub enum ApiError {
     PayloadTooLarge { limit: usize },
     #[error("unsupported media type")]
     UnsupportedMediaType,
+    /// An imported file neither CSV nor JSON Lines (by its `Content-Type`).
+    #[error("unsupported import media type")]
+    UnsupportedImportType,
+    /// An imported file over `importacao.max_linhas`: nothing of it was created.
+    #[error("import over {limit} lines")]
+    TooManyLines { limit: u64 },
     /// A request `Content-Encoding` other than `identity` (`crate::edge`).
     #[error("unsupported content encoding")]
     UnsupportedContentEncoding,
@@ -129,6 +144,10 @@ pub enum ApiError {
     /// registration); answered at once, with `Retry-After`.
     #[error("too many DNS lookups under way for the company")]
     DnsLookupsBusy,
+    /// The company already has its maximum of exports under way (the console's and the API's;
+    /// `crate::exports`); answered at once, with `Retry-After`, nothing read.
+    #[error("too many exports under way for the company")]
+    TooManyExports,
     /// The client's address failed to authenticate too often (see `failed_auth`).
     #[error("too many failed authentications")]
     TooManyFailedAuthentications { retry_after_seconds: u64 },
@@ -190,6 +209,13 @@ impl ApiError {
                 "Content-Type não suportado; use application/json, text/json ou application/*+json."
                     .into()
             }
+            ApiError::UnsupportedImportType => {
+                "Content-Type não suportado para importação; envie text/csv ou application/x-ndjson (JSON Lines)."
+                    .into()
+            }
+            ApiError::TooManyLines { limit } => format!(
+                "O arquivo excede o limite de {limit} linhas; nada dele foi importado."
+            ),
             ApiError::UnsupportedContentEncoding => {
                 "Content-Encoding não suportado; envie o corpo sem compressão (identity).".into()
             }
@@ -227,6 +253,11 @@ impl ApiError {
                 "A empresa já tem o máximo de consultas de DNS em andamento (nomes de host que \
                  ainda não responderam); tente novamente em {DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS} s."
             ),
+            ApiError::TooManyExports => format!(
+                "A empresa já tem {} exportações em andamento; espere uma terminar e tente de \
+                 novo em {EXPORTS_BUSY_RETRY_AFTER_SECONDS} s.",
+                crate::exports::MAX_EXPORTS_PER_COMPANY
+            ),
         }
     }
 
@@ -248,15 +279,18 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UnsupportedMediaType | ApiError::UnsupportedContentEncoding => {
-                StatusCode::UNSUPPORTED_MEDIA_TYPE
+            ApiError::PayloadTooLarge { .. } | ApiError::TooManyLines { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
             }
+            ApiError::UnsupportedMediaType
+            | ApiError::UnsupportedImportType
+            | ApiError::UnsupportedContentEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_)
             | ApiError::TooManyFailedAuthentications { .. }
             | ApiError::TooManyWebhookTests
-            | ApiError::DnsLookupsBusy => StatusCode::TOO_MANY_REQUESTS,
+            | ApiError::DnsLookupsBusy
+            | ApiError::TooManyExports => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -317,6 +351,9 @@ impl ResponseError for ApiError {
             ApiError::DnsLookupsBusy => {
                 response.insert_header((header::RETRY_AFTER, DNS_LOOKUPS_BUSY_RETRY_AFTER_SECONDS));
             }
+            ApiError::TooManyExports => {
+                response.insert_header((header::RETRY_AFTER, EXPORTS_BUSY_RETRY_AFTER_SECONDS));
+            }
             _ => {}
         }
         response.json(envelope)
@@ -340,6 +377,16 @@ impl From<RepoError> for ApiError {
         match e {
             RepoError::Unavailable(cause) => ApiError::Unavailable(cause),
             RepoError::Unexpected(cause) => ApiError::Internal(cause),
+        }
+    }
+}
+
+impl From<application::ImportError> for ApiError {
+    fn from(e: application::ImportError) -> Self {
+        match e {
+            application::ImportError::TooManyLines(limit) => ApiError::TooManyLines { limit },
+            application::ImportError::NotFound => ApiError::NotFound(Resource::Import),
+            application::ImportError::Repo(e) => e.into(),
         }
     }
 }
@@ -574,7 +621,7 @@ mod tests {
 
     /// The head noun of each not-found message and its gender, from a dictionary, not from
     /// [`Resource::gender`]: the test is the second reading of the grammar.
-    const LEXICON: [(&str, Gender); 7] = [
+    const LEXICON: [(&str, Gender); 8] = [
         ("solicitação", Gender::Feminine),
         ("consentimento", Gender::Masculine),
         ("caso", Gender::Masculine),
@@ -582,6 +629,7 @@ mod tests {
         ("checkpoint", Gender::Masculine),
         ("recurso", Gender::Masculine),
         ("entrega", Gender::Feminine),
+        ("importação", Gender::Feminine),
     ];
 
     fn mensagem(error: ApiError) -> String {

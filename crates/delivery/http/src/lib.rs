@@ -13,8 +13,10 @@ pub mod database_gate;
 pub mod dto;
 pub mod edge;
 pub mod error;
+pub mod exports;
 pub mod failed_auth;
 pub mod idempotency;
+pub mod import_file;
 pub mod media;
 pub mod metrics;
 pub mod optional_json;
@@ -49,6 +51,9 @@ pub struct HttpSettings {
     pub body_limit_bytes: usize,
     /// From a request's head to the last byte of its body (408 past it).
     pub body_timeout: Duration,
+    /// An imported file's bounds (`importacao.max_bytes`, `importacao.upload_timeout_seconds`).
+    pub upload_limit_bytes: usize,
+    pub upload_timeout: Duration,
     /// From a connection's start (or its previous request) to the end of a request's headers;
     /// past it actix answers 408 and closes the connection.
     pub header_timeout: Duration,
@@ -78,6 +83,8 @@ impl Default for HttpSettings {
         HttpSettings {
             body_limit_bytes: 64 * 1024,
             body_timeout: Duration::from_secs(10),
+            upload_limit_bytes: 2 * 1024 * 1024 * 1024,
+            upload_timeout: Duration::from_secs(3600),
             header_timeout: Duration::from_secs(5),
             workers: 0,
             json_max_depth: 32,
@@ -186,6 +193,8 @@ impl HttpApp {
         let body_bounds = edge::BodyBounds {
             limit: self.settings.body_limit_bytes,
             timeout: self.settings.body_timeout,
+            upload_limit: self.settings.upload_limit_bytes,
+            upload_timeout: self.settings.upload_timeout,
         };
         let metrics = self.operability.metrics.clone();
         App::new()

@@ -7,6 +7,7 @@ use application::Services;
 use ports::{Clock, IdempotencyRepository};
 
 use crate::blocking::{RequestScope, Unscoped};
+use crate::exports::ExportsUnderWay;
 use crate::idempotency::Idempotency;
 use crate::use_case_lists::UseCaseLists;
 
@@ -20,6 +21,8 @@ pub struct ApiState {
     pub use_case_lists: UseCaseLists,
     /// Wraps each request's blocking hop (see [`crate::blocking`]).
     pub request_scope: Arc<dyn RequestScope>,
+    /// The exports under way per company, the console's and the API's (see [`crate::exports`]).
+    pub exports: Arc<ExportsUnderWay>,
 }
 
 impl ApiState {
@@ -35,6 +38,7 @@ impl ApiState {
             services,
             idempotency: Idempotency::new(idempotency_keys, clock),
             request_scope: Arc::new(Unscoped),
+            exports: Arc::default(),
         }
     }
 

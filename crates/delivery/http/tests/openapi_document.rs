@@ -226,9 +226,15 @@ fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served()
             continue;
         }
         if let Some(content) = op["requestBody"].get("content") {
+            // an import's file is CSV or JSON Lines only (docs/imports.md)
+            let expected: &[&str] = if path == "/api/importacoes" {
+                &["application/x-ndjson", "text/csv"]
+            } else {
+                &["application/*+json", "application/json", "text/json"]
+            };
             assert_eq!(
                 media_types(content),
-                ["application/*+json", "application/json", "text/json"],
+                expected,
                 "{method} {path} request body"
             );
         }
@@ -238,6 +244,11 @@ fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served()
                 if (path.as_str(), status.as_str()) == ("/api/auditoria/checkpoint", "200") {
                     // the checkpoint is a signed note: plain text only, never an envelope
                     assert_eq!(media_types(content), ["text/plain"]);
+                    continue;
+                }
+                if (path.as_str(), status.as_str()) == ("/api/importacoes/{id}/erros", "200") {
+                    // an import's errors are a file: JSON Lines or CSV, never an envelope
+                    assert_eq!(media_types(content), ["application/x-ndjson", "text/csv"]);
                     continue;
                 }
                 if (path.as_str(), status.as_str())
@@ -305,6 +316,7 @@ fn the_webhooks_section_documents_every_event_type_with_its_payload() {
             domain::EventType::WebhookUrlDisabled => "#/components/schemas/UrlDesativada",
             domain::EventType::IntegrityIncident => "#/components/schemas/IncidenteIntegridade",
             domain::EventType::AuditCheckpoint => "#/components/schemas/CheckpointAuditoria",
+            domain::EventType::ImportCompleted => "#/components/schemas/ImportacaoConcluida",
             domain::EventType::WebhookTest => "#/components/schemas/TesteNoEvento",
             _ => "#/components/schemas/SolicitacaoNoEvento",
         };

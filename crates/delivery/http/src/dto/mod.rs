@@ -9,6 +9,8 @@ pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
 pub mod event;
+pub mod export;
+pub mod import;
 pub mod pgcc_status;
 pub mod record;
 pub mod revocation;

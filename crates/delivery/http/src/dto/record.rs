@@ -191,6 +191,12 @@ fn method(cause: TransitionCause) -> &'static str {
 /// The record of `source` in DPV's JSON-LD (DPV-27560 `record` profile), its `@context` the
 /// document at `context_url`. Every mandatory field of the guide's table is filled: the
 /// mapping is docs/records.md's.
+/// The records' `@context` URL on the host the request came to (the service serves it).
+pub fn context_url(req: &actix_web::HttpRequest) -> String {
+    let info = req.connection_info();
+    format!("{}://{}{CONTEXT_PATH}", info.scheme(), info.host())
+}
+
 pub fn consent_record(source: &ConsentRecordSource, context_url: &str) -> Value {
     let request = &source.request;
     let content = &request.content;

@@ -74,6 +74,16 @@ pub const GRANTS: &[Grant] = &[
         "/api/solicitacao-consentimento/{id}/revogar",
         &[Integration],
     ),
+    // Bulk imports (issue 37, parts 1-2): the integration's, like a creation; read back by
+    // the integration and the auditor.
+    grant("POST", "/api/importacoes", &[Integration]),
+    grant("GET", "/api/importacoes/{id}", &[Integration, Auditor]),
+    grant(
+        "GET",
+        "/api/importacoes/{id}/erros",
+        &[Integration, Auditor],
+    ),
+    grant("POST", "/api/importacoes/{id}/cancelar", &[Integration]),
     // HashConsulta: what a `consulta` key is for. Reading a consent by its hash is a read of the
     // company's data too.
     grant("POST", "/api/hash-consulta", &[Check]),
@@ -149,6 +159,9 @@ pub const GRANTS: &[Grant] = &[
         "/api/solicitacao-consentimento/{id}/registro",
         &[Integration, Auditor],
     ),
+    // a period's requests or records for scheduled pulls (issue 37, part 6), as the console's
+    // export: the auditor's
+    grant("GET", "/api/exportacoes", &[Auditor]),
 ];
 
 /// The grant of `method` on the route template `path`, if the table has one.
@@ -252,7 +265,8 @@ mod tests {
             [
                 "/api/auditoria/acessos",
                 "/api/auditoria/checkpoint",
-                "/api/auditoria/consistencia"
+                "/api/auditoria/consistencia",
+                "/api/exportacoes"
             ]
         );
     }

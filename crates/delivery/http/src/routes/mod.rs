@@ -5,8 +5,10 @@ pub mod consent_check;
 pub mod consent_requests;
 pub mod docs;
 pub mod events;
+pub mod exports;
 pub mod grants;
 pub mod health;
+pub mod imports;
 pub mod openapi;
 pub mod records;
 pub mod status;
@@ -56,6 +58,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .default_service(not_allowed("GET")),
     )
     .service(
+        web::resource("/api/exportacoes")
+            .route(web::get().to(exports::export))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
         web::resource("/contexts/consent-record-v1.jsonld")
             .route(web::get().to(records::context))
             .default_service(not_allowed("GET")),
@@ -70,6 +77,26 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/solicitacao-consentimento/criar/pendente")
             .route(web::post().to(consent_requests::create_pending))
             .wrap(from_fn(media::limit_json_depth))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/importacoes")
+            .route(web::post().to(imports::create))
+            .default_service(not_allowed("POST")),
+    )
+    .service(
+        web::resource("/api/importacoes/{id}")
+            .route(web::get().to(imports::get))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/importacoes/{id}/erros")
+            .route(web::get().to(imports::errors))
+            .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/importacoes/{id}/cancelar")
+            .route(web::post().to(imports::cancel))
             .default_service(not_allowed("POST")),
     )
     .service(

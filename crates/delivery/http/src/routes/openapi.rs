@@ -10,8 +10,8 @@ use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{
-    audit, consent_check, consent_requests, events, records, status, subjects, use_cases,
-    webhook_urls,
+    audit, consent_check, consent_requests, events, exports, imports, records, status, subjects,
+    use_cases, webhook_urls,
 };
 
 mod bounds;
@@ -51,11 +51,16 @@ pub struct DocsServers {
         records::annotate,
         records::annotations,
         records::record,
+        exports::export,
         consent_requests::create_active,
         consent_requests::create_pending,
         consent_requests::get,
         consent_requests::list,
         consent_requests::revoke,
+        imports::create,
+        imports::get,
+        imports::errors,
+        imports::cancel,
         consent_check::check,
         consent_check::check_batch,
         consent_check::by_hash,
@@ -99,6 +104,9 @@ pub struct DocsServers {
         // Referenced from the shared creation responses (IntoResponses does not collect it).
         dto::envelope::Envelope<dto::consent_request::SolicitacaoCriada>,
         dto::sync::Sincronizacao,
+        dto::import::LinhaImportacao,
+        dto::import::Importacao,
+        domain::ImportStatus,
         dto::consent_read::Solicitacao,
         dto::consent_read::MudancaDeStatus,
         dto::revocation::RevogarSolicitacao,
@@ -125,6 +133,7 @@ pub struct DocsServers {
         domain::UrlDisabledData,
         domain::IntegrityIncidentData,
         domain::AuditCheckpointData,
+        domain::ImportCompletedData,
         dto::pgcc_status::StatusPgcc,
         domain::PgccHealthChange,
         dto::enumerations::CodigoStatusPgcc,
@@ -142,6 +151,7 @@ pub struct DocsServers {
         (name = "Auditoria", description = "For auditor keys and the company's evidence: the verifiable log (signed checkpoints, inclusion and consistency proofs per RFC 9162, signed receipts) and the record of who read personal data. See docs/auditoria.md and docs/security.md."),
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
+        (name = "Importacoes", description = "Bulk import of consents a company already holds (a file of JSON Lines or CSV), registered on the PGCC in the background. See docs/imports.md."),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),
         (name = "Titulares", description = "What the company holds of one data subject (LGPD art. 18 access requests); the CPF travels in the body."),
         (name = "WebhookUrls", description = "URLs where the company is notified: signed (Standard Webhooks), retried, logged. See docs/webhooks.md."),

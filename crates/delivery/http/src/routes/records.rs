@@ -14,7 +14,7 @@ use crate::api_key::ApiKeyHeader;
 use crate::blocking::{as_caller, as_company};
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::record::{
-    consent_record, AnotacoesCasoDeUso, AnotacoesCasoDeUsoSalvas, CONTEXT_DOCUMENT, CONTEXT_PATH,
+    consent_record, context_url, AnotacoesCasoDeUso, AnotacoesCasoDeUsoSalvas, CONTEXT_DOCUMENT,
 };
 use crate::error::{ApiError, Resource};
 use crate::state::ApiState;
@@ -132,8 +132,7 @@ pub async fn record(
         Ok(source)
     })
     .await?;
-    let info = req.connection_info();
-    let context = format!("{}://{}{CONTEXT_PATH}", info.scheme(), info.host());
+    let context = context_url(&req);
     Ok(HttpResponse::Ok()
         .insert_header((header::CONTENT_TYPE, JSON_LD))
         .json(consent_record(&source, &context)))

@@ -43,6 +43,8 @@ pub fn api_state(
                 access_log: Arc::new(ports::MockAccessLog::new()),
                 pgcc_health: Arc::new(MockPgccHealthRepository::new()),
                 sandboxes: Arc::new(ports::MockSandboxRepository::new()),
+                imports: Arc::new(ports::MockImportRepository::new()),
+                import_call_budget: Arc::new(MockPgccCallBudget::new()),
             },
             &ServiceSettings::default(),
         ),

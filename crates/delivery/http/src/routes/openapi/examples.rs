@@ -256,6 +256,28 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
                     "unavailableEndpoints": ["criacao"]}),
             ),
         ],
+        ("/api/importacoes", _) => vec![(
+            "registrando",
+            "Read and validated; its valid lines being registered",
+            importacao("registrando", None),
+        )],
+        ("/api/importacoes/{id}", _) => vec![
+            (
+                "registrando",
+                "Registering",
+                importacao("registrando", None),
+            ),
+            (
+                "concluida",
+                "Every valid line registered or failed",
+                importacao("concluida", Some("2026-03-01T09:20:00Z")),
+            ),
+        ],
+        ("/api/importacoes/{id}/cancelar", _) => vec![(
+            "cancelada",
+            "No further line is registered",
+            importacao("cancelada", Some("2026-03-01T09:05:00Z")),
+        )],
         ("/api/casos-de-uso/sincronizar", _) => vec![(
             "sincronizado",
             "Counts of what changed",
@@ -402,17 +424,65 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
 /// An example checkpoint: a C2SP signed note, as `GET /api/auditoria/checkpoint` answers it.
 const CHECKPOINT: &str = "consent-api/empresas/11222333000181\n3\nfZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc=\n\n\u{2014} consent-api DA7397cW0Z1n6bQ2L8gYkE1pFv3xJtR9sH5cN0mA4dU6yK2wB8eT1oV7iP3qX9zC4fG6hJ0lM5nS2rW8uY1aE3bD7kFgI=\n";
 
+/// An import's status (`GET /api/importacoes/{id}`).
+fn importacao(status: &str, ended: Option<&str>) -> Value {
+    let registradas = if status == "registrando" { 400 } else { 997 };
+    json!({"id": ID, "status": status, "linhas": 1000, "validas": 997,
+        "registradas": registradas, "falhas": 3,
+        "fimEstimado": ended.unwrap_or("2026-03-01T09:10:00Z")})
+}
+
+/// The errors of an import, as JSON Lines (`GET /api/importacoes/{id}/erros`).
+const IMPORT_ERRORS: &str = "{\"linha\":2,\"campo\":\"cpfTitular\",\"mensagem\":\"os dígitos verificadores do CPF não conferem\"}\n{\"linha\":7,\"campo\":\"idExterno\",\"mensagem\":\"idExterno repetido: já usado na linha 3 deste arquivo\"}\n";
+
+/// The 400s of the import routes: an unknown CSV column, an unknown `formato`.
+fn import_bad_request(path: &str) -> Vec<(&'static str, &'static str, Value)> {
+    if path == "/api/importacoes" {
+        vec![("coluna", "An unknown CSV column", err(
+            "Requisição inválida: coluna desconhecida no cabeçalho: \"cpf\"; use idExterno, origem, provaColetaSha256, pgccId, casoDeUsoIdTemplate, cpfTitular, modalidadeAcesso, tipoTitular, dataExpiracaoConsentimento, dataTitularRespondeuConsentimento, provaColeta, cnpjAnuente.",
+            json!({})))]
+    } else {
+        vec![(
+            "formato",
+            "An unknown formato",
+            err(
+                "Requisição inválida: formato deve ser csv ou jsonl.",
+                json!({}),
+            ),
+        )]
+    }
+}
+
+/// A CSV file to import: header and one active line.
+const IMPORT_CSV: &str = "\u{feff}idExterno;origem;casoDeUsoIdTemplate;cpfTitular;modalidadeAcesso;tipoTitular;dataExpiracaoConsentimento;dataTitularRespondeuConsentimento;provaColeta\r\ncrm-000123;crm-legado;tpl-marketing-email;529.982.247-25;Direto;PessoaFisica;2030-01-02T03:04:05Z;2019-03-01T10:00:00Z;ficha-assinada-12\r\n";
+
+/// One line of a JSON Lines file to import: an active consent answered long ago.
+fn import_line() -> Value {
+    json!({"idExterno": "crm-000123", "origem": "crm-legado",
+        "casoDeUsoIdTemplate": "tpl-marketing-email", "cpfTitular": "529.982.247-25",
+        "modalidadeAcesso": "Direto", "tipoTitular": "PessoaFisica",
+        "dataExpiracaoConsentimento": "2030-01-02T03:04:05Z",
+        "dataTitularRespondeuConsentimento": "2019-03-01T10:00:00Z",
+        "provaColeta": "ficha-assinada-12"})
+}
+
+/// The same errors as CSV.
+const IMPORT_ERRORS_CSV: &str = "linha,campo,mensagem\r\n2,cpfTitular,os dígitos verificadores do CPF não conferem\r\n7,idExterno,idExterno repetido: já usado na linha 3 deste arquivo\r\n";
+
 /// Error examples for a status: (name, summary, envelope).
 fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, Value)> {
     let pgcc_path =
         path.contains("criar") || path.ends_with("/sincronizar") || path.ends_with("/revogar");
     match status {
+        "400" if path.starts_with("/api/importacoes") => import_bad_request(path),
         "400" => vec![("malformado", "Malformed request", err(
             "Requisição inválida: JSON malformado na linha 1, coluna 12.", json!({})))],
         "401" => vec![("sem_chave", "Api-Key missing, unknown or revoked",
             err("Api-Key ausente, inválida ou revogada.", json!({})))],
         "404" if path.starts_with("/api/casos-de-uso/") => vec![("nao_encontrado", "Not found for the company",
             err("Caso de uso não encontrado.", json!({})))],
+        "404" if path.starts_with("/api/importacoes/") => vec![("nao_encontrado", "Not found for the company",
+            err("Importação não encontrada.", json!({})))],
         "404" => vec![("nao_encontrado", "Not found for the company",
             err("Solicitação de consentimento não encontrada.", json!({})))],
         "409" if path.ends_with("/revogar") => vec![("nao_revogavel", "Neither active nor pending",
@@ -421,8 +491,19 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             err("A empresa já tem esta URL de webhook registrada; veja GET /api/webhook-urls.", json!({})))],
         "409" if path.ends_with("/reenviar") => vec![("desativada", "The URL is disabled",
             err("A webhook URL está desativada; reative-a (POST /api/webhook-urls/{id}/reativar) antes de reenviar.", json!({})))],
+        "409" if path.ends_with("/cancelar") => vec![("concluida", "The import had already ended",
+            err("A importação já terminou (concluida); não há o que cancelar.", json!({})))],
         "409" => vec![("em_andamento", "Same Idempotency-Key still running",
             err("Uma requisição com esta Idempotency-Key ainda está em processamento; tente novamente mais tarde.", json!({})))],
+        "413" if path == "/api/importacoes" => vec![
+            ("grande_demais", "The file is over importacao.max_bytes", err(
+                "O corpo da requisição excede o limite de 2147483648 bytes.", json!({}))),
+            ("linhas_demais", "The file is over importacao.max_linhas", err(
+                "O arquivo excede o limite de 10000000 linhas; nada dele foi importado.", json!({}))),
+        ],
+        "415" if path == "/api/importacoes" => vec![("tipo", "Neither CSV nor JSON Lines", err(
+            "Content-Type não suportado para importação; envie text/csv ou application/x-ndjson (JSON Lines).",
+            json!({})))],
         "413" => vec![("grande_demais", "Body over the limit",
             err("O corpo da requisição excede o limite de 65536 bytes.", json!({})))],
         "415" => vec![("nao_json", "Content-Type is not JSON", err(
@@ -520,6 +601,9 @@ fn set_examples(content: &mut Content, examples: &[(&'static str, &'static str, 
 }
 
 /// Adds the examples to every `/api` operation of `openapi`.
+/// A page of `GET /api/exportacoes`, decompressed: one list item a line.
+const EXPORT_PAGE: &str = "{\"id\":\"5f0c6c64-5a8b-4a51-9b43-0f4f3c2b1a10\",\"status\":\"ativo\",\"casoDeUsoIdTemplate\":\"tpl-001\",\"cpfTitular\":\"***.456.789-**\",\"criadoEm\":\"2026-01-10T12:00:05Z\"}\n";
+
 /// The start of a consent record (`GET .../registro`): its context, id, type and schema version.
 fn record_example() -> Value {
     json!({
@@ -537,21 +621,51 @@ pub fn apply(openapi: &mut OpenApi) {
         }
         for (method, operation) in super::operations_mut(item) {
             if let Some(body) = operation.request_body.as_mut() {
-                let examples = request_examples(path);
-                for content in body.content.values_mut() {
-                    set_examples(content, &examples);
+                if path == "/api/importacoes" {
+                    // a file: one line of JSON Lines, a CSV with its header
+                    for (media, content) in body.content.iter_mut() {
+                        let example = if media == "text/csv" {
+                            (
+                                "csv",
+                                "A CSV as Excel in Portuguese writes it (BOM, semicolons)",
+                                json!(IMPORT_CSV),
+                            )
+                        } else {
+                            ("linha", "One line of JSON Lines", import_line())
+                        };
+                        set_examples(content, &[example]);
+                    }
+                } else {
+                    let examples = request_examples(path);
+                    for content in body.content.values_mut() {
+                        set_examples(content, &examples);
+                    }
                 }
             }
             for (status, response) in operation.responses.responses.iter_mut() {
                 let RefOr::T(response) = response else {
                     continue;
                 };
-                let examples = if path == "/api/auditoria/checkpoint" && status == "200" {
+                let examples = if path == "/api/importacoes/{id}/erros" && status == "200" {
+                    // JSON Lines (or CSV), not an envelope
+                    vec![(
+                        "erros",
+                        "Two lines' errors, as JSON Lines",
+                        json!(IMPORT_ERRORS),
+                    )]
+                } else if path == "/api/auditoria/checkpoint" && status == "200" {
                     vec![("checkpoint", "A signed note", json!(CHECKPOINT))]
                 } else if path == "/api/solicitacao-consentimento/{id}/registro" && status == "200"
                 {
                     // a JSON-LD document, not an envelope (docs/records.md)
                     vec![("registro", "A consent record, abridged", record_example())]
+                } else if path == "/api/exportacoes" && status == "200" {
+                    // gzip bytes, not an envelope: shown as the lines they hold
+                    vec![(
+                        "pagina",
+                        "A page, decompressed (one item a line)",
+                        json!(EXPORT_PAGE),
+                    )]
                 } else if status.starts_with('2') {
                     success_examples(path, method)
                         .into_iter()
@@ -560,8 +674,19 @@ pub fn apply(openapi: &mut OpenApi) {
                 } else {
                     error_examples(path, status)
                 };
-                for content in response.content.values_mut() {
-                    set_examples(content, &examples);
+                for (media, content) in response.content.iter_mut() {
+                    if media == "text/csv" && path == "/api/importacoes/{id}/erros" {
+                        set_examples(
+                            content,
+                            &[(
+                                "erros",
+                                "Two lines' errors, as CSV",
+                                json!(IMPORT_ERRORS_CSV),
+                            )],
+                        );
+                    } else {
+                        set_examples(content, &examples);
+                    }
                 }
             }
         }

@@ -11,7 +11,12 @@ use crate::media::{REQUEST_MEDIA_TYPES, RESPONSE_MEDIA_TYPES};
 /// Copies the schema an operation declares (for `application/json`, or its first media type)
 /// to every other media type served.
 pub(super) fn declare_served(operation: &mut Operation) {
-    if let Some(body) = operation.request_body.as_mut() {
+    // a file (an import: CSV or JSON Lines, docs/imports.md) is that file's types only
+    if let Some(body) = operation
+        .request_body
+        .as_mut()
+        .filter(|b| b.content.contains_key("application/json"))
+    {
         let declared = body
             .content
             .get("application/json")
@@ -30,13 +35,18 @@ pub(super) fn declare_served(operation: &mut Operation) {
         };
         // a plain-text answer (the audit checkpoint, a signed note) is that text only, and a
         // JSON-LD document (a consent record, docs/records.md) is JSON-LD only: neither is
-        // negotiated like the JSON answers
+        // negotiated like the JSON answers; nor is a gzipped export page
         if response.content.len() == 1
             && (response.content.contains_key("text/plain")
+                || response.content.contains_key("application/octet-stream")
                 || response
                     .content
                     .contains_key(crate::routes::records::JSON_LD))
         {
+            continue;
+        }
+        // nor is a file (an import's errors: JSON Lines or CSV)
+        if response.content.contains_key("text/csv") {
             continue;
         }
         let declared = response

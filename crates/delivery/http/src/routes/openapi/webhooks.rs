@@ -24,6 +24,8 @@ enum Data {
     IncidenteIntegridade,
     /// The company's new signed checkpoint (`CheckpointAuditoria`).
     CheckpointAuditoria,
+    /// The import and its counts (`ImportacaoConcluida`).
+    ImportacaoConcluida,
 }
 
 /// How an event type is documented: its body's schema name, the operationId of its webhook, a
@@ -102,6 +104,12 @@ fn documented(tipo: EventType) -> (&'static str, &'static str, &'static str, Dat
             "The company's log got a new signed checkpoint (the note `GET /api/auditoria/checkpoint` now serves, with any witness's cosignatures); sent only to the URLs whose `eventos` name `auditoria.checkpoint` (a URL taking every type does not get it).",
             Data::CheckpointAuditoria,
         ),
+        EventType::ImportCompleted => (
+            "EventoImportacaoConcluida",
+            "notificarImportacaoConcluida",
+            "One of the company's bulk imports ended: every valid line registered on the PGCC or failed (`GET /api/importacoes/{id}`, docs/imports.md).",
+            Data::ImportacaoConcluida,
+        ),
         EventType::WebhookTest => (
             "EventoWebhookTeste",
             "notificarWebhookTeste",
@@ -154,6 +162,7 @@ pub(super) fn apply(doc: &mut Value) {
             Data::UrlDesativada => "UrlDesativada",
             Data::IncidenteIntegridade => "IncidenteIntegridade",
             Data::CheckpointAuditoria => "CheckpointAuditoria",
+            Data::ImportacaoConcluida => "ImportacaoConcluida",
         };
         schemas.insert(
             schema.to_owned(),

@@ -1,0 +1,259 @@
+//! Registering the staged lines (docs/imports.md, "Registration"): one line per company in
+//! turn (round-robin: one company's import never delays another's), each taking a call from the
+//! imports' own PGCC budget (`importacao.pgcc_calls_per_second`, shared by every process, apart
+//! from the status checks' and never taken by a live creation), each through the creation's own
+//! function ([`CreateConsentRequest::execute_with_id`]: the same transaction, event and log
+//! entry as `criar/ativo`) under the id fixed at staging.
+//!
+//! Exactly once: a line is claimed with a lease; a worker killed mid-line leaves it claimed
+//! until the lease ends, and whoever claims it next creates it under the same id, which the
+//! creation resumes (confirmed: no PGCC call; in progress: sent again under the same
+//! `referenciaExterna`, which the PGCC answers with the consent it holds).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use domain::consent_request::field;
+use domain::import::import_field;
+use ports::{
+    ClaimedLine, Clock, CompanyRepository, ImportRepository, LineOutcome, PgccCallBudget,
+    PgccError, RepoError,
+};
+
+use crate::{CreateConsentError, CreateConsentRequest};
+
+/// What one round did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportRoundReport {
+    pub registered: u32,
+    pub failed: u32,
+    /// Lines left claimed for a later try (the PGCC unavailable).
+    pub retried: u32,
+    /// The budget was spent: the next call is in about this long.
+    pub throttled: Option<Duration>,
+    /// Whether any company still had a line when the round ended.
+    pub more: bool,
+}
+
+#[derive(Clone)]
+pub struct RegisterImports {
+    imports: Arc<dyn ImportRepository>,
+    companies: Arc<dyn CompanyRepository>,
+    create: CreateConsentRequest,
+    budget: Arc<dyn PgccCallBudget>,
+    clock: Arc<dyn Clock>,
+    lease: chrono::Duration,
+    turn: Arc<AtomicUsize>,
+}
+
+impl RegisterImports {
+    pub fn new(
+        imports: Arc<dyn ImportRepository>,
+        companies: Arc<dyn CompanyRepository>,
+        create: CreateConsentRequest,
+        budget: Arc<dyn PgccCallBudget>,
+        clock: Arc<dyn Clock>,
+        lease: chrono::Duration,
+    ) -> Self {
+        Self {
+            imports,
+            companies,
+            create,
+            budget,
+            clock,
+            lease,
+            turn: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// One turn over the companies importing: at most one line each, while the budget lasts.
+    pub fn run_round(&self) -> Result<ImportRoundReport, RepoError> {
+        let mut report = ImportRoundReport::default();
+        let mut companies = self.imports.companies_registering()?;
+        if companies.is_empty() {
+            return Ok(report);
+        }
+        // the next round starts one company further: no company always goes first
+        let start = self.turn.fetch_add(1, Ordering::Relaxed) % companies.len();
+        companies.rotate_left(start);
+        for company in companies {
+            let now = self.clock.now();
+            if let Some(wait) = self.budget.try_take(now)? {
+                report.throttled = Some(wait);
+                report.more = true;
+                return Ok(report);
+            }
+            let Some(line) = self.imports.claim_line(company, now, now + self.lease)? else {
+                continue;
+            };
+            report.more = true;
+            match self.register(&line)? {
+                Some(outcome) => {
+                    match outcome {
+                        LineOutcome::Registered => report.registered += 1,
+                        LineOutcome::Failed { .. } => report.failed += 1,
+                    }
+                    self.imports
+                        .settle_line(&line, &outcome, self.clock.now())?;
+                }
+                None => report.retried += 1,
+            }
+        }
+        Ok(report)
+    }
+
+    /// The line's creation; `None`: the PGCC did not answer for good, the line stays claimed
+    /// until its lease ends and is tried again then.
+    fn register(&self, line: &ClaimedLine) -> Result<Option<LineOutcome>, RepoError> {
+        if line.pgcc_id.is_some() {
+            // confirming a consent already on the PGCC is not built yet (docs/imports.md)
+            return Ok(Some(LineOutcome::Failed {
+                field: import_field::PGCC_ID.to_owned(),
+                message: "a importação de consentimentos já registrados no PGCC (pgccId) ainda não está disponível".to_owned(),
+            }));
+        }
+        let Some(company) = self.companies.get(line.company_id)? else {
+            return Ok(Some(LineOutcome::Failed {
+                field: import_field::LINE.to_owned(),
+                message: "empresa desconhecida".to_owned(),
+            }));
+        };
+        match self.create.execute_with_id(
+            &company,
+            line.draft.clone(),
+            line.variant,
+            line.request_id,
+        ) {
+            Ok(_) => Ok(Some(LineOutcome::Registered)),
+            // e.g. the expiry passed between validation and registration, or the use case was
+            // removed since
+            Err(CreateConsentError::Invalid(errors)) => {
+                let first = errors.0.into_iter().next();
+                Ok(Some(LineOutcome::Failed {
+                    field: first
+                        .as_ref()
+                        .map_or(field::TEMPLATE_ID.to_owned(), |e| e.field.clone()),
+                    message: first.map_or_else(String::new, |e| e.message),
+                }))
+            }
+            Err(CreateConsentError::Pgcc(PgccError::Rejected { status })) => {
+                Ok(Some(LineOutcome::Failed {
+                    field: import_field::LINE.to_owned(),
+                    message: format!("o PGCC recusou a solicitação (HTTP {status})"),
+                }))
+            }
+            Err(CreateConsentError::Pgcc(error)) => {
+                tracing::warn!(
+                    empresa_id = %line.company_id,
+                    importacao_id = %line.import_id,
+                    linha = line.line,
+                    error = %error,
+                    "an imported line was not registered: tried again after its lease"
+                );
+                Ok(None)
+            }
+            Err(CreateConsentError::Repo(e)) => Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use domain::{CompanyId, ConsentRequestDraft, CreationVariant};
+    use ports::{
+        MockCompanyRepository, MockConsentRequestRepository, MockImportRepository,
+        MockPgccCallBudget, MockPgccGateway,
+    };
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::test_support::fixed_clock;
+
+    fn company(n: u128) -> CompanyId {
+        CompanyId(Uuid::from_u128(n))
+    }
+
+    /// A line already on the PGCC (`pgccId`): settled without a creation, so the round's
+    /// order can be watched without the creation's ports.
+    fn line_of(company: CompanyId) -> ClaimedLine {
+        ClaimedLine {
+            company_id: company,
+            import_id: Uuid::from_u128(7),
+            line: 1,
+            request_id: Uuid::new_v4(),
+            variant: CreationVariant::Active,
+            pgcc_id: Some("pgcc-1".to_owned()),
+            draft: ConsentRequestDraft::default(),
+        }
+    }
+
+    fn service(imports: MockImportRepository, budget: MockPgccCallBudget) -> RegisterImports {
+        let clock = fixed_clock();
+        RegisterImports::new(
+            Arc::new(imports),
+            Arc::new(MockCompanyRepository::new()),
+            CreateConsentRequest::new(
+                Arc::new(MockPgccGateway::new()),
+                Arc::new(MockConsentRequestRepository::new()),
+                clock.clone(),
+            ),
+            Arc::new(budget),
+            clock,
+            chrono::Duration::minutes(2),
+        )
+    }
+
+    #[test]
+    fn each_round_takes_one_line_per_company_starting_one_company_further() {
+        let claimed = Arc::new(Mutex::new(Vec::new()));
+        let mut imports = MockImportRepository::new();
+        imports
+            .expect_companies_registering()
+            .returning(|| Ok(vec![company(1), company(2), company(3)]));
+        let seen = claimed.clone();
+        imports.expect_claim_line().returning(move |c, _, _| {
+            seen.lock().unwrap().push(c);
+            Ok(Some(line_of(c)))
+        });
+        imports.expect_settle_line().returning(|_, _, _| Ok(()));
+        let mut budget = MockPgccCallBudget::new();
+        budget.expect_try_take().returning(|_| Ok(None));
+        let register = service(imports, budget);
+
+        let first = register.run_round().unwrap();
+        register.run_round().unwrap();
+
+        assert_eq!(first.failed, 3, "pgccId lines are line errors for now");
+        assert!(first.more);
+        assert_eq!(
+            *claimed.lock().unwrap(),
+            [
+                company(1),
+                company(2),
+                company(3),
+                company(2),
+                company(3),
+                company(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_claims_nothing_and_says_when_to_come_back() {
+        let mut imports = MockImportRepository::new();
+        imports
+            .expect_companies_registering()
+            .returning(|| Ok(vec![company(1)]));
+        imports.expect_claim_line().never();
+        let mut budget = MockPgccCallBudget::new();
+        budget
+            .expect_try_take()
+            .returning(|_| Ok(Some(Duration::from_millis(100))));
+        let report = service(imports, budget).run_round().unwrap();
+        assert_eq!(report.throttled, Some(Duration::from_millis(100)));
+        assert!(report.more);
+    }
+}

@@ -1,0 +1,268 @@
+//! Receiving a file: every line validated (the creation's rules: [`domain::ImportLineDraft`]
+//! calls [`domain::ConsentRequestDraft::validate`]), its template checked among the company's
+//! use cases, and staged in batches; errors by line and field. Nothing is registered until the
+//! whole file was read.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use domain::{CompanyId, FieldError, Import, ImportLineDraft, ImportLineError};
+use ports::{Clock, ImportRepository, RepoError, StagedLine, UseCaseRepository};
+use uuid::Uuid;
+
+/// Lines staged (and errors recorded) per statement: a few hundred kilobytes at most.
+const BATCH: usize = 1_000;
+
+/// The bounds of one file (`importacao.max_bytes`, `importacao.max_linhas`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportLimits {
+    pub max_bytes: u64,
+    pub max_lines: u64,
+    /// `importacao.pgcc_calls_per_second`: what the end of an import is estimated from.
+    pub calls_per_second: u32,
+}
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        Self {
+            max_bytes: 2 * 1024 * 1024 * 1024,
+            max_lines: 10_000_000,
+            calls_per_second: 10,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// More lines than `importacao.max_linhas`: the import was dropped, nothing created.
+    #[error("the file has more than {0} lines")]
+    TooManyLines(u64),
+    /// No such import for the company.
+    #[error("no such import")]
+    NotFound,
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+/// The imports as the API sees them: receive a file, read its status, its errors, cancel it.
+#[derive(Clone)]
+pub struct ImportConsents {
+    imports: Arc<dyn ImportRepository>,
+    use_cases: Arc<dyn UseCaseRepository>,
+    clock: Arc<dyn Clock>,
+    limits: ImportLimits,
+}
+
+impl ImportConsents {
+    pub fn new(
+        imports: Arc<dyn ImportRepository>,
+        use_cases: Arc<dyn UseCaseRepository>,
+        clock: Arc<dyn Clock>,
+        limits: ImportLimits,
+    ) -> Self {
+        Self {
+            imports,
+            use_cases,
+            clock,
+            limits,
+        }
+    }
+
+    pub fn limits(&self) -> ImportLimits {
+        self.limits
+    }
+
+    /// A new import for `company`, reading its file: push its lines to the session, then
+    /// [`ImportSession::finish`] (or [`ImportSession::abort`] when the file broke a limit).
+    pub fn start(&self, company: CompanyId) -> Result<ImportSession, ImportError> {
+        let now = self.clock.now();
+        let id = Uuid::new_v4();
+        // the templates a line may name: the company's synchronized use cases, as creation
+        // checks them (`begin_creation`'s "unknown template"), read once per file
+        let templates = self
+            .use_cases
+            .list(company, None)?
+            .into_iter()
+            .filter_map(|u| u.pgcc_provider_template_id)
+            .collect();
+        self.imports.create(company, id, now)?;
+        Ok(ImportSession {
+            imports: self.imports.clone(),
+            clock: self.clock.clone(),
+            company,
+            id,
+            now,
+            templates,
+            max_lines: self.limits.max_lines,
+            staged: Vec::with_capacity(BATCH),
+            errors: Vec::new(),
+            lines: 0,
+            failed: 0,
+        })
+    }
+
+    pub fn get(&self, company: CompanyId, id: Uuid) -> Result<Import, ImportError> {
+        self.imports.get(company, id)?.ok_or(ImportError::NotFound)
+    }
+
+    /// `fimEstimado`: registering, now plus the lines left at the imports' PGCC rate (the
+    /// whole rate: shared with other companies' imports it is later, docs/imports.md); ended,
+    /// when it ended; reading its file, unknown.
+    pub fn estimated_end(&self, import: &Import) -> Option<DateTime<Utc>> {
+        match import.status {
+            domain::ImportStatus::Validando => None,
+            domain::ImportStatus::Registrando => {
+                let left = import
+                    .lines
+                    .saturating_sub(import.registered)
+                    .saturating_sub(import.failed);
+                let rate = u64::from(self.limits.calls_per_second.max(1));
+                let seconds = i64::try_from(left.div_ceil(rate)).unwrap_or(i64::MAX / 1_000);
+                Some(self.clock.now() + chrono::Duration::seconds(seconds.min(10_i64.pow(10))))
+            }
+            domain::ImportStatus::Concluida | domain::ImportStatus::Cancelada => import.finished_at,
+        }
+    }
+
+    /// A page of the import's errors after `(line, order)`; `Err(NotFound)` for another
+    /// company's import.
+    pub fn errors(
+        &self,
+        company: CompanyId,
+        id: Uuid,
+        after: Option<(u64, u64)>,
+        limit: u32,
+    ) -> Result<Vec<(u64, ImportLineError)>, ImportError> {
+        if after.is_none() {
+            self.get(company, id)?;
+        }
+        Ok(self.imports.errors(company, id, after, limit)?)
+    }
+
+    pub fn cancel(&self, company: CompanyId, id: Uuid) -> Result<Import, ImportError> {
+        self.imports
+            .cancel(company, id, self.clock.now())?
+            .ok_or(ImportError::NotFound)
+    }
+}
+
+/// One file being read.
+pub struct ImportSession {
+    imports: Arc<dyn ImportRepository>,
+    clock: Arc<dyn Clock>,
+    company: CompanyId,
+    id: Uuid,
+    now: DateTime<Utc>,
+    templates: HashSet<String>,
+    max_lines: u64,
+    staged: Vec<StagedLine>,
+    errors: Vec<ImportLineError>,
+    lines: u64,
+    failed: u64,
+}
+
+impl ImportSession {
+    /// The import's id.
+    pub fn id(&self) -> Uuid {
+        self.id
+    }
+
+    /// Lines read so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// One line, as parsed (`Err`: it could not be read as a line, e.g. not UTF-8).
+    pub fn push(
+        &mut self,
+        number: u64,
+        parsed: Result<ImportLineDraft, FieldError>,
+    ) -> Result<(), ImportError> {
+        self.lines += 1;
+        if self.lines > self.max_lines {
+            return Err(ImportError::TooManyLines(self.max_lines));
+        }
+        let broken = match parsed {
+            Err(e) => vec![e],
+            Ok(draft) => match draft.validate(self.now) {
+                Err(e) => e.0,
+                Ok(valid) => {
+                    let template = valid.consent.template_id.as_deref().map(str::trim);
+                    if template.is_some_and(|t| self.templates.contains(t)) {
+                        self.staged.push(StagedLine {
+                            line: number,
+                            request_id: Uuid::new_v4(),
+                            valid,
+                        });
+                        Vec::new()
+                    } else {
+                        vec![FieldError::new(
+                            domain::consent_request::field::TEMPLATE_ID,
+                            "nenhum caso de uso sincronizado da empresa tem este template",
+                        )]
+                    }
+                }
+            },
+        };
+        if !broken.is_empty() {
+            self.failed += 1;
+            self.errors
+                .extend(broken.into_iter().map(|e| ImportLineError {
+                    line: number,
+                    field: e.field,
+                    message: e.message,
+                }));
+        }
+        if self.staged.len() >= BATCH || self.errors.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ImportError> {
+        let taken = self.imports.stage(self.company, self.id, &self.staged)?;
+        self.staged.clear();
+        for t in taken {
+            self.failed += 1;
+            let message = if t.holder_import == self.id {
+                format!(
+                    "idExterno repetido: já usado na linha {} deste arquivo",
+                    t.holder_line
+                )
+            } else {
+                format!(
+                    "idExterno já importado (importação {}, linha {})",
+                    t.holder_import, t.holder_line
+                )
+            };
+            self.errors.push(ImportLineError {
+                line: t.line,
+                field: domain::import::import_field::EXTERNAL_ID.to_owned(),
+                message,
+            });
+        }
+        self.errors.sort_by_key(|e| e.line);
+        self.imports
+            .record_errors(self.company, self.id, &self.errors)?;
+        self.errors.clear();
+        Ok(())
+    }
+
+    /// The whole file was read: the import goes on to registration (or ends, no line valid).
+    pub fn finish(mut self) -> Result<Import, ImportError> {
+        self.flush()?;
+        Ok(self.imports.finish_validation(
+            self.company,
+            self.id,
+            self.lines,
+            self.failed,
+            self.clock.now(),
+        )?)
+    }
+
+    /// The file broke a limit (or could not be read): nothing of the import stays.
+    pub fn abort(self) -> Result<(), ImportError> {
+        Ok(self.imports.discard(self.company, self.id)?)
+    }
+}

@@ -1,0 +1,2 @@
+-- Nothing to undo: validating a check changes no definition.
+SELECT 1;
