@@ -186,11 +186,16 @@ def main() -> int:
             page.get_by_role("link", name="Webhooks").first.click()
             expect(page.get_by_role("heading", name="Webhooks")).to_be_visible()
             shot(page, "webhooks")
-            entregas = page.get_by_role("link", name="Entregas")
+            entregas = page.get_by_role("link", name="Saúde e entregas")
             if entregas.count():
                 entregas.first.click()
-                expect(page.get_by_role("heading", name="Entregas")).to_be_visible()
+                expect(page.get_by_role("heading", name="Saúde e entregas")).to_be_visible()
                 shot(page, "entregas")
+            # issue 38, part 5: the form that adds a URL
+            page.goto(f"{base}/console/webhooks")
+            page.get_by_role("link", name="Adicionar uma URL").click()
+            expect(page.get_by_role("heading", name="Nova webhook URL")).to_be_visible()
+            shot(page, "nova-url")
             page.get_by_role("link", name="PGCC").click()
             expect(page.get_by_role("heading", name="Saúde da PGCC")).to_be_visible()
             shot(page, "pgcc")

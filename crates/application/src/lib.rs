@@ -50,7 +50,9 @@ pub use audit::verify::{Mismatch, VerifyAuditLog, VerifyError, VerifyReport};
 pub use consent_requests::check::{
     looks_like_consent_hash, CheckConsent, CheckConsentError, ConsentCheck,
 };
-pub use consent_requests::counts::{CountConsentError, CountConsentRequests, MAX_COUNT_DAYS};
+pub use consent_requests::counts::{
+    CountConsentError, CountConsentRequests, MAX_COUNT_DAYS, SUMMARY_CAP,
+};
 pub use consent_requests::create::{
     CreateConsentError, CreateConsentRequest, CreatedConsentRequest,
 };
@@ -100,6 +102,7 @@ pub use webhooks::deliver::{
 };
 pub use webhooks::deliveries::{
     DeliveryLogError, WebhookDeliveries, DELIVERY_LOG_DEFAULT_LIMIT, DELIVERY_LOG_MAX_LIMIT,
+    HEALTH_MAX_DELIVERIES, HEALTH_WINDOW_HOURS, REPLAY_FAILED_MAX,
 };
 pub use webhooks::event_cursor::encode_event_cursor;
 pub use webhooks::events::{EventListQuery, EventPage, ListEvents, ListEventsError};

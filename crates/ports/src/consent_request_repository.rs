@@ -23,6 +23,25 @@ pub struct DailyCount {
     pub count: u64,
 }
 
+/// A company's requests at a glance (the console's home page, issue 38 part 6). Each figure is
+/// a capped count: at most the cap asked plus one, so a figure past the cap says "more than the
+/// cap" and its read never grows with the company's rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestSummary {
+    /// Confirmed requests by their effective status at `now` (a pending or active request whose
+    /// expiry passed counts as expired, as the list's status filter does), in
+    /// [`ConsentStatus`] order: pending, active, refused, expired, revoked.
+    pub by_status: Vec<(ConsentStatus, u64)>,
+    /// Active consents whose expiry falls in `[now, now + 30 days)`.
+    pub expiring_in_30_days: u64,
+    /// Revocations (status changes to `revogado`) in `[now - 7 days, now]`.
+    pub revoked_in_7_days: u64,
+    /// Requests with an integrity incident (issue 36: confirmed, and the PGCC does not know them).
+    pub integrity_incidents: u64,
+    /// The index entries the counts read (the sum of the figures): what the caller charges.
+    pub rows_read: u64,
+}
+
 /// Filters of the list; `None` = no filter. All are combined with AND.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ConsentFilter {
@@ -213,6 +232,15 @@ pub trait ConsentRequestRepository: Send + Sync {
         from: DateTime<Utc>,
         until: DateTime<Utc>,
     ) -> Result<Vec<DailyCount>, RepoError>;
+
+    /// The company's [`RequestSummary`] at `now`, each count capped at `cap + 1`: a handful of
+    /// index ranges (docs/console.md, "The home page's reads"), never the company's rows.
+    fn summary(
+        &self,
+        company: CompanyId,
+        now: DateTime<Utc>,
+        cap: u32,
+    ) -> Result<RequestSummary, RepoError>;
 
     /// At most `limit` of the company's requests matching `filter`, ordered by (criado_em, id),
     /// strictly after `after` when given.

@@ -43,7 +43,7 @@ pub use clock::{Clock, SystemClock};
 pub use company_repository::{CompanyRepository, CreateCompanyError};
 pub use consent_request_repository::{
     Confirmation, ConsentFilter, ConsentRequestRecord, ConsentRequestRepository, CreationRecord,
-    CreationStart, DailyCount, ListCursor, UnfinishedCreation,
+    CreationStart, DailyCount, ListCursor, RequestSummary, UnfinishedCreation,
 };
 pub use console_oidc::{ConsoleOidcStore, OidcProvider, PendingSignIn};
 pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSession};
@@ -74,8 +74,8 @@ pub use status_check_schedule::{
 pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_delivery_repository::{
-    CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, Settled,
-    WebhookDeliveryRepository,
+    CompanyDue, DeliveryAttempt, DeliveryFilter, DeliveryOutcome, DeliveryRecord, DueDelivery,
+    Settled, UrlHealth, WebhookDeliveryRepository, REQUEST_BODY_SHOWN,
 };
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender, TRACEPARENT_HEADER};
 pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};

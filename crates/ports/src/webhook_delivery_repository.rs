@@ -80,6 +80,48 @@ pub struct DeliveryRecord {
     pub created_at: DateTime<Utc>,
     pub next_attempt_at: Option<DateTime<Utc>>,
     pub attempts: Vec<DeliveryAttempt>,
+    /// The request's body (the event as sent, the CPF masked in it), its first
+    /// [`REQUEST_BODY_SHOWN`] characters.
+    pub request_body: String,
+}
+
+/// The characters of a delivery's request body the log carries.
+pub const REQUEST_BODY_SHOWN: usize = 2000;
+
+/// Filters of a URL's delivery log (the console's, issue 38 part 5); `None` = no filter, all
+/// combined with AND.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeliveryFilter {
+    /// `pendente`, `entregue`, `falhou`, `cancelada`.
+    pub status: Option<String>,
+    /// The event's type (`consentimento.revogado`, ...).
+    pub event_type: Option<String>,
+    /// Created at or after.
+    pub created_from: Option<DateTime<Utc>>,
+    /// Created strictly before.
+    pub created_until: Option<DateTime<Utc>>,
+    /// The next page: deliveries strictly older than this (created at, id), the log being
+    /// newest first.
+    pub before: Option<(DateTime<Utc>, Uuid)>,
+}
+
+/// A URL's health over a window (the console's, issue 38 part 5): its deliveries created in the
+/// window (the newest, at most the cap asked), their attempts in the window, and its last
+/// success whenever it was.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UrlHealth {
+    /// The deliveries counted (at most the cap).
+    pub deliveries: u32,
+    /// Whether the window held more deliveries than the cap (the figures are the newest's).
+    pub capped: bool,
+    /// Their attempts in the window.
+    pub attempts: u32,
+    /// Those answered with a 2xx.
+    pub successes: u32,
+    /// The median latency of those attempts, in milliseconds.
+    pub median_latency_ms: Option<u32>,
+    /// The newest delivery delivered (its `entregue_em`), at any time.
+    pub last_success: Option<DateTime<Utc>>,
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -159,6 +201,39 @@ pub trait WebhookDeliveryRepository: Send + Sync {
         webhook_url_id: Uuid,
         limit: u32,
     ) -> Result<Option<Vec<DeliveryRecord>>, RepoError>;
+
+    /// At most `limit` deliveries to the company's URL `webhook_url_id` matching `filter`,
+    /// newest first (by created at, then id), with their attempts; `None` when the URL is not
+    /// the company's.
+    fn page_for_url(
+        &self,
+        company: CompanyId,
+        webhook_url_id: Uuid,
+        filter: &DeliveryFilter,
+        limit: u32,
+    ) -> Result<Option<Vec<DeliveryRecord>>, RepoError>;
+
+    /// The company's URL's [`UrlHealth`] since `since`, reading at most `cap` deliveries and
+    /// their attempts; `None` when the URL is not the company's.
+    fn url_health(
+        &self,
+        company: CompanyId,
+        webhook_url_id: Uuid,
+        since: DateTime<Utc>,
+        cap: u32,
+    ) -> Result<Option<UrlHealth>, RepoError>;
+
+    /// Makes at most `limit` of the failed deliveries (`falhou`) to the company's live URL
+    /// `webhook_url_id` created at or after `since` due again now, as [`Self::replay`] does to
+    /// one (oldest first); how many.
+    fn replay_failed_since(
+        &self,
+        company: CompanyId,
+        webhook_url_id: Uuid,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<u32, RepoError>;
 
     /// Makes the company's delivery due again now (whatever its status), if its URL is the
     /// company's and not removed. `false` when there is no such delivery.

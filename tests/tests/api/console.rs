@@ -12,21 +12,21 @@ use crate::scopes::issue_key_with_scopes;
 use testkit::{verify_with_python, wait_until};
 
 /// A browser without JavaScript: keeps the cookies it is given, follows no redirect.
-struct Browser {
+pub(crate) struct Browser {
     agent: ureq::Agent,
     base_url: String,
     cookies: BTreeMap<String, String>,
 }
 
 /// One answer: status, headers (lower-case names), body.
-struct Page {
-    status: u16,
+pub(crate) struct Page {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Page {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
@@ -42,7 +42,7 @@ impl Page {
     }
 
     /// The value of the first hidden `csrf` field of the page.
-    fn csrf(&self) -> String {
+    pub(crate) fn csrf(&self) -> String {
         let at = self
             .body
             .find("name=\"csrf\" value=\"")
@@ -51,7 +51,7 @@ impl Page {
         rest[..rest.find('"').unwrap()].to_owned()
     }
 
-    fn assert_console_headers(&self) {
+    pub(crate) fn assert_console_headers(&self) {
         let csp = self.header("content-security-policy").unwrap_or("");
         assert!(csp.starts_with("default-src 'none'"), "CSP: {csp}");
         assert!(csp.contains("frame-ancestors 'none'"), "CSP: {csp}");
@@ -60,7 +60,7 @@ impl Page {
 }
 
 impl Browser {
-    fn new(base_url: &str) -> Browser {
+    pub(crate) fn new(base_url: &str) -> Browser {
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
@@ -109,7 +109,7 @@ impl Browser {
         }
     }
 
-    fn get(&mut self, path: &str) -> Page {
+    pub(crate) fn get(&mut self, path: &str) -> Page {
         let mut req = self.agent.get(format!("{}{path}", self.base_url));
         if !self.cookies.is_empty() {
             req = req.header("Cookie", &self.cookie_header());
@@ -118,7 +118,7 @@ impl Browser {
         self.keep(res)
     }
 
-    fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
+    pub(crate) fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
         let body = fields
             .iter()
             .map(|(n, v)| format!("{}={}", encode(n), encode(v)))
@@ -136,7 +136,7 @@ impl Browser {
     }
 
     /// Signs in with `key`: the sign-in page's token, then the form; asserts the session opened.
-    fn sign_in(&mut self, key: &str) -> Page {
+    pub(crate) fn sign_in(&mut self, key: &str) -> Page {
         let form = self.get("/console");
         assert_eq!(form.status, 200, "{}", form.body);
         let csrf = form.csrf();
@@ -169,14 +169,14 @@ fn console_reads(app: &TestApp) -> i64 {
     )
 }
 
-fn disabled(app: &TestApp, id: &str) -> bool {
+pub(crate) fn disabled(app: &TestApp, id: &str) -> bool {
     app.db.scalar(&format!(
         "SELECT count(*) AS v FROM webhook_urls WHERE id = '{id}' AND desativado_em IS NOT NULL"
     )) == 1
 }
 
 /// Registers `url` for the client's company; its id.
-fn register_url(client: &testkit::Client, url: &str) -> String {
+pub(crate) fn register_url(client: &testkit::Client, url: &str) -> String {
     client
         .post_json("/api/webhook-urls", &serde_json::json!({"url": url}))
         .expect(200)
@@ -186,7 +186,7 @@ fn register_url(client: &testkit::Client, url: &str) -> String {
         .to_owned()
 }
 
-fn register_disabled(app: &TestApp, url: &str) -> String {
+pub(crate) fn register_disabled(app: &TestApp, url: &str) -> String {
     let r = app
         .a
         .post_json("/api/webhook-urls", &serde_json::json!({"url": url}))
@@ -1436,6 +1436,8 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
         stdout.contains("reflow: no sideways scroll at 320 px on entrar, inicio-auditor"),
         "{stdout}"
     );
+    // issue 38, part 5: the URL's health page and the form adding a URL are walked too
+    assert!(stdout.contains("entregas, nova-url"), "{stdout}");
     let npm = std::process::Command::new("npm").arg("--version").output();
     if npm.is_ok_and(|o| o.status.success()) {
         assert!(

@@ -7,10 +7,18 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{BigInt, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, UrlDisabledData, WebhookEvent};
 use ports::{
-    CompanyDue, DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
-    RepoError, Settled, WebhookDeliveryRepository,
+    CompanyDue, DeliveryAttempt, DeliveryFilter, DeliveryOutcome, DeliveryRecord, DueDelivery,
+    EncryptedSecret, RepoError, Settled, UrlHealth, WebhookDeliveryRepository,
 };
 use uuid::Uuid;
+
+/// The event's payload cut at `ports::REQUEST_BODY_SHOWN` characters (a literal: the statement
+/// stays one prepared text).
+const REQUEST_BODY_CUT: &str = "left(webhook_eventos.payload, 2000)";
+const _: () = assert!(
+    ports::REQUEST_BODY_SHOWN == 2000,
+    "REQUEST_BODY_CUT's length"
+);
 
 use crate::conn::{count_u32, with_conn};
 use crate::delivery_companies;
@@ -463,14 +471,52 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         })
     }
 
-    /// In one read-only `REPEATABLE READ` transaction (so the attempts match the deliveries
-    /// read): the URL's ownership (any removal state), the newest `limit` deliveries with their
-    /// event's type (along `webhook_entregas_url_criado_em_idx`, ties by id), then their
-    /// attempts in one query, oldest first.
     fn list_for_url(
         &self,
         empresa: CompanyId,
         webhook_url_id: Uuid,
+        limit: u32,
+    ) -> Result<Option<Vec<DeliveryRecord>>, RepoError> {
+        self.page_for_url(empresa, webhook_url_id, &DeliveryFilter::default(), limit)
+    }
+
+    fn url_health(
+        &self,
+        empresa: CompanyId,
+        webhook_url_id: Uuid,
+        since: DateTime<Utc>,
+        cap: u32,
+    ) -> Result<Option<UrlHealth>, RepoError> {
+        crate::webhook_url_health::url_health(&self.pool, empresa, webhook_url_id, since, cap)
+    }
+
+    fn replay_failed_since(
+        &self,
+        empresa: CompanyId,
+        webhook_url_id: Uuid,
+        since: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<u32, RepoError> {
+        crate::webhook_url_health::replay_failed_since(
+            &self.pool,
+            empresa,
+            webhook_url_id,
+            since,
+            now,
+            limit,
+        )
+    }
+
+    /// In one read-only `REPEATABLE READ` transaction (so the attempts match the deliveries
+    /// read): the URL's ownership (any removal state), the newest `limit` deliveries matching
+    /// `filter` with their event's type (along `webhook_entregas_url_criado_em_idx`, ties by id), then their
+    /// attempts in one query, oldest first.
+    fn page_for_url(
+        &self,
+        empresa: CompanyId,
+        webhook_url_id: Uuid,
+        filter: &DeliveryFilter,
         limit: u32,
     ) -> Result<Option<Vec<DeliveryRecord>>, RepoError> {
         const OPERATION: &str = "listing webhook deliveries";
@@ -487,7 +533,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                         return Ok(None);
                     }
                     // the event's key is (empresa_id, id) (issue 23): joined on both columns
-                    let deliveries = we::table
+                    let mut query = we::table
                         .inner_join(
                             ev::table.on(ev::empresa_id
                                 .eq(we::empresa_id)
@@ -496,6 +542,27 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                         .filter(we::webhook_url_id.eq(webhook_url_id))
                         .filter(we::empresa_id.eq(empresa.0))
                         .filter(ev::empresa_id.eq(empresa.0))
+                        .into_boxed();
+                    if let Some(status) = &filter.status {
+                        query = query.filter(we::status.eq(status));
+                    }
+                    if let Some(tipo) = &filter.event_type {
+                        query = query.filter(ev::tipo.eq(tipo));
+                    }
+                    if let Some(from) = filter.created_from {
+                        query = query.filter(we::criado_em.ge(from));
+                    }
+                    if let Some(until) = filter.created_until {
+                        query = query.filter(we::criado_em.lt(until));
+                    }
+                    if let Some((at, id)) = filter.before {
+                        query = query.filter(
+                            we::criado_em
+                                .lt(at)
+                                .or(we::criado_em.eq(at).and(we::id.lt(id))),
+                        );
+                    }
+                    let deliveries = query
                         .order((we::criado_em.desc(), we::id.desc()))
                         .limit(i64::from(limit))
                         .select((
@@ -505,6 +572,9 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
                             we::status,
                             we::criado_em,
                             we::proxima_tentativa_em,
+                            // the body as sent, cut in the database: a page never carries
+                            // whole payloads
+                            diesel::dsl::sql::<Text>(REQUEST_BODY_CUT),
                         ))
                         .load::<DeliveryLogRow>(conn)?;
                     let ids: Vec<Uuid> = deliveries.iter().map(|d| d.id).collect();

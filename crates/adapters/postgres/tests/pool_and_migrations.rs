@@ -158,6 +158,11 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003770_create_importacoes",
     "2026-12-07-003771_validate_importacao_concluida_event_type",
     "2026-12-07-003870_sign_in_people_with_openid_connect",
+    "2026-12-07-003890_index_requests_by_company_status_and_expiry",
+    "2026-12-07-003891_index_revocations_by_company",
+    "2026-12-07-003892_index_integrity_incidents_by_company",
+    "2026-12-07-003893_index_deliveries_by_url_and_success",
+    "2026-12-07-003894_index_failed_deliveries_by_url",
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
     "2026-12-07-004001_inline_the_state_machine_check",
@@ -680,6 +685,12 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
              USING btree (empresa_id, id)",
             "CREATE INDEX webhook_entregas_url_criado_em_idx ON public.webhook_entregas \
              USING btree (webhook_url_id, criado_em DESC)",
+            // the console's health of a URL: its last success, its failed deliveries since a
+            // time (issue 38, part 5)
+            "CREATE INDEX webhook_entregas_url_entregue_em_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, entregue_em DESC) WHERE (entregue_em IS NOT NULL)",
+            "CREATE INDEX webhook_entregas_url_falhas_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, criado_em) WHERE (status = 'falhou'::text)",
         ]
     );
     assert_eq!(

@@ -116,6 +116,17 @@ fn evento_of(db: &TestDb, delivery_id: Uuid) -> Uuid {
     delivery(db, delivery_id).evento_id
 }
 
+/// The payload of the delivery's event, as the log carries it (its first 2,000 characters).
+fn body_of(db: &TestDb, delivery_id: Uuid) -> String {
+    let event = evento_of(db, delivery_id);
+    let payload: String = ev::table
+        .filter(ev::id.eq(event))
+        .select(ev::payload)
+        .first(&mut db.conn())
+        .unwrap();
+    payload.chars().take(ports::REQUEST_BODY_SHOWN).collect()
+}
+
 fn ids(claimed: &[DueDelivery]) -> Vec<Uuid> {
     sorted(claimed.iter().map(|d| d.id).collect())
 }
@@ -869,6 +880,7 @@ fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts()
                 created_at: t0() - minutes(1),
                 next_attempt_at: Some(t0() - minutes(1)),
                 attempts: vec![],
+                request_body: body_of(db, newest),
             },
             DeliveryRecord {
                 id: middle,
@@ -881,6 +893,7 @@ fn the_log_lists_the_newest_deliveries_of_the_companys_url_with_their_attempts()
                     attempt(em1, Some(500), Some("HTTP 500")),
                     attempt(em2, Some(200), None),
                 ],
+                request_body: body_of(db, middle),
             },
         ]
     );

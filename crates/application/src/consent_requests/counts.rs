@@ -7,10 +7,14 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use domain::Company;
-use ports::{ConsentRequestRepository, DailyCount, RepoError};
+use ports::{ConsentRequestRepository, DailyCount, RepoError, RequestSummary};
 
 /// The longest period counted, in days.
 pub const MAX_COUNT_DAYS: i64 = 92;
+
+/// The most a figure of the home page's summary counts (past it, "more than 10,000"): the bound
+/// of its reads (docs/console.md, "The home page's reads").
+pub const SUMMARY_CAP: u32 = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CountConsentError {
@@ -45,6 +49,17 @@ impl CountConsentRequests {
         Ok(self
             .consent_requests
             .counts_by_day(company.id, from, until)?)
+    }
+
+    /// The company's requests at a glance at `now` (the console's home page): by status,
+    /// expiring in 30 days, revoked in 7 days, integrity incidents; each figure capped at
+    /// [`SUMMARY_CAP`] + 1 rows read.
+    pub fn summary(
+        &self,
+        company: &Company,
+        now: DateTime<Utc>,
+    ) -> Result<RequestSummary, RepoError> {
+        self.consent_requests.summary(company.id, now, SUMMARY_CAP)
     }
 }
 

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use domain::{Company, ValidationErrors};
-use ports::{Clock, DeliveryRecord, RepoError, WebhookDeliveryRepository, WebhookUrlRepository};
+use ports::{
+    Clock, DeliveryFilter, DeliveryRecord, RepoError, UrlHealth, WebhookDeliveryRepository,
+    WebhookUrlRepository,
+};
 
 use crate::webhooks::deliver::generic_error;
 use uuid::Uuid;
@@ -12,6 +15,13 @@ use uuid::Uuid;
 pub const DELIVERY_LOG_DEFAULT_LIMIT: u32 = 50;
 /// The largest `limite` of the delivery log.
 pub const DELIVERY_LOG_MAX_LIMIT: u32 = 200;
+
+/// The window of a URL's health figures.
+pub const HEALTH_WINDOW_HOURS: i64 = 24;
+/// The most deliveries a URL's health figures read (the newest of the window): their bound.
+pub const HEALTH_MAX_DELIVERIES: u32 = 1000;
+/// The most failed deliveries one "resend every failed delivery since" replays.
+pub const REPLAY_FAILED_MAX: u32 = 1000;
 
 const MSG_LIMIT: &str = "o limite deve estar entre 1 e 200";
 
@@ -74,6 +84,78 @@ impl WebhookDeliveries {
             attempt.error = attempt.error.as_deref().map(generic_error);
         }
         Ok(deliveries)
+    }
+
+    /// A page of the delivery log of the company's URL `webhook_url_id` (removed URLs
+    /// included): at most `limit` (1..=[`DELIVERY_LOG_MAX_LIMIT`]) deliveries matching `filter`,
+    /// newest first, with their attempts, each attempt's `erro` its class's generic text.
+    pub fn page(
+        &self,
+        company: &Company,
+        webhook_url_id: Uuid,
+        filter: &DeliveryFilter,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRecord>, DeliveryLogError> {
+        if !(1..=DELIVERY_LOG_MAX_LIMIT).contains(&limit) {
+            return Err(DeliveryLogError::Invalid(ValidationErrors::single(
+                "limite", MSG_LIMIT,
+            )));
+        }
+        let mut deliveries = self
+            .deliveries
+            .page_for_url(company.id, webhook_url_id, filter, limit)?
+            .ok_or(DeliveryLogError::NotFound)?;
+        for attempt in deliveries.iter_mut().flat_map(|d| d.attempts.iter_mut()) {
+            attempt.error = attempt.error.as_deref().map(generic_error);
+        }
+        Ok(deliveries)
+    }
+
+    /// The health of the company's URL `webhook_url_id` over the last
+    /// [`HEALTH_WINDOW_HOURS`]: its newest [`HEALTH_MAX_DELIVERIES`] deliveries of the window and
+    /// their attempts (a bounded read whatever the URL's traffic), and its last success.
+    pub fn health(
+        &self,
+        company: &Company,
+        webhook_url_id: Uuid,
+    ) -> Result<UrlHealth, DeliveryLogError> {
+        let since = self.clock.now() - chrono::Duration::hours(HEALTH_WINDOW_HOURS);
+        self.deliveries
+            .url_health(company.id, webhook_url_id, since, HEALTH_MAX_DELIVERIES)?
+            .ok_or(DeliveryLogError::NotFound)
+    }
+
+    /// Replays, as [`Self::replay`] replays one, the failed deliveries to the company's active
+    /// URL `webhook_url_id` created at or after `since`, oldest first, at most
+    /// [`REPLAY_FAILED_MAX`] (the operator repeats it for more); how many. A disabled URL is
+    /// `UrlDisabled` and changes nothing, as for one replay.
+    pub fn replay_failed_since(
+        &self,
+        company: &Company,
+        webhook_url_id: Uuid,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> Result<u32, DeliveryLogError> {
+        let webhook = self
+            .webhook_urls
+            .get(company.id, webhook_url_id)?
+            .ok_or(DeliveryLogError::NotFound)?;
+        if webhook.disabled_at.is_some() {
+            return Err(DeliveryLogError::UrlDisabled);
+        }
+        let replayed = self.deliveries.replay_failed_since(
+            company.id,
+            webhook_url_id,
+            since,
+            self.clock.now(),
+            REPLAY_FAILED_MAX,
+        )?;
+        tracing::info!(
+            empresa_id = %company.id,
+            webhook_url_id = %webhook_url_id,
+            replayed,
+            "webhook failed deliveries replayed"
+        );
+        Ok(replayed)
     }
 
     /// Makes the company's delivery `delivery_id` to its active URL `webhook_url_id` due now,
@@ -166,6 +248,7 @@ mod tests {
                 latency_ms: 12,
                 error: Some("resposta HTTP 500".to_owned()),
             }],
+            request_body: "{}".to_owned(),
         }
     }
 
@@ -302,6 +385,60 @@ mod tests {
         service(repo)
             .replay(&company(), url_id, delivery_id)
             .unwrap();
+    }
+
+    #[test]
+    fn resending_what_failed_since_replays_at_most_the_cap_of_the_companys_url_at_the_clock_time() {
+        let url_id = Uuid::new_v4();
+        let company_id = company().id;
+        let since = now() - chrono::Duration::hours(3);
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_replay_failed_since()
+            .withf(move |company, url, from, at, limit| {
+                *company == company_id
+                    && *url == url_id
+                    && *from == since
+                    && *at == now()
+                    && *limit == REPLAY_FAILED_MAX
+            })
+            .times(1)
+            .returning(|_, _, _, _, _| Ok(7));
+        assert_eq!(
+            service(repo)
+                .replay_failed_since(&company(), url_id, since)
+                .unwrap(),
+            7
+        );
+    }
+
+    #[test]
+    fn resending_what_failed_to_a_disabled_or_unknown_url_changes_nothing() {
+        for (url, expected) in [(Some(Some(now())), "disabled"), (None, "not found")] {
+            let mut repo = MockWebhookDeliveryRepository::new();
+            repo.expect_replay_failed_since().times(0);
+            let result = service_with(repo, urls_answering(url)).replay_failed_since(
+                &company(),
+                Uuid::new_v4(),
+                now(),
+            );
+            match expected {
+                "disabled" => assert!(matches!(result, Err(DeliveryLogError::UrlDisabled))),
+                _ => assert!(matches!(result, Err(DeliveryLogError::NotFound))),
+            }
+        }
+    }
+
+    #[test]
+    fn a_urls_health_is_read_over_the_last_24_hours_capped() {
+        let mut repo = MockWebhookDeliveryRepository::new();
+        repo.expect_url_health()
+            .withf(|_, _, since, cap| {
+                *since == now() - chrono::Duration::hours(HEALTH_WINDOW_HOURS)
+                    && *cap == HEALTH_MAX_DELIVERIES
+            })
+            .times(1)
+            .returning(|_, _, _, _| Ok(Some(UrlHealth::default())));
+        service(repo).health(&company(), Uuid::new_v4()).unwrap();
     }
 
     #[test]

@@ -47,7 +47,8 @@ pub const ROWS_PER_REQUEST: u64 = 1000;
 /// Companies whose last count is remembered (then all are forgotten: each is charged one again).
 const REMEMBERED: usize = 10_000;
 
-/// The rows each company's last call of the chart read, in this process.
+/// The rows each company's last call of the chart (or of the home page's figures) read, in this
+/// process.
 #[derive(Default)]
 pub struct ChartRows {
     rows: std::sync::Mutex<std::collections::HashMap<domain::CompanyId, u64>>,
@@ -55,12 +56,12 @@ pub struct ChartRows {
 
 impl ChartRows {
     /// The requests of the quota a call of `company` takes besides the page's own.
-    fn weight(&self, company: domain::CompanyId) -> u32 {
+    pub(crate) fn weight(&self, company: domain::CompanyId) -> u32 {
         let rows = self.lock().get(&company).copied().unwrap_or(0);
         u32::try_from(rows / ROWS_PER_REQUEST).unwrap_or(u32::MAX)
     }
 
-    fn read(&self, company: domain::CompanyId, rows: u64) {
+    pub(crate) fn read(&self, company: domain::CompanyId, rows: u64) {
         let mut remembered = self.lock();
         if remembered.len() >= REMEMBERED && !remembered.contains_key(&company) {
             remembered.clear();

@@ -14,6 +14,7 @@ mod accesses;
 mod chart;
 mod export;
 mod health;
+mod home;
 mod human;
 mod id_token;
 mod idp;
@@ -27,6 +28,8 @@ mod routes;
 pub mod session;
 mod sign_in;
 mod subjects;
+mod url_forms;
+mod url_page;
 mod visit;
 
 use std::sync::Arc;
@@ -47,6 +50,12 @@ pub struct Console {
     chart_rows: Arc<chart::ChartRows>,
     /// Sign-in at the companies' identity providers (issue 38); `None`: API keys only.
     oidc: Option<Arc<oidc_sign_in::Oidc>>,
+    /// The rows the home page's figures last read per company (charged as the chart's).
+    home_rows: Arc<chart::ChartRows>,
+    /// The home page's figures per company, kept a minute (see `home`).
+    summaries: Arc<home::Summaries>,
+    /// The rows a URL's health figures last read per company (charged as the chart's).
+    health_rows: Arc<chart::ChartRows>,
 }
 
 impl Console {
@@ -56,6 +65,9 @@ impl Console {
             sessions: Arc::new(Sessions::new(settings, store)),
             chart_rows: Arc::default(),
             oidc: None,
+            home_rows: Arc::default(),
+            summaries: Arc::default(),
+            health_rows: Arc::default(),
         }
     }
 

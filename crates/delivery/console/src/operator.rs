@@ -5,14 +5,14 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use application::Services;
-use delivery_http::dto::webhook_url::{Entrega, TesteWebhookUrl};
+use delivery_http::dto::webhook_url::TesteWebhookUrl;
 use delivery_http::error::Resource;
 use delivery_http::ApiError;
 use domain::{Company, Scope, WebhookUrl};
 use maud::{html, Markup};
 use uuid::Uuid;
 
-use crate::human::{delivery_badge, disabled_reason_label, event_label, when};
+use crate::human::{disabled_reason_label, event_label, when};
 use crate::layout::{self, post_form, scroll_box};
 use crate::refusal::Refusal;
 use crate::visit::{csrf_of, log_action, see_other, SignedIn, Visit};
@@ -40,10 +40,18 @@ pub async fn webhooks(visit: Visit) -> HttpResponse {
 }
 
 fn urls_view(signed: &SignedIn, urls: &[WebhookUrl]) -> Markup {
-    if urls.is_empty() {
-        return html! { p { "Nenhuma webhook URL registrada." } };
-    }
     let manages = signed.scopes().contains(Scope::Webhooks);
+    html! {
+        @if manages { p { a href="/console/webhooks/nova" { "Adicionar uma URL" } } }
+        @if urls.is_empty() {
+            p { "Nenhuma webhook URL registrada." }
+        } @else {
+            (urls_table(signed, urls, manages))
+        }
+    }
+}
+
+fn urls_table(signed: &SignedIn, urls: &[WebhookUrl], manages: bool) -> Markup {
     scroll_box(
         "Webhook URLs da empresa",
         html! {
@@ -64,7 +72,7 @@ fn urls_view(signed: &SignedIn, urls: &[WebhookUrl]) -> Markup {
                             td { (url_state(w)) }
                             td { (url_events(w)) }
                             td {
-                                a href={ "/console/webhooks/" (w.id) "/entregas" } { "Entregas" }
+                                a href={ "/console/webhooks/" (w.id) "/entregas" } { "Saúde e entregas" }
                                 @if manages {
                                     (url_button(signed, w, "testar", "Enviar evento de teste"))
                                     (url_button(signed, w, "segredo", "Trocar o segredo"))
@@ -82,7 +90,7 @@ fn urls_view(signed: &SignedIn, urls: &[WebhookUrl]) -> Markup {
 }
 
 /// Active, failing since when, or disabled: when, why, and since when every attempt failed.
-fn url_state(w: &WebhookUrl) -> Markup {
+pub(crate) fn url_state(w: &WebhookUrl) -> Markup {
     let since = html! {
         @match w.failing_since {
             Some(at) => (when(at)),
@@ -103,7 +111,7 @@ fn url_state(w: &WebhookUrl) -> Markup {
 }
 
 /// The event types the URL receives, by their labels.
-fn url_events(w: &WebhookUrl) -> String {
+pub(crate) fn url_events(w: &WebhookUrl) -> String {
     match w.events.types() {
         Some(types) => types
             .iter()
@@ -216,7 +224,7 @@ pub async fn replay(
 
 /// A form about one of the company's webhook URLs (`webhooks` scope, CSRF): the URL's id from
 /// the path (not a UUID: not found), then `work` for the session's company.
-async fn url_form<T, F>(
+pub(crate) async fn url_form<T, F>(
     visit: &Visit,
     path: &str,
     body: &[u8],
@@ -237,90 +245,6 @@ where
             Ok(done)
         })
         .await
-}
-
-/// `GET /console/webhooks/{id}/entregas`: the URL's latest deliveries, newest first, each with
-/// its attempts (when, HTTP status, latency, error); a `webhooks` key gets a replay button on
-/// each.
-pub async fn deliveries(visit: Visit, path: web::Path<String>) -> HttpResponse {
-    let id = Uuid::parse_str(&path).ok();
-    let outcome = visit
-        .signed_in(
-            "/console/webhooks/{id}/entregas",
-            &[Scope::Webhooks, Scope::Auditor],
-            None,
-            move |s, call| {
-                let id = id.ok_or(ApiError::NotFound(Resource::WebhookUrl))?;
-                Ok(s.webhook_deliveries.list(call.company(), id, None)?)
-            },
-        )
-        .await;
-    match outcome {
-        Ok((signed, records)) => {
-            let deliveries: Vec<Entrega> = records.into_iter().map(Entrega::from).collect();
-            let main = deliveries_view(&signed, &path, &deliveries);
-            layout::page(StatusCode::OK, "Entregas", Some(&signed), main)
-        }
-        Err(refusal) => refusal.page(false),
-    }
-}
-
-fn deliveries_view(signed: &SignedIn, url_id: &str, deliveries: &[Entrega]) -> Markup {
-    let manages = signed.scopes().contains(Scope::Webhooks);
-    html! {
-        @if deliveries.is_empty() {
-            p { "Nenhuma entrega para esta URL." }
-        } @else {
-            (scroll_box("Entregas", html! {
-                table {
-                    caption { "Entregas, da mais recente à mais antiga" }
-                    thead {
-                        tr {
-                            th scope="col" { "Evento" }
-                            th scope="col" { "Status" }
-                            th scope="col" { "Criada em" }
-                            th scope="col" { "Tentativas" }
-                            th scope="col" { "Ações" }
-                        }
-                    }
-                    tbody {
-                        @for d in deliveries {
-                            tr {
-                                td { (event_label(&d.event_type)) }
-                                td { (delivery_badge(&d.status)) }
-                                td { (when(d.created_at)) }
-                                td {
-                                    ul {
-                                        @for a in &d.attempts {
-                                            li {
-                                                (when(a.at)) ": " (answer(a.http_status)) ", "
-                                                (a.latency_ms) " ms"
-                                                @if let Some(e) = &a.error { " (" (e) ")" }
-                                            }
-                                        }
-                                    }
-                                }
-                                td {
-                                    @if manages {
-                                        (post_form(
-                                            &format!(
-                                                "/console/webhooks/{url_id}/entregas/{}/reenviar",
-                                                d.id
-                                            ),
-                                            &signed.csrf,
-                                            html! {},
-                                            "Reenviar",
-                                        ))
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }))
-        }
-        (back_to_urls())
-    }
 }
 
 /// `POST /console/webhooks/{id}/testar` (CSRF): sends the test event now and shows what the
@@ -351,10 +275,10 @@ pub async fn test(visit: Visit, path: web::Path<String>, body: web::Bytes) -> Ht
 }
 
 /// A receiver's answer: its HTTP status, or that there was none.
-fn answer(status: Option<u16>) -> String {
+pub(crate) fn answer(status: Option<u16>) -> String {
     status.map_or("sem resposta".to_owned(), |s| format!("HTTP {s}"))
 }
 
-fn back_to_urls() -> Markup {
+pub(crate) fn back_to_urls() -> Markup {
     html! { p { a href="/console/webhooks" { "Voltar às webhook URLs" } } }
 }

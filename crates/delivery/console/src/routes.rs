@@ -5,7 +5,7 @@ use actix_web::{web, FromRequest, Handler, HttpResponse, Resource, Responder};
 use delivery_http::routes::not_allowed;
 
 use crate::{accesses, chart, export, health, layout, oidc_sign_in, operator, receipt, request};
-use crate::{sign_in, subjects};
+use crate::{sign_in, subjects, url_forms, url_page};
 
 const STYLESHEET: &str = include_str!("../assets/console/estilo.css");
 /// The request page's receipt check, run in the browser (docs/console.md, "Receipts").
@@ -33,7 +33,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .default_service(not_allowed("GET, POST")),
         )
         .service(get("/console/webhooks", operator::webhooks))
-        .service(get("/console/webhooks/{id}/entregas", operator::deliveries))
+        .service(
+            web::resource("/console/webhooks/nova")
+                .route(web::get().to(url_forms::new_url))
+                .route(web::post().to(url_forms::add_url))
+                .default_service(not_allowed("GET, POST")),
+        )
+        .service(get("/console/webhooks/{id}/entregas", url_page::page))
+        .service(post(
+            "/console/webhooks/{id}/eventos",
+            url_forms::choose_events,
+        ))
+        .service(post(
+            "/console/webhooks/{id}/reenviar-falhas",
+            url_forms::resend_failed,
+        ))
         .service(post("/console/webhooks/{id}/testar", operator::test))
         .service(post("/console/webhooks/{id}/reativar", operator::reenable))
         .service(post(

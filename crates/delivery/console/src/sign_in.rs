@@ -7,74 +7,23 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
 use delivery_http::blocking::{check_rate, in_blocking_hop};
 use delivery_http::ApiError;
-use domain::Scope;
-use maud::{html, Markup};
+use maud::html;
 use serde::Deserialize;
 
-use crate::human::scope_label;
 use crate::layout::{self, alert};
 use crate::refusal::Refusal;
 use crate::session::{random_token, same_token, SESSION_COOKIE};
-use crate::visit::{csrf_of, see_other, set_cookie, SignedIn, Visit};
+use crate::visit::{csrf_of, see_other, set_cookie, Visit};
 
 /// The cookie of the sign-in form's CSRF token.
 const SIGN_IN_COOKIE: &str = "console_entrada";
 
-/// `GET /console`: the home page when signed in, the sign-in form otherwise.
+/// `GET /console`: the home page when signed in (`home`), the sign-in form otherwise.
 pub async fn home(visit: Visit) -> HttpResponse {
-    match visit.signed_in("/console", &[], None, |_, _| Ok(())).await {
-        Ok((signed, ())) => {
-            layout::page(StatusCode::OK, "Início", Some(&signed), home_view(&signed))
-        }
+    match crate::home::page(&visit).await {
+        Ok(page) => page,
         Err(Refusal::NoSession) => sign_in_page(&visit, StatusCode::OK, None),
         Err(refusal) => refusal.page(false),
-    }
-}
-
-/// The company, the key's scopes, and the sections those scopes open.
-fn home_view(signed: &SignedIn) -> Markup {
-    let scopes = signed.scopes();
-    let dpo = scopes.contains(Scope::Auditor);
-    let operator = scopes.contains(Scope::Webhooks) || dpo;
-    let names = scopes.names();
-    let scope_names: Vec<&str> = names.iter().map(|s| scope_label(s)).collect();
-    html! {
-        @if let Some(person) = signed.person() {
-            p {
-                "Empresa: " strong { (signed.call.caller.company.name) } ". "
-                "Você: " strong { (person.email.as_deref().unwrap_or(&person.sub)) } ". "
-                "Acesso dado pelos seus papéis: "
-                @if scope_names.is_empty() { "leitura" } @else { (scope_names.join(", ")) } "."
-            }
-        } @else {
-            p {
-                "Empresa: " strong { (signed.call.caller.company.name) } ". "
-                "Escopos da chave: " (scope_names.join(", ")) "."
-            }
-        }
-        @if dpo {
-            section aria-labelledby="dpo" {
-                h2 id="dpo" { "Encarregado de dados" }
-                p {
-                    a href="/console/titulares" { "Solicitações de um titular" }
-                    ": busca pelo CPF; cada solicitação abre com status, histórico, caso de uso e \
-                     prova de coleta (cada busca e cada abertura ficam no registro de acessos)."
-                }
-                p {
-                    a href="/console/acessos" { "Registro de acessos" }
-                    ": quem leu dados pessoais, por chave e período."
-                }
-            }
-        }
-        @if operator {
-            section aria-labelledby="op" {
-                h2 id="op" { "Operação" }
-                p { a href="/console/webhooks" { "Webhook URLs da empresa" } }
-            }
-        }
-        @if !dpo && !operator {
-            p { "A chave desta sessão não dá acesso a nenhuma página do console." }
-        }
     }
 }
 

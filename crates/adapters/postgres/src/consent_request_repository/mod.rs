@@ -146,6 +146,15 @@ impl ConsentRequestRepository for PgConsentRequestRepository {
         reads::counts_by_day(&self.reads, empresa, from, until)
     }
 
+    fn summary(
+        &self,
+        empresa: CompanyId,
+        now: DateTime<Utc>,
+        cap: u32,
+    ) -> Result<ports::RequestSummary, RepoError> {
+        reads::summary(&self.reads, empresa, now, cap)
+    }
+
     fn list(
         &self,
         empresa: CompanyId,

@@ -348,3 +348,127 @@ pub(super) fn counts_by_day(
         })
         .collect()
 }
+
+statement! {
+    /// The company's home counts (issue 38, part 6), each capped at `$cap` rows: the statuses and
+    /// the expiring consents over ranges of `solicitacoes_consentimento_empresa_status_expiracao_idx`
+    /// (index-only), the revocations over `solicitacoes_historico_empresa_revogacoes_idx`, the
+    /// incidents over `solicitacoes_consentimento_empresa_incidentes_idx`. Statuses and states are
+    /// literals, as in those indexes' predicates, so every plan (generic ones included) can use
+    /// them; a `LIMIT` under each count stops the scan at the cap, and each range is read in its
+    /// index's order (`ORDER BY` the index's next column): a bitmap scan, which reads every
+    /// matching entry before any limit applies, would have to sort them all, so the planner
+    /// takes the ordered index scan that stops at the cap. A status is the effective one at
+    /// `$now`: a pending or active request whose expiry passed is expired (three capped ranges
+    /// appended, capped again).
+    struct Summary {
+        empresa_id: uuid::Uuid as diesel::sql_types::Uuid,
+        now: DateTime<Utc> as Timestamptz,
+        in_30_days: DateTime<Utc> as Timestamptz,
+        since_7_days: DateTime<Utc> as Timestamptz,
+        cap: i64 as BigInt,
+    }
+    "SELECT
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
+     WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'pendente'
+       AND data_expiracao_consentimento >= $now
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS pendente,
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
+     WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'ativo'
+       AND data_expiracao_consentimento >= $now
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS ativo,
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
+     WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'recusado'
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS recusado,
+  (SELECT count(*) FROM (
+     (SELECT 1 FROM solicitacoes_consentimento
+       WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'expirado'
+       ORDER BY data_expiracao_consentimento LIMIT $cap)
+     UNION ALL
+     (SELECT 1 FROM solicitacoes_consentimento
+       WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'pendente'
+         AND data_expiracao_consentimento < $now
+       ORDER BY data_expiracao_consentimento LIMIT $cap)
+     UNION ALL
+     (SELECT 1 FROM solicitacoes_consentimento
+       WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'ativo'
+         AND data_expiracao_consentimento < $now
+       ORDER BY data_expiracao_consentimento LIMIT $cap)
+     LIMIT $cap) c) AS expirado,
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
+     WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'revogado'
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS revogado,
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
+     WHERE empresa_id = $empresa_id AND criacao = 'confirmada' AND status = 'ativo'
+       AND data_expiracao_consentimento >= $now AND data_expiracao_consentimento < $in_30_days
+     ORDER BY data_expiracao_consentimento LIMIT $cap) c) AS expirando,
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_historico
+     WHERE empresa_id = $empresa_id AND para = 'revogado' AND em >= $since_7_days
+     ORDER BY em LIMIT $cap) c) AS revogacoes,
+  (SELECT count(*) FROM (SELECT 1 FROM solicitacoes_consentimento
+     WHERE empresa_id = $empresa_id AND incidente_integridade_em IS NOT NULL
+     ORDER BY incidente_integridade_em LIMIT $cap) c) AS incidentes"
+}
+
+#[derive(QueryableByName)]
+struct SummaryRow {
+    #[diesel(sql_type = BigInt)]
+    pendente: i64,
+    #[diesel(sql_type = BigInt)]
+    ativo: i64,
+    #[diesel(sql_type = BigInt)]
+    recusado: i64,
+    #[diesel(sql_type = BigInt)]
+    expirado: i64,
+    #[diesel(sql_type = BigInt)]
+    revogado: i64,
+    #[diesel(sql_type = BigInt)]
+    expirando: i64,
+    #[diesel(sql_type = BigInt)]
+    revogacoes: i64,
+    #[diesel(sql_type = BigInt)]
+    incidentes: i64,
+}
+
+pub(super) fn summary(
+    reads: &ReadPools,
+    empresa: CompanyId,
+    now: DateTime<Utc>,
+    cap: u32,
+) -> Result<ports::RequestSummary, RepoError> {
+    const OPERATION: &str = "counting a company's consent requests for the console's home";
+    let row = reads.read(OPERATION, |conn| {
+        Summary {
+            empresa_id: empresa.0,
+            now,
+            in_30_days: now + chrono::Duration::days(30),
+            since_7_days: now - chrono::Duration::days(7),
+            // the cap and one more: a figure past the cap says "more than"
+            cap: i64::from(cap) + 1,
+        }
+        .get_result::<SummaryRow>(conn)
+    })?;
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    let by_status = vec![
+        (ConsentStatus::Pending, n(row.pendente)),
+        (ConsentStatus::Active, n(row.ativo)),
+        (ConsentStatus::Refused, n(row.recusado)),
+        (ConsentStatus::Expired, n(row.expirado)),
+        (ConsentStatus::Revoked, n(row.revogado)),
+    ];
+    let expiring_in_30_days = n(row.expirando);
+    let revoked_in_7_days = n(row.revogacoes);
+    let integrity_incidents = n(row.incidentes);
+    // the expired figure appends three ranges: up to three caps of entries read
+    let rows_read = by_status.iter().map(|(_, c)| c).sum::<u64>()
+        + expiring_in_30_days
+        + revoked_in_7_days
+        + integrity_incidents;
+    Ok(ports::RequestSummary {
+        by_status,
+        expiring_in_30_days,
+        revoked_in_7_days,
+        integrity_incidents,
+        rows_read,
+    })
+}

@@ -107,6 +107,8 @@ pub struct DeliveryLogRow {
     pub status: String,
     pub criado_em: DateTime<Utc>,
     pub proxima_tentativa_em: Option<DateTime<Utc>>,
+    /// The event's payload, cut at `ports::REQUEST_BODY_SHOWN` characters.
+    pub corpo: String,
 }
 
 impl DeliveryLogRow {
@@ -120,6 +122,7 @@ impl DeliveryLogRow {
             created_at: self.criado_em,
             next_attempt_at: self.proxima_tentativa_em,
             attempts: tentativas,
+            request_body: self.corpo,
         }
     }
 }

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS solicitacoes_historico_empresa_revogacoes_idx;
