@@ -1,5 +1,5 @@
 # The two commands a newcomer types: `make run` and `make test`; `make check` is the inner loop.
-.PHONY: run check test test-scale schema check-schema test-citus build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-domain
+.PHONY: run check test test-scale schema check-schema test-citus build release lint lint-migrations lint-contract fmt clean-db fuzz-contract fuzz bench bench-scale bench-import bench-domain
 
 run: ## local PostgreSQL + PGCC simulator + demo company and key + API on 127.0.0.1:8080
 	@bash scripts/run.sh
@@ -33,6 +33,9 @@ bench: ## PostgreSQL + pgcc-sim + release build, 100k-request data set, wrk (req
 
 bench-scale: ## cost curves: consent requests growing 10^5 -> 10^6 -> 10^7 (COPY), req/s + open-loop p50/p99 of creation and the reads, table and index sizes, then the background work (status checks at each size, the webhook claim at 10^3 and the largest) -> docs/performance.md; ~9 GB of disk; not run by `make test` nor CI
 	@bash scripts/bench-scale.sh
+
+bench-import: ## the bulk import: 10^6 JSON Lines staged (lines/s), registered at its PGCC budget, peak RSS, the errors naming exactly the broken lines, another company's creation p50/p99 idle vs during an import -> target/bench-import/results.txt; not run by `make test` nor CI
+	@bash scripts/bench-import.sh
 
 bench-domain: ## criterion benchmarks of the domain's hot paths (CPF/CNPJ parsing, envelope serialization)
 	cargo bench -p consent-domain
