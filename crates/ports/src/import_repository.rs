@@ -100,13 +100,18 @@ pub trait ImportRepository: Send + Sync {
     ) -> Result<Vec<(u64, ImportLineError)>, RepoError>;
 
     /// Cancels the import: no further line is registered (a line being registered now ends as
-    /// it does). `None`: no such import. An import already ended is returned as it is.
+    /// it does); its lines are cleared later by [`Self::clear_cancelled_lines`]. `None`: no
+    /// such import. An import already ended is returned as it is.
     fn cancel(
         &self,
         company: CompanyId,
         import: Uuid,
         now: DateTime<Utc>,
     ) -> Result<Option<Import>, RepoError>;
+
+    /// Clears up to `limit` lines of one cancelled import (state `cancelada`, data dropped),
+    /// skipping lines under a live lease; the number cleared (0: none left anywhere).
+    fn clear_cancelled_lines(&self, now: DateTime<Utc>, limit: u32) -> Result<u64, RepoError>;
 
     /// The companies with an import `registrando`.
     fn companies_registering(&self) -> Result<Vec<CompanyId>, RepoError>;

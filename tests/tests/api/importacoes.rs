@@ -436,3 +436,129 @@ fn the_imports_pgcc_calls_never_exceed_their_own_budget() {
         "the imports' own bucket"
     );
 }
+
+/// Rows PostgreSQL has read from the staged lines (sequential scans' rows and index entries), as
+/// its statistics report them once every backend has flushed its counts (at most once a second,
+/// when idle: read until they settle).
+fn line_rows_read(app: &TestApp) -> i64 {
+    let sql = "SELECT (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE relname = 'importacao_linhas')::bigint
+ + (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE relname = 'importacao_linhas')::bigint AS v";
+    let mut last = app.db.scalar(sql);
+    let mut steady = 0;
+    for _ in 0..40 {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = app.db.scalar(sql);
+        steady = if now == last { steady + 1 } else { 0 };
+        last = now;
+        if steady >= 4 {
+            break;
+        }
+    }
+    last
+}
+
+#[test]
+fn a_large_import_is_claimed_a_line_at_a_time_and_cancelled_in_the_background() {
+    // `make bench-import` found both: at 10^6 staged lines a claim read every pending line (about
+    // a second each: 1 line/s registered at a budget of 200), and the cancellation, clearing
+    // every line in one statement, outlasted the statement timeout and failed.
+    // One call a second: the file's lines stay pending while the test adds 100,000 more.
+    let app = TestApp::spawn_with(&[("APP__IMPORTACAO__PGCC_CALLS_PER_SECOND", "1")]);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    let lines: Vec<Value> = (0..5).map(|i| line(&format!("g-{i}"))).collect();
+    let r = app
+        .a
+        .post_raw("/api/importacoes", JSONL, &jsonl(&lines))
+        .expect(202);
+    let id = r.data()["id"].as_str().unwrap().to_owned();
+    // 100,000 more lines of this import, made as staging makes them (the file's last line,
+    // still pending: claims go in file order at one a second)
+    let added = app.db.scalar(&format!(
+        "WITH novas AS (
+    INSERT INTO importacao_linhas
+        (empresa_id, importacao_id, linha, id_externo, origem, solicitacao_id, variante, pgcc_id, dados)
+    SELECT l.empresa_id, l.importacao_id, 1000 + g, 'g-extra-' || g, l.origem,
+        md5(l.importacao_id::text || g)::uuid, l.variante, l.pgcc_id, l.dados
+    FROM importacao_linhas l, generate_series(1, 100000) g
+    WHERE l.importacao_id = '{id}' AND l.linha = 5 AND l.dados IS NOT NULL
+    RETURNING 1),
+conta AS (
+    UPDATE importacoes SET linhas = linhas + 100000, validas = validas + 100000
+    WHERE id = '{id}' AND (SELECT count(*) FROM novas) > 0)
+SELECT count(*) AS v FROM novas"
+    ));
+    assert_eq!(added, 100_000, "the file's last line was still pending");
+
+    // each line registered reads tens of index entries of the staged lines (the first pending
+    // line's, entries of lines settled since the last vacuum), never the 10^5 pending: the claim
+    // as first built read all of them, per line
+    let before = line_rows_read(&app);
+    let sent_before = app.sim_requests().len();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while app.sim_requests().len() < sent_before + 3 {
+        assert!(Instant::now() < deadline, "no line was registered");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let registered = (app.sim_requests().len() - sent_before) as i64;
+    let per_line = (line_rows_read(&app) - before) / registered;
+    assert!(
+        per_line <= 1_000,
+        "a line registered read {per_line} rows of importacao_linhas ({registered} lines)"
+    );
+
+    // the cancellation answers at once; the lines are cleared in the background
+    let c = app
+        .a
+        .post_empty(&format!("/api/importacoes/{id}/cancelar"))
+        .expect(200);
+    assert_eq!(c.data()["status"], "cancelada");
+    let pending = format!(
+        "SELECT count(*) AS v FROM importacao_linhas WHERE importacao_id = '{id}' AND estado = 'pendente'"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while app.db.scalar(&pending) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} lines still pending a minute after the cancellation",
+            app.db.scalar(&pending)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM importacao_linhas
+             WHERE importacao_id = '{id}' AND estado = 'cancelada' AND dados IS NOT NULL"
+        )),
+        0,
+        "a cancelled line keeps no personal data"
+    );
+    // every line is settled: registered before the cancellation, or cancelled
+    let cancelled = app.db.scalar(&format!(
+        "SELECT count(*) AS v FROM importacao_linhas WHERE importacao_id = '{id}' AND estado = 'cancelada'"
+    ));
+    let registered = app.db.scalar(&format!(
+        "SELECT count(*) AS v FROM importacao_linhas WHERE importacao_id = '{id}' AND estado = 'registrada'"
+    ));
+    assert!(
+        cancelled + registered == 100_005 && cancelled > 90_000,
+        "{cancelled} lines cancelled; by state: {:?}",
+        app.db.text(&format!(
+            "SELECT string_agg(estado || ' ' || n, ', ') AS v FROM (SELECT estado, count(*) AS n FROM importacao_linhas WHERE importacao_id = '{id}' GROUP BY estado) s"
+        ))
+    );
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM importacoes WHERE id = '{id}' AND linhas_a_limpar"
+        )),
+        0,
+        "off the cleaner's list once cleared"
+    );
+    let sent = app.sim_requests().len();
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        app.sim_requests().len() <= sent + 1,
+        "nothing registered after the cancellation"
+    );
+}

@@ -136,18 +136,59 @@ statement! {
         id: Uuid as SqlUuid,
         now: DateTime<Utc> as Timestamptz,
     }
-    "UPDATE importacoes SET status = 'cancelada', terminada_em = $now, atualizada_em = $now
+    "UPDATE importacoes SET status = 'cancelada', terminada_em = $now, atualizada_em = $now,
+    linhas_a_limpar = true
 WHERE empresa_id = $empresa AND id = $id AND status IN ('validando', 'registrando')"
 }
 
 statement! {
-    /// The cancelled import's lines not registered: never claimed again, their data dropped.
-    struct CancelLines {
+    /// A cancelled import's lines staged after its cancellation: to be cleared as well.
+    struct MarkToClear {
         empresa: Uuid as SqlUuid,
         id: Uuid as SqlUuid,
     }
-    "UPDATE importacao_linhas SET estado = 'cancelada', dados = NULL, reservada_ate = NULL
-WHERE empresa_id = $empresa AND importacao_id = $id AND estado = 'pendente'"
+    "UPDATE importacoes SET linhas_a_limpar = true
+WHERE empresa_id = $empresa AND id = $id AND status = 'cancelada'"
+}
+
+statement! {
+    /// A cancelled import whose lines are still to be cleared (through its partial index).
+    struct ImportToClear;
+    "SELECT empresa_id, id FROM importacoes WHERE linhas_a_limpar ORDER BY empresa_id, id LIMIT 1"
+}
+
+statement! {
+    /// Up to `limite` of a cancelled import's lines not registered, and not under a live lease
+    /// (a line being registered now ends as it does): never claimed again, their data dropped.
+    struct ClearLines {
+        empresa: Uuid as SqlUuid,
+        id: Uuid as SqlUuid,
+        now: DateTime<Utc> as Timestamptz,
+        limite: i64 as BigInt,
+    }
+    "UPDATE importacao_linhas AS l SET estado = 'cancelada', dados = NULL, reservada_ate = NULL
+FROM (
+    SELECT p.empresa_id, p.importacao_id, p.linha
+    FROM importacao_linhas p
+    WHERE p.empresa_id = $empresa AND p.importacao_id = $id AND p.estado = 'pendente'
+      AND (p.reservada_ate IS NULL OR p.reservada_ate < $now)
+    ORDER BY p.linha
+    LIMIT $limite
+    FOR UPDATE OF p SKIP LOCKED
+) AS c
+WHERE l.empresa_id = c.empresa_id AND l.importacao_id = c.importacao_id AND l.linha = c.linha"
+}
+
+statement! {
+    /// The cancelled import has no pending line left: off the cleaner's list.
+    struct ImportCleared {
+        empresa: Uuid as SqlUuid,
+        id: Uuid as SqlUuid,
+    }
+    "UPDATE importacoes SET linhas_a_limpar = false
+WHERE empresa_id = $empresa AND id = $id AND NOT EXISTS (
+    SELECT 1 FROM importacao_linhas p
+    WHERE p.empresa_id = $empresa AND p.importacao_id = $id AND p.estado = 'pendente')"
 }
 
 statement! {
@@ -157,7 +198,12 @@ statement! {
 }
 
 statement! {
-    /// The company's next pending line not under a live lease, oldest import first.
+    /// The company's next pending line not under a live lease, oldest import first. The
+    /// company's imports registering are few: each is probed in order for its first pending
+    /// line through `importacao_linhas_pendentes`, in file order, so a claim reads a line or
+    /// two whatever the import's size (a sort of every pending line, which a join of all of
+    /// them with the imports invited, took about a second a claim at 10^6 lines: `make
+    /// bench-import`).
     struct ClaimLine {
         empresa: Uuid as SqlUuid,
         now: DateTime<Utc> as Timestamptz,
@@ -166,13 +212,21 @@ statement! {
     "UPDATE importacao_linhas AS l SET reservada_ate = $ate
 FROM (
     SELECT p.empresa_id, p.importacao_id, p.linha
-    FROM importacao_linhas p
-    JOIN importacoes i ON i.empresa_id = p.empresa_id AND i.id = p.importacao_id
-    WHERE p.empresa_id = $empresa AND p.estado = 'pendente' AND i.status = 'registrando'
-      AND (p.reservada_ate IS NULL OR p.reservada_ate < $now)
-    ORDER BY i.criada_em, p.importacao_id, p.linha
+    FROM (
+        SELECT i.id FROM importacoes i
+        WHERE i.empresa_id = $empresa AND i.status = 'registrando'
+        ORDER BY i.criada_em, i.id
+    ) AS i
+    CROSS JOIN LATERAL (
+        SELECT p.empresa_id, p.importacao_id, p.linha
+        FROM importacao_linhas p
+        WHERE p.empresa_id = $empresa AND p.importacao_id = i.id AND p.estado = 'pendente'
+          AND (p.reservada_ate IS NULL OR p.reservada_ate < $now)
+        ORDER BY p.linha
+        LIMIT 1
+        FOR UPDATE OF p SKIP LOCKED
+    ) AS p
     LIMIT 1
-    FOR UPDATE OF p SKIP LOCKED
 ) AS c
 WHERE l.empresa_id = c.empresa_id AND l.importacao_id = c.importacao_id AND l.linha = c.linha
 RETURNING l.importacao_id, l.linha, l.solicitacao_id, l.variante, l.pgcc_id, l.dados::text AS dados"
@@ -298,6 +352,14 @@ struct ErrorRow {
     campo: String,
     #[diesel(sql_type = Text)]
     mensagem: String,
+}
+
+#[derive(QueryableByName)]
+struct ImportKeyRow {
+    #[diesel(sql_type = SqlUuid)]
+    empresa_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
 }
 
 #[derive(QueryableByName)]
@@ -490,12 +552,20 @@ impl ImportRepository for PgImportRepository {
                 .pop();
                 let row = match row {
                     Some(row) => row,
-                    // cancelled while its file was read: as it stands
-                    None => GetImport {
-                        empresa: company.0,
-                        id: import,
+                    // cancelled while its file was read: as it stands, and the lines staged
+                    // since the cancellation are cleared too
+                    None => {
+                        MarkToClear {
+                            empresa: company.0,
+                            id: import,
+                        }
+                        .execute(conn)?;
+                        GetImport {
+                            empresa: company.0,
+                            id: import,
+                        }
+                        .get_result::<ImportRow>(conn)?
                     }
-                    .get_result::<ImportRow>(conn)?,
                 };
                 let import = row.into_domain().map_err(|_| {
                     diesel::result::Error::DeserializationError("import status".into())
@@ -574,19 +644,14 @@ impl ImportRepository for PgImportRepository {
     ) -> Result<Option<Import>, RepoError> {
         with_conn(&self.pool, "cancelling an import", |conn| {
             conn.transaction(|conn| {
-                let cancelled = CancelImport {
+                // the lines are cleared in the background (`clear_cancelled_lines`): a file of
+                // 10^6 lines in this statement outlasted the statement timeout
+                CancelImport {
                     empresa: company.0,
                     id: import,
                     now,
                 }
                 .execute(conn)?;
-                if cancelled > 0 {
-                    CancelLines {
-                        empresa: company.0,
-                        id: import,
-                    }
-                    .execute(conn)?;
-                }
                 GetImport {
                     empresa: company.0,
                     id: import,
@@ -597,6 +662,29 @@ impl ImportRepository for PgImportRepository {
         .pop()
         .map(ImportRow::into_domain)
         .transpose()
+    }
+
+    fn clear_cancelled_lines(&self, now: DateTime<Utc>, limit: u32) -> Result<u64, RepoError> {
+        with_conn(&self.pool, "clearing a cancelled import's lines", |conn| {
+            let Some(import) = ImportToClear.load::<ImportKeyRow>(conn)?.pop() else {
+                return Ok(0);
+            };
+            let cleared = ClearLines {
+                empresa: import.empresa_id,
+                id: import.id,
+                now,
+                limite: i64::from(limit),
+            }
+            .execute(conn)?;
+            if cleared < limit as usize {
+                ImportCleared {
+                    empresa: import.empresa_id,
+                    id: import.id,
+                }
+                .execute(conn)?;
+            }
+            Ok(cleared as u64)
+        })
     }
 
     fn companies_registering(&self) -> Result<Vec<CompanyId>, RepoError> {

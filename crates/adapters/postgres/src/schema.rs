@@ -239,6 +239,7 @@ diesel::table! {
         criada_em -> Timestamptz,
         atualizada_em -> Timestamptz,
         terminada_em -> Nullable<Timestamptz>,
+        linhas_a_limpar -> Bool,
     }
 }
 

@@ -23,6 +23,10 @@ use ports::{
 
 use crate::{CreateConsentError, CreateConsentRequest};
 
+/// Lines of a cancelled import cleared per statement: a statement of a few tens of
+/// milliseconds, far inside the statement timeout.
+const CLEAR_BATCH: u32 = 5_000;
+
 /// What one round did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ImportRoundReport {
@@ -101,6 +105,13 @@ impl RegisterImports {
             }
         }
         Ok(report)
+    }
+
+    /// Clears a batch of a cancelled import's lines (their data dropped; docs/imports.md,
+    /// "Cancelling"): the number cleared, 0 when no cancelled import has any left.
+    pub fn clear_cancelled(&self) -> Result<u64, RepoError> {
+        self.imports
+            .clear_cancelled_lines(self.clock.now(), CLEAR_BATCH)
     }
 
     /// The line's creation; `None`: the PGCC did not answer for good, the line stays claimed

@@ -108,6 +108,8 @@ impl Job for ImportJob {
     }
 
     fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        // a cancelled import's lines, a batch a round, before the next line is registered
+        let cleared = self.register.clear_cancelled()?;
         let report = self.register.run_round()?;
         if report.registered > 0 || report.failed > 0 || report.retried > 0 {
             tracing::debug!(
@@ -119,7 +121,7 @@ impl Job for ImportJob {
         }
         Ok(match report.throttled {
             Some(wait) => Outcome::Throttled(wait),
-            None if report.more => Outcome::MoreDue,
+            None if report.more || cleared > 0 => Outcome::MoreDue,
             None => Outcome::Done,
         })
     }

@@ -1,0 +1,1 @@
+ALTER TABLE importacoes DROP COLUMN IF EXISTS linhas_a_limpar;

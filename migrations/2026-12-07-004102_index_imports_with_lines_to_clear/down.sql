@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS importacoes_linhas_a_limpar;
