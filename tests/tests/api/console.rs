@@ -619,7 +619,10 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     assert_eq!(searches(), 0, "the POST reads nothing");
     let location = posted.header("location").expect("a Location").to_owned();
     assert!(location.starts_with("/console/titulares/"), "{location}");
-    assert!(!location.contains(CPF_DIGITS) && !location.contains(CPF), "{location}");
+    assert!(
+        !location.contains(CPF_DIGITS) && !location.contains(CPF),
+        "{location}"
+    );
     let found = dpo.get(&location);
     assert_eq!(found.status, 200, "{}", found.body);
     found.assert_console_headers();

@@ -381,7 +381,9 @@ fn each_role_signs_in_through_the_provider_in_a_real_browser() {
     if !std::path::Path::new(&chromium).exists() {
         let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
         assert!(!in_ci, "{chromium} is missing in CI: .ci/run installs it");
-        eprintln!("SKIPPED each_role_signs_in_through_the_provider_in_a_real_browser: no {chromium}");
+        eprintln!(
+            "SKIPPED each_role_signs_in_through_the_provider_in_a_real_browser: no {chromium}"
+        );
         return;
     }
     let Some((app, _idp)) = setup(&[]) else {
@@ -396,7 +398,13 @@ fn each_role_signs_in_through_the_provider_in_a_real_browser() {
         .expect("company A's CNPJ");
     let out = std::process::Command::new("bash")
         .arg(testkit::processes::repo_root().join("tests/browser/run.sh"))
-        .args([app.api.base_url.as_str(), cnpj.as_str(), "dpo-1", "op-1", "ler-1"])
+        .args([
+            app.api.base_url.as_str(),
+            cnpj.as_str(),
+            "dpo-1",
+            "op-1",
+            "ler-1",
+        ])
         .env("BROWSER_SCRIPT", "console_oidc_ui.py")
         .env("CHROMIUM", &chromium)
         .env("CONSOLE_UI_ARTIFACTS", testkit::processes::log_dir())

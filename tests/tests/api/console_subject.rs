@@ -120,7 +120,10 @@ fn the_subjects_page_shows_each_requests_timeline_by_who_did_it_and_never_anothe
     let page = dpo.get(&location);
     assert_eq!(page.status, 200, "{}", page.body);
     page.assert_console_headers();
-    assert!(!page.body.contains(&of_b), "another company's request shown");
+    assert!(
+        !page.body.contains(&of_b),
+        "another company's request shown"
+    );
     assert_eq!(recorded(&app, PAGE_ROUTE), 1, "the view is recorded");
 
     let subject = section(&page, &by_subject);
@@ -130,7 +133,10 @@ fn the_subjects_page_shows_each_requests_timeline_by_who_did_it_and_never_anothe
     if !detail(&app.a, &by_subject)["dataTitularRespondeuConsentimento"].is_null() {
         assert!(subject.contains("O titular respondeu em"), "{subject}");
     }
-    assert!(subject.contains("A empresa"), "created by the company: {subject}");
+    assert!(
+        subject.contains("A empresa"),
+        "created by the company: {subject}"
+    );
     let company = section(&page, &by_company);
     assert!(company.contains("Indireta"), "{company}");
     assert!(
@@ -177,7 +183,11 @@ fn the_subjects_page_shows_each_requests_timeline_by_who_did_it_and_never_anothe
         let bundle = browser.get_bytes(&format!("{path}/pacote"));
         assert_eq!(bundle.0, 404, "{who}: the bundle too");
     }
-    assert_eq!(recorded(&app, PAGE_ROUTE), 2, "nothing recorded for refusals");
+    assert_eq!(
+        recorded(&app, PAGE_ROUTE),
+        2,
+        "nothing recorded for refusals"
+    );
     assert_eq!(recorded(&app, BUNDLE_ROUTE), 0);
 
     // other scopes may not open it
@@ -226,7 +236,11 @@ fn extract(zip: &Path, into: &Path) {
         .arg(into)
         .output()
         .expect("python3 -m zipfile");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
@@ -259,7 +273,9 @@ fn the_evidence_bundle_is_verified_offline_against_a_cosigned_checkpoint_and_a_t
     wait_status(&app, &answered, "ativo");
     proofs_covering(&app, &active, 1);
     proofs_covering(&app, &answered, 2);
-    let witness_key = SigningKey::from_bytes(&[0x77; 32]).verifying_key().to_bytes();
+    let witness_key = SigningKey::from_bytes(&[0x77; 32])
+        .verifying_key()
+        .to_bytes();
     let mut note = String::new();
     let cosigned = wait_until(Duration::from_secs(30), || {
         note = app
@@ -272,7 +288,11 @@ fn the_evidence_bundle_is_verified_offline_against_a_cosigned_checkpoint_and_a_t
             .to_owned();
         cosigned_by(&note, WITNESS_NAME, &witness_key)
     });
-    assert!(cosigned, "no cosigned checkpoint: {note}\n{}", read(&witness.log));
+    assert!(
+        cosigned,
+        "no cosigned checkpoint: {note}\n{}",
+        read(&witness.log)
+    );
 
     let (mut dpo, location) = search(&app, &app.company_a);
     let (status, headers, zip) = dpo.get_bytes(&format!("{location}/pacote"));
@@ -309,20 +329,26 @@ fn the_evidence_bundle_is_verified_offline_against_a_cosigned_checkpoint_and_a_t
         assert!(good.join(format!("solicitacoes/{id}/recibo.jws")).exists());
         assert!(good.join(format!("solicitacoes/{id}/provas.json")).exists());
         // the use case is not annotated: the record's error in its place, said in the README
-        let error = std::fs::read_to_string(good.join(format!("solicitacoes/{id}/registro.erro.json")))
-            .expect("the record's error envelope");
+        let error =
+            std::fs::read_to_string(good.join(format!("solicitacoes/{id}/registro.erro.json")))
+                .expect("the record's error envelope");
         assert!(error.contains("mensagem"), "{error}");
     }
     let readme = std::fs::read_to_string(good.join("LEIAME.md")).unwrap();
     assert!(readme.contains("verify_audit.py --pacote"), "{readme}");
     assert!(readme.contains("sem registro ISO 27560"), "{readme}");
     assert_eq!(
-        std::fs::read_to_string(good.join("testemunhas.txt")).unwrap().trim(),
+        std::fs::read_to_string(good.join("testemunhas.txt"))
+            .unwrap()
+            .trim(),
         witness.vkey
     );
     let (ok, out) = verify(&good);
     assert!(ok, "{out}");
-    assert!(out.contains(&format!("cosigned by {WITNESS_NAME}")), "{out}");
+    assert!(
+        out.contains(&format!("cosigned by {WITNESS_NAME}")),
+        "{out}"
+    );
     assert!(out.contains("bundle: 2 requests verified"), "{out}");
     assert!(out.contains("record missing"), "{out}");
 
@@ -361,7 +387,10 @@ fn the_evidence_bundle_is_verified_offline_against_a_cosigned_checkpoint_and_a_t
     let proofs_path = bad_proof.join(format!("solicitacoes/{answered}/provas.json"));
     let mut proofs: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&proofs_path).unwrap()).unwrap();
-    let entry = proofs["data"]["entradas"][0]["entrada"].as_str().unwrap().to_owned();
+    let entry = proofs["data"]["entradas"][0]["entrada"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let mut bytes = STANDARD.decode(entry).unwrap();
     let last = bytes.len() - 2;
     bytes[last] ^= 0x01;

@@ -155,7 +155,12 @@ pub async fn download(visit: Visit, path: web::Path<String>) -> HttpResponse {
                 checkpoint = log.checkpoint(company).ok();
             }
             let jwks = json!(Jwks {
-                keys: log.published_keys().iter().cloned().map(Jwk::from).collect(),
+                keys: log
+                    .published_keys()
+                    .iter()
+                    .cloned()
+                    .map(Jwk::from)
+                    .collect(),
             });
             let titles = titles_of(
                 s,
@@ -287,7 +292,11 @@ fn readme(bundle: &Bundle, witnesses: &[String]) -> String {
             if e.proofs.is_err() {
                 what.push("provas");
             }
-            format!("- `{}`: sem {} (veja os arquivos `*.erro.json`)", e.item.id, what.join(", "))
+            format!(
+                "- `{}`: sem {} (veja os arquivos `*.erro.json`)",
+                e.item.id,
+                what.join(", ")
+            )
         })
         .collect();
     let mut text = format!(

@@ -155,7 +155,10 @@ pub async fn page(
                     .of_requests(company, &ids, before, ACCESS_PAGE)?;
             record_read(s, call, items.iter().map(|i| (i.id, i.hash.as_str())))?;
             let titles = titles_of(s, company, items.iter().map(|i| i.template_id.as_str()))?;
-            let history: usize = items.iter().map(|i| i.history.iter().flatten().count()).sum();
+            let history: usize = items
+                .iter()
+                .map(|i| i.history.iter().flatten().count())
+                .sum();
             rows.read(company.id, (items.len() + history + reads.len()) as u64);
             Ok(Lookup::Found(Subject {
                 items,
@@ -166,7 +169,12 @@ pub async fn page(
             }))
         })
         .await;
-    let token = visit.req.match_info().get("token").unwrap_or_default().to_owned();
+    let token = visit
+        .req
+        .match_info()
+        .get("token")
+        .unwrap_or_default()
+        .to_owned();
     match outcome {
         Ok((signed, Lookup::Found(subject))) => layout::page(
             StatusCode::OK,

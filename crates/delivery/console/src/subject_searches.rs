@@ -102,7 +102,12 @@ mod tests {
         let searches = SubjectSearches::default();
         let company = CompanyId(Uuid::from_u128(1));
         let other = CompanyId(Uuid::from_u128(2));
-        let token = searches.keep(company, "a.sessao", "52998224725".into(), Duration::from_secs(60));
+        let token = searches.keep(
+            company,
+            "a.sessao",
+            "52998224725".into(),
+            Duration::from_secs(60),
+        );
         assert!(!token.contains("52998224725"));
         assert_eq!(
             searches.find(company, "a.sessao", &token).as_deref(),
