@@ -3,7 +3,7 @@
 Chromium, once per role: the sign-in page's form (the company's CNPJ), the console's page with
 the link to the provider (a link, so the console's CSP `form-action 'self'` is never asked to
 allow another origin), the provider (tests/oidc/provider.mjs: no login form, its interaction URL
-signs in the user named by `?login=`, which this script adds), back to the console's home page;
+signs in the user named by `?login=`, which this script adds to it), back to the console's home page;
 then the pages the role allows and one it does not, and sign-out. Screenshots at 1280 and 320
 CSS px in CONSOLE_UI_ARTIFACTS/console-ui (`oidc-<role>-*.png`), no sideways scroll at 320 px,
 and axe-core (AXE_JS) with no violation at any impact. Fails on any JavaScript error or CSP
@@ -29,6 +29,7 @@ def main() -> int:
     os.makedirs(artifacts, exist_ok=True)
     axe_js = os.environ.get("AXE_JS")
     problems, shots = [], []
+    visited = []
     expect.set_options(timeout=TIMEOUT_MS)
 
     with sync_playwright() as p:
@@ -71,22 +72,23 @@ def main() -> int:
                     if m.type == "error" and not m.text.startswith("Failed to load resource")
                     else None)
 
-            # the provider's interaction URL signs in the user its `login` parameter names
-            def login(route):
-                url = route.request.url
-                if "login=" in url:
-                    route.continue_()
-                else:
-                    route.continue_(url=url + ("&" if "?" in url else "?") + f"login={sub}")
-
-            page.route(re.compile(r".*/interaction/[^/?]+(\?.*)?$"), login)
+            page.on("response", lambda r: visited.append(f"{r.status} {r.url[:120]}")
+                    if r.request.is_navigation_request() else None)
             page.goto(f"{base}/console")
             page.get_by_label("CNPJ ou identificador da empresa").fill(cnpj)
             page.get_by_role("button", name="Entrar pelo provedor de identidade").click()
             expect(page.get_by_role("link", name="Continuar no provedor de identidade")).to_be_visible()
             shot(page, f"oidc-{role}-continuar")
             page.get_by_role("link", name="Continuar no provedor de identidade").click()
-            expect(page.get_by_role("heading", name="Início")).to_be_visible()
+            # the test provider has no login form: its interaction URL signs in the user its
+            # `login` parameter names (what a person typing a password would do)
+            page.wait_for_url(re.compile(r".*/interaction/[^/?]+$"))
+            page.goto(f"{page.url}?login={sub}")
+            try:
+                expect(page.get_by_role("heading", name="Início")).to_be_visible()
+            except AssertionError:
+                print(f"{role}: stopped at {page.url}: {page.inner_text('body')[:500]}", file=sys.stderr)
+                raise
             assert page.url.rstrip("/").endswith("/console"), page.url
             shot(page, f"oidc-{role}-inicio")
             return context, page
@@ -137,6 +139,7 @@ def main() -> int:
             assert not problems, "\n".join(problems)
         except Exception:
             print("problems: " + "\n".join(problems), file=sys.stderr)
+            print("navigations: " + "\n".join(visited), file=sys.stderr)
             raise
         finally:
             browser.close()

@@ -81,12 +81,14 @@ fn recorded(app: &TestApp, route: &str) -> i64 {
 #[test]
 fn the_subjects_page_shows_each_requests_timeline_by_who_did_it_and_never_another_companys() {
     let app = synced_with(FAST_WORKERS);
-    // answered then revoked by the subject on the PGCC
+    // answered by the subject on the PGCC
     let (by_subject, pgcc_1) = create(&app.a, PENDENTE, &pending_body());
     sim_move(&app, &pgcc_1, "aceitar");
     wait_status(&app, &by_subject, "ativo");
-    sim_move(&app, &pgcc_1, "revogar");
-    wait_status(&app, &by_subject, "revogado");
+    // revoked by the subject on the PGCC
+    let (revoked_by_subject, pgcc_2) = create(&app.a, ATIVO, &active_body());
+    sim_move(&app, &pgcc_2, "revogar");
+    wait_status(&app, &revoked_by_subject, "revogado");
     // indirect access for a third company, revoked by the company
     let mut indirect = active_body();
     indirect["modalidadeAcesso"] = json!("Indireto");
@@ -127,16 +129,15 @@ fn the_subjects_page_shows_each_requests_timeline_by_who_did_it_and_never_anothe
     assert_eq!(recorded(&app, PAGE_ROUTE), 1, "the view is recorded");
 
     let subject = section(&page, &by_subject);
-    for text in ["Criada", "Consentida", "Revogada", "O titular, na PGCC"] {
+    for text in ["Criada", "A empresa", "Consentida", "O titular, na PGCC"] {
         assert!(subject.contains(text), "{text} missing: {subject}");
     }
     if !detail(&app.a, &by_subject)["dataTitularRespondeuConsentimento"].is_null() {
         assert!(subject.contains("O titular respondeu em"), "{subject}");
     }
-    assert!(
-        subject.contains("A empresa"),
-        "created by the company: {subject}"
-    );
+    let revoked = section(&page, &revoked_by_subject);
+    assert!(revoked.contains("Revogada"), "{revoked}");
+    assert!(revoked.contains("O titular, na PGCC"), "{revoked}");
     let company = section(&page, &by_company);
     assert!(company.contains("Indireta"), "{company}");
     assert!(
