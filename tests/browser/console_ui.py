@@ -13,7 +13,9 @@ background, the current page marked, no API path in its text) and, when AXE_JS i
 axe-core (no violation at any impact): docs/console.md.
 """
 import os
+import re
 import sys
+import zipfile
 from urllib.parse import urlparse
 
 from playwright.sync_api import sync_playwright, expect
@@ -110,10 +112,7 @@ def main() -> int:
             checker = browser.new_context(bypass_csp=True)
             checker.add_cookies(page.context.cookies())
             other = checker.new_page()
-            if page.url.endswith("/console/titulares") and "Resultado" in page.content():
-                other.set_content(page.content(), wait_until="load")  # a POST's answer
-            else:
-                other.goto(page.url)
+            other.goto(page.url)
             other.add_script_tag(path=axe_js)
             result = other.evaluate("axe.run(document, {resultTypes: ['violations']})")
             bad = [f"{v['id']} ({v['impact']}): {v['help']}" for v in result["violations"]]
@@ -137,10 +136,31 @@ def main() -> int:
             expect(page.get_by_role("heading", name="Solicitações de um titular")).to_be_visible()
             page.get_by_label("CPF do titular").fill(cpf)
             page.get_by_label("CPF do titular").press("Enter")
+            # issue 38, part 2: the search answers 303 to the subject's page, a GET whose URL
+            # carries an opaque token (never the CPF)
+            expect(page.get_by_role("heading", name="Titular", exact=True)).to_be_visible()
             link = page.get_by_role("link", name=request_id)
             expect(link).to_be_visible()
-            assert "cpf" not in page.url.lower() and cpf not in page.url, page.url
+            digits = "".join(c for c in cpf if c.isdigit())
+            assert "/console/titulares/" in page.url, page.url
+            assert "cpf" not in page.url.lower() and cpf not in page.url and digits not in page.url, page.url
+            expect(page.get_by_role("heading", name="Linha do tempo")).to_be_visible()
+            expect(page.get_by_role("heading", name="Quem leu os dados deste titular")).to_be_visible()
             shot(page, "titular")
+            subject_url = page.url
+            # the evidence bundle: one download, a ZIP with the README and the request's receipt
+            with page.expect_download() as info:
+                page.get_by_role("link", name=re.compile("Baixar o pacote de evidências")).click()
+            download = info.value
+            assert download.suggested_filename.startswith("pacote-evidencias-"), download.suggested_filename
+            assert download.suggested_filename.endswith(".zip"), download.suggested_filename
+            bundle = os.path.join(artifacts, "pacote.zip")
+            download.save_as(bundle)
+            with zipfile.ZipFile(bundle) as z:
+                names = z.namelist()
+            for name in ("LEIAME.md", "jwks.json", f"solicitacoes/{request_id}/provas.json"):
+                assert name in names, names
+            print(f"bundle: downloaded, {len(names)} files", flush=True)
             link.click()
             expect(page.get_by_role("heading", name="Histórico")).to_be_visible()
             page.get_by_text("Mostrar a prova de coleta").click()
@@ -164,6 +184,13 @@ def main() -> int:
             expect(result).to_contain_text("assinatura do recibo")
             page.unroute("**/verificacao")
             print("receipt: verified in the browser; a tampered one refused", flush=True)
+            # Back to the subject's page, and reload: a GET, no "Confirm Form Resubmission"
+            page.go_back()
+            expect(page.get_by_role("heading", name="Titular", exact=True)).to_be_visible()
+            assert page.url == subject_url, page.url
+            page.reload()
+            expect(page.get_by_role("heading", name="Titular", exact=True)).to_be_visible()
+            print("subject page: Back and reload show it again", flush=True)
             page.get_by_role("link", name="Acessos", exact=True).click()
             expect(page.get_by_role("heading", name="Registro de acessos")).to_be_visible()
             expect(page.get_by_role("link", name=request_id).first).to_be_visible()

@@ -24,7 +24,8 @@ fi
 # handed to the script as AXE_JS; when npm is missing the script reports the check as skipped.
 AXE_VERSION=4.10.3
 axe_dir=$root/target/axe-core-$AXE_VERSION
-if [ "${BROWSER_SCRIPT:-}" = console_ui.py ] && command -v npm >/dev/null; then
+case "${BROWSER_SCRIPT:-}" in console_ui.py | console_oidc_ui.py) wants_axe=1 ;; *) wants_axe= ;; esac
+if [ -n "$wants_axe" ] && command -v npm >/dev/null; then
   if [ ! -f "$axe_dir/node_modules/axe-core/axe.min.js" ]; then
     mkdir -p "$axe_dir"
     exec 8>"$axe_dir.lock"
@@ -35,5 +36,5 @@ if [ "${BROWSER_SCRIPT:-}" = console_ui.py ] && command -v npm >/dev/null; then
   fi
   export AXE_JS=$axe_dir/node_modules/axe-core/axe.min.js
 fi
-# BROWSER_SCRIPT: another script of this folder (console_ui.py); default docs_ui.py
+# BROWSER_SCRIPT: another script of this folder (console_ui.py, console_oidc_ui.py); default docs_ui.py
 exec "$venv/bin/python" "$here/${BROWSER_SCRIPT:-docs_ui.py}" "$@"

@@ -532,6 +532,8 @@ pub struct ConsoleSettings {
     pub session_max_minutes: u64,
     /// When above 0, the absolute lifetime in seconds instead (for tests).
     pub session_max_seconds: u64,
+    /// How long a CPF search's token opens the subject's page (at least 1 s; issue 38).
+    pub search_seconds: u64,
 }
 
 impl ConsoleSettings {
@@ -550,6 +552,7 @@ impl ConsoleSettings {
         delivery_console::ConsoleSettings {
             idle_timeout: idle,
             absolute_timeout: absolute,
+            search_lifetime: Duration::from_secs(self.search_seconds.max(1)),
             secure_cookies: environment != "development",
         }
     }

@@ -287,7 +287,16 @@ pub fn console(settings: &Settings, pool: PgPool) -> anyhow::Result<Console> {
         store: Arc::new(PgConsoleOidcStore::new(pool.clone())),
         cipher: Arc::new(cipher(settings)?),
         companies: Arc::new(PgCompanyRepository::new(pool)),
-    }))
+    })
+    .with_witness_keys(
+        settings
+            .audit
+            .witness_list()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, key)| key.to_string())
+            .collect(),
+    ))
 }
 
 /// The company's identity provider for the console (`consent-api company oidc`, the owner's

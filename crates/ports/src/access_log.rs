@@ -57,4 +57,16 @@ pub trait AccessLog: Send + Sync {
         after: Option<ListCursor>,
         limit: u32,
     ) -> Result<Vec<AccessRecord>, RepoError>;
+
+    /// Up to `limit` of the company's records naming any of `request_ids` (the reads of one
+    /// subject's data), newest first by (time, id), strictly before `before` when given. Read
+    /// along an index of the records' request ids: the cost is the records naming those
+    /// requests, never the company's records of a period.
+    fn of_requests(
+        &self,
+        company: CompanyId,
+        request_ids: &[Uuid],
+        before: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<AccessRecord>, RepoError>;
 }

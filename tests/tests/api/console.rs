@@ -118,6 +118,28 @@ impl Browser {
         self.keep(res)
     }
 
+    /// A GET whose body is bytes (a file): status, headers (lower-case names), body.
+    pub(crate) fn get_bytes(&mut self, path: &str) -> (u16, Vec<(String, String)>, Vec<u8>) {
+        let mut req = self.agent.get(format!("{}{path}", self.base_url));
+        if !self.cookies.is_empty() {
+            req = req.header("Cookie", &self.cookie_header());
+        }
+        let mut res = req.call().expect("GET");
+        let headers = res
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.as_str().to_owned(), v.to_str().unwrap_or("").to_owned()))
+            .collect();
+        let status = res.status().as_u16();
+        let body = res
+            .body_mut()
+            .with_config()
+            .limit(64 * 1024 * 1024)
+            .read_to_vec()
+            .expect("the body");
+        (status, headers, body)
+    }
+
     pub(crate) fn post(&mut self, path: &str, fields: &[(&str, &str)]) -> Page {
         let body = fields
             .iter()
@@ -558,7 +580,8 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     let (of_b, _) = create(&app.b, ATIVO, &of_b_body);
     let searches = || {
         app.db.scalar(
-            "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/titulares'",
+            "SELECT count(*) AS v FROM acessos_dados_pessoais \
+             WHERE rota = '/console/titulares/{token}'",
         )
     };
 
@@ -586,11 +609,21 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     assert!(invalid.body.contains("CPF inválido"), "{}", invalid.body);
     assert_eq!(searches(), 0);
 
-    // the company's requests of the subject, not another company's; recorded
-    let found = dpo.post(
+    // the company's requests of the subject, not another company's; recorded. The POST answers
+    // 303 to a GET whose URL carries an opaque token, never the CPF
+    let posted = dpo.post(
         "/console/titulares",
         &[("cpf", CPF), ("csrf", &form.csrf())],
     );
+    assert_eq!(posted.status, 303, "{}", posted.body);
+    assert_eq!(searches(), 0, "the POST reads nothing");
+    let location = posted.header("location").expect("a Location").to_owned();
+    assert!(location.starts_with("/console/titulares/"), "{location}");
+    assert!(
+        !location.contains(CPF_DIGITS) && !location.contains(CPF),
+        "{location}"
+    );
+    let found = dpo.get(&location);
     assert_eq!(found.status, 200, "{}", found.body);
     found.assert_console_headers();
     assert!(
@@ -619,14 +652,6 @@ fn the_dpo_finds_a_subjects_requests_by_a_cpf_posted_in_a_form_and_the_read_is_r
     assert_eq!(searches(), 1);
 }
 
-/// The value of the hidden field `name` of the page.
-fn hidden(page: &Page, name: &str) -> Option<String> {
-    let marker = format!("type=\"hidden\" name=\"{name}\" value=\"");
-    let at = page.body.find(&marker)? + marker.len();
-    let rest = &page.body[at..];
-    Some(rest[..rest.find('"')?].to_owned())
-}
-
 #[test]
 fn a_subject_with_more_requests_than_a_page_is_read_page_by_page_by_posted_forms() {
     let app = TestApp::synced();
@@ -650,24 +675,24 @@ fn a_subject_with_more_requests_than_a_page_is_read_page_by_page_by_posted_forms
     let mut dpo = Browser::new(&app.api.base_url);
     dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
     let form = dpo.get("/console/titulares");
-    let first = dpo.post(
+    let posted = dpo.post(
         "/console/titulares",
         &[("cpf", CPF), ("csrf", &form.csrf())],
     );
+    assert_eq!(posted.status, 303, "{}", posted.body);
+    let location = posted.header("location").unwrap().to_owned();
+    let first = dpo.get(&location);
     assert_eq!(first.status, 200, "{}", first.body);
     let links = |page: &Page| page.body.matches("href=\"/console/solicitacoes/").count();
     assert_eq!(links(&first), 100);
     assert!(first.body.contains("Próximas 100"), "{}", first.body);
-    assert_eq!(
-        hidden(&first, "cpf").as_deref(),
-        Some(CPF),
-        "posted again, in the form"
-    );
-    let cursor = hidden(&first, "cursor").expect("the next page's cursor");
-    let second = dpo.post(
-        "/console/titulares",
-        &[("cpf", CPF), ("cursor", &cursor), ("csrf", &first.csrf())],
-    );
+    // the next page: a link with the export's cursor (opaque, nothing personal), the CPF
+    // staying on the server under the token
+    let marker = format!("href=\"{location}?cursor=");
+    let at = first.body.find(&marker).expect("the next page's link") + "href=\"".len();
+    let next = first.body[at..at + first.body[at..].find('"').unwrap()].replace("&amp;", "&");
+    assert!(!next.contains(CPF_DIGITS), "{next}");
+    let second = dpo.get(&next);
     assert_eq!(second.status, 200, "{}", second.body);
     assert_eq!(links(&second), 50, "the rest");
     assert!(!second.body.contains("Próximas 100"));
@@ -680,19 +705,13 @@ fn a_subject_with_more_requests_than_a_page_is_read_page_by_page_by_posted_forms
     assert!(ids(&first).is_disjoint(&ids(&second)), "no request twice");
     assert_eq!(
         app.db.scalar(
-            "SELECT count(*) AS v FROM acessos_dados_pessoais WHERE rota = '/console/titulares'"
+            "SELECT count(*) AS v FROM acessos_dados_pessoais \
+             WHERE rota = '/console/titulares/{token}'"
         ),
         2,
         "each page recorded"
     );
-    let bad = dpo.post(
-        "/console/titulares",
-        &[
-            ("cpf", CPF),
-            ("cursor", "nao-e-um-cursor"),
-            ("csrf", &first.csrf()),
-        ],
-    );
+    let bad = dpo.get(&format!("{location}?cursor=nao-e-um-cursor"));
     assert_eq!(bad.status, 422, "{}", bad.body);
 }
 
@@ -1438,6 +1457,12 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
     );
     // issue 38, part 5: the URL's health page and the form adding a URL are walked too
     assert!(stdout.contains("entregas, nova-url"), "{stdout}");
+    // issue 38, part 2: the subject's page (Back and reload) and its evidence bundle
+    assert!(stdout.contains("bundle: downloaded"), "{stdout}");
+    assert!(
+        stdout.contains("subject page: Back and reload show it again"),
+        "{stdout}"
+    );
     let npm = std::process::Command::new("npm").arg("--version").output();
     if npm.is_ok_and(|o| o.status.success()) {
         assert!(

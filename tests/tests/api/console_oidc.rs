@@ -368,3 +368,60 @@ fn a_session_opened_at_the_provider_ends_at_its_absolute_end_however_used() {
     }
     assert!(ended, "the session outlived its absolute end");
 }
+
+/// Each role signs in through the provider in a real browser (Chromium, Playwright:
+/// tests/browser/console_oidc_ui.py): the sign-in page's form, the console's link to the
+/// provider (the CSP's `form-action 'self'` is never asked to allow the provider: a form's answer
+/// is a page with a link, not a redirect to another origin), the provider, the home page; then
+/// the role's pages, one it may not open, sign-out; screenshots at 1280 and 320 px and axe-core.
+/// Skipped only when Chromium or the provider is missing outside CI.
+#[test]
+fn each_role_signs_in_through_the_provider_in_a_real_browser() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if !std::path::Path::new(&chromium).exists() {
+        let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(!in_ci, "{chromium} is missing in CI: .ci/run installs it");
+        eprintln!(
+            "SKIPPED each_role_signs_in_through_the_provider_in_a_real_browser: no {chromium}"
+        );
+        return;
+    }
+    let Some((app, _idp)) = setup(&[]) else {
+        return;
+    };
+    let cnpj = app
+        .db
+        .text(&format!(
+            "SELECT cnpj AS v FROM empresas WHERE id = '{}'",
+            app.company_a
+        ))
+        .expect("company A's CNPJ");
+    let out = std::process::Command::new("bash")
+        .arg(testkit::processes::repo_root().join("tests/browser/run.sh"))
+        .args([
+            app.api.base_url.as_str(),
+            cnpj.as_str(),
+            "dpo-1",
+            "op-1",
+            "ler-1",
+        ])
+        .env("BROWSER_SCRIPT", "console_oidc_ui.py")
+        .env("CHROMIUM", &chromium)
+        .env("CONSOLE_UI_ARTIFACTS", testkit::processes::log_dir())
+        .output()
+        .expect("run tests/browser/run.sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("CONSOLE_OIDC_UI_OK"),
+        "the browser walk through the provider failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    for role in ["dpo", "operador", "leitura"] {
+        assert!(
+            stdout.contains(&format!("{role}: signed in through the provider")),
+            "{stdout}"
+        );
+    }
+}

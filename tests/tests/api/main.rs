@@ -17,6 +17,7 @@ mod consent_requests;
 mod console;
 mod console_health;
 mod console_oidc;
+mod console_subject;
 mod crash_consistency;
 mod dead_database_path;
 mod docs_ui;

@@ -21,18 +21,18 @@ use crate::audit_log::{create_active, hash};
 use crate::helpers::*;
 
 /// The log's key (so this test can sign a checkpoint as the log would).
-const LOG_SEED: [u8; 32] = [0x5a; 32];
+pub(crate) const LOG_SEED: [u8; 32] = [0x5a; 32];
 const WITNESS_SEED: [u8; 32] = [0x77; 32];
-const WITNESS_NAME: &str = "witness.test/w1";
-const ORIGIN_A: &str = "consent-api/empresas/11222333000181";
+pub(crate) const WITNESS_NAME: &str = "witness.test/w1";
+pub(crate) const ORIGIN_A: &str = "consent-api/empresas/11222333000181";
 
 /// A running `consent-api witness serve`.
-struct WitnessProcess {
+pub(crate) struct WitnessProcess {
     child: Child,
     _stdin: ChildStdin,
-    url: String,
-    vkey: String,
-    log: PathBuf,
+    pub(crate) url: String,
+    pub(crate) vkey: String,
+    pub(crate) log: PathBuf,
 }
 
 impl Drop for WitnessProcess {
@@ -42,7 +42,7 @@ impl Drop for WitnessProcess {
     }
 }
 
-fn start_witness(dir: &Path) -> WitnessProcess {
+pub(crate) fn start_witness(dir: &Path) -> WitnessProcess {
     let log = dir.join("witness.log");
     let mut child = Command::new(bin_path("consent-api"))
         .env_clear()

@@ -78,4 +78,42 @@ impl AccessLog for PgAccessLog {
         })?;
         Ok(rows.into_iter().map(AccessRecord::from).collect())
     }
+
+    /// Read along `acessos_dados_pessoais_solicitacoes_idx` (GIN on `solicitacao_ids`, migration
+    /// 2026-12-07-004160): `solicitacao_ids && $ids` finds the records naming the subject's
+    /// requests, whatever the company's other reads; the company and the cursor are checked on
+    /// the rows found, newest first.
+    fn of_requests(
+        &self,
+        empresa: CompanyId,
+        request_ids: &[uuid::Uuid],
+        before: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<AccessRecord>, RepoError> {
+        if limit == 0 || request_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = request_ids.to_vec();
+        let rows = with_conn(&self.pool, "listing reads of a subject's data", |conn| {
+            let mut query = ac::table
+                .filter(ac::empresa_id.eq(empresa.0))
+                .filter(ac::solicitacao_ids.overlaps_with(ids))
+                .select(AcessoDadosPessoaisRow::as_select())
+                .into_boxed();
+            if let Some(cursor) = before {
+                query = query.filter(
+                    sql::<Bool>("(acessos_dados_pessoais.em, acessos_dados_pessoais.id) < (")
+                        .bind::<Timestamptz, _>(cursor.created_at)
+                        .sql(", ")
+                        .bind::<diesel::sql_types::Uuid, _>(cursor.id)
+                        .sql(")"),
+                );
+            }
+            query
+                .order((ac::em.desc(), ac::id.desc()))
+                .limit(i64::from(limit))
+                .load(conn)
+        })?;
+        Ok(rows.into_iter().map(AccessRecord::from).collect())
+    }
 }

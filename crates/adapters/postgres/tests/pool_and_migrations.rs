@@ -168,6 +168,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004001_inline_the_state_machine_check",
     "2026-12-07-004101_clear_cancelled_import_lines_in_the_background",
     "2026-12-07-004102_index_imports_with_lines_to_clear",
+    "2026-12-07-004160_index_accesses_by_request",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -130,6 +130,35 @@ impl PersonalDataAccesses {
         });
         Ok(AccessPage { items, next_cursor })
     }
+
+    /// The reads of `request_ids` (one subject's requests, as the console's subject page shows
+    /// them), newest first, `limit` a page, strictly before `before`; with the position of the
+    /// next (older) page when there is one. Reads `limit + 1` records along the index of the
+    /// records' request ids: bounded by the page, never by the company's reads of a period.
+    pub fn of_requests(
+        &self,
+        company: &Company,
+        request_ids: &[Uuid],
+        before: Option<ListCursor>,
+        limit: u32,
+    ) -> Result<(Vec<AccessRecord>, Option<ListCursor>), RepoError> {
+        if request_ids.is_empty() || limit == 0 {
+            return Ok((Vec::new(), None));
+        }
+        let mut items =
+            self.log
+                .of_requests(company.id, request_ids, before, limit.saturating_add(1))?;
+        let older = if items.len() > limit as usize {
+            items.truncate(limit as usize);
+            items.last().map(|r| ListCursor {
+                created_at: r.at,
+                id: r.id,
+            })
+        } else {
+            None
+        };
+        Ok((items, older))
+    }
 }
 
 #[cfg(test)]

@@ -160,6 +160,8 @@ pub fn route_label(route: &str) -> &str {
         "/console/solicitacoes/{id}/recibo" => "Console: recibo baixado",
         "/console/solicitacoes/{id}/verificacao" => "Console: verificação do recibo",
         "/console/titulares" => "Console: busca por titular",
+        "/console/titulares/{token}" => "Console: página do titular",
+        "/console/titulares/{token}/pacote" => "Console: pacote de evidências baixado",
         "/console/acessos" => "Console: registro de acessos",
         "/console/exportar" => "Console: exportação",
         other if other.starts_with("/api/") => "API: outra leitura",

@@ -84,7 +84,7 @@ fn nav(signed: &SignedIn) -> Markup {
         pages.push((
             "/console/titulares",
             "Titulares",
-            &["/console/solicitacoes/"],
+            &["/console/solicitacoes/", "/console/titulares/"],
         ));
         pages.push(("/console/acessos", "Acessos", &[]));
         pages.push(("/console/exportar", "Exportar", &[]));

@@ -12,6 +12,7 @@
 
 mod accesses;
 mod chart;
+mod evidence_bundle;
 mod export;
 mod health;
 mod home;
@@ -27,6 +28,8 @@ mod request;
 mod routes;
 pub mod session;
 mod sign_in;
+mod subject_page;
+mod subject_searches;
 mod subjects;
 mod url_forms;
 mod url_page;
@@ -56,6 +59,12 @@ pub struct Console {
     summaries: Arc<home::Summaries>,
     /// The rows a URL's health figures last read per company (charged as the chart's).
     health_rows: Arc<chart::ChartRows>,
+    /// The CPF searches' tokens (see `subject_searches`).
+    searches: Arc<subject_searches::SubjectSearches>,
+    /// The rows the subject's page or bundle last read per company (charged as the chart's).
+    subject_rows: Arc<chart::ChartRows>,
+    /// The witnesses' verifier keys (`auditoria.witnesses`), put in the evidence bundle.
+    witness_keys: Arc<Vec<String>>,
 }
 
 impl Console {
@@ -68,7 +77,17 @@ impl Console {
             home_rows: Arc::default(),
             summaries: Arc::default(),
             health_rows: Arc::default(),
+            searches: Arc::default(),
+            subject_rows: Arc::default(),
+            witness_keys: Arc::default(),
         }
+    }
+
+    /// The witnesses' verifier keys (C2SP vkeys), which the evidence bundle carries so that its
+    /// checkpoint's cosignatures can be checked offline.
+    pub fn with_witness_keys(mut self, vkeys: Vec<String>) -> Self {
+        self.witness_keys = Arc::new(vkeys);
+        self
     }
 
     /// People sign in at their companies' identity providers too (`consent-api company oidc`).

@@ -51,6 +51,9 @@ pub struct Oidc {
 struct BeginQuery {
     #[serde(default)]
     empresa: String,
+    /// `formulario` when the sign-in page's form sent it (see [`begin`]).
+    #[serde(default)]
+    via: String,
 }
 
 #[derive(Deserialize)]
@@ -86,7 +89,9 @@ pub async fn begin(visit: Visit) -> HttpResponse {
     let query: BeginQuery =
         serde_urlencoded::from_str(visit.req.query_string()).unwrap_or(BeginQuery {
             empresa: String::new(),
+            via: String::new(),
         });
+    let from_form = query.via == "formulario";
     // each start writes a row and may call the provider: counted against the client's address
     // as a failed authentication, so one address cannot flood either
     delivery_http::failed_auth::mark_failed(&visit.req);
@@ -150,7 +155,27 @@ pub async fn begin(visit: Visit) -> HttpResponse {
             .append_pair("code_challenge_method", "S256")
             .finish()
     );
+    if from_form {
+        return continue_page(&location);
+    }
     see_other(&location)
+}
+
+/// The answer to the sign-in page's form: a link to the provider instead of a 303. A browser
+/// enforcing the console's `form-action 'self'` refuses a form whose answer redirects to another
+/// origin (Chromium does), and widening it would list every company's issuer on the sign-in
+/// page; a link followed by the person is a navigation, not a form. A bookmark of
+/// `/console/entrar/oidc?empresa=` (no `via`) still gets the 303.
+fn continue_page(location: &str) -> HttpResponse {
+    layout::page(
+        StatusCode::OK,
+        "Entrar",
+        None,
+        html! {
+            p { "A sua empresa usa um provedor de identidade: entre por ele." }
+            p { a href=(location) { "Continuar no provedor de identidade" } }
+        },
+    )
 }
 
 const NO_PROVIDER: &str = "Esta empresa não tem provedor de identidade configurado. Entre com \

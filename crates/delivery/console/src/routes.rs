@@ -5,7 +5,7 @@ use actix_web::{web, FromRequest, Handler, HttpResponse, Resource, Responder};
 use delivery_http::routes::not_allowed;
 
 use crate::{accesses, chart, export, health, layout, oidc_sign_in, operator, receipt, request};
-use crate::{sign_in, subjects, url_forms, url_page};
+use crate::{evidence_bundle, sign_in, subject_page, subjects, url_forms, url_page};
 
 const STYLESHEET: &str = include_str!("../assets/console/estilo.css");
 /// The request page's receipt check, run in the browser (docs/console.md, "Receipts").
@@ -32,6 +32,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .route(web::post().to(subjects::search))
                 .default_service(not_allowed("GET, POST")),
         )
+        .service(get("/console/titulares/{token}", subject_page::page))
+        .service(get(
+            "/console/titulares/{token}/pacote",
+            evidence_bundle::download,
+        ))
         .service(get("/console/webhooks", operator::webhooks))
         .service(
             web::resource("/console/webhooks/nova")

@@ -40,6 +40,8 @@ pub struct ConsoleSettings {
     /// A session ends this long after it was opened, however used
     /// (`console.session_max_minutes`, `APP__CONSOLE__SESSION_MAX_MINUTES`).
     pub absolute_timeout: Duration,
+    /// A CPF search's token opens the subject's page this long (`console.search_seconds`).
+    pub search_lifetime: Duration,
     /// Whether cookies carry `Secure` (every environment but development).
     pub secure_cookies: bool,
 }
@@ -49,6 +51,7 @@ impl Default for ConsoleSettings {
         ConsoleSettings {
             idle_timeout: Duration::from_secs(30 * 60),
             absolute_timeout: Duration::from_secs(720 * 60),
+            search_lifetime: Duration::from_secs(15 * 60),
             secure_cookies: true,
         }
     }
@@ -280,6 +283,7 @@ mod tests {
             ConsoleSettings {
                 idle_timeout: idle,
                 absolute_timeout: absolute,
+                search_lifetime: Duration::from_secs(60),
                 secure_cookies: true,
             },
             Arc::new(MemorySessions::default()),

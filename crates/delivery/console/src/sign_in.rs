@@ -44,6 +44,8 @@ fn sign_in_page(visit: &Visit, status: StatusCode, error: Option<&str>) -> HttpR
         }
         h2 { "Empresas com provedor de identidade" }
         form method="get" action="/console/entrar/oidc" {
+            // answered with a link to the provider, not a redirect (`oidc_sign_in::begin`)
+            input type="hidden" name="via" value="formulario";
             label for="empresa" { "CNPJ ou identificador da empresa" }
             input id="empresa" name="empresa" type="text" autocomplete="organization" required;
             button type="submit" { "Entrar pelo provedor de identidade" }

@@ -175,6 +175,16 @@ impl ApiError {
         }
     }
 
+    /// The envelope this error answers with, as JSON: what a file standing for a failed read
+    /// holds (the console's evidence bundle puts it where a record could not be made).
+    pub fn envelope_json(&self) -> Value {
+        let envelope = match self.pgcc_code() {
+            Some(code) => Envelope::pgcc_failure(code, self.mensagem(), self.data()),
+            None => Envelope::failure(self.mensagem(), self.data()),
+        };
+        serde_json::to_value(envelope).unwrap_or(Value::Null)
+    }
+
     /// A sentence for the human reading the response: Portuguese, never internal detail.
     fn mensagem(&self) -> String {
         match self {

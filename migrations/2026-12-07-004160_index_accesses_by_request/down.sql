@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS acessos_dados_pessoais_solicitacoes_idx;
