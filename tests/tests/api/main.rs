@@ -32,6 +32,7 @@ mod helpers;
 mod http_contract;
 mod idempotency;
 mod importacoes;
+mod importacoes_pgcc;
 mod least_privilege;
 mod lifecycle;
 mod limits;

@@ -495,6 +495,7 @@ mod tests {
             status,
             reason: None,
             next_change_at: None,
+            company_cnpj: None,
         }
     }
 
@@ -556,6 +557,7 @@ mod tests {
                 status: Some(ConsentStatus::Revoked),
                 reason: None,
                 next_change_at: None,
+                company_cnpj: None,
             }],
         ] {
             let transitions = Arc::new(Mutex::new(Vec::new()));
