@@ -33,6 +33,7 @@ mod http_contract;
 mod idempotency;
 mod importacoes;
 mod importacoes_pgcc;
+mod importacoes_provenance;
 mod least_privilege;
 mod lifecycle;
 mod limits;

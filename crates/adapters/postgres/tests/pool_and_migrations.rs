@@ -166,6 +166,9 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
     "2026-12-07-004001_inline_the_state_machine_check",
+    "2026-12-07-004120_index_import_lines_by_request",
+    "2026-12-07-004121_record_import_provenance",
+    "2026-12-07-004122_index_requests_by_origem",
 ];
 
 /// How many migrations `name` and the ones after it are.

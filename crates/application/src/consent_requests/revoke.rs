@@ -199,6 +199,7 @@ mod tests {
                 reason: None,
             }],
             request,
+            provenance: None,
         }
     }
 
