@@ -32,6 +32,7 @@ mod helpers;
 mod http_contract;
 mod idempotency;
 mod importacoes;
+mod importacoes_cli;
 mod importacoes_pgcc;
 mod importacoes_provenance;
 mod least_privilege;
