@@ -142,7 +142,10 @@ fn the_list_filters_on_origem_exactly_and_within_the_company() {
             .map(|i| i["id"].as_str().unwrap().to_owned())
             .collect()
     };
-    assert_eq!(ids(&app.a, "origem=crm-legado"), [active.clone()]);
+    assert_eq!(
+        ids(&app.a, "origem=crm-legado"),
+        std::slice::from_ref(&active)
+    );
     assert_eq!(ids(&app.a, "origem=loja-12"), [pending]);
     assert_eq!(
         ids(&app.a, "origem=crm"),
