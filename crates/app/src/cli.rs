@@ -52,6 +52,29 @@ pub enum Command {
         #[command(subcommand)]
         command: WitnessCommand,
     },
+    /// Import a file of consents for a company (docs/imports.md, "From the command line"): the
+    /// same file and rules as POST /api/importacoes (JSON Lines or CSV), read and staged here
+    /// with a progress bar, then registered on the PGCC by the service's workers (`serve` or
+    /// `worker`), which this command waits for unless --sem-esperar. Prints a summary on stdout
+    /// (`importacao`, `status`, `linhas`, `validas`, `registradas`, `falhas`, the first errors).
+    /// Exits 0 once the file was read, whatever its lines' errors; non-zero when the file as a
+    /// whole was refused (over a limit, a bad CSV header), which imports nothing.
+    Import {
+        /// The company's id (from `company create`).
+        #[arg(long = "empresa")]
+        company: String,
+        /// The file: JSON Lines or CSV (with a header).
+        file: std::path::PathBuf,
+        /// `csv` or `jsonl`; default: by the file's extension (.csv; .jsonl, .ndjson, .json).
+        #[arg(long = "formato")]
+        format: Option<String>,
+        /// Return once the file is staged, without waiting for its registration.
+        #[arg(long = "sem-esperar", alias = "no-wait")]
+        no_wait: bool,
+        /// Write every error of the import to this file (JSON Lines: linha, campo, mensagem).
+        #[arg(long = "erros")]
+        errors_file: Option<std::path::PathBuf>,
+    },
     /// Inspect the configuration.
     Config {
         #[command(subcommand)]

@@ -124,6 +124,24 @@ fn main() -> ExitCode {
         Command::Config {
             command: ConfigCommand::Check,
         } => commands::config::check(&settings),
+        // the runtime role, as the HTTP route (the import's tables are the service's to write)
+        Command::Import {
+            company,
+            file,
+            format,
+            no_wait,
+            errors_file,
+        } => commands::import::run(
+            &settings,
+            &context,
+            commands::import::ImportArgs {
+                company,
+                file,
+                format,
+                no_wait,
+                errors_file,
+            },
+        ),
     };
     telemetry.shutdown();
     match outcome {

@@ -386,6 +386,8 @@ impl Workers {
                 imports,
                 companies.clone(),
                 CreateConsentRequest::new(pgcc.clone(), consent_requests.clone(), clock.clone()),
+                pgcc.clone(),
+                consent_requests.clone(),
                 import_call_budget,
                 clock.clone(),
                 settings.import_lease,

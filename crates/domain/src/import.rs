@@ -150,6 +150,19 @@ fn short_text(
     None
 }
 
+/// Where an imported consent came from (docs/imports.md, "Provenance"): what its creation's
+/// log entry, its record and its receipt say besides the subject's original answer date (the
+/// request's own `dataTitularRespondeuConsentimento`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportProvenance {
+    /// The import that brought it in.
+    pub import_id: Uuid,
+    /// `idExterno`: the company's own id of the consent.
+    pub external_id: String,
+    /// `origem`: the system or channel it came from.
+    pub origin: String,
+}
+
 /// Where an import stands (`status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = StatusImportacao))]

@@ -302,7 +302,8 @@ pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
 pub use event_selection::EventSelection;
 pub use import::{
-    Import, ImportCompletedData, ImportLineDraft, ImportLineError, ImportStatus, ValidImportLine,
+    Import, ImportCompletedData, ImportLineDraft, ImportLineError, ImportProvenance, ImportStatus,
+    ValidImportLine,
 };
 pub use person::{scopes_of_roles, Person, Role};
 pub use pgcc_health::{

@@ -140,11 +140,12 @@ impl Registro {
         }
     }
 
-    /// The batch status view of record `index`.
+    /// The batch status view of record `index`; `cnpj`: its company's, as created.
     pub fn status_view_em(
         &self,
         index: usize,
         bruto: Option<&String>,
+        cnpj: &str,
         agora: DateTime<Utc>,
     ) -> SolicitacaoStatusView {
         let (status, atualizado_em) = self.lido_em(agora);
@@ -152,6 +153,7 @@ impl Registro {
             id: id_de(self.tag, index),
             status: Self::informado(status, bruto),
             atualizado_em,
+            cnpj_empresa: cnpj.to_owned(),
             motivo: None,
         }
     }

@@ -86,6 +86,9 @@ pub struct SolicitacaoStatusView {
     pub id: String,
     pub status: StatusInformado,
     pub atualizado_em: DateTime<Utc>,
+    /// The company the request belongs to (its CNPJ as created, 14 characters): what a GCC
+    /// importing a consent by its PGCC id checks it against (docs/pgcc.md).
+    pub cnpj_empresa: String,
     /// The reason given with the last move, when one was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub motivo: Option<String>,
@@ -116,6 +119,7 @@ impl Solicitacao {
             id: self.id.clone(),
             status: self.informado(status),
             atualizado_em,
+            cnpj_empresa: self.dados.cnpj_empresa.clone(),
             motivo: self.motivo.clone(),
         }
     }

@@ -386,8 +386,9 @@ impl Store {
             .into_iter()
             .filter_map(|id| self.index(id))
             .map(|i| {
-                let mut view =
-                    self.registros[i].status_view_em(i, self.status_bruto.get(&i), agora);
+                let registro = &self.registros[i];
+                let cnpj = &self.cnpjs[registro.cnpj() as usize];
+                let mut view = registro.status_view_em(i, self.status_bruto.get(&i), cnpj, agora);
                 view.motivo = self.motivos.get(&i).cloned();
                 view
             })

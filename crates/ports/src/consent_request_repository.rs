@@ -1,6 +1,7 @@
 use chrono::{DateTime, Utc};
 use domain::{
-    Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, Reason, StatusChange, TransitionCause,
+    Cnpj, CompanyId, ConsentRequest, ConsentStatus, Cpf, ImportProvenance, Reason, StatusChange,
+    TransitionCause,
 };
 use uuid::Uuid;
 
@@ -11,6 +12,10 @@ use crate::RepoError;
 pub struct ConsentRequestRecord {
     pub request: ConsentRequest,
     pub history: Vec<StatusChange>,
+    /// Where it came from, when it was imported (docs/imports.md, "Provenance"); `None` for a
+    /// consent created through the API. Read by [`ConsentRequestRepository::get`] (the record
+    /// and the receipt); the subject's export leaves it `None`.
+    pub provenance: Option<ImportProvenance>,
 }
 
 /// How many of a company's confirmed requests were created on one day (UTC) under one template,
@@ -61,6 +66,8 @@ pub struct ConsentFilter {
     /// Only requests whose use case has a newer version than the one they were created under
     /// (`versaoDesatualizada=true`); `false` is no filter.
     pub outdated_version: bool,
+    /// Only imported requests of this `origem` (exact match).
+    pub origin: Option<String>,
 }
 
 /// Keyset position: the list is ordered by (criado_em, id) ascending and resumes strictly after

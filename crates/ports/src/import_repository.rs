@@ -90,6 +90,11 @@ pub trait ImportRepository: Send + Sync {
     /// The company's import, with its counts.
     fn get(&self, company: CompanyId, import: Uuid) -> Result<Option<Import>, RepoError>;
 
+    /// The company's consent request holding `pgcc_id`, if any: a `pgccId` line naming a
+    /// consent the company holds already is a line error, not a second row.
+    fn request_holding(&self, company: CompanyId, pgcc_id: &str)
+        -> Result<Option<Uuid>, RepoError>;
+
     /// At most `limit` of the import's errors in line order, after `(line, order)` when given.
     fn errors(
         &self,

@@ -69,6 +69,10 @@ pub struct PgccConsentStatus {
     /// never does (its subjects answer when they will); the sandbox's simulated PGCC plays a
     /// fixed timeline, so the status worker looks again then rather than at its steady pace.
     pub next_change_at: Option<DateTime<Utc>>,
+    /// The CNPJ of the company the request belongs to, as the PGCC answered it (`None`: it did
+    /// not say). Only the import reads it: a consent imported by its PGCC id must be the
+    /// importing company's (docs/imports.md).
+    pub company_cnpj: Option<String>,
 }
 
 /// The external consent platform. Contract: `docs/pgcc.md`.

@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use crate::helpers::*;
 
-const JSONL: &str = "application/x-ndjson";
+pub(crate) const JSONL: &str = "application/x-ndjson";
 const CSV: &str = "text/csv";
 
 /// A valid active line of company A, answered long ago, under `id_externo`.
-fn line(id_externo: &str) -> Value {
+pub(crate) fn line(id_externo: &str) -> Value {
     let mut l = active_body();
     l["idExterno"] = json!(id_externo);
     l["origem"] = json!("crm-legado");
@@ -19,7 +19,7 @@ fn line(id_externo: &str) -> Value {
     l
 }
 
-fn jsonl(lines: &[Value]) -> Vec<u8> {
+pub(crate) fn jsonl(lines: &[Value]) -> Vec<u8> {
     let mut out = Vec::new();
     for l in lines {
         out.extend(serde_json::to_vec(l).unwrap());
@@ -29,7 +29,7 @@ fn jsonl(lines: &[Value]) -> Vec<u8> {
 }
 
 /// Polls the import until `status`, within 60 s.
-fn wait_for(app: &TestApp, client: &testkit::Client, id: &str, status: &str) -> Value {
+pub(crate) fn wait_for(app: &TestApp, client: &testkit::Client, id: &str, status: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let r = client.get(&format!("/api/importacoes/{id}")).expect(200);

@@ -175,11 +175,16 @@ impl PgccGateway for PgccHttpGateway {
                     Some(serde_json::Value::String(motivo)) => Some(wire::without_controls(motivo)),
                     _ => None,
                 };
+                let company_cnpj = match item.cnpj_empresa {
+                    Some(serde_json::Value::String(cnpj)) => Some(wire::without_controls(cnpj)),
+                    _ => None,
+                };
                 statuses.push(PgccConsentStatus {
                     pgcc_id: item.id,
                     status,
                     reason: motivo,
                     next_change_at: None,
+                    company_cnpj,
                 });
             }
         }

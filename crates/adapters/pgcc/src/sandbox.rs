@@ -324,6 +324,7 @@ impl PgccGateway for SandboxPgcc {
                     status: Some(consent_status(status)),
                     reason: reason.map(str::to_owned),
                     next_change_at: request.next_change_at(now),
+                    company_cnpj: None,
                 })
             })
             .collect())

@@ -171,6 +171,11 @@ pub struct StatusSolicitacao {
     /// (the status is what matters).
     #[serde(default)]
     pub motivo: Option<serde_json::Value>,
+    /// The company the request belongs to (its CNPJ), when the PGCC says: read like `motivo`
+    /// (a non-string is no answer), checked only by an import confirming a consent by its
+    /// PGCC id (docs/imports.md).
+    #[serde(default, rename = "cnpjEmpresa")]
+    pub cnpj_empresa: Option<serde_json::Value>,
 }
 
 #[cfg(test)]

@@ -603,6 +603,23 @@ impl ImportRepository for PgImportRepository {
         .transpose()
     }
 
+    fn request_holding(
+        &self,
+        company: CompanyId,
+        pgcc_id: &str,
+    ) -> Result<Option<Uuid>, RepoError> {
+        use crate::schema::solicitacoes_consentimento as sc;
+        // one probe of the unique index (empresa_id, pgcc_id)
+        with_conn(&self.pool, "finding the request of a PGCC id", |conn| {
+            sc::table
+                .filter(sc::empresa_id.eq(company.0))
+                .filter(sc::pgcc_id.eq(pgcc_id))
+                .select(sc::id)
+                .first::<Uuid>(conn)
+                .optional()
+        })
+    }
+
     fn errors(
         &self,
         company: CompanyId,

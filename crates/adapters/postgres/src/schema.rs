@@ -328,6 +328,7 @@ diesel::table! {
         versao_caso_de_uso -> Int8,
         pgcc_nao_encontrada_em -> Nullable<Timestamptz>,
         incidente_integridade_em -> Nullable<Timestamptz>,
+        origem -> Nullable<Text>,
     }
 }
 

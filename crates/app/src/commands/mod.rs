@@ -2,6 +2,7 @@ pub mod api_key;
 pub mod audit;
 pub mod company;
 pub mod config;
+pub mod import;
 pub mod migrate;
 pub mod monitor;
 pub mod serve;

@@ -331,7 +331,7 @@ impl AuditLog {
         let signer = self.signer_of(company)?;
         let content = &request.content;
         let answer = content.answer.as_ref();
-        let payload = serde_json::json!({
+        let mut payload = serde_json::json!({
             "id": request.id,
             "pgccId": request.pgcc_id,
             "cnpjEmpresa": company.cnpj.as_str(),
@@ -355,6 +355,15 @@ impl AuditLog {
             "jti": crate::receipt_id(&request),
             "versaoEsquema": crate::RECORD_SCHEMA,
         });
+        // an imported consent says so, as its creation's log entry does (docs/imports.md,
+        // "Provenance"); the original answer date is `dataTitularRespondeuConsentimento` above
+        if let Some(p) = &record.provenance {
+            payload["importacao"] = serde_json::json!({
+                "id": p.import_id,
+                "idExterno": p.external_id,
+                "origem": p.origin,
+            });
+        }
         Ok(SignedReceipt {
             jws: signer.compact_jws(&payload),
             hash: request.hash,

@@ -210,6 +210,10 @@ mod tests {
             proof_sha256: None,
             hash: "ab".repeat(32),
             at: "2026-01-10T12:00:05.000000Z".to_owned(),
+            import_id: None,
+            external_id: None,
+            origin: None,
+            answered_at: None,
         }
     }
 

@@ -26,6 +26,19 @@ pub struct EntryFields {
     pub hash: String,
     #[serde(rename = "em")]
     pub at: String,
+    /// The four keys only an imported consent's creation entry has (docs/auditoria.md,
+    /// "Imported consents"); absent from every other entry, old ones included, whose bytes are
+    /// what they always were. Flat, not a flattened struct: serde's `deny_unknown_fields` does
+    /// not hold across `flatten`.
+    #[serde(rename = "importacaoId", default)]
+    pub import_id: Option<String>,
+    #[serde(rename = "idExterno", default)]
+    pub external_id: Option<String>,
+    #[serde(rename = "origem", default)]
+    pub origin: Option<String>,
+    /// The subject's original answer date (`null` for a pending line, present all the same).
+    #[serde(rename = "dataTitularRespondeuConsentimento", default)]
+    pub answered_at: Option<String>,
 }
 
 impl EntryFields {
@@ -36,3 +49,43 @@ impl EntryFields {
 
 /// The cause of the retention purge's blanking (the database writes it).
 pub const CAUSE_RETENTION: &str = "retencao";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIVE: &str = r#"{"casoDeUsoIdTemplate":"tpl","causa":"empresa","cnpjEmpresa":"11222333000181","em":"2026-01-10T12:00:05.000000Z","hash":"ab","id":"00000000-0000-0000-0000-000000000501","motivoSha256":null,"pgccId":"pgcc-1","provaColetaSha256":null,"status":"pendente","statusAnterior":null}"#;
+
+    #[test]
+    fn an_entry_without_provenance_reads_as_before_and_an_unknown_key_is_refused() {
+        let live = EntryFields::parse(LIVE.as_bytes()).unwrap();
+        assert_eq!(live.import_id, None);
+        assert_eq!(live.origin, None);
+        let odd = LIVE.replace(r#""causa""#, r#""extra":"x","causa""#);
+        assert!(EntryFields::parse(odd.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn an_imported_creation_entry_reads_its_provenance() {
+        let imported = LIVE.replace(
+            r#""em""#,
+            r#""dataTitularRespondeuConsentimento":"2019-03-01T10:00:00.000000Z","em""#,
+        )
+        .replace(
+            r#""motivoSha256""#,
+            r#""idExterno":"crm-1","importacaoId":"00000000-0000-0000-0000-000000000007","motivoSha256""#,
+        )
+        .replace(r#""pgccId""#, r#""origem":"crm-legado","pgccId""#);
+        let fields = EntryFields::parse(imported.as_bytes()).unwrap();
+        assert_eq!(fields.external_id.as_deref(), Some("crm-1"));
+        assert_eq!(fields.origin.as_deref(), Some("crm-legado"));
+        assert_eq!(
+            fields.import_id.as_deref(),
+            Some("00000000-0000-0000-0000-000000000007")
+        );
+        assert_eq!(
+            fields.answered_at.as_deref(),
+            Some("2019-03-01T10:00:00.000000Z")
+        );
+    }
+}

@@ -363,6 +363,7 @@ mod tests {
             Ok(Some(ConsentRequestRecord {
                 request,
                 history: vec![],
+                provenance: None,
             }))
         });
         VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))
@@ -423,6 +424,7 @@ mod tests {
             Ok(Some(ConsentRequestRecord {
                 request: consent_request(ID, ConsentStatus::Active),
                 history: vec![],
+                provenance: None,
             }))
         });
         VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))
@@ -483,6 +485,7 @@ mod tests {
             Ok(Some(ConsentRequestRecord {
                 request: consent_request(ID, ConsentStatus::Active),
                 history: vec![],
+                provenance: None,
             }))
         });
         VerifyAuditLog::new(Arc::new(log), Arc::new(requests), vec![]).run(Some(company().id))

@@ -103,6 +103,61 @@ impl CreateConsentRequest {
         self.create_new(company, draft, variant, id)
     }
 
+    /// Stores under `id` a request the PGCC already holds as `pgcc_id` (a consent imported by
+    /// its PGCC id, docs/imports.md): a creation's two phases with the PGCC's creation call left
+    /// out, so the row, its history, its `solicitacao.criada` event and its log entry are a
+    /// creation's, written by the same functions. An earlier attempt under `id` is taken over as
+    /// [`Self::execute_with_id`] does (confirmed: nothing to do).
+    pub fn record_held(
+        &self,
+        company: &Company,
+        draft: ConsentRequestDraft,
+        variant: CreationVariant,
+        id: Uuid,
+        pgcc_id: &str,
+    ) -> Result<CreatedConsentRequest, CreateConsentError> {
+        let now = self.clock.now();
+        let stored = match self.consent_requests.find_creation(company.id, id)? {
+            Some(CreationRecord::Confirmed { pgcc_id }) => {
+                return Ok(CreatedConsentRequest { id, pgcc_id });
+            }
+            Some(CreationRecord::InProgress(stored)) => *stored,
+            Some(CreationRecord::Cancelled) | None => {
+                self.new_row(company, draft, variant, id, now)?
+            }
+        };
+        match self.consent_requests.begin_creation(&stored, now)? {
+            CreationStart::Started { .. } => {}
+            CreationStart::AlreadyConfirmed { pgcc_id } => {
+                return Ok(CreatedConsentRequest { id, pgcc_id });
+            }
+            CreationStart::UnknownTemplate => return Err(unknown_template()),
+        }
+        match self
+            .consent_requests
+            .confirm_creation(&stored, pgcc_id, now)?
+        {
+            Confirmation::Confirmed => {
+                tracing::info!(
+                    empresa_id = %company.id,
+                    solicitacao_id = %id,
+                    pgcc_id = %pgcc_id,
+                    "consent request held by the PGCC recorded"
+                );
+                Ok(CreatedConsentRequest {
+                    id,
+                    pgcc_id: pgcc_id.to_owned(),
+                })
+            }
+            Confirmation::AlreadyConfirmed { pgcc_id } => Ok(CreatedConsentRequest { id, pgcc_id }),
+            Confirmation::Missing => Err(CreateConsentError::Repo(RepoError::Unexpected(
+                anyhow::anyhow!(
+                    "a consent request being recorded vanished before its confirmation"
+                ),
+            ))),
+        }
+    }
+
     fn create_new(
         &self,
         company: &Company,
@@ -111,6 +166,19 @@ impl CreateConsentRequest {
         id: Uuid,
     ) -> Result<CreatedConsentRequest, CreateConsentError> {
         let now = self.clock.now();
+        let stored = self.new_row(company, draft, variant, id, now)?;
+        self.attempt(company, &stored, now)
+    }
+
+    /// The row a creation stores first: validated, in its variant's first status, hashed.
+    fn new_row(
+        &self,
+        company: &Company,
+        draft: ConsentRequestDraft,
+        variant: CreationVariant,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<ConsentRequest, CreateConsentError> {
         let request = draft
             .validate(variant, now)
             .map_err(CreateConsentError::Invalid)?;
@@ -138,7 +206,7 @@ impl CreateConsentRequest {
         };
         // the hash covers criado_em, so it is computed on the request as stored
         stored.hash = consent_hash(&stored);
-        self.attempt(company, &stored, now)
+        Ok(stored)
     }
 
     /// Stores (or takes over) the request `em_andamento` under its template's use case, asks
@@ -155,12 +223,7 @@ impl CreateConsentRequest {
             CreationStart::AlreadyConfirmed { pgcc_id } => {
                 return Ok(CreatedConsentRequest { id, pgcc_id });
             }
-            CreationStart::UnknownTemplate => {
-                return Err(CreateConsentError::Invalid(ValidationErrors::single(
-                    "casoDeUsoIdTemplate",
-                    "nenhum caso de uso sincronizado da empresa tem este template",
-                )));
-            }
+            CreationStart::UnknownTemplate => return Err(unknown_template()),
         };
         let created = match self.pgcc.create_consent_request(&PgccNewConsent {
             referencia_externa: id,
@@ -244,6 +307,13 @@ impl CreateConsentRequest {
         }
         CreateConsentError::Pgcc(error)
     }
+}
+
+fn unknown_template() -> CreateConsentError {
+    CreateConsentError::Invalid(ValidationErrors::single(
+        "casoDeUsoIdTemplate",
+        "nenhum caso de uso sincronizado da empresa tem este template",
+    ))
 }
 
 #[cfg(test)]

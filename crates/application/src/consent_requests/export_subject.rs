@@ -124,6 +124,7 @@ mod tests {
         ConsentRequestRecord {
             request,
             history: Vec::new(),
+            provenance: None,
         }
     }
 

@@ -67,6 +67,7 @@ mod tests {
                 cause: TransitionCause::Company,
                 reason: None,
             }],
+            provenance: None,
         }
     }
 

@@ -37,6 +37,9 @@ pub struct ConsentListQuery {
     /// `versaoDesatualizada`: `Some(true)` keeps only the requests whose use case has a newer
     /// version; `Some(false)` and `None` filter nothing (docs/api.md).
     pub outdated_version: Option<bool>,
+    /// `origem`: only imported requests of this origin (exact match, after trimming, as the
+    /// import stores it); blank means no filter.
+    pub origin: Option<String>,
     /// The previous page's `next_cursor` (`proximoCursor` on the wire).
     pub cursor: Option<String>,
     /// 1..=500, default 50.
@@ -68,6 +71,7 @@ pub mod field {
     pub const UPDATED_UNTIL: &str = "atualizadoAte";
     pub const CURSOR: &str = "cursor";
     pub const LIMIT: &str = "limite";
+    pub const ORIGIN: &str = "origem";
 }
 
 const MSG_STATUS: &str = "o status deve ser pendente, ativo, recusado, expirado ou revogado";
@@ -164,6 +168,25 @@ fn validate(
             errors.push(field::UPDATED_UNTIL, MSG_UPDATED_PERIOD);
         }
     }
+    let origin = query
+        .origin
+        .as_deref()
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .and_then(|o| {
+            if o.chars().count() > domain::import::MAX_EXTERNAL_ID {
+                errors.push(
+                    field::ORIGIN,
+                    format!("no máximo {} caracteres", domain::import::MAX_EXTERNAL_ID),
+                );
+                None
+            } else if o.contains('\0') {
+                errors.push(field::ORIGIN, domain::NUL_CHARACTER_MESSAGE);
+                None
+            } else {
+                Some(o.to_owned())
+            }
+        });
     let (after, limit) = page_position(query.cursor.as_deref(), query.limit, &mut errors);
 
     errors.into_result((
@@ -176,6 +199,7 @@ fn validate(
             updated_from: query.updated_from,
             updated_until: query.updated_until,
             outdated_version: query.outdated_version == Some(true),
+            origin,
         },
         after,
         limit,
@@ -322,6 +346,7 @@ mod tests {
                 updated_from: Some(from),
                 updated_until: Some(until),
                 outdated_version: Some(true),
+                origin: Some(" crm-legado ".to_owned()),
                 cursor: Some(encode_cursor(&position)),
                 limit: Some(10),
             },
@@ -340,6 +365,7 @@ mod tests {
                     updated_from: Some(from),
                     updated_until: Some(until),
                     outdated_version: true,
+                    origin: Some("crm-legado".to_owned()),
                 },
                 Some(position),
                 11,
@@ -578,6 +604,7 @@ mod tests {
                 updated_from: Some(now()),
                 updated_until: Some(now() - Duration::days(1)),
                 outdated_version: None,
+                origin: Some("x".repeat(201)),
                 cursor: Some("garbage".to_owned()),
                 limit: Some(0),
             },
@@ -590,6 +617,7 @@ mod tests {
                 "cpfTitular",
                 "criadoAte",
                 "atualizadoAte",
+                "origem",
                 "cursor",
                 "limite"
             ]

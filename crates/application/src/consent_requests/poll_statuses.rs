@@ -780,6 +780,7 @@ mod tests {
             status: Some(status),
             reason: None,
             next_change_at: None,
+            company_cnpj: None,
         }
     }
 
@@ -790,6 +791,7 @@ mod tests {
             status: None,
             reason: None,
             next_change_at: None,
+            company_cnpj: None,
         }
     }
 

@@ -199,6 +199,7 @@ mod tests {
                 reason: None,
             }],
             request,
+            provenance: None,
         }
     }
 
@@ -495,6 +496,7 @@ mod tests {
             status,
             reason: None,
             next_change_at: None,
+            company_cnpj: None,
         }
     }
 
@@ -556,6 +558,7 @@ mod tests {
                 status: Some(ConsentStatus::Revoked),
                 reason: None,
                 next_change_at: None,
+                company_cnpj: None,
             }],
         ] {
             let transitions = Arc::new(Mutex::new(Vec::new()));

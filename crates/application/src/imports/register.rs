@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use domain::consent_request::field;
 use domain::import::import_field;
+use domain::{Company, ConsentStatus, CreationVariant, Reason, TransitionCause};
 use ports::{
-    ClaimedLine, Clock, CompanyRepository, ImportRepository, LineOutcome, PgccCallBudget,
-    PgccError, RepoError,
+    ClaimedLine, Clock, CompanyRepository, ConsentRequestRepository, ImportRepository, LineOutcome,
+    PgccCallBudget, PgccError, PgccGateway, RepoError,
 };
 
 use crate::{CreateConsentError, CreateConsentRequest};
@@ -45,6 +46,9 @@ pub struct RegisterImports {
     imports: Arc<dyn ImportRepository>,
     companies: Arc<dyn CompanyRepository>,
     create: CreateConsentRequest,
+    /// A `pgccId` line's status call (the status worker's client) and its status afterwards.
+    pgcc: Arc<dyn PgccGateway>,
+    consent_requests: Arc<dyn ConsentRequestRepository>,
     budget: Arc<dyn PgccCallBudget>,
     clock: Arc<dyn Clock>,
     lease: chrono::Duration,
@@ -52,10 +56,13 @@ pub struct RegisterImports {
 }
 
 impl RegisterImports {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         imports: Arc<dyn ImportRepository>,
         companies: Arc<dyn CompanyRepository>,
         create: CreateConsentRequest,
+        pgcc: Arc<dyn PgccGateway>,
+        consent_requests: Arc<dyn ConsentRequestRepository>,
         budget: Arc<dyn PgccCallBudget>,
         clock: Arc<dyn Clock>,
         lease: chrono::Duration,
@@ -64,6 +71,8 @@ impl RegisterImports {
             imports,
             companies,
             create,
+            pgcc,
+            consent_requests,
             budget,
             clock,
             lease,
@@ -117,26 +126,130 @@ impl RegisterImports {
     /// The line's creation; `None`: the PGCC did not answer for good, the line stays claimed
     /// until its lease ends and is tried again then.
     fn register(&self, line: &ClaimedLine) -> Result<Option<LineOutcome>, RepoError> {
-        if line.pgcc_id.is_some() {
-            // confirming a consent already on the PGCC is not built yet (docs/imports.md)
-            return Ok(Some(LineOutcome::Failed {
-                field: import_field::PGCC_ID.to_owned(),
-                message: "a importação de consentimentos já registrados no PGCC (pgccId) ainda não está disponível".to_owned(),
-            }));
-        }
         let Some(company) = self.companies.get(line.company_id)? else {
             return Ok(Some(LineOutcome::Failed {
                 field: import_field::LINE.to_owned(),
                 message: "empresa desconhecida".to_owned(),
             }));
         };
-        match self.create.execute_with_id(
+        if let Some(pgcc_id) = &line.pgcc_id {
+            return self.record_held(&company, line, pgcc_id);
+        }
+        let created = self.create.execute_with_id(
             &company,
             line.draft.clone(),
             line.variant,
             line.request_id,
-        ) {
-            Ok(_) => Ok(Some(LineOutcome::Registered)),
+        );
+        self.outcome(line, created.map(|_| ()))
+    }
+
+    /// A `pgccId` line (docs/imports.md, "Consents already on the PGCC"): the PGCC's status
+    /// call (this line's call of the imports' budget, taken by the round) says whether it holds
+    /// the consent for this company and in which status; the consent is then stored as held,
+    /// never created again on the PGCC, and moved to the PGCC's status as the status worker
+    /// would move it (cause `pgcc`), so its log is a lawful chain: creation, then the PGCC's word.
+    fn record_held(
+        &self,
+        company: &Company,
+        line: &ClaimedLine,
+        pgcc_id: &str,
+    ) -> Result<Option<LineOutcome>, RepoError> {
+        // a consent the company holds already (created live, or imported under another
+        // idExterno) is not stored twice; its own request (a line claimed again) goes on
+        if let Some(holder) = self.imports.request_holding(company.id, pgcc_id)? {
+            if holder != line.request_id {
+                return Ok(Some(failed(
+                    import_field::PGCC_ID,
+                    format!("a empresa já tem esta solicitação do PGCC (solicitação {holder})"),
+                )));
+            }
+        }
+        let answer = match self.pgcc.consent_statuses(&[pgcc_id.to_owned()]) {
+            Ok(answer) => answer,
+            Err(PgccError::Rejected { status }) => {
+                return Ok(Some(failed(
+                    import_field::PGCC_ID,
+                    format!("o PGCC recusou a consulta de status (HTTP {status})"),
+                )));
+            }
+            Err(error) => {
+                tracing::warn!(
+                    empresa_id = %line.company_id,
+                    importacao_id = %line.import_id,
+                    linha = line.line,
+                    error = %error,
+                    "an imported line's status call failed: tried again after its lease"
+                );
+                return Ok(None);
+            }
+        };
+        // Unknown to the PGCC and another company's are one answer: a company cannot learn
+        // from an import whether an id it does not hold exists elsewhere.
+        let Some(held) = answer
+            .into_iter()
+            .find(|s| s.pgcc_id == pgcc_id)
+            .filter(|s| {
+                s.company_cnpj
+                    .as_deref()
+                    .is_some_and(|c| same_cnpj(c, company.cnpj.as_str()))
+            })
+        else {
+            return Ok(Some(failed(
+                import_field::PGCC_ID,
+                "o PGCC não tem esta solicitação para a empresa".to_owned(),
+            )));
+        };
+        let Some(status) = held.status else {
+            return Ok(Some(failed(
+                import_field::PGCC_ID,
+                "o PGCC informa um status que o serviço não conhece".to_owned(),
+            )));
+        };
+        let created = match line.variant {
+            CreationVariant::Active => ConsentStatus::Active,
+            CreationVariant::Pending => ConsentStatus::Pending,
+        };
+        if status != created && !ConsentStatus::allows_move(Some(created), status) {
+            return Ok(Some(failed(
+                import_field::PGCC_ID,
+                format!(
+                    "o PGCC informa o status {}, que não segue de uma solicitação {} como a linha a descreve",
+                    status.as_str(),
+                    created.as_str()
+                ),
+            )));
+        }
+        let recorded = self.create.record_held(
+            company,
+            line.draft.clone(),
+            line.variant,
+            line.request_id,
+            pgcc_id,
+        );
+        if recorded.is_ok() && status != created {
+            // `false`: moved already (an earlier attempt, or the status worker)
+            self.consent_requests.transition(
+                company.id,
+                line.request_id,
+                created,
+                status,
+                TransitionCause::Pgcc,
+                Reason::from_pgcc(held.reason.as_deref()),
+                self.clock.now(),
+            )?;
+        }
+        self.outcome(line, recorded.map(|_| ()))
+    }
+
+    /// A creation's (or a held consent's recording's) result as the line's outcome.
+    fn outcome(
+        &self,
+        line: &ClaimedLine,
+        created: Result<(), CreateConsentError>,
+    ) -> Result<Option<LineOutcome>, RepoError> {
+        match created {
+            Ok(()) => Ok(Some(LineOutcome::Registered)),
             // e.g. the expiry passed between validation and registration, or the use case was
             // removed since
             Err(CreateConsentError::Invalid(errors)) => {
@@ -169,6 +282,23 @@ impl RegisterImports {
     }
 }
 
+fn failed(field: &str, message: String) -> LineOutcome {
+    LineOutcome::Failed {
+        field: field.to_owned(),
+        message,
+    }
+}
+
+/// The same CNPJ, masked or not.
+fn same_cnpj(a: &str, b: &str) -> bool {
+    let digits = |s: &str| {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+    };
+    digits(a).eq_ignore_ascii_case(&digits(b))
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Mutex;
@@ -187,8 +317,8 @@ mod tests {
         CompanyId(Uuid::from_u128(n))
     }
 
-    /// A line already on the PGCC (`pgccId`): settled without a creation, so the round's
-    /// order can be watched without the creation's ports.
+    /// A line already on the PGCC (`pgccId`) the PGCC does not hold: settled as a line error
+    /// without a creation, so the round's order can be watched without the creation's ports.
     fn line_of(company: CompanyId) -> ClaimedLine {
         ClaimedLine {
             company_id: company,
@@ -203,14 +333,26 @@ mod tests {
 
     fn service(imports: MockImportRepository, budget: MockPgccCallBudget) -> RegisterImports {
         let clock = fixed_clock();
+        let mut companies = MockCompanyRepository::new();
+        companies.expect_get().returning(|id| {
+            Ok(Some(Company {
+                id,
+                ..crate::test_support::company()
+            }))
+        });
+        // a PGCC that holds none of the lines' ids: each a line error, no creation
+        let mut pgcc = MockPgccGateway::new();
+        pgcc.expect_consent_statuses().returning(|_| Ok(Vec::new()));
         RegisterImports::new(
             Arc::new(imports),
-            Arc::new(MockCompanyRepository::new()),
+            Arc::new(companies),
             CreateConsentRequest::new(
                 Arc::new(MockPgccGateway::new()),
                 Arc::new(MockConsentRequestRepository::new()),
                 clock.clone(),
             ),
+            Arc::new(pgcc),
+            Arc::new(MockConsentRequestRepository::new()),
             Arc::new(budget),
             clock,
             chrono::Duration::minutes(2),
@@ -230,6 +372,7 @@ mod tests {
             Ok(Some(line_of(c)))
         });
         imports.expect_settle_line().returning(|_, _, _| Ok(()));
+        imports.expect_request_holding().returning(|_, _| Ok(None));
         let mut budget = MockPgccCallBudget::new();
         budget.expect_try_take().returning(|_| Ok(None));
         let register = service(imports, budget);
@@ -237,7 +380,10 @@ mod tests {
         let first = register.run_round().unwrap();
         register.run_round().unwrap();
 
-        assert_eq!(first.failed, 3, "pgccId lines are line errors for now");
+        assert_eq!(
+            first.failed, 3,
+            "ids the PGCC does not hold are line errors"
+        );
         assert!(first.more);
         assert_eq!(
             *claimed.lock().unwrap(),

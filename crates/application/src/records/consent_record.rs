@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use domain::{
-    Company, ConsentRequest, ControllerProfile, StatusChange, UseCaseAnnotation, UseCaseVersion,
-    ValidationErrors,
+    Company, ConsentRequest, ControllerProfile, ImportProvenance, StatusChange, UseCaseAnnotation,
+    UseCaseVersion, ValidationErrors,
 };
 use ports::{
     CompanyRepository, ConsentRequestRecord, ConsentRequestRepository, RepoError, UseCaseRepository,
@@ -61,6 +61,8 @@ pub struct ConsentRecordSource {
     /// The id of the request's receipt in its current state ([`receipt_id`]).
     pub receipt_id: Uuid,
     pub settings: RecordSettings,
+    /// Where it came from, when a bulk import brought it in (docs/imports.md, "Provenance").
+    pub provenance: Option<ImportProvenance>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -245,6 +247,7 @@ impl ConsentRecords {
                     notice_digest,
                     annotation,
                     settings: self.settings.clone(),
+                    provenance: record.provenance,
                 })
             }
             _ => Err(ConsentRecordError::Missing(missing)),
@@ -323,6 +326,7 @@ mod tests {
             Ok(Some(ConsentRequestRecord {
                 request: request.clone(),
                 history: vec![],
+                provenance: None,
             }))
         });
         let mut companies = MockCompanyRepository::new();

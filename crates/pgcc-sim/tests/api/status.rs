@@ -80,7 +80,9 @@ fn the_batch_answers_the_known_ids_in_the_order_asked_with_their_current_status(
     let first = body["solicitacoes"][0].as_object().unwrap();
     let mut keys: Vec<_> = first.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["atualizadoEm", "id", "status"]);
+    assert_eq!(keys, ["atualizadoEm", "cnpjEmpresa", "id", "status"]);
+    // the company the request was created for, as the creation named it
+    assert_eq!(first["cnpjEmpresa"].as_str().map(str::len), Some(14));
 }
 
 #[test]

@@ -10,15 +10,25 @@ use serde_json::json;
 
 use crate::helpers::{
     admin_post, consent, create, fault, gateway, gateway_to, one_shot_200, received, seed, sim,
-    status_consultas,
+    status_consultas, CNPJ,
 };
 
+/// A request of the simulator's company ([`CNPJ`]), as the simulator answers it.
 fn status(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
+    PgccConsentStatus {
+        company_cnpj: Some(CNPJ.to_owned()),
+        ..answered_without_company(pgcc_id, status)
+    }
+}
+
+/// A request of an answer that names no company (a stub PGCC's).
+fn answered_without_company(pgcc_id: &str, status: ConsentStatus) -> PgccConsentStatus {
     PgccConsentStatus {
         pgcc_id: pgcc_id.to_owned(),
         status: Some(status),
         reason: None,
         next_change_at: None,
+        company_cnpj: None,
     }
 }
 
@@ -44,6 +54,7 @@ fn the_reason_the_simulator_reports_reaches_us_and_a_non_text_one_is_ignored() {
             status: Some(ConsentStatus::Refused),
             reason: Some("não reconheço esta empresa".to_owned()),
             next_change_at: None,
+            company_cnpj: Some(CNPJ.to_owned()),
         }]
     );
 
@@ -53,7 +64,10 @@ fn the_reason_the_simulator_reports_reaches_us_and_a_non_text_one_is_ignored() {
         .consent_statuses(&["pgcc-1".to_owned()])
         .unwrap();
     server.join().unwrap();
-    assert_eq!(answered, [status("pgcc-1", ConsentStatus::Revoked)]);
+    assert_eq!(
+        answered,
+        [answered_without_company("pgcc-1", ConsentStatus::Revoked)]
+    );
 }
 
 #[test]
@@ -229,8 +243,9 @@ fn an_unknown_status_is_none_for_that_request_alone() {
                 status: None,
                 reason: None,
                 next_change_at: None,
+                company_cnpj: None,
             },
-            status("pgcc-2", ConsentStatus::Active)
+            answered_without_company("pgcc-2", ConsentStatus::Active)
         ]
     );
 }
@@ -257,6 +272,7 @@ fn a_raw_status_set_on_the_simulator_reaches_us_as_unknown_beside_its_neighbours
                 status: None,
                 reason: None,
                 next_change_at: None,
+                company_cnpj: Some(CNPJ.to_owned()),
             },
             status(&plain, ConsentStatus::Pending)
         ]

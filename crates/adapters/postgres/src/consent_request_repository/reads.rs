@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Bool, Text, Timestamptz};
-use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf};
+use domain::{CompanyId, ConsentRequest, ConsentStatus, Cpf, ImportProvenance};
 use ports::{ConsentFilter, ConsentRequestRecord, ListCursor, RepoError};
 use uuid::Uuid;
 
@@ -13,7 +13,9 @@ use super::{into_domain, sql_limit};
 use crate::conn::with_conn;
 use crate::fixed_sql::{fixed_condition, statement};
 use crate::models::{SolicitacaoConsentimentoRow, SolicitacaoHistoricoRow, CRIACAO_CONFIRMADA};
-use crate::schema::{solicitacoes_consentimento as sc, solicitacoes_historico as sh};
+use crate::schema::{
+    importacao_linhas as il, solicitacoes_consentimento as sc, solicitacoes_historico as sh,
+};
 use crate::tenant::Tenant;
 use crate::{PgPool, ReadPools};
 
@@ -79,10 +81,21 @@ pub(super) fn get(
                     .order((sh::em.asc(), sh::id.asc()))
                     .select(SolicitacaoHistoricoRow::as_select())
                     .load(conn)?;
-                Ok(Some((row, history)))
+                // an imported request's line: one probe of `importacao_linhas_solicitacao`
+                // (only imported rows have an `origem`, so a live one costs nothing more)
+                let provenance = match row.origem.is_some() {
+                    false => None,
+                    true => il::table
+                        .filter(il::empresa_id.eq(empresa.0))
+                        .filter(il::solicitacao_id.eq(id))
+                        .select((il::importacao_id, il::id_externo, il::origem))
+                        .first::<(Uuid, String, String)>(conn)
+                        .optional()?,
+                };
+                Ok(Some((row, history, provenance)))
             })
     })?;
-    let Some((row, history)) = found else {
+    let Some((row, history, provenance)) = found else {
         return Ok(None);
     };
     let historico = history
@@ -93,6 +106,11 @@ pub(super) fn get(
     Ok(Some(ConsentRequestRecord {
         request: into_domain(row, OPERATION)?,
         history: historico,
+        provenance: provenance.map(|(import_id, external_id, origin)| ImportProvenance {
+            import_id,
+            external_id,
+            origin,
+        }),
     }))
 }
 
@@ -156,6 +174,11 @@ pub(super) fn list(
         }
         if filter.outdated_version {
             query = query.filter(OutdatedVersion);
+        }
+        if let Some(origin) = &filter.origin {
+            // read along `solicitacoes_consentimento_empresa_origem_idx` (empresa_id, origem,
+            // criado_em, id): the page's rows of that origin in the list's order, from the cursor
+            query = query.filter(sc::origem.eq(origin.as_str()));
         }
         if let Some(cursor) = after {
             query = query.filter(

@@ -81,6 +81,7 @@ pub(super) fn list_of_subject(
             Ok(ConsentRequestRecord {
                 request,
                 history: historico,
+                provenance: None,
             })
         })
         .collect()

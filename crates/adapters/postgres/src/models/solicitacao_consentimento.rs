@@ -40,6 +40,9 @@ pub struct SolicitacaoConsentimentoRow {
     /// The version of the use case current when the row was stored
     /// (`ConsentRequest::use_case_version`).
     pub versao_caso_de_uso: i64,
+    /// An imported request's `origem` (docs/imports.md, "Provenance"); NULL for one created
+    /// through the API.
+    pub origem: Option<String>,
 }
 
 impl std::fmt::Debug for SolicitacaoConsentimentoRow {
@@ -72,6 +75,7 @@ impl std::fmt::Debug for SolicitacaoConsentimentoRow {
             .field("hash", &self.hash)
             .field("proximo_status_em", &self.proximo_status_em)
             .field("sal_hash", &"<redacted>")
+            .field("origem", &self.origem)
             .finish()
     }
 }

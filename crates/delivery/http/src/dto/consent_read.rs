@@ -179,6 +179,11 @@ pub struct FiltroSolicitacoes {
     /// or absent: no filter.
     #[serde(rename = "versaoDesatualizada")]
     pub outdated_version: Option<bool>,
+    /// Only consents brought in by a bulk import with this `origem` (exact match; blank: no
+    /// filter). Read along an index of the company's imported consents by origin.
+    #[param(max_length = 200, example = "crm-legado")]
+    #[serde(rename = "origem")]
+    pub origin: Option<String>,
     /// `proximoCursor` of the previous page.
     #[param(value_type = Option<Cursor>, inline)]
     pub cursor: Option<String>,

@@ -244,7 +244,7 @@ pub fn consent_record(source: &ConsentRecordSource, context_url: &str) -> Value 
         .withdrawal_url
         .clone()
         .unwrap_or_else(|| annotation.notice_url.clone());
-    json!({
+    let mut record = json!({
         "@context": context_url,
         "@id": urn(request.id),
         "@type": "dpv:ConsentRecord",
@@ -311,5 +311,18 @@ pub fn consent_record(source: &ConsentRecordSource, context_url: &str) -> Value 
             "dpv:isExercisedAt": withdrawal,
         },
         "dpv:hasConsentStatus": events,
-    })
+    });
+    // An imported consent names where it came from (docs/records.md, "Imported consents"): the
+    // import (its id as the source's IRI), the company's own id of the consent and the system
+    // or channel it came from; its original answer date is its `dpv:ConsentGiven` event's time.
+    if let Some(p) = &source.provenance {
+        record["dpv:hasDataSource"] = json!({
+            "@id": urn(p.import_id),
+            "@type": "dpv:DataSource",
+            "dct:title": "importação em lote (POST /api/importacoes)",
+            "dct:identifier": p.external_id,
+            "dct:source": p.origin,
+        });
+    }
+    record
 }

@@ -174,6 +174,7 @@ pub async fn list(
         updated_from: q.updated_from,
         updated_until: q.updated_until,
         outdated_version: q.outdated_version,
+        origin: q.origin,
         cursor: q.cursor,
         limit: q.limit,
     };

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS solicitacoes_consentimento_empresa_origem_idx;
