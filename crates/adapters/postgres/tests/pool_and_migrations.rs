@@ -33,6 +33,8 @@ const TABLES: &[&str] = &[
     "console_sessoes",
     "empresas",
     "empresas_oidc",
+    "evidencias_arquivos",
+    "evidencias_partes",
     "importacao_erros",
     "importacao_linhas",
     "importacoes",
@@ -42,6 +44,7 @@ const TABLES: &[&str] = &[
     "pgcc_transicoes",
     "preenchimentos_retroativos",
     "replicas_ativas",
+    "solicitacoes_arquivos",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
     "varreduras_status",
@@ -166,6 +169,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
     "2026-12-07-004001_inline_the_state_machine_check",
+    "2026-12-07-004140_create_evidence_files",
 ];
 
 /// How many migrations `name` and the ones after it are.
