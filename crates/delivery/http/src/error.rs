@@ -651,7 +651,7 @@ mod tests {
 
     /// The head noun of each not-found message and its gender, from a dictionary, not from
     /// [`Resource::gender`]: the test is the second reading of the grammar.
-    const LEXICON: [(&str, Gender); 8] = [
+    const LEXICON: [(&str, Gender); 9] = [
         ("solicitação", Gender::Feminine),
         ("consentimento", Gender::Masculine),
         ("caso", Gender::Masculine),
@@ -660,6 +660,7 @@ mod tests {
         ("recurso", Gender::Masculine),
         ("entrega", Gender::Feminine),
         ("importação", Gender::Feminine),
+        ("arquivo", Gender::Masculine),
     ];
 
     fn mensagem(error: ApiError) -> String {
@@ -730,6 +731,10 @@ mod tests {
             DeliveryLogError::UrlDisabled.into(),
             application::CountConsentError::Period.into(),
             IdempotencyError::InProgress.into(),
+            ApiError::UnsupportedEvidenceType,
+            ApiError::EvidenceGone,
+            ApiError::TooManyUploads,
+            application::EvidenceError::HashMismatch.into(),
         ];
         errors.extend(Resource::ALL.map(ApiError::NotFound));
         for status in [

@@ -277,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn a_default_key_can_use_every_route_but_the_audit_ones() {
+    fn a_default_key_can_use_every_route_but_the_audit_ones_and_the_evidence_download() {
         let denied: Vec<_> = GRANTS
             .iter()
             .filter(|g| !g.scopes.intersects(Scopes::DEFAULT))
@@ -286,6 +286,8 @@ mod tests {
         assert_eq!(
             denied,
             [
+                // the evidence files' bytes, like the log, are the auditor's to read
+                "/api/solicitacao-consentimento/{id}/arquivos/{sha256}",
                 "/api/auditoria/acessos",
                 "/api/auditoria/checkpoint",
                 "/api/auditoria/consistencia",
