@@ -206,6 +206,18 @@ impl Client {
         read(req.send(body))
     }
 
+    /// PUT with a raw body of `content_type` (an evidence file's bytes).
+    pub fn put_raw(&self, path: &str, content_type: &str, body: &[u8]) -> Reply {
+        let mut req = self
+            .agent
+            .put(format!("{}{path}", self.base_url))
+            .header("Content-Type", content_type);
+        if let Some(k) = &self.key {
+            req = req.header("Api-Key", k);
+        }
+        read(req.send(body))
+    }
+
     pub fn put_json(&self, path: &str, body: &Value) -> Reply {
         let mut req = self
             .agent

@@ -41,6 +41,9 @@ pub struct Settings {
     /// Bulk imports (`[importacao]`, `APP__IMPORTACAO__*`; docs/imports.md).
     #[serde(rename = "importacao")]
     pub import: ImportSettings,
+    /// Evidence files (`[evidencias]`, `APP__EVIDENCIAS__*`; docs/evidencias.md).
+    #[serde(rename = "evidencias")]
+    pub evidence: EvidenceSettings,
     /// The verifiable log (`[auditoria]`, `APP__AUDITORIA__*`).
     #[serde(rename = "auditoria")]
     pub audit: AuditSettings,
@@ -168,6 +171,8 @@ pub struct RetentionSettings {
     pub cancelled_days: u64,
     /// The record of who read personal data (`acessos_dados_pessoais`).
     pub access_log_days: u64,
+    /// Evidence files' bytes (docs/evidencias.md, "Retention").
+    pub evidence_days: u64,
 }
 
 /// What every consent record states (docs/records.md).
@@ -221,6 +226,77 @@ impl ImportSettings {
     }
 }
 
+/// Evidence files (docs/evidencias.md): their bound, and where their bytes go. With every
+/// `s3_*` set the bytes go to that S3-compatible bucket; with none, to PostgreSQL.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EvidenceSettings {
+    /// Bytes an evidence file may have (1 to 2^40; default 20 MiB).
+    pub max_bytes: u64,
+    /// Uploads one company may have under way in one process (1 to 1,000).
+    pub uploads_por_empresa: u32,
+    /// The bucket; empty: the bytes are kept in PostgreSQL.
+    #[serde(default)]
+    pub s3_bucket: String,
+    /// The endpoint (`https://...`; `http://` only for a bucket on this host, as in tests).
+    #[serde(default)]
+    pub s3_endpoint: String,
+    #[serde(default)]
+    pub s3_region: String,
+    #[serde(default)]
+    pub s3_access_key_id: String,
+    /// Never logged (its `Debug` hides it).
+    #[serde(default)]
+    pub s3_secret_access_key: Option<Secret>,
+}
+
+impl EvidenceSettings {
+    pub fn limits(&self) -> application::EvidenceLimits {
+        application::EvidenceLimits {
+            max_bytes: self.max_bytes,
+            uploads_per_company: self.uploads_por_empresa,
+        }
+    }
+
+    /// Whether the bytes go to an S3-compatible bucket.
+    pub fn uses_s3(&self) -> bool {
+        !self.s3_bucket.is_empty()
+    }
+}
+
+/// What is wrong with the `evidencias.s3_*` settings, if anything: all set or all empty; an
+/// `https://` endpoint, or `http://` to this host only (a test's bucket).
+fn s3_settings_problem(e: &EvidenceSettings) -> Option<&'static str> {
+    let secret = e
+        .s3_secret_access_key
+        .as_ref()
+        .is_some_and(|s| !s.expose().is_empty());
+    let set = [
+        !e.s3_bucket.is_empty(),
+        !e.s3_endpoint.is_empty(),
+        !e.s3_region.is_empty(),
+        !e.s3_access_key_id.is_empty(),
+        secret,
+    ];
+    if set.iter().all(|s| !s) {
+        return None;
+    }
+    if !set.iter().all(|s| *s) {
+        return Some("must be all set (bucket, endpoint, region, access key id, secret access key) or all empty");
+    }
+    if e.s3_endpoint.starts_with("https://") {
+        return None;
+    }
+    let host = e
+        .s3_endpoint
+        .strip_prefix("http://")
+        .map(|rest| rest.split(['/', ':']).next().unwrap_or(""));
+    match host {
+        Some("127.0.0.1" | "localhost") => None,
+        Some(_) => Some("an http:// endpoint is only for a bucket on this host (127.0.0.1, localhost); use https://"),
+        None => Some("the endpoint must be an https:// URL"),
+    }
+}
+
 /// The sandbox companies' data (docs/decisions.md, "The sandbox").
 #[derive(Debug, Clone, Deserialize)]
 pub struct SandboxSettings {
@@ -246,6 +322,7 @@ impl RetentionSettings {
             webhook: days(self.webhook_days),
             cancelled: days(self.cancelled_days),
             access_log: days(self.access_log_days),
+            evidence: days(self.evidence_days),
         }
     }
 }
@@ -870,6 +947,21 @@ impl Settings {
         }
         if !(1..=86_400).contains(&self.import.upload_timeout_seconds) {
             return bad("importacao.upload_timeout_seconds", "must be 1 to 86400");
+        }
+        if !(1..=(1_u64 << 40)).contains(&self.evidence.max_bytes) {
+            return bad("evidencias.max_bytes", "must be 1 to 1099511627776");
+        }
+        if !(1..=1_000).contains(&self.evidence.uploads_por_empresa) {
+            return bad("evidencias.uploads_por_empresa", "must be 1 to 1000");
+        }
+        if let Some(why) = s3_settings_problem(&self.evidence) {
+            return bad("evidencias.s3_*", why);
+        }
+        if self.retention.evidence_days > MAX_RETENTION_DAYS {
+            return bad(
+                "retention.evidence_days",
+                "must be between 0 and 36500 (days)",
+            );
         }
         if !(1..=MAX_RETENTION_DAYS).contains(&self.sandbox.retention_days) {
             return bad(

@@ -21,9 +21,9 @@ use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSessionStore, PgEventLog,
-    PgIdempotencyRepository, PgImportRepository, PgOperationalStats, PgPgccCallBudget,
-    PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository, PgSandboxRepository,
-    PgStatusCheckSchedule, PgUseCaseRepository, PgWebhookDeliveryRepository,
+    PgEvidenceFiles, PgIdempotencyRepository, PgImportRepository, PgOperationalStats,
+    PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository,
+    PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository, PgWebhookDeliveryRepository,
     PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
     ReleasingWebhookSender, SessionSettings,
 };
@@ -540,7 +540,22 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
         records: settings.records.service(),
         import_limits: settings.import.limits(),
         import_lease: chrono::Duration::seconds(settings.import.lease_seconds as i64),
+        evidence_limits: settings.evidence.limits(),
     }
+}
+
+/// Where the evidence files' bytes go: the S3-compatible bucket of `evidencias.s3_*`, or
+/// PostgreSQL (docs/evidencias.md).
+fn evidence_store(
+    settings: &Settings,
+    in_postgres: Arc<PgEvidenceFiles>,
+) -> anyhow::Result<Arc<dyn ports::EvidenceStore>> {
+    if !settings.evidence.uses_s3() {
+        return Ok(in_postgres);
+    }
+    anyhow::bail!(
+        "configuration: evidencias.s3_* (APP__EVIDENCIAS__S3_*) is set, but this build keeps evidence files in PostgreSQL only"
+    )
 }
 
 fn cipher(settings: &Settings) -> anyhow::Result<AesGcmSecretCipher> {
@@ -589,7 +604,11 @@ fn ports(
         max_retry_after_seconds: settings.pgcc.max_retry_after_seconds,
     });
     let sandboxes = Arc::new(PgSandboxRepository::new(pool.clone()));
+    let evidence_files = Arc::new(PgEvidenceFiles::new(pool.clone()));
+    let evidence_store = evidence_store(settings, evidence_files.clone())?;
     Ok(Ports {
+        evidence_files,
+        evidence_store,
         sandboxes: sandboxes.clone(),
         companies: Arc::new(PgCompanyRepository::new(pool.clone())),
         api_keys: Arc::new(PgApiKeyRepository::new(pool.clone())),

@@ -19,6 +19,7 @@ pub mod access;
 pub mod audit;
 pub mod cache;
 pub mod consent_requests;
+pub mod evidence;
 pub mod imports;
 pub mod jobs;
 pub mod operations;
@@ -74,6 +75,7 @@ pub use consent_requests::reconcile_creations::{
     ReconcileCreations, ReconcileError, ReconcileReport,
 };
 pub use consent_requests::revoke::{RevokeConsentError, RevokeConsentRequest};
+pub use evidence::{Download, EvidenceError, EvidenceFiles, EvidenceLimits, Upload, Uploaded};
 pub use imports::{
     ImportConsents, ImportError, ImportLimits, ImportRoundReport, ImportSession, RegisterImports,
 };
@@ -150,6 +152,10 @@ pub struct Ports {
     pub imports: Arc<dyn ImportRepository>,
     /// The PGCC calls the imports' registrations share (`importacao.pgcc_calls_per_second`).
     pub import_call_budget: Arc<dyn PgccCallBudget>,
+    /// The evidence files' rows and links (docs/evidencias.md).
+    pub evidence_files: Arc<dyn ports::EvidenceFileRepository>,
+    /// Where the evidence files' bytes are (PostgreSQL, or an S3-compatible bucket).
+    pub evidence_store: Arc<dyn ports::EvidenceStore>,
 }
 
 /// Every service, wired to the same ports: what the HTTP layer holds.
@@ -177,6 +183,8 @@ pub struct Services {
     pub check_consent: CheckConsent,
     /// The bulk imports (`/api/importacoes`).
     pub imports: ImportConsents,
+    /// The evidence files (`.../arquivos`, docs/evidencias.md).
+    pub evidence_files: EvidenceFiles,
     pub webhook_urls: WebhookUrls,
     pub webhook_deliveries: WebhookDeliveries,
     pub test_webhook_url: TestWebhookUrl,
@@ -232,7 +240,16 @@ impl Services {
             sandboxes,
             imports,
             import_call_budget: _,
+            evidence_files,
+            evidence_store,
         } = ports;
+        let evidence_files = EvidenceFiles::new(
+            evidence_files,
+            evidence_store,
+            consent_requests.clone(),
+            clock.clone(),
+            settings.evidence_limits,
+        );
         let change_tracker = Arc::new(ChangeTracker::new(
             settings.cache.enabled,
             settings.cache.max_silence,
@@ -261,7 +278,8 @@ impl Services {
                 use_cases.clone(),
                 companies.clone(),
                 settings.records.clone(),
-            ),
+            )
+            .with_evidence(evidence_files.clone()),
             set_controller_profile: SetControllerProfile::new(companies),
             sync_use_cases: SyncUseCases::new(pgcc.clone(), use_cases.clone(), clock.clone())
                 .invalidating(change_tracker.clone()),
@@ -291,7 +309,9 @@ impl Services {
                 use_cases.clone(),
                 clock.clone(),
                 settings.import_limits,
-            ),
+            )
+            .with_evidence(evidence_files.clone()),
+            evidence_files,
             pgcc_status: GetPgccStatus::new(pgcc_health),
             test_webhook_url: TestWebhookUrl::new(
                 webhook_deliveries.clone(),
@@ -380,7 +400,16 @@ impl Workers {
             sandboxes,
             imports,
             import_call_budget,
+            evidence_files,
+            evidence_store,
         } = ports;
+        let evidence = EvidenceFiles::new(
+            evidence_files,
+            evidence_store,
+            consent_requests.clone(),
+            clock.clone(),
+            settings.evidence_limits,
+        );
         Self {
             register_imports: RegisterImports::new(
                 imports,
@@ -391,8 +420,10 @@ impl Workers {
                 import_call_budget,
                 clock.clone(),
                 settings.import_lease,
-            ),
-            purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention),
+            )
+            .with_evidence(evidence.clone()),
+            purge_retention: PurgeRetention::new(retention, clock.clone(), settings.retention)
+                .with_evidence(evidence),
             purge_sandboxes: PurgeSandboxes::new(
                 sandboxes,
                 clock.clone(),

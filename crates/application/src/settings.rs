@@ -43,6 +43,8 @@ pub struct ServiceSettings {
     /// How long an imported line claimed for registration is held before another worker may
     /// claim it (longer than one creation with the PGCC takes).
     pub import_lease: chrono::Duration,
+    /// The bounds of an evidence file's upload (`evidencias.*`).
+    pub evidence_limits: crate::EvidenceLimits,
 }
 
 /// Sizes of the in-process caches and how long they outlive a silent change feed.
@@ -98,6 +100,7 @@ impl Default for ServiceSettings {
                 webhook: chrono::Duration::days(30),
                 cancelled: chrono::Duration::days(7),
                 access_log: chrono::Duration::days(365),
+                evidence: chrono::Duration::days(crate::retention::DEFAULT_EVIDENCE_DAYS),
             },
             webhook_lease: chrono::Duration::minutes(2),
             idempotency_retention: chrono::Duration::hours(24),
@@ -109,6 +112,7 @@ impl Default for ServiceSettings {
             records: crate::RecordSettings::default(),
             import_limits: crate::ImportLimits::default(),
             import_lease: chrono::Duration::minutes(2),
+            evidence_limits: crate::EvidenceLimits::default(),
         }
     }
 }

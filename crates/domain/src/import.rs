@@ -29,6 +29,8 @@ pub mod import_field {
     pub const PROOF_SHA256: &str = "provaColetaSha256";
     /// `pgccId`.
     pub const PGCC_ID: &str = "pgccId";
+    /// `arquivosSha256`: evidence files the company uploaded first (docs/evidencias.md).
+    pub const EVIDENCE_FILES: &str = "arquivosSha256";
     /// The line as a whole: not UTF-8, not JSON, too long, a NUL byte.
     pub const LINE: &str = "linha";
 }
@@ -44,9 +46,15 @@ pub struct ImportLineDraft {
     pub proof_sha256: Option<String>,
     /// `pgccId`: the consent's id on the PGCC, when it is there already.
     pub pgcc_id: Option<String>,
+    /// `arquivosSha256`: the SHA-256 of evidence files the company uploaded first
+    /// (`PUT /api/arquivos/{sha256}`), linked to the request the line creates.
+    pub evidence_sha256: Vec<String>,
     /// The creation's fields, as `criar/ativo` / `criar/pendente` take them.
     pub consent: ConsentRequestDraft,
 }
+
+/// Evidence files one line may name.
+pub const MAX_EVIDENCE_FILES_PER_LINE: usize = 20;
 
 /// A line whose rules hold: what is staged for registration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +70,8 @@ pub struct ValidImportLine {
     /// The creation draft (with `provaColeta` set from `provaColetaSha256` when only the hash
     /// was given); validated, kept as a draft so registration runs the creation as it is.
     pub consent: ConsentRequestDraft,
+    /// `arquivosSha256`, lower-case, each once: linked to the request once it is created.
+    pub evidence_sha256: Vec<String>,
 }
 
 impl ImportLineDraft {
@@ -120,6 +130,7 @@ impl ImportLineDraft {
         if let Err(e) = consent.clone().validate(variant, now) {
             errors.0.extend(e.0);
         }
+        let evidence_sha256 = evidence_hashes(&mut errors, self.evidence_sha256);
         match (external_id, origin) {
             (Some(external_id), Some(origin)) if errors.is_empty() => Ok(ValidImportLine {
                 external_id,
@@ -127,10 +138,36 @@ impl ImportLineDraft {
                 pgcc_id,
                 variant,
                 consent,
+                evidence_sha256,
             }),
             _ => Err(errors),
         }
     }
+}
+
+/// `arquivosSha256`: at most [`MAX_EVIDENCE_FILES_PER_LINE`] hashes of 64 hex digits, each
+/// named once (lower-cased); whether the company has them is checked when the line is staged.
+fn evidence_hashes(errors: &mut ValidationErrors, raw: Vec<String>) -> Vec<String> {
+    if raw.len() > MAX_EVIDENCE_FILES_PER_LINE {
+        errors.push(
+            import_field::EVIDENCE_FILES,
+            format!("no máximo {MAX_EVIDENCE_FILES_PER_LINE} arquivos por linha"),
+        );
+        return Vec::new();
+    }
+    let mut hashes: Vec<String> = Vec::with_capacity(raw.len());
+    for (i, hash) in raw.iter().enumerate() {
+        let hex = hash.trim().to_ascii_lowercase();
+        if !crate::is_sha256_hex(&hex) {
+            errors.push(
+                format!("{}[{i}]", import_field::EVIDENCE_FILES),
+                "deve ter 64 dígitos hexadecimais (SHA-256)",
+            );
+        } else if !hashes.contains(&hex) {
+            hashes.push(hex);
+        }
+    }
+    hashes
 }
 
 fn short_text(
@@ -283,6 +320,7 @@ mod tests {
             origin: Some("crm".into()),
             proof_sha256: None,
             pgcc_id: None,
+            evidence_sha256: Vec::new(),
             consent: ConsentRequestDraft {
                 template_id: Some("tpl".into()),
                 subject_cpf: Some("529.982.247-25".into()),

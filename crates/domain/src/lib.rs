@@ -273,6 +273,7 @@ pub mod consent_status;
 pub mod cpf;
 pub mod envelope;
 pub mod event_selection;
+pub mod evidence_file;
 pub mod import;
 #[cfg(feature = "openapi")]
 pub mod openapi;
@@ -301,6 +302,9 @@ pub use consent_status::{ConsentEvent, ConsentStatus, IllegalTransition};
 pub use cpf::{Cpf, CpfError};
 pub use envelope::Envelope;
 pub use event_selection::EventSelection;
+pub use evidence_file::{
+    evidence_media_type, is_sha256_hex, EvidenceFile, EvidenceLink, EVIDENCE_MEDIA_TYPES,
+};
 pub use import::{
     Import, ImportCompletedData, ImportLineDraft, ImportLineError, ImportProvenance, ImportStatus,
     ValidImportLine,

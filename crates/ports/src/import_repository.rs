@@ -38,6 +38,8 @@ pub struct ClaimedLine {
     pub variant: CreationVariant,
     pub pgcc_id: Option<String>,
     pub draft: ConsentRequestDraft,
+    /// Evidence files to link to the request once created (`arquivosSha256`).
+    pub evidence_sha256: Vec<String>,
 }
 
 /// How a claimed line ended.

@@ -12,6 +12,7 @@ pub mod consent_request_repository;
 pub mod console_oidc;
 pub mod console_session_store;
 pub mod event_log;
+pub mod evidence_files;
 pub mod idempotency_repository;
 pub mod import_repository;
 pub mod operations;
@@ -48,6 +49,10 @@ pub use consent_request_repository::{
 pub use console_oidc::{ConsoleOidcStore, OidcProvider, PendingSignIn};
 pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
+pub use evidence_files::{
+    EvidenceFileRepository, EvidenceStore, ExpiredObject, LocatedFile, StorageKind, StoredFile,
+    EVIDENCE_PART_BYTES,
+};
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
@@ -101,6 +106,8 @@ pub use console_oidc::MockConsoleOidcStore;
 pub use console_session_store::MockConsoleSessionStore;
 #[cfg(feature = "mock")]
 pub use event_log::MockEventLog;
+#[cfg(feature = "mock")]
+pub use evidence_files::{MockEvidenceFileRepository, MockEvidenceStore};
 #[cfg(feature = "mock")]
 pub use idempotency_repository::MockIdempotencyRepository;
 #[cfg(feature = "mock")]

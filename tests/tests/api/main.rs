@@ -23,6 +23,7 @@ mod dead_database_path;
 mod docs_ui;
 mod edge;
 mod events;
+mod evidence_files;
 mod exports;
 mod failed_auth;
 mod failover;

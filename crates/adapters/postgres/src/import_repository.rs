@@ -16,6 +16,9 @@ use crate::fixed_sql::statement;
 use crate::outbox::write_event;
 use crate::PgPool;
 
+/// The key of a staged line's `dados` holding its evidence files (`arquivosSha256`).
+const EVIDENCE_KEY: &str = "arquivosSha256";
+
 statement! {
     /// A new import, reading its file.
     struct CreateImport {
@@ -444,7 +447,17 @@ impl ImportRepository for PgImportRepository {
         }
         let mut dados = Vec::with_capacity(lines.len());
         for l in lines {
-            dados.push(serde_json::to_string(&l.valid.consent).map_err(unexpected)?);
+            // the evidence files ride in `dados` beside the draft's fields, under their wire name
+            let mut value = serde_json::to_value(&l.valid.consent).map_err(unexpected)?;
+            if let (Some(object), false) =
+                (value.as_object_mut(), l.valid.evidence_sha256.is_empty())
+            {
+                object.insert(
+                    EVIDENCE_KEY.to_owned(),
+                    serde_json::json!(l.valid.evidence_sha256),
+                );
+            }
+            dados.push(value.to_string());
         }
         let batch = StageLines {
             empresa: company.0,
@@ -735,9 +748,15 @@ impl ImportRepository for PgImportRepository {
             "ativo" => CreationVariant::Active,
             _ => CreationVariant::Pending,
         };
-        let draft =
+        let mut value: serde_json::Value =
             serde_json::from_str(row.dados.as_deref().unwrap_or("{}")).map_err(unexpected)?;
+        let evidence_sha256 = match value.as_object_mut().and_then(|o| o.remove(EVIDENCE_KEY)) {
+            Some(list) => serde_json::from_value(list).map_err(unexpected)?,
+            None => Vec::new(),
+        };
+        let draft = serde_json::from_value(value).map_err(unexpected)?;
         Ok(Some(ClaimedLine {
+            evidence_sha256,
             company_id: company,
             import_id: row.importacao_id,
             line: count(row.linha),

@@ -201,6 +201,29 @@ diesel::table! {
 }
 
 diesel::table! {
+    evidencias_arquivos (empresa_id, sha256) {
+        empresa_id -> Uuid,
+        sha256 -> Text,
+        tamanho -> Int8,
+        tipo -> Text,
+        armazenamento -> Text,
+        objeto_id -> Uuid,
+        criado_em -> Timestamptz,
+        bytes_apagados_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    evidencias_partes (empresa_id, objeto_id, indice) {
+        empresa_id -> Uuid,
+        objeto_id -> Uuid,
+        indice -> Int4,
+        bytes -> Bytea,
+        criado_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     importacao_erros (empresa_id, importacao_id, linha, ordem) {
         empresa_id -> Uuid,
         importacao_id -> Uuid,
@@ -296,6 +319,15 @@ diesel::table! {
         id -> Uuid,
         visto_em -> Timestamptz,
         atendeu_em -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    solicitacoes_arquivos (empresa_id, solicitacao_id, sha256) {
+        empresa_id -> Uuid,
+        solicitacao_id -> Uuid,
+        sha256 -> Text,
+        vinculado_em -> Timestamptz,
     }
 }
 
@@ -448,6 +480,8 @@ diesel::joinable!(chaves_idempotencia -> empresas (empresa_id));
 diesel::joinable!(console_oidc_pendentes -> empresas (empresa_id));
 diesel::joinable!(console_sessoes -> empresas (empresa_id));
 diesel::joinable!(empresas_oidc -> empresas (empresa_id));
+diesel::joinable!(evidencias_arquivos -> empresas (empresa_id));
+diesel::joinable!(evidencias_partes -> empresas (empresa_id));
 diesel::joinable!(importacoes -> empresas (empresa_id));
 diesel::joinable!(solicitacoes_consentimento -> empresas (empresa_id));
 diesel::joinable!(webhook_entregas -> empresas (empresa_id));
@@ -472,6 +506,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     console_sessoes,
     empresas,
     empresas_oidc,
+    evidencias_arquivos,
+    evidencias_partes,
     importacao_erros,
     importacao_linhas,
     importacoes,
@@ -481,6 +517,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     pgcc_transicoes,
     preenchimentos_retroativos,
     replicas_ativas,
+    solicitacoes_arquivos,
     solicitacoes_consentimento,
     solicitacoes_historico,
     varreduras_status,

@@ -33,6 +33,8 @@ const TABLES: &[&str] = &[
     "console_sessoes",
     "empresas",
     "empresas_oidc",
+    "evidencias_arquivos",
+    "evidencias_partes",
     "importacao_erros",
     "importacao_linhas",
     "importacoes",
@@ -42,6 +44,7 @@ const TABLES: &[&str] = &[
     "pgcc_transicoes",
     "preenchimentos_retroativos",
     "replicas_ativas",
+    "solicitacoes_arquivos",
     "solicitacoes_consentimento",
     "solicitacoes_historico",
     "varreduras_status",
@@ -171,6 +174,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004120_index_import_lines_by_request",
     "2026-12-07-004121_record_import_provenance",
     "2026-12-07-004122_index_requests_by_origem",
+    "2026-12-07-004140_create_evidence_files",
     "2026-12-07-004160_index_accesses_by_request",
 ];
 

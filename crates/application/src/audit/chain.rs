@@ -15,7 +15,7 @@ use domain::{ConsentRequest, ConsentStatus};
 use ports::RepoError;
 use sha2::{Digest, Sha256};
 
-use super::entry::{EntryFields, CAUSE_RETENTION};
+use super::entry::{EntryFields, CAUSE_EVIDENCE, CAUSE_RETENTION};
 use crate::consent_requests::hash::consent_hash;
 
 /// How an entry fails to follow the one before it.
@@ -35,6 +35,8 @@ pub enum LinkBreak {
     IllegalMove { from: Option<String>, to: String },
     /// A retention entry that changes the status.
     RetentionMoves { from: Option<String>, to: String },
+    /// An evidence file's entry that changes the status, names no file, or comes first.
+    EvidenceMoves { from: Option<String>, to: String },
     /// A status the domain does not know.
     UnknownStatus(String),
 }
@@ -63,6 +65,11 @@ impl std::fmt::Display for LinkBreak {
             LinkBreak::RetentionMoves { from, to } => write!(
                 f,
                 "a retention entry changes the status ({} -> {to})",
+                or_null(from)
+            ),
+            LinkBreak::EvidenceMoves { from, to } => write!(
+                f,
+                "an evidence file's entry is not a non-move naming its file after the request's creation ({} -> {to})",
                 or_null(from)
             ),
             LinkBreak::UnknownStatus(status) => write!(f, "unknown status {status:?}"),
@@ -111,6 +118,33 @@ pub fn check_link(
                 found: entry.from.clone(),
             });
         }
+    }
+    if entry.cause == CAUSE_EVIDENCE {
+        // a file linked to a request: the status stays, the file is named, and something came
+        // before it (the creation, or for a request older than the log, its row)
+        let names_file = entry.file_sha256.is_some()
+            && entry.file_size.is_some()
+            && entry.file_media_type.is_some();
+        if from != Some(to) || !names_file || (previous.is_none() && !created_before_log) {
+            if previous.is_none() && !created_before_log && from == Some(to) && names_file {
+                return Err(LinkBreak::NoCreation {
+                    status_before: entry.status.clone(),
+                    status: entry.status.clone(),
+                });
+            }
+            return Err(LinkBreak::EvidenceMoves {
+                from: entry.from.clone(),
+                to: entry.status.clone(),
+            });
+        }
+        return Ok(());
+    }
+    if entry.file_sha256.is_some() || entry.file_size.is_some() || entry.file_media_type.is_some() {
+        // only an evidence file's entry names a file
+        return Err(LinkBreak::EvidenceMoves {
+            from: entry.from.clone(),
+            to: entry.status.clone(),
+        });
     }
     if entry.cause == CAUSE_RETENTION {
         if from != Some(to) {
@@ -199,6 +233,9 @@ mod tests {
 
     fn entry(from: Option<&str>, to: &str, cause: &str) -> EntryFields {
         EntryFields {
+            file_sha256: None,
+            file_size: None,
+            file_media_type: None,
             id: ID.to_owned(),
             pgcc_id: Some("pgcc-1".to_owned()),
             company_cnpj: "11222333000181".to_owned(),
@@ -362,5 +399,57 @@ mod tests {
         )
         .unwrap();
         assert_eq!((older, asked), (None, vec![ID.to_owned()]));
+    }
+
+    fn evidence(status: &str) -> EntryFields {
+        EntryFields {
+            file_sha256: Some("cd".repeat(32)),
+            file_size: Some("1024".to_owned()),
+            file_media_type: Some("application/pdf".to_owned()),
+            ..entry(Some(status), status, CAUSE_EVIDENCE)
+        }
+    }
+
+    #[test]
+    fn an_evidence_file_entry_is_a_non_move_after_the_creation_and_the_chain_goes_on() {
+        let created = entry(None, "ativo", "empresa");
+        let file = evidence("ativo");
+        assert_eq!(check_link(Some(&created), &file, false), Ok(()));
+        let revoked = entry(Some("ativo"), "revogado", "empresa");
+        assert_eq!(check_link(Some(&file), &revoked, false), Ok(()));
+        // a file entry after a revocation keeps the final status
+        assert_eq!(
+            check_link(Some(&revoked), &evidence("revogado"), false),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn an_evidence_file_entry_that_moves_names_nothing_or_comes_first_breaks_the_chain() {
+        let created = entry(None, "pendente", "empresa");
+        let moving = EntryFields {
+            status: "ativo".to_owned(),
+            ..evidence("pendente")
+        };
+        assert!(matches!(
+            check_link(Some(&created), &moving, false),
+            Err(LinkBreak::EvidenceMoves { .. })
+        ));
+        let unnamed = entry(Some("pendente"), "pendente", CAUSE_EVIDENCE);
+        assert!(matches!(
+            check_link(Some(&created), &unnamed, false),
+            Err(LinkBreak::EvidenceMoves { .. })
+        ));
+        assert!(matches!(
+            check_link(None, &evidence("pendente"), false),
+            Err(LinkBreak::NoCreation { .. })
+        ));
+        assert_eq!(check_link(None, &evidence("pendente"), true), Ok(()));
+        // a status move may not smuggle a file in
+        let smuggled = EntryFields {
+            file_sha256: Some("cd".repeat(32)),
+            ..entry(Some("pendente"), "ativo", "pgcc")
+        };
+        assert!(check_link(Some(&created), &smuggled, false).is_err());
     }
 }

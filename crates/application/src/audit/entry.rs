@@ -7,6 +7,14 @@ use serde::Deserialize;
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntryFields {
+    /// An evidence file's entry (`causa` `arquivo`): the file's lower-case hex SHA-256, its size
+    /// in bytes (a decimal string) and its media type; absent from every other entry.
+    #[serde(rename = "arquivoSha256", default)]
+    pub file_sha256: Option<String>,
+    #[serde(rename = "arquivoTamanho", default)]
+    pub file_size: Option<String>,
+    #[serde(rename = "arquivoTipo", default)]
+    pub file_media_type: Option<String>,
     pub id: String,
     #[serde(rename = "pgccId")]
     pub pgcc_id: Option<String>,
@@ -49,6 +57,10 @@ impl EntryFields {
 
 /// The cause of the retention purge's blanking (the database writes it).
 pub const CAUSE_RETENTION: &str = "retencao";
+
+/// The cause of an evidence file's link to a request (`evidencia_vincular` writes it): a
+/// non-move, naming the file.
+pub const CAUSE_EVIDENCE: &str = "arquivo";
 
 #[cfg(test)]
 mod tests {

@@ -53,6 +53,7 @@ pub struct RegisterImports {
     clock: Arc<dyn Clock>,
     lease: chrono::Duration,
     turn: Arc<AtomicUsize>,
+    evidence: Option<crate::EvidenceFiles>,
 }
 
 impl RegisterImports {
@@ -77,7 +78,38 @@ impl RegisterImports {
             clock,
             lease,
             turn: Arc::new(AtomicUsize::new(0)),
+            evidence: None,
         }
+    }
+
+    /// Registration that links each line's evidence files to the request it created.
+    pub fn with_evidence(mut self, evidence: crate::EvidenceFiles) -> Self {
+        self.evidence = Some(evidence);
+        self
+    }
+
+    /// Links the line's evidence files to its request, each with its log entry; a file linked
+    /// already (the line taken over after a crash) writes nothing. A file whose bytes retention
+    /// deleted since the line was staged is logged and left out: the consent stands.
+    fn link_files(&self, line: &ClaimedLine) -> Result<(), RepoError> {
+        let Some(evidence) = &self.evidence else {
+            return Ok(());
+        };
+        for hash in &line.evidence_sha256 {
+            let linked = evidence.link(line.company_id, line.request_id, hash)?;
+            if matches!(
+                linked,
+                domain::EvidenceLink::NoFile | domain::EvidenceLink::NoRequest
+            ) {
+                tracing::warn!(
+                    empresa_id = %line.company_id,
+                    importacao_id = %line.import_id,
+                    linha = line.line,
+                    "an imported line's evidence file could not be linked: {linked:?}"
+                );
+            }
+        }
+        Ok(())
     }
 
     /// One turn over the companies importing: at most one line each, while the budget lasts.
@@ -249,7 +281,10 @@ impl RegisterImports {
         created: Result<(), CreateConsentError>,
     ) -> Result<Option<LineOutcome>, RepoError> {
         match created {
-            Ok(()) => Ok(Some(LineOutcome::Registered)),
+            Ok(()) => {
+                self.link_files(line)?;
+                Ok(Some(LineOutcome::Registered))
+            }
             // e.g. the expiry passed between validation and registration, or the use case was
             // removed since
             Err(CreateConsentError::Invalid(errors)) => {
@@ -321,6 +356,7 @@ mod tests {
     /// without a creation, so the round's order can be watched without the creation's ports.
     fn line_of(company: CompanyId) -> ClaimedLine {
         ClaimedLine {
+            evidence_sha256: Vec::new(),
             company_id: company,
             import_id: Uuid::from_u128(7),
             line: 1,

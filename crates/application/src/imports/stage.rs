@@ -54,6 +54,7 @@ pub struct ImportConsents {
     use_cases: Arc<dyn UseCaseRepository>,
     clock: Arc<dyn Clock>,
     limits: ImportLimits,
+    evidence: Option<crate::EvidenceFiles>,
 }
 
 impl ImportConsents {
@@ -68,7 +69,14 @@ impl ImportConsents {
             use_cases,
             clock,
             limits,
+            evidence: None,
         }
+    }
+
+    /// Imports whose lines may name the company's evidence files (`arquivosSha256`).
+    pub fn with_evidence(mut self, evidence: crate::EvidenceFiles) -> Self {
+        self.evidence = Some(evidence);
+        self
     }
 
     pub fn limits(&self) -> ImportLimits {
@@ -97,6 +105,7 @@ impl ImportConsents {
             now,
             templates,
             max_lines: self.limits.max_lines,
+            evidence: self.evidence.clone(),
             staged: Vec::with_capacity(BATCH),
             errors: Vec::new(),
             lines: 0,
@@ -159,6 +168,7 @@ pub struct ImportSession {
     now: DateTime<Utc>,
     templates: HashSet<String>,
     max_lines: u64,
+    evidence: Option<crate::EvidenceFiles>,
     staged: Vec<StagedLine>,
     errors: Vec<ImportLineError>,
     lines: u64,
@@ -275,7 +285,10 @@ impl ImportSession {
                 Err(e) => e.0,
                 Ok(valid) => {
                     let template = valid.consent.template_id.as_deref().map(str::trim);
-                    if template.is_some_and(|t| self.templates.contains(t)) {
+                    let unknown_files = self.unknown_files(&valid.evidence_sha256)?;
+                    if !unknown_files.is_empty() {
+                        unknown_files
+                    } else if template.is_some_and(|t| self.templates.contains(t)) {
                         self.staged.push(StagedLine {
                             line: number,
                             request_id: Uuid::new_v4(),
@@ -304,6 +317,25 @@ impl ImportSession {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// The errors of the line's evidence files the company does not have (another company's
+    /// are not found either: every lookup carries the company).
+    fn unknown_files(&self, hashes: &[String]) -> Result<Vec<FieldError>, ImportError> {
+        let mut unknown = Vec::new();
+        for (i, hash) in hashes.iter().enumerate() {
+            let known = match &self.evidence {
+                Some(evidence) => evidence.has(self.company, hash)?,
+                None => false,
+            };
+            if !known {
+                unknown.push(FieldError::new(
+                    format!("{}[{i}]", domain::import::import_field::EVIDENCE_FILES),
+                    "arquivo não encontrado entre os da empresa: envie-o antes com PUT /api/arquivos/{sha256}",
+                ));
+            }
+        }
+        Ok(unknown)
     }
 
     fn flush(&mut self) -> Result<(), ImportError> {

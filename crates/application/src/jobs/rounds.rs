@@ -204,6 +204,7 @@ impl Job for RetentionJob {
                 events = report.events,
                 cancelled_creations_blanked = report.blanked,
                 access_log = report.accesses,
+                evidence_files_bytes_deleted = report.evidence_files,
                 "retention purge"
             );
         }

@@ -63,6 +63,8 @@ pub struct ConsentRecordSource {
     pub settings: RecordSettings,
     /// Where it came from, when a bulk import brought it in (docs/imports.md, "Provenance").
     pub provenance: Option<ImportProvenance>,
+    /// The request's evidence files (docs/evidencias.md), oldest link first.
+    pub evidence: Vec<domain::EvidenceFile>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +104,7 @@ pub struct ConsentRecords {
     use_cases: Arc<dyn UseCaseRepository>,
     companies: Arc<dyn CompanyRepository>,
     settings: RecordSettings,
+    evidence: Option<crate::EvidenceFiles>,
 }
 
 impl ConsentRecords {
@@ -116,7 +119,14 @@ impl ConsentRecords {
             use_cases,
             companies,
             settings,
+            evidence: None,
         }
+    }
+
+    /// Records that list the requests' evidence files.
+    pub fn with_evidence(mut self, evidence: crate::EvidenceFiles) -> Self {
+        self.evidence = Some(evidence);
+        self
     }
 
     /// The record of the company's request `id`, or every mandatory field it lacks.
@@ -236,7 +246,12 @@ impl ConsentRecords {
                     .fingerprint
                     .clone()
                     .unwrap_or_else(|| hex::encode(Sha256::digest(purpose_text(&version))));
+                let evidence = match &self.evidence {
+                    Some(files) => files.of_request(company.id, request.id)?,
+                    None => Vec::new(),
+                };
                 Ok(ConsentRecordSource {
+                    evidence,
                     company: company.clone(),
                     controller,
                     receipt_id: receipt_id(&request),

@@ -2,3 +2,5 @@
 
 pub mod purge_idempotency_keys;
 pub mod purge_retention;
+
+pub use purge_retention::DEFAULT_EVIDENCE_DAYS;

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use ports::{Clock, RepoError, RetentionRepository};
 
+use crate::EvidenceFiles;
+
 /// How long things are kept before the purge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetentionPeriods {
@@ -18,7 +20,14 @@ pub struct RetentionPeriods {
     pub cancelled: chrono::Duration,
     /// The record of who read personal data (from when the read was recorded).
     pub access_log: chrono::Duration,
+    /// Evidence files' bytes (from the last change of the last open request linking them, or
+    /// from the upload for a file linked to none; docs/evidencias.md, "Retention").
+    pub evidence: chrono::Duration,
 }
+
+/// `retention.evidence_days`' default: five years, the limitation period of a consumer's claim
+/// (CDC art. 27) within which a company may have to prove a consent it relied on.
+pub const DEFAULT_EVIDENCE_DAYS: i64 = 1_825;
 
 /// What one round did; each count is at most the batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,6 +37,8 @@ pub struct PurgeReport {
     pub blanked: u32,
     /// Records of reads of personal data deleted.
     pub accesses: u32,
+    /// Evidence files whose bytes were deleted.
+    pub evidence_files: u32,
 }
 
 impl PurgeReport {
@@ -37,6 +48,7 @@ impl PurgeReport {
             || self.events >= batch
             || self.blanked >= batch
             || self.accesses >= batch
+            || self.evidence_files >= batch
     }
 
     pub fn is_empty(&self) -> bool {
@@ -49,6 +61,7 @@ pub struct PurgeRetention {
     retention: Arc<dyn RetentionRepository>,
     clock: Arc<dyn Clock>,
     periods: RetentionPeriods,
+    evidence: Option<EvidenceFiles>,
 }
 
 impl PurgeRetention {
@@ -61,7 +74,14 @@ impl PurgeRetention {
             retention,
             clock,
             periods,
+            evidence: None,
         }
+    }
+
+    /// The purge that also deletes evidence files' bytes past `periods.evidence`.
+    pub fn with_evidence(mut self, evidence: EvidenceFiles) -> Self {
+        self.evidence = Some(evidence);
+        self
     }
 
     /// One round, each step its own transaction of at most `batch` rows: the deliveries first,
@@ -82,11 +102,16 @@ impl PurgeRetention {
         let accesses = self
             .retention
             .purge_access_log(cutoff(now, self.periods.access_log), batch)?;
+        let evidence_files = match &self.evidence {
+            Some(evidence) => evidence.expire(cutoff(now, self.periods.evidence), now, batch)?,
+            None => 0,
+        };
         Ok(PurgeReport {
             deliveries,
             events,
             blanked,
             accesses,
+            evidence_files,
         })
     }
 }
@@ -115,6 +140,7 @@ mod tests {
             webhook: chrono::Duration::days(30),
             cancelled: chrono::Duration::days(7),
             access_log: chrono::Duration::days(365),
+            evidence: chrono::Duration::days(DEFAULT_EVIDENCE_DAYS),
         }
     }
 
@@ -162,6 +188,7 @@ mod tests {
                 events: 7,
                 blanked: 2,
                 accesses: 4,
+                evidence_files: 0,
             }
         );
         assert!(
@@ -218,6 +245,7 @@ mod tests {
             webhook: chrono::Duration::days(1),
             cancelled: chrono::Duration::zero(),
             access_log: chrono::Duration::days(2),
+            evidence: chrono::Duration::days(3),
         };
 
         PurgeRetention::new(Arc::new(repo), fixed_clock(), periods)

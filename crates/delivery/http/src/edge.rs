@@ -40,10 +40,27 @@ pub struct BodyBounds {
     /// `importacao.upload_timeout_seconds`): a file is read as it arrives, never held whole.
     pub upload_limit: usize,
     pub upload_timeout: Duration,
+    /// The bound of an evidence file's upload (`evidencias.max_bytes`; docs/evidencias.md): its
+    /// time is an imported file's (`upload_timeout`).
+    pub evidence_limit: usize,
 }
 
 /// The one route whose body is a file (docs/imports.md).
 const UPLOAD_PATH: &str = "/api/importacoes";
+
+/// Whether the request uploads an evidence file (`PUT .../arquivos`, `PUT .../arquivos/{sha256}`,
+/// `PUT /api/arquivos/{sha256}`).
+fn uploads_evidence(method: &actix_web::http::Method, path: &str) -> bool {
+    if method != actix_web::http::Method::PUT {
+        return false;
+    }
+    if path.starts_with("/api/arquivos/") {
+        return true;
+    }
+    path.strip_prefix("/api/solicitacao-consentimento/")
+        .and_then(|rest| rest.split_once('/'))
+        .is_some_and(|(_, tail)| tail == "arquivos" || tail.starts_with("arquivos/"))
+}
 
 /// Whether every coding listed in the request's `Content-Encoding` headers is `identity`
 /// (case-insensitive, lists and repeated headers included). No header: identity. A value that is
@@ -78,6 +95,12 @@ pub async fn bound_body(
                 if req.method() == actix_web::http::Method::POST && req.path() == UPLOAD_PATH {
                     BodyBounds {
                         limit: bounds.upload_limit,
+                        timeout: bounds.upload_timeout,
+                        ..bounds
+                    }
+                } else if uploads_evidence(req.method(), req.path()) {
+                    BodyBounds {
+                        limit: bounds.evidence_limit,
                         timeout: bounds.upload_timeout,
                         ..bounds
                     }
@@ -232,6 +255,7 @@ mod tests {
                 timeout: Duration::from_millis(ms),
                 upload_limit: limit,
                 upload_timeout: Duration::from_millis(ms),
+                evidence_limit: limit,
             },
         )
     }
@@ -297,6 +321,7 @@ mod tests {
                 timeout: Duration::from_millis(50),
                 upload_limit: 1_000,
                 upload_timeout: Duration::from_millis(50),
+                evidence_limit: 1_000,
             },
         );
         let started = std::time::Instant::now();

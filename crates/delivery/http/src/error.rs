@@ -47,13 +47,15 @@ pub enum Resource {
     Checkpoint,
     /// A bulk import (`/api/importacoes/{id}`).
     Import,
+    /// An evidence file (`.../arquivos/{sha256}`).
+    EvidenceFile,
     /// A path that names nothing this API serves.
     Route,
 }
 
 impl Resource {
     /// Every resource, for the agreement test.
-    pub const ALL: [Resource; 8] = [
+    pub const ALL: [Resource; 9] = [
         Resource::ConsentRequest,
         Resource::Consent,
         Resource::UseCase,
@@ -61,6 +63,7 @@ impl Resource {
         Resource::WebhookUrlOrDelivery,
         Resource::Checkpoint,
         Resource::Import,
+        Resource::EvidenceFile,
         Resource::Route,
     ];
 
@@ -74,6 +77,7 @@ impl Resource {
             Resource::WebhookUrlOrDelivery => "Webhook URL ou entrega",
             Resource::Checkpoint => "Checkpoint",
             Resource::Import => "Importação",
+            Resource::EvidenceFile => "Arquivo",
             Resource::Route => "Recurso",
         }
     }
@@ -86,9 +90,11 @@ impl Resource {
             | Resource::WebhookUrl
             | Resource::WebhookUrlOrDelivery
             | Resource::Import => Gender::Feminine,
-            Resource::Consent | Resource::UseCase | Resource::Checkpoint | Resource::Route => {
-                Gender::Masculine
-            }
+            Resource::Consent
+            | Resource::UseCase
+            | Resource::Checkpoint
+            | Resource::EvidenceFile
+            | Resource::Route => Gender::Masculine,
         }
     }
 
@@ -125,6 +131,15 @@ pub enum ApiError {
     /// An imported file neither CSV nor JSON Lines (by its `Content-Type`).
     #[error("unsupported import media type")]
     UnsupportedImportType,
+    /// An evidence file of a media type not allowed (`domain::EVIDENCE_MEDIA_TYPES`).
+    #[error("unsupported evidence media type")]
+    UnsupportedEvidenceType,
+    /// An evidence file whose bytes retention deleted.
+    #[error("evidence file's bytes deleted")]
+    EvidenceGone,
+    /// The company already has its uploads of evidence files under way.
+    #[error("too many uploads under way for the company")]
+    TooManyUploads,
     /// An imported file over `importacao.max_linhas`: nothing of it was created.
     #[error("import over {limit} lines")]
     TooManyLines { limit: u64 },
@@ -223,6 +238,18 @@ impl ApiError {
                 "Content-Type não suportado para importação; envie text/csv ou application/x-ndjson (JSON Lines)."
                     .into()
             }
+            ApiError::UnsupportedEvidenceType => format!(
+                "Content-Type não suportado para arquivo de evidência; envie um de: {}.",
+                domain::EVIDENCE_MEDIA_TYPES.join(", ")
+            ),
+            ApiError::EvidenceGone => {
+                "Os bytes deste arquivo foram apagados pela política de retenção; o registro do arquivo e sua entrada no log permanecem."
+                    .into()
+            }
+            ApiError::TooManyUploads => {
+                "A empresa já tem o máximo de envios de arquivos em andamento; tente novamente em instantes."
+                    .into()
+            }
             ApiError::TooManyLines { limit } => format!(
                 "O arquivo excede o limite de {limit} linhas; nada dele foi importado."
             ),
@@ -294,13 +321,16 @@ impl ResponseError for ApiError {
             }
             ApiError::UnsupportedMediaType
             | ApiError::UnsupportedImportType
+            | ApiError::UnsupportedEvidenceType
             | ApiError::UnsupportedContentEncoding => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::EvidenceGone => StatusCode::GONE,
             ApiError::BodyTimeout => StatusCode::REQUEST_TIMEOUT,
             ApiError::RateLimited(_)
             | ApiError::TooManyFailedAuthentications { .. }
             | ApiError::TooManyWebhookTests
             | ApiError::DnsLookupsBusy
-            | ApiError::TooManyExports => StatusCode::TOO_MANY_REQUESTS,
+            | ApiError::TooManyExports
+            | ApiError::TooManyUploads => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Pgcc(PgccError::Rejected { status }) if !matches!(status, 401 | 403) => {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
@@ -337,7 +367,7 @@ impl ResponseError for ApiError {
             ApiError::MethodNotAllowed { allow } => {
                 response.insert_header((header::ALLOW, *allow));
             }
-            ApiError::Unavailable(_) | ApiError::TooManyWebhookTests => {
+            ApiError::Unavailable(_) | ApiError::TooManyWebhookTests | ApiError::TooManyUploads => {
                 response.insert_header((header::RETRY_AFTER, "1"));
             }
             ApiError::Pgcc(PgccError::TryLater {
@@ -631,7 +661,7 @@ mod tests {
 
     /// The head noun of each not-found message and its gender, from a dictionary, not from
     /// [`Resource::gender`]: the test is the second reading of the grammar.
-    const LEXICON: [(&str, Gender); 8] = [
+    const LEXICON: [(&str, Gender); 9] = [
         ("solicitação", Gender::Feminine),
         ("consentimento", Gender::Masculine),
         ("caso", Gender::Masculine),
@@ -640,6 +670,7 @@ mod tests {
         ("recurso", Gender::Masculine),
         ("entrega", Gender::Feminine),
         ("importação", Gender::Feminine),
+        ("arquivo", Gender::Masculine),
     ];
 
     fn mensagem(error: ApiError) -> String {
@@ -710,6 +741,10 @@ mod tests {
             DeliveryLogError::UrlDisabled.into(),
             application::CountConsentError::Period.into(),
             IdempotencyError::InProgress.into(),
+            ApiError::UnsupportedEvidenceType,
+            ApiError::EvidenceGone,
+            ApiError::TooManyUploads,
+            application::EvidenceError::HashMismatch.into(),
         ];
         errors.extend(Resource::ALL.map(ApiError::NotFound));
         for status in [

@@ -195,6 +195,8 @@ impl HttpApp {
             timeout: self.settings.body_timeout,
             upload_limit: self.settings.upload_limit_bytes,
             upload_timeout: self.settings.upload_timeout,
+            evidence_limit: usize::try_from(self.state.services.evidence_files.limits().max_bytes)
+                .unwrap_or(usize::MAX),
         };
         let metrics = self.operability.metrics.clone();
         App::new()

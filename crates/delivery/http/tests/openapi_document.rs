@@ -217,6 +217,17 @@ fn media_types(content: &Value) -> Vec<String> {
     found
 }
 
+/// The media types an evidence file may have, sorted (`domain::EVIDENCE_MEDIA_TYPES`).
+const EVIDENCE_TYPES: &[&str] = &[
+    "application/pdf",
+    "audio/mpeg",
+    "audio/ogg",
+    "audio/wav",
+    "image/jpeg",
+    "image/png",
+    "video/mp4",
+];
+
 #[test]
 fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served() {
     let doc = delivery_http::openapi_json();
@@ -229,6 +240,9 @@ fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served()
             // an import's file is CSV or JSON Lines only (docs/imports.md)
             let expected: &[&str] = if path == "/api/importacoes" {
                 &["application/x-ndjson", "text/csv"]
+            } else if path.contains("arquivos") {
+                // an evidence file's bytes, of one of the listed media types (docs/evidencias.md)
+                EVIDENCE_TYPES
             } else {
                 &["application/*+json", "application/json", "text/json"]
             };
@@ -254,6 +268,17 @@ fn every_api_answer_with_a_body_and_every_body_declares_the_media_types_served()
                 if (path.as_str(), status.as_str()) == ("/api/exportacoes", "200") {
                     // an export's page is a gzip file (docs/records.md, "Exports")
                     assert_eq!(media_types(content), ["application/octet-stream"]);
+                    continue;
+                }
+                if (path.as_str(), status.as_str(), method.as_str())
+                    == (
+                        "/api/solicitacao-consentimento/{id}/arquivos/{sha256}",
+                        "200",
+                        "get",
+                    )
+                {
+                    // an evidence file's download is its bytes, never an envelope
+                    assert_eq!(media_types(content), EVIDENCE_TYPES);
                     continue;
                 }
                 if (path.as_str(), status.as_str())
@@ -386,6 +411,8 @@ fn each_creation_and_registration_links_to_every_operation_that_takes_its_id() {
         assert_eq!(
             found,
             [
+                ("enviarArquivoSolicitacao".to_owned(), by_id.clone()),
+                ("listarArquivosSolicitacao".to_owned(), by_id.clone()),
                 ("obterProvasSolicitacao".to_owned(), by_id.clone()),
                 ("obterReciboSolicitacao".to_owned(), by_id.clone()),
                 ("obterRegistroSolicitacao".to_owned(), by_id.clone()),

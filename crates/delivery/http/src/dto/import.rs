@@ -61,10 +61,51 @@ pub struct LinhaImportacao {
     #[schema(max_length = 18)]
     #[serde(rename = "cnpjAnuente")]
     pub consenting_cnpj: Option<String>,
+    /// Evidence files the company uploaded first (`PUT /api/arquivos/{sha256}`), by their
+    /// SHA-256, linked to the request the line creates: a JSON list, or in a CSV cell the hashes
+    /// separated by spaces. Each must be one of the company's files (docs/evidencias.md).
+    #[schema(value_type = Option<Vec<HashArquivo>>, max_items = 20)]
+    #[serde(rename = "arquivosSha256", default, deserialize_with = "hash_list")]
+    pub evidence_sha256: Option<Vec<String>>,
+}
+
+/// `arquivosSha256`: a list, or one text of hashes separated by spaces (a CSV cell).
+fn hash_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrText {
+        List(Vec<String>),
+        Text(String),
+    }
+    Ok(match Option::<ListOrText>::deserialize(d)? {
+        None => None,
+        Some(ListOrText::List(list)) => Some(list),
+        Some(ListOrText::Text(text)) => Some(text.split_whitespace().map(str::to_owned).collect()),
+    })
+}
+
+/// An evidence file's name: its SHA-256, 64 hex digits.
+pub struct HashArquivo;
+
+impl utoipa::PartialSchema for HashArquivo {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .min_length(Some(64))
+            .max_length(Some(64))
+            .pattern(Some("^[0-9a-fA-F]{64}$"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for HashArquivo {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("HashArquivo")
+    }
 }
 
 /// The column names a CSV header may use: the fields of [`LinhaImportacao`].
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "idExterno",
     "origem",
     "provaColetaSha256",
@@ -77,6 +118,7 @@ pub const COLUMNS: [&str; 12] = [
     "dataTitularRespondeuConsentimento",
     "provaColeta",
     "cnpjAnuente",
+    "arquivosSha256",
 ];
 
 impl From<LinhaImportacao> for ImportLineDraft {
@@ -86,6 +128,7 @@ impl From<LinhaImportacao> for ImportLineDraft {
             origin: l.origem,
             proof_sha256: l.prova_coleta_sha256,
             pgcc_id: l.pgcc_id,
+            evidence_sha256: l.evidence_sha256.unwrap_or_default(),
             consent: ConsentRequestDraft {
                 template_id: l.template_id,
                 subject_cpf: l.subject_cpf,

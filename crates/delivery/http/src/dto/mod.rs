@@ -9,6 +9,7 @@ pub mod consent_request;
 pub mod enumerations;
 pub mod envelope;
 pub mod event;
+pub mod evidence_file;
 pub mod export;
 pub mod import;
 pub mod pgcc_status;

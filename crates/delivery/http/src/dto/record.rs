@@ -324,5 +324,24 @@ pub fn consent_record(source: &ConsentRecordSource, context_url: &str) -> Value 
             "dct:source": p.origin,
         });
     }
+    if !source.evidence.is_empty() {
+        // the evidence files the record derives from (docs/records.md, "Evidence files"): DPV has
+        // no term of its own for a consent's evidence; `dct:source` is DCMI's "a related resource
+        // from which the described resource is derived"
+        record["dct:source"] = source
+            .evidence
+            .iter()
+            .map(|file| {
+                json!({
+                    "dct:identifier": format!("sha256:{}", file.sha256),
+                    "dct:format": file.media_type,
+                    "dpv:hasDataVolume": {
+                        "@type": "dpv:DataVolume",
+                        "dct:identifier": format!("{} bytes", file.size),
+                    },
+                })
+            })
+            .collect();
+    }
     record
 }

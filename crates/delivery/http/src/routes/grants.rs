@@ -74,6 +74,29 @@ pub const GRANTS: &[Grant] = &[
         "/api/solicitacao-consentimento/{id}/revogar",
         &[Integration],
     ),
+    // Evidence files (issue 37, part 5): uploaded by the integration, listed by both, the bytes
+    // downloaded by the auditor only (recorded in the access log).
+    grant(
+        "PUT",
+        "/api/solicitacao-consentimento/{id}/arquivos",
+        &[Integration],
+    ),
+    grant(
+        "GET",
+        "/api/solicitacao-consentimento/{id}/arquivos",
+        &[Integration, Auditor],
+    ),
+    grant(
+        "PUT",
+        "/api/solicitacao-consentimento/{id}/arquivos/{sha256}",
+        &[Integration],
+    ),
+    grant(
+        "GET",
+        "/api/solicitacao-consentimento/{id}/arquivos/{sha256}",
+        &[Auditor],
+    ),
+    grant("PUT", "/api/arquivos/{sha256}", &[Integration]),
     // Bulk imports (issue 37, parts 1-2): the integration's, like a creation; read back by
     // the integration and the auditor.
     grant("POST", "/api/importacoes", &[Integration]),
@@ -254,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn a_default_key_can_use_every_route_but_the_audit_ones() {
+    fn a_default_key_can_use_every_route_but_the_audit_ones_and_the_evidence_download() {
         let denied: Vec<_> = GRANTS
             .iter()
             .filter(|g| !g.scopes.intersects(Scopes::DEFAULT))
@@ -263,6 +286,8 @@ mod tests {
         assert_eq!(
             denied,
             [
+                // the evidence files' bytes, like the log, are the auditor's to read
+                "/api/solicitacao-consentimento/{id}/arquivos/{sha256}",
                 "/api/auditoria/acessos",
                 "/api/auditoria/checkpoint",
                 "/api/auditoria/consistencia",

@@ -5,6 +5,7 @@ pub mod consent_check;
 pub mod consent_requests;
 pub mod docs;
 pub mod events;
+pub mod evidence_files;
 pub mod exports;
 pub mod grants;
 pub mod health;
@@ -56,6 +57,23 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::resource("/api/solicitacao-consentimento/{id}/registro")
             .route(web::get().to(records::record))
             .default_service(not_allowed("GET")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/{id}/arquivos")
+            .route(web::put().to(evidence_files::upload))
+            .route(web::get().to(evidence_files::list))
+            .default_service(not_allowed("GET, PUT")),
+    )
+    .service(
+        web::resource("/api/solicitacao-consentimento/{id}/arquivos/{sha256}")
+            .route(web::put().to(evidence_files::upload_named))
+            .route(web::get().to(evidence_files::download))
+            .default_service(not_allowed("GET, PUT")),
+    )
+    .service(
+        web::resource("/api/arquivos/{sha256}")
+            .route(web::put().to(evidence_files::upload_to_company))
+            .default_service(not_allowed("PUT")),
     )
     .service(
         web::resource("/api/exportacoes")

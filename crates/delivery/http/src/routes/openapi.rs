@@ -10,8 +10,8 @@ use crate::api_key::API_KEY_HEADER;
 use crate::conditional::Prepared;
 use crate::dto;
 use crate::routes::{
-    audit, consent_check, consent_requests, events, exports, imports, records, status, subjects,
-    use_cases, webhook_urls,
+    audit, consent_check, consent_requests, events, evidence_files, exports, imports, records,
+    status, subjects, use_cases, webhook_urls,
 };
 
 mod bounds;
@@ -61,6 +61,11 @@ pub struct DocsServers {
         imports::get,
         imports::errors,
         imports::cancel,
+        evidence_files::upload,
+        evidence_files::upload_named,
+        evidence_files::list,
+        evidence_files::download,
+        evidence_files::upload_to_company,
         consent_check::check,
         consent_check::check_batch,
         consent_check::by_hash,
@@ -107,6 +112,8 @@ pub struct DocsServers {
         dto::import::LinhaImportacao,
         dto::import::Importacao,
         domain::ImportStatus,
+        dto::evidence_file::ArquivoEvidencia,
+        dto::evidence_file::ArquivosEvidencia,
         dto::consent_read::Solicitacao,
         dto::consent_read::MudancaDeStatus,
         dto::revocation::RevogarSolicitacao,
@@ -150,6 +157,7 @@ pub struct DocsServers {
     tags(
         (name = "Auditoria", description = "For auditor keys and the company's evidence: the verifiable log (signed checkpoints, inclusion and consistency proofs per RFC 9162, signed receipts) and the record of who read personal data. See docs/auditoria.md and docs/security.md."),
         (name = "CasosDeUso", description = "Use cases of the company, copied from the PGCC."),
+        (name = "Evidencias", description = "Evidence files (a signed PDF, an image, a recording) stored content-addressed by SHA-256 within the company, linked to consent requests with a log entry each. See docs/evidencias.md."),
         (name = "HashConsulta", description = "Is there a valid consent for this subject and use case now? And which consent does a hash name?"),
         (name = "Importacoes", description = "Bulk import of consents a company already holds (a file of JSON Lines or CSV), registered on the PGCC in the background. See docs/imports.md."),
         (name = "SolicitacaoConsentimento", description = "Consent requests for data subjects."),

@@ -45,6 +45,8 @@ pub fn api_state(
                 sandboxes: Arc::new(ports::MockSandboxRepository::new()),
                 imports: Arc::new(ports::MockImportRepository::new()),
                 import_call_budget: Arc::new(MockPgccCallBudget::new()),
+                evidence_files: Arc::new(ports::MockEvidenceFileRepository::new()),
+                evidence_store: Arc::new(ports::MockEvidenceStore::new()),
             },
             &ServiceSettings::default(),
         ),

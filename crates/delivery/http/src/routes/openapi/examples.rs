@@ -256,6 +256,18 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
                     "unavailableEndpoints": ["criacao"]}),
             ),
         ],
+        ("/api/solicitacao-consentimento/{id}/arquivos", "get") => vec![(
+            "arquivos",
+            "The request's files",
+            json!({"itens": [arquivo_evidencia()]}),
+        )],
+        ("/api/solicitacao-consentimento/{id}/arquivos", _)
+        | ("/api/solicitacao-consentimento/{id}/arquivos/{sha256}", _)
+        | ("/api/arquivos/{sha256}", _) => vec![(
+            "arquivo",
+            "The file as stored: its SHA-256, size and media type",
+            arquivo_evidencia(),
+        )],
         ("/api/importacoes", _) => vec![(
             "registrando",
             "Read and validated; its valid lines being registered",
@@ -424,6 +436,13 @@ fn success_examples(path: &str, method: &str) -> Vec<(&'static str, &'static str
 /// An example checkpoint: a C2SP signed note, as `GET /api/auditoria/checkpoint` answers it.
 const CHECKPOINT: &str = "consent-api/empresas/11222333000181\n3\nfZqkIVzLLysO7tgn81kFNHZ6LMA7RLACFUinvTaTPRc=\n\n\u{2014} consent-api DA7397cW0Z1n6bQ2L8gYkE1pFv3xJtR9sH5cN0mA4dU6yK2wB8eT1oV7iP3qX9zC4fG6hJ0lM5nS2rW8uY1aE3bD7kFgI=\n";
 
+/// An evidence file (`.../arquivos`).
+fn arquivo_evidencia() -> Value {
+    json!({"sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+           "tamanho": 48213, "tipo": "application/pdf", "criadoEm": "2026-03-01T09:00:00Z",
+           "bytesApagadosEm": null})
+}
+
 /// An import's status (`GET /api/importacoes/{id}`).
 fn importacao(status: &str, ended: Option<&str>) -> Value {
     let registradas = if status == "registrando" { 400 } else { 997 };
@@ -483,6 +502,11 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             err("Caso de uso não encontrado.", json!({})))],
         "404" if path.starts_with("/api/importacoes/") => vec![("nao_encontrado", "Not found for the company",
             err("Importação não encontrada.", json!({})))],
+        "404" if path.ends_with("/{sha256}") => vec![("nao_encontrado", "Not the company's request, or it has no such file",
+            err("Arquivo não encontrado.", json!({})))],
+        "410" => vec![("apagado", "Retention deleted the bytes", err(
+            "Os bytes deste arquivo foram apagados pela política de retenção; o registro do arquivo e sua entrada no log permanecem.",
+            json!({})))],
         "404" => vec![("nao_encontrado", "Not found for the company",
             err("Solicitação de consentimento não encontrada.", json!({})))],
         "409" if path.ends_with("/revogar") => vec![("nao_revogavel", "Neither active nor pending",
@@ -501,6 +525,11 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
             ("linhas_demais", "The file is over importacao.max_linhas", err(
                 "O arquivo excede o limite de 10000000 linhas; nada dele foi importado.", json!({}))),
         ],
+        "413" if path.contains("arquivos") => vec![("grande_demais", "The file is over evidencias.max_bytes", err(
+            "O corpo da requisição excede o limite de 20971520 bytes.", json!({})))],
+        "415" if path.contains("arquivos") => vec![("tipo", "A media type not in the list", err(
+            "Content-Type não suportado para arquivo de evidência; envie um de: application/pdf, image/png, image/jpeg, audio/mpeg, audio/ogg, audio/wav, video/mp4.",
+            json!({})))],
         "415" if path == "/api/importacoes" => vec![("tipo", "Neither CSV nor JSON Lines", err(
             "Content-Type não suportado para importação; envie text/csv ou application/x-ndjson (JSON Lines).",
             json!({})))],
@@ -524,6 +553,9 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
                 list.push(("idempotency_key", "Idempotency-Key used with another request", campos(&[
                     ("Idempotency-Key", "já usada com outra requisição."),
                 ])));
+            } else if path.contains("arquivos") {
+                list.push(("hash", "The bytes do not have the path's SHA-256", campos(&[("sha256",
+                    "Os bytes enviados não têm o SHA-256 do caminho; nada foi guardado.")])));
             } else if path == "/api/hash-consulta" {
                 list.push(("campos", "A field rule is broken", campos(&[("cpfTitular", "CPF inválido.")])));
             } else if path == "/api/hash-consulta/lote" {
@@ -554,6 +586,10 @@ fn error_examples(path: &str, status: &str) -> Vec<(&'static str, &'static str, 
         "429" => {
             let mut list = vec![("limite", "Over the company's rate limit", err(
                 "Limite de requisições da empresa excedido; tente novamente em 1 s.", json!({})))];
+            if path.contains("arquivos") {
+                list.push(("envios_em_andamento", "The company has its uploads under way", err(
+                    "A empresa já tem o máximo de envios de arquivos em andamento; tente novamente em instantes.", json!({}))));
+            }
             if path.ends_with("/testar") {
                 list.push(("testes_em_andamento", "The company already has 2 tests under way", err(
                     "A empresa já tem 2 testes de webhook em andamento; tente de novo em instantes.", json!({}))));
@@ -601,6 +637,9 @@ fn set_examples(content: &mut Content, examples: &[(&'static str, &'static str, 
 }
 
 /// Adds the examples to every `/api` operation of `openapi`.
+/// The first bytes of a PDF: an evidence file's body as an example shows it.
+const PDF_START: &str = "%PDF-1.7\n%âãÏÓ\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n";
+
 /// A page of `GET /api/exportacoes`, decompressed: one list item a line.
 const EXPORT_PAGE: &str = "{\"id\":\"5f0c6c64-5a8b-4a51-9b43-0f4f3c2b1a10\",\"status\":\"ativo\",\"casoDeUsoIdTemplate\":\"tpl-001\",\"cpfTitular\":\"***.456.789-**\",\"criadoEm\":\"2026-01-10T12:00:05Z\"}\n";
 
@@ -621,7 +660,15 @@ pub fn apply(openapi: &mut OpenApi) {
         }
         for (method, operation) in super::operations_mut(item) {
             if let Some(body) = operation.request_body.as_mut() {
-                if path == "/api/importacoes" {
+                if path.contains("arquivos") {
+                    // a file's bytes, shown as a string
+                    for content in body.content.values_mut() {
+                        set_examples(
+                            content,
+                            &[("arquivo", "The file's bytes (a PDF)", json!(PDF_START))],
+                        );
+                    }
+                } else if path == "/api/importacoes" {
                     // a file: one line of JSON Lines, a CSV with its header
                     for (media, content) in body.content.iter_mut() {
                         let example = if media == "text/csv" {
@@ -653,6 +700,12 @@ pub fn apply(openapi: &mut OpenApi) {
                         "Two lines' errors, as JSON Lines",
                         json!(IMPORT_ERRORS),
                     )]
+                } else if path == "/api/solicitacao-consentimento/{id}/arquivos/{sha256}"
+                    && method == "get"
+                    && status == "200"
+                {
+                    // the file's bytes, not an envelope
+                    vec![("arquivo", "The file's bytes (a PDF)", json!(PDF_START))]
                 } else if path == "/api/auditoria/checkpoint" && status == "200" {
                     vec![("checkpoint", "A signed note", json!(CHECKPOINT))]
                 } else if path == "/api/solicitacao-consentimento/{id}/registro" && status == "200"

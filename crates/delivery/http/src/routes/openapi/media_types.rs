@@ -45,8 +45,10 @@ pub(super) fn declare_served(operation: &mut Operation) {
         {
             continue;
         }
-        // nor is a file (an import's errors: JSON Lines or CSV)
-        if response.content.contains_key("text/csv") {
+        // nor is a file (an import's errors: JSON Lines or CSV; an evidence file's bytes)
+        if response.content.contains_key("text/csv")
+            || response.content.contains_key("application/pdf")
+        {
             continue;
         }
         let declared = response

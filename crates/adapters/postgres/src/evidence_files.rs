@@ -1,0 +1,362 @@
+//! [`PgEvidenceFiles`]: the evidence files' rows (`evidencias_arquivos`), their links to the
+//! consent requests (`solicitacoes_arquivos`, through the owner's `evidencia_vincular`, which
+//! appends the log entry) and, as the default [`EvidenceStore`], their bytes in parts
+//! (`evidencias_partes`). Every statement names the company (docs/evidencias.md).
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use domain::{CompanyId, EvidenceFile, EvidenceLink};
+use ports::{
+    EvidenceFileRepository, EvidenceStore, ExpiredObject, LocatedFile, RepoError, StorageKind,
+    StoredFile,
+};
+use uuid::Uuid;
+
+use crate::conn::with_conn;
+use crate::fixed_sql::statement;
+use crate::settled;
+use crate::PgPool;
+
+/// The files of the companies and their bytes in PostgreSQL.
+#[derive(Clone)]
+pub struct PgEvidenceFiles {
+    pool: PgPool,
+}
+
+impl PgEvidenceFiles {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+statement! {
+    /// A new file of the company; nothing when it has one of that hash already.
+    struct InsertFile<'a> {
+        empresa: Uuid as SqlUuid,
+        sha256: &'a str as Text,
+        tamanho: i64 as BigInt,
+        tipo: &'a str as Text,
+        armazenamento: &'a str as Text,
+        objeto: Uuid as SqlUuid,
+        criado_em: DateTime<Utc> as Timestamptz,
+    }
+    "INSERT INTO evidencias_arquivos
+    (empresa_id, sha256, tamanho, tipo, armazenamento, objeto_id, criado_em)
+VALUES ($empresa, $sha256, $tamanho, $tipo, $armazenamento, $objeto, $criado_em)
+ON CONFLICT (empresa_id, sha256) DO NOTHING
+RETURNING sha256, tamanho, tipo, criado_em, bytes_apagados_em, objeto_id"
+}
+
+statement! {
+    /// The company's file of that hash.
+    struct FindFile<'a> {
+        empresa: Uuid as SqlUuid,
+        sha256: &'a str as Text,
+    }
+    "SELECT sha256, tamanho, tipo, criado_em, bytes_apagados_em, objeto_id
+FROM evidencias_arquivos WHERE empresa_id = $empresa AND sha256 = $sha256"
+}
+
+statement! {
+    /// The files linked to one of the company's requests, oldest link first.
+    struct LinkedFiles {
+        empresa: Uuid as SqlUuid,
+        solicitacao: Uuid as SqlUuid,
+    }
+    "SELECT a.sha256, a.tamanho, a.tipo, a.criado_em, a.bytes_apagados_em, a.objeto_id
+FROM solicitacoes_arquivos l
+JOIN evidencias_arquivos a ON a.empresa_id = l.empresa_id AND a.sha256 = l.sha256
+WHERE l.empresa_id = $empresa AND l.solicitacao_id = $solicitacao
+ORDER BY l.vinculado_em, l.sha256"
+}
+
+statement! {
+    /// The link and its log entry, by the owner's function.
+    struct Link<'a> {
+        empresa: Uuid as SqlUuid,
+        solicitacao: Uuid as SqlUuid,
+        sha256: &'a str as Text,
+        em: DateTime<Utc> as Timestamptz,
+        transacao: i64 as BigInt,
+    }
+    "SELECT evidencia_vincular($empresa, $solicitacao, $sha256, $em, $transacao) AS resultado"
+}
+
+statement! {
+    /// Retention: the bytes of files no longer kept, marked deleted (the rows and the log stay).
+    /// A file is kept while one of the requests linking it is open or changed since `antes`.
+    struct ExpireBytes {
+        antes: DateTime<Utc> as Timestamptz,
+        agora: DateTime<Utc> as Timestamptz,
+        limite: i64 as BigInt,
+    }
+    "UPDATE evidencias_arquivos a SET bytes_apagados_em = $agora
+FROM (
+    SELECT f.empresa_id, f.sha256 FROM evidencias_arquivos f
+    WHERE f.bytes_apagados_em IS NULL AND f.criado_em < $antes
+      AND NOT EXISTS (
+        SELECT 1 FROM solicitacoes_arquivos l
+        JOIN solicitacoes_consentimento s ON s.empresa_id = l.empresa_id AND s.id = l.solicitacao_id
+        WHERE l.empresa_id = f.empresa_id AND l.sha256 = f.sha256
+          AND (s.status NOT IN ('recusado', 'expirado', 'revogado') OR s.atualizado_em >= $antes))
+    ORDER BY f.criado_em
+    LIMIT $limite
+    FOR UPDATE SKIP LOCKED
+) due
+WHERE a.empresa_id = due.empresa_id AND a.sha256 = due.sha256
+RETURNING a.empresa_id, a.objeto_id"
+}
+
+statement! {
+    /// One part of an object kept in PostgreSQL.
+    struct WritePart<'a> {
+        empresa: Uuid as SqlUuid,
+        objeto: Uuid as SqlUuid,
+        indice: i32 as Integer,
+        bytes: &'a [u8] as Bytea,
+    }
+    "INSERT INTO evidencias_partes (empresa_id, objeto_id, indice, bytes)
+VALUES ($empresa, $objeto, $indice, $bytes)
+ON CONFLICT (empresa_id, objeto_id, indice) DO UPDATE SET bytes = EXCLUDED.bytes"
+}
+
+statement! {
+    struct ReadPart {
+        empresa: Uuid as SqlUuid,
+        objeto: Uuid as SqlUuid,
+        indice: i32 as Integer,
+    }
+    "SELECT bytes FROM evidencias_partes
+WHERE empresa_id = $empresa AND objeto_id = $objeto AND indice = $indice"
+}
+
+statement! {
+    struct DeleteObject {
+        empresa: Uuid as SqlUuid,
+        objeto: Uuid as SqlUuid,
+    }
+    "DELETE FROM evidencias_partes WHERE empresa_id = $empresa AND objeto_id = $objeto"
+}
+
+#[derive(QueryableByName)]
+struct FileRow {
+    #[diesel(sql_type = Text)]
+    sha256: String,
+    #[diesel(sql_type = BigInt)]
+    tamanho: i64,
+    #[diesel(sql_type = Text)]
+    tipo: String,
+    #[diesel(sql_type = Timestamptz)]
+    criado_em: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    bytes_apagados_em: Option<DateTime<Utc>>,
+    #[diesel(sql_type = SqlUuid)]
+    objeto_id: Uuid,
+}
+
+impl From<FileRow> for EvidenceFile {
+    fn from(row: FileRow) -> Self {
+        EvidenceFile {
+            sha256: row.sha256,
+            size: u64::try_from(row.tamanho).unwrap_or(0),
+            media_type: row.tipo,
+            created_at: row.criado_em,
+            bytes_deleted_at: row.bytes_apagados_em,
+        }
+    }
+}
+
+#[derive(QueryableByName)]
+struct LinkRow {
+    #[diesel(sql_type = Text)]
+    resultado: String,
+}
+
+#[derive(QueryableByName)]
+struct ExpiredRow {
+    #[diesel(sql_type = SqlUuid)]
+    empresa_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    objeto_id: Uuid,
+}
+
+#[derive(QueryableByName)]
+struct PartRow {
+    #[diesel(sql_type = Bytea)]
+    bytes: Vec<u8>,
+}
+
+impl EvidenceFileRepository for PgEvidenceFiles {
+    fn store(
+        &self,
+        company: CompanyId,
+        file: &EvidenceFile,
+        object: Uuid,
+        kind: StorageKind,
+    ) -> Result<StoredFile, RepoError> {
+        let size =
+            i64::try_from(file.size).map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
+        with_conn(&self.pool, "storing an evidence file", |conn| {
+            let inserted = InsertFile {
+                empresa: company.0,
+                sha256: &file.sha256,
+                tamanho: size,
+                tipo: &file.media_type,
+                armazenamento: kind.as_str(),
+                objeto: object,
+                criado_em: file.created_at,
+            }
+            .get_result::<FileRow>(conn)
+            .optional()?;
+            if let Some(row) = inserted {
+                return Ok(StoredFile::Created(row.into()));
+            }
+            let existing = FindFile {
+                empresa: company.0,
+                sha256: &file.sha256,
+            }
+            .get_result::<FileRow>(conn)?;
+            Ok(StoredFile::Existing(existing.into()))
+        })
+    }
+
+    fn find(&self, company: CompanyId, sha256: &str) -> Result<Option<LocatedFile>, RepoError> {
+        let row = with_conn(&self.pool, "finding an evidence file", |conn| {
+            FindFile {
+                empresa: company.0,
+                sha256,
+            }
+            .get_result::<FileRow>(conn)
+            .optional()
+        })?;
+        Ok(row.map(|r| LocatedFile {
+            object: r.objeto_id,
+            file: r.into(),
+        }))
+    }
+
+    fn link(
+        &self,
+        company: CompanyId,
+        request: Uuid,
+        sha256: &str,
+        at: DateTime<Utc>,
+    ) -> Result<EvidenceLink, RepoError> {
+        let outcome = with_conn(&self.pool, "linking an evidence file", |conn| {
+            conn.transaction(|conn| {
+                let transacao = settled::transaction_id(conn)?;
+                Link {
+                    empresa: company.0,
+                    solicitacao: request,
+                    sha256,
+                    em: at,
+                    transacao,
+                }
+                .get_result::<LinkRow>(conn)
+            })
+        })?;
+        match outcome.resultado.as_str() {
+            "vinculado" => Ok(EvidenceLink::Linked),
+            "ja_vinculado" => Ok(EvidenceLink::AlreadyLinked),
+            "sem_arquivo" => Ok(EvidenceLink::NoFile),
+            "sem_solicitacao" => Ok(EvidenceLink::NoRequest),
+            other => Err(RepoError::Unexpected(anyhow::anyhow!(
+                "evidencia_vincular answered {other:?}"
+            ))),
+        }
+    }
+
+    fn linked(&self, company: CompanyId, request: Uuid) -> Result<Vec<EvidenceFile>, RepoError> {
+        let rows = with_conn(&self.pool, "listing a request's evidence files", |conn| {
+            LinkedFiles {
+                empresa: company.0,
+                solicitacao: request,
+            }
+            .load::<FileRow>(conn)
+        })?;
+        Ok(rows.into_iter().map(EvidenceFile::from).collect())
+    }
+
+    fn expire_bytes(
+        &self,
+        before: DateTime<Utc>,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<ExpiredObject>, RepoError> {
+        let rows = with_conn(&self.pool, "expiring evidence files' bytes", |conn| {
+            ExpireBytes {
+                antes: before,
+                agora: now,
+                limite: i64::from(limit),
+            }
+            .load::<ExpiredRow>(conn)
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(|r| ExpiredObject {
+                company: CompanyId(r.empresa_id),
+                object: r.objeto_id,
+            })
+            .collect())
+    }
+}
+
+impl EvidenceStore for PgEvidenceFiles {
+    fn kind(&self) -> StorageKind {
+        StorageKind::Postgres
+    }
+
+    fn write_part(
+        &self,
+        company: CompanyId,
+        object: Uuid,
+        index: u32,
+        bytes: &[u8],
+    ) -> Result<(), RepoError> {
+        let indice =
+            i32::try_from(index).map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
+        with_conn(&self.pool, "writing a part of an evidence file", |conn| {
+            WritePart {
+                empresa: company.0,
+                objeto: object,
+                indice,
+                bytes,
+            }
+            .execute(conn)
+        })?;
+        Ok(())
+    }
+
+    fn read_part(
+        &self,
+        company: CompanyId,
+        object: Uuid,
+        index: u32,
+        _size: u64,
+    ) -> Result<Option<Vec<u8>>, RepoError> {
+        let indice =
+            i32::try_from(index).map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
+        let row = with_conn(&self.pool, "reading a part of an evidence file", |conn| {
+            ReadPart {
+                empresa: company.0,
+                objeto: object,
+                indice,
+            }
+            .get_result::<PartRow>(conn)
+            .optional()
+        })?;
+        Ok(row.map(|r| r.bytes))
+    }
+
+    fn delete(&self, company: CompanyId, object: Uuid) -> Result<(), RepoError> {
+        with_conn(&self.pool, "deleting an evidence file's parts", |conn| {
+            DeleteObject {
+                empresa: company.0,
+                objeto: object,
+            }
+            .execute(conn)
+        })?;
+        Ok(())
+    }
+}
