@@ -63,6 +63,7 @@ fn the_openapi_document_describes_every_operation_with_the_api_key_header() {
         [
             "Auditoria",
             "CasosDeUso",
+            "Evidencias",
             "HashConsulta",
             "Importacoes",
             "SolicitacaoConsentimento",

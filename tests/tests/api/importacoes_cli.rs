@@ -27,7 +27,7 @@ fn value_of<'a>(stdout: &'a str, name: &str) -> Option<&'a str> {
 fn the_cli_stages_waits_for_registration_and_summarizes() {
     let app = TestApp::synced();
     let mut bad = line("cli-3");
-    bad["cpfTitular"] = json!("529.982.247-26");
+    bad["cpfTitular"] = json!("529.982.247-24");
     let path = file_with(
         "consents.jsonl",
         &jsonl(&[line("cli-1"), line("cli-2"), bad]),

@@ -348,9 +348,9 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     let columns = request_columns(&mut conn);
     // the creation state's two columns, then the reconciler's and the poller's (issue 12), then
     // the retention's, then the use-case version's (issue 25), then the integrity incident's two
-    // (issue 36), come after the hash migration's
+    // (issue 36), then the import's provenance (issue 37), come after the hash migration's
     assert_eq!(
-        &columns[columns.len() - 12..columns.len() - 3],
+        &columns[columns.len() - 13..columns.len() - 4],
         [
             "hash",
             "proximo_status_em",
@@ -543,10 +543,10 @@ fn the_creation_migrations_revert_exactly_confirm_older_requests_and_drop_unfini
     );
 
     assert!(!tables(&mut conn).contains(&"chaves_idempotencia".to_owned()));
-    // its two columns, and the eight added after it (criacao_nao_encontrada_em,
+    // its two columns, and the nine added after it (criacao_nao_encontrada_em,
     // status_desconhecido_desde, dados_apagados_em, sal_hash, hash_anterior,
-    // versao_caso_de_uso, pgcc_nao_encontrada_em, incidente_integridade_em), are gone
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 10]);
+    // versao_caso_de_uso, pgcc_nao_encontrada_em, incidente_integridade_em, origem), are gone
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 11]);
     assert!(!request_indexes(&mut conn)
         .contains(&"solicitacoes_consentimento_criacao_pendente_idx".to_owned()));
     // A request stored before the migrations (created on the PGCC first) is confirmed.
