@@ -9,6 +9,10 @@
 --   every table with empresa_id distributed by empresa_id, co-located with solicitacoes_consentimento
 --   the service's own tables    local to the coordinator (PGCC budget and health, signing keys,
 --                               backfills, replicas)
+--
+-- Then grant the runtime role again (`consent-api migrate`, or
+-- `SELECT consent_api_conceder_acesso('<runtime role>')`): Citus carries the grants to the shards.
+-- The role itself is made on every node beforehand (docs/scaling.md, "Least privilege on Citus").
 \set ON_ERROR_STOP on
 -- the audit log's append-only triggers check the row they fire on: safe on a shard
 SET citus.enable_unsafe_triggers = on;

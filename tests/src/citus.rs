@@ -7,7 +7,8 @@
 //! each test database is made whole: created on every node with the `citus` extension, the
 //! workers added, migrated on the coordinator, then distributed by `scripts/citus/distribute.sql`
 //! (the same file an operator runs), with `TEST_CITUS_SHARD_COUNT` shards per table (default 4,
-//! so that a test database takes seconds, not minutes).
+//! so that a test database takes seconds, not minutes), and granted to the runtime role, made on
+//! every node, which the service connects as here too.
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
