@@ -166,6 +166,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-003901_record_when_webhook_urls_started_failing",
     "2026-12-07-003902_index_webhook_urls_failing_since",
     "2026-12-07-004001_inline_the_state_machine_check",
+    "2026-12-07-004110_cancel_creations_in_plpgsql",
 ];
 
 /// How many migrations `name` and the ones after it are.
