@@ -9,6 +9,10 @@
 --   every table with empresa_id distributed by empresa_id, co-located with solicitacoes_consentimento
 --   the service's own tables    local to the coordinator (PGCC budget and health, signing keys,
 --                               backfills, replicas)
+--
+-- Then grant the runtime role again (`consent-api migrate`, or
+-- `SELECT consent_api_conceder_acesso('<runtime role>')`): Citus carries the grants to the shards.
+-- The role itself is made on every node beforehand (docs/scaling.md, "Least privilege on Citus").
 \set ON_ERROR_STOP on
 -- the audit log's append-only triggers check the row they fire on: safe on a shard
 SET citus.enable_unsafe_triggers = on;
@@ -56,6 +60,41 @@ BEGIN
         EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I %s', fk.tabela, fk.nome, fk.definicao);
     END LOOP;
 END $$;
+
+-- The owner's write functions (docs/security.md, "Least privilege"), run on the company's worker
+-- (issue 40, part 2; docs/scaling.md, "Least privilege on Citus"). Citus ties a company's
+-- co-located placements, in a transaction, to the connection of the user that first wrote them:
+-- run on the coordinator, a SECURITY DEFINER function writes them over an owner's connection and
+-- the runtime role's later writes in the same transaction (the first status check, the event,
+-- its deliveries) are refused. Distributed by the company's argument with `force_delegation`, the
+-- call itself goes over the runtime role's connection to the worker, where the function runs as
+-- the owner on the local shards; the rest of the transaction follows on that connection. One
+-- definition, the migrations': the same function runs on one node. The service calls each in a
+-- delegable form (`SELECT f(...)` or `SELECT ... FROM f(...)`, constant arguments), the
+-- coordinator's transaction id passed where the log's order needs it (`settled.rs`).
+-- Helpers they call, on every node (no distribution argument: only propagated):
+SELECT create_distributed_function('consentimento_transicao_permitida(text, text)');
+SELECT create_distributed_function(
+    'auditoria_entrada(uuid, text, text, text, text, text, text, text, text, text, timestamptz)');
+SELECT create_distributed_function(
+    'consentimento_iniciar(uuid, uuid, text, text, text, text, text, timestamptz, timestamptz, '
+    'text, text, text, text, timestamptz, timestamptz, timestamptz)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+SELECT create_distributed_function(
+    'consentimento_confirmar(uuid, uuid, text, timestamptz, text, text, timestamptz, bigint)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+SELECT create_distributed_function('consentimento_cancelar(uuid, uuid, timestamptz)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+SELECT create_distributed_function(
+    'consentimento_transicionar(uuid, uuid, text, text, text, text, timestamptz, bigint)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+SELECT create_distributed_function('consentimento_expirar(uuid, timestamptz, bigint, bigint)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+SELECT create_distributed_function('sandbox_apagar_solicitacoes(uuid, uuid[])',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+SELECT create_distributed_function(
+    'auditoria_guardar_checkpoint(uuid, bigint, bytea, bigint, bigint, text, text, timestamptz)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
 
 SELECT logicalrelid::text AS tabela, partmethod AS metodo, colocationid AS colocacao
 FROM pg_dist_partition ORDER BY 2, 1;

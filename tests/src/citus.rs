@@ -7,14 +7,15 @@
 //! each test database is made whole: created on every node with the `citus` extension, the
 //! workers added, migrated on the coordinator, then distributed by `scripts/citus/distribute.sql`
 //! (the same file an operator runs), with `TEST_CITUS_SHARD_COUNT` shards per table (default 4,
-//! so that a test database takes seconds, not minutes).
+//! so that a test database takes seconds, not minutes), and granted to the runtime role, made on
+//! every node, which the service connects as here too.
 
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::PgConnection;
 use diesel_migrations::MigrationHarness;
 
-use crate::db::{with_database, MIGRATIONS};
+use crate::db::{create_runtime_role, with_database, MIGRATIONS, RUNTIME_ROLE};
 
 /// The distribution, as an operator runs it with psql (its `\set` lines are psql's own).
 const DISTRIBUTE: &str = include_str!("../../scripts/citus/distribute.sql");
@@ -50,10 +51,37 @@ fn execute(url: &str, sql: &str) {
         .unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
-/// Creates database `name` on `node` (an admin URL) with the `citus` extension.
+/// Creates database `name` on `node` (an admin URL) with the `citus` extension, and the
+/// service's runtime role on that node: a role is the cluster's, not the database's, and Citus
+/// propagates roles only from a database that has the extension, so each node gets it here, as an
+/// operator makes it on each node (docs/scaling.md, "Least privilege on Citus").
 pub fn create_on_node(node: &str, name: &str) {
+    let mut conn = PgConnection::establish(node).unwrap_or_else(|e| panic!("connect: {e}"));
+    create_runtime_role(&mut conn);
+    skip_lock_permission_checks(&mut conn);
     execute(node, &format!("CREATE DATABASE \"{name}\""));
     execute(&with_database(node, name), "CREATE EXTENSION citus");
+}
+
+/// Lets the runtime role write `api_keys` (a reference table with a foreign key to `empresas`,
+/// another one): Citus serializes such a write by locking the referenced table's shard on the
+/// first worker (`lock_shard_resources`), and that lock asks for a write privilege on
+/// `empresas`, which the runtime role must not have. This setting (superuser only, set on the
+/// role on every node) skips that check for the runtime role alone: it lets the role take
+/// Citus's internal shard locks, not write a row (docs/scaling.md, "Least privilege on Citus").
+/// Tests run in parallel: a concurrent `ALTER ROLE` of the same role fails with "tuple
+/// concurrently updated" (`XX000`), and the other one has set it.
+fn skip_lock_permission_checks(conn: &mut PgConnection) {
+    conn.batch_execute(&format!(
+        "DO $$ BEGIN \
+           IF NOT EXISTS (SELECT 1 FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole \
+                          WHERE r.rolname = '{RUNTIME_ROLE}' AND s.setdatabase = 0 \
+                            AND 'citus.skip_advisory_lock_permission_checks=on' = ANY (s.setconfig)) THEN \
+             ALTER ROLE {RUNTIME_ROLE} SET citus.skip_advisory_lock_permission_checks = on; \
+           END IF; \
+         EXCEPTION WHEN internal_error THEN NULL; END $$"
+    ))
+    .expect("let the runtime role take Citus's shard locks");
 }
 
 /// Adds `worker` (an admin URL, its database `name` already made by [`create_on_node`]) to
@@ -76,7 +104,9 @@ pub fn add_worker(coordinator: &str, name: &str, worker: &str) {
 }
 
 /// Database `name`, made, migrated and distributed on the coordinator `coordinator` and the
-/// `workers`.
+/// `workers`, then granted to the runtime role by the owner's function: in the operator's order
+/// (migrate, distribute, grant), so that Citus carries each grant to the shards and to the
+/// workers' copies of the tables.
 pub fn create_distributed(coordinator: &str, workers: &[String], name: &str) {
     for worker in workers {
         create_on_node(worker, name);
@@ -104,6 +134,10 @@ pub fn create_distributed(coordinator: &str, workers: &[String], name: &str) {
             panic!("distribute (scripts/citus/distribute.sql): {e}\n{statement}")
         });
     }
+    conn.batch_execute(&format!(
+        "SELECT consent_api_conceder_acesso('{RUNTIME_ROLE}')"
+    ))
+    .expect("grant the runtime role on the distributed tables");
 }
 
 /// The statements of a psql script, each to run on its own as psql runs them (one

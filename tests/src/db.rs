@@ -108,14 +108,11 @@ impl TestDb {
         &self.url
     }
 
-    /// The URL of the service's runtime role ([`RUNTIME_ROLE`]), which owns nothing. On Citus
-    /// (`make test-citus`), the owner's: the role is not made on the workers.
+    /// The URL of the service's runtime role ([`RUNTIME_ROLE`]), which owns nothing: on one node
+    /// and on Citus alike (there the role is made on every node and granted once the tables are
+    /// distributed, crate::citus).
     pub fn runtime_url(&self) -> String {
-        if self.nodes.lock().unwrap().is_empty() {
-            with_user(&self.url, RUNTIME_ROLE)
-        } else {
-            self.url.clone()
-        }
+        with_user(&self.url, RUNTIME_ROLE)
     }
 
     pub fn name(&self) -> &str {
@@ -186,12 +183,7 @@ fn ensure_template(admin: &str) -> String {
         > 0;
     // The service's runtime role (docs/security.md, "Least privilege"): one per cluster, granted
     // in the template by the owner's own function, so every database cloned from it has it.
-    diesel::sql_query(format!(
-        "DO $$ BEGIN CREATE ROLE {RUNTIME_ROLE} LOGIN; \
-         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
-    ))
-    .execute(&mut conn)
-    .expect("create the runtime role");
+    create_runtime_role(&mut conn);
     if !exists {
         let building = format!("{template}_building");
         diesel::sql_query(format!(
@@ -228,6 +220,17 @@ fn ensure_template(admin: &str) -> String {
 /// The role `consent-api serve` and `worker` run as in the tests: it owns nothing (the tests'
 /// superuser owns the tables) and writes the evidence only through the owner's functions.
 pub const RUNTIME_ROLE: &str = "consent_app";
+
+/// Makes [`RUNTIME_ROLE`] in the cluster of `conn` (an admin connection), unless it is there.
+/// Concurrent tests may race to make it: the loser's error is the winner's role.
+pub(crate) fn create_runtime_role(conn: &mut PgConnection) {
+    diesel::sql_query(format!(
+        "DO $$ BEGIN CREATE ROLE {RUNTIME_ROLE} LOGIN; \
+         EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+    ))
+    .execute(conn)
+    .expect("create the runtime role");
+}
 
 /// `url` with its user replaced by `user`.
 pub fn with_user(url: &str, user: &str) -> String {

@@ -6,6 +6,7 @@
 //! and writes the consent requests, their history, the audit entries, the companies and the
 //! signing keys only through those functions (migration `write_evidence_through_functions`).
 
+use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
 
@@ -64,6 +65,11 @@ pub fn grant_runtime_role(owner: &PgPool, runtime: &PgPool) -> anyhow::Result<Op
     }
     let mut conn = owner.get()?;
     conn.transaction(|conn| {
+        // as the migrations do (`migrations::locked`): on Citus the grants are carried to every
+        // node and every shard, longer than a request's statement may take under load
+        conn.batch_execute(
+            "SET LOCAL statement_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0",
+        )?;
         diesel::sql_query("SELECT pg_advisory_xact_lock($1)")
             .bind::<diesel::sql_types::BigInt, _>(MIGRATION_LOCK_KEY)
             .execute(conn)?;

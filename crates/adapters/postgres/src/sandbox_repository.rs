@@ -55,8 +55,17 @@ statement! {
         ids: Vec<Uuid> as Array<SqlUuid>,
     }
     // the owner's `sandbox_apagar_solicitacoes`, which refuses any company but a sandbox
-    // (issue 36: the service's role deletes no request itself); one row a deleted request
-    "SELECT 1 FROM generate_series(1, sandbox_apagar_solicitacoes($empresa_id, $ids))"
+    // (issue 36: the service's role deletes no request itself); called alone in the SELECT list
+    // so that Citus runs it on the sandbox's worker (scripts/citus/distribute.sql), over the
+    // connection that locked the rows
+    "SELECT sandbox_apagar_solicitacoes($empresa_id, $ids) AS apagadas"
+}
+
+/// What [`DeleteRequests`] answers: the requests deleted.
+#[derive(QueryableByName)]
+struct Deleted {
+    #[diesel(sql_type = BigInt)]
+    apagadas: i64,
 }
 
 statement! {
@@ -281,7 +290,9 @@ impl SandboxRepository for PgSandboxRepository {
                 if ids.is_empty() {
                     return Ok(0);
                 }
-                DeleteRequests { empresa_id, ids }.execute(conn)
+                DeleteRequests { empresa_id, ids }
+                    .get_result::<Deleted>(conn)
+                    .map(|d| usize::try_from(d.apagadas).unwrap_or(0))
             })
         })?;
         let events = with_conn(&self.pool, OPERATION, |conn| {

@@ -171,6 +171,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004001_inline_the_state_machine_check",
     "2026-12-07-004101_clear_cancelled_import_lines_in_the_background",
     "2026-12-07-004102_index_imports_with_lines_to_clear",
+    "2026-12-07-004110_cancel_creations_in_plpgsql",
     "2026-12-07-004120_index_import_lines_by_request",
     "2026-12-07-004121_record_import_provenance",
     "2026-12-07-004122_index_requests_by_origem",

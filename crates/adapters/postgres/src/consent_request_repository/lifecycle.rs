@@ -43,13 +43,16 @@ statement! {
     /// one history entry and one audit-log entry each from the status they had, with cause
     /// `expiracao`, delete their status-check schedule (a lane's requests have its status:
     /// `status_check_schedule.rs`), and return the
-    /// updated rows (for their events).
+    /// updated rows (for their events). The entries are at `transacao`, the transaction's id as
+    /// `settled::transaction_id` reads it: on Citus the call runs on the company's worker
+    /// (scripts/citus/distribute.sql), whose own id is another count than the log's.
     struct ExpireDue {
         empresa_id: Uuid as SqlUuid,
         now: DateTime<Utc> as Timestamptz,
         limit: i64 as BigInt,
+        transacao: i64 as BigInt,
     }
-    "SELECT * FROM consentimento_expirar($empresa_id, $now, $limit, NULL)"
+    "SELECT * FROM consentimento_expirar($empresa_id, $now, $limit, $transacao)"
 }
 
 statement! {
@@ -157,10 +160,12 @@ pub(super) fn expire_due(pool: &PgPool, now: DateTime<Utc>, limit: u32) -> Resul
         |conn, limit| CompaniesWithDueExpiry { now, limit }.load(conn),
         |conn, empresa_id, limit| {
             conn.transaction(|conn| {
+                let transacao = settled::transaction_id(conn)?;
                 let expired = ExpireDue {
                     empresa_id,
                     now,
                     limit,
+                    transacao,
                 }
                 .load::<SolicitacaoConsentimentoRow>(conn)?;
                 let events = expired
