@@ -25,7 +25,7 @@ CREATE TABLE evidencias_arquivos (
 CREATE TABLE evidencias_partes (
     empresa_id uuid        NOT NULL REFERENCES empresas (id),
     objeto_id  uuid        NOT NULL,
-    indice     integer     NOT NULL CHECK (indice >= 0),
+    indice     bigint      NOT NULL CHECK (indice >= 0),
     bytes      bytea       NOT NULL,
     criado_em  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (empresa_id, objeto_id, indice)

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Bytea, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{BigInt, Bytea, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, EvidenceFile, EvidenceLink};
 use ports::{
     EvidenceFileRepository, EvidenceStore, ExpiredObject, LocatedFile, RepoError, StorageKind,
@@ -113,7 +113,7 @@ statement! {
     struct WritePart<'a> {
         empresa: Uuid as SqlUuid,
         objeto: Uuid as SqlUuid,
-        indice: i32 as Integer,
+        indice: i64 as BigInt,
         bytes: &'a [u8] as Bytea,
     }
     "INSERT INTO evidencias_partes (empresa_id, objeto_id, indice, bytes)
@@ -125,7 +125,7 @@ statement! {
     struct ReadPart {
         empresa: Uuid as SqlUuid,
         objeto: Uuid as SqlUuid,
-        indice: i32 as Integer,
+        indice: i64 as BigInt,
     }
     "SELECT bytes FROM evidencias_partes
 WHERE empresa_id = $empresa AND objeto_id = $objeto AND indice = $indice"
@@ -314,8 +314,7 @@ impl EvidenceStore for PgEvidenceFiles {
         index: u32,
         bytes: &[u8],
     ) -> Result<(), RepoError> {
-        let indice =
-            i32::try_from(index).map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
+        let indice = i64::from(index);
         with_conn(&self.pool, "writing a part of an evidence file", |conn| {
             WritePart {
                 empresa: company.0,
@@ -335,8 +334,7 @@ impl EvidenceStore for PgEvidenceFiles {
         index: u32,
         _size: u64,
     ) -> Result<Option<Vec<u8>>, RepoError> {
-        let indice =
-            i32::try_from(index).map_err(|e| RepoError::Unexpected(anyhow::Error::new(e)))?;
+        let indice = i64::from(index);
         let row = with_conn(&self.pool, "reading a part of an evidence file", |conn| {
             ReadPart {
                 empresa: company.0,

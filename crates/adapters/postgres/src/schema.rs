@@ -217,7 +217,7 @@ diesel::table! {
     evidencias_partes (empresa_id, objeto_id, indice) {
         empresa_id -> Uuid,
         objeto_id -> Uuid,
-        indice -> Int4,
+        indice -> Int8,
         bytes -> Bytea,
         criado_em -> Timestamptz,
     }
