@@ -371,7 +371,7 @@ fn the_hash_and_history_migrations_revert_exactly_and_backfill_older_requests() 
     );
 
     assert!(!tables(&mut conn).contains(&"solicitacoes_historico".to_owned()));
-    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 12]);
+    assert_eq!(request_columns(&mut conn), columns[..columns.len() - 13]);
     assert_eq!(
         request_indexes(&mut conn),
         [
