@@ -20,6 +20,9 @@ content of casos_de_uso.csv, stay the same.
 """
 import csv, hashlib, json, os, random, sys, uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpf import cpf as valid_cpf  # noqa: E402
+
 out = sys.argv[1]
 companies = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
 per_company = int(sys.argv[3]) if len(sys.argv) > 3 else 100
@@ -37,13 +40,7 @@ def cnpj(n):
 
 
 def cpf():
-    while True:
-        d = [rng.randrange(10) for _ in range(9)]
-        if len(set(d)) > 1:
-            break
-    for n in (9, 10):
-        d.append(sum(x * w for x, w in zip(d, range(n + 1, 1, -1))) * 10 % 11 % 10)
-    return "".join(map(str, d))
+    return valid_cpf(rng)
 
 
 def company_id(n):
