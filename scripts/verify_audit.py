@@ -266,76 +266,25 @@ def main():
 
     # only the keys that sign for this kind of company: a sandbox key never vouches for a real
     # company (JWKS without the member: production keys)
-    wanted = "sandbox" if args.sandbox else "producao"
-    published = get(f"{base}/.well-known/jwks.json")["keys"]
-    keys = {k["kid"]: b64url(k["x"]) for k in published if k.get("ambiente", "producao") == wanted}
-    others = {k["kid"] for k in published} - set(keys)
+    keys, others = log_keys(get(f"{base}/.well-known/jwks.json")["keys"], wanted)
 
-    # 1. the receipt
+    # 1. the receipt (a receipt no checkpoint backs proves nothing yet: verify_receipt requires
+    # its indiceLog)
     receipt = get(f"{base}/api/solicitacao-consentimento/{args.id}/recibo", key)["data"]["recibo"]
-    header_b64, payload_b64, signature_b64 = receipt.split(".")
-    header = json.loads(b64url(header_b64))
-    if header.get("kid") in others:
-        fail(f"receipt signed by kid {header['kid']}, which is not a {wanted} key (--sandbox for a sandbox's request)")
-    if header.get("alg") != "EdDSA" or header.get("kid") not in keys:
-        fail(f"receipt header {header}: not EdDSA with a published kid")
-    try:
-        Ed25519PublicKey.from_public_bytes(keys[header["kid"]]).verify(
-            b64url(signature_b64), f"{header_b64}.{payload_b64}".encode()
-        )
-    except InvalidSignature:
-        fail("receipt signature does not verify")
-    payload = json.loads(b64url(payload_b64))
-    if payload.get("id") != args.id or "cpfTitular" in payload:
-        fail(f"receipt payload is not this request's (or carries the CPF): {payload}")
-    if payload.get("ambiente", "producao") != wanted:
-        fail(f"the receipt says ambiente {payload.get('ambiente')}, not {wanted}")
+    header, payload = verify_receipt(receipt, keys, others, wanted, args.id)
     print(f"receipt: signature valid (kid {header['kid']}, status {payload['status']}, indiceLog {payload['indiceLog']})")
-    # a receipt no checkpoint backs proves nothing yet: its last entry must be in the tree
-    if payload.get("indiceLog") is None:
-        fail("the receipt's indiceLog is null: no checkpoint covers the request's last entry yet")
 
     # 2. the checkpoint
     proofs = get(f"{base}/api/solicitacao-consentimento/{args.id}/provas", key)["data"]
     note = proofs["checkpoint"]
     if not note:
         fail("no checkpoint yet: try again after APP__AUDITORIA__CHECKPOINT_SECONDS")
-    text, _, signatures = note.partition("\n\n")
-    text += "\n"
-    origin, size, root_b64 = text.splitlines()
-    size, root = int(size), base64.b64decode(root_b64)
-    verified = False
-    for line in signatures.splitlines():
-        if not line.startswith("\u2014 "):
-            continue
-        name, blob = line[2:].split(" ")
-        blob = base64.b64decode(blob)
-        for public_key in keys.values():
-            if key_hash(name, public_key) != blob[:4]:
-                continue
-            try:
-                Ed25519PublicKey.from_public_bytes(public_key).verify(blob[4:], text.encode())
-                verified = True
-            except InvalidSignature:
-                pass
-    if not verified:
-        fail(f"checkpoint signature does not verify with a published {wanted} key")
+    origin, size, root, _ = verify_note(note, keys, wanted)
     print(f"checkpoint: signature valid ({origin}, size {size})")
 
     # 3. the entries' inclusion proofs
     entries = proofs["entradas"]
-    for item in entries:
-        entry = base64.b64decode(item["entrada"])
-        leaf = hashlib.sha256(b"\x00" + entry).digest()
-        path = [base64.b64decode(h) for h in item["provaInclusao"]]
-        if root_from_inclusion(item["indice"], size, leaf, path) != root:
-            fail(f"entry {item['indice']} is not in the checkpoint's tree")
-        if json.loads(entry)["id"] != args.id:
-            fail(f"entry {item['indice']} is another request's")
-    if not entries:
-        fail("no entry of the request is proven: the log does not back it")
-    if payload["indiceLog"] not in [item["indice"] for item in entries]:
-        fail(f"the receipt's indiceLog {payload['indiceLog']} is not one of the request's proven entries")
+    verify_inclusion(entries, size, root, args.id, payload["indiceLog"])
     print(f"inclusion: {len(entries)} entries proven")
 
 
