@@ -570,3 +570,74 @@ SELECT count(*) AS v FROM novas"
         "nothing registered after the cancellation"
     );
 }
+
+#[test]
+fn a_file_that_breaks_a_limit_late_is_discarded_whole_however_many_lines_it_staged() {
+    // A file refused at its last line (a 2 GiB file over `max_bytes`, or line 10^7 + 1) has
+    // millions of lines staged by then, and the refusal deletes them all in one statement (the
+    // lines go with their import). Under the statement timeout that delete failed: the answer
+    // was an error, not the 413, and the staged lines (personal data) stayed. Here 5 * 10^5
+    // lines are added by SQL while the file is being sent, against a timeout of 300 ms.
+    let app = TestApp::spawn_with(&[
+        ("APP__IMPORTACAO__MAX_LINHAS", "2"),
+        ("APP__DATABASE__STATEMENT_TIMEOUT_MS", "300"),
+    ]);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    let first = jsonl(&[line("d-1")]);
+    let rest = jsonl(&[line("d-2"), line("d-3")]);
+    let address = app.api.base_url.trim_start_matches("http://").to_owned();
+    let mut stream = std::net::TcpStream::connect(&address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let head = format!(
+        "POST /api/importacoes HTTP/1.1\r\nHost: {address}\r\nApi-Key: {}\r\nContent-Type: {JSONL}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        app.key_a,
+        first.len() + rest.len()
+    );
+    use std::io::{Read, Write};
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(&first).unwrap();
+    stream.flush().unwrap();
+
+    // the import exists as soon as its file is being read
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let id = loop {
+        if let Some(id) = app.db.text("SELECT max(id::text) AS v FROM importacoes") {
+            break id;
+        }
+        assert!(Instant::now() < deadline, "no import while its file is read");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let added = app.db.scalar(&format!(
+        "WITH novas AS (
+    INSERT INTO importacao_linhas
+        (empresa_id, importacao_id, linha, id_externo, origem, solicitacao_id, variante, dados)
+    SELECT i.empresa_id, i.id, 1000 + g, 'd-extra-' || g, 'crm-legado',
+        md5(i.id::text || g)::uuid, 'ativo', '{{}}'::jsonb
+    FROM importacoes i, generate_series(1, 500000) g
+    WHERE i.id = '{id}'
+    RETURNING 1)
+SELECT count(*) AS v FROM novas"
+    ));
+    assert_eq!(added, 500_000);
+
+    stream.write_all(&rest).unwrap();
+    stream.flush().unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status_line = answer.lines().next().unwrap_or_default().to_owned();
+    assert!(
+        status_line.contains(" 413 "),
+        "the file over the line limit: {status_line}"
+    );
+    assert!(answer.contains("\"sucesso\":false"), "{answer}");
+    assert_eq!(
+        app.db.scalar("SELECT count(*) AS v FROM importacao_linhas"),
+        0,
+        "every staged line went with the refused file"
+    );
+    assert_eq!(app.db.scalar("SELECT count(*) AS v FROM importacoes"), 0);
+}

@@ -101,6 +101,9 @@ WHERE empresa_id = $empresa AND id = $id AND status = 'validando'
 RETURNING empresa_id, id, status, linhas, validas, registradas, falhas, criada_em, terminada_em"
 }
 
+/// The refused file's delete: its staged lines, at most `max_linhas` (10^7), in one statement.
+const DISCARD_TIMEOUT: &str = "SET LOCAL statement_timeout = '10min'";
+
 statement! {
     struct Discard {
         empresa: Uuid as SqlUuid,
@@ -594,11 +597,18 @@ impl ImportRepository for PgImportRepository {
 
     fn discard(&self, company: CompanyId, import: Uuid) -> Result<(), RepoError> {
         with_conn(&self.pool, "discarding an import", |conn| {
-            Discard {
-                empresa: company.0,
-                id: import,
-            }
-            .execute(conn)
+            conn.transaction(|conn| {
+                // A file refused at its end (over `max_bytes` or `max_linhas`) has up to 10^7
+                // lines staged, and they go with their import in this one statement: about a
+                // second per 10^6 lines, past the pool's statement timeout. Held to its own
+                // bound instead; the refused file's sender is the one who waits.
+                diesel::sql_query(DISCARD_TIMEOUT).execute(conn)?;
+                Discard {
+                    empresa: company.0,
+                    id: import,
+                }
+                .execute(conn)
+            })
         })?;
         Ok(())
     }
