@@ -608,7 +608,10 @@ fn a_file_that_breaks_a_limit_late_is_discarded_whole_however_many_lines_it_stag
         if let Some(id) = app.db.text("SELECT max(id::text) AS v FROM importacoes") {
             break id;
         }
-        assert!(Instant::now() < deadline, "no import while its file is read");
+        assert!(
+            Instant::now() < deadline,
+            "no import while its file is read"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     let added = app.db.scalar(&format!(
