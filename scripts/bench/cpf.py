@@ -1,5 +1,5 @@
 """A valid CPF (check digits per Receita Federal), its nine base digits drawn from `rng`: the one
-definition the data generators share (gen_data.py, gen_import.py)."""
+definition the data generators share (gen_data.py, gen_import.py, gen_scale.py)."""
 
 
 def cpf(rng):

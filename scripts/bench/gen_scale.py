@@ -12,20 +12,13 @@ the list's order by creation time is realistic).
 The history is derived in SQL from `criado_em`, and the inputs of the read scenarios sampled
 from the loaded table (see bench-scale.sh).
 """
-import csv, datetime, hashlib, random, sys, uuid
+import csv, datetime, hashlib, os, random, sys, uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpf import cpf as make_cpf  # noqa: E402
 
 companies, per_company, start, count = (int(a) for a in sys.argv[1:5])
 base_ts = datetime.datetime.fromisoformat(sys.argv[5].replace("Z", "+00:00"))
-
-
-def make_cpf(rng):
-    while True:
-        d = [rng.randrange(10) for _ in range(9)]
-        if len(set(d)) > 1:
-            break
-    for n in (9, 10):
-        d.append(sum(x * w for x, w in zip(d, range(n + 1, 1, -1))) * 10 % 11 % 10)
-    return "".join(map(str, d))
 
 
 pool_rng = random.Random(20261127)
