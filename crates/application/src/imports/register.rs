@@ -472,8 +472,7 @@ mod tests {
     /// request that holds the consent, not as a failure retried after every lease.
     #[test]
     fn a_pgcc_id_confirmed_by_another_line_meanwhile_is_a_line_error_not_a_retry() {
-        use domain::ConsentStatus;
-        use ports::{Confirmation, CreationStart, PgccConsentStatus};
+        use ports::{CreationStart, PgccConsentStatus};
 
         let company = crate::test_support::company();
         let holder = Uuid::from_u128(0xb0b);

@@ -49,14 +49,15 @@ fn status_badge(status: ImportStatus) -> Markup {
     badge(status.as_str(), Some(label))
 }
 
-/// `GET /console/importacoes?antes=<id>`: the upload form (`integracao`) and the company's
-/// imports, newest first, [`PAGE_SIZE`] a page; the next page starts after the last one shown.
+/// The list's query: `antes`, the id of the last import of the previous page.
 #[derive(Deserialize, Default)]
 pub struct ListQuery {
     #[serde(default)]
     antes: String,
 }
 
+/// `GET /console/importacoes?antes=<id>`: the upload form (`integracao`) and the company's
+/// imports, newest first, [`PAGE_SIZE`] a page; the next page starts after the last one shown.
 pub async fn list(visit: Visit, query: web::Query<ListQuery>) -> HttpResponse {
     let before = Some(query.antes.trim().to_owned()).filter(|a| !a.is_empty());
     let outcome = visit
