@@ -139,9 +139,9 @@ fn upload_form(signed: &SignedIn, limits: ImportLimits) -> Markup {
 fn bytes_label(n: u64) -> String {
     const MIB: u64 = 1024 * 1024;
     const GIB: u64 = 1024 * MIB;
-    if n >= GIB && n % GIB == 0 {
+    if n >= GIB && n.is_multiple_of(GIB) {
         format!("{} GiB", thousands(n / GIB))
-    } else if n >= MIB && n % MIB == 0 {
+    } else if n >= MIB && n.is_multiple_of(MIB) {
         format!("{} MiB", thousands(n / MIB))
     } else {
         format!("{} bytes", thousands(n))
