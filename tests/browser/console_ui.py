@@ -6,12 +6,15 @@ is HttpOnly and SameSite=Strict, signs out. A screenshot of each page is kept in
 CONSOLE_UI_ARTIFACTS (the test's artifacts). Fails on any JavaScript error, CSP violation
 (reported on the console) or request to another host.
 
-Usage: console_ui.py BASE_URL AUDITOR_KEY WEBHOOKS_KEY CONSULTA_KEY CPF REQUEST_ID
-prints CONSOLE_UI_OK on success, exit 0. Env: CHROMIUM (default /usr/bin/chromium).
+Usage: console_ui.py BASE_URL AUDITOR_KEY WEBHOOKS_KEY CONSULTA_KEY CPF REQUEST_ID [INTEGRACAO_KEY]
+prints CONSOLE_UI_OK on success, exit 0. With INTEGRACAO_KEY, the imports' page is walked too: a
+JSON Lines file (a valid line of the test app's template `tpl-a-marketing`, and one whose CPF has
+a wrong check digit) uploaded through the form's file field, then the import's page. Env: CHROMIUM (default /usr/bin/chromium).
 Each page is also checked at 320 CSS px (no sideways scroll, "Sair" in the header on its dark
 background, the current page marked, no API path in its text) and, when AXE_JS is given, by
 axe-core (no violation at any impact): docs/console.md.
 """
+import json
 import os
 import re
 import sys
@@ -25,6 +28,7 @@ TIMEOUT_MS = 30_000
 
 def main() -> int:
     base, auditor, webhooks, consulta, cpf, request_id = sys.argv[1:7]
+    integracao = sys.argv[7] if len(sys.argv) > 7 else None
     base = base.rstrip("/")
     origin = urlparse(base).netloc
     chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -231,6 +235,37 @@ def main() -> int:
             page.goto(f"{base}/console")
             sign_out(page, "webhooks")
             context.close()
+
+            # who imports (issue 37, part 4): the imports' page, a file uploaded through it
+            if integracao:
+                context, page = session("integracao", integracao)
+                page.get_by_role("link", name="Importações").click()
+                expect(page.get_by_role("heading", name="Importações", exact=True)).to_be_visible()
+                shot(page, "importacoes")
+                digits = "".join(c for c in cpf if c.isdigit())
+                wrong = digits[:-1] + str((int(digits[-1]) + 1) % 10)
+                path = os.path.join(artifacts, "importacao.jsonl")
+                with open(path, "w") as f:
+                    for external_id, subject in (("walk-1", cpf), ("walk-2", wrong)):
+                        f.write(json.dumps({
+                            "idExterno": external_id, "origem": "navegador",
+                            "casoDeUsoIdTemplate": "tpl-a-marketing", "cpfTitular": subject,
+                            "modalidadeAcesso": "Direto", "tipoTitular": "PessoaFisica",
+                            "dataExpiracaoConsentimento": "2099-12-31T23:59:59Z",
+                            "dataTitularRespondeuConsentimento": "2020-01-01T00:00:00Z",
+                            "provaColeta": "ficha assinada"}) + "\n")
+                page.get_by_label("Arquivo (.csv ou .jsonl)").set_input_files(path)
+                page.get_by_role("button", name="Enviar").click()
+                expect(page.get_by_role("heading", name="Importação", exact=True)).to_be_visible()
+                expect(page.get_by_role("cell", name="cpfTitular")).to_be_visible()
+                content = page.content()
+                for value in (cpf, digits, wrong):
+                    assert value not in content, "a CPF in the import's page"
+                    assert value not in page.url, page.url
+                shot(page, "importacao")
+                print("imports: a file uploaded through the page, its error by line and field", flush=True)
+                sign_out(page, "integracao")
+                context.close()
 
             # a consulta key: the home page only
             context, page = session("consulta", consulta)

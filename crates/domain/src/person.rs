@@ -22,15 +22,20 @@ pub enum Role {
     Operator,
     /// `leitura`: signs in and reads what every session reads (the home page, the PGCC's health).
     Reader,
+    /// `importador`: brings the company's consents in from a file (the `integracao` scope, which
+    /// in the console grants the imports' page and nothing else; docs/imports.md).
+    Importer,
 }
 
 impl Role {
-    /// The role of a name in the roles claim (`dpo`, `operador`, `leitura`; exact, lower-case).
+    /// The role of a name in the roles claim (`dpo`, `operador`, `leitura`, `importador`; exact,
+    /// lower-case).
     pub fn parse(name: &str) -> Option<Role> {
         match name {
             "dpo" => Some(Role::Dpo),
             "operador" => Some(Role::Operator),
             "leitura" => Some(Role::Reader),
+            "importador" => Some(Role::Importer),
             _ => None,
         }
     }
@@ -41,6 +46,7 @@ impl Role {
             Role::Dpo => Scopes::of(&[Scope::Auditor]),
             Role::Operator => Scopes::of(&[Scope::Webhooks]),
             Role::Reader => Scopes::NONE,
+            Role::Importer => Scopes::of(&[Scope::Integration]),
         }
     }
 }
@@ -68,6 +74,10 @@ mod tests {
             Some(Scopes::of(&[Scope::Auditor, Scope::Webhooks]))
         );
         assert_eq!(scopes_of_roles(["leitura"]), Some(Scopes::NONE));
+        assert_eq!(
+            scopes_of_roles(["importador"]),
+            Some(Scopes::of(&[Scope::Integration]))
+        );
         assert_eq!(scopes_of_roles(["admin", "DPO"]), None);
         assert_eq!(scopes_of_roles([]), None);
     }

@@ -18,14 +18,38 @@ pub struct StagedLine {
     pub valid: ValidImportLine,
 }
 
-/// A staged line whose `idExterno` another line of the company holds already: not staged.
+/// A staged line refused because an earlier line holds one of its keys: not staged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TakenExternalId {
     /// The line refused.
     pub line: u64,
-    /// The import and line that hold the `idExterno`.
+    /// Which of its keys is held.
+    pub key: TakenKey,
+    /// The import and line that hold it.
     pub holder_import: Uuid,
     pub holder_line: u64,
+}
+
+/// The key of a staged line that an earlier line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TakenKey {
+    /// `idExterno`: unique per company, across every import.
+    ExternalId,
+    /// `pgccId`: once per file (a second line naming the same consent on the PGCC would be
+    /// claimed beside the first and fail at its confirmation; docs/imports.md).
+    PgccId,
+}
+
+/// The lines that stand between an import registering and its end (`fimEstimado`;
+/// docs/imports.md, "Status").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportBacklog {
+    /// The import's own lines still to register.
+    pub left: u64,
+    /// Lines still to register of the company's imports registering before this one (older).
+    pub ahead: u64,
+    /// Lines still to register of each other company with an import registering.
+    pub others: Vec<u64>,
 }
 
 /// A line claimed for registration until its lease ends.
@@ -59,7 +83,8 @@ pub trait ImportRepository: Send + Sync {
     fn create(&self, company: CompanyId, id: Uuid, now: DateTime<Utc>) -> Result<(), RepoError>;
 
     /// Stages valid lines; those whose `idExterno` the company holds already (in this import or
-    /// an earlier one) are not staged and come back.
+    /// an earlier one), or whose `pgccId` an earlier line of this import holds, are not staged
+    /// and come back.
     fn stage(
         &self,
         company: CompanyId,
@@ -91,6 +116,19 @@ pub trait ImportRepository: Send + Sync {
 
     /// The company's import, with its counts.
     fn get(&self, company: CompanyId, import: Uuid) -> Result<Option<Import>, RepoError>;
+
+    /// The company's imports, newest first, at most `limit`, those created before import
+    /// `before` when given (the next page of the console's list).
+    fn list(
+        &self,
+        company: CompanyId,
+        before: Option<Uuid>,
+        limit: u32,
+    ) -> Result<Vec<Import>, RepoError>;
+
+    /// What stands between the company's import `import` and its end: its lines left, the
+    /// company's older imports' and every other company's, among the imports registering.
+    fn backlog(&self, company: CompanyId, import: Uuid) -> Result<ImportBacklog, RepoError>;
 
     /// The company's consent request holding `pgcc_id`, if any: a `pgccId` line naming a
     /// consent the company holds already is a line error, not a second row.

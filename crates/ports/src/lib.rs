@@ -57,7 +57,8 @@ pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,
 };
 pub use import_repository::{
-    ClaimedLine, ImportRepository, LineOutcome, StagedLine, TakenExternalId,
+    ClaimedLine, ImportBacklog, ImportRepository, LineOutcome, StagedLine, TakenExternalId,
+    TakenKey,
 };
 pub use operations::{
     Backlog, HealthProbe, OperationalStats, PoolState, ProbeReport, ReadRouting, ReplicaState,

@@ -157,6 +157,19 @@ impl Browser {
         self.keep(res)
     }
 
+    /// A POST of `body` as `content_type` (a multipart form, built by the test).
+    pub(crate) fn post_raw(&mut self, path: &str, content_type: &str, body: &[u8]) -> Page {
+        let mut req = self
+            .agent
+            .post(format!("{}{path}", self.base_url))
+            .header("Content-Type", content_type);
+        if !self.cookies.is_empty() {
+            req = req.header("Cookie", &self.cookie_header());
+        }
+        let res = req.send(body).expect("POST");
+        self.keep(res)
+    }
+
     /// Signs in with `key`: the sign-in page's token, then the form; asserts the session opened.
     pub(crate) fn sign_in(&mut self, key: &str) -> Page {
         let form = self.get("/console");
@@ -1434,6 +1447,8 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
             consulta.as_str(),
             CPF,
             request.as_str(),
+            // who imports (issue 37, part 4): key A holds `integracao`
+            app.key_a.as_str(),
         ])
         .env("BROWSER_SCRIPT", "console_ui.py")
         .env("CHROMIUM", &chromium)
@@ -1457,6 +1472,12 @@ fn the_console_walked_in_a_real_browser_with_each_scope() {
     );
     // issue 38, part 5: the URL's health page and the form adding a URL are walked too
     assert!(stdout.contains("entregas, nova-url"), "{stdout}");
+    // issue 37, part 4: the imports' page, a file uploaded through it
+    assert!(
+        stdout.contains("imports: a file uploaded through the page"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("importacoes, importacao"), "{stdout}");
     // issue 38, part 2: the subject's page (Back and reload) and its evidence bundle
     assert!(stdout.contains("bundle: downloaded"), "{stdout}");
     assert!(

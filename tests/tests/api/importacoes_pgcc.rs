@@ -152,3 +152,55 @@ fn an_id_unknown_to_the_pgcc_or_another_companys_is_a_line_error_on_pgcc_id() {
     assert_eq!(app.consent_rows(), 0);
     assert_eq!(app.sim_requests().len(), created_on_the_sim);
 }
+
+/// The same `pgccId` on two lines of one file: the later line is an error on `pgccId` naming the
+/// earlier one, at validation (before, both were staged; claimed at the same moment by two
+/// workers, the second was retried after every lease). The first is stored once, and nothing is
+/// created on the simulator.
+#[test]
+fn a_pgcc_id_twice_in_one_file_is_an_error_of_the_later_line() {
+    let app = TestApp::synced();
+    let held = held_on_the_pgcc(&app, CNPJ_A, "tpl-a-marketing", "ativo");
+    let created_on_the_sim = app.sim_requests().len();
+    let body = jsonl(&[
+        with_pgcc_id(line("twice-1"), &held),
+        line("plain-2"),
+        with_pgcc_id(line("twice-3"), &held),
+    ]);
+    let r = app.a.post_raw("/api/importacoes", JSONL, &body).expect(202);
+    assert_eq!(r.data()["validas"], 2, "{}", r.text);
+    assert_eq!(r.data()["falhas"], 1, "{}", r.text);
+    let id = r.data()["id"].as_str().unwrap().to_owned();
+    let errors = app.a.get(&format!("/api/importacoes/{id}/erros"));
+    assert_eq!(errors.status, 200, "{}", errors.text);
+    let errors: Vec<Value> = errors
+        .text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["linha"], 3);
+    assert_eq!(errors[0]["campo"], "pgccId");
+    assert!(
+        errors[0]["mensagem"].as_str().unwrap().contains("linha 1"),
+        "{errors:?}"
+    );
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM importacao_linhas WHERE importacao_id = '{id}'"
+        )),
+        2,
+        "the later line is not staged"
+    );
+    let done = wait_for(&app, &app.a, &id, "concluida");
+    assert_eq!(done["registradas"], 2, "{done}");
+    assert_eq!(done["falhas"], 1, "{done}");
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM solicitacoes_consentimento WHERE pgcc_id = '{held}'"
+        )),
+        1
+    );
+    // the plain line was created; the held one was not created again
+    assert_eq!(app.sim_requests().len(), created_on_the_sim + 1);
+}

@@ -35,6 +35,7 @@ mod http_contract;
 mod idempotency;
 mod importacoes;
 mod importacoes_cli;
+mod importacoes_console;
 mod importacoes_pgcc;
 mod importacoes_provenance;
 mod least_privilege;

@@ -8,7 +8,10 @@ use domain::{
     CompanyId, CreationVariant, Import, ImportCompletedData, ImportLineError, ImportStatus,
     WebhookEvent,
 };
-use ports::{ClaimedLine, ImportRepository, LineOutcome, RepoError, StagedLine, TakenExternalId};
+use ports::{
+    ClaimedLine, ImportBacklog, ImportRepository, LineOutcome, RepoError, StagedLine,
+    TakenExternalId, TakenKey,
+};
 use uuid::Uuid;
 
 use crate::conn::with_conn;
@@ -63,6 +66,55 @@ statement! {
     "SELECT l.id_externo, l.importacao_id, l.linha
 FROM importacao_linhas l
 WHERE l.empresa_id = $empresa AND l.id_externo = ANY($ids_externos)"
+}
+
+statement! {
+    /// Which of `pgcc_ids` a line of the import holds already (through
+    /// `importacao_linhas_pgcc_id`): a `pgccId` is registered once per file.
+    struct PgccIdHolders {
+        empresa: Uuid as SqlUuid,
+        importacao: Uuid as SqlUuid,
+        pgcc_ids: Vec<String> as Array<Text>,
+    }
+    "SELECT l.pgcc_id, l.linha
+FROM importacao_linhas l
+WHERE l.empresa_id = $empresa AND l.importacao_id = $importacao AND l.pgcc_id = ANY($pgcc_ids)"
+}
+
+statement! {
+    /// A page of the company's imports, newest first (through `importacoes_empresa_criada`).
+    struct ListImports {
+        empresa: Uuid as SqlUuid,
+        limite: i64 as BigInt,
+    }
+    "SELECT empresa_id, id, status, linhas, validas, registradas, falhas, criada_em, terminada_em
+FROM importacoes WHERE empresa_id = $empresa
+ORDER BY criada_em DESC, id DESC
+LIMIT $limite"
+}
+
+statement! {
+    /// The next page of the company's imports: those created before import `antes`.
+    struct ListImportsBefore {
+        empresa: Uuid as SqlUuid,
+        antes: Uuid as SqlUuid,
+        limite: i64 as BigInt,
+    }
+    "SELECT i.empresa_id, i.id, i.status, i.linhas, i.validas, i.registradas, i.falhas,
+    i.criada_em, i.terminada_em
+FROM importacoes i, importacoes a
+WHERE a.empresa_id = $empresa AND a.id = $antes
+  AND i.empresa_id = $empresa AND (i.criada_em, i.id) < (a.criada_em, a.id)
+ORDER BY i.criada_em DESC, i.id DESC
+LIMIT $limite"
+}
+
+statement! {
+    /// The lines left of every import registering (through the partial index
+    /// `importacoes_registrando`: a few rows), for `fimEstimado`.
+    struct RegisteringBacklog;
+    "SELECT empresa_id, id, criada_em, greatest(linhas - registradas - falhas, 0) AS restantes
+FROM importacoes WHERE status = 'registrando'"
 }
 
 statement! {
@@ -349,6 +401,70 @@ struct HolderRow {
 }
 
 #[derive(QueryableByName)]
+struct PgccHolderRow {
+    #[diesel(sql_type = Text)]
+    pgcc_id: String,
+    #[diesel(sql_type = BigInt)]
+    linha: i64,
+}
+
+#[derive(QueryableByName)]
+struct BacklogRow {
+    #[diesel(sql_type = SqlUuid)]
+    empresa_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Timestamptz)]
+    criada_em: DateTime<Utc>,
+    #[diesel(sql_type = BigInt)]
+    restantes: i64,
+}
+
+/// What stands between `import` and its end, from every import registering: its lines left,
+/// the company's imports before it (in the claim's order, `criada_em` then id) and each other
+/// company's.
+fn backlog_of(rows: &[BacklogRow], company: CompanyId, import: Uuid) -> ImportBacklog {
+    let Some(mine) = rows
+        .iter()
+        .find(|r| r.empresa_id == company.0 && r.id == import)
+    else {
+        return ImportBacklog::default();
+    };
+    let mut others: std::collections::BTreeMap<Uuid, u64> = std::collections::BTreeMap::new();
+    let mut ahead = 0;
+    for r in rows {
+        if r.empresa_id != company.0 {
+            *others.entry(r.empresa_id).or_default() += count(r.restantes);
+        } else if (r.criada_em, r.id) < (mine.criada_em, mine.id) {
+            ahead += count(r.restantes);
+        }
+    }
+    ImportBacklog {
+        left: count(mine.restantes),
+        ahead,
+        others: others.into_values().collect(),
+    }
+}
+
+/// The lines of a batch whose `pgccId` an earlier line of the batch names: refused as the
+/// database refuses one an earlier batch's line holds. `(index in the batch, holder's line)`.
+fn repeated_in_batch(lines: &[StagedLine]) -> Vec<(usize, u64)> {
+    let mut first: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+    let mut repeated = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(pgcc_id) = l.valid.pgcc_id.as_deref() {
+            match first.get(pgcc_id) {
+                Some(holder) => repeated.push((i, *holder)),
+                None => {
+                    first.insert(pgcc_id, l.line);
+                }
+            }
+        }
+    }
+    repeated
+}
+
+#[derive(QueryableByName)]
 struct ErrorRow {
     #[diesel(sql_type = BigInt)]
     linha: i64,
@@ -415,6 +531,40 @@ fn completed_event(import: &Import, now: DateTime<Utc>) -> WebhookEvent {
     )
 }
 
+/// The statement staging `lines`: each line's fields as JSON in `dados`, the evidence files
+/// beside the draft's fields under their wire name.
+fn stage_lines(
+    company: CompanyId,
+    import: Uuid,
+    lines: &[&StagedLine],
+) -> Result<StageLines, serde_json::Error> {
+    let mut dados = Vec::with_capacity(lines.len());
+    for l in lines {
+        let mut value = serde_json::to_value(&l.valid.consent)?;
+        if let (Some(object), false) = (value.as_object_mut(), l.valid.evidence_sha256.is_empty()) {
+            object.insert(
+                EVIDENCE_KEY.to_owned(),
+                serde_json::json!(l.valid.evidence_sha256),
+            );
+        }
+        dados.push(value.to_string());
+    }
+    Ok(StageLines {
+        empresa: company.0,
+        importacao: import,
+        linhas: lines.iter().map(|l| bigint(l.line)).collect(),
+        ids_externos: lines.iter().map(|l| l.valid.external_id.clone()).collect(),
+        origens: lines.iter().map(|l| l.valid.origin.clone()).collect(),
+        solicitacoes: lines.iter().map(|l| l.request_id).collect(),
+        variantes: lines
+            .iter()
+            .map(|l| variant_name(l.valid.variant))
+            .collect(),
+        pgcc_ids: lines.iter().map(|l| l.valid.pgcc_id.clone()).collect(),
+        dados,
+    })
+}
+
 #[derive(Clone)]
 pub struct PgImportRepository {
     pool: PgPool,
@@ -448,47 +598,65 @@ impl ImportRepository for PgImportRepository {
         if lines.is_empty() {
             return Ok(Vec::new());
         }
-        let mut dados = Vec::with_capacity(lines.len());
-        for l in lines {
-            // the evidence files ride in `dados` beside the draft's fields, under their wire name
-            let mut value = serde_json::to_value(&l.valid.consent).map_err(unexpected)?;
-            if let (Some(object), false) =
-                (value.as_object_mut(), l.valid.evidence_sha256.is_empty())
-            {
-                object.insert(
-                    EVIDENCE_KEY.to_owned(),
-                    serde_json::json!(l.valid.evidence_sha256),
-                );
-            }
-            dados.push(value.to_string());
-        }
-        let batch = StageLines {
-            empresa: company.0,
-            importacao: import,
-            linhas: lines.iter().map(|l| bigint(l.line)).collect(),
-            ids_externos: lines.iter().map(|l| l.valid.external_id.clone()).collect(),
-            origens: lines.iter().map(|l| l.valid.origin.clone()).collect(),
-            solicitacoes: lines.iter().map(|l| l.request_id).collect(),
-            variantes: lines
-                .iter()
-                .map(|l| variant_name(l.valid.variant))
-                .collect(),
-            pgcc_ids: lines.iter().map(|l| l.valid.pgcc_id.clone()).collect(),
-            dados,
-        };
+        let pgcc_ids: Vec<String> = lines
+            .iter()
+            .filter_map(|l| l.valid.pgcc_id.clone())
+            .collect();
         with_conn(&self.pool, "staging an import's lines", |conn| {
             conn.transaction(|conn| {
+                // a `pgccId` once per file: an earlier line of this batch, or of an earlier
+                // batch (the file's batches are staged in order, by one thread), holds it
+                let mut pgcc_taken = repeated_in_batch(lines);
+                if !pgcc_ids.is_empty() {
+                    let held = PgccIdHolders {
+                        empresa: company.0,
+                        importacao: import,
+                        pgcc_ids,
+                    }
+                    .load::<PgccHolderRow>(conn)?;
+                    for (i, l) in lines.iter().enumerate() {
+                        let holder = l
+                            .valid
+                            .pgcc_id
+                            .as_deref()
+                            .and_then(|p| held.iter().find(|h| h.pgcc_id == p));
+                        if let Some(holder) = holder {
+                            pgcc_taken.retain(|(j, _)| *j != i);
+                            pgcc_taken.push((i, count(holder.linha)));
+                        }
+                    }
+                }
+                let to_stage: Vec<&StagedLine> = lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !pgcc_taken.iter().any(|(j, _)| j == i))
+                    .map(|(_, l)| l)
+                    .collect();
+                let mut taken: Vec<TakenExternalId> = pgcc_taken
+                    .iter()
+                    .map(|(i, holder_line)| TakenExternalId {
+                        line: lines[*i].line,
+                        key: TakenKey::PgccId,
+                        holder_import: import,
+                        holder_line: *holder_line,
+                    })
+                    .collect();
+                if to_stage.is_empty() {
+                    return Ok(taken);
+                }
+                let batch = stage_lines(company, import, &to_stage)
+                    .map_err(|e| diesel::result::Error::SerializationError(Box::new(e)))?;
                 let staged: std::collections::HashSet<i64> = batch
                     .load::<LineNumber>(conn)?
                     .into_iter()
                     .map(|r| r.linha)
                     .collect();
-                let refused: Vec<&StagedLine> = lines
-                    .iter()
+                let refused: Vec<&StagedLine> = to_stage
+                    .into_iter()
                     .filter(|l| !staged.contains(&bigint(l.line)))
                     .collect();
                 if refused.is_empty() {
-                    return Ok(Vec::new());
+                    return Ok(taken);
                 }
                 let holders = Holders {
                     empresa: company.0,
@@ -498,17 +666,16 @@ impl ImportRepository for PgImportRepository {
                         .collect(),
                 }
                 .load::<HolderRow>(conn)?;
-                Ok(refused
-                    .into_iter()
-                    .map(|l| {
-                        let holder = holders.iter().find(|h| h.id_externo == l.valid.external_id);
-                        TakenExternalId {
-                            line: l.line,
-                            holder_import: holder.map_or(import, |h| h.importacao_id),
-                            holder_line: holder.map_or(0, |h| count(h.linha)),
-                        }
-                    })
-                    .collect())
+                taken.extend(refused.into_iter().map(|l| {
+                    let holder = holders.iter().find(|h| h.id_externo == l.valid.external_id);
+                    TakenExternalId {
+                        line: l.line,
+                        key: TakenKey::ExternalId,
+                        holder_import: holder.map_or(import, |h| h.importacao_id),
+                        holder_line: holder.map_or(0, |h| count(h.linha)),
+                    }
+                }));
+                Ok(taken)
             })
         })
     }
@@ -624,6 +791,42 @@ impl ImportRepository for PgImportRepository {
         .pop()
         .map(ImportRow::into_domain)
         .transpose()
+    }
+
+    fn list(
+        &self,
+        company: CompanyId,
+        before: Option<Uuid>,
+        limit: u32,
+    ) -> Result<Vec<Import>, RepoError> {
+        let limite = i64::from(limit);
+        with_conn(
+            &self.pool,
+            "listing a company's imports",
+            |conn| match before {
+                None => ListImports {
+                    empresa: company.0,
+                    limite,
+                }
+                .load::<ImportRow>(conn),
+                Some(antes) => ListImportsBefore {
+                    empresa: company.0,
+                    antes,
+                    limite,
+                }
+                .load::<ImportRow>(conn),
+            },
+        )?
+        .into_iter()
+        .map(ImportRow::into_domain)
+        .collect()
+    }
+
+    fn backlog(&self, company: CompanyId, import: Uuid) -> Result<ImportBacklog, RepoError> {
+        let rows = with_conn(&self.pool, "reading the imports' backlog", |conn| {
+            RegisteringBacklog.load::<BacklogRow>(conn)
+        })?;
+        Ok(backlog_of(&rows, company, import))
     }
 
     fn request_holding(

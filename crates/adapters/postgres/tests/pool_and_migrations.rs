@@ -177,6 +177,8 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004122_index_requests_by_origem",
     "2026-12-07-004140_create_evidence_files",
     "2026-12-07-004160_index_accesses_by_request",
+    "2026-12-07-004260_index_import_lines_by_pgcc_id",
+    "2026-12-07-004261_index_imports_by_creation",
 ];
 
 /// How many migrations `name` and the ones after it are.

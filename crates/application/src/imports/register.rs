@@ -189,13 +189,8 @@ impl RegisterImports {
     ) -> Result<Option<LineOutcome>, RepoError> {
         // a consent the company holds already (created live, or imported under another
         // idExterno) is not stored twice; its own request (a line claimed again) goes on
-        if let Some(holder) = self.imports.request_holding(company.id, pgcc_id)? {
-            if holder != line.request_id {
-                return Ok(Some(failed(
-                    import_field::PGCC_ID,
-                    format!("a empresa já tem esta solicitação do PGCC (solicitação {holder})"),
-                )));
-            }
+        if let Some(held) = self.held_by_another(company, line, pgcc_id)? {
+            return Ok(Some(held));
         }
         let answer = match self.pgcc.consent_statuses(&[pgcc_id.to_owned()]) {
             Ok(answer) => answer,
@@ -259,6 +254,21 @@ impl RegisterImports {
             line.request_id,
             pgcc_id,
         );
+        // Two lines naming the same PGCC consent claimed at the same moment (two workers; two
+        // imports of the company, or lines a file staged before the once-per-file check) both
+        // pass the probe above; the company's unique (empresa_id, pgcc_id) refuses the second
+        // confirmation. That is the line's error: retried, it would fail after every lease.
+        // (Its row, left `em_andamento`, is the reconciler's: the PGCC holds nothing under its
+        // id, so it is cancelled after the not-found window, as any unfinished creation.)
+        let recorded = match recorded {
+            Err(CreateConsentError::Repo(error)) => {
+                match self.held_by_another(company, line, pgcc_id)? {
+                    Some(held) => return Ok(Some(held)),
+                    None => Err(CreateConsentError::Repo(error)),
+                }
+            }
+            other => other,
+        };
         if recorded.is_ok() && status != created {
             // `false`: moved already (an earlier attempt, or the status worker)
             self.consent_requests.transition(
@@ -272,6 +282,28 @@ impl RegisterImports {
             )?;
         }
         self.outcome(line, recorded.map(|_| ()))
+    }
+
+    /// The line error of a `pgccId` line whose consent the company holds already under another
+    /// request (created live, imported under another `idExterno`, or by another line registered
+    /// at the same moment); `None` when nobody or the line's own request (claimed again) holds
+    /// it. One probe of the unique index `(empresa_id, pgcc_id)`.
+    fn held_by_another(
+        &self,
+        company: &Company,
+        line: &ClaimedLine,
+        pgcc_id: &str,
+    ) -> Result<Option<LineOutcome>, RepoError> {
+        Ok(self
+            .imports
+            .request_holding(company.id, pgcc_id)?
+            .filter(|holder| *holder != line.request_id)
+            .map(|holder| {
+                failed(
+                    import_field::PGCC_ID,
+                    format!("a empresa já tem esta solicitação do PGCC (solicitação {holder})"),
+                )
+            }))
     }
 
     /// A creation's (or a held consent's recording's) result as the line's outcome.
@@ -432,6 +464,94 @@ mod tests {
                 company(1)
             ]
         );
+    }
+
+    /// Two lines of one file with the same `pgccId`, claimed at the same moment: the other
+    /// line's confirmation lands between this line's probe and its own, whose confirmation the
+    /// unique `(empresa_id, pgcc_id)` refuses. The line ends as an error on `pgccId` naming the
+    /// request that holds the consent, not as a failure retried after every lease.
+    #[test]
+    fn a_pgcc_id_confirmed_by_another_line_meanwhile_is_a_line_error_not_a_retry() {
+        use ports::{CreationStart, PgccConsentStatus};
+
+        let company = crate::test_support::company();
+        let holder = Uuid::from_u128(0xb0b);
+        let line = ClaimedLine {
+            draft: ConsentRequestDraft {
+                template_id: Some("tpl-credito".to_owned()),
+                subject_cpf: Some(crate::test_support::VALID_CPF.to_owned()),
+                access_mode: Some("Direto".to_owned()),
+                subject_type: Some("PessoaFisica".to_owned()),
+                consent_expires_at: Some(crate::test_support::now() + chrono::Duration::days(365)),
+                ..ConsentRequestDraft::default()
+            },
+            variant: CreationVariant::Pending,
+            ..line_of(company.id)
+        };
+        let probes = Arc::new(Mutex::new(0));
+        let mut imports = MockImportRepository::new();
+        let seen = probes.clone();
+        // the first probe finds nobody; by the second, the other line's request holds it
+        imports.expect_request_holding().returning(move |_, _| {
+            let mut n = seen.lock().unwrap();
+            *n += 1;
+            Ok((*n > 1).then_some(holder))
+        });
+        let mut companies = MockCompanyRepository::new();
+        let found = company.clone();
+        companies
+            .expect_get()
+            .returning(move |_| Ok(Some(found.clone())));
+        let mut pgcc = MockPgccGateway::new();
+        let cnpj = company.cnpj.as_str().to_owned();
+        pgcc.expect_consent_statuses().returning(move |ids| {
+            Ok(vec![PgccConsentStatus {
+                pgcc_id: ids[0].clone(),
+                status: Some(ConsentStatus::Pending),
+                reason: None,
+                next_change_at: None,
+                company_cnpj: Some(cnpj.clone()),
+            }])
+        });
+        let mut requests = MockConsentRequestRepository::new();
+        requests.expect_find_creation().returning(|_, _| Ok(None));
+        requests
+            .expect_begin_creation()
+            .returning(|_, _| Ok(CreationStart::Started { link: None }));
+        requests.expect_confirm_creation().returning(|_, _, _| {
+            Err(RepoError::Unexpected(anyhow::anyhow!(
+                "duplicate key value violates unique constraint \
+                 \"solicitacoes_consentimento_empresa_pgcc_id_key\""
+            )))
+        });
+        let clock = fixed_clock();
+        let register = RegisterImports::new(
+            Arc::new(imports),
+            Arc::new(companies),
+            CreateConsentRequest::new(
+                Arc::new(MockPgccGateway::new()),
+                Arc::new(requests),
+                clock.clone(),
+            ),
+            Arc::new(pgcc),
+            Arc::new(MockConsentRequestRepository::new()),
+            Arc::new(MockPgccCallBudget::new()),
+            clock,
+            chrono::Duration::minutes(2),
+        );
+
+        let outcome = register.register(&line).unwrap();
+
+        assert_eq!(
+            outcome,
+            Some(LineOutcome::Failed {
+                field: "pgccId".to_owned(),
+                message: format!(
+                    "a empresa já tem esta solicitação do PGCC (solicitação {holder})"
+                ),
+            })
+        );
+        assert_eq!(*probes.lock().unwrap(), 2);
     }
 
     #[test]

@@ -9,9 +9,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use chrono::{DateTime, Utc};
+use domain::import::import_field;
 use domain::{CompanyId, FieldError, Import, ImportLineDraft, ImportLineError};
-use ports::{Clock, ImportRepository, RepoError, StagedLine, TakenExternalId, UseCaseRepository};
+use ports::{
+    Clock, ImportRepository, RepoError, StagedLine, TakenExternalId, TakenKey, UseCaseRepository,
+};
 use uuid::Uuid;
+
+use super::estimate::estimated_seconds;
 
 /// Lines staged (and errors recorded) per statement: a few hundred kilobytes at most.
 const BATCH: usize = 1_000;
@@ -21,7 +26,8 @@ const BATCH: usize = 1_000;
 pub struct ImportLimits {
     pub max_bytes: u64,
     pub max_lines: u64,
-    /// `importacao.pgcc_calls_per_second`: what the end of an import is estimated from.
+    /// `importacao.pgcc_calls_per_second`: what the end of an import is estimated from (shared
+    /// by the companies importing at once: [`super::estimate`]).
     pub calls_per_second: u32,
 }
 
@@ -118,23 +124,35 @@ impl ImportConsents {
         self.imports.get(company, id)?.ok_or(ImportError::NotFound)
     }
 
-    /// `fimEstimado`: registering, now plus the lines left at the imports' PGCC rate (the
-    /// whole rate: shared with other companies' imports it is later, docs/imports.md); ended,
-    /// when it ended; reading its file, unknown.
-    pub fn estimated_end(&self, import: &Import) -> Option<DateTime<Utc>> {
-        match import.status {
+    /// `fimEstimado`: registering, now plus the time the lines ahead of its end take at the
+    /// imports' PGCC rate shared round-robin by company ([`super::estimate`]; docs/imports.md,
+    /// "Status"); ended, when it ended; reading its file, unknown. Reads the backlog of the
+    /// imports registering (one row per import registering) only for an import registering.
+    pub fn estimated_end(&self, import: &Import) -> Result<Option<DateTime<Utc>>, ImportError> {
+        Ok(match import.status {
             domain::ImportStatus::Validando => None,
             domain::ImportStatus::Registrando => {
-                let left = import
-                    .lines
-                    .saturating_sub(import.registered)
-                    .saturating_sub(import.failed);
-                let rate = u64::from(self.limits.calls_per_second.max(1));
-                let seconds = i64::try_from(left.div_ceil(rate)).unwrap_or(i64::MAX / 1_000);
-                Some(self.clock.now() + chrono::Duration::seconds(seconds.min(10_i64.pow(10))))
+                let backlog = self.imports.backlog(import.company_id, import.id)?;
+                let seconds = estimated_seconds(&backlog, self.limits.calls_per_second);
+                let seconds = i64::try_from(seconds).unwrap_or(i64::MAX / 1_000);
+                Some(self.clock.now() + chrono::Duration::seconds(seconds))
             }
             domain::ImportStatus::Concluida | domain::ImportStatus::Cancelada => import.finished_at,
+        })
+    }
+
+    /// The company's imports, newest first: at most `limit`, those created before `before`
+    /// when given (an import of another company there is a `NotFound`).
+    pub fn list(
+        &self,
+        company: CompanyId,
+        before: Option<Uuid>,
+        limit: u32,
+    ) -> Result<Vec<Import>, ImportError> {
+        if let Some(before) = before {
+            self.get(company, before)?;
         }
+        Ok(self.imports.list(company, before, limit)?)
     }
 
     /// A page of the import's errors after `(line, order)`; `Err(NotFound)` for another
@@ -238,22 +256,34 @@ fn writer_stopped() -> ImportError {
 }
 
 /// The error of a line whose `idExterno` an earlier line (of this file or an earlier import)
-/// holds.
+/// holds, or whose `pgccId` an earlier line of this file holds.
 fn taken_error(id: Uuid, t: TakenExternalId) -> ImportLineError {
-    let message = if t.holder_import == id {
-        format!(
-            "idExterno repetido: já usado na linha {} deste arquivo",
-            t.holder_line
-        )
-    } else {
-        format!(
-            "idExterno já importado (importação {}, linha {})",
-            t.holder_import, t.holder_line
-        )
+    let (field, message) = match t.key {
+        TakenKey::ExternalId if t.holder_import == id => (
+            import_field::EXTERNAL_ID,
+            format!(
+                "idExterno repetido: já usado na linha {} deste arquivo",
+                t.holder_line
+            ),
+        ),
+        TakenKey::ExternalId => (
+            import_field::EXTERNAL_ID,
+            format!(
+                "idExterno já importado (importação {}, linha {})",
+                t.holder_import, t.holder_line
+            ),
+        ),
+        TakenKey::PgccId => (
+            import_field::PGCC_ID,
+            format!(
+                "pgccId repetido: a linha {} deste arquivo já traz esta solicitação do PGCC",
+                t.holder_line
+            ),
+        ),
     };
     ImportLineError {
         line: t.line,
-        field: domain::import::import_field::EXTERNAL_ID.to_owned(),
+        field: field.to_owned(),
         message,
     }
 }

@@ -124,6 +124,8 @@ fn view(signed: &SignedIn, home: &Home) -> Markup {
     let scopes = signed.scopes();
     let dpo = scopes.contains(Scope::Auditor);
     let operator = scopes.contains(Scope::Webhooks) || dpo;
+    // issue 37, part 4: who imports has the imports' page (docs/imports.md)
+    let importer = scopes.contains(Scope::Integration);
     let names = scopes.names();
     let scope_names: Vec<&str> = names.iter().map(|s| crate::human::scope_label(s)).collect();
     html! {
@@ -167,7 +169,21 @@ fn view(signed: &SignedIn, home: &Home) -> Markup {
                 p { a href="/console/webhooks" { "Webhook URLs da empresa" } }
             }
         }
-        @if !dpo && !operator {
+        @if importer || dpo {
+            section aria-labelledby="importacoes" {
+                h2 id="importacoes" { "Importações" }
+                p {
+                    a href="/console/importacoes" { "Importações de consentimentos" }
+                    @if importer {
+                        ": envie um arquivo CSV ou JSON Lines e acompanhe o registro no PGCC e os \
+                         erros por linha."
+                    } @else {
+                        ": o andamento e os erros por linha das importações da empresa."
+                    }
+                }
+            }
+        }
+        @if !dpo && !operator && !importer {
             p { "A chave desta sessão não dá acesso a nenhuma página do console." }
         }
     }

@@ -93,6 +93,13 @@ fn nav(signed: &SignedIn) -> Markup {
     if scopes.contains(Scope::Webhooks) || scopes.contains(Scope::Auditor) {
         pages.push(("/console/webhooks", "Webhooks", &["/console/webhooks/"]));
     }
+    if scopes.contains(Scope::Integration) || scopes.contains(Scope::Auditor) {
+        pages.push((
+            "/console/importacoes",
+            "Importações",
+            &["/console/importacoes/"],
+        ));
+    }
     pages.push(("/console/pgcc", "PGCC", &[]));
     let current = |href: &str, under: &[&str]| {
         if route == href {

@@ -19,6 +19,8 @@ mod home;
 mod human;
 mod id_token;
 mod idp;
+mod import_form;
+mod imports_page;
 mod layout;
 mod oidc_sign_in;
 mod operator;

@@ -6,6 +6,7 @@ use delivery_http::routes::not_allowed;
 
 use crate::{accesses, chart, export, health, layout, oidc_sign_in, operator, receipt, request};
 use crate::{evidence_bundle, sign_in, subject_page, subjects, url_forms, url_page};
+use crate::{import_form, imports_page};
 
 const STYLESHEET: &str = include_str!("../assets/console/estilo.css");
 /// The request page's receipt check, run in the browser (docs/console.md, "Receipts").
@@ -62,6 +63,18 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(post(
             "/console/webhooks/{id}/entregas/{entrega}/reenviar",
             operator::replay,
+        ))
+        .service(
+            web::resource("/console/importacoes")
+                .route(web::get().to(imports_page::list))
+                .route(web::post().to(import_form::upload))
+                .default_service(not_allowed("GET, POST")),
+        )
+        .service(get("/console/importacoes/{id}", imports_page::page))
+        .service(get("/console/importacoes/{id}/erros", imports_page::errors))
+        .service(post(
+            "/console/importacoes/{id}/cancelar",
+            imports_page::cancel,
         ))
         .service(get("/console/painel", chart::page))
         .service(get("/console/exportar", export::export))

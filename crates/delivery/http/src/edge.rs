@@ -36,8 +36,9 @@ pub struct BodyBounds {
     pub limit: usize,
     /// Time from the request's head to the last byte of its body.
     pub timeout: Duration,
-    /// The bounds of an imported file (`POST /api/importacoes`, `importacao.max_bytes` and
-    /// `importacao.upload_timeout_seconds`): a file is read as it arrives, never held whole.
+    /// The bounds of an imported file (`POST /api/importacoes` and the console's upload form,
+    /// `importacao.max_bytes` and `importacao.upload_timeout_seconds`): a file is read as it
+    /// arrives, never held whole.
     pub upload_limit: usize,
     pub upload_timeout: Duration,
     /// The bound of an evidence file's upload (`evidencias.max_bytes`; docs/evidencias.md): its
@@ -45,8 +46,12 @@ pub struct BodyBounds {
     pub evidence_limit: usize,
 }
 
-/// The one route whose body is a file (docs/imports.md).
+/// The routes whose body is an imported file (docs/imports.md): the API's, and the console's
+/// upload form (a multipart body: the file plus its CSRF token and the parts' headers, which
+/// [`FORM_OVERHEAD`] leaves room for; the file itself is bounded by its reader).
 const UPLOAD_PATH: &str = "/api/importacoes";
+const CONSOLE_UPLOAD_PATH: &str = "/console/importacoes";
+const FORM_OVERHEAD: usize = 64 * 1024;
 
 /// Whether the request uploads an evidence file (`PUT .../arquivos`, `PUT .../arquivos/{sha256}`,
 /// `PUT /api/arquivos/{sha256}`).
@@ -95,6 +100,14 @@ pub async fn bound_body(
                 if req.method() == actix_web::http::Method::POST && req.path() == UPLOAD_PATH {
                     BodyBounds {
                         limit: bounds.upload_limit,
+                        timeout: bounds.upload_timeout,
+                        ..bounds
+                    }
+                } else if req.method() == actix_web::http::Method::POST
+                    && req.path() == CONSOLE_UPLOAD_PATH
+                {
+                    BodyBounds {
+                        limit: bounds.upload_limit.saturating_add(FORM_OVERHEAD),
                         timeout: bounds.upload_timeout,
                         ..bounds
                     }

@@ -17,6 +17,7 @@ pub mod exports;
 pub mod failed_auth;
 pub mod idempotency;
 pub mod import_file;
+pub mod import_upload;
 pub mod media;
 pub mod metrics;
 pub mod optional_json;

@@ -163,8 +163,9 @@ pub struct Importacao {
     /// Lines refused, at validation or registration (`GET /api/importacoes/{id}/erros`).
     #[schema(minimum = 0, maximum = 1000000000)]
     pub falhas: u64,
-    /// `registrando`: when the last line should be registered, from the lines left and the
-    /// imports' PGCC rate; `concluida` / `cancelada`: when it ended; `validando`: null.
+    /// `registrando`: when the last line should be registered, from the lines ahead of it and
+    /// the imports' PGCC rate shared round-robin by the companies importing at once;
+    /// `concluida` / `cancelada`: when it ended; `validando`: null.
     #[schema(value_type = Option<String>, format = DateTime, max_length = 40)]
     #[serde(rename = "fimEstimado")]
     pub fim_estimado: Option<DateTime<Utc>>,

@@ -2,17 +2,14 @@
 //! arrives, its status, its errors by line and field, its cancellation.
 
 use std::future::Future;
-use std::io::Read;
 use std::pin::Pin;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use actix_web::http::header;
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use application::{ImportConsents, ImportError};
-use domain::{CompanyId, Envelope, Import, ImportLineError, ImportStatus};
+use domain::{CompanyId, Envelope, ImportLineError, ImportStatus};
 use futures_core::Stream;
 use uuid::Uuid;
 
@@ -21,23 +18,12 @@ use crate::blocking::as_company;
 use crate::dto::envelope::{Envelope as EnvelopeDoc, Erro};
 use crate::dto::import::{ArquivoCsv, Importacao, LinhaImportacao};
 use crate::error::{ApiError, Resource};
-use crate::import_file::{self, FileError, Format, ReadError};
+use crate::import_file::Format;
+use crate::import_upload::{status_of, Upload};
 use crate::state::ApiState;
 
 /// Errors per page of `GET .../erros` (one query each, streamed).
-const ERRORS_PAGE: u32 = 5_000;
-
-fn status_of(imports: &ImportConsents, import: &Import) -> Importacao {
-    Importacao {
-        id: import.id,
-        status: import.status,
-        linhas: import.lines,
-        validas: import.valid,
-        registradas: import.registered,
-        falhas: import.failed,
-        fim_estimado: imports.estimated_end(import),
-    }
-}
+pub const ERRORS_PAGE: u32 = 5_000;
 
 fn parse_id(raw: &str) -> Result<Uuid, ApiError> {
     Uuid::parse_str(raw).map_err(|_| ApiError::NotFound(Resource::Import))
@@ -80,127 +66,39 @@ pub async fn create(
     // the key, its scopes and the rate limit, in one hop; the file is read outside it, so no
     // pooled connection is held while it arrives (each batch checks one out)
     let company = as_company(&state, key, |_, company| Ok(company.id)).await?;
-    let imports = state.services.imports.clone();
-    let max_bytes = imports.limits().max_bytes;
-    let (sender, receiver) = sync_channel::<Result<Bytes, ()>>(16);
-    let reading = web::block(move || read_file(&imports, company, format, receiver, max_bytes));
-    let limit = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-    let payload_error = forward(&mut payload, &sender, limit).await;
-    drop(sender);
-    let outcome = reading
-        .await
-        .map_err(|e| ApiError::Internal(anyhow::Error::new(e)))?;
-    let import = match (outcome, payload_error) {
-        (Ok(import), _) => import,
+    let imports = &state.services.imports;
+    let limit = usize::try_from(imports.limits().max_bytes).unwrap_or(usize::MAX);
+    let upload = Upload::start(imports, company, format);
+    let payload_error = forward(&mut payload, &upload, limit).await;
+    let outcome = upload.finish(payload_error.is_some()).await;
+    let status = match (outcome, payload_error) {
+        (Ok(status), _) => status,
         // the body broke its bound or stopped: the import was dropped
         (Err(_), Some(e)) => return Err(e),
         (Err(e), None) => return Err(e),
     };
-    let imports = &state.services.imports;
     Ok(HttpResponse::Accepted()
-        .insert_header((header::LOCATION, format!("/api/importacoes/{}", import.id)))
-        .json(Envelope::ok(status_of(imports, &import))))
+        .insert_header((header::LOCATION, format!("/api/importacoes/{}", status.id)))
+        .json(Envelope::ok(status)))
 }
 
-/// Hands the body's chunks to the reading thread, waiting while it is behind (its channel is
-/// bounded: memory stays a few chunks whatever the file's size). The body's own failure (over
-/// its bound, timed out) is returned, and tells the reader to stop.
-async fn forward(
-    payload: &mut web::Payload,
-    sender: &SyncSender<Result<Bytes, ()>>,
-    limit: usize,
-) -> Option<ApiError> {
+/// Hands the body's chunks to the reading thread, waiting while it is behind (memory stays a
+/// few chunks whatever the file's size). The body's own failure (over its bound, timed out) is
+/// returned, and tells the reader to stop.
+async fn forward(payload: &mut web::Payload, upload: &Upload, limit: usize) -> Option<ApiError> {
     loop {
         let next = std::future::poll_fn(|cx| Pin::new(&mut *payload).poll_next(cx)).await;
-        let (item, failure) = match next {
+        match next {
             None => return None,
-            Some(Ok(chunk)) => (Ok(chunk), None),
-            Some(Err(e)) => (Err(()), Some(ApiError::from_payload_error(&e, limit))),
-        };
-        let mut item = item;
-        loop {
-            match sender.try_send(item) {
-                Ok(()) => break,
-                Err(TrySendError::Full(back)) => {
-                    item = back;
-                    actix_web::rt::time::sleep(Duration::from_millis(2)).await;
-                }
+            Some(Ok(chunk)) => {
                 // the reader stopped (a limit, a bad header): the rest is not read
-                Err(TrySendError::Disconnected(_)) => return failure,
-            }
-        }
-        if failure.is_some() {
-            return failure;
-        }
-    }
-}
-
-/// The body as `Read`, from the channel; past `max_bytes` it fails.
-struct ChannelReader {
-    receiver: Receiver<Result<Bytes, ()>>,
-    chunk: Bytes,
-    read: u64,
-    max_bytes: u64,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("the imported file is over its limit")]
-struct OverLimit;
-
-impl Read for ChannelReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.chunk.is_empty() {
-            match self.receiver.recv() {
-                Ok(Ok(chunk)) => {
-                    self.read += chunk.len() as u64;
-                    if self.read > self.max_bytes {
-                        return Err(std::io::Error::other(OverLimit));
-                    }
-                    self.chunk = chunk;
+                if !upload.send(chunk).await {
+                    return None;
                 }
-                Ok(Err(())) => return Err(std::io::Error::other("the body failed")),
-                Err(_) => return Ok(0),
             }
+            Some(Err(e)) => return Some(ApiError::from_payload_error(&e, limit)),
         }
-        let n = buf.len().min(self.chunk.len());
-        buf[..n].copy_from_slice(&self.chunk.split_to(n));
-        Ok(n)
     }
-}
-
-fn read_file(
-    imports: &ImportConsents,
-    company: CompanyId,
-    format: Format,
-    receiver: Receiver<Result<Bytes, ()>>,
-    max_bytes: u64,
-) -> Result<Import, ApiError> {
-    let mut session = imports.start(company)?;
-    let reader = ChannelReader {
-        receiver,
-        chunk: Bytes::new(),
-        read: 0,
-        max_bytes,
-    };
-    let result = import_file::read(reader, format, |n, line| session.push(n, line));
-    let failure = match result {
-        Ok(()) => return Ok(session.finish()?),
-        Err(ReadError::Line(e)) => ApiError::from(e),
-        Err(ReadError::File(FileError::Header(why))) => ApiError::BadRequest(why),
-        Err(ReadError::File(FileError::Read(e)))
-            if e.get_ref().is_some_and(|inner| inner.is::<OverLimit>()) =>
-        {
-            ApiError::PayloadTooLarge {
-                limit: usize::try_from(max_bytes).unwrap_or(usize::MAX),
-            }
-        }
-        Err(ReadError::File(FileError::Read(_))) => {
-            ApiError::BadRequest("corpo ilegível".to_owned())
-        }
-    };
-    // a file that broke a limit creates nothing
-    session.abort()?;
-    Err(failure)
 }
 
 /// An import and where it stands.
@@ -223,7 +121,7 @@ pub async fn get(
     let id = parse_id(&path)?;
     let data = as_company(&state, key, move |s, company| {
         let import = s.imports.get(company.id, id)?;
-        Ok(status_of(&s.imports, &import))
+        status_of(&s.imports, &import)
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
@@ -255,7 +153,7 @@ pub async fn cancel(
                 "A importação já terminou (concluida); não há o que cancelar.".to_owned(),
             ));
         }
-        Ok(status_of(&s.imports, &import))
+        status_of(&s.imports, &import)
     })
     .await?;
     Ok(HttpResponse::Ok().json(Envelope::ok(data)))
@@ -316,17 +214,7 @@ pub async fn errors(
         Ok((company.id, page))
     })
     .await?;
-    let pages = ErrorPages {
-        imports: state.services.imports.clone(),
-        company,
-        id,
-        csv,
-        header: csv,
-        ready: Some(first),
-        pending: None,
-        after: None,
-        done: false,
-    };
+    let pages = ErrorPages::new(state.services.imports.clone(), company, id, csv, first);
     let content_type = if csv {
         "text/csv; charset=utf-8"
     } else {
@@ -342,8 +230,9 @@ type Page = Result<Vec<(u64, ImportLineError)>, ImportError>;
 /// A page being read on the blocking pool.
 type PendingPage = Pin<Box<dyn Future<Output = Result<Page, actix_web::error::BlockingError>>>>;
 
-/// The errors page by page, each read in its own blocking hop while the previous is sent.
-struct ErrorPages {
+/// The errors page by page, each read in its own blocking hop while the previous is sent: JSON
+/// Lines (`{"linha", "campo", "mensagem"}`) or CSV with its header.
+pub struct ErrorPages {
     imports: ImportConsents,
     company: CompanyId,
     id: Uuid,
@@ -364,6 +253,28 @@ fn csv_field(text: &str) -> String {
 }
 
 impl ErrorPages {
+    /// The import's errors from `first`, its first page of at most [`ERRORS_PAGE`] (read by the
+    /// caller in its authenticated hop, so another company's import was a 404 there).
+    pub fn new(
+        imports: ImportConsents,
+        company: CompanyId,
+        id: Uuid,
+        csv: bool,
+        first: Vec<(u64, ImportLineError)>,
+    ) -> Self {
+        ErrorPages {
+            imports,
+            company,
+            id,
+            csv,
+            header: csv,
+            ready: Some(first),
+            pending: None,
+            after: None,
+            done: false,
+        }
+    }
+
     fn render(&mut self, page: &[(u64, ImportLineError)]) -> Bytes {
         let mut out = String::new();
         if std::mem::take(&mut self.header) {

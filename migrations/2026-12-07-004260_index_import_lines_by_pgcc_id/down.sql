@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS importacao_linhas_pgcc_id;

@@ -1,0 +1,1 @@
+DROP INDEX CONCURRENTLY IF EXISTS importacoes_empresa_criada;
