@@ -177,6 +177,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004122_index_requests_by_origem",
     "2026-12-07-004140_create_evidence_files",
     "2026-12-07-004160_index_accesses_by_request",
+    "2026-12-07-004280_start_creations_in_router_statements",
 ];
 
 /// How many migrations `name` and the ones after it are.
