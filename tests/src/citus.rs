@@ -32,6 +32,23 @@ pub fn workers() -> Option<Vec<String>> {
     (!workers.is_empty()).then_some(workers)
 }
 
+/// Whether the tests run on a Citus cluster (`make test-citus`).
+pub fn on_citus() -> bool {
+    workers().is_some()
+}
+
+/// For a test of something a Citus database does not have (a schema from before the tables were
+/// keyed by company, a database migrated from empty behind a pooler): `true` on Citus, after
+/// saying on stderr why the test stops there; the test runs whole on one node (`make test`).
+/// Every other test runs the same on both (issue 40, part 5; docs/scaling.md).
+pub fn one_node_only(reason: &str) -> bool {
+    let citus = on_citus();
+    if citus {
+        eprintln!("one node only, not run on Citus: {reason}");
+    }
+    citus
+}
+
 /// The port of an admin URL (`postgres://user@host:port/db`).
 pub fn port(url: &str) -> u16 {
     let host = url

@@ -296,8 +296,11 @@ fn a_company_whose_expiry_batch_fails_is_skipped_and_counted_and_the_other_still
     // or a bad deploy would make it); company B's can
     diesel::connection::SimpleConnection::batch_execute(
         &mut app.db.conn(),
+        // `citus.enable_unsafe_triggers`: what Citus needs to create a trigger on a distributed
+        // table (distribute.sql sets it too); on one node a setting nothing reads
         &format!(
-            "CREATE FUNCTION recusa_expiracao() RETURNS trigger LANGUAGE plpgsql AS $$
+            "SET citus.enable_unsafe_triggers = on;
+             CREATE FUNCTION recusa_expiracao() RETURNS trigger LANGUAGE plpgsql AS $$
              BEGIN RAISE EXCEPTION 'refused for this test'; END $$;
              CREATE TRIGGER recusa_expiracao BEFORE UPDATE ON solicitacoes_consentimento
              FOR EACH ROW WHEN (NEW.empresa_id = '{}' AND NEW.status = 'expirado')
