@@ -223,13 +223,14 @@ mod tests {
         use ports::RepoError;
         let server_says = |message: &'static str| {
             query_error(
-                DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned())),
+                DieselError::DatabaseError(
+                    DatabaseErrorKind::Unknown,
+                    Box::new(message.to_owned()),
+                ),
                 "testing",
             )
         };
-        let moving = server_says(
-            "cannot execute a distributed query from a query on a shard",
-        );
+        let moving = server_says("cannot execute a distributed query from a query on a shard");
         assert!(matches!(moving, RepoError::Unavailable(_)), "{moving:?}");
         let timeout = server_says("canceling statement due to statement timeout");
         assert!(matches!(timeout, RepoError::Unavailable(_)), "{timeout:?}");
