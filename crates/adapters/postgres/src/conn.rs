@@ -111,9 +111,9 @@ fn is_cancelled(message: &str) -> bool {
 /// added): a call delegated to the worker that held the company's shards when the coordinator
 /// planned it finds them moved there, and Citus refuses to reach the new worker from inside it
 /// rather than run it on another node. The same call, planned again after the move, runs on the
-/// new worker (docs/scaling.md, "Least privilege on Citus"). Citus raises it as `XX000`
-/// (internal error, no code of its own), so it is known by its message, which no PostgreSQL
-/// without Citus ever sends.
+/// new worker (docs/scaling.md, "make test-citus under least privilege"). Citus raises it as
+/// `XX000` (internal error, no code of its own), so it is known by its message, which no
+/// PostgreSQL without Citus ever sends.
 fn is_citus_moving(message: &str) -> bool {
     message.starts_with("cannot execute a distributed query from a query on a shard")
 }
