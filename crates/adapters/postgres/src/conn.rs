@@ -114,8 +114,13 @@ fn is_cancelled(message: &str) -> bool {
 /// new worker (docs/scaling.md, "make test-citus under least privilege"). Citus raises it as
 /// `XX000` (internal error, no code of its own), so it is known by its message, which no
 /// PostgreSQL without Citus ever sends.
+/// Also Citus's distributed deadlock, which a shard move's locks meet too: Citus cancels one
+/// transaction of the cycle, rolled back whole, and the same call again goes through.
 fn is_citus_moving(message: &str) -> bool {
     message.starts_with("cannot execute a distributed query from a query on a shard")
+        || message.starts_with(
+            "canceling the transaction since it was involved in a distributed deadlock",
+        )
 }
 
 /// The constraint a database error names: its constraint field, or else the first quoted name
@@ -232,6 +237,13 @@ mod tests {
         };
         let moving = server_says("cannot execute a distributed query from a query on a shard");
         assert!(matches!(moving, RepoError::Unavailable(_)), "{moving:?}");
+        let deadlock = server_says(
+            "canceling the transaction since it was involved in a distributed deadlock",
+        );
+        assert!(
+            matches!(deadlock, RepoError::Unavailable(_)),
+            "{deadlock:?}"
+        );
         let timeout = server_says("canceling statement due to statement timeout");
         assert!(matches!(timeout, RepoError::Unavailable(_)), "{timeout:?}");
         let other = server_says("division by zero");
