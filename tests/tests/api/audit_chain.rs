@@ -54,14 +54,21 @@ fn a_revoked_consent_brought_back_with_a_forged_entry_fails_audit_verify_and_is_
     );
     assert_eq!(latest_checkpoint_size(&app), 2);
 
-    // the attack of issue 36: the row revived and one entry that says so, as the same role
+    // the attack of issue 36: the row revived and one entry that says so, as the same role. The
+    // entry is placed after the company's last one, as the column's default places it on one
+    // node; on Citus that default would be the worker's transaction id (an `INSERT ... SELECT`
+    // runs on the worker: settled.rs), another count, which orders it first instead
+    let after_last = app.db.scalar(&format!(
+        "SELECT max(transacao) + 1 AS v FROM auditoria_entradas WHERE empresa_id = '{}'",
+        app.company_a
+    ));
     run_sql(
         &app,
         &[
             format!("UPDATE solicitacoes_consentimento SET status = 'ativo' WHERE id = '{id}'"),
             format!(
-                "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, entrada)
-SELECT s.empresa_id, s.id, auditoria_entrada(
+                "INSERT INTO auditoria_entradas (empresa_id, solicitacao_id, transacao, entrada)
+SELECT s.empresa_id, s.id, {after_last}, auditoria_entrada(
     s.id, s.pgcc_id, e.cnpj, s.caso_de_uso_id_template, 'revogado', 'ativo', 'empresa', NULL,
     s.prova_coleta, s.hash, now())
 FROM solicitacoes_consentimento s JOIN empresas e ON e.id = s.empresa_id

@@ -1,14 +1,24 @@
 //! The events feed across Citus's two-phase commit (issue 23), run by `make test-citus` only
 //! (scripts/test-citus.sh: ignored by `make test`, which has no Citus).
 //!
-//! A transaction that wrote through `COPY` (the creation's audit entry, which Citus pulls to the
-//! coordinator) commits on the coordinator first and on its worker after: in between, its
-//! coordinator transaction id has left the running set but its rows are not visible on the
-//! worker. The workers here are reached through relays, and the creation's `COMMIT PREPARED` is
-//! held there, which keeps it in that window as long as the test wants. A creation made
-//! meanwhile commits whole. A client reading the feed along its cursor must not be handed the
-//! second event while the first, which the log orders before it, is still on its way: it would
-//! move past the first for good (`settled.rs`).
+//! A creation's confirmation (the owner's `consentimento_confirmar`, delegated to the company's
+//! worker, and the event and deliveries written after it on the same connection) commits in two
+//! phases: prepared on the worker, committed on the coordinator, then `COMMIT PREPARED` on the
+//! worker. In between, its coordinator transaction id has left the running set but its rows are
+//! not visible on the worker. The workers here are reached through relays, and the next
+//! `COMMIT PREPARED` is held there, which keeps the creation in that window as long as the test
+//! wants (the start, `consentimento_iniciar`, is one delegated statement the worker commits on its
+//! own, so the next two-phase commit is the confirmation's). A creation made meanwhile commits
+//! whole. A client reading the feed along its cursor must not be handed the second event while
+//! the first, which the log orders before it, is still on its way: it would move past the first
+//! for good (`settled.rs`).
+//!
+//! Every node reaches the workers through the relays (the workers are registered by the relays'
+//! addresses), so a delegated function that opened connections of its own from its worker would
+//! have its own two-phase commit held instead. `consentimento_iniciar` did, until migration
+//! `2026-12-07-004280` (its data-modifying CTE was planned as subplans shipped to every node):
+//! the hold caught the start, and every creation after it waited on the held worker
+//! (docs/scaling.md, "make test-citus under least privilege").
 
 use std::collections::HashSet;
 use std::time::Duration;

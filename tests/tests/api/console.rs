@@ -984,10 +984,15 @@ fn exports_are_cut_by_page_bytes_and_a_company_has_at_most_two_under_way() {
     let mut dpo = Browser::new(&app.api.base_url);
     dpo.sign_in(&issue_key_with_scopes(&app, &app.company_a, "auditor"));
 
-    // 20 MB: past ureq's default limit of a body read as text
+    // 20 MB: past ureq's default limit of a body read as text; read with a bound of its own,
+    // not the 30 s of every other call: on Citus, with three servers and the suite sharing two
+    // cores, the whole download took longer than that (a bound on the machine, not on the export)
     let mut whole = dpo
         .agent
         .get(format!("{}{path}", dpo.base_url))
+        .config()
+        .timeout_global(Some(std::time::Duration::from_secs(300)))
+        .build()
         .header("Cookie", &dpo.cookie_header())
         .call()
         .expect("GET");

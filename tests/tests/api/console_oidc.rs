@@ -234,7 +234,8 @@ fn people_sign_in_at_their_companys_provider_with_the_roles_it_gives_read_again_
     assert_eq!(named, 1, "the access log names the person");
     let session_named: i64 = app.db.scalar(
         "SELECT count(*) AS v FROM acessos_dados_pessoais a JOIN console_sessoes s \
-         ON s.sessao_id = a.api_key_id WHERE a.pessoa_sub = 'dpo-1'",
+         ON s.empresa_id = a.empresa_id AND s.sessao_id = a.api_key_id \
+         WHERE a.pessoa_sub = 'dpo-1'",
     );
     assert_eq!(
         session_named, 1,

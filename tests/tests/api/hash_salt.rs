@@ -24,6 +24,13 @@ fn read_whole(app: &TestApp, id: &str) -> serde_json::Value {
 
 #[test]
 fn a_hash_stored_before_salts_is_recomputed_salted_and_still_names_its_consent() {
+    if testkit::citus::one_node_only(
+        "it reverts the schema to before the salt (2026-11-27), older than the tables keyed by \
+         company that Citus distributes; a database is distributed after its backfills are done \
+         (docs/scaling.md)",
+    ) {
+        return;
+    }
     let mut app = synced_with(&[]);
     let mut body = active_body();
     // every escape of the canonical content: quotes, a backslash, a newline, non-ASCII

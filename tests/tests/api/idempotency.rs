@@ -353,13 +353,18 @@ fn keys_older_than_the_retention_are_purged_and_then_are_new_again() {
     let old = app.post_a(ATIVO, Some("velha"), &bytes(&active_body()));
     let recent = app.post_a(ATIVO, Some("recente"), &bytes(&active_body()));
     assert_eq!((old.status, recent.status), (200, 200));
-    // the default retention is 24 h: one key is 25 h old, the other 23 h
-    diesel::sql_query(
-        "UPDATE chaves_idempotencia SET criado_em = now() - CASE chave \
-         WHEN 'velha' THEN interval '25 hours' ELSE interval '23 hours' END",
-    )
-    .execute(&mut app.db.conn())
-    .unwrap();
+    // the default retention is 24 h: one key is 25 h old, the other 23 h (times computed here:
+    // Citus refuses `now()` in an UPDATE of a distributed table)
+    for (chave, hours) in [("velha", 25), ("recente", 23)] {
+        let at = (chrono::Utc::now() - chrono::Duration::hours(hours)).to_rfc3339();
+        diesel::sql_query(format!(
+            "UPDATE chaves_idempotencia SET criado_em = '{at}' \
+             WHERE empresa_id = '{}' AND chave = '{chave}'",
+            app.company_a
+        ))
+        .execute(&mut app.db.conn())
+        .unwrap();
+    }
     let count = |chave: &str| {
         app.db.scalar(&format!(
             "SELECT count(*) AS v FROM chaves_idempotencia WHERE chave = '{chave}'"

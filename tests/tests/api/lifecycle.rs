@@ -294,18 +294,27 @@ fn a_company_whose_expiry_batch_fails_is_skipped_and_counted_and_the_other_still
     ]);
     // company A's requests cannot be written expirado (a constraint of its own, as a corrupt row
     // or a bad deploy would make it); company B's can
-    diesel::connection::SimpleConnection::batch_execute(
-        &mut app.db.conn(),
-        &format!(
-            "CREATE FUNCTION recusa_expiracao() RETURNS trigger LANGUAGE plpgsql AS $$
-             BEGIN RAISE EXCEPTION 'refused for this test'; END $$;
-             CREATE TRIGGER recusa_expiracao BEFORE UPDATE ON solicitacoes_consentimento
+    // One statement at a time, on one connection: Citus sends a trigger's DDL to the workers as
+    // the text it was given, and a text of several commands is refused there.
+    // `citus.enable_unsafe_triggers`: what Citus needs to create a trigger on a distributed table
+    // (distribute.sql sets it too); on one node a setting nothing reads.
+    let mut conn = app.db.conn();
+    for sql in [
+        "SET citus.enable_unsafe_triggers = on".to_owned(),
+        "CREATE FUNCTION recusa_expiracao() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'refused for this test'; END $$"
+            .to_owned(),
+        format!(
+            "CREATE TRIGGER recusa_expiracao BEFORE UPDATE ON solicitacoes_consentimento
              FOR EACH ROW WHEN (NEW.empresa_id = '{}' AND NEW.status = 'expirado')
-             EXECUTE FUNCTION recusa_expiracao();",
+             EXECUTE FUNCTION recusa_expiracao()",
             app.company_a
         ),
-    )
-    .expect("the refusing trigger");
+    ] {
+        diesel::connection::SimpleConnection::batch_execute(&mut conn, &sql)
+            .expect("the refusing trigger");
+    }
+    drop(conn);
     let soon = || {
         let mut body = pending_body();
         body["dataExpiracaoConsentimento"] =

@@ -196,7 +196,7 @@ fn a_status_we_do_not_know_skips_that_request_alone_and_its_neighbour_is_applied
     assert_eq!(
         app.db.scalar(&format!(
             "SELECT count(*) AS v FROM solicitacoes_consentimento s \
-             JOIN verificacoes_status v ON v.solicitacao_id = s.id \
+             JOIN verificacoes_status v ON v.empresa_id = s.empresa_id AND v.solicitacao_id = s.id \
              WHERE s.id = '{odd}' AND s.status_desconhecido_desde IS NOT NULL \
              AND v.proxima_em > s.status_desconhecido_desde + interval '1 second'"
         )),

@@ -56,7 +56,10 @@ fn a_revocation_that_failed_after_the_pgcc_revoked_is_completed_by_its_retry_as_
     let mut holder = app.db.conn();
     holder
         .batch_execute(&format!(
-            "BEGIN; SELECT id FROM solicitacoes_consentimento WHERE id = '{id}' FOR UPDATE"
+            // by company too: Citus locks rows only in a statement routed to one shard
+            "BEGIN; SELECT id FROM solicitacoes_consentimento \
+             WHERE empresa_id = '{}' AND id = '{id}' FOR UPDATE",
+            app.company_a
         ))
         .unwrap();
     let first = app.a.post_json_with(&revogar(&id), &body, &key).expect(503);

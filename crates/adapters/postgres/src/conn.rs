@@ -72,8 +72,9 @@ fn statement_span(operation: &'static str) -> tracing::Span {
     )
 }
 
-/// A lost connection, or a statement the server cancelled (statement timeout, lock timeout,
-/// an operator's `pg_cancel_backend`, a conflict with recovery), is `Unavailable`: the database
+/// A lost connection, a statement the server cancelled (statement timeout, lock timeout,
+/// an operator's `pg_cancel_backend`, a conflict with recovery), or a Citus call refused while
+/// the company's shards move ([`is_citus_moving`]), is `Unavailable`: the database
 /// could not answer in time, and the same call may well succeed shortly (the API answers 503 with
 /// `Retry-After`). Anything else is `Unexpected`. The text of a diesel error is the server's
 /// message (constraint names, never the row's values: those are in the details, which are not
@@ -84,7 +85,9 @@ pub(crate) fn query_error(error: DieselError, operation: &'static str) -> RepoEr
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             _,
         ) => true,
-        DieselError::DatabaseError(_, info) => is_cancelled(info.message()),
+        DieselError::DatabaseError(_, info) => {
+            is_cancelled(info.message()) || is_citus_moving(info.message())
+        }
         _ => false,
     };
     let error = anyhow::Error::new(error).context(operation);
@@ -102,6 +105,22 @@ pub(crate) fn query_error(error: DieselError, operation: &'static str) -> RepoEr
 /// English (`lc_messages` C or en_*), PostgreSQL's default.
 fn is_cancelled(message: &str) -> bool {
     message.starts_with("canceling statement due to ")
+}
+
+/// A Citus refusal that only lasts while shards move (`citus_rebalance_start()`, a worker
+/// added): a call delegated to the worker that held the company's shards when the coordinator
+/// planned it finds them moved there, and Citus refuses to reach the new worker from inside it
+/// rather than run it on another node. The same call, planned again after the move, runs on the
+/// new worker (docs/scaling.md, "make test-citus under least privilege"). Citus raises it as
+/// `XX000` (internal error, no code of its own), so it is known by its message, which no
+/// PostgreSQL without Citus ever sends.
+/// Also Citus's distributed deadlock, which a shard move's locks meet too: Citus cancels one
+/// transaction of the cycle, rolled back whole, and the same call again goes through.
+fn is_citus_moving(message: &str) -> bool {
+    message.starts_with("cannot execute a distributed query from a query on a shard")
+        || message.starts_with(
+            "canceling the transaction since it was involved in a distributed deadlock",
+        )
 }
 
 /// The constraint a database error names: its constraint field, or else the first quoted name
@@ -200,5 +219,34 @@ mod tests {
         ));
         assert!(!is_constraint(Some("empresas_pkey"), "empresas_cnpj_key"));
         assert!(!is_constraint(None, "empresas_cnpj_key"));
+    }
+
+    #[test]
+    fn a_citus_call_refused_while_shards_move_is_unavailable_and_other_errors_are_not() {
+        use super::query_error;
+        use diesel::result::{DatabaseErrorKind, Error as DieselError};
+        use ports::RepoError;
+        let server_says = |message: &'static str| {
+            query_error(
+                DieselError::DatabaseError(
+                    DatabaseErrorKind::Unknown,
+                    Box::new(message.to_owned()),
+                ),
+                "testing",
+            )
+        };
+        let moving = server_says("cannot execute a distributed query from a query on a shard");
+        assert!(matches!(moving, RepoError::Unavailable(_)), "{moving:?}");
+        let deadlock = server_says(
+            "canceling the transaction since it was involved in a distributed deadlock",
+        );
+        assert!(
+            matches!(deadlock, RepoError::Unavailable(_)),
+            "{deadlock:?}"
+        );
+        let timeout = server_says("canceling statement due to statement timeout");
+        assert!(matches!(timeout, RepoError::Unavailable(_)), "{timeout:?}");
+        let other = server_says("division by zero");
+        assert!(matches!(other, RepoError::Unexpected(_)), "{other:?}");
     }
 }

@@ -13,8 +13,9 @@ use ports::{
 };
 use uuid::Uuid;
 
-use crate::conn::with_conn;
+use crate::conn::{count_u32, with_conn};
 use crate::fixed_sql::statement;
+use crate::per_company::{companies_with, share_among, CompanyIdRow};
 use crate::settled;
 use crate::PgPool;
 
@@ -83,29 +84,59 @@ statement! {
     "SELECT evidencia_vincular($empresa, $solicitacao, $sha256, $em, $transacao) AS resultado"
 }
 
-statement! {
-    /// Retention: the bytes of files no longer kept, marked deleted (the rows and the log stay).
-    /// A file is kept while one of the requests linking it is open or changed since `antes`.
-    struct ExpireBytes {
-        antes: DateTime<Utc> as Timestamptz,
-        agora: DateTime<Utc> as Timestamptz,
-        limite: i64 as BigInt,
-    }
-    "UPDATE evidencias_arquivos a SET bytes_apagados_em = $agora
-FROM (
-    SELECT f.empresa_id, f.sha256 FROM evidencias_arquivos f
-    WHERE f.bytes_apagados_em IS NULL AND f.criado_em < $antes
+/// A file whose bytes retention may delete: stored before `$antes`, its bytes still there, and no
+/// request linking it open or changed since `$antes`. `f` is the file.
+macro_rules! expirable {
+    () => {
+        "f.bytes_apagados_em IS NULL AND f.criado_em < $antes
       AND NOT EXISTS (
         SELECT 1 FROM solicitacoes_arquivos l
         JOIN solicitacoes_consentimento s ON s.empresa_id = l.empresa_id AND s.id = l.solicitacao_id
         WHERE l.empresa_id = f.empresa_id AND l.sha256 = f.sha256
-          AND (s.status NOT IN ('recusado', 'expirado', 'revogado') OR s.atualizado_em >= $antes))
+          AND (s.status NOT IN ('recusado', 'expirado', 'revogado') OR s.atualizado_em >= $antes))"
+    };
+}
+
+statement! {
+    /// Companies (in id order) with a file whose bytes retention may delete: a walk of each
+    /// company's files by key until one is found (per_company.rs).
+    struct CompaniesWithExpirableFiles {
+        antes: DateTime<Utc> as Timestamptz,
+        limit: i64 as BigInt,
+    }
+    companies_with!(concat!(
+        "SELECT 1 FROM evidencias_arquivos f WHERE f.empresa_id = e.empresa_id AND ",
+        expirable!()
+    ))
+}
+
+statement! {
+    /// Retention, within one company: the bytes of files no longer kept, marked deleted (the rows
+    /// and the log stay). A file is kept while one of the requests linking it is open or changed
+    /// since `antes`. Within one company, as every worker statement (per_company.rs): Citus
+    /// refuses a `FOR UPDATE` across shards while planning, and a refusal there leaves the
+    /// connection unable to delegate the owner's functions afterwards (docs/scaling.md, "make
+    /// test-citus under least privilege").
+    struct ExpireBytes {
+        empresa: Uuid as SqlUuid,
+        antes: DateTime<Utc> as Timestamptz,
+        agora: DateTime<Utc> as Timestamptz,
+        limite: i64 as BigInt,
+    }
+    concat!(
+        "UPDATE evidencias_arquivos a SET bytes_apagados_em = $agora
+FROM (
+    SELECT f.empresa_id, f.sha256 FROM evidencias_arquivos f
+    WHERE f.empresa_id = $empresa AND ",
+        expirable!(),
+        "
     ORDER BY f.criado_em
     LIMIT $limite
     FOR UPDATE SKIP LOCKED
 ) due
-WHERE a.empresa_id = due.empresa_id AND a.sha256 = due.sha256
+WHERE a.empresa_id = $empresa AND a.empresa_id = due.empresa_id AND a.sha256 = due.sha256
 RETURNING a.empresa_id, a.objeto_id"
+    )
 }
 
 statement! {
@@ -284,13 +315,28 @@ impl EvidenceFileRepository for PgEvidenceFiles {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<ExpiredObject>, RepoError> {
-        let rows = with_conn(&self.pool, "expiring evidence files' bytes", |conn| {
-            ExpireBytes {
+        const OPERATION: &str = "expiring evidence files' bytes";
+        let companies = with_conn(&self.pool, OPERATION, |conn| {
+            CompaniesWithExpirableFiles {
                 antes: before,
-                agora: now,
-                limite: i64::from(limit),
+                limit: i64::from(limit),
             }
-            .load::<ExpiredRow>(conn)
+            .load::<CompanyIdRow>(conn)
+        })?;
+        let mut rows = Vec::new();
+        share_among(companies, limit, OPERATION, |empresa, room| {
+            let expired = with_conn(&self.pool, OPERATION, |conn| {
+                ExpireBytes {
+                    empresa,
+                    antes: before,
+                    agora: now,
+                    limite: i64::from(room),
+                }
+                .load::<ExpiredRow>(conn)
+            })?;
+            let n = count_u32(expired.len());
+            rows.extend(expired);
+            Ok(n)
         })?;
         Ok(rows
             .into_iter()

@@ -25,7 +25,7 @@ use crate::PgPool;
 /// shard answers for its own companies (docs/scaling.md, "make test-citus"). On one PostgreSQL
 /// node the cost is the same: one primary-key row per company.
 macro_rules! companies_with {
-    ($exists:literal) => {
+    ($exists:expr) => {
         concat!(
             "SELECT e.empresa_id AS id FROM agenda_sincronizacao e\nWHERE EXISTS (\n",
             $exists,

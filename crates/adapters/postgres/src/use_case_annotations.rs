@@ -12,8 +12,15 @@ use crate::schema::{casos_de_uso, casos_de_uso_anotacoes};
 use crate::tenant::Tenant;
 use crate::PgPool;
 
+/// The key named as such: the upsert's changeset (`AsChangeset`) leaves it out. Setting
+/// `empresa_id`, even to the same value, is refused by Citus ("modifying the partition value of
+/// rows is not allowed"), and neither key column changes on a conflict anyway.
 #[derive(Debug, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = casos_de_uso_anotacoes, check_for_backend(diesel::pg::Pg))]
+#[diesel(
+    table_name = casos_de_uso_anotacoes,
+    primary_key(empresa_id, caso_de_uso_id),
+    check_for_backend(diesel::pg::Pg)
+)]
 struct AnotacaoRow {
     empresa_id: Uuid,
     caso_de_uso_id: Uuid,
