@@ -968,7 +968,9 @@ fn each_filter_of_the_log_pages_newest_first_by_keyset_as_the_whole_log_says() {
         } else {
             "solicitacao.criada"
         };
-        let id = seed(db, &a, status, created, None);
+        // a pending delivery has its next attempt (the table's check)
+        let due = (status == "pendente").then_some(created);
+        let id = seed(db, &a, status, created, due);
         seeded.push((id, created, status, tipo));
     }
     seed(db, &other, "falhou", t0(), None);
