@@ -1,5 +1,6 @@
 //! A webhook receiver for tests: a tiny HTTP/1.1 server on 127.0.0.1 that records every request
-//! and answers from a script of statuses (then 200). It stops when dropped.
+//! and answers from a script of statuses (then 200), with an empty body, a body of the test's, or
+//! one that never ends. It stops when dropped.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -33,6 +34,19 @@ struct Shared {
     script: Vec<u16>,
     /// How long to wait before answering each request.
     delay: Duration,
+    /// What each answer's body is.
+    body: AnswerBody,
+}
+
+/// The body of the receiver's answers.
+#[derive(Default, Clone)]
+enum AnswerBody {
+    #[default]
+    Empty,
+    /// These bytes, with their `Content-Length`.
+    Bytes(Vec<u8>),
+    /// Chunks of `x` sent until the client goes away (a receiver that streams forever).
+    Endless,
 }
 
 pub struct Receiver {
@@ -52,7 +66,22 @@ impl Receiver {
         Receiver::start_with(&[], delay)
     }
 
+    /// Answers every request 200 with `body` (any bytes, UTF-8 or not).
+    pub fn answering_body(body: &[u8]) -> Receiver {
+        Receiver::start_answering(&[], Duration::ZERO, AnswerBody::Bytes(body.to_vec()))
+    }
+
+    /// Answers every request 200 with a chunked body that never ends: chunks are sent until
+    /// the client closes the connection.
+    pub fn answering_endlessly() -> Receiver {
+        Receiver::start_answering(&[], Duration::ZERO, AnswerBody::Endless)
+    }
+
     fn start_with(script: &[u16], delay: Duration) -> Receiver {
+        Receiver::start_answering(script, delay, AnswerBody::Empty)
+    }
+
+    fn start_answering(script: &[u16], delay: Duration, body: AnswerBody) -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the receiver");
         listener.set_nonblocking(true).expect("non-blocking accept");
         let url = format!("http://{}/hooks", listener.local_addr().unwrap());
@@ -60,6 +89,7 @@ impl Receiver {
             received: Vec::new(),
             script: script.iter().rev().copied().collect(),
             delay,
+            body,
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (shared_t, stop_t) = (shared.clone(), stop.clone());
@@ -142,21 +172,45 @@ fn handle(stream: TcpStream, shared: &Mutex<Shared>) {
         return;
     };
     let (headers, body) = (request.headers, request.body);
-    let (status, delay) = {
+    let (status, delay, answer) = {
         let mut s = shared.lock().unwrap();
         s.received.push(Received {
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
             at: Instant::now(),
         });
-        (s.script.pop().unwrap_or(200), s.delay)
+        (s.script.pop().unwrap_or(200), s.delay, s.body.clone())
     };
     std::thread::sleep(delay);
     let mut stream = stream;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-    );
+    match answer {
+        AnswerBody::Empty => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+        }
+        AnswerBody::Bytes(bytes) => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                bytes.len()
+            );
+            let _ = stream.write_all(&bytes);
+        }
+        AnswerBody::Endless => {
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+            );
+            let chunk = format!("{:x}\r\n{}\r\n", 1024, "x".repeat(1024));
+            // a client that stops reading without closing blocks a write: it fails then
+            stream.set_write_timeout(Some(Duration::from_secs(5))).ok();
+            // until the client closes (a write fails), or a minute at most
+            let until = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < until && stream.write_all(chunk.as_bytes()).is_ok() {}
+        }
+    }
     let _ = stream.flush();
 }
 

@@ -81,7 +81,8 @@ pub use target_guard::{CheckedTarget, TargetGuard, TargetRefused};
 pub use use_case_repository::UseCaseRepository;
 pub use webhook_delivery_repository::{
     CompanyDue, DeliveryAttempt, DeliveryFilter, DeliveryOutcome, DeliveryRecord, DueDelivery,
-    Settled, UrlHealth, WebhookDeliveryRepository, REQUEST_BODY_SHOWN,
+    Settled, UrlHealth, WebhookDeliveryRepository, DELIVERY_STATUSES, REQUEST_BODY_SHOWN,
+    RESPONSE_BODY_KEPT, RESPONSE_BODY_READ_BYTES,
 };
 pub use webhook_sender::{SendFailure, SendReport, WebhookSender, TRACEPARENT_HEADER};
 pub use webhook_url_repository::{EncryptedSecret, InsertWebhookUrlError, WebhookUrlRepository};

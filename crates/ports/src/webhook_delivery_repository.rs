@@ -58,6 +58,10 @@ pub struct DeliveryAttempt {
     pub latency_ms: u32,
     /// Why it failed, in a few words (never the body, never a secret).
     pub error: Option<String>,
+    /// The start of the receiver's answer body, as [`crate::SendReport::body`] kept it (at most
+    /// [`RESPONSE_BODY_KEPT`] characters; `None`: no answer, or an empty one). Untrusted text:
+    /// shown escaped, never logged.
+    pub response_body: Option<String>,
 }
 
 /// Where the delivery goes after an attempt.
@@ -88,13 +92,23 @@ pub struct DeliveryRecord {
 /// The characters of a delivery's request body the log carries.
 pub const REQUEST_BODY_SHOWN: usize = 2000;
 
+/// The characters of a receiver's answer body an attempt keeps (issue 38, part 5).
+pub const RESPONSE_BODY_KEPT: usize = 2000;
+
+/// The bytes of a receiver's answer body the sender reads into memory to keep its start: a
+/// receiver that streams forever holds no more than this (then the call's timeout).
+pub const RESPONSE_BODY_READ_BYTES: usize = 4096;
+
+/// The delivery statuses (`webhook_entregas.status`), the only values a log filter may name.
+pub const DELIVERY_STATUSES: [&str; 4] = ["pendente", "entregue", "falhou", "cancelada"];
+
 /// Filters of a URL's delivery log (the console's, issue 38 part 5); `None` = no filter, all
 /// combined with AND.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeliveryFilter {
-    /// `pendente`, `entregue`, `falhou`, `cancelada`.
+    /// One of [`DELIVERY_STATUSES`].
     pub status: Option<String>,
-    /// The event's type (`consentimento.revogado`, ...).
+    /// The event's type (`consentimento.revogado`, ...), one of `domain::EventType`'s.
     pub event_type: Option<String>,
     /// Created at or after.
     pub created_from: Option<DateTime<Utc>>,

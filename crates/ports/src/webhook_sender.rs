@@ -32,6 +32,10 @@ pub struct SendReport {
     pub latency: Duration,
     /// Why no answer came; `None` when `status` is set.
     pub error: Option<SendFailure>,
+    /// The start of the answer's body: at most [`crate::RESPONSE_BODY_READ_BYTES`] bytes read,
+    /// invalid UTF-8 and NUL replaced, cut at [`crate::RESPONSE_BODY_KEPT`] characters; `None`
+    /// without an answer or with an empty body. The receiver's text: never logged.
+    pub body: Option<String>,
 }
 
 /// POSTs signed webhook bodies. Connects only to the addresses of `target` (those the

@@ -15,6 +15,7 @@ mod cli;
 mod consent_reads;
 mod consent_requests;
 mod console;
+mod console_deliveries;
 mod console_health;
 mod console_oidc;
 mod console_subject;

@@ -145,6 +145,19 @@ pub const BACKFILLS: &[Backfill] = &[
                AND v.pgcc_id IS NULL AND lote.pgcc_id IS NOT NULL \
              RETURNING 1",
     },
+    // `webhook_entregas_tipo_evento` (migration 2026-12-07-004220): each delivery written before
+    // the column existed gets its event's type, so the console's event-type filter (which reads
+    // `webhook_entregas_url_tipo_status_idx`, rows with a type only) finds it. Keyset by the
+    // delivery's key; a delivery that has its type (every one written since) is left as it is.
+    Backfill {
+        name: "webhook_entregas_tipo_evento",
+        lote: "empresa_id, id, evento_id FROM webhook_entregas",
+        feitos: "UPDATE webhook_entregas d SET tipo_evento = ev.tipo \
+             FROM lote JOIN webhook_eventos ev \
+                 ON ev.empresa_id = lote.empresa_id AND ev.id = lote.evento_id \
+             WHERE d.empresa_id = lote.empresa_id AND d.id = lote.id AND d.tipo_evento IS NULL \
+             RETURNING 1",
+    },
     // `solicitacoes_historico_empresa_id` and `webhook_tentativas_empresa_id` (registered by
     // 2026-12-02-003001) were done by 2026-12-03-003101 itself, which made the column NOT NULL.
 ];

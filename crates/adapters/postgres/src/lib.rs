@@ -75,6 +75,7 @@ mod status_check_schedule;
 mod test_delivery;
 mod use_case_annotations;
 mod use_case_repository;
+mod webhook_delivery_log;
 mod webhook_delivery_repository;
 mod webhook_url_health;
 mod webhook_url_repository;

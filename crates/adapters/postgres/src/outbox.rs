@@ -77,9 +77,10 @@ WHERE e.id = ", $evento, " AND e.empresa_id = ", $empresa
     (@ $eventos:literal, $empresa:literal, $same_company:literal) => {
         concat!(
             "INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
-                                      tentativas, proxima_tentativa_em, criado_em, atualizado_em)
+                                      tentativas, proxima_tentativa_em, criado_em, atualizado_em, \
+                                      tipo_evento)
 SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
-       e.criado_em, e.criado_em, e.criado_em
+       e.criado_em, e.criado_em, e.criado_em, e.tipo
 FROM ", $eventos, " e
 JOIN webhook_urls u ON ",
             crate::outbox::url_takes!($empresa, "e.tipo"),

@@ -417,6 +417,7 @@ diesel::table! {
         token_reivindicacao -> Nullable<Uuid>,
         estacionada -> Bool,
         motivo -> Nullable<Text>,
+        tipo_evento -> Nullable<Text>,
     }
 }
 
@@ -443,6 +444,7 @@ diesel::table! {
         latencia_ms -> Int4,
         erro -> Nullable<Text>,
         empresa_id -> Uuid,
+        corpo_resposta -> Nullable<Text>,
     }
 }
 

@@ -31,9 +31,9 @@ WITH alvo AS (
 ), entrega AS (
     INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, tentativas,
                                   proxima_tentativa_em, criado_em, atualizado_em,
-                                  token_reivindicacao)
+                                  token_reivindicacao, tipo_evento)
     SELECT gen_random_uuid(), ev.id, a.id, a.empresa_id, 'pendente', 0, $6, $5, $5,
-           gen_random_uuid()
+           gen_random_uuid(), 'webhook.teste'
     FROM alvo a CROSS JOIN evento ev
     RETURNING id, empresa_id, webhook_url_id, evento_id, tentativas, token_reivindicacao
 )

@@ -1,5 +1,3 @@
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use diesel::dsl::exists;
 use diesel::prelude::*;
@@ -12,23 +10,13 @@ use ports::{
 };
 use uuid::Uuid;
 
-/// The event's payload cut at `ports::REQUEST_BODY_SHOWN` characters (a literal: the statement
-/// stays one prepared text).
-const REQUEST_BODY_CUT: &str = "left(webhook_eventos.payload, 2000)";
-const _: () = assert!(
-    ports::REQUEST_BODY_SHOWN == 2000,
-    "REQUEST_BODY_CUT's length"
-);
-
 use crate::conn::{count_u32, with_conn};
 use crate::delivery_companies;
 use crate::models::webhook_entrega::status;
-use crate::models::{DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookTentativaRow};
+use crate::models::{DueDeliveryRow, NewWebhookTentativa};
 use crate::outbox;
 use crate::per_company::CompanyIdRow;
-use crate::schema::{
-    webhook_entregas as we, webhook_eventos as ev, webhook_tentativas as wt, webhook_urls as wu,
-};
+use crate::schema::{webhook_entregas as we, webhook_tentativas as wt, webhook_urls as wu};
 use crate::tenant::Tenant;
 use crate::topology::Topology;
 use crate::PgPool;
@@ -508,10 +496,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         )
     }
 
-    /// In one read-only `REPEATABLE READ` transaction (so the attempts match the deliveries
-    /// read): the URL's ownership (any removal state), the newest `limit` deliveries matching
-    /// `filter` with their event's type (along `webhook_entregas_url_criado_em_idx`, ties by id), then their
-    /// attempts in one query, oldest first.
+    /// See `webhook_delivery_log.rs`: each filter along an index of its own, keyset-paged.
     fn page_for_url(
         &self,
         empresa: CompanyId,
@@ -519,97 +504,7 @@ impl WebhookDeliveryRepository for PgWebhookDeliveryRepository {
         filter: &DeliveryFilter,
         limit: u32,
     ) -> Result<Option<Vec<DeliveryRecord>>, RepoError> {
-        const OPERATION: &str = "listing webhook deliveries";
-        let found = with_conn(&self.pool, OPERATION, |conn| {
-            conn.build_transaction()
-                .repeatable_read()
-                .read_only()
-                .run(|conn| {
-                    let owned = wu::table::row(empresa, webhook_url_id)
-                        .select(wu::id)
-                        .first::<Uuid>(conn)
-                        .optional()?;
-                    if owned.is_none() {
-                        return Ok(None);
-                    }
-                    // the event's key is (empresa_id, id) (issue 23): joined on both columns
-                    let mut query = we::table
-                        .inner_join(
-                            ev::table.on(ev::empresa_id
-                                .eq(we::empresa_id)
-                                .and(ev::id.eq(we::evento_id))),
-                        )
-                        .filter(we::webhook_url_id.eq(webhook_url_id))
-                        .filter(we::empresa_id.eq(empresa.0))
-                        .filter(ev::empresa_id.eq(empresa.0))
-                        .into_boxed();
-                    if let Some(status) = &filter.status {
-                        query = query.filter(we::status.eq(status));
-                    }
-                    if let Some(tipo) = &filter.event_type {
-                        query = query.filter(ev::tipo.eq(tipo));
-                    }
-                    if let Some(from) = filter.created_from {
-                        query = query.filter(we::criado_em.ge(from));
-                    }
-                    if let Some(until) = filter.created_until {
-                        query = query.filter(we::criado_em.lt(until));
-                    }
-                    if let Some((at, id)) = filter.before {
-                        query = query.filter(
-                            we::criado_em
-                                .lt(at)
-                                .or(we::criado_em.eq(at).and(we::id.lt(id))),
-                        );
-                    }
-                    let deliveries = query
-                        .order((we::criado_em.desc(), we::id.desc()))
-                        .limit(i64::from(limit))
-                        .select((
-                            we::id,
-                            we::evento_id,
-                            ev::tipo,
-                            we::status,
-                            we::criado_em,
-                            we::proxima_tentativa_em,
-                            // the body as sent, cut in the database: a page never carries
-                            // whole payloads
-                            diesel::dsl::sql::<Text>(REQUEST_BODY_CUT),
-                        ))
-                        .load::<DeliveryLogRow>(conn)?;
-                    let ids: Vec<Uuid> = deliveries.iter().map(|d| d.id).collect();
-                    let attempts = if ids.is_empty() {
-                        Vec::new()
-                    } else {
-                        wt::table::of(empresa)
-                            .filter(wt::entrega_id.eq_any(&ids))
-                            .order((wt::entrega_id, wt::em, wt::id))
-                            .select(WebhookTentativaRow::as_select())
-                            .load(conn)?
-                    };
-                    Ok(Some((deliveries, attempts)))
-                })
-        })?;
-        let Some((deliveries, attempts)) = found else {
-            return Ok(None);
-        };
-        let mut by_delivery: HashMap<Uuid, Vec<DeliveryAttempt>> = HashMap::new();
-        for row in attempts {
-            let entrega_id = row.entrega_id;
-            let attempt = row
-                .try_into_domain()
-                .map_err(|e| unexpected(e, OPERATION))?;
-            by_delivery.entry(entrega_id).or_default().push(attempt);
-        }
-        Ok(Some(
-            deliveries
-                .into_iter()
-                .map(|d| {
-                    let attempts = by_delivery.remove(&d.id).unwrap_or_default();
-                    d.into_domain(attempts)
-                })
-                .collect(),
-        ))
+        crate::webhook_delivery_log::page(&self.pool, empresa, webhook_url_id, filter, limit)
     }
 
     /// One statement: `pendente`, due at `now`, updated at `now`, no longer delivered

@@ -177,6 +177,10 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004122_index_requests_by_origem",
     "2026-12-07-004140_create_evidence_files",
     "2026-12-07-004160_index_accesses_by_request",
+    "2026-12-07-004220_keep_webhook_answers_and_delivery_event_types",
+    "2026-12-07-004221_validate_webhook_answer_length",
+    "2026-12-07-004222_index_deliveries_by_url_and_status",
+    "2026-12-07-004223_index_deliveries_by_url_and_event_type",
     "2026-12-07-004260_index_import_lines_by_pgcc_id",
     "2026-12-07-004261_index_imports_by_creation",
     "2026-12-07-004280_start_creations_in_router_statements",
@@ -705,6 +709,12 @@ fn the_outbox_tables_have_their_claim_and_log_indexes() {
              USING btree (webhook_url_id, entregue_em DESC) WHERE (entregue_em IS NOT NULL)",
             "CREATE INDEX webhook_entregas_url_falhas_idx ON public.webhook_entregas \
              USING btree (webhook_url_id, criado_em) WHERE (status = 'falhou'::text)",
+            // the delivery log's filters by status and by event type (issue 38, part 5)
+            "CREATE INDEX webhook_entregas_url_status_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, status, criado_em, id)",
+            "CREATE INDEX webhook_entregas_url_tipo_status_idx ON public.webhook_entregas \
+             USING btree (webhook_url_id, tipo_evento, status, criado_em, id) \
+             WHERE (tipo_evento IS NOT NULL)",
         ]
     );
     assert_eq!(

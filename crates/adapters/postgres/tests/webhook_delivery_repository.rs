@@ -15,8 +15,8 @@ use common::{at, create_company};
 use diesel::prelude::*;
 use domain::{Company, CompanyId, WebhookUrl};
 use ports::{
-    DeliveryAttempt, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret, RepoError,
-    WebhookDeliveryRepository, WebhookUrlRepository,
+    DeliveryAttempt, DeliveryFilter, DeliveryOutcome, DeliveryRecord, DueDelivery, EncryptedSecret,
+    RepoError, WebhookDeliveryRepository, WebhookUrlRepository,
 };
 use postgres_adapter::schema::{webhook_entregas as we, webhook_eventos as ev, webhook_urls};
 use postgres_adapter::{PgPool, PgWebhookDeliveryRepository, PgWebhookUrlRepository};
@@ -137,6 +137,7 @@ fn attempt(em: DateTime<Utc>, status_http: Option<u16>, erro: Option<&str>) -> D
         http_status: status_http,
         latency_ms: 120,
         error: erro.map(str::to_owned),
+        response_body: None,
     }
 }
 
@@ -924,6 +925,144 @@ fn the_log_of_another_companys_or_an_unknown_url_is_none_and_a_removed_url_keeps
     let log = repo.list_for_url(w.acme.id, a.id, 10).unwrap().unwrap();
     assert_eq!(log.len(), 1);
     assert_eq!((log[0].id, log[0].status.as_str()), (d, "cancelada"));
+}
+
+/// Every page of `filter`, `size` at a time, following the keyset cursor: the ids in order.
+fn paged(
+    repo: &PgWebhookDeliveryRepository,
+    empresa: CompanyId,
+    url: Uuid,
+    filter: &DeliveryFilter,
+    size: u32,
+) -> Vec<Uuid> {
+    let mut filter = filter.clone();
+    let mut ids = Vec::new();
+    loop {
+        let page = repo
+            .page_for_url(empresa, url, &filter, size)
+            .unwrap()
+            .unwrap();
+        ids.extend(page.iter().map(|d| d.id));
+        match page.last() {
+            Some(last) if page.len() == size as usize => {
+                filter.before = Some((last.created_at, last.id))
+            }
+            _ => return ids,
+        }
+    }
+}
+
+#[test]
+fn each_filter_of_the_log_pages_newest_first_by_keyset_as_the_whole_log_says() {
+    let w = world(2);
+    let a = w.url(&w.acme, "acme.example/a");
+    let other = w.url(&w.acme, "acme.example/other");
+    let db = &w.db;
+    // (id, created at, status, type): ties in the creation instant, every status, two types
+    let mut seeded = Vec::new();
+    for i in 0..24i64 {
+        let created = t0() - minutes(i / 3);
+        let status = ["pendente", "entregue", "falhou", "cancelada"][(i % 4) as usize];
+        let tipo = if i % 3 == 0 {
+            "solicitacao.revogada"
+        } else {
+            "solicitacao.criada"
+        };
+        // a pending delivery has its next attempt (the table's check)
+        let due = (status == "pendente").then_some(created);
+        let id = seed(db, &a, status, created, due);
+        seeded.push((id, created, status, tipo));
+    }
+    seed(db, &other, "falhou", t0(), None);
+    let mut conn = db.conn();
+    for (id, _, _, tipo) in &seeded {
+        diesel::sql_query(format!(
+            "WITH d AS (UPDATE webhook_entregas SET tipo_evento = '{tipo}' WHERE id = '{id}' \
+             RETURNING evento_id) UPDATE webhook_eventos SET tipo = '{tipo}' \
+             WHERE id = (SELECT evento_id FROM d)"
+        ))
+        .execute(&mut conn)
+        .unwrap();
+    }
+    let repo = w.repo();
+    let expected = |status: Option<&str>, tipo: Option<&str>, from: Option<DateTime<Utc>>| {
+        let mut rows: Vec<_> = seeded
+            .iter()
+            .filter(|(_, c, s, t)| {
+                status.is_none_or(|x| x == *s)
+                    && tipo.is_none_or(|x| x == *t)
+                    && from.is_none_or(|f| *c >= f)
+            })
+            .collect();
+        rows.sort_by_key(|(id, c, _, _)| std::cmp::Reverse((*c, *id)));
+        rows.into_iter().map(|(id, ..)| *id).collect::<Vec<_>>()
+    };
+    let from = t0() - minutes(5);
+    for status in [None, Some("pendente"), Some("falhou")] {
+        for tipo in [
+            None,
+            Some("solicitacao.revogada"),
+            Some("solicitacao.criada"),
+        ] {
+            for period in [None, Some(from)] {
+                let filter = DeliveryFilter {
+                    status: status.map(str::to_owned),
+                    event_type: tipo.map(str::to_owned),
+                    created_from: period,
+                    ..DeliveryFilter::default()
+                };
+                let want = expected(status, tipo, period);
+                for size in [1, 2, 50] {
+                    assert_eq!(
+                        paged(&repo, w.acme.id, a.id, &filter, size),
+                        want,
+                        "{filter:?} by {size}"
+                    );
+                }
+            }
+        }
+    }
+    // the page carries each delivery's type from its event
+    let revoked = DeliveryFilter {
+        event_type: Some("solicitacao.revogada".to_owned()),
+        ..DeliveryFilter::default()
+    };
+    let page = repo
+        .page_for_url(w.acme.id, a.id, &revoked, 50)
+        .unwrap()
+        .unwrap();
+    assert!(page.iter().all(|d| d.event_type == "solicitacao.revogada"));
+    assert_eq!(
+        repo.page_for_url(w.globex.id, a.id, &revoked, 50).unwrap(),
+        None
+    );
+
+    // a delivery written before `tipo_evento` existed: found by the type filter once the
+    // backfill gave it its event's type
+    let old = seed(db, &a, "entregue", t0() + minutes(1), None);
+    let criada = DeliveryFilter {
+        event_type: Some("solicitacao.criada".to_owned()),
+        ..DeliveryFilter::default()
+    };
+    let first =
+        |f: &DeliveryFilter| repo.page_for_url(w.acme.id, a.id, f, 1).unwrap().unwrap()[0].id;
+    assert_ne!(first(&criada), old);
+    assert_eq!(first(&DeliveryFilter::default()), old);
+    diesel::sql_query(
+        "UPDATE preenchimentos_retroativos SET concluido_em = NULL, cursor = NULL \
+         WHERE nome = 'webhook_entregas_tipo_evento'",
+    )
+    .execute(&mut conn)
+    .unwrap();
+    let ran = postgres_adapter::run_pending_backfills(&w.pool, 10).unwrap();
+    assert_eq!(
+        ran.iter()
+            .find(|b| b.name == "webhook_entregas_tipo_evento")
+            .map(|b| b.touched),
+        Some(2),
+        "the deliveries without a type (this one and the other URL's): {ran:?}"
+    );
+    assert_eq!(first(&criada), old);
 }
 
 // --- replay ---

@@ -181,6 +181,7 @@ fn soft_delete_marks_the_url_and_settling_behind_it_cancels_its_pending_deliveri
                 http_status: Some(204),
                 latency_ms: 12,
                 error: None,
+                response_body: None,
             },
             DeliveryOutcome::Delivered,
         )
@@ -710,7 +711,8 @@ fn a_test_delivery_is_written_leased_for_the_companys_url_only() {
                 at: now,
                 http_status: Some(204),
                 latency_ms: 5,
-                error: None
+                error: None,
+                response_body: None
             },
             DeliveryOutcome::Delivered,
         )

@@ -9,6 +9,7 @@
 //! - [`AesGcmSecretCipher`] implements [`ports::SecretCipher`]: AES-256-GCM for the signing
 //!   secrets at rest (`v1:` + base64(nonce || ciphertext+tag)).
 
+mod answer_body;
 mod cipher;
 mod guard;
 mod lookup;

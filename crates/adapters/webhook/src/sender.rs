@@ -1,7 +1,7 @@
 //! [`UreqWebhookSender`]: POSTs a signed webhook body to a receiver and reports what happened.
 
 use std::cell::RefCell;
-use std::io::{self, Read};
+use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -12,9 +12,11 @@ use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use ureq::Agent;
 
+use crate::answer_body;
 use crate::retry_after::parse_retry_after;
 
-/// At most this much of a receiver's answer body is read (and thrown away).
+/// At most this much of a receiver's answer body is read after the start that is kept (and
+/// thrown away), so that a short answer leaves the connection reusable.
 const MAX_ANSWER_BODY: u64 = 64 * 1024;
 
 /// How the sender calls receivers.
@@ -108,8 +110,9 @@ impl Drop for Pinned {
 }
 
 impl WebhookSender for UreqWebhookSender {
-    /// Never includes the answer body in the report. A status, once received, is the outcome:
-    /// a failure while draining the answer body afterwards does not turn it into an error.
+    /// The report keeps the start of the answer body (`answer_body::read_start`: a bounded
+    /// read), never logged. A status, once received, is the outcome: a failure while reading
+    /// the answer body afterwards does not turn it into an error.
     fn send(
         &self,
         url: &str,
@@ -145,15 +148,15 @@ impl WebhookSender for UreqWebhookSender {
                     .get(ureq::http::header::RETRY_AFTER)
                     .and_then(|value| value.to_str().ok())
                     .and_then(|value| parse_retry_after(value, SystemTime::now()));
-                let mut answer = response.body_mut().as_reader().take(MAX_ANSWER_BODY);
-                if let Err(error) = io::copy(&mut answer, &mut io::sink()) {
-                    tracing::debug!(status, %error, "webhook answer body not fully read");
-                }
+                let mut answer = response.body_mut().as_reader();
+                let body = answer_body::read_start(&mut answer);
+                answer_body::drain(&mut answer, MAX_ANSWER_BODY);
                 SendReport {
                     status: Some(status),
                     retry_after,
                     latency: started.elapsed(),
                     error: None,
+                    body,
                 }
             }
             Err(error) => {
@@ -164,6 +167,7 @@ impl WebhookSender for UreqWebhookSender {
                     retry_after: None,
                     latency,
                     error: Some(classify(&error, url)),
+                    body: None,
                 }
             }
         }

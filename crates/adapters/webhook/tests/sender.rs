@@ -29,6 +29,7 @@ fn a_200_is_reported_with_its_status_and_latency() {
     assert_eq!(report.status, Some(200));
     assert_eq!(report.retry_after, None);
     assert_eq!(report.error, None);
+    assert_eq!(report.body, None, "an empty answer keeps nothing");
     assert!(report.latency < TIMEOUT);
     receiver.received();
 }
@@ -137,6 +138,11 @@ fn a_large_answer_body_is_read_only_up_to_the_bound() {
 
     assert_eq!(report.status, Some(200));
     assert_eq!(report.error, None);
+    // its start kept, cut at the characters an attempt keeps
+    assert_eq!(
+        report.body.as_deref(),
+        Some("x".repeat(ports::RESPONSE_BODY_KEPT).as_str())
+    );
     receiver.received();
 }
 

@@ -327,6 +327,7 @@ impl DeliverWebhooks {
                 http_status: None,
                 latency_ms: 0,
                 error: Some(error.to_owned()),
+                response_body: None,
             };
             let outcome = if retry {
                 self.next(delivery, None)
@@ -386,6 +387,7 @@ impl DeliverWebhooks {
             http_status: sent.status,
             latency_ms: u32::try_from(sent.latency.as_millis()).unwrap_or(u32::MAX),
             error: error_of(&sent),
+            response_body: sent.body,
         };
         if matches!(sent.status, Some(200..=299)) {
             return (attempt, DeliveryOutcome::Delivered);
@@ -601,6 +603,7 @@ mod tests {
             retry_after: None,
             latency: Duration::from_millis(35),
             error: status.is_none().then_some(SendFailure::ConnectionRefused),
+            body: None,
         }
     }
 
@@ -777,7 +780,8 @@ mod tests {
                     at: now(),
                     http_status: Some(204),
                     latency_ms: 35,
-                    error: None
+                    error: None,
+                    response_body: None
                 },
                 DeliveryOutcome::Delivered
             )
@@ -839,12 +843,19 @@ mod tests {
     }
 
     #[test]
-    fn a_500_is_retried_after_the_next_delay_of_the_schedule_within_ten_percent() {
+    fn a_500_is_retried_after_the_next_delay_of_the_schedule_within_ten_percent_its_answer_kept() {
         let delivery = due(0);
         let recorded = Recorded::default();
         let worker = worker(
             repo(vec![delivery.clone()], &recorded),
-            sender(answer(Some(500)), &Sent::default()),
+            // the receiver said why: its answer's start is kept with the attempt
+            sender(
+                SendReport {
+                    body: Some("{\"erro\":\"fora do ar\"}".to_owned()),
+                    ..answer(Some(500))
+                },
+                &Sent::default(),
+            ),
             allowing_guard(),
             cipher(),
         );
@@ -867,7 +878,8 @@ mod tests {
                 at: now(),
                 http_status: Some(500),
                 latency_ms: 35,
-                error: Some("resposta HTTP 500".to_owned())
+                error: Some("resposta HTTP 500".to_owned()),
+                response_body: Some("{\"erro\":\"fora do ar\"}".to_owned())
             }
         );
         assert_within(
@@ -939,7 +951,8 @@ mod tests {
                 at: now(),
                 http_status: None,
                 latency_ms: 35,
-                error: Some("conexão recusada".to_owned())
+                error: Some("conexão recusada".to_owned()),
+                response_body: None
             }
         );
         retry_at(outcome);
@@ -967,6 +980,7 @@ mod tests {
                 retry_after: None,
                 latency: Duration::from_secs(10),
                 error,
+                body: None,
             };
             let worker = worker(
                 repo(vec![delivery.clone()], &recorded),
@@ -1270,7 +1284,8 @@ mod tests {
                     at: now(),
                     http_status: None,
                     latency_ms: 0,
-                    error: Some("destino não permitido".to_owned())
+                    error: Some("destino não permitido".to_owned()),
+                    response_body: None
                 },
                 DeliveryOutcome::Failed
             )
@@ -1311,7 +1326,8 @@ mod tests {
                     at: now(),
                     http_status: None,
                     latency_ms: 0,
-                    error: Some("segredo ilegível".to_owned())
+                    error: Some("segredo ilegível".to_owned()),
+                    response_body: None
                 },
                 "{delivery:?}"
             );

@@ -247,6 +247,7 @@ mod tests {
                 http_status: Some(500),
                 latency_ms: 12,
                 error: Some("resposta HTTP 500".to_owned()),
+                response_body: None,
             }],
             request_body: "{}".to_owned(),
         }

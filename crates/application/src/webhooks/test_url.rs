@@ -226,6 +226,7 @@ mod tests {
                 } else {
                     None
                 },
+                body: None,
             }
         });
         sender
@@ -303,6 +304,7 @@ mod tests {
                 retry_after: None,
                 latency: Duration::from_millis(1),
                 error: None,
+                body: None,
             });
         let service = service(repository(Arc::default()), sender);
 

@@ -247,7 +247,11 @@ fn pgcc_view(h: &PgccHealth) -> Markup {
         section aria-labelledby="pgcc" {
             h2 id="pgcc" { "Incidentes da PGCC" }
             @if h.code == PgccHealthCode::Ok {
-                p { "Nenhum incidente aberto: a PGCC está disponível." }
+                // since when: after an incident, the instant it ended
+                p {
+                    "Nenhum incidente aberto: a PGCC está disponível desde "
+                    (when(h.detection_time)) "."
+                }
             } @else {
                 p {
                     "1 incidente aberto: " strong { (health_label(h.code.as_str())) }

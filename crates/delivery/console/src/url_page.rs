@@ -2,7 +2,8 @@
 //! delivery log (issue 38, part 5). Health: its state (disabled: when and why), the success rate
 //! and median latency of its attempts over 24 h, its last success. The log: filtered by status,
 //! event type and period, 50 a page newest first with a link to the next, each delivery with its
-//! next retry time and its attempts. For a `webhooks` key, the forms: replay one delivery, resend
+//! next retry time, its attempts (with the start of each answer's body) and its request's body.
+//! For a `webhooks` key, the forms: replay one delivery, resend
 //! every failed delivery since a time, change the event types.
 //!
 //! The figures are a bounded read, charged as the chart is (docs/console.md, "A URL's health"):
@@ -18,11 +19,11 @@ use delivery_http::error::Resource;
 use delivery_http::ApiError;
 use domain::{EventType, Scope, WebhookUrl};
 use maud::{html, Markup};
-use ports::{DeliveryFilter, DeliveryRecord, UrlHealth};
+use ports::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, UrlHealth, DELIVERY_STATUSES};
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::human::{delivery_badge, event_label, when, when_or_dash};
+use crate::human::{delivery_badge, delivery_label, event_label, when, when_or_dash};
 use crate::layout::{self, alert, post_form, scroll_box};
 use crate::operator::{answer, back_to_urls, url_events, url_state};
 use crate::visit::{SignedIn, Visit};
@@ -30,13 +31,6 @@ use delivery_http::exports::day;
 
 /// Deliveries a page of the log shows.
 pub const PAGE: u32 = 50;
-/// The delivery statuses a filter may name, with their labels.
-const STATUSES: [(&str, &str); 4] = [
-    ("pendente", "Pendente"),
-    ("entregue", "Entregue"),
-    ("falhou", "Falhou"),
-    ("cancelada", "Cancelada"),
-];
 
 /// The filter as the GET form sends it (nothing personal: ids, codes and days).
 #[derive(Deserialize, Default, Clone, serde::Serialize)]
@@ -59,11 +53,13 @@ pub struct Query {
     reenviadas: Option<u32>,
 }
 
-/// The repository's filter; a message when a field is wrong.
+/// The repository's filter; a message when a field is wrong. Each value is one the log has an
+/// index range for (a status of [`DELIVERY_STATUSES`], an event type of `EventType::ALL`, UTC
+/// days): anything else is refused before any read, never turned into a scan.
 fn filter(q: &Query) -> Result<DeliveryFilter, &'static str> {
     let status = match q.status.as_str() {
         "" => None,
-        s if STATUSES.iter().any(|(code, _)| *code == s) => Some(s.to_owned()),
+        s if DELIVERY_STATUSES.contains(&s) => Some(s.to_owned()),
         _ => return Err("Status desconhecido."),
     };
     let event_type = match q.evento.as_str() {
@@ -244,8 +240,10 @@ fn filter_form(url_id: &str, q: &Query, wrong: Option<&str>) -> Markup {
             label for="status" { "Status" }
             select id="status" name="status" {
                 option value="" selected[q.status.is_empty()] { "Todos" }
-                @for (code, label) in STATUSES {
-                    option value=(code) selected[q.status == code] { (label) }
+                @for code in DELIVERY_STATUSES {
+                    option value=(code) selected[q.status == code] {
+                        (delivery_label(code).unwrap_or(code))
+                    }
                 }
             }
             label for="evento" { "Tipo de evento" }
@@ -277,15 +275,31 @@ fn next_page(url_id: &str, q: &Query, last: &DeliveryRecord) -> String {
     format!("/console/webhooks/{url_id}/entregas?{query}")
 }
 
-/// The request's body on demand (the event as sent: the CPF masked in it), and whether the log
-/// cut it.
-fn request_body(body: &str) -> Markup {
-    let cut = body.chars().count() >= ports::REQUEST_BODY_SHOWN;
+/// A body on demand (`summary` names it), and whether it was cut at `shown` characters.
+fn body_on_demand(summary: &str, body: &str, shown: usize) -> Markup {
+    let cut = body.chars().count() >= shown;
     html! {
         details {
-            summary { "Ver" }
+            summary { (summary) }
             pre { (body) }
-            @if cut { p { "(cortado em " (crate::home::thousands(ports::REQUEST_BODY_SHOWN as u64)) " caracteres)" } }
+            @if cut { p { "(cortado em " (crate::home::thousands(shown as u64)) " caracteres)" } }
+        }
+    }
+}
+
+/// The request's body on demand (the event as sent: the CPF masked in it).
+fn request_body(body: &str) -> Markup {
+    body_on_demand("Ver", body, ports::REQUEST_BODY_SHOWN)
+}
+
+/// One attempt: when, the receiver's status, the latency, why it failed, and the start of what
+/// the receiver answered on demand (its text, escaped by the template like every value).
+fn attempt_view(a: &DeliveryAttempt) -> Markup {
+    html! {
+        (when(a.at)) ": " (answer(a.http_status)) ", " (a.latency_ms) " ms"
+        @if let Some(e) = &a.error { " (" (e) ")" }
+        @if let Some(body) = &a.response_body {
+            (body_on_demand("Resposta do receptor", body, ports::RESPONSE_BODY_KEPT))
         }
     }
 }
@@ -327,11 +341,7 @@ fn deliveries_view(
                                 td {
                                     ul {
                                         @for a in &d.attempts {
-                                            li {
-                                                (when(a.at)) ": " (answer(a.http_status)) ", "
-                                                (a.latency_ms) " ms"
-                                                @if let Some(e) = &a.error { " (" (e) ")" }
-                                            }
+                                            li { (attempt_view(a)) }
                                         }
                                     }
                                 }

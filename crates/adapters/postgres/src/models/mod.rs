@@ -25,7 +25,7 @@ pub use solicitacao_consentimento::{
 };
 pub use solicitacao_historico::{NewSolicitacaoHistorico, SolicitacaoHistoricoRow};
 pub use webhook_entrega::{
-    DeliveryLogRow, DueDeliveryRow, NewWebhookTentativa, WebhookEntregaRow, WebhookTentativaRow,
+    DueDeliveryRow, NewWebhookTentativa, WebhookEntregaRow, WebhookTentativaRow,
 };
 pub use webhook_evento::WebhookEventoRow;
 pub use webhook_url::{NewWebhookUrl, WebhookUrlRow};

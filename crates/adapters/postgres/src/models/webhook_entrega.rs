@@ -3,7 +3,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text};
 use domain::CompanyId;
-use ports::{DeliveryAttempt, DeliveryRecord, DueDelivery, EncryptedSecret};
+use ports::{DeliveryAttempt, DueDelivery, EncryptedSecret};
 use uuid::Uuid;
 
 use crate::schema::{webhook_entregas, webhook_tentativas};
@@ -98,35 +98,6 @@ impl DueDeliveryRow {
     }
 }
 
-/// A delivery of the log (`list_for_url`): the delivery and its event's type.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable)]
-pub struct DeliveryLogRow {
-    pub id: Uuid,
-    pub evento_id: Uuid,
-    pub tipo: String,
-    pub status: String,
-    pub criado_em: DateTime<Utc>,
-    pub proxima_tentativa_em: Option<DateTime<Utc>>,
-    /// The event's payload, cut at `ports::REQUEST_BODY_SHOWN` characters.
-    pub corpo: String,
-}
-
-impl DeliveryLogRow {
-    /// The record, with its attempts (in order).
-    pub fn into_domain(self, tentativas: Vec<DeliveryAttempt>) -> DeliveryRecord {
-        DeliveryRecord {
-            id: self.id,
-            event_id: self.evento_id,
-            event_type: self.tipo,
-            status: self.status,
-            created_at: self.criado_em,
-            next_attempt_at: self.proxima_tentativa_em,
-            attempts: tentativas,
-            request_body: self.corpo,
-        }
-    }
-}
-
 /// A row of `webhook_tentativas`: one attempt of a delivery. `id` (an identity) orders the
 /// attempts recorded at the same instant.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
@@ -138,6 +109,8 @@ pub struct WebhookTentativaRow {
     pub status_http: Option<i32>,
     pub latencia_ms: i32,
     pub erro: Option<String>,
+    /// The start of the receiver's answer (at most `ports::RESPONSE_BODY_KEPT` characters).
+    pub corpo_resposta: Option<String>,
 }
 
 impl WebhookTentativaRow {
@@ -154,6 +127,7 @@ impl WebhookTentativaRow {
             http_status: status_http,
             latency_ms: latencia_ms,
             error: self.erro,
+            response_body: self.corpo_resposta,
         })
     }
 }
@@ -170,6 +144,7 @@ pub struct NewWebhookTentativa<'a> {
     pub status_http: Option<i32>,
     pub latencia_ms: i32,
     pub erro: Option<&'a str>,
+    pub corpo_resposta: Option<&'a str>,
 }
 
 impl<'a> NewWebhookTentativa<'a> {
@@ -181,6 +156,7 @@ impl<'a> NewWebhookTentativa<'a> {
             status_http: attempt.http_status.map(i32::from),
             latencia_ms: i32::try_from(attempt.latency_ms).unwrap_or(i32::MAX),
             erro: attempt.error.as_deref(),
+            corpo_resposta: attempt.response_body.as_deref(),
         }
     }
 }
