@@ -28,6 +28,9 @@ use crate::S3Settings;
 /// S3's smallest part of a multipart upload (all but the last): the size an upload is cut into.
 const S3_PART_BYTES: usize = 5 * 1024 * 1024;
 
+/// The SHA-256 of no bytes: the one upload with no multipart upload.
+const EMPTY_SHA256: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 /// A multipart upload under way in this process: S3 needs its id and each part's ETag to
 /// complete it. Gone once sealed or discarded.
 struct Multipart {
@@ -182,7 +185,13 @@ impl EvidenceStore for S3EvidenceStore {
             file_key(company, sha256),
         );
         let Some(m) = multipart else {
-            // the empty file (see write_part)
+            // only the empty file has no multipart upload (see write_part); anything else lost
+            // its upload (swept as abandoned) and must not be stored as empty
+            if sha256 != EMPTY_SHA256 {
+                return Err(RepoError::Unexpected(anyhow::anyhow!(
+                    "sealing an evidence upload with no multipart upload under way"
+                )));
+            }
             return self
                 .runtime
                 .run("storing an empty evidence file in S3", async move {
