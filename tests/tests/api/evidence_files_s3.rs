@@ -67,7 +67,7 @@ fn a_file_round_trips_through_the_bucket_under_its_company_and_retention_removes
         .expect(200);
 
     // in the bucket, under the company's prefix, and nowhere else; nothing in PostgreSQL
-    assert_eq!(moto.keys(BUCKET), [key.clone()]);
+    assert_eq!(moto.keys(BUCKET), std::slice::from_ref(&key));
     assert!(moto.multipart_uploads(BUCKET).is_empty());
     assert_eq!(
         moto.object(BUCKET, &key).as_deref(),
@@ -132,7 +132,7 @@ fn a_file_round_trips_through_the_bucket_under_its_company_and_retention_removes
         .put_raw(&format!("/api/arquivos/{wrong}"), "image/png", &other)
         .expect(422);
     assert_eq!(error_fields(&r), ["sha256"]);
-    assert_eq!(moto.keys(BUCKET), [key.clone()]);
+    assert_eq!(moto.keys(BUCKET), std::slice::from_ref(&key));
     assert!(moto.multipart_uploads(BUCKET).is_empty());
     assert_eq!(
         count(&app, "SELECT count(*) AS v FROM evidencias_arquivos"),
