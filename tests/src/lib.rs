@@ -7,6 +7,7 @@ pub mod client;
 pub mod cluster;
 pub mod db;
 pub mod failover;
+pub mod moto;
 pub mod oidc_provider;
 pub mod pgbouncer;
 pub mod processes;

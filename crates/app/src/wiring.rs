@@ -545,17 +545,35 @@ fn service_settings(settings: &Settings) -> ServiceSettings {
 }
 
 /// Where the evidence files' bytes go: the S3-compatible bucket of `evidencias.s3_*`, or
-/// PostgreSQL (docs/evidencias.md).
+/// PostgreSQL (docs/evidencias.md, "Storage"). Nothing is sent to the bucket here: a bucket down
+/// at start fails the uploads and downloads (503), not the start.
 fn evidence_store(
     settings: &Settings,
     in_postgres: Arc<PgEvidenceFiles>,
 ) -> anyhow::Result<Arc<dyn ports::EvidenceStore>> {
-    if !settings.evidence.uses_s3() {
+    let e = &settings.evidence;
+    if !e.uses_s3() {
         return Ok(in_postgres);
     }
-    anyhow::bail!(
-        "configuration: evidencias.s3_* (APP__EVIDENCIAS__S3_*) is set, but this build keeps evidence files in PostgreSQL only"
-    )
+    let bucket = s3_adapter::S3Settings {
+        endpoint: e.s3_endpoint.clone(),
+        bucket: e.s3_bucket.clone(),
+        region: e.s3_region.clone(),
+        access_key_id: e.s3_access_key_id.clone(),
+        secret_access_key: e
+            .s3_secret_access_key
+            .as_ref()
+            .map(|s| s.expose().to_owned())
+            .unwrap_or_default(),
+    };
+    let store = s3_adapter::S3EvidenceStore::new(&bucket)
+        .context("configuration: evidencias.s3_* (APP__EVIDENCIAS__S3_*)")?;
+    tracing::info!(
+        bucket = %e.s3_bucket,
+        endpoint = %e.s3_endpoint,
+        "evidence files are kept in an S3-compatible bucket"
+    );
+    Ok(Arc::new(store))
 }
 
 fn cipher(settings: &Settings) -> anyhow::Result<AesGcmSecretCipher> {

@@ -13,6 +13,11 @@ use crate::RepoError;
 /// The size of a stored part: an upload is written, and a download read, one part at a time.
 pub const EVIDENCE_PART_BYTES: usize = 256 * 1024;
 
+/// How old an upload's leftovers must be before the retention purge deletes them
+/// ([`EvidenceStore::sweep_abandoned`]): longer than any upload may take
+/// (`importacao.upload_timeout_seconds` is at most a day), so an upload under way is never touched.
+pub const ABANDONED_UPLOAD_HOURS: i64 = 48;
+
 /// What storing a finished upload did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoredFile {
@@ -50,6 +55,7 @@ pub struct LocatedFile {
 pub struct ExpiredObject {
     pub company: CompanyId,
     pub object: Uuid,
+    pub sha256: String,
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -91,14 +97,23 @@ pub trait EvidenceFileRepository: Send + Sync {
     ) -> Result<Vec<ExpiredObject>, RepoError>;
 }
 
-/// Where the bytes are. Objects are named by the company and an id chosen when the upload
-/// starts; parts are [`EVIDENCE_PART_BYTES`] long but the last.
+/// Where the bytes are. An upload writes its parts under an object id chosen when it starts
+/// (its hash is not known yet); once the bytes are whole and their SHA-256 checked, [`seal`]
+/// makes them the company's file of that hash (a store may key it by the hash: the S3 store
+/// does). Reads and deletes of a stored file name both the object and the hash. Every call
+/// carries the company: no key of one company's objects is ever formed for another.
+///
+/// [`seal`]: EvidenceStore::seal
 #[cfg_attr(feature = "mock", mockall::automock)]
 pub trait EvidenceStore: Send + Sync {
     /// Which store this is (recorded with each file).
     fn kind(&self) -> StorageKind;
 
-    /// Writes part `index` of the object (parts come in order, from 0).
+    /// The size of the parts an upload is cut into (the last may be shorter):
+    /// [`EVIDENCE_PART_BYTES`], or more for a store whose parts have a minimum (S3: 5 MiB).
+    fn upload_part_bytes(&self) -> usize;
+
+    /// Writes part `index` of the upload `object` (parts come in order, from 0).
     fn write_part(
         &self,
         company: CompanyId,
@@ -107,15 +122,35 @@ pub trait EvidenceStore: Send + Sync {
         bytes: &[u8],
     ) -> Result<(), RepoError>;
 
-    /// Part `index` of an object of `size` bytes; `None` when it is not there.
+    /// The upload `object` is whole (`parts` parts written) and its bytes hash to `sha256`:
+    /// from now on they are the company's file of that hash.
+    fn seal(
+        &self,
+        company: CompanyId,
+        object: Uuid,
+        parts: u32,
+        sha256: &str,
+    ) -> Result<(), RepoError>;
+
+    /// Deletes what the upload `object` wrote, sealed or not, without touching a file stored
+    /// under its hash by another upload (an upload refused, or whose bytes the company had).
+    fn discard(&self, company: CompanyId, object: Uuid) -> Result<(), RepoError>;
+
+    /// Part `index` ([`EVIDENCE_PART_BYTES`] long but the last) of the company's file `sha256`
+    /// of `size` bytes, stored by the upload `object`; `None` when it is not there.
     fn read_part(
         &self,
         company: CompanyId,
         object: Uuid,
+        sha256: &str,
         index: u32,
         size: u64,
     ) -> Result<Option<Vec<u8>>, RepoError>;
 
-    /// Deletes the object (every part written); nothing when absent.
-    fn delete(&self, company: CompanyId, object: Uuid) -> Result<(), RepoError>;
+    /// Deletes the company's stored file (retention); nothing when absent.
+    fn delete(&self, company: CompanyId, object: Uuid, sha256: &str) -> Result<(), RepoError>;
+
+    /// Deletes up to `limit` leftovers of uploads begun before `before` that no file names (a
+    /// process killed mid-upload); returns how many.
+    fn sweep_abandoned(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError>;
 }

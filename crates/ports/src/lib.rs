@@ -51,7 +51,7 @@ pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSessio
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use evidence_files::{
     EvidenceFileRepository, EvidenceStore, ExpiredObject, LocatedFile, StorageKind, StoredFile,
-    EVIDENCE_PART_BYTES,
+    ABANDONED_UPLOAD_HOURS, EVIDENCE_PART_BYTES,
 };
 pub use idempotency_repository::{
     IdempotencyBegin, IdempotencyClaim, IdempotencyRepository, StoredOutcome,

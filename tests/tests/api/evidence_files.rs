@@ -14,29 +14,29 @@ use testkit::wait_until;
 use crate::audit_log::{create_active, proofs_covering};
 use crate::helpers::*;
 
-fn arquivos(id: &str) -> String {
+pub(crate) fn arquivos(id: &str) -> String {
     format!("/api/solicitacao-consentimento/{id}/arquivos")
 }
 
-fn arquivo(id: &str, sha256: &str) -> String {
+pub(crate) fn arquivo(id: &str, sha256: &str) -> String {
     format!("/api/solicitacao-consentimento/{id}/arquivos/{sha256}")
 }
 
 /// `n` bytes that do not repeat within a part (so a part written out of place would show).
-fn bytes(n: usize, seed: u8) -> Vec<u8> {
+pub(crate) fn bytes(n: usize, seed: u8) -> Vec<u8> {
     (0..n)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_be_bytes()[0] ^ seed)
         .collect()
 }
 
-fn sha256(bytes: &[u8]) -> String {
+pub(crate) fn sha256(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
 }
 
-fn count(app: &TestApp, sql: &str) -> i64 {
+pub(crate) fn count(app: &TestApp, sql: &str) -> i64 {
     app.db.scalar(sql)
 }
 
@@ -44,12 +44,12 @@ fn file_rows(app: &TestApp) -> i64 {
     count(app, "SELECT count(*) AS v FROM evidencias_arquivos")
 }
 
-fn part_rows(app: &TestApp) -> i64 {
+pub(crate) fn part_rows(app: &TestApp) -> i64 {
     count(app, "SELECT count(*) AS v FROM evidencias_partes")
 }
 
 /// The request's log entries naming a file, as their JSON.
-fn file_entries(app: &TestApp, id: &str) -> Vec<Value> {
+pub(crate) fn file_entries(app: &TestApp, id: &str) -> Vec<Value> {
     let rows = app.db.text(&format!(
         "SELECT coalesce(json_agg(convert_from(entrada, 'UTF8')::json ORDER BY transacao, posicao), '[]')::text AS v \
          FROM auditoria_entradas WHERE solicitacao_id = '{id}' \
@@ -377,4 +377,63 @@ fn an_import_line_links_the_files_uploaded_first_and_another_companys_hash_is_a_
         ),
         0
     );
+}
+
+#[test]
+fn parts_of_uploads_cut_short_are_swept_once_two_days_old_and_nothing_else() {
+    use diesel::RunQueryDsl;
+    let app = TestApp::spawn_with(&[("APP__WORKERS__RETENTION_SECONDS", "1")]);
+    app.a
+        .post_empty("/api/casos-de-uso/sincronizar")
+        .expect(200);
+    let id = create_active(&app);
+    // a file of three parts, named by its row: it stays, however old its parts
+    let pdf = bytes(600 * 1024, 21);
+    app.a
+        .put_raw(&arquivos(&id), "application/pdf", &pdf)
+        .expect(201);
+    let company = &app.company_a;
+    let mut conn = app.db.conn();
+    diesel::sql_query(format!(
+        "UPDATE evidencias_partes SET criado_em = now() - interval '30 days' \
+         WHERE empresa_id = '{company}'"
+    ))
+    .execute(&mut conn)
+    .unwrap();
+    // what a process killed mid-upload leaves: parts no row names, three days old; and the
+    // parts of an upload an hour old (it may still be under way): kept
+    diesel::sql_query(format!(
+        "INSERT INTO evidencias_partes (empresa_id, objeto_id, indice, bytes, criado_em) VALUES \
+         ('{company}', '00000000-0000-4000-8000-0000000000a1', 0, '\\x0102', now() - interval '3 days'), \
+         ('{company}', '00000000-0000-4000-8000-0000000000a1', 1, '\\x0304', now() - interval '3 days'), \
+         ('{company}', '00000000-0000-4000-8000-0000000000b2', 0, '\\x0506', now() - interval '1 hour')"
+    ))
+    .execute(&mut conn)
+    .unwrap();
+    assert_eq!(part_rows(&app), 6);
+    let swept = wait_until(Duration::from_secs(20), || {
+        count(
+            &app,
+            "SELECT count(*) AS v FROM evidencias_partes \
+             WHERE objeto_id = '00000000-0000-4000-8000-0000000000a1'",
+        ) == 0
+    });
+    assert!(
+        swept,
+        "the retention purge did not delete the abandoned parts"
+    );
+    assert_eq!(
+        count(
+            &app,
+            "SELECT count(*) AS v FROM evidencias_partes \
+             WHERE objeto_id = '00000000-0000-4000-8000-0000000000b2'"
+        ),
+        1,
+        "an upload younger than the bound is left alone"
+    );
+    assert_eq!(part_rows(&app), 4, "the file's own parts stay");
+    let auditor = crate::scopes::key_with_scopes(&app, &app.company_a, "auditor");
+    let got = auditor.get(&arquivo(&id, &sha256(&pdf)));
+    assert_eq!(got.status, 200);
+    assert_eq!(got.body, pdf);
 }

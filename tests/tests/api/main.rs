@@ -25,6 +25,7 @@ mod docs_ui;
 mod edge;
 mod events;
 mod evidence_files;
+mod evidence_files_s3;
 mod exports;
 mod failed_auth;
 mod failover;

@@ -9,7 +9,7 @@ use diesel::sql_types::{BigInt, Bytea, Nullable, Text, Timestamptz, Uuid as SqlU
 use domain::{CompanyId, EvidenceFile, EvidenceLink};
 use ports::{
     EvidenceFileRepository, EvidenceStore, ExpiredObject, LocatedFile, RepoError, StorageKind,
-    StoredFile,
+    StoredFile, EVIDENCE_PART_BYTES,
 };
 use uuid::Uuid;
 
@@ -32,7 +32,10 @@ impl PgEvidenceFiles {
 }
 
 statement! {
-    /// A new file of the company; nothing when it has one of that hash already.
+    /// A new file of the company; nothing when it has one of that hash already, unless
+    /// retention deleted that one's bytes: then the row takes these (docs/evidencias.md,
+    /// "Retention": uploading the same bytes again stores them anew), its links and their log
+    /// entries unchanged.
     struct InsertFile<'a> {
         empresa: Uuid as SqlUuid,
         sha256: &'a str as Text,
@@ -45,7 +48,10 @@ statement! {
     "INSERT INTO evidencias_arquivos
     (empresa_id, sha256, tamanho, tipo, armazenamento, objeto_id, criado_em)
 VALUES ($empresa, $sha256, $tamanho, $tipo, $armazenamento, $objeto, $criado_em)
-ON CONFLICT (empresa_id, sha256) DO NOTHING
+ON CONFLICT (empresa_id, sha256) DO UPDATE SET
+    armazenamento = EXCLUDED.armazenamento, objeto_id = EXCLUDED.objeto_id,
+    criado_em = EXCLUDED.criado_em, bytes_apagados_em = NULL
+WHERE evidencias_arquivos.bytes_apagados_em IS NOT NULL
 RETURNING sha256, tamanho, tipo, criado_em, bytes_apagados_em, objeto_id"
 }
 
@@ -135,7 +141,7 @@ FROM (
     FOR UPDATE SKIP LOCKED
 ) due
 WHERE a.empresa_id = $empresa AND a.empresa_id = due.empresa_id AND a.sha256 = due.sha256
-RETURNING a.empresa_id, a.objeto_id"
+RETURNING a.empresa_id, a.objeto_id, a.sha256"
     )
 }
 
@@ -168,6 +174,30 @@ statement! {
         objeto: Uuid as SqlUuid,
     }
     "DELETE FROM evidencias_partes WHERE empresa_id = $empresa AND objeto_id = $objeto"
+}
+
+statement! {
+    /// The parts of uploads begun before `antes` that no file with its bytes names: left by a
+    /// process killed mid-upload, or by a retention round cut short between marking a file and
+    /// deleting its parts. At most `limite` objects a round; answers how many.
+    struct SweepAbandoned {
+        antes: DateTime<Utc> as Timestamptz,
+        limite: i64 as BigInt,
+    }
+    "WITH abandonados AS (
+    SELECT DISTINCT o.empresa_id, o.objeto_id FROM evidencias_partes o
+    WHERE o.criado_em < $antes
+      AND NOT EXISTS (
+        SELECT 1 FROM evidencias_arquivos a
+        WHERE a.empresa_id = o.empresa_id AND a.objeto_id = o.objeto_id
+          AND a.bytes_apagados_em IS NULL)
+    LIMIT $limite
+), apagadas AS (
+    DELETE FROM evidencias_partes p USING abandonados
+    WHERE p.empresa_id = abandonados.empresa_id AND p.objeto_id = abandonados.objeto_id
+    RETURNING p.empresa_id, p.objeto_id
+)
+SELECT count(DISTINCT (empresa_id, objeto_id)) AS objetos FROM apagadas"
 }
 
 #[derive(QueryableByName)]
@@ -210,6 +240,14 @@ struct ExpiredRow {
     empresa_id: Uuid,
     #[diesel(sql_type = SqlUuid)]
     objeto_id: Uuid,
+    #[diesel(sql_type = Text)]
+    sha256: String,
+}
+
+#[derive(QueryableByName)]
+struct SweptRow {
+    #[diesel(sql_type = BigInt)]
+    objetos: i64,
 }
 
 #[derive(QueryableByName)]
@@ -343,14 +381,34 @@ impl EvidenceFileRepository for PgEvidenceFiles {
             .map(|r| ExpiredObject {
                 company: CompanyId(r.empresa_id),
                 object: r.objeto_id,
+                sha256: r.sha256,
             })
             .collect())
     }
 }
 
+impl PgEvidenceFiles {
+    fn delete_object(&self, company: CompanyId, object: Uuid) -> Result<(), RepoError> {
+        with_conn(&self.pool, "deleting an evidence file's parts", |conn| {
+            DeleteObject {
+                empresa: company.0,
+                objeto: object,
+            }
+            .execute(conn)
+        })?;
+        Ok(())
+    }
+}
+
+/// Objects are the upload's parts, named by its id (the row names the object once the hash is
+/// checked): sealing moves nothing.
 impl EvidenceStore for PgEvidenceFiles {
     fn kind(&self) -> StorageKind {
         StorageKind::Postgres
+    }
+
+    fn upload_part_bytes(&self) -> usize {
+        EVIDENCE_PART_BYTES
     }
 
     fn write_part(
@@ -373,10 +431,25 @@ impl EvidenceStore for PgEvidenceFiles {
         Ok(())
     }
 
+    fn seal(
+        &self,
+        _company: CompanyId,
+        _object: Uuid,
+        _parts: u32,
+        _sha256: &str,
+    ) -> Result<(), RepoError> {
+        Ok(())
+    }
+
+    fn discard(&self, company: CompanyId, object: Uuid) -> Result<(), RepoError> {
+        self.delete_object(company, object)
+    }
+
     fn read_part(
         &self,
         company: CompanyId,
         object: Uuid,
+        _sha256: &str,
         index: u32,
         _size: u64,
     ) -> Result<Option<Vec<u8>>, RepoError> {
@@ -393,14 +466,18 @@ impl EvidenceStore for PgEvidenceFiles {
         Ok(row.map(|r| r.bytes))
     }
 
-    fn delete(&self, company: CompanyId, object: Uuid) -> Result<(), RepoError> {
-        with_conn(&self.pool, "deleting an evidence file's parts", |conn| {
-            DeleteObject {
-                empresa: company.0,
-                objeto: object,
+    fn delete(&self, company: CompanyId, object: Uuid, _sha256: &str) -> Result<(), RepoError> {
+        self.delete_object(company, object)
+    }
+
+    fn sweep_abandoned(&self, before: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+        let swept = with_conn(&self.pool, "deleting abandoned evidence parts", |conn| {
+            SweepAbandoned {
+                antes: before,
+                limite: i64::from(limit),
             }
-            .execute(conn)
+            .get_result::<SweptRow>(conn)
         })?;
-        Ok(())
+        Ok(u32::try_from(swept.objetos).unwrap_or(u32::MAX))
     }
 }

@@ -30,6 +30,15 @@ pub fn check(settings: &Settings) -> anyhow::Result<()> {
     hide_secrets(&mut value, None);
     print!("{}", render(&env, &value));
     least_privilege(settings)?;
+    if settings.evidence.uses_s3() {
+        // the secret is checked set, never shown (it is `<hidden>` above too)
+        eprintln!(
+            "evidencias: files kept in the bucket {} at {} (region {})",
+            settings.evidence.s3_bucket, settings.evidence.s3_endpoint, settings.evidence.s3_region
+        );
+    } else {
+        eprintln!("evidencias: files kept in PostgreSQL");
+    }
     eprintln!("configuration of {} is valid", settings.environment);
     Ok(())
 }

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use domain::{evidence_media_type, CompanyId, EvidenceFile, EvidenceLink};
 use ports::{
     Clock, ConsentRequestRepository, EvidenceFileRepository, EvidenceStore, RepoError, StoredFile,
-    EVIDENCE_PART_BYTES,
+    ABANDONED_UPLOAD_HOURS, EVIDENCE_PART_BYTES,
 };
 use sha2::Digest;
 use uuid::Uuid;
@@ -142,6 +142,7 @@ impl EvidenceFiles {
             expected,
             keep_parts,
             max_bytes: self.limits.max_bytes,
+            part_bytes: self.store.upload_part_bytes().max(1),
             hasher: sha2::Sha256::new(),
             size: 0,
             part: Vec::new(),
@@ -165,7 +166,7 @@ impl EvidenceFiles {
     /// Deletes what a failed upload wrote (its client went away, it broke a bound).
     pub fn discard(&self, upload: &Upload) -> Result<(), RepoError> {
         if upload.written {
-            self.store.delete(upload.company, upload.object)?;
+            self.store.discard(upload.company, upload.object)?;
         }
         Ok(())
     }
@@ -194,19 +195,14 @@ impl EvidenceFiles {
             bytes_deleted_at: None,
         };
         let stored = if upload.keep_parts {
-            if let Some((index, bytes)) = last {
-                self.write_part(company, upload.object, index, &bytes)?;
-            }
-            match self
-                .files
-                .store(company, &file, upload.object, self.store.kind())?
-            {
-                created @ StoredFile::Created(_) => created,
-                existing @ StoredFile::Existing(_) => {
-                    self.discard(&upload)?;
-                    existing
+            let kept = self.keep(&upload, last, &file);
+            if kept.is_err() {
+                // what was written goes; the answer stays the failure that stopped it
+                if let Err(e) = self.discard(&upload) {
+                    tracing::warn!(error = %e, "could not delete a failed evidence upload");
                 }
             }
+            kept?
         } else {
             match self.files.find(company, &file.sha256)? {
                 Some(found) => StoredFile::Existing(found.file),
@@ -228,6 +224,33 @@ impl EvidenceFiles {
             };
         }
         Ok(Uploaded { file, created })
+    }
+
+    /// The checked upload kept: its last part written, sealed in the store as the file of its
+    /// hash, and its row written (or, the company having these bytes already, the upload's own
+    /// object deleted and the existing file answered).
+    fn keep(
+        &self,
+        upload: &Upload,
+        last: Option<(u32, Vec<u8>)>,
+        file: &EvidenceFile,
+    ) -> Result<StoredFile, RepoError> {
+        let company = upload.company;
+        if let Some((index, bytes)) = last {
+            self.write_part(company, upload.object, index, &bytes)?;
+        }
+        self.store
+            .seal(company, upload.object, upload.next_index, &file.sha256)?;
+        match self
+            .files
+            .store(company, file, upload.object, self.store.kind())?
+        {
+            created @ StoredFile::Created(_) => Ok(created),
+            existing @ StoredFile::Existing(_) => {
+                self.discard(upload)?;
+                Ok(existing)
+            }
+        }
     }
 
     /// Links the company's file `sha256` to its request `request` (the import's lines):
@@ -316,7 +339,13 @@ impl EvidenceFiles {
         index: u32,
     ) -> Result<Vec<u8>, RepoError> {
         self.store
-            .read_part(company, download.object, index, download.file.size)?
+            .read_part(
+                company,
+                download.object,
+                &download.file.sha256,
+                index,
+                download.file.size,
+            )?
             .ok_or_else(|| {
                 RepoError::Unexpected(anyhow::anyhow!(
                     "part {index} of an evidence file is missing from its store"
@@ -335,8 +364,188 @@ impl EvidenceFiles {
     ) -> Result<u32, RepoError> {
         let expired = self.files.expire_bytes(before, now, limit)?;
         for object in &expired {
-            self.store.delete(object.company, object.object)?;
+            self.store
+                .delete(object.company, object.object, &object.sha256)?;
         }
         Ok(u32::try_from(expired.len()).unwrap_or(u32::MAX))
+    }
+
+    /// Deletes up to `limit` leftovers of uploads a process died in the middle of, once older
+    /// than [`ABANDONED_UPLOAD_HOURS`] (docs/evidencias.md, "Uploads cut short"). Returns how
+    /// many.
+    pub fn sweep_abandoned(&self, now: DateTime<Utc>, limit: u32) -> Result<u32, RepoError> {
+        let before = now - chrono::Duration::hours(ABANDONED_UPLOAD_HOURS);
+        self.store.sweep_abandoned(before, limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mockall::predicate::eq;
+    use mockall::Sequence;
+    use ports::{
+        MockConsentRequestRepository, MockEvidenceFileRepository, MockEvidenceStore, StorageKind,
+    };
+
+    use super::*;
+    use crate::test_support::{company, fixed_clock, now};
+
+    fn service(files: MockEvidenceFileRepository, store: MockEvidenceStore) -> EvidenceFiles {
+        EvidenceFiles::new(
+            Arc::new(files),
+            Arc::new(store),
+            Arc::new(MockConsentRequestRepository::new()),
+            fixed_clock(),
+            EvidenceLimits::default(),
+        )
+    }
+
+    fn sha256_hex(bytes: &[u8]) -> String {
+        hex::encode(sha2::Sha256::digest(bytes))
+    }
+
+    /// A store of 4-byte parts, as a bucket's larger parts would cut a bigger file.
+    fn store_of_small_parts() -> MockEvidenceStore {
+        let mut store = MockEvidenceStore::new();
+        store.expect_upload_part_bytes().return_const(4_usize);
+        store.expect_kind().return_const(StorageKind::S3);
+        store
+    }
+
+    #[test]
+    fn an_upload_is_cut_at_the_stores_part_size_and_sealed_under_its_hash_before_its_row() {
+        let bytes = b"0123456789";
+        let hash = sha256_hex(bytes);
+        let mut seq = Sequence::new();
+        let mut store = store_of_small_parts();
+        let mut files = MockEvidenceFileRepository::new();
+        store
+            .expect_write_part()
+            .withf(|_, _, index, bytes| *index == 2 && bytes == b"89")
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _| Ok(()));
+        let sealed = hash.clone();
+        store
+            .expect_seal()
+            .withf(move |_, _, parts, sha256| *parts == 3 && sha256 == sealed)
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _| Ok(()));
+        files
+            .expect_store()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, file, _, kind| {
+                assert_eq!(kind, StorageKind::S3);
+                Ok(StoredFile::Created(file.clone()))
+            });
+        store.expect_discard().never();
+        let evidence = service(files, store);
+        let mut upload = evidence
+            .begin(company().id, None, "application/pdf", None)
+            .unwrap();
+        let parts = upload.push(bytes).unwrap();
+        assert_eq!(
+            parts,
+            vec![(0, b"0123".to_vec()), (1, b"4567".to_vec())],
+            "full parts are handed out as they fill"
+        );
+        let uploaded = evidence.finish(upload, None).unwrap();
+        assert_eq!(uploaded.file.sha256, hash);
+        assert_eq!(uploaded.file.created_at, now());
+        assert!(uploaded.created);
+    }
+
+    #[test]
+    fn bytes_not_of_the_named_hash_are_discarded_never_sealed_nor_recorded() {
+        let mut store = store_of_small_parts();
+        let mut files = MockEvidenceFileRepository::new();
+        files.expect_find().returning(|_, _| Ok(None));
+        store.expect_seal().never();
+        files.expect_store().never();
+        store
+            .expect_discard()
+            .with(eq(company().id), mockall::predicate::always())
+            .times(1)
+            .returning(|_, _| Ok(()));
+        let evidence = service(files, store);
+        let mut upload = evidence
+            .begin(
+                company().id,
+                None,
+                "image/png",
+                Some(sha256_hex(b"other bytes")),
+            )
+            .unwrap();
+        assert!(upload.push(b"ab").unwrap().is_empty());
+        let err = evidence.finish(upload, None).unwrap_err();
+        assert!(matches!(err, EvidenceError::HashMismatch), "{err:?}");
+    }
+
+    #[test]
+    fn bytes_the_company_had_are_sealed_then_the_uploads_own_object_discarded() {
+        let mut seq = Sequence::new();
+        let mut store = store_of_small_parts();
+        let mut files = MockEvidenceFileRepository::new();
+        store.expect_write_part().returning(|_, _, _, _| Ok(()));
+        store
+            .expect_seal()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _, _, _| Ok(()));
+        files
+            .expect_store()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, file, _, _| Ok(StoredFile::Existing(file.clone())));
+        store
+            .expect_discard()
+            .times(1)
+            .in_sequence(&mut seq)
+            .returning(|_, _| Ok(()));
+        let evidence = service(files, store);
+        let mut upload = evidence
+            .begin(company().id, None, "application/pdf", None)
+            .unwrap();
+        upload.push(b"abc").unwrap();
+        let uploaded = evidence.finish(upload, None).unwrap();
+        assert!(!uploaded.created);
+    }
+
+    #[test]
+    fn a_store_that_fails_to_seal_gets_the_upload_discarded_and_no_row_is_written() {
+        let mut store = store_of_small_parts();
+        let mut files = MockEvidenceFileRepository::new();
+        store.expect_write_part().returning(|_, _, _, _| Ok(()));
+        store
+            .expect_seal()
+            .returning(|_, _, _, _| Err(RepoError::Unavailable(anyhow::anyhow!("bucket down"))));
+        files.expect_store().never();
+        store.expect_discard().times(1).returning(|_, _| Ok(()));
+        let evidence = service(files, store);
+        let mut upload = evidence
+            .begin(company().id, None, "application/pdf", None)
+            .unwrap();
+        upload.push(b"abc").unwrap();
+        let err = evidence.finish(upload, None).unwrap_err();
+        assert!(matches!(
+            err,
+            EvidenceError::Repo(RepoError::Unavailable(_))
+        ));
+    }
+
+    #[test]
+    fn the_sweep_asks_the_store_for_leftovers_older_than_the_bound() {
+        let mut store = MockEvidenceStore::new();
+        store
+            .expect_sweep_abandoned()
+            .withf(|before, limit| {
+                *before == now() - chrono::Duration::hours(ABANDONED_UPLOAD_HOURS) && *limit == 50
+            })
+            .times(1)
+            .returning(|_, _| Ok(3));
+        let evidence = service(MockEvidenceFileRepository::new(), store);
+        assert_eq!(evidence.sweep_abandoned(now(), 50).unwrap(), 3);
     }
 }

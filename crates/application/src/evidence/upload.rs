@@ -1,9 +1,9 @@
-//! One upload as it arrives: hashed, counted and cut into parts of
-//! [`EVIDENCE_PART_BYTES`] for the store, with no I/O of its own (the caller writes each part
-//! it hands out), so memory is one part whatever the file's size.
+//! One upload as it arrives: hashed, counted and cut into parts of the store's size
+//! ([`ports::EVIDENCE_PART_BYTES`] in PostgreSQL, S3's 5 MiB minimum in a bucket) for the store,
+//! with no I/O of its own (the caller writes each part it hands out), so memory is one part
+//! whatever the file's size.
 
 use domain::CompanyId;
-use ports::EVIDENCE_PART_BYTES;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
@@ -21,6 +21,8 @@ pub struct Upload {
     /// The company already has these bytes (the hash was named): hashed, not stored again.
     pub(super) keep_parts: bool,
     pub(super) max_bytes: u64,
+    /// The store's part size ([`ports::EvidenceStore::upload_part_bytes`]).
+    pub(super) part_bytes: usize,
     pub(super) hasher: Sha256,
     pub(super) size: u64,
     pub(super) part: Vec<u8>,
@@ -59,11 +61,11 @@ impl Upload {
             return Ok(full);
         }
         while !bytes.is_empty() {
-            let room = EVIDENCE_PART_BYTES - self.part.len();
+            let room = self.part_bytes - self.part.len();
             let n = room.min(bytes.len());
             self.part.extend_from_slice(&bytes[..n]);
             bytes = &bytes[n..];
-            if self.part.len() == EVIDENCE_PART_BYTES {
+            if self.part.len() == self.part_bytes {
                 full.push(self.take_part());
             }
         }
@@ -74,7 +76,7 @@ impl Upload {
         let index = self.next_index;
         self.next_index += 1;
         self.written = true;
-        let part = std::mem::replace(&mut self.part, Vec::with_capacity(EVIDENCE_PART_BYTES));
+        let part = std::mem::take(&mut self.part);
         (index, part)
     }
 

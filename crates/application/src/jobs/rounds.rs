@@ -205,6 +205,7 @@ impl Job for RetentionJob {
                 cancelled_creations_blanked = report.blanked,
                 access_log = report.accesses,
                 evidence_files_bytes_deleted = report.evidence_files,
+                evidence_uploads_abandoned_deleted = report.abandoned_uploads,
                 "retention purge"
             );
         }

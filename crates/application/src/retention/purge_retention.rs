@@ -39,6 +39,8 @@ pub struct PurgeReport {
     pub accesses: u32,
     /// Evidence files whose bytes were deleted.
     pub evidence_files: u32,
+    /// Leftovers of evidence uploads cut short (a process killed mid-upload) deleted.
+    pub abandoned_uploads: u32,
 }
 
 impl PurgeReport {
@@ -49,6 +51,7 @@ impl PurgeReport {
             || self.blanked >= batch
             || self.accesses >= batch
             || self.evidence_files >= batch
+            || self.abandoned_uploads >= batch
     }
 
     pub fn is_empty(&self) -> bool {
@@ -102,9 +105,12 @@ impl PurgeRetention {
         let accesses = self
             .retention
             .purge_access_log(cutoff(now, self.periods.access_log), batch)?;
-        let evidence_files = match &self.evidence {
-            Some(evidence) => evidence.expire(cutoff(now, self.periods.evidence), now, batch)?,
-            None => 0,
+        let (evidence_files, abandoned_uploads) = match &self.evidence {
+            Some(evidence) => (
+                evidence.expire(cutoff(now, self.periods.evidence), now, batch)?,
+                evidence.sweep_abandoned(now, batch)?,
+            ),
+            None => (0, 0),
         };
         Ok(PurgeReport {
             deliveries,
@@ -112,6 +118,7 @@ impl PurgeRetention {
             blanked,
             accesses,
             evidence_files,
+            abandoned_uploads,
         })
     }
 }
@@ -189,6 +196,7 @@ mod tests {
                 blanked: 2,
                 accesses: 4,
                 evidence_files: 0,
+                abandoned_uploads: 0,
             }
         );
         assert!(
