@@ -29,6 +29,7 @@ const TABLES: &[&str] = &[
     "casos_de_uso_anotacoes",
     "casos_de_uso_versoes",
     "chaves_idempotencia",
+    "console_buscas",
     "console_oidc_pendentes",
     "console_sessoes",
     "empresas",
@@ -177,6 +178,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004122_index_requests_by_origem",
     "2026-12-07-004140_create_evidence_files",
     "2026-12-07-004160_index_accesses_by_request",
+    "2026-12-07-004202_keep_console_searches_in_postgres",
 ];
 
 /// How many migrations `name` and the ones after it are.

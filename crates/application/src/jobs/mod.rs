@@ -12,7 +12,7 @@ mod stop;
 
 pub use rounds::{
     CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, JobObserver, ReconcileJob,
-    RetentionJob, SandboxPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
+    RetentionJob, SandboxPurgeJob, SearchPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
     WebhookSettleJob,
 };
 pub use runner::{join_within, spawn, Job, Outcome, Schedule};

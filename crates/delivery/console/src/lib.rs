@@ -90,6 +90,13 @@ impl Console {
         self
     }
 
+    /// The CPF searches kept in `store` (PostgreSQL in the service: every replica finds them)
+    /// rather than in this process's memory.
+    pub fn with_search_store(mut self, store: Arc<dyn ports::ConsoleSearchStore>) -> Self {
+        self.searches = Arc::new(subject_searches::SubjectSearches::new(store));
+        self
+    }
+
     /// People sign in at their companies' identity providers too (`consent-api company oidc`).
     pub fn with_oidc(mut self, setup: OidcSetup) -> Self {
         self.oidc = Some(Arc::new(oidc_sign_in::Oidc {
