@@ -183,6 +183,7 @@ diesel::table! {
         pessoa_email -> Nullable<Text>,
         escopos -> Nullable<Text>,
         expira_em -> Nullable<Timestamptz>,
+        id_token_cifrado -> Nullable<Text>,
     }
 }
 

@@ -178,6 +178,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004122_index_requests_by_origem",
     "2026-12-07-004140_create_evidence_files",
     "2026-12-07-004160_index_accesses_by_request",
+    "2026-12-07-004201_keep_id_token_hints_in_console_sessions",
     "2026-12-07-004202_keep_console_searches_in_postgres",
 ];
 

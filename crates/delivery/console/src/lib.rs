@@ -21,6 +21,7 @@ mod id_token;
 mod idp;
 mod layout;
 mod oidc_sign_in;
+mod oidc_sign_out;
 mod operator;
 mod receipt;
 mod refusal;
