@@ -123,7 +123,9 @@ fn relay_one(mut client: TcpStream, shared: &Mutex<Shared>) -> std::io::Result<(
     let request_line = head.lines().next().unwrap_or_default().to_owned();
     let is_token = request_line.starts_with("POST /token");
     let Some(upstream) = shared.lock().unwrap_or_else(|p| p.into_inner()).upstream else {
-        client.write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+        client.write_all(
+            b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        )?;
         return Ok(());
     };
     let mut server = TcpStream::connect_timeout(&upstream, TIMEOUT)?;
@@ -227,7 +229,9 @@ fn with_length(head: &str, length: usize) -> String {
             out.push_str("\r\n");
         }
     }
-    out.push_str(&format!("Content-Length: {length}\r\nConnection: close\r\n\r\n"));
+    out.push_str(&format!(
+        "Content-Length: {length}\r\nConnection: close\r\n\r\n"
+    ));
     out
 }
 

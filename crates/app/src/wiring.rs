@@ -21,8 +21,7 @@ use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
     PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSearchStore, PgConsoleSessionStore,
-    PgEventLog,
-    PgEvidenceFiles, PgIdempotencyRepository, PgImportRepository, PgOperationalStats,
+    PgEventLog, PgEvidenceFiles, PgIdempotencyRepository, PgImportRepository, PgOperationalStats,
     PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository,
     PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository, PgWebhookDeliveryRepository,
     PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
@@ -377,7 +376,10 @@ pub fn workers(
             Arc::new(SystemClock),
         )
         .with_witnesses(context.witnesses.clone())
-        .with_sandbox(signers.sandbox, Arc::new(PgSandboxRepository::new(pool.clone()))),
+        .with_sandbox(
+            signers.sandbox,
+            Arc::new(PgSandboxRepository::new(pool.clone())),
+        ),
     );
     // the console's CPF searches, kept in PostgreSQL (`console`): their expired rows go
     workers.purge_console_searches = Some(application::PurgeConsoleSearches::new(

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use application::jobs::{
     self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, ReconcileJob, RetentionJob,
-    SandboxPurgeJob, Schedule, SearchPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
-    WebhookSettleJob,
+    SandboxPurgeJob, Schedule, SearchPurgeJob, StatusPollJob, SyncJob, WebhookCapJob,
+    WebhookDisableJob, WebhookSettleJob,
 };
 pub use application::jobs::{join_within, Stop};
 use application::Workers;

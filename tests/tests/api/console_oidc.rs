@@ -228,12 +228,7 @@ fn sign_in(browser: &mut Browser, app: &TestApp, empresa: &str, sub: &str) -> (P
 }
 
 /// As [`sign_in`], keeping the browser's session at the provider (if any).
-fn sign_in_again(
-    browser: &mut Browser,
-    app: &TestApp,
-    empresa: &str,
-    sub: &str,
-) -> (Page, String) {
+fn sign_in_again(browser: &mut Browser, app: &TestApp, empresa: &str, sub: &str) -> (Page, String) {
     let next = start_sign_in(browser, app, empresa);
     let (back, _) = walk(browser, next, sub, &app.api.base_url);
     let page = browser.get(&back);
@@ -484,7 +479,12 @@ fn with_payload(token: &str, change: impl FnOnce(&mut Value)) -> String {
 /// An id_token the provider issues to the other application for `sub`, carrying `nonce`: that
 /// application's own authorization code flow (with PKCE) at the provider, its code exchanged
 /// with its secret.
-fn other_clients_token(browser: &mut Browser, idp: &OidcProvider, sub: &str, nonce: &str) -> String {
+fn other_clients_token(
+    browser: &mut Browser,
+    idp: &OidcProvider,
+    sub: &str,
+    nonce: &str,
+) -> String {
     let verifier = format!(
         "{}{}",
         uuid::Uuid::new_v4().simple(),
@@ -512,8 +512,8 @@ fn other_clients_token(browser: &mut Browser, idp: &OidcProvider, sub: &str, non
         .timeout_global(Some(Duration::from_secs(30)))
         .build()
         .into();
-    let basic = base64::engine::general_purpose::STANDARD
-        .encode(format!("{OTHER_CLIENT}:{OTHER_SECRET}"));
+    let basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("{OTHER_CLIENT}:{OTHER_SECRET}"));
     let form = form_urlencoded::Serializer::new(String::new())
         .append_pair("grant_type", "authorization_code")
         .append_pair("code", &code)
@@ -536,7 +536,8 @@ fn other_clients_token(browser: &mut Browser, idp: &OidcProvider, sub: &str, non
 fn unchanged(app: &TestApp) -> (i64, i64) {
     (
         app.db.scalar("SELECT count(*) AS v FROM console_sessoes"),
-        app.db.scalar("SELECT count(*) AS v FROM acessos_dados_pessoais"),
+        app.db
+            .scalar("SELECT count(*) AS v FROM acessos_dados_pessoais"),
     )
 }
 
@@ -564,7 +565,11 @@ fn assert_refused(
             .is_none_or(|jar| !jar.contains_key("console_sessao")),
         "{case}: the browser holds a session cookie"
     );
-    assert_eq!(unchanged(app), before, "{case}: a session or a read recorded");
+    assert_eq!(
+        unchanged(app),
+        before,
+        "{case}: a session or a read recorded"
+    );
     let log = std::fs::read_to_string(&app.api.log).unwrap_or_default();
     assert!(
         log.contains(reason),
@@ -680,7 +685,10 @@ fn signing_out_ends_the_session_at_the_provider_too() {
     );
     assert_eq!(kept, 1);
     assert!(
-        dpo.cookies.values().flat_map(|jar| jar.values()).all(|v| !v.starts_with("eyJ")),
+        dpo.cookies
+            .values()
+            .flat_map(|jar| jar.values())
+            .all(|v| !v.starts_with("eyJ")),
         "no token in a cookie"
     );
     // while the provider's session lasts, a new sign-in does not ask for credentials
@@ -691,7 +699,10 @@ fn signing_out_ends_the_session_at_the_provider_too() {
 
     let home = dpo.get(&format!("{base}/console"));
     assert_eq!(home.status, 200, "{}", home.body);
-    let out = dpo.post(&format!("{base}/console/sair"), &format!("csrf={}", home.csrf()));
+    let out = dpo.post(
+        &format!("{base}/console/sair"),
+        &format!("csrf={}", home.csrf()),
+    );
     assert_eq!(out.status, 200, "{}", out.body);
     assert!(
         out.set_cookies.iter().any(|c| c == "console_sessao"),
@@ -712,7 +723,11 @@ fn signing_out_ends_the_session_at_the_provider_too() {
         end.starts_with(&format!("{}/session/end?", idp.issuer)),
         "{end}"
     );
-    assert!(out.body.contains("/session/end?"), "and the link: {}", out.body);
+    assert!(
+        out.body.contains("/session/end?"),
+        "and the link: {}",
+        out.body
+    );
     assert_eq!(
         query_param(&end, "post_logout_redirect_uri"),
         Some(format!("{base}/console"))
@@ -724,9 +739,9 @@ fn signing_out_ends_the_session_at_the_provider_too() {
     assert_eq!(claims(&hint)["aud"], CLIENT_ID);
     // the console's session is over, on this browser and in the store
     assert_eq!(dpo.get(&format!("{base}/console/acessos")).status, 303);
-    let left: i64 = app.db.scalar(
-        "SELECT count(*) AS v FROM console_sessoes WHERE id_token_cifrado IS NOT NULL",
-    );
+    let left: i64 = app
+        .db
+        .scalar("SELECT count(*) AS v FROM console_sessoes WHERE id_token_cifrado IS NOT NULL");
     assert_eq!(left, 1, "only the other sign-in's session is left");
 
     // the provider asks to confirm, then sends the browser back to the console's sign-in page
@@ -734,13 +749,20 @@ fn signing_out_ends_the_session_at_the_provider_too() {
     assert_eq!(confirm.status, 200, "{}", confirm.body);
     let field = |name: &str| {
         let marker = format!("name=\"{name}\" value=\"");
-        let at = confirm.body.find(&marker).unwrap_or_else(|| panic!("{}", confirm.body));
+        let at = confirm
+            .body
+            .find(&marker)
+            .unwrap_or_else(|| panic!("{}", confirm.body));
         let rest = &confirm.body[at + marker.len()..];
         rest[..rest.find('"').unwrap()].to_owned()
     };
     let xsrf = field("xsrf");
     let action = {
-        let at = confirm.body.find("action=\"").expect("the confirmation form") + 8;
+        let at = confirm
+            .body
+            .find("action=\"")
+            .expect("the confirmation form")
+            + 8;
         let rest = &confirm.body[at..];
         rest[..rest.find('"').unwrap()].to_owned()
     };
@@ -757,11 +779,18 @@ fn signing_out_ends_the_session_at_the_provider_too() {
         done.body
     );
     let landing = done.location.expect("back to the console");
-    assert!(landing.starts_with(&format!("{base}/console?")), "{landing}");
+    assert!(
+        landing.starts_with(&format!("{base}/console?")),
+        "{landing}"
+    );
     assert_eq!(query_param(&landing, "state"), Some(state));
     let sign_in_page = dpo.get(&landing);
     assert_eq!(sign_in_page.status, 200);
-    assert!(sign_in_page.body.contains("Entrar"), "{}", sign_in_page.body);
+    assert!(
+        sign_in_page.body.contains("Entrar"),
+        "{}",
+        sign_in_page.body
+    );
 
     // the provider's session ended: the next sign-in asks for the credentials again
     let next = start_sign_in(&mut dpo, &app, &app.company_a);

@@ -256,16 +256,27 @@ fn a_searchs_token_made_on_one_api_process_is_honoured_by_another() {
     }
     // another session of company A and company B's DPO, on the other process: refused, nothing
     // read
-    for (who, company) in [("another session", &app.company_a), ("company B", &app.company_b)] {
+    for (who, company) in [
+        ("another session", &app.company_a),
+        ("company B", &app.company_b),
+    ] {
         let mut browser = Browser::new(&other.base_url);
         browser.sign_in(&issue_key_with_scopes(&app, company, "auditor"));
         let refused = browser.get(&location);
         assert_eq!(refused.status, 404, "{who}: {}", refused.body);
         assert!(refused.body.contains("busque o CPF de novo"), "{who}");
         assert!(!refused.body.contains(&id), "{who}");
-        assert_eq!(browser.get_bytes(&format!("{location}/pacote")).0, 404, "{who}");
+        assert_eq!(
+            browser.get_bytes(&format!("{location}/pacote")).0,
+            404,
+            "{who}"
+        );
     }
-    assert_eq!(recorded(&app, PAGE_ROUTE), 1, "nothing recorded for refusals");
+    assert_eq!(
+        recorded(&app, PAGE_ROUTE),
+        1,
+        "nothing recorded for refusals"
+    );
     assert_eq!(recorded(&app, BUNDLE_ROUTE), 0);
     // refused for being theirs, not for being expired: the search still opens on the first
     let mut here = Browser::new(&app.api.base_url);

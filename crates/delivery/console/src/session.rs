@@ -331,7 +331,11 @@ mod tests {
             sessions.touch(&id[33..]).unwrap().is_none(),
             "a value naming no company (a cookie from before) has no session"
         );
-        assert_eq!(sessions.close(&id).unwrap(), None, "a key's keeps no id_token");
+        assert_eq!(
+            sessions.close(&id).unwrap(),
+            None,
+            "a key's keeps no id_token"
+        );
         assert!(sessions.touch(&id).unwrap().is_none());
     }
 

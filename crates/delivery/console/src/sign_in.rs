@@ -132,11 +132,11 @@ pub async fn sign_out(visit: Visit, body: web::Bytes) -> HttpResponse {
     let sessions = visit.console.sessions.clone();
     let company = signed.call.caller.company.id;
     let cookie = signed.cookie;
-    let id_token =
-        match in_blocking_hop(&visit.state, move |_| Ok(sessions.close(&cookie)?)).await {
-            Ok(id_token) => id_token,
-            Err(e) => return Refusal::Api(e).page(true),
-        };
+    let id_token = match in_blocking_hop(&visit.state, move |_| Ok(sessions.close(&cookie)?)).await
+    {
+        Ok(id_token) => id_token,
+        Err(e) => return Refusal::Api(e).page(true),
+    };
     let at_provider = match id_token {
         Some(id_token) => oidc_sign_out::end_session_url(&visit, company, id_token).await,
         None => None,

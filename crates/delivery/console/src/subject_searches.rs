@@ -56,8 +56,8 @@ impl SubjectSearches {
     ) -> Result<String, RepoError> {
         let token = random_token();
         let session = digest(session_id);
-        let expires_at = Utc::now()
-            + chrono::Duration::from_std(lifetime).unwrap_or(chrono::Duration::MAX);
+        let expires_at =
+            Utc::now() + chrono::Duration::from_std(lifetime).unwrap_or(chrono::Duration::MAX);
         let sealed = seal(&token, company, &session, cpf);
         self.store
             .keep(company, digest(&token), session, sealed, expires_at)?;
@@ -248,12 +248,18 @@ mod tests {
             .unwrap();
         assert!(!token.contains("52998224725"));
         assert_eq!(
-            searches.find(company, "a.sessao", &token).unwrap().as_deref(),
+            searches
+                .find(company, "a.sessao", &token)
+                .unwrap()
+                .as_deref(),
             Some("52998224725")
         );
         assert_eq!(searches.find(other, "a.sessao", &token).unwrap(), None);
         assert_eq!(searches.find(company, "b.sessao", &token).unwrap(), None);
-        assert_eq!(searches.find(company, "a.sessao", "inventado").unwrap(), None);
+        assert_eq!(
+            searches.find(company, "a.sessao", "inventado").unwrap(),
+            None
+        );
         let short = searches
             .keep(company, "a.sessao", "1", Duration::ZERO)
             .unwrap();
@@ -283,16 +289,16 @@ mod tests {
             Some("52998224725")
         );
         assert_eq!(open(&random_token(), company, &session, &sealed), None);
-        assert_eq!(
-            open(&token, company, &digest("b.sessao"), &sealed),
-            None
-        );
+        assert_eq!(open(&token, company, &digest("b.sessao"), &sealed), None);
         // expired ones are purged, live ones stay
         let gone = searches
             .keep(company, "a.sessao", "1", Duration::ZERO)
             .unwrap();
         assert_eq!(store.purge_expired(Utc::now(), 10).unwrap(), 1);
         assert_eq!(searches.find(company, "a.sessao", &gone).unwrap(), None);
-        assert!(searches.find(company, "a.sessao", &token).unwrap().is_some());
+        assert!(searches
+            .find(company, "a.sessao", &token)
+            .unwrap()
+            .is_some());
     }
 }
