@@ -4,7 +4,8 @@ Chromium, once per role: the sign-in page's form (the company's CNPJ), the conso
 the link to the provider (a link, so the console's CSP `form-action 'self'` is never asked to
 allow another origin), the provider (tests/oidc/provider.mjs: no login form, its interaction URL
 signs in the user named by `?login=`, which this script adds to it), back to the console's home page;
-then the pages the role allows and one it does not, and sign-out. Screenshots at 1280 and 320
+then the pages the role allows and one it does not, and sign-out, there and at the provider
+(RP-initiated logout: the provider's confirmation, back to the sign-in page). Screenshots at 1280 and 320
 CSS px in CONSOLE_UI_ARTIFACTS/console-ui (`oidc-<role>-*.png`), no sideways scroll at 320 px,
 and axe-core (AXE_JS) with no violation at any impact. Fails on any JavaScript error or CSP
 violation.
@@ -94,8 +95,15 @@ def main() -> int:
             return context, page
 
         def sign_out(page):
+            # the console's session ends and the page sends the browser on to the provider's
+            # end_session_endpoint (RP-initiated logout: its `Refresh` header, a navigation the
+            # CSP's form-action does not govern), which asks to confirm and sends it back to the
+            # console's sign-in page
             page.get_by_role("button", name="Sair").click()
+            page.wait_for_url(re.compile(r".*/session/end\?.*"))
+            page.get_by_role("button", name="Yes, sign me out").click()
             expect(page.get_by_role("heading", name="Entrar")).to_be_visible()
+            assert page.url.startswith(f"{base}/console?state="), page.url
 
         try:
             # the DPO: the auditor's pages

@@ -7,6 +7,7 @@ pub mod client;
 pub mod cluster;
 pub mod db;
 pub mod failover;
+pub mod http_relay;
 pub mod moto;
 pub mod oidc_provider;
 pub mod pgbouncer;
@@ -17,6 +18,7 @@ pub mod relay;
 pub use client::{Client, Reply};
 pub use cluster::Cluster;
 pub use db::TestDb;
+pub use http_relay::HttpRelay;
 pub use oidc_provider::OidcProvider;
 pub use processes::{wait_until, Api, Sim, Worker};
 pub use receiver::{

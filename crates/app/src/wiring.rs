@@ -20,8 +20,8 @@ use pgcc_adapter::{
 use ports::{AuditLogRepository as _, PublishedKey, SystemClock};
 use postgres_adapter::{
     PgAccessLog, PgApiKeyRepository, PgAuditLogRepository, PgCompanyRepository, PgConnectionScope,
-    PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSessionStore, PgEventLog,
-    PgEvidenceFiles, PgIdempotencyRepository, PgImportRepository, PgOperationalStats,
+    PgConsentRequestRepository, PgConsoleOidcStore, PgConsoleSearchStore, PgConsoleSessionStore,
+    PgEventLog, PgEvidenceFiles, PgIdempotencyRepository, PgImportRepository, PgOperationalStats,
     PgPgccCallBudget, PgPgccHealthRepository, PgPool, PgReadinessProbe, PgRetentionRepository,
     PgSandboxRepository, PgStatusCheckSchedule, PgUseCaseRepository, PgWebhookDeliveryRepository,
     PgWebhookUrlRepository, PoolSettings, ReadPools, ReleasingPgcc, ReleasingTargetGuard,
@@ -275,14 +275,15 @@ pub fn api_state(
         .with_request_scope(Arc::new(OneConnection)))
 }
 
-/// The console's pages (mounted beside the API), their sessions kept in PostgreSQL so that
-/// every replica serves a browser signed in on another; people sign in at their companies'
+/// The console's pages (mounted beside the API), their sessions and CPF searches kept in
+/// PostgreSQL so that every replica serves a browser signed in (or a search made) on another; people sign in at their companies'
 /// identity providers (`company oidc`) or with API keys.
 pub fn console(settings: &Settings, pool: PgPool) -> anyhow::Result<Console> {
     Ok(Console::new(
         settings.console.sessions(&settings.environment),
         Arc::new(PgConsoleSessionStore::new(pool.clone())),
     )
+    .with_search_store(Arc::new(PgConsoleSearchStore::new(pool.clone())))
     .with_oidc(OidcSetup {
         store: Arc::new(PgConsoleOidcStore::new(pool.clone())),
         cipher: Arc::new(cipher(settings)?),
@@ -375,8 +376,16 @@ pub fn workers(
             Arc::new(SystemClock),
         )
         .with_witnesses(context.witnesses.clone())
-        .with_sandbox(signers.sandbox, Arc::new(PgSandboxRepository::new(pool))),
+        .with_sandbox(
+            signers.sandbox,
+            Arc::new(PgSandboxRepository::new(pool.clone())),
+        ),
     );
+    // the console's CPF searches, kept in PostgreSQL (`console`): their expired rows go
+    workers.purge_console_searches = Some(application::PurgeConsoleSearches::new(
+        Arc::new(PgConsoleSearchStore::new(pool)),
+        Arc::new(SystemClock),
+    ));
     context.metrics.watch_witnesses(context.witnesses.health());
     Ok(workers)
 }

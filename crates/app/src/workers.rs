@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use application::jobs::{
     self, CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, ReconcileJob, RetentionJob,
-    SandboxPurgeJob, Schedule, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
-    WebhookSettleJob,
+    SandboxPurgeJob, Schedule, SearchPurgeJob, StatusPollJob, SyncJob, WebhookCapJob,
+    WebhookDisableJob, WebhookSettleJob,
 };
 pub use application::jobs::{join_within, Stop};
 use application::Workers;
@@ -144,6 +144,10 @@ pub fn start(
             batch,
         };
         handles.push(jobs::spawn(job, schedule, stop));
+        // The console's expired CPF searches, on the same schedule (short-lived state too).
+        if let Some(purge) = workers.purge_console_searches.clone() {
+            handles.push(jobs::spawn(SearchPurgeJob { purge, batch }, schedule, stop));
+        }
     }
     if let Some(schedule) = every(settings.retention_seconds, true) {
         let job = RetentionJob {

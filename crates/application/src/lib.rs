@@ -89,6 +89,7 @@ pub use records::consent_record::{
     RECORD_SCHEMA,
 };
 pub use records::controller_profile::{SetControllerProfile, SetControllerProfileError};
+pub use retention::purge_console_searches::PurgeConsoleSearches;
 pub use retention::purge_idempotency_keys::PurgeIdempotencyKeys;
 pub use retention::purge_retention::{PurgeReport, PurgeRetention, RetentionPeriods};
 pub use sandbox::purge::{PurgeSandboxes, SandboxPurgeReport};
@@ -374,6 +375,8 @@ pub struct Workers {
     pub register_imports: RegisterImports,
     /// The audit log's checkpoints (set by the binary with its signing key).
     pub sign_checkpoints: Option<SignCheckpoints>,
+    /// The console's expired CPF searches (set by the binary, which keeps them in PostgreSQL).
+    pub purge_console_searches: Option<PurgeConsoleSearches>,
 }
 
 impl Workers {
@@ -430,6 +433,7 @@ impl Workers {
                 settings.sandbox_retention,
             ),
             sign_checkpoints: None,
+            purge_console_searches: None,
             reconcile_creations: ReconcileCreations::new(
                 consent_requests.clone(),
                 pgcc.clone(),

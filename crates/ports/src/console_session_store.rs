@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use domain::{CompanyId, Person, Scopes};
 use uuid::Uuid;
 
-use crate::RepoError;
+use crate::{EncryptedSecret, RepoError};
 
 /// Who a session was opened for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct StoredSession {
     /// The session's absolute end (`console.session_max_minutes` after it was opened), whatever
     /// its use.
     pub expires_at: DateTime<Utc>,
+    /// The `id_token` a person signed in with, encrypted (`SecretCipher`): the `id_token_hint` of
+    /// the sign-out at the provider (OpenID Connect RP-Initiated Logout). `None` for a key's.
+    pub id_token: Option<EncryptedSecret>,
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -62,6 +65,11 @@ pub trait ConsoleSessionStore: Send + Sync {
         idle_before: DateTime<Utc>,
     ) -> Result<Option<StoredSession>, RepoError>;
 
-    /// Forgets the company's session under `id_hash` (nothing when there is none).
-    fn close(&self, company: CompanyId, id_hash: [u8; 32]) -> Result<(), RepoError>;
+    /// Forgets the company's session under `id_hash` (nothing when there is none); the
+    /// `id_token` it kept, for the sign-out at the provider.
+    fn close(
+        &self,
+        company: CompanyId,
+        id_hash: [u8; 32],
+    ) -> Result<Option<EncryptedSecret>, RepoError>;
 }

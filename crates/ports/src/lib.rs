@@ -10,6 +10,7 @@ pub mod clock;
 pub mod company_repository;
 pub mod consent_request_repository;
 pub mod console_oidc;
+pub mod console_search_store;
 pub mod console_session_store;
 pub mod event_log;
 pub mod evidence_files;
@@ -47,6 +48,7 @@ pub use consent_request_repository::{
     CreationStart, DailyCount, ListCursor, RequestSummary, UnfinishedCreation,
 };
 pub use console_oidc::{ConsoleOidcStore, OidcProvider, PendingSignIn};
+pub use console_search_store::ConsoleSearchStore;
 pub use console_session_store::{ConsoleSessionStore, SessionHolder, StoredSession};
 pub use event_log::{EventFilter, EventLog, EventPosition, StoredEvent};
 pub use evidence_files::{
@@ -104,6 +106,8 @@ pub use company_repository::MockCompanyRepository;
 pub use consent_request_repository::MockConsentRequestRepository;
 #[cfg(feature = "mock")]
 pub use console_oidc::MockConsoleOidcStore;
+#[cfg(feature = "mock")]
+pub use console_search_store::MockConsoleSearchStore;
 #[cfg(feature = "mock")]
 pub use console_session_store::MockConsoleSessionStore;
 #[cfg(feature = "mock")]

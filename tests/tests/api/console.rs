@@ -15,7 +15,7 @@ use testkit::{verify_with_python, wait_until};
 pub(crate) struct Browser {
     agent: ureq::Agent,
     base_url: String,
-    cookies: BTreeMap<String, String>,
+    pub(crate) cookies: BTreeMap<String, String>,
 }
 
 /// One answer: status, headers (lower-case names), body.

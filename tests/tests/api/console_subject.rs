@@ -212,6 +212,97 @@ fn a_searchs_token_expires() {
     assert!(!gone.body.contains(&id));
 }
 
+/// A search's token is kept in PostgreSQL (`console_buscas`), not in the process: a reload served
+/// by another API process on the same database shows the subject's page. The row holds neither
+/// the token nor the CPF in clear; another session's or company's reload, on either process, is
+/// the 404 page and reads nothing; the search ends with its session (signed out), and the worker
+/// purges the expired ones.
+#[test]
+fn a_searchs_token_made_on_one_api_process_is_honoured_by_another() {
+    let app = synced_with(&[
+        ("APP__CONSOLE__SEARCH_SECONDS", "10"),
+        ("APP__WORKERS__IDEMPOTENCY_PURGE_SECONDS", "1"),
+    ]);
+    let (id, _) = create(&app.a, ATIVO, &active_body());
+    let other = testkit::Api::start(&app.db, &app.sim);
+    let (dpo, location) = search(&app, &app.company_a);
+    // the same browser, the other process: the page
+    let mut there = Browser::new(&other.base_url);
+    there.cookies = dpo.cookies.clone();
+    let page = there.get(&location);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains(&id), "{}", page.body);
+    assert_eq!(recorded(&app, PAGE_ROUTE), 1);
+    // kept under the token's SHA-256; the CPF sealed, in no form in clear
+    let token = location.trim_start_matches("/console/titulares/");
+    assert_eq!(
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM console_buscas WHERE empresa_id = '{}' \
+             AND token_hash = sha256(convert_to('{token}', 'UTF8'))",
+            app.company_a
+        )),
+        1
+    );
+    for cpf in [CPF, CPF_DIGITS] {
+        assert_eq!(
+            app.db.scalar(&format!(
+                "SELECT count(*) AS v FROM console_buscas \
+                 WHERE position(convert_to('{cpf}', 'UTF8') in cpf_cifrado) > 0 \
+                    OR position(convert_to('{token}', 'UTF8') in cpf_cifrado) > 0"
+            )),
+            0,
+            "{cpf} in clear"
+        );
+    }
+    // another session of company A and company B's DPO, on the other process: refused, nothing
+    // read
+    for (who, company) in [
+        ("another session", &app.company_a),
+        ("company B", &app.company_b),
+    ] {
+        let mut browser = Browser::new(&other.base_url);
+        browser.sign_in(&issue_key_with_scopes(&app, company, "auditor"));
+        let refused = browser.get(&location);
+        assert_eq!(refused.status, 404, "{who}: {}", refused.body);
+        assert!(refused.body.contains("busque o CPF de novo"), "{who}");
+        assert!(!refused.body.contains(&id), "{who}");
+        assert_eq!(
+            browser.get_bytes(&format!("{location}/pacote")).0,
+            404,
+            "{who}"
+        );
+    }
+    assert_eq!(
+        recorded(&app, PAGE_ROUTE),
+        1,
+        "nothing recorded for refusals"
+    );
+    assert_eq!(recorded(&app, BUNDLE_ROUTE), 0);
+    // refused for being theirs, not for being expired: the search still opens on the first
+    let mut here = Browser::new(&app.api.base_url);
+    here.cookies = dpo.cookies.clone();
+    assert_eq!(here.get(&location).status, 200);
+    assert_eq!(recorded(&app, PAGE_ROUTE), 2);
+
+    // expired, then purged by the worker
+    let rows = |app: &TestApp| app.db.scalar("SELECT count(*) AS v FROM console_buscas");
+    let purged = wait_until(Duration::from_secs(30), || rows(&app) == 0);
+    assert!(purged, "the expired search was never purged");
+    assert_eq!(there.get(&location).status, 404);
+
+    // a search ends with its session: signed out on the other process, its searches are gone
+    let form = there.get("/console/titulares");
+    let posted = there.post(
+        "/console/titulares",
+        &[("cpf", CPF), ("csrf", &form.csrf())],
+    );
+    assert_eq!(posted.status, 303, "{}", posted.body);
+    assert_eq!(rows(&app), 1);
+    let out = there.post("/console/sair", &[("csrf", &form.csrf())]);
+    assert_eq!(out.status, 303, "{}", out.body);
+    assert_eq!(rows(&app), 0, "the session's searches end with it");
+}
+
 fn verify(dir: &Path) -> (bool, String) {
     let out = Command::new("python3")
         .arg(repo_root().join("scripts/verify_audit.py"))

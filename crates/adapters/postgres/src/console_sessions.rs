@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use domain::{CompanyId, Person, Scopes};
-use ports::{ConsoleSessionStore, RepoError, SessionHolder, StoredSession};
+use ports::{ConsoleSessionStore, EncryptedSecret, RepoError, SessionHolder, StoredSession};
 use uuid::Uuid;
 
 use crate::conn::with_conn;
@@ -34,6 +34,7 @@ statement! {
         pessoa_email: Option<String> as Nullable<Text>,
         escopos: Option<String> as Nullable<Text>,
         expira_em: DateTime<Utc> as Timestamptz,
+        id_token_cifrado: Option<String> as Nullable<Text>,
     }
     "WITH ociosas AS (
     DELETE FROM console_sessoes WHERE empresa_id = $empresa_id AND id_hash IN (
@@ -47,9 +48,9 @@ statement! {
         ORDER BY ultimo_uso DESC OFFSET 49)  -- MAX_SESSIONS_PER_KEY - 1: room for the new one
 )
 INSERT INTO console_sessoes (empresa_id, id_hash, chave_hash, pessoa_sub, csrf, ultimo_uso,
-    criada_em, sessao_id, pessoa_email, escopos, expira_em)
+    criada_em, sessao_id, pessoa_email, escopos, expira_em, id_token_cifrado)
 VALUES ($empresa_id, $id_hash, $chave_hash, $pessoa_sub, $csrf, $now, $now, $sessao_id,
-    $pessoa_email, $escopos, $expira_em)"
+    $pessoa_email, $escopos, $expira_em, $id_token_cifrado)"
 }
 
 statement! {
@@ -63,15 +64,25 @@ statement! {
     "UPDATE console_sessoes SET ultimo_uso = $now
 WHERE empresa_id = $empresa_id AND id_hash = $id_hash AND ultimo_uso > $idle_before
     AND expira_em > $now
-RETURNING chave_hash, csrf, sessao_id, pessoa_sub, pessoa_email, escopos, expira_em"
+RETURNING chave_hash, csrf, sessao_id, pessoa_sub, pessoa_email, escopos, expira_em,
+    id_token_cifrado"
 }
 
 statement! {
+    /// Ends the session (its searches go with it: `console_buscas`' foreign key), giving back the
+    /// `id_token` it kept.
     struct CloseSession {
         empresa_id: Uuid as SqlUuid,
         id_hash: Vec<u8> as Bytea,
     }
-    "DELETE FROM console_sessoes WHERE empresa_id = $empresa_id AND id_hash = $id_hash"
+    "DELETE FROM console_sessoes WHERE empresa_id = $empresa_id AND id_hash = $id_hash
+RETURNING id_token_cifrado"
+}
+
+#[derive(QueryableByName)]
+struct ClosedRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    id_token_cifrado: Option<String>,
 }
 
 #[derive(QueryableByName)]
@@ -91,6 +102,8 @@ struct SessionRow {
     // NULL only on a row written by an older process mid-upgrade: the touch refuses it
     #[diesel(sql_type = Timestamptz)]
     expira_em: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Text>)]
+    id_token_cifrado: Option<String>,
 }
 
 impl SessionRow {
@@ -112,6 +125,7 @@ impl SessionRow {
             holder,
             csrf: self.csrf,
             expires_at: self.expira_em,
+            id_token: self.id_token_cifrado.map(EncryptedSecret),
         })
     }
 }
@@ -171,6 +185,7 @@ impl ConsoleSessionStore for PgConsoleSessionStore {
                 pessoa_email: person.as_ref().and_then(|p| p.email.clone()),
                 escopos: escopos.clone(),
                 expira_em: session.expires_at,
+                id_token_cifrado: session.id_token.as_ref().map(|t| t.0.clone()),
             }
             .execute(conn)
         })?;
@@ -196,14 +211,21 @@ impl ConsoleSessionStore for PgConsoleSessionStore {
         Ok(row.into_iter().next().and_then(SessionRow::into_session))
     }
 
-    fn close(&self, company: CompanyId, id_hash: [u8; 32]) -> Result<(), RepoError> {
-        with_conn(&self.pool, "closing a console session", |conn| {
+    fn close(
+        &self,
+        company: CompanyId,
+        id_hash: [u8; 32],
+    ) -> Result<Option<EncryptedSecret>, RepoError> {
+        let rows = with_conn(&self.pool, "closing a console session", |conn| {
             CloseSession {
                 empresa_id: company.0,
                 id_hash: id_hash.to_vec(),
             }
-            .execute(conn)
+            .load::<ClosedRow>(conn)
         })?;
-        Ok(())
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.id_token_cifrado.map(EncryptedSecret)))
     }
 }

@@ -151,6 +151,16 @@ diesel::table! {
 }
 
 diesel::table! {
+    console_buscas (empresa_id, token_hash) {
+        empresa_id -> Uuid,
+        token_hash -> Bytea,
+        sessao_hash -> Bytea,
+        cpf_cifrado -> Bytea,
+        expira_em -> Timestamptz,
+    }
+}
+
+diesel::table! {
     console_oidc_pendentes (empresa_id, estado_hash) {
         empresa_id -> Uuid,
         estado_hash -> Bytea,
@@ -173,6 +183,7 @@ diesel::table! {
         pessoa_email -> Nullable<Text>,
         escopos -> Nullable<Text>,
         expira_em -> Nullable<Timestamptz>,
+        id_token_cifrado -> Nullable<Text>,
     }
 }
 
@@ -504,6 +515,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     casos_de_uso_anotacoes,
     casos_de_uso_versoes,
     chaves_idempotencia,
+    console_buscas,
     console_oidc_pendentes,
     console_sessoes,
     empresas,

@@ -12,8 +12,8 @@ mod stop;
 
 pub use rounds::{
     CheckpointJob, ExpiryJob, IdempotencyPurgeJob, ImportJob, JobObserver, ReconcileJob,
-    RetentionJob, SandboxPurgeJob, StatusPollJob, SyncJob, WebhookCapJob, WebhookDisableJob,
-    WebhookSettleJob,
+    RetentionJob, SandboxPurgeJob, SearchPurgeJob, StatusPollJob, SyncJob, WebhookCapJob,
+    WebhookDisableJob, WebhookSettleJob,
 };
 pub use runner::{join_within, spawn, Job, Outcome, Schedule};
 pub use stop::Stop;

@@ -7,8 +7,8 @@ use chrono::Duration;
 
 use super::{Job, Outcome};
 use crate::{
-    ExpireConsentRequests, PollConsentStatuses, PurgeIdempotencyKeys, PurgeReport, PurgeRetention,
-    ReconcileCreations, SignCheckpoints, SyncAllCompanies,
+    ExpireConsentRequests, PollConsentStatuses, PurgeConsoleSearches, PurgeIdempotencyKeys,
+    PurgeReport, PurgeRetention, ReconcileCreations, SignCheckpoints, SyncAllCompanies,
 };
 
 /// Told what the rounds did, for `/metrics`.
@@ -179,6 +179,26 @@ impl Job for IdempotencyPurgeJob {
         let purged = self.purge.run_once(self.batch)?;
         if purged > 0 {
             tracing::info!(purged, "idempotency keys past their retention purged");
+        }
+        Ok(more_if(purged >= self.batch))
+    }
+}
+
+/// The console's expired CPF searches.
+pub struct SearchPurgeJob {
+    pub purge: PurgeConsoleSearches,
+    pub batch: u32,
+}
+
+impl Job for SearchPurgeJob {
+    fn name(&self) -> &'static str {
+        "console-search-purge"
+    }
+
+    fn run_once(&mut self) -> anyhow::Result<Outcome> {
+        let purged = self.purge.run_once(self.batch)?;
+        if purged > 0 {
+            tracing::info!(purged, "expired console searches purged");
         }
         Ok(more_if(purged >= self.batch))
     }

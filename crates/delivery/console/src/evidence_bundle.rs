@@ -83,7 +83,7 @@ pub async fn download(visit: Visit, path: web::Path<String>) -> HttpResponse {
     let outcome = visit
         .signed_in(ROUTE, &[Scope::Auditor], None, move |s, call| {
             let company = call.company();
-            let Some(cpf) = searches.find(company.id, &cookie, &token) else {
+            let Some(cpf) = searches.find(company.id, &cookie, &token)? else {
                 return Ok(Lookup::Unknown);
             };
             let weight = rows.weight(company.id);

@@ -35,6 +35,10 @@ pub struct Discovery {
     pub authorization_endpoint: String,
     pub token_endpoint: String,
     pub jwks_uri: String,
+    /// Where "Sair" sends a person signed in at the provider (OpenID Connect RP-Initiated Logout
+    /// 1.0); `None`: the provider offers none, the sign-out is the console's only.
+    #[serde(default)]
+    pub end_session_endpoint: Option<String>,
 }
 
 struct Cached {

@@ -23,6 +23,7 @@ mod import_form;
 mod imports_page;
 mod layout;
 mod oidc_sign_in;
+mod oidc_sign_out;
 mod operator;
 mod receipt;
 mod refusal;
@@ -89,6 +90,13 @@ impl Console {
     /// checkpoint's cosignatures can be checked offline.
     pub fn with_witness_keys(mut self, vkeys: Vec<String>) -> Self {
         self.witness_keys = Arc::new(vkeys);
+        self
+    }
+
+    /// The CPF searches kept in `store` (PostgreSQL in the service: every replica finds them)
+    /// rather than in this process's memory.
+    pub fn with_search_store(mut self, store: Arc<dyn ports::ConsoleSearchStore>) -> Self {
+        self.searches = Arc::new(subject_searches::SubjectSearches::new(store));
         self
     }
 

@@ -273,7 +273,7 @@ async fn checked_return(visit: &Visit) -> HttpResponse {
         )?;
         let kid = jsonwebtoken::decode_header(&token).ok().and_then(|h| h.kid);
         let keys = calls.client.keys_with(&provider.issuer, kid.as_deref())?;
-        Ok::<_, anyhow::Error>(id_token::verify(
+        let verified = id_token::verify(
             &token,
             &keys,
             &Expected {
@@ -282,10 +282,12 @@ async fn checked_return(visit: &Visit) -> HttpResponse {
                 nonce: &pending.nonce,
                 roles_claim: &provider.roles_claim,
             },
-        ))
+        );
+        // kept (encrypted) with the session: the `id_token_hint` of the sign-out at the provider
+        Ok::<_, anyhow::Error>(verified.map(|v| (v, calls.setup.cipher.encrypt(&token))))
     })
     .await;
-    let Verified { person, roles } = match checked {
+    let (Verified { person, roles }, id_token) = match checked {
         Ok(Ok(Ok(verified))) => verified,
         Ok(Ok(Err(refusal))) => {
             tracing::warn!(reason = %refusal, "an id_token was refused");
@@ -312,7 +314,7 @@ async fn checked_return(visit: &Visit) -> HttpResponse {
         // a sign-in is one of the company's requests, as a key's is
         check_rate(limiter.as_deref(), company, 1)?;
         sessions
-            .open_person(company, person, scopes)?
+            .open_person(company, person, scopes, id_token)?
             .ok_or_else(|| ApiError::Unavailable(anyhow::anyhow!("too many console sessions")))
     })
     .await;

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use domain::{CompanyId, Person, Scopes};
-use ports::{ConsoleSessionStore, RepoError, SessionHolder, StoredSession};
+use ports::{ConsoleSessionStore, EncryptedSecret, RepoError, SessionHolder, StoredSession};
 use sha2::{Digest, Sha256};
 
 /// How many sessions [`MemorySessions`] keeps at most; a sign-in beyond that (after dropping the
@@ -97,16 +97,18 @@ impl Sessions {
         company: CompanyId,
         key_hash: String,
     ) -> Result<Option<(String, Session)>, RepoError> {
-        self.open_for(company, SessionHolder::Key(key_hash))
+        self.open_for(company, SessionHolder::Key(key_hash), None)
     }
 
     /// Opens a session for `person`, signed in at the company's identity provider with roles
-    /// that give `scopes`; as [`Sessions::open`].
+    /// that give `scopes` and the `id_token` (encrypted) kept for the sign-out at the provider;
+    /// as [`Sessions::open`].
     pub fn open_person(
         &self,
         company: CompanyId,
         person: Person,
         scopes: Scopes,
+        id_token: EncryptedSecret,
     ) -> Result<Option<(String, Session)>, RepoError> {
         self.open_for(
             company,
@@ -115,6 +117,7 @@ impl Sessions {
                 person,
                 scopes,
             },
+            Some(id_token),
         )
     }
 
@@ -122,6 +125,7 @@ impl Sessions {
         &self,
         company: CompanyId,
         holder: SessionHolder,
+        id_token: Option<EncryptedSecret>,
     ) -> Result<Option<(String, Session)>, RepoError> {
         let id = format!("{}.{}", company.0.simple(), random_token());
         let session = Session {
@@ -139,6 +143,7 @@ impl Sessions {
                 holder: session.holder.clone(),
                 csrf: session.csrf.clone(),
                 expires_at,
+                id_token,
             },
             now,
             self.idle_before(now),
@@ -163,11 +168,12 @@ impl Sessions {
             }))
     }
 
-    /// Ends the session of cookie value `id` (nothing when there is none).
-    pub fn close(&self, id: &str) -> Result<(), RepoError> {
+    /// Ends the session of cookie value `id` (nothing when there is none); the `id_token` (encrypted)
+    /// it kept, when a person signed in at the provider.
+    pub fn close(&self, id: &str) -> Result<Option<EncryptedSecret>, RepoError> {
         match company_of(id) {
             Some(company) => self.store.close(company, digest(id)),
-            None => Ok(()),
+            None => Ok(None),
         }
     }
 }
@@ -241,9 +247,15 @@ impl ConsoleSessionStore for MemorySessions {
         Ok(Some(session.clone()))
     }
 
-    fn close(&self, company: CompanyId, id_hash: [u8; 32]) -> Result<(), RepoError> {
-        self.lock().remove(&(company, id_hash));
-        Ok(())
+    fn close(
+        &self,
+        company: CompanyId,
+        id_hash: [u8; 32],
+    ) -> Result<Option<EncryptedSecret>, RepoError> {
+        Ok(self
+            .lock()
+            .remove(&(company, id_hash))
+            .and_then(|(session, _)| session.id_token))
     }
 }
 
@@ -319,8 +331,33 @@ mod tests {
             sessions.touch(&id[33..]).unwrap().is_none(),
             "a value naming no company (a cookie from before) has no session"
         );
-        sessions.close(&id).unwrap();
+        assert_eq!(
+            sessions.close(&id).unwrap(),
+            None,
+            "a key's keeps no id_token"
+        );
         assert!(sessions.touch(&id).unwrap().is_none());
+    }
+
+    #[test]
+    fn closing_a_persons_session_gives_back_the_id_token_it_kept() {
+        let sessions = store(Duration::from_secs(60));
+        let person = Person {
+            sub: "p-1".into(),
+            email: None,
+        };
+        let kept = EncryptedSecret("v1:cifrado".into());
+        let (id, _) = sessions
+            .open_person(
+                CompanyId(uuid::Uuid::from_u128(0xe0)),
+                person,
+                Scopes::NONE,
+                kept.clone(),
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(sessions.close(&id).unwrap(), Some(kept));
+        assert_eq!(sessions.close(&id).unwrap(), None, "once");
     }
 
     #[test]
@@ -344,7 +381,12 @@ mod tests {
             email: None,
         };
         let (id, _) = sessions
-            .open_person(CompanyId(uuid::Uuid::from_u128(0xe0)), person, Scopes::NONE)
+            .open_person(
+                CompanyId(uuid::Uuid::from_u128(0xe0)),
+                person,
+                Scopes::NONE,
+                EncryptedSecret("v1:cifrado".into()),
+            )
             .unwrap()
             .unwrap();
         assert!(sessions.touch(&id).unwrap().is_none());

@@ -11,6 +11,7 @@ use maud::html;
 use serde::Deserialize;
 
 use crate::layout::{self, alert};
+use crate::oidc_sign_out;
 use crate::refusal::Refusal;
 use crate::session::{random_token, same_token, SESSION_COOKIE};
 use crate::visit::{csrf_of, see_other, set_cookie, Visit};
@@ -116,7 +117,9 @@ pub async fn sign_in(visit: Visit, body: web::Bytes) -> HttpResponse {
     res
 }
 
-/// `POST /console/sair`: the session ended (with its CSRF token), its cookie deleted.
+/// `POST /console/sair`: the session ended (with its CSRF token), its cookie deleted; a person
+/// signed in at the company's identity provider goes on to sign out there
+/// (`oidc_sign_out`), a key's session back to the sign-in page.
 pub async fn sign_out(visit: Visit, body: web::Bytes) -> HttpResponse {
     let csrf = csrf_of(&body);
     let signed = match visit
@@ -127,11 +130,21 @@ pub async fn sign_out(visit: Visit, body: web::Bytes) -> HttpResponse {
         Err(refusal) => return refusal.page(true),
     };
     let sessions = visit.console.sessions.clone();
+    let company = signed.call.caller.company.id;
     let cookie = signed.cookie;
-    if let Err(e) = in_blocking_hop(&visit.state, move |_| Ok(sessions.close(&cookie)?)).await {
-        return Refusal::Api(e).page(true);
-    }
-    let mut res = see_other("/console");
+    let id_token = match in_blocking_hop(&visit.state, move |_| Ok(sessions.close(&cookie)?)).await
+    {
+        Ok(id_token) => id_token,
+        Err(e) => return Refusal::Api(e).page(true),
+    };
+    let at_provider = match id_token {
+        Some(id_token) => oidc_sign_out::end_session_url(&visit, company, id_token).await,
+        None => None,
+    };
+    let mut res = match at_provider {
+        Some(location) => oidc_sign_out::continue_page(&location),
+        None => see_other("/console"),
+    };
     set_cookie(&mut res, visit.settings(), SESSION_COOKIE, "", Some(0));
     res
 }

@@ -118,7 +118,7 @@ pub async fn page(
     let outcome = visit
         .signed_in(ROUTE, &[Scope::Auditor], None, move |s, call| {
             let company = call.company();
-            let Some(cpf) = searches.find(company.id, &cookie, &token) else {
+            let Some(cpf) = searches.find(company.id, &cookie, &token)? else {
                 return Ok(Lookup::Unknown);
             };
             let Ok(before) = before else {

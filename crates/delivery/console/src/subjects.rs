@@ -6,11 +6,13 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
+use delivery_http::ApiError;
 use domain::{Cpf, Scope};
 use maud::{html, Markup};
 use serde::Deserialize;
 
 use crate::layout::{self, alert, post_form};
+use crate::session::SESSION_COOKIE;
 use crate::visit::{see_other, SignedIn, Visit};
 
 pub(crate) const TITLE: &str = "Solicitações de um titular";
@@ -51,30 +53,30 @@ struct SearchForm {
 pub async fn search(visit: Visit, body: web::Bytes) -> HttpResponse {
     let form_data = serde_urlencoded::from_bytes::<SearchForm>(&body).unwrap_or_default();
     let cpf = Cpf::parse(form_data.cpf.trim()).ok();
+    let searches = visit.console.searches.clone();
+    let cookie = visit.cookie(SESSION_COOKIE).unwrap_or_default();
+    let lifetime = visit.settings().search_lifetime;
     let outcome = visit
         .signed_in(
             "/console/titulares",
             &[Scope::Auditor],
             Some(&form_data.csrf),
-            |_, call| Ok(call.company().id),
+            move |_, call| {
+                // kept in the page's blocking hop: the store is the database
+                cpf.map(|cpf| searches.keep(call.company().id, &cookie, cpf.as_str(), lifetime))
+                    .transpose()
+                    .map_err(ApiError::from)
+            },
         )
         .await;
-    match (outcome, cpf) {
-        (Ok((signed, company)), Some(cpf)) => {
-            let token = visit.console.searches.keep(
-                company,
-                &signed.cookie,
-                cpf.as_str().to_owned(),
-                visit.settings().search_lifetime,
-            );
-            see_other(&format!("/console/titulares/{token}"))
-        }
-        (Ok((signed, _)), None) => layout::page(
+    match outcome {
+        Ok((_, Some(token))) => see_other(&format!("/console/titulares/{token}")),
+        Ok((signed, None)) => layout::page(
             StatusCode::UNPROCESSABLE_ENTITY,
             TITLE,
             Some(&signed),
             form(&signed, Some("CPF inválido: confira os dígitos.")),
         ),
-        (Err(refusal), _) => refusal.page(true),
+        Err(refusal) => refusal.page(true),
     }
 }

@@ -1,0 +1,1 @@
+ALTER TABLE console_sessoes DROP COLUMN id_token_cifrado;
