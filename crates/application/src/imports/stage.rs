@@ -27,7 +27,7 @@ pub struct ImportLimits {
     pub max_bytes: u64,
     pub max_lines: u64,
     /// `importacao.pgcc_calls_per_second`: what the end of an import is estimated from (shared
-    /// by the companies importing at once: [`super::estimate`]).
+    /// by the companies importing at once: `imports::estimate`).
     pub calls_per_second: u32,
 }
 
@@ -125,7 +125,7 @@ impl ImportConsents {
     }
 
     /// `fimEstimado`: registering, now plus the time the lines ahead of its end take at the
-    /// imports' PGCC rate shared round-robin by company ([`super::estimate`]; docs/imports.md,
+    /// imports' PGCC rate shared round-robin by company (`imports::estimate`; docs/imports.md,
     /// "Status"); ended, when it ended; reading its file, unknown. Reads the backlog of the
     /// imports registering (one row per import registering) only for an import registering.
     pub fn estimated_end(&self, import: &Import) -> Result<Option<DateTime<Utc>>, ImportError> {
