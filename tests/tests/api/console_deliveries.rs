@@ -104,10 +104,10 @@ fn each_attempt_keeps_the_start_of_the_receivers_answer_and_the_page_shows_it_es
 /// scans of `indexes` (those the page may use: no other reader of the test uses them).
 fn read_so_far(app: &TestApp, indexes: &[&str]) -> (i64, i64) {
     let all = app.db.scalar(
-        "SELECT (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes \
+        "SELECT ((SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes \
                  WHERE relname = 'webhook_entregas') \
               + (SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables \
-                 WHERE relname = 'webhook_entregas') AS v",
+                 WHERE relname = 'webhook_entregas'))::bigint AS v",
     );
     let names: Vec<String> = indexes.iter().map(|i| format!("'{i}'")).collect();
     let scans = app.db.scalar(&format!(

@@ -283,7 +283,8 @@ fn import_view(
 
 fn errors_table(errors: &[(u64, ImportLineError)]) -> Markup {
     scroll_box(
-        "Erros por linha",
+        // not the section's own name: two regions of one name are one landmark too many (axe)
+        "Tabela dos erros",
         html! {
             table {
                 caption { "Cada regra quebrada, pela linha do arquivo e o campo (nunca o valor)" }
