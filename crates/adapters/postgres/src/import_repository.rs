@@ -157,6 +157,17 @@ RETURNING empresa_id, id, status, linhas, validas, registradas, falhas, criada_e
 const DISCARD_TIMEOUT: &str = "SET LOCAL statement_timeout = '10min'";
 
 statement! {
+    /// A discarded import's staged lines: no foreign key joins them to the import (migration
+    /// `2026-12-07-004300`), so they go first, in the import's delete's transaction.
+    struct DiscardLines {
+        empresa: Uuid as SqlUuid,
+        id: Uuid as SqlUuid,
+    }
+    "DELETE FROM importacao_linhas WHERE empresa_id = $empresa AND importacao_id = $id"
+}
+
+statement! {
+    /// The import (its errors go by their foreign key's cascade).
     struct Discard {
         empresa: Uuid as SqlUuid,
         id: Uuid as SqlUuid,
@@ -770,6 +781,11 @@ impl ImportRepository for PgImportRepository {
                 // second per 10^6 lines, past the pool's statement timeout. Held to its own
                 // bound instead; the refused file's sender is the one who waits.
                 diesel::sql_query(DISCARD_TIMEOUT).execute(conn)?;
+                DiscardLines {
+                    empresa: company.0,
+                    id: import,
+                }
+                .execute(conn)?;
                 Discard {
                     empresa: company.0,
                     id: import,
