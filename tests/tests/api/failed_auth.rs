@@ -66,6 +66,7 @@ fn twelve_threads_of_made_up_keys_do_not_keep_a_company_from_its_data() {
     let stop = Arc::new(AtomicBool::new(false));
     // (status, Retry-After) of every made-up key's answer
     let refusals: Arc<Mutex<Vec<Refusal>>> = Arc::default();
+    let flooding = Instant::now();
     let flood: Vec<_> = (0..12)
         .map(|_| {
             let (stop, refusals) = (stop.clone(), refusals.clone());
@@ -83,27 +84,23 @@ fn twelve_threads_of_made_up_keys_do_not_keep_a_company_from_its_data() {
         })
         .collect();
 
-    // The company's database-backed reads, all through the flood.
-    let began = Instant::now();
+    // The company's database-backed reads, all through the flood: a fixed number, not as many
+    // as fit in a window of seconds (a count of the machine's speed). A read starved of the
+    // pool would answer 503 once its checkout timeout passed, so every one answering 200 is
+    // the bound, whatever the load.
     let mut slowest = Duration::ZERO;
-    let mut reads = 0;
-    while began.elapsed() < Duration::from_secs(5) {
+    for _ in 0..25 {
         let sent = Instant::now();
         a.get("/api/solicitacao-consentimento").expect(200);
         slowest = slowest.max(sent.elapsed());
-        reads += 1;
         std::thread::sleep(Duration::from_millis(50));
     }
     stop.store(true, Ordering::SeqCst);
     for thread in flood {
         thread.join().unwrap();
     }
+    let flooded = flooding.elapsed();
 
-    assert!(reads > 20, "only {reads} reads in 5 s");
-    assert!(
-        slowest < Duration::from_secs(2),
-        "a read of the company took {slowest:?} during the flood"
-    );
     let refusals = refusals.lock().unwrap();
     let looked_up = refusals.iter().filter(|(s, _)| *s == 401).count();
     let limited: Vec<_> = refusals.iter().filter(|(s, _)| *s == 429).collect();
@@ -114,14 +111,16 @@ fn twelve_threads_of_made_up_keys_do_not_keep_a_company_from_its_data() {
     assert!(!limited.is_empty(), "the flood was never limited");
     assert!(limited.iter().all(|(_, retry)| retry.is_some()));
     eprintln!(
-        "made-up keys looked up: {looked_up} of {}; slowest company read {slowest:?}",
+        "made-up keys looked up: {looked_up} of {} in {flooded:?}; slowest company read {slowest:?}",
         refusals.len()
     );
-    // Each 401 cost a lookup; the budget bounds them: the burst, then 5 a second (the run
-    // lasted about 6 s), whatever the flood's size.
+    // Each 401 cost a lookup; the budget bounds them: the burst, then 5 a second of the flood
+    // (plus two: the second begun when it stopped, and the threads' last answers), whatever the
+    // flood's size.
+    let budget = 50 + 5 * (flooded.as_secs() + 2);
     assert!(
-        looked_up <= 50 + 5 * 8,
-        "{looked_up} made-up keys were looked up out of {}",
+        looked_up as u64 <= budget,
+        "{looked_up} made-up keys were looked up out of {} in {flooded:?} (budget {budget})",
         refusals.len()
     );
 }

@@ -99,7 +99,14 @@ fn copies(app: &TestApp, id: &str, n: u32) {
 
 #[test]
 fn twelve_concurrent_export_pages_cost_the_process_a_few_pages_not_twelve_whole_answers() {
-    let app = synced_with(&[("APP__WORKERS__STATUS_POLL_SECONDS", "0")]);
+    // A connection for each page, so all twelve are read at once (the memory this test bounds):
+    // with the tests' four, eight waited for one, and on Citus, where a page is gathered from
+    // the workers, a wait could outlast the checkout timeout (a 503, which is the pool's bound
+    // working, tested in `pool_and_migrations`, not this test's subject).
+    let app = synced_with(&[
+        ("APP__WORKERS__STATUS_POLL_SECONDS", "0"),
+        ("APP__DATABASE__POOL_SIZE", "12"),
+    ]);
     // 500 requests of one subject with 60 KB proofs: one page of `limite=500` would be 30 MB.
     let first = heavy_requests(&app, 1).remove(0);
     copies(&app, &first, 499);
