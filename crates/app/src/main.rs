@@ -27,7 +27,9 @@ use context::ProcessContext;
 use settings::Settings;
 
 fn main() -> ExitCode {
-    // before any other thread allocates (crates/app/src/memory.rs)
+    // before anything else: it may start the binary again (crates/app/src/memory.rs)
+    memory::bound_thread_caches();
+    // before any other thread allocates
     memory::bound_malloc_arenas();
     let cli = Cli::parse();
     let settings = match Settings::load() {

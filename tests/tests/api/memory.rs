@@ -97,3 +97,45 @@ fn the_service_allocates_from_one_malloc_arena_per_core_whatever_its_threads() {
         "MALLOC_ARENA_MAX=4: {arenas} arenas beside the main one, with {threads} threads"
     );
 }
+
+/// The variables the running process was started with (after its own exec, if any).
+fn environment(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .expect("/proc/<pid>/environ")
+        .split(|b| *b == 0)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect()
+}
+
+/// `consent-api serve` with `env` set: the `GLIBC_TUNABLES` it runs with, and whether it answers.
+fn tunables_of_serve(env: &[(&str, &str)]) -> Option<String> {
+    let db = TestDb::new();
+    let sim = Sim::start(&seed());
+    let (_, key) = company_with_key(&db, &sim, "Empresa A", CNPJ_A);
+    let api = Api::start_with(&db, &sim, env);
+    Client::new(&api.base_url, Some(&key))
+        .get("/api/casos-de-uso")
+        .expect(200);
+    environment(api.pid())
+        .into_iter()
+        .find_map(|v| v.strip_prefix("GLIBC_TUNABLES=").map(str::to_owned))
+}
+
+#[test]
+fn the_service_runs_without_glibcs_thread_caches_unless_the_operator_tuned_them() {
+    // started again by itself with the caches off (the same process id the harness started)
+    assert_eq!(
+        tunables_of_serve(&[]).as_deref(),
+        Some("glibc.malloc.tcache_count=0")
+    );
+    // the operator's other tunables are kept beside it
+    assert_eq!(
+        tunables_of_serve(&[("GLIBC_TUNABLES", "glibc.malloc.arena_max=4")]).as_deref(),
+        Some("glibc.malloc.arena_max=4:glibc.malloc.tcache_count=0")
+    );
+    // and their own depth wins
+    assert_eq!(
+        tunables_of_serve(&[("GLIBC_TUNABLES", "glibc.malloc.tcache_count=3")]).as_deref(),
+        Some("glibc.malloc.tcache_count=3")
+    );
+}

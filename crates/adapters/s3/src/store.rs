@@ -48,6 +48,10 @@ pub struct S3EvidenceStore {
 impl S3EvidenceStore {
     /// The store of `settings`' bucket; nothing is sent to it yet.
     pub fn new(settings: &S3Settings) -> anyhow::Result<Self> {
+        // reqwest is built without a crypto provider of its own (Cargo.toml: ring, not a second
+        // library): it takes the process's default, installed here once. `Err` means one is
+        // installed already, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let s3 = AmazonS3Builder::new()
             .with_endpoint(&settings.endpoint)
             .with_bucket_name(&settings.bucket)
