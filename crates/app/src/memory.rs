@@ -38,7 +38,9 @@ pub fn bound_thread_caches() {
 
         let tunables = match std::env::var("GLIBC_TUNABLES") {
             Ok(t) if t.contains(TCACHE_COUNT) => return,
-            Ok(t) if !t.is_empty() => format!("{t}:{TCACHE_COUNT}=0"),
+            // first: glibc's loader rewrites the variable in place and leaves only the first
+            // tunable visible in /proc/<pid>/environ (every one still applies)
+            Ok(t) if !t.is_empty() => format!("{TCACHE_COUNT}=0:{t}"),
             Ok(_) | Err(std::env::VarError::NotPresent) => format!("{TCACHE_COUNT}=0"),
             // not text: the operator's, left alone
             Err(std::env::VarError::NotUnicode(_)) => return,
