@@ -66,11 +66,23 @@ export TEST_CITUS_SPARE_WORKER=${url[w3]}
 
 status=0
 echo "== the end-to-end suite on Citus"
-cargo nextest run -p consent-testkit --no-fail-fast "$@" 2>&1 | tee "$out/suite.log"
+# `--workspace` narrowed to the testkit's tests, not `-p consent-testkit`: the same feature set
+# as `make test`'s build, so its compiled crates are reused (`-p` unifies the dependencies'
+# features for that one package and rebuilt most of them). nextest ORs several `-E`, so a
+# filter given in ARGS is ANDed into the package's here.
+args=(); filtered=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -E|--filterset|--filter-expr) args+=("$1" "package(consent-testkit) & ($2)"); filtered=1; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+[ -n "$filtered" ] || args+=(-E 'package(consent-testkit)')
+cargo nextest run --workspace --no-fail-fast "${args[@]}" 2>&1 | tee "$out/suite.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo "== growth (a third worker and a rebalance under load), and the feed across a two-phase commit"
-cargo nextest run -p consent-testkit --no-fail-fast --run-ignored ignored-only \
-  -E 'test(citus_growth) | test(citus_commit_window)' 2>&1 | tee "$out/growth.log"
+cargo nextest run --workspace --no-fail-fast --run-ignored ignored-only \
+  -E 'package(consent-testkit) & (test(citus_growth) | test(citus_commit_window))' 2>&1 | tee "$out/growth.log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 
 echo "== plans of the service's statements (router: one shard; multi-shard: several)"

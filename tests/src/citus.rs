@@ -87,7 +87,8 @@ pub fn create_on_node(node: &str, name: &str) {
 /// role on every node) skips that check for the runtime role alone: it lets the role take
 /// Citus's internal shard locks, not write a row (docs/scaling.md, "Least privilege on Citus").
 /// Tests run in parallel: a concurrent `ALTER ROLE` of the same role fails with "tuple
-/// concurrently updated" (`XX000`), and the other one has set it.
+/// concurrently updated" (`XX000`) or, when both inserted the role's first setting, on the
+/// settings' unique index (`23505`); either way the other one has set it.
 fn skip_lock_permission_checks(conn: &mut PgConnection) {
     conn.batch_execute(&format!(
         "DO $$ BEGIN \
@@ -96,7 +97,7 @@ fn skip_lock_permission_checks(conn: &mut PgConnection) {
                             AND 'citus.skip_advisory_lock_permission_checks=on' = ANY (s.setconfig)) THEN \
              ALTER ROLE {RUNTIME_ROLE} SET citus.skip_advisory_lock_permission_checks = on; \
            END IF; \
-         EXCEPTION WHEN internal_error THEN NULL; END $$"
+         EXCEPTION WHEN internal_error OR unique_violation THEN NULL; END $$"
     ))
     .expect("let the runtime role take Citus's shard locks");
 }

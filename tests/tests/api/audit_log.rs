@@ -318,6 +318,42 @@ fn another_companys_receipt_and_proofs_are_404() {
 /// On one node it is a setting nothing reads: the same statements run on both.
 const UNSAFE_TRIGGERS: &str = "SET citus.enable_unsafe_triggers = on";
 
+/// The owner rewrites company `company`'s history, as whoever runs the service can: switches the
+/// log tables' append-only triggers off (`ALTER TABLE ... DISABLE TRIGGER` needs only ownership;
+/// here the superuser), deletes the company's last log entry with its checkpoints and its stored
+/// tree, and switches the triggers on again, so the checkpoint job is left to sign a smaller
+/// size. The same statements on Citus (`UNSAFE_TRIGGERS`), where a `session_replication_role`
+/// set on the coordinator does not reach the workers' shards.
+pub(crate) fn rewrite_last_entry_as_owner(app: &TestApp, company: &str) {
+    use diesel::RunQueryDsl;
+    const TABLES: [&str; 4] = [
+        "auditoria_entradas",
+        "auditoria_checkpoints",
+        "auditoria_nos",
+        "auditoria_folhas",
+    ];
+    let mut conn = app.db.conn();
+    let mut statements = vec![UNSAFE_TRIGGERS.to_owned()];
+    statements.extend(TABLES.map(|t| format!("ALTER TABLE {t} DISABLE TRIGGER USER")));
+    statements.push(format!(
+        "DELETE FROM auditoria_entradas WHERE empresa_id = '{company}'
+           AND (transacao, posicao) IN (
+             SELECT transacao, posicao FROM auditoria_entradas WHERE empresa_id = '{company}'
+             ORDER BY transacao DESC, posicao DESC LIMIT 1)"
+    ));
+    statements.extend(
+        TABLES[1..]
+            .iter()
+            .map(|t| format!("DELETE FROM {t} WHERE empresa_id = '{company}'")),
+    );
+    statements.extend(TABLES.map(|t| format!("ALTER TABLE {t} ENABLE TRIGGER USER")));
+    for sql in statements {
+        diesel::sql_query(&sql)
+            .execute(&mut conn)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+}
+
 #[test]
 fn the_log_refuses_update_and_delete() {
     let app = TestApp::synced();

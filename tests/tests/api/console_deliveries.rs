@@ -101,19 +101,30 @@ fn each_attempt_keeps_the_start_of_the_receivers_answer_and_the_page_shows_it_es
 
 /// Index entries and table rows read from `webhook_entregas` so far, by PostgreSQL's statistics
 /// (`pg_stat_user_indexes` for every index of the table, plus its sequential reads), and the
-/// scans of `indexes` (those the page may use: no other reader of the test uses them).
+/// scans of `indexes` (those the page may use: no other reader of the test uses them). On Citus
+/// the reads are the workers', on the company's shard (`webhook_entregas_<shard id>` and its
+/// indexes, named the same way): summed over every node.
 fn read_so_far(app: &TestApp, indexes: &[&str]) -> (i64, i64) {
-    let all = app.db.scalar(
+    let on_every_node = |sql: &str| -> i64 {
+        if testkit::citus::on_citus() {
+            app.db.scalar(&format!(
+                "SELECT coalesce(sum(result::bigint), 0)::bigint AS v \
+                 FROM run_command_on_all_nodes($q${sql}$q$)"
+            ))
+        } else {
+            app.db.scalar(&format!("SELECT ({sql}) AS v"))
+        }
+    };
+    let all = on_every_node(
         "SELECT ((SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes \
-                 WHERE relname = 'webhook_entregas') \
-              + (SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables \
-                 WHERE relname = 'webhook_entregas'))::bigint AS v",
+                 WHERE relname ~ '^webhook_entregas(_[0-9]+)?$') \
+              + (SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables \
+                 WHERE relname ~ '^webhook_entregas(_[0-9]+)?$'))::bigint",
     );
-    let names: Vec<String> = indexes.iter().map(|i| format!("'{i}'")).collect();
-    let scans = app.db.scalar(&format!(
-        "SELECT coalesce(sum(idx_scan), 0)::bigint AS v FROM pg_stat_user_indexes \
-         WHERE indexrelname IN ({})",
-        names.join(", ")
+    let scans = on_every_node(&format!(
+        "SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes \
+         WHERE indexrelname ~ '^({})(_[0-9]+)?$'",
+        indexes.join("|")
     ));
     (all, scans)
 }

@@ -292,25 +292,7 @@ fn a_witnessed_log_rewritten_as_the_owner_gets_409_from_the_witness_no_checkpoin
 
     // the owner (here the superuser) rewrites history: company A's last entry goes, with its
     // checkpoints and its stored tree, and the job is left to sign again
-    {
-        use diesel::RunQueryDsl;
-        let mut conn = app.db.conn();
-        let a = &app.company_a;
-        for sql in [
-            "SET session_replication_role = replica".to_owned(),
-            format!(
-                "DELETE FROM auditoria_entradas WHERE (empresa_id, transacao, posicao) IN (
-                SELECT empresa_id, transacao, posicao FROM auditoria_entradas
-                WHERE empresa_id = '{a}' ORDER BY transacao DESC, posicao DESC LIMIT 1)"
-            ),
-            format!("DELETE FROM auditoria_checkpoints WHERE empresa_id = '{a}'"),
-            format!("DELETE FROM auditoria_nos WHERE empresa_id = '{a}'"),
-            format!("DELETE FROM auditoria_folhas WHERE empresa_id = '{a}'"),
-            "SET session_replication_role = DEFAULT".to_owned(),
-        ] {
-            diesel::sql_query(sql).execute(&mut conn).unwrap();
-        }
-    }
+    crate::audit_log::rewrite_last_entry_as_owner(&app, &app.company_a);
 
     // the job signs size 3 and submits it: the witness answers 409 (it cosigned 4), the job
     // refuses to keep it

@@ -324,25 +324,7 @@ fn an_independent_witness_aics_witness_cosigns_the_checkpoints_and_refuses_a_rew
 
     // the owner (here the superuser) rewrites history: company A's last entry goes, with its
     // checkpoints and its stored tree, and the job is left to sign size 4
-    {
-        use diesel::RunQueryDsl;
-        let mut conn = app.db.conn();
-        let a = &app.company_a;
-        for sql in [
-            "SET session_replication_role = replica".to_owned(),
-            format!(
-                "DELETE FROM auditoria_entradas WHERE (empresa_id, transacao, posicao) IN (
-                SELECT empresa_id, transacao, posicao FROM auditoria_entradas
-                WHERE empresa_id = '{a}' ORDER BY transacao DESC, posicao DESC LIMIT 1)"
-            ),
-            format!("DELETE FROM auditoria_checkpoints WHERE empresa_id = '{a}'"),
-            format!("DELETE FROM auditoria_nos WHERE empresa_id = '{a}'"),
-            format!("DELETE FROM auditoria_folhas WHERE empresa_id = '{a}'"),
-            "SET session_replication_role = DEFAULT".to_owned(),
-        ] {
-            diesel::sql_query(sql).execute(&mut conn).unwrap();
-        }
-    }
+    crate::audit_log::rewrite_last_entry_as_owner(&app, &app.company_a);
 
     // aics-witness answers 409 naming 5; the job refuses to keep size 4
     let refused = wait_until(Duration::from_secs(30), || {
