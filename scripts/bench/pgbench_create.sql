@@ -1,9 +1,10 @@
 -- What one creation (POST .../criar/ativo) asks the database, statement for statement, as captured
 -- with log_statement = 'all' from the service (the same text, the same binds, prepared):
 -- BEGIN_CREATION (the owner's `consentimento_iniciar`: the template's use case found and the row
--- stored `em_andamento`), then, after the PGCC answered, CONFIRM_CREATION (the owner's
--- `consentimento_confirmar`: confirm + history + audit entry; then schedule + event + deliveries,
--- in one statement); each statement its own implicit transaction, as the service sends them. The
+-- stored `em_andamento`), then, after the PGCC answered, CONFIRM_CREATION
+-- (`consentimento_confirmar_criacao`: the owner's `consentimento_confirmar`, confirm + history +
+-- audit entry; then schedule + event + deliveries, in one call); each statement its own implicit
+-- transaction, as the service sends them on one node. The
 -- same functions as the service (issue 36), so the baseline is never a cheaper path. Left out: the API-key lookup (cached by the
 -- service) and its `ultimo_uso_em` update (once a minute per key).
 -- Every bind of the service is a bind here but `cnpj_anuente` (NULL for a direct access; pgbench
@@ -19,24 +20,6 @@ SELECT gen_random_uuid() AS id, gen_random_uuid() AS ev, now() AS ts, encode(sha
 SELECT gravadas, caso_encontrado, vinculo_id FROM consentimento_iniciar(
     :id, :emp, :tpl, :cpf, :tipo, :modalidade, NULL, :expira, :respondeu, :prova, :status, :hash,
     :sal, :ts, :ts, :ts);
-WITH confirmada AS (
-    SELECT * FROM consentimento_confirmar(:id, :emp, :pgcc, :ts, :hash, :status, :ts, NULL)
-), agendada AS (
-    INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
-    SELECT empresa_id, id, pgcc_id, :ts FROM confirmada
-    WHERE status IN ('pendente', 'ativo')
-    ON CONFLICT DO NOTHING
-), eventos AS (
-    INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-    SELECT :ev, empresa_id, :tipo_evento, :payload, :ts FROM confirmada
-    RETURNING id, empresa_id, tipo, criado_em
-), entregas AS (
-INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, tentativas, proxima_tentativa_em, criado_em, atualizado_em)
-SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0,
-       e.criado_em, e.criado_em, e.criado_em
-FROM eventos e
-JOIN webhook_urls u ON u.empresa_id = e.empresa_id
-WHERE u.removido_em IS NULL AND u.desativado_em IS NULL
-  AND (u.eventos IS NULL OR e.tipo = ANY (u.eventos))
-)
-SELECT 1 FROM confirmada;
+SELECT consentimento_confirmar_criacao(
+    :id, :emp, :pgcc, :ts, :hash, :status, :ts, NULL, :ev, :tipo_evento, :payload, :ts, NULL)
+    AS confirmadas;

@@ -76,12 +76,19 @@ END $$;
 SELECT create_distributed_function('consentimento_transicao_permitida(text, text)');
 SELECT create_distributed_function(
     'auditoria_entrada(uuid, text, text, text, text, text, text, text, text, text, timestamptz)');
+SELECT create_distributed_function('webhook_url_recebe(text[], text)');
 SELECT create_distributed_function(
     'consentimento_iniciar(uuid, uuid, text, text, text, text, text, timestamptz, timestamptz, '
     'text, text, text, text, timestamptz, timestamptz, timestamptz)',
     'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
 SELECT create_distributed_function(
     'consentimento_confirmar(uuid, uuid, text, timestamptz, text, text, timestamptz, bigint)',
+    'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
+-- the creation's whole confirmation (issue 40, part 2): the owner's function above, the first
+-- status check, the event and its deliveries in one call to the worker, committed in one phase
+SELECT create_distributed_function(
+    'consentimento_confirmar_criacao(uuid, uuid, text, timestamptz, text, text, timestamptz, '
+    'bigint, uuid, text, text, timestamptz, text)',
     'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
 SELECT create_distributed_function('consentimento_cancelar(uuid, uuid, timestamptz)',
     'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);

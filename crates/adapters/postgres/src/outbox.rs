@@ -16,39 +16,24 @@ use uuid::Uuid;
 use crate::fixed_sql::statement;
 
 /// The condition under which the webhook URL `u` takes an event of company `$empresa` and type
-/// `$tipo` (SQL expressions): neither removed nor disabled, and taking every type (`eventos`
-/// NULL) or that one. `auditoria.checkpoint` only when named
-/// (`domain::EventType::only_when_named`). One definition for the deliveries written
-/// ([`deliveries_of_eventos`]) and the events marked as having none ([`sem_entregas`]).
+/// `$tipo` (SQL expressions): neither removed nor disabled, and taking that type:
+/// `webhook_url_recebe` (migration `confirm_creations_in_one_call`: every type when `eventos`
+/// is NULL, `auditoria.checkpoint` only when named, `domain::EventType::only_when_named`), a
+/// SQL function PostgreSQL inlines, so that the creation's `consentimento_confirmar_criacao`
+/// asks the same question. One definition for the deliveries written
+/// ([`deliveries_of_eventos`]) and the events marked as having none ([`WriteEvents`]).
 macro_rules! url_takes {
     ($empresa:literal, $tipo:literal) => {
         concat!(
             "u.empresa_id = ",
             $empresa,
-            " AND u.removido_em IS NULL AND u.desativado_em IS NULL AND ((u.eventos IS NULL AND ",
+            " AND u.removido_em IS NULL AND u.desativado_em IS NULL AND webhook_url_recebe(u.eventos, ",
             $tipo,
-            " <> 'auditoria.checkpoint') OR ",
-            $tipo,
-            " = ANY (u.eventos))"
-        )
-    };
-}
-pub(crate) use url_takes;
-
-/// `webhook_eventos.sem_entregas` of an event of company `$empresa` and type `$tipo`, written
-/// in the statement that writes its deliveries: true when no URL takes it, so none is written.
-/// Both read the URLs in the statement's one snapshot, so the mark and the deliveries agree. The
-/// event purge reads only marked events; an event with deliveries goes with its last one.
-macro_rules! sem_entregas {
-    ($empresa:literal, $tipo:literal) => {
-        concat!(
-            "NOT EXISTS (SELECT 1 FROM webhook_urls u WHERE ",
-            crate::outbox::url_takes!($empresa, $tipo),
             ")"
         )
     };
 }
-pub(crate) use sem_entregas;
+pub(crate) use url_takes;
 
 /// The deliveries of the events of a CTE named `eventos` (columns `id`, `empresa_id`, `tipo`,
 /// `criado_em`): one `pendente` delivery per webhook URL of the event's company that takes it
@@ -95,7 +80,7 @@ statement! {
     /// the batch size): the events come in as parallel arrays, each with its deliveries (see
     /// [`deliveries_of_eventos`]). Each event's `sem_entregas` comes from an uncorrelated join
     /// of the batch with the URLs (`tomados`: the events some URL takes), not from
-    /// [`sem_entregas`]'s correlated `NOT EXISTS`: Citus refuses a correlated subquery beside a
+    /// a correlated `NOT EXISTS`: Citus refuses a correlated subquery beside a
     /// set-returning function in FROM (the `unnest`), and plans this one (docs/scaling.md,
     /// "Citus"). Same snapshot, same answer.
     struct WriteEvents<'a> {

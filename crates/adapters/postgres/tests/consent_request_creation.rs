@@ -899,7 +899,7 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
     let mut conn = pool.get().unwrap();
     let prepared = diesel::sql_query(
         "SELECT (custom_plans + generic_plans)::bigint AS n FROM pg_prepared_statements \
-         WHERE statement LIKE 'WITH confirmada AS%' \
+         WHERE statement LIKE 'SELECT consentimento_confirmar_criacao(%' \
             OR statement LIKE 'SELECT gravadas, caso_encontrado%' \
          ORDER BY statement",
     )
@@ -910,8 +910,8 @@ fn creations_on_one_connection_each_confirm_with_their_own_history_event_and_del
     .collect::<Vec<_>>();
     assert_eq!(
         prepared,
-        [9, 8],
-        "begin (8 + the confirmed one), then confirm"
+        [8, 9],
+        "confirm, then begin (8 + the confirmed one)"
     );
 }
 

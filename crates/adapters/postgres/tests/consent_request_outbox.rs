@@ -258,9 +258,34 @@ fn confirmation_rows(db: &TestDb, request: &ConsentRequest) -> (i64, i64, i64, V
     )
 }
 
+/// The `transacao` of `request`'s creation event and of its audit entries.
+fn confirmation_transactions(db: &TestDb, request: &ConsentRequest) -> (i64, Vec<i64>) {
+    #[derive(diesel::QueryableByName)]
+    struct Transactions {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        evento: i64,
+        #[diesel(sql_type = diesel::sql_types::Array<diesel::sql_types::BigInt>)]
+        auditoria: Vec<i64>,
+    }
+    use diesel::RunQueryDsl;
+    let found: Transactions = diesel::sql_query(
+        "SELECT (SELECT transacao FROM webhook_eventos
+                 WHERE tipo = 'solicitacao.criada' AND payload::jsonb -> 'data' ->> 'id' = $1::text)
+                    AS evento,
+                ARRAY(SELECT transacao FROM auditoria_entradas WHERE solicitacao_id = $1) AS auditoria",
+    )
+    .bind::<diesel::sql_types::Uuid, _>(request.id)
+    .get_result(&mut db.conn())
+    .unwrap();
+    (found.evento, found.auditoria)
+}
+
+/// On Citus the confirmation is one call inside a transaction that first takes the
+/// coordinator's transaction id and hands it to the call (the worker's own is not the log's);
+/// on one node the call is alone and takes its own. Both write the same rows, and the event and
+/// the audit entry carry the same transaction.
 #[test]
-fn a_confirmation_written_statement_by_statement_as_on_citus_writes_what_the_single_statement_writes(
-) {
+fn a_confirmation_as_on_citus_writes_what_the_single_call_writes_at_one_transaction() {
     let w = world(2);
     let one_statement = PgConsentRequestRepository::new(w.pool.clone());
     let routed = PgConsentRequestRepository::new(w.pool.clone()).writing_as_on_citus();
@@ -301,6 +326,14 @@ fn a_confirmation_written_statement_by_statement_as_on_citus_writes_what_the_sin
         stored(&w.db, split.id).pgcc_id.as_deref(),
         Some(split.pgcc_id.as_str())
     );
+    for request in [&single, &split] {
+        let (evento, auditoria) = confirmation_transactions(&w.db, request);
+        assert_eq!(
+            auditoria,
+            vec![evento],
+            "the event and the audit entry in one transaction"
+        );
+    }
 
     // confirmed twice: the second writes nothing
     let again = routed

@@ -188,6 +188,7 @@ const MIGRATION_NAMES: &[&str] = &[
     "2026-12-07-004261_index_imports_by_creation",
     "2026-12-07-004280_start_creations_in_router_statements",
     "2026-12-07-004300_stage_import_lines_without_a_foreign_key",
+    "2026-12-07-004400_confirm_creations_in_one_call",
 ];
 
 /// How many migrations `name` and the ones after it are.

@@ -17,9 +17,10 @@ use crate::models::{
     SolicitacaoConsentimentoRow, UnfinishedCreationRow, CRIACAO_CANCELADA, CRIACAO_CONFIRMADA,
     CRIACAO_EM_ANDAMENTO,
 };
-use crate::outbox::{self, deliveries_of_eventos};
+use crate::outbox;
 use crate::per_company::companies_with;
 use crate::schema::solicitacoes_consentimento as sc;
+use crate::settled;
 use crate::topology::Topology;
 use crate::PgPool;
 
@@ -103,39 +104,19 @@ impl<'a> BeginCreation<'a> {
     }
 }
 
-/// Writes of a confirmation besides the owner's `consentimento_confirmar` (which confirms the
-/// row with its history and audit entries), each reading the confirmed request as `c` from
-/// `$from` (the function's result, or the table), `$where` narrowing it (empty for the CTE, the
-/// request's id and company for the table): one text for [`ConfirmCreation`] (one node) and
-/// `confirm_routed.rs` (Citus).
-macro_rules! confirmation_writes {
-    // its first status check, when the PGCC may still change it
-    (schedule, $from:literal, $where:expr) => {
-        concat!(
-            "INSERT INTO verificacoes_status (empresa_id, solicitacao_id, pgcc_id, proxima_em)
-    SELECT c.empresa_id, c.id, c.pgcc_id, $next_check_at FROM ",
-            $from,
-            " c
-    WHERE ",
-            $where,
-            "c.status IN ('pendente', 'ativo')
-    ON CONFLICT DO NOTHING"
-        )
-    };
-}
-pub(super) use confirmation_writes;
-
 statement! {
-    /// `confirm_creation` in one statement, so one implicit transaction: the owner's
-    /// `consentimento_confirmar` confirms the row (PGCC id, no attempt, next status check) only
-    /// if it is unconfirmed and still holds the content the event was built from (hash, status,
-    /// update time: an unconfirmed row's content never changes, so this only guards against a
-    /// bug), with the creation's history entry (`de` NULL, dated `criado_em`) and its entry in
-    /// the company's audit log (docs/auditoria.md), and returns the confirmed row; from it only,
-    /// the first status check and the `solicitacao.criada` event with its deliveries. Nothing is
-    /// written when no row was confirmed; the count is the rows confirmed (1 or 0). The update's
-    /// row lock makes a concurrent confirmation wait, then find the row confirmed and write
-    /// nothing. On Citus the same writes go as one statement each (`confirm_routed.rs`).
+    /// `confirm_creation` in one call of `consentimento_confirmar_criacao` (migration
+    /// `confirm_creations_in_one_call`): the owner's `consentimento_confirmar` confirms the row
+    /// (PGCC id, no attempt, next status check) only if it is unconfirmed and still holds the
+    /// content the event was built from (hash, status, update time: an unconfirmed row's content
+    /// never changes, so this only guards against a bug), with the creation's history entry
+    /// (`de` NULL, dated `criado_em`) and its entry in the company's audit log
+    /// (docs/auditoria.md); then, as the service's role, the first status check and the
+    /// `solicitacao.criada` event with its deliveries. Nothing is written when no row was
+    /// confirmed; the answer is the rows confirmed (1 or 0). The update's row lock makes a
+    /// concurrent confirmation wait, then find the row confirmed and write nothing. `transacao`:
+    /// the log's transaction id, given on Citus only ([`confirm_on_citus`]); on one node the
+    /// function takes its own transaction's.
     struct ConfirmCreation<'a> {
         id: Uuid as SqlUuid,
         empresa_id: Uuid as SqlUuid,
@@ -144,39 +125,41 @@ statement! {
         hash: &'a str as Text,
         status: &'static str as Text,
         atualizado_em: DateTime<Utc> as Timestamptz,
+        transacao: Option<i64> as Nullable<BigInt>,
         event_id: Uuid as SqlUuid,
         event_tipo: &'static str as Text,
         event_payload: String as Text,
         event_at: DateTime<Utc> as Timestamptz,
         event_traceparent: Option<String> as Nullable<Text>,
     }
-    concat!(
-        "WITH confirmada AS (
-    SELECT * FROM consentimento_confirmar(
-        $id, $empresa_id, $pgcc_id, $next_check_at, $hash, $status, $atualizado_em, NULL)
-), agendada AS (
-    ",
-        confirmation_writes!(schedule, "confirmada", ""),
-        "
-), eventos AS (
-    ",
-        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em, traceparent,
-                                 sem_entregas)
-    SELECT $event_id, c.empresa_id, $event_tipo, $event_payload, $event_at, $event_traceparent, ",
-        // the company's own URLs, by the parameter rather than by `c`: an uncorrelated
-        // subquery, which Citus plans on the company's shard (a subquery correlated with a CTE
-        // it refuses; docs/scaling.md, "make test-citus")
-        outbox::sem_entregas!("$empresa_id", "$event_tipo::text"),
-        "
-    FROM confirmada c
-    RETURNING id, empresa_id, tipo, criado_em
-), entregas AS (
-",
-        deliveries_of_eventos!("$empresa_id"),
-        "
-)
-SELECT 1 FROM confirmada"
-    )
+    // alone in the SELECT list, arguments all bound: what Citus sends whole to the company's
+    // worker (`force_delegation`, scripts/citus/distribute.sql)
+    "SELECT consentimento_confirmar_criacao(
+    $id, $empresa_id, $pgcc_id, $next_check_at, $hash, $status, $atualizado_em, $transacao,
+    $event_id, $event_tipo, $event_payload, $event_at, $event_traceparent) AS confirmadas"
+}
+
+/// What [`ConfirmCreation`] answers.
+#[derive(QueryableByName)]
+struct Confirmed {
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    confirmadas: i32,
+}
+
+/// [`ConfirmCreation`] on a Citus coordinator: inside a transaction that first takes the
+/// coordinator's transaction id, the log's order and the events feed's watermark
+/// (`settled.rs`); on the worker `pg_current_xact_id()` counts the worker's transactions. The
+/// call itself is one round trip to the company's worker, committed there in one phase.
+fn confirm_on_citus(conn: &mut PgConnection, statement: ConfirmCreation<'_>) -> QueryResult<i32> {
+    conn.transaction(|conn| {
+        let transacao = Some(settled::transaction_id(conn)?);
+        ConfirmCreation {
+            transacao,
+            ..statement
+        }
+        .get_result::<Confirmed>(conn)
+        .map(|c| c.confirmadas)
+    })
 }
 
 statement! {
@@ -307,9 +290,9 @@ pub(super) fn confirm(
 }
 
 /// Confirms `request` (as stored, unconfirmed) under `pgcc_id` with its history entry, its
-/// `solicitacao.criada` event and deliveries, in one statement guarded by the stored content;
+/// `solicitacao.criada` event and deliveries, in one call guarded by the stored content;
 /// `false` when the row is not that unconfirmed request any more. On Citus (`distributed`) the
-/// same writes go one statement each (`confirm_routed.rs`).
+/// call runs in a transaction that names the coordinator's transaction id.
 fn confirm_if_unchanged(
     conn: &mut PgConnection,
     request: &ConsentRequest,
@@ -328,6 +311,7 @@ fn confirm_if_unchanged(
         hash: &request.hash,
         status: request.status.as_str(),
         atualizado_em: request.updated_at,
+        transacao: None,
         event_id: event.id,
         event_tipo: event.event_type.as_str(),
         event_payload: outbox::payload(&event)?,
@@ -336,9 +320,9 @@ fn confirm_if_unchanged(
         event_traceparent: telemetry::current_traceparent(),
     };
     let changed = if distributed {
-        super::confirm_routed::confirm(conn, statement)?
+        confirm_on_citus(conn, statement)?
     } else {
-        statement.execute(conn)?
+        statement.get_result::<Confirmed>(conn)?.confirmadas
     };
     Ok(changed == 1)
 }

@@ -10,7 +10,6 @@
 //! `expirado`, which expire, which the poller claims) are held against it by
 //! `tests/consent_request_state_machine.rs`.
 
-mod confirm_routed;
 mod creation;
 mod lifecycle;
 mod reads;
@@ -54,9 +53,9 @@ impl PgConsentRequestRepository {
         }
     }
 
-    /// Writes as on a Citus coordinator (the confirmation of a creation one statement each,
-    /// `confirm_routed.rs`) whatever the database. Those statements are plain SQL: the tests
-    /// run them on one node, where CI can (it has no Citus).
+    /// Writes as on a Citus coordinator (the confirmation of a creation inside a transaction
+    /// that names the coordinator's transaction id, `creation.rs`) whatever the database. It is
+    /// plain SQL: the tests run it on one node, where CI can (it has no Citus).
     pub fn writing_as_on_citus(self) -> Self {
         self.topology.assume(true);
         self
