@@ -103,5 +103,27 @@ SELECT create_distributed_function(
     'auditoria_guardar_checkpoint(uuid, bigint, bytea, bigint, bigint, text, text, timestamptz)',
     'p_empresa_id', colocate_with := 'solicitacoes_consentimento', force_delegation := true);
 
+-- Every statement of a delegated function planned afresh at each call (issue 40, part 3,
+-- docs/scaling.md, "What is left of Citus's cost"). On the worker a function's statements are
+-- PL/pgSQL's prepared plans, and Citus caches a plan for the local shard in each. In Citus 13.2.2
+-- that cache never hits (the regression of citusdata/citus#8371, fixed by #8824, merged
+-- 2026-09): each call plans the shard's statement again and keeps the plan, and a worker's backends grew by about 200 kB a
+-- creation (measured: 17 MB -> 1.6 GB of private memory in one worker's backends after 8,000
+-- creations, until the connection closes). With custom plans Citus caches nothing: the same
+-- planning at each call, and the memory flat (133 MB through 8,400 creations). On a Citus that
+-- carries the fix, `ALTER FUNCTION ... RESET plan_cache_mode` lets the cache work (creation's
+-- PostgreSQL CPU 3.8 -> 3.0 ms there, docs/scaling.md).
+DO $$
+DECLARE
+    f regprocedure;
+BEGIN
+    FOR f IN
+        SELECT objid::regprocedure FROM pg_catalog.pg_dist_object
+        WHERE classid = 'pg_proc'::regclass AND distribution_argument_index IS NOT NULL
+    LOOP
+        EXECUTE format('ALTER FUNCTION %s SET plan_cache_mode = force_custom_plan', f);
+    END LOOP;
+END $$;
+
 SELECT logicalrelid::text AS tabela, partmethod AS metodo, colocationid AS colocacao
 FROM pg_dist_partition ORDER BY 2, 1;

@@ -179,7 +179,7 @@ fn grant(conn: &mut PgConnection) {
 /// The statements of a psql script, each to run on its own as psql runs them (one
 /// multi-statement string would be one transaction, in which Citus cannot distribute a table
 /// after a parallel operation): its `\` lines left out, split at a `;` that ends a line outside
-/// a `$$` body.
+/// a `$$` body and a comment.
 fn statements(script: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
@@ -190,7 +190,8 @@ fn statements(script: &str) -> Vec<String> {
         if line.matches("$$").count() % 2 == 1 {
             in_body = !in_body;
         }
-        if !in_body && line.trim_end().ends_with(';') {
+        // a comment's `;` ends nothing (psql reads the script the same way)
+        if !in_body && !line.trim_start().starts_with("--") && line.trim_end().ends_with(';') {
             out.push(std::mem::take(&mut current));
         }
     }

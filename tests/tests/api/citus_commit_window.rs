@@ -1,21 +1,24 @@
-//! The events feed across Citus's two-phase commit (issue 23), run by `make test-citus` only
+//! The events feed across Citus's commit of a creation (issue 23), run by `make test-citus` only
 //! (scripts/test-citus.sh: ignored by `make test`, which has no Citus).
 //!
-//! A creation's confirmation (the owner's `consentimento_confirmar`, delegated to the company's
-//! worker, and the event and deliveries written after it on the same connection) commits in two
-//! phases: prepared on the worker, committed on the coordinator, then `COMMIT PREPARED` on the
-//! worker. In between, its coordinator transaction id has left the running set but its rows are
-//! not visible on the worker. The workers here are reached through relays, and the next
-//! `COMMIT PREPARED` is held there, which keeps the creation in that window as long as the test
-//! wants (the start, `consentimento_iniciar`, is one delegated statement the worker commits on its
-//! own, so the next two-phase commit is the confirmation's). A creation made meanwhile commits
-//! whole. A client reading the feed along its cursor must not be handed the second event while
-//! the first, which the log orders before it, is still on its way: it would move past the first
-//! for good (`settled.rs`).
+//! A creation's confirmation is one call of `consentimento_confirmar_criacao`, delegated to the
+//! company's worker inside a coordinator transaction that first takes the coordinator's
+//! transaction id (issue 40, part 2). One worker wrote, so Citus commits in one phase: the
+//! worker's `COMMIT` first, then the coordinator's own. Until the worker has committed, the
+//! creation's rows are visible nowhere while the coordinator's transaction id is still running.
+//! (Until the confirmation was one call, its deliveries' `INSERT ... SELECT` went through the
+//! coordinator and every creation committed in two phases: the window was then the worker's
+//! `COMMIT PREPARED`, after the coordinator's commit.) The workers here are reached through
+//! relays, and the next `COMMIT` sent to a worker is held there, which keeps the creation in
+//! that window as long as the test wants (the start, `consentimento_iniciar`, is one delegated
+//! statement the worker commits on its own, with no `COMMIT` sent). A creation made meanwhile
+//! commits whole. A client reading the feed along its cursor must not be handed the second
+//! event while the first, which the log orders before it, is still on its way: it would move
+//! past the first for good (`settled.rs`).
 //!
 //! Every node reaches the workers through the relays (the workers are registered by the relays'
 //! addresses), so a delegated function that opened connections of its own from its worker would
-//! have its own two-phase commit held instead. `consentimento_iniciar` did, until migration
+//! have its own commit held instead. `consentimento_iniciar` did, until migration
 //! `2026-12-07-004280` (its data-modifying CTE was planned as subplans shipped to every node):
 //! the hold caught the start, and every creation after it waited on the held worker
 //! (docs/scaling.md, "make test-citus under least privilege").
@@ -29,6 +32,10 @@ use testkit::{wait_until, Client, Relay, TestDb};
 
 use crate::helpers::*;
 use crate::lifecycle::create;
+
+/// `COMMIT` as the coordinator sends it to a worker: a simple query ('Q', its length of 4 + 7
+/// bytes, the text and its NUL).
+const COMMIT_MESSAGE: &str = "Q\u{0}\u{0}\u{0}\u{b}COMMIT\u{0}";
 
 /// An active request of subject `cpf` (each creation its own subject: the same content twice is
 /// the same request).
@@ -92,9 +99,11 @@ fn citus_commit_window_a_creation_still_committing_on_its_worker_holds_the_feed_
         "the first creation's event in the feed"
     );
 
-    // the next COMMIT PREPARED, to whichever worker, is held: that creation stays in the window
+    // the next COMMIT to a worker, whichever, is held: that creation stays in the window. The
+    // whole simple-query message ('Q', its length, the text): "COMMITTED" appears in the
+    // transaction's BEGIN, and a two-phase commit would be "COMMIT PREPARED '...'"
     for relay in &relays {
-        relay.hold_next("COMMIT PREPARED");
+        relay.hold_next(COMMIT_MESSAGE);
     }
     let held = std::thread::spawn({
         let (url, key) = (app.api.base_url.clone(), app.key_a.clone());
@@ -104,7 +113,7 @@ fn citus_commit_window_a_creation_still_committing_on_its_worker_holds_the_feed_
         wait_until(Duration::from_secs(20), || relays
             .iter()
             .any(|r| r.held() == 1)),
-        "no creation reached its COMMIT PREPARED (the relays read it only without TLS between \
+        "no creation reached its worker's COMMIT (the relays read it only without TLS between \
          the nodes: citus.node_conninfo = 'sslmode=disable', as scripts/citus/nodes.sh sets)"
     );
     // another creation commits whole meanwhile
