@@ -286,6 +286,10 @@ struct OneText {
     v: Option<String>,
 }
 
+/// Rows a seed writes in one transaction ([`TestDb::seed_in_batches`]): a few seconds on Citus
+/// under load, well inside the 30 s the tests wait for a checkpoint or an event.
+pub const SEED_BATCH: u64 = 25_000;
+
 impl TestDb {
     /// The single bigint an SQL query returns (alias it `v`): `SELECT count(*) AS v FROM ...`.
     pub fn scalar(&self, sql: &str) -> i64 {
@@ -293,6 +297,40 @@ impl TestDb {
             .get_result::<One>(&mut self.conn())
             .unwrap_or_else(|e| panic!("{sql}: {e}"))
             .v
+    }
+
+    /// Writes a seed of `total` rows in transactions of at most [`SEED_BATCH`]: `batch(lo, hi)`
+    /// is the SQL for rows `lo..=hi` (one or more statements, one transaction: a simple query's
+    /// statements commit together), run for consecutive ranges from 1.
+    ///
+    /// Why in batches: the tests' databases share one cluster, and the events feed's and the
+    /// audit checkpoints' watermark is the oldest transaction running on the cluster
+    /// (docs/decisions.md, "Costs and limits"). A million rows in one statement held every other
+    /// test's feed and checkpoints for as long as it ran: over a minute on Citus under
+    /// `make test-citus`'s load, which failed the witness tests' 30 s wait.
+    pub fn seed_in_batches(&self, total: u64, batch: impl Fn(u64, u64) -> String) {
+        let mut conn = self.conn();
+        let mut lo = 1;
+        while lo <= total {
+            let hi = (lo + SEED_BATCH - 1).min(total);
+            let sql = batch(lo, hi);
+            diesel::connection::SimpleConnection::batch_execute(&mut conn, &sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+            lo = hi + 1;
+        }
+    }
+
+    /// [`TestDb::seed_in_batches`] for a statement answering how many rows it wrote (`v`):
+    /// answers their sum.
+    pub fn seed_counted_in_batches(&self, total: u64, batch: impl Fn(u64, u64) -> String) -> i64 {
+        let mut written = 0;
+        let mut lo = 1;
+        while lo <= total {
+            let hi = (lo + SEED_BATCH - 1).min(total);
+            written += self.scalar(&batch(lo, hi));
+            lo = hi + 1;
+        }
+        written
     }
 
     /// The single nullable text an SQL query returns (alias it `v`).

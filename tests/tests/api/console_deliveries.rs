@@ -171,21 +171,20 @@ fn a_filtered_page_of_a_url_with_a_hundred_thousand_deliveries_reads_about_a_pag
     // deliveries would read about 1,000 of them for each one it shows
     let tipo = "CASE WHEN n % 1000 = 0 THEN 'solicitacao.revogada' ELSE 'solicitacao.criada' END";
     let at = "now() - interval '2 days' - n * interval '1 second'";
-    diesel::connection::SimpleConnection::batch_execute(
-        &mut app.db.conn(),
-        &format!(
+    // in batches: one transaction would hold the cluster's watermark (TestDb::seed_in_batches)
+    app.db.seed_in_batches(100_000, |lo, hi| {
+        format!(
             "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em) \
              SELECT md5('ev' || n)::uuid, '{a}', {tipo}, '{{}}', {at} \
-             FROM generate_series(1, 100000) n; \
+             FROM generate_series({lo}, {hi}) n; \
              INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status, \
                  tentativas, criado_em, atualizado_em, tipo_evento) \
              SELECT md5('d' || n)::uuid, md5('ev' || n)::uuid, '{url}', '{a}', \
                  CASE WHEN n % 1000 = 500 THEN 'falhou' ELSE 'entregue' END, 1, {at}, {at}, \
                  {tipo} \
-             FROM generate_series(1, 100000) n"
-        ),
-    )
-    .unwrap();
+             FROM generate_series({lo}, {hi}) n"
+        )
+    });
     // statistics for the planner after a bulk insert; VACUUM runs outside a transaction block,
     // one statement a call
     for table in ["webhook_entregas", "webhook_eventos"] {

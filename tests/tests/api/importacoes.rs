@@ -483,20 +483,27 @@ fn a_large_import_is_claimed_a_line_at_a_time_and_cancelled_in_the_background() 
     let id = r.data()["id"].as_str().unwrap().to_owned();
     // 100,000 more lines of this import, made as staging makes them (the file's last line,
     // still pending: claims go in file order at one a second)
-    let added = app.db.scalar(&format!(
-        "WITH novas AS (
+    // (in batches: one transaction would hold the cluster's watermark; TestDb::seed_in_batches)
+    let added = app.db.seed_counted_in_batches(100_000, |lo, hi| {
+        format!(
+            "WITH novas AS (
     INSERT INTO importacao_linhas
         (empresa_id, importacao_id, linha, id_externo, origem, solicitacao_id, variante, pgcc_id, dados)
     SELECT l.empresa_id, l.importacao_id, 1000 + g, 'g-extra-' || g, l.origem,
         md5(l.importacao_id::text || g)::uuid, l.variante, l.pgcc_id, l.dados
-    FROM importacao_linhas l, generate_series(1, 100000) g
-    WHERE l.importacao_id = '{id}' AND l.linha = 5 AND l.dados IS NOT NULL
+    FROM importacao_linhas l, generate_series({lo}, {hi}) g
+    WHERE l.importacao_id = '{id}' AND l.linha = {source} AND l.dados IS NOT NULL
     RETURNING 1),
 conta AS (
-    UPDATE importacoes SET linhas = linhas + 100000, validas = validas + 100000
+    UPDATE importacoes SET linhas = linhas + {n}, validas = validas + {n}
     WHERE id = '{id}' AND (SELECT count(*) FROM novas) > 0)
-SELECT count(*) AS v FROM novas"
-    ));
+SELECT count(*) AS v FROM novas",
+            n = hi - lo + 1,
+            // a batch copies the previous one's last line (claims go in file order: the file's
+            // line 5 may be registered by then, never the lines after it)
+            source = if lo == 1 { 5 } else { 1000 + lo - 1 }
+        )
+    });
     assert_eq!(added, 100_000, "the file's last line was still pending");
 
     // each line registered reads tens of index entries of the staged lines (the first pending
@@ -614,17 +621,20 @@ fn a_file_that_breaks_a_limit_late_is_discarded_whole_however_many_lines_it_stag
         );
         std::thread::sleep(Duration::from_millis(50));
     };
-    let added = app.db.scalar(&format!(
-        "WITH novas AS (
+    // (in batches: one transaction would hold the cluster's watermark; TestDb::seed_in_batches)
+    let added = app.db.seed_counted_in_batches(500_000, |lo, hi| {
+        format!(
+            "WITH novas AS (
     INSERT INTO importacao_linhas
         (empresa_id, importacao_id, linha, id_externo, origem, solicitacao_id, variante, dados)
     SELECT i.empresa_id, i.id, 1000 + g, 'd-extra-' || g, 'crm-legado',
         md5(i.id::text || g)::uuid, 'ativo', '{{}}'::jsonb
-    FROM importacoes i, generate_series(1, 500000) g
+    FROM importacoes i, generate_series({lo}, {hi}) g
     WHERE i.id = '{id}'
     RETURNING 1)
 SELECT count(*) AS v FROM novas"
-    ));
+        )
+    });
     assert_eq!(added, 500_000);
 
     stream.write_all(&rest).unwrap();

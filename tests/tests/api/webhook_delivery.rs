@@ -154,22 +154,31 @@ fn a_process_started_with_another_encryption_key_refuses_to_start_naming_the_set
 /// leave them), then lets PostgreSQL know the table's new size as autovacuum would.
 fn backlog(app: &TestApp, empresa: &str, events: u32) {
     use diesel::connection::SimpleConnection;
-    let mut conn = app.db.conn();
-    conn.batch_execute(&format!(
-        "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
-             SELECT gen_random_uuid(), '{empresa}', 'solicitacao.criada', '{{}}',
-                    now() - interval '1 hour' + i * interval '1 microsecond'
-             FROM generate_series(1, {events}) i;
+    // in batches, each event with its deliveries: one transaction holding the cluster's oldest
+    // transaction id for the whole backlog holds every other test's events and checkpoints
+    let base = app
+        .db
+        .text("SELECT (now() - interval '1 hour')::text AS v")
+        .unwrap();
+    let event = "md5('{empresa}' || ':' || i)::uuid".replace("{empresa}", empresa);
+    let at = format!("'{base}'::timestamptz + i * interval '1 microsecond'");
+    app.db.seed_in_batches(u64::from(events), |lo, hi| {
+        format!(
+            "INSERT INTO webhook_eventos (id, empresa_id, tipo, payload, criado_em)
+             SELECT {event}, '{empresa}', 'solicitacao.criada', '{{}}', {at}
+             FROM generate_series({lo}, {hi}) i;
              INSERT INTO webhook_entregas (id, evento_id, webhook_url_id, empresa_id, status,
                                            tentativas, proxima_tentativa_em, criado_em,
                                            atualizado_em)
-             SELECT gen_random_uuid(), e.id, u.id, e.empresa_id, 'pendente', 0, e.criado_em,
-                    e.criado_em, e.criado_em
-             FROM webhook_eventos e JOIN webhook_urls u ON u.empresa_id = e.empresa_id
-             WHERE e.empresa_id = '{empresa}' AND e.payload = '{{}}';"
-    ))
-    .expect("seed the backlog");
-    conn.batch_execute("VACUUM ANALYZE webhook_entregas")
+             SELECT gen_random_uuid(), {event}, u.id, u.empresa_id, 'pendente', 0, {at}, {at},
+                    {at}
+             FROM generate_series({lo}, {hi}) i, webhook_urls u
+             WHERE u.empresa_id = '{empresa}';"
+        )
+    });
+    app.db
+        .conn()
+        .batch_execute("VACUUM ANALYZE webhook_entregas")
         .expect("vacuum");
 }
 

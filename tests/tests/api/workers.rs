@@ -127,24 +127,23 @@ fn a_company_with_a_backlog_of_due_checks_never_delays_anothers_first_check() {
     let app = synced_with(NO_WORKERS_IN_API);
     // company A: 100,000 active requests, all overdue for their check (rows made with SQL)
     let (template, link) = first_use_case(&app, &app.company_a);
-    diesel::connection::SimpleConnection::batch_execute(
-        &mut app.db.conn(),
-        &format!(
+    // in batches: one transaction would hold the cluster's watermark (TestDb::seed_in_batches)
+    let a = &app.company_a;
+    app.db.seed_in_batches(100_000, |lo, hi| {
+        format!(
             "INSERT INTO solicitacoes_consentimento (id, empresa_id, caso_de_uso_id, \
              caso_de_uso_id_template, cpf_titular, tipo_titular, modalidade_acesso, \
              data_expiracao_consentimento, status, pgcc_id, hash, sal_hash, criado_em, \
              atualizado_em, criacao) \
-         SELECT gen_random_uuid(), '{a}', '{link}', '{template}', '52998224725', 'PessoaFisica', \
-             'Direto', now() + interval '1 year', 'ativo', 'carga-' || g, \
+         SELECT md5('carga-' || g)::uuid, '{a}', '{link}', '{template}', '52998224725', \
+             'PessoaFisica', 'Direto', now() + interval '1 year', 'ativo', 'carga-' || g, \
              encode(sha256(g::text::bytea), 'hex'), md5(g::text), now(), now(), 'confirmada' \
-         FROM generate_series(1, 100000) g; \
+         FROM generate_series({lo}, {hi}) g; \
          INSERT INTO verificacoes_status (empresa_id, solicitacao_id, proxima_em) \
-         SELECT empresa_id, id, now() - interval '1 hour' FROM solicitacoes_consentimento \
-         WHERE pgcc_id LIKE 'carga-%'",
-            a = app.company_a
-        ),
-    )
-    .expect("load company A's backlog");
+         SELECT '{a}', md5('carga-' || g)::uuid, now() - interval '1 hour' \
+         FROM generate_series({lo}, {hi}) g"
+        )
+    });
     // company B: one new pending request, accepted by its subject at once
     let mut body = pending_body();
     body["casoDeUsoIdTemplate"] = json!("tpl-b-seguro");
