@@ -262,6 +262,13 @@ fn the_sandboxs_data_older_than_the_retention_is_purged_and_the_real_companys_ke
              WHERE id IN ('{old}', '{real}')"
         ),
     );
+    let sandbox_events = || {
+        app.db.scalar(&format!(
+            "SELECT count(*) AS v FROM webhook_eventos WHERE empresa_id = '{sandbox_id}'"
+        ))
+    };
+    // counted before they are aged: the purge may take them at once after
+    assert!(sandbox_events() > 0);
     execute(
         &app,
         &format!(
@@ -270,12 +277,6 @@ fn the_sandboxs_data_older_than_the_retention_is_purged_and_the_real_companys_ke
             app.company_a
         ),
     );
-    let sandbox_events = || {
-        app.db.scalar(&format!(
-            "SELECT count(*) AS v FROM webhook_eventos WHERE empresa_id = '{sandbox_id}'"
-        ))
-    };
-    assert!(sandbox_events() > 0);
 
     assert!(
         wait_until(WAIT, || {
