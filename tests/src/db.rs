@@ -303,11 +303,13 @@ impl TestDb {
     /// is the SQL for rows `lo..=hi` (one or more statements, one transaction: a simple query's
     /// statements commit together), run for consecutive ranges from 1.
     ///
-    /// Why in batches: the tests' databases share one cluster, and the events feed's and the
-    /// audit checkpoints' watermark is the oldest transaction running on the cluster
-    /// (docs/decisions.md, "Costs and limits"). A million rows in one statement held every other
-    /// test's feed and checkpoints for as long as it ran: over a minute on Citus under
-    /// `make test-citus`'s load, which failed the witness tests' 30 s wait.
+    /// Why in batches: the events feed's and the audit checkpoints' watermark waits for every
+    /// transaction running on the database (docs/decisions.md, "Costs and limits"), and until it
+    /// left other databases out, a million rows seeded in one statement held every other test's
+    /// feed and checkpoints on the shared cluster: over a minute on Citus under `make
+    /// test-citus`'s load, which failed the witness tests' 30 s wait. Bounded transactions keep
+    /// a test's own feed from waiting long, and Citus from pulling a million rows through the
+    /// coordinator at once.
     pub fn seed_in_batches(&self, total: u64, batch: impl Fn(u64, u64) -> String) {
         let mut conn = self.conn();
         let mut lo = 1;

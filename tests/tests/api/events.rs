@@ -15,8 +15,8 @@ fn itens(reply: &testkit::Reply) -> Vec<Value> {
 
 /// Waits until the feed of both companies lists every event they have stored. An event is listed
 /// once no transaction still running on the database could precede it (docs/decisions.md, "The
-/// event feed in commit order"): the other tests' transactions on the same cluster may hold the
-/// newest back for a moment.
+/// event feed in commit order"): the service's own transactions may hold the newest back for a
+/// moment.
 pub fn settle(app: &TestApp) {
     for (client, company) in [(&app.a, &app.company_a), (&app.b, &app.company_b)] {
         let stored = app.db.scalar(&format!(
@@ -30,6 +30,50 @@ pub fn settle(app: &TestApp) {
             listed()
         );
     }
+}
+
+/// Whether the company's feed lists the creation event of request `id`.
+fn lists_creation_of(app: &TestApp, id: &str) -> bool {
+    itens(&app.a.get("/api/eventos?limite=500").expect(200))
+        .iter()
+        .any(|i| i["type"] == "solicitacao.criada" && i["data"]["id"] == id)
+}
+
+#[test]
+fn a_transaction_left_open_on_another_database_holds_back_neither_feed_nor_checkpoint_one_here_does(
+) {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let app = synced_with(&[]);
+    // another database of the cluster (the administrator's, as another application's would be):
+    // a transaction that took an id, left open for the whole test
+    let mut elsewhere = diesel::PgConnection::establish(&testkit::db::admin_url()).unwrap();
+    elsewhere
+        .batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .unwrap();
+    let (id, _) = create(&app.a, ATIVO, &active_body());
+    // listed, and signed into a checkpoint, while it stays open (before, the cluster's oldest
+    // running id was the watermark: nothing newer was listed or signed until it ended)
+    settle(&app);
+    assert!(lists_creation_of(&app, &id));
+    crate::audit_log::proofs_covering(&app, &id, 1);
+
+    // this database: a transaction that took an id before the creation holds its event back
+    let mut here = app.db.conn();
+    here.batch_execute("BEGIN; SELECT pg_current_xact_id()")
+        .unwrap();
+    let (held, _) = create(&app.a, ATIVO, &active_body());
+    for _ in 0..4 {
+        assert!(
+            !lists_creation_of(&app, &held),
+            "listed while an older transaction of its database runs"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    here.batch_execute("ROLLBACK").unwrap();
+    settle(&app);
+    assert!(lists_creation_of(&app, &held));
+    elsewhere.batch_execute("ROLLBACK").unwrap();
 }
 
 fn types(items: &[Value]) -> Vec<String> {

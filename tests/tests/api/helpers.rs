@@ -230,9 +230,9 @@ pub fn error_fields(reply: &testkit::Reply) -> Vec<String> {
 
 /// The events of type `tipo` on the first page of the company's events feed.
 /// [`feed_of_type`] once it lists at least `want` events (or after 10 s, for the assertion to
-/// show what it lists). The feed lists an event once no transaction still running on the cluster
-/// could precede it: another test's transaction may hold a committed event back a moment (on a
-/// busy Citus cluster, longer), so an event just delivered by webhook may not be listed yet.
+/// show what it lists). The feed lists an event once no transaction still running on the database
+/// could precede it: the service's other transactions may hold a committed event back a moment
+/// (on a busy Citus cluster, longer), so an event just delivered by webhook may not be listed yet.
 pub fn settled_feed_of_type(client: &Client, tipo: &str, want: usize) -> Vec<Value> {
     let mut feed = Vec::new();
     testkit::wait_until(std::time::Duration::from_secs(10), || {

@@ -45,11 +45,11 @@ impl PgEventLog {
 impl EventLog for PgEventLog {
     /// Read along `webhook_eventos_empresa_transacao_idx` (empresa_id, transacao, posicao, id):
     /// the cursor is the row comparison `(transacao, posicao, id) > (...)`, an index bound, and
-    /// so is the watermark `transacao < xmin` (`settled::watermark`, read just before on the
-    /// same connection). Every transaction below it has ended, committed or not, so the events
-    /// read are all there will ever be before the last one returned. The type and `desde`
-    /// filters are evaluated on the rows read. On a hot standby the snapshot is the replayed
-    /// one: its xmin plays the same part up to the replay point.
+    /// so is the watermark `transacao < settled` (`settled::watermark`, read just before on the
+    /// same connection). Every transaction of this database below it has ended, committed or
+    /// not, so the events read are all there will ever be before the last one returned. The
+    /// type and `desde` filters are evaluated on the rows read. On a hot standby the snapshot is
+    /// the replayed one: its running ids play the same part up to the replay point.
     fn list(
         &self,
         empresa: CompanyId,

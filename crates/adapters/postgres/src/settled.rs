@@ -1,17 +1,23 @@
 //! The watermark of the logs ordered by writing transaction (the events feed, the audit log):
-//! every transaction whose id is below it has ended, committed or not, so the entries below it
-//! are all there will ever be there.
+//! every transaction of this database whose id is below it has ended, committed or not, so the
+//! entries below it are all there will ever be there.
+//!
+//! Transactions of other databases of the cluster do not count: they never write here, and a
+//! long one (another application's report, another test's seed) held every company's feed and
+//! checkpoints for as long as it ran while the watermark was the cluster's oldest running id.
+//! Which running ids are another database's is read from `pg_stat_activity` and `pg_locks`
+//! (`snapshot_and_elsewhere!`); an id not provably elsewhere counts, so a race between those
+//! reads only lowers the watermark.
 //!
 //! It is read in a statement of its own, before the read it bounds, and bound there as a
-//! parameter. On one node that is the same number the read's own snapshot would give, or an
-//! older one: the entries below it committed before it was read, so the later read sees them.
+//! parameter: the entries below it committed before it was read, so the later read sees them.
 //! On a Citus coordinator it is the only way to get the right number: Citus evaluates a
 //! modification's functions on the coordinator (an entry's `transacao` default is the
 //! coordinator's transaction id) but sends a `SELECT`'s functions to the worker with the shard,
 //! whose transaction ids are another count. A statement naming no table runs on the
 //! coordinator.
 //!
-//! On Citus the snapshot's xmin alone is not enough. A transaction that wrote through `COPY`
+//! On Citus the snapshot alone is not enough. A transaction that wrote through `COPY`
 //! (every `INSERT ... SELECT` Citus pulls to the coordinator) or on several nodes commits in two
 //! phases: prepared on the workers, committed on the coordinator (its id leaves the running set
 //! there), and only then committed on the workers. A reader in between would pass its entries
@@ -32,31 +38,64 @@ use diesel::sql_types::Int8;
 
 use crate::fixed_sql::statement;
 
+/// The CTEs both watermarks start from: `s`, the statement's snapshot, and `elsewhere`, the
+/// running transactions (32-bit ids) that are provably another database's: their id is the
+/// `backend_xid` of a backend connected to another database, holding the lock on that id. Those
+/// never write this database's logs, so they hold nothing back here; any other id of the
+/// snapshot counts (one whose backend is this database's, a prepared transaction, one not yet
+/// holding its lock, one ended since the snapshot, every id on a standby, whose
+/// `pg_stat_activity` knows none of the primary's): the rule errs only to the low side.
+macro_rules! snapshot_and_elsewhere {
+    () => {
+        "WITH s AS MATERIALIZED (SELECT pg_current_snapshot() AS snap),
+elsewhere AS MATERIALIZED (
+    SELECT (a.backend_xid::text)::bigint AS xid
+    FROM pg_stat_activity a
+    JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'transactionid'
+        AND l.mode = 'ExclusiveLock' AND l.granted AND l.transactionid = a.backend_xid
+    WHERE a.datid <> (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())),
+w AS (
+    SELECT least(
+        (SELECT (pg_snapshot_xmax(s.snap)::text)::bigint FROM s),
+        (SELECT min((x::text)::bigint) FROM s, pg_snapshot_xip(s.snap) AS x
+         WHERE NOT EXISTS (
+             SELECT 1 FROM elsewhere e WHERE e.xid = (x::text)::bigint % 4294967296))) AS x)
+"
+    };
+}
+
 statement! {
-    /// The oldest transaction still running, as the log's `transacao` counts (`xid8` as
-    /// bigint).
+    /// The oldest transaction still running on this database, as the log's `transacao` counts
+    /// (`xid8` as bigint): the snapshot's oldest running id but those of other databases
+    /// (`snapshot_and_elsewhere!`), or the next id when none runs. A long transaction in
+    /// another database of the cluster (another application's, another test's) no longer holds
+    /// this one's feed and checkpoints back.
     struct OneNode;
-    "SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS least"
+    concat!(snapshot_and_elsewhere!(), "SELECT w.x AS least FROM w")
 }
 
 statement! {
     /// [`OneNode`], lowered to the oldest transaction that has left the running set but still
-    /// holds the lock on its id (a two-phase commit still committing on the workers). `pg_locks`
-    /// names a 32-bit id: `d` is how far it is behind the xmin's low 32 bits, modulo 2^32, and
-    /// ids behind it (0 < d < 2^31) are the xmin minus `d`; ids at or past the xmin are running,
-    /// covered already. The snapshot is the statement's, taken before `pg_locks` is read: a lock
-    /// released in between belongs to a transaction committed everywhere before the read that
-    /// follows.
+    /// holds the lock on its id (a two-phase commit still committing on the workers), unless it
+    /// is provably another database's. `pg_locks` names a 32-bit id: `d` is how far it is behind
+    /// the watermark's low 32 bits, modulo 2^32, and ids behind it (0 < d < 2^31) are the
+    /// watermark minus `d`; ids at or past it are running, covered already. The snapshot is the
+    /// statement's, taken before `pg_locks` is read: a lock released in between belongs to a
+    /// transaction committed everywhere before the read that follows.
     struct Coordinator;
-    "\
-SELECT least(s.x, min(s.x - l.d) FILTER (WHERE l.d > 0 AND l.d < 2147483648))
-FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS x) s
+    concat!(
+        snapshot_and_elsewhere!(),
+        "SELECT least(w.x, min(w.x - l.d) FILTER (WHERE l.d > 0 AND l.d < 2147483648)) AS least
+FROM w
 LEFT JOIN LATERAL (
-    SELECT (s.x % 4294967296 - l.transactionid::text::bigint + 4294967296) % 4294967296 AS d
+    SELECT (w.x % 4294967296 - l.transactionid::text::bigint + 4294967296) % 4294967296 AS d
     FROM pg_locks l
     WHERE l.locktype = 'transactionid' AND l.mode = 'ExclusiveLock' AND l.granted
+      AND NOT EXISTS (
+          SELECT 1 FROM elsewhere e WHERE e.xid = l.transactionid::text::bigint)
 ) l ON true
-GROUP BY s.x"
+GROUP BY w.x"
+    )
 }
 
 statement! {
