@@ -290,6 +290,13 @@ struct OneText {
 /// under load, well inside the 30 s the tests wait for a checkpoint or an event.
 pub const SEED_BATCH: u64 = 25_000;
 
+/// The ranges `lo..=hi` of at most [`SEED_BATCH`] rows that cover `1..=total`, in order.
+fn seed_batches(total: u64) -> impl Iterator<Item = (u64, u64)> {
+    (1..=total)
+        .step_by(SEED_BATCH as usize)
+        .map(move |lo| (lo, (lo + SEED_BATCH - 1).min(total)))
+}
+
 impl TestDb {
     /// The single bigint an SQL query returns (alias it `v`): `SELECT count(*) AS v FROM ...`.
     pub fn scalar(&self, sql: &str) -> i64 {
@@ -312,27 +319,19 @@ impl TestDb {
     /// coordinator at once.
     pub fn seed_in_batches(&self, total: u64, batch: impl Fn(u64, u64) -> String) {
         let mut conn = self.conn();
-        let mut lo = 1;
-        while lo <= total {
-            let hi = (lo + SEED_BATCH - 1).min(total);
+        for (lo, hi) in seed_batches(total) {
             let sql = batch(lo, hi);
             diesel::connection::SimpleConnection::batch_execute(&mut conn, &sql)
                 .unwrap_or_else(|e| panic!("{sql}: {e}"));
-            lo = hi + 1;
         }
     }
 
     /// [`TestDb::seed_in_batches`] for a statement answering how many rows it wrote (`v`):
     /// answers their sum.
     pub fn seed_counted_in_batches(&self, total: u64, batch: impl Fn(u64, u64) -> String) -> i64 {
-        let mut written = 0;
-        let mut lo = 1;
-        while lo <= total {
-            let hi = (lo + SEED_BATCH - 1).min(total);
-            written += self.scalar(&batch(lo, hi));
-            lo = hi + 1;
-        }
-        written
+        seed_batches(total)
+            .map(|(lo, hi)| self.scalar(&batch(lo, hi)))
+            .sum()
     }
 
     /// The single nullable text an SQL query returns (alias it `v`).
